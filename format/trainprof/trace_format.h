@@ -1,0 +1,176 @@
+// trainprof trace format, version 1: the one contract between the writer (inject/) and
+// the reader (collector/). Documented for people in docs/trace-format.md; change both together.
+//
+// A trace file holds one process image (pid-<PID>.trace; a later exec of the same pid gets
+// pid-<PID>.<N>.trace). All integers are little-endian.
+//
+//   offset 0                     kHeaderRegionSize               + k * chunk_size
+//   ┌──────────────────────────────┬───────────────────────┬───────────────────────┬──
+//   │ FileHeader | metadata TLVs   │ chunk 0 (one thread)  │ chunk 1 (any thread)  │ ...
+//   └──────────────────────────────┴───────────────────────┴───────────────────────┴──
+//
+// Each chunk belongs to one thread (single writer) and starts with a ChunkHeader; records follow
+// back to back. The writer appends a record, then publishes it with one release store of
+// ChunkHeader::committed, so a reader (or a crash) sees only whole records. A thread whose chunk
+// is full claims the next free chunk slot; its chunks are ordered by ChunkHeader::thread_seq.
+//
+// Records: one tag byte, then fields as unsigned LEB128 varints ("v"), signed ones zigzag-encoded
+// ("z"), in the order listed by RecordTag. Timed records carry "dt": nanoseconds since the previous
+// timed record of the same chunk (the first one: since ChunkHeader::base_ns). Times are
+// CLOCK_MONOTONIC nanoseconds (see FileHeader for the CLOCK_REALTIME pair).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace trainprof::format {
+
+inline constexpr char kFileMagic[8] = {'T', 'R', 'P', 'R', 'O', 'F', '\r', '\n'};
+inline constexpr uint32_t kFormatVersion = 1;
+/// Oldest format version the reader accepts (the reader owns compatibility).
+inline constexpr uint32_t kMinReadableVersion = 1;
+inline constexpr uint32_t kHeaderRegionSize = 16 * 1024;  // bytes; page aligned
+inline constexpr uint32_t kDefaultChunkSize = 64 * 1024;  // bytes; page aligned
+inline constexpr uint32_t kChunkMagic = 0x4B435054;       // "TPCK"
+/// Longest string the writer stores (bytes); longer names are cut and counted as misuse.
+inline constexpr uint32_t kMaxStringBytes = 4096;
+/// Largest encoded record, except strings (which are bounded by kMaxStringBytes + 16).
+inline constexpr uint32_t kMaxFixedRecordBytes = 96;
+
+/// How a process image ended, FileHeader::end_kind and PROCESS_END / CHILD_EXIT records.
+enum class EndKind : uint32_t {
+  kNone = 0,        ///< no end recorded: killed, crashed, or still running
+  kExit = 1,        ///< exit()/_exit() with end_code as status
+  kSignal = 2,      ///< killed by signal end_code (seen by the launcher or a parent's waitpid)
+  kExec = 3,        ///< replaced itself with execve(); the next image has the same pid
+  kReturned = 4,    ///< library destructor ran (main returned) but the exit status was not seen
+};
+
+/// Bits of FileHeader::flags.
+enum HeaderFlags : uint32_t {
+  kFlagForkedChild = 1u << 0,    ///< opened in a fork()ed child (no exec): e.g. a DataLoader worker
+  kFlagFollowChildren = 1u << 1, ///< descendants were profiled too
+  kFlagRecordingFailed = 1u << 2,///< recording stopped early (no space, I/O error); see dropped
+};
+
+/// Fixed part of the file header, at offset 0. Fields after `end_kind` are written while the
+/// process runs (through the writer's mapping) and by the launcher after the process ended.
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_region_size;  ///< bytes before chunk 0
+  uint32_t chunk_size;          ///< bytes per chunk slot
+  uint32_t flags;               ///< HeaderFlags
+  int32_t pid;
+  int32_t ppid;
+  uint64_t start_realtime_ns;   ///< CLOCK_REALTIME at start, read together with the next field
+  uint64_t start_monotonic_ns;  ///< CLOCK_MONOTONIC at start
+  uint32_t metadata_offset;     ///< offset of the metadata TLVs (inside the header region)
+  uint32_t metadata_size;       ///< bytes of metadata TLVs
+  uint32_t image_index;         ///< 0 for a pid's first image, N for its N-th exec'd image
+  uint32_t reserved0;
+  // --- updated while running ---
+  std::atomic<uint32_t> end_kind;  ///< EndKind
+  std::atomic<int32_t> end_code;   ///< exit status or signal number
+  std::atomic<uint64_t> end_monotonic_ns;
+  std::atomic<uint64_t> records_dropped;  ///< records not written (recording failed or off)
+  std::atomic<uint32_t> chunks_claimed;   ///< chunk slots handed out so far
+  uint32_t reserved1;
+  uint64_t reserved[8];
+};
+static_assert(sizeof(FileHeader) == 160, "FileHeader layout is part of the format");
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+inline constexpr size_t kEndKindOffset = offsetof(FileHeader, end_kind);
+
+/// Metadata TLV keys: u16 key, u32 length, bytes. A zero key ends the list.
+enum class MetaKey : uint16_t {
+  kEnd = 0,
+  kHost = 1,           ///< gethostname()
+  kCommandLine = 2,    ///< argv joined by NUL bytes (/proc/self/cmdline)
+  kExecutable = 3,     ///< readlink(/proc/self/exe)
+  kWorkingDir = 4,
+  kEnv = 5,            ///< "NAME=value" of a rank variable (RANK, LOCAL_RANK, WORLD_SIZE, ...)
+  kVersion = 6,        ///< trainprof version that wrote the file
+};
+
+/// Header of every chunk, at the chunk's first byte.
+struct ChunkHeader {
+  uint32_t magic;         ///< kChunkMagic once the chunk is owned
+  uint32_t tid;           ///< OS thread id (gettid) of the single writer
+  uint32_t thread_index;  ///< process-local thread number, 0 = first thread seen
+  uint32_t thread_seq;    ///< 0, 1, 2... over the chunks of this thread
+  uint64_t base_ns;       ///< CLOCK_MONOTONIC base of the first record's dt
+  std::atomic<uint32_t> committed;  ///< bytes of whole records after this header
+  uint32_t reserved0;
+  uint64_t reserved[4];
+};
+static_assert(sizeof(ChunkHeader) == 64, "ChunkHeader is one cache line");
+
+/// Record tags and their fields (v = varint, z = zigzag varint, b = bytes).
+enum class RecordTag : uint8_t {
+  kInvalid = 0,
+  // NVTX. domain 0 is the default (non-domain) API; name is a string id (0 = no name).
+  kRangePush = 1,    ///< dt, domain, name, category
+  kRangePop = 2,     ///< dt, domain
+  kMark = 3,         ///< dt, domain, name, category
+  kRangeStart = 4,   ///< dt, domain, name, category, range_id
+  kRangeEnd = 5,     ///< dt, range_id
+  // Definitions (untimed).
+  kString = 16,      ///< id, length, b[length]
+  kDomain = 17,      ///< domain, name
+  kThreadName = 18,  ///< tid, name            (nvtxNameOsThread and friends)
+  kCategoryName = 19,///< domain, category, name
+  kDomainDestroy = 20,///< dt, domain
+  kRole = 21,        ///< name                 (the process's role, e.g. "DataLoader worker")
+  // Process events.
+  kProcessEnd = 32,  ///< dt, kind (EndKind), z code
+  kFork = 33,        ///< dt, child pid        (in the parent, after fork() returned)
+  kExec = 34,        ///< dt, path             (just before execve(); kept if it fails)
+  kChildExit = 35,   ///< dt, pid, kind, z code (a waitpid() of this process reaped pid)
+  kMisuse = 36,      ///< dt, what (MisuseKind), detail   (NVTX used wrongly)
+};
+
+/// NVTX misuse counted by the writer (the reader derives unbalanced ranges by itself).
+enum class MisuseKind : uint32_t {
+  kNullName = 1,       ///< NULL message / attributes
+  kNameTruncated = 2,  ///< name longer than kMaxStringBytes
+  kBadAttributes = 3,  ///< unknown message type or attribute version
+};
+
+// ----- varints ---------------------------------------------------------------------------------
+
+/// Writes `v` as unsigned LEB128 at `p`; returns the byte after it. At most 10 bytes.
+inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v) | 0x80;
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+inline uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+/// Reads an unsigned LEB128 from [*p, end). Returns false (and leaves *p) if it runs past end or
+/// is longer than 10 bytes.
+inline bool GetVarint(const uint8_t** p, const uint8_t* end, uint64_t* out) {
+  const uint8_t* q = *p;
+  uint64_t v = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (q >= end) return false;
+    uint8_t b = *q++;
+    if (shift == 63 && b > 1) return false;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *p = q;
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace trainprof::format

@@ -1,0 +1,57 @@
+#include "config.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+extern char** environ;
+
+namespace trainprof::inject {
+namespace {
+
+const char* Get(const char* name) {
+  const char* v = getenv(name);
+  return (v != nullptr && *v != '\0') ? strdup(v) : nullptr;
+}
+
+bool Contains(std::string_view list, std::string_view item) {
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string_view::npos) comma = list.size();
+    if (list.substr(pos, comma - pos) == item) return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+Config ReadConfig() {
+  Config c;
+  c.output_dir = Get("TRAINPROF_OUTPUT_DIR");
+  const char* follow = getenv("TRAINPROF_FOLLOW_CHILDREN");
+  c.follow_children = follow != nullptr && strcmp(follow, "1") == 0;
+  if (const char* root = getenv("TRAINPROF_ROOT_PID")) c.root_pid = atoi(root);
+  if (const char* trace = getenv("TRAINPROF_TRACE")) {
+    c.trace_nvtx = Contains(trace, "nvtx");
+    c.trace_python = Contains(trace, "python");
+    c.trace_cuda = Contains(trace, "cuda");
+  }
+  c.lib_path = Get("TRAINPROF_LIB");
+  c.python_dir = Get("TRAINPROF_PYTHON_DIR");
+  for (size_t i = 0; i < kNumOwnedVars; ++i) {
+    const char* v = getenv(kOwnedVars[i]);
+    if (v == nullptr) continue;
+    size_t n = strlen(kOwnedVars[i]);
+    char* s = static_cast<char*>(malloc(n + 1 + strlen(v) + 1));
+    if (s == nullptr) continue;
+    memcpy(s, kOwnedVars[i], n);
+    s[n] = '=';
+    strcpy(s + n + 1, v);
+    c.saved[i] = s;
+  }
+  return c;
+}
+
+}  // namespace trainprof::inject

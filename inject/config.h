@@ -1,0 +1,41 @@
+// Configuration of the injection library, read once from the environment the launcher set.
+// Contract with launcher/inject_env.cc (docs/cli.md, "Environment"):
+//   TRAINPROF_OUTPUT_DIR       absolute directory for pid-<PID>.trace (required to record)
+//   TRAINPROF_FOLLOW_CHILDREN  "1": descendants record too; otherwise only TRAINPROF_ROOT_PID
+//   TRAINPROF_ROOT_PID         pid of the launched command
+//   TRAINPROF_TRACE            sources, e.g. "cuda,nvtx,python"
+//   TRAINPROF_LIB              absolute path of this library (also in LD_PRELOAD and
+//                              NVTX_INJECTION64_PATH)
+//   TRAINPROF_PYTHON_DIR       the Python shim folder the launcher put on PYTHONPATH
+#pragma once
+
+#include <cstddef>
+
+namespace trainprof::inject {
+
+/// Environment variables the library owns (stripped from, or restored into, a child's env).
+inline constexpr const char* kOwnedVars[] = {
+    "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
+    "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
+    "CUDA_INJECTION64_PATH"};
+inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
+
+struct Config {
+  const char* output_dir = nullptr;  ///< null: the library stays inert
+  bool follow_children = false;
+  int root_pid = 0;                  ///< 0: unknown (record in this process)
+  bool trace_nvtx = true;
+  bool trace_python = true;
+  bool trace_cuda = true;
+  const char* lib_path = nullptr;
+  const char* python_dir = nullptr;
+  /// "NAME=value" copies of each kOwnedVars entry present at start (nullptr if absent), kept to
+  /// re-add them to a child's environment with --follow-children.
+  const char* saved[kNumOwnedVars] = {};
+};
+
+/// Reads the configuration from `environ`. Called once, at library start (not in a vfork child).
+/// Copies the strings it keeps, so later setenv/unsetenv by the program does not affect it.
+Config ReadConfig();
+
+}  // namespace trainprof::inject

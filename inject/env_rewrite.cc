@@ -1,0 +1,144 @@
+#include "env_rewrite.h"
+
+#include <cstring>
+
+#include "config.h"
+
+namespace trainprof::inject {
+namespace {
+
+// "NAME=..." matches name?
+bool IsVar(const char* entry, const char* name) {
+  size_t n = strlen(name);
+  return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+int OwnedIndex(const char* entry) {
+  for (size_t i = 0; i < kNumOwnedVars; ++i) {
+    if (IsVar(entry, kOwnedVars[i])) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Copies a ':' list value without `item`; returns the end of the written string.
+char* CopyListWithout(const char* value, const char* item, char* out) {
+  size_t item_len = item != nullptr ? strlen(item) : 0;
+  bool first = true;
+  const char* p = value;
+  while (true) {
+    const char* end = strchr(p, ':');
+    size_t len = end != nullptr ? static_cast<size_t>(end - p) : strlen(p);
+    bool skip = len == 0 || (item_len != 0 && len == item_len && strncmp(p, item, len) == 0);
+    if (!skip) {
+      if (!first) *out++ = ':';
+      memcpy(out, p, len);
+      out += len;
+      first = false;
+    }
+    if (end == nullptr) break;
+    p = end + 1;
+  }
+  *out = '\0';
+  return out;
+}
+
+bool ListHas(const char* value, const char* item) {
+  size_t n = strlen(item);
+  for (const char* p = value; p != nullptr && *p != '\0';) {
+    const char* end = strchr(p, ':');
+    size_t len = end != nullptr ? static_cast<size_t>(end - p) : strlen(p);
+    if (len == n && strncmp(p, item, n) == 0) return true;
+    p = end != nullptr ? end + 1 : nullptr;
+  }
+  return false;
+}
+
+// Rewrites a ':' list variable (LD_PRELOAD, PYTHONPATH) into scratch. Returns the new entry or
+// nullptr to drop it.
+char* RewriteList(const char* entry, const char* name, const char* item, bool follow, char** scratch) {
+  const char* value = entry + strlen(name) + 1;
+  char* out = *scratch;
+  size_t n = strlen(name);
+  memcpy(out, name, n);
+  out[n] = '=';
+  char* v = out + n + 1;
+  char* end;
+  if (follow) {
+    if (item == nullptr || ListHas(value, item)) return const_cast<char*>(entry);
+    size_t m = strlen(item);
+    memcpy(v, item, m);
+    v[m] = '\0';
+    end = v + m;
+    if (*value != '\0') {
+      *end++ = ':';
+      end = CopyListWithout(value, nullptr, end);
+    }
+  } else {
+    if (item == nullptr || !ListHas(value, item)) return const_cast<char*>(entry);
+    end = CopyListWithout(value, item, v);
+    if (v == end) return nullptr;  // the list held only us
+  }
+  *scratch = end + 1;
+  return out;
+}
+
+}  // namespace
+
+size_t RewrittenEnvCapacity(char* const* envp) {
+  size_t n = 0;
+  if (envp != nullptr) {
+    while (envp[n] != nullptr) ++n;
+  }
+  return n + kNumOwnedVars + 3;
+}
+
+size_t RewriteScratchBytes(char* const* envp, const Config& cfg) {
+  size_t extra = 64 + (cfg.lib_path ? strlen(cfg.lib_path) : 0) + (cfg.python_dir ? strlen(cfg.python_dir) : 0);
+  size_t total = 2 * extra;
+  if (envp != nullptr) {
+    for (size_t i = 0; envp[i] != nullptr; ++i) {
+      if (IsVar(envp[i], "LD_PRELOAD") || IsVar(envp[i], "PYTHONPATH")) total += strlen(envp[i]) + extra;
+    }
+  }
+  return total;
+}
+
+char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out, char* scratch) {
+  bool present[kNumOwnedVars] = {};
+  bool have_preload = false, have_pythonpath = false;
+  size_t k = 0;
+  for (size_t i = 0; envp != nullptr && envp[i] != nullptr; ++i) {
+    char* e = envp[i];
+    int owned = OwnedIndex(e);
+    if (owned >= 0) {
+      present[owned] = true;
+      if (follow) out[k++] = e;
+      continue;
+    }
+    if (IsVar(e, "LD_PRELOAD")) {
+      have_preload = true;
+      e = RewriteList(e, "LD_PRELOAD", cfg.lib_path, follow, &scratch);
+    } else if (IsVar(e, "PYTHONPATH")) {
+      have_pythonpath = true;
+      e = RewriteList(e, "PYTHONPATH", cfg.python_dir, follow, &scratch);
+    }
+    if (e != nullptr) out[k++] = e;
+  }
+  if (follow) {
+    for (size_t i = 0; i < kNumOwnedVars; ++i) {
+      if (!present[i] && cfg.saved[i] != nullptr) out[k++] = const_cast<char*>(cfg.saved[i]);
+    }
+    if (!have_preload && cfg.lib_path != nullptr) {
+      out[k++] = scratch;
+      scratch = stpcpy(stpcpy(scratch, "LD_PRELOAD="), cfg.lib_path) + 1;
+    }
+    if (!have_pythonpath && cfg.python_dir != nullptr) {
+      out[k++] = scratch;
+      scratch = stpcpy(stpcpy(scratch, "PYTHONPATH="), cfg.python_dir) + 1;
+    }
+  }
+  out[k] = nullptr;
+  return out;
+}
+
+}  // namespace trainprof::inject

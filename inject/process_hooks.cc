@@ -1,0 +1,280 @@
+#include "process_hooks.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "env_rewrite.h"
+#include "recorder.h"
+#include "runtime.h"
+#include "string_table.h"
+#include "trace_file.h"
+
+extern char** environ;
+
+namespace trainprof::inject {
+namespace {
+
+using format::EndKind;
+using format::RecordTag;
+
+struct RealFunctions {
+  pid_t (*fork)();
+  int (*execve)(const char*, char* const[], char* const[]);
+  int (*execvpe)(const char*, char* const[], char* const[]);
+  int (*fexecve)(int, char* const[], char* const[]);
+  int (*posix_spawn)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
+                     char* const[], char* const[]);
+  int (*posix_spawnp)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
+                      char* const[], char* const[]);
+  void (*exit)(int);
+  void (*_exit)(int);
+  void (*_Exit)(int);
+  pid_t (*waitpid)(pid_t, int*, int);
+  pid_t (*wait4)(pid_t, int*, int, struct rusage*);
+};
+RealFunctions g_real;
+
+template <typename F>
+void Resolve(F* slot, const char* name) {
+  if (*slot == nullptr) *slot = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+// True when this is the process the runtime belongs to (not a vfork child sharing its memory).
+bool InOwnProcess() {
+  Runtime& rt = Rt();
+  return rt.file.load(std::memory_order_acquire) != nullptr && rt.pid == getpid();
+}
+
+// Before an exec: note it in the trace (kept if exec fails; the header's end is reset then).
+void BeforeExec(const char* path) {
+  if (!InOwnProcess()) return;
+  if (ThreadState* t = CurrentThread()) {
+    uint32_t name = path != nullptr ? InternCString(t, path) : 0;
+    uint64_t f[1] = {name};
+    RecordTimed(t, RecordTag::kExec, f);
+  }
+  Rt().file.load()->SetEnd(EndKind::kExec, 0, NowNs(), /*overwrite=*/false);
+}
+
+void AfterFailedExec() {
+  if (!InOwnProcess()) return;
+  Rt().file.load()->SetEnd(EndKind::kNone, 0, 0, /*overwrite=*/true);
+}
+
+void NoteChildExit(pid_t pid, int status) {
+  if (pid <= 0 || !InOwnProcess()) return;
+  uint64_t kind, code;
+  if (WIFEXITED(status)) {
+    kind = static_cast<uint64_t>(EndKind::kExit);
+    code = format::ZigZag(WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    kind = static_cast<uint64_t>(EndKind::kSignal);
+    code = format::ZigZag(WTERMSIG(status));
+  } else {
+    return;  // stopped / continued
+  }
+  if (ThreadState* t = CurrentThread()) {
+    uint64_t f[3] = {static_cast<uint64_t>(pid), kind, code};
+    RecordTimed(t, RecordTag::kChildExit, f);
+  }
+}
+
+// Runs `call` with the rewritten environment on the stack (vfork-safe: no heap).
+// `same_process`: an exec that replaces this process (not a spawn, not in a vfork child). The
+// launched process keeps our variables when it execs itself even without --follow-children (a
+// pyenv `python3` shim script that execs the real python is still the launched command).
+template <typename Call>
+int WithChildEnv(char* const* envp, bool same_process, Call call) {
+  Runtime& rt = Rt();
+  const Config& cfg = rt.cfg;
+  if (cfg.output_dir == nullptr && cfg.lib_path == nullptr) return call(envp);
+  bool keep = cfg.follow_children ||
+              (same_process && cfg.root_pid != 0 && getpid() == cfg.root_pid && !rt.inert.load());
+  size_t cap = RewrittenEnvCapacity(envp);
+  size_t scratch_bytes = RewriteScratchBytes(envp, cfg);
+  char** out = static_cast<char**>(alloca(cap * sizeof(char*)));
+  char* scratch = static_cast<char*>(alloca(scratch_bytes));
+  return call(RewriteEnv(envp, cfg, keep, out, scratch));
+}
+
+// Collects execl-style variadic arguments into an array on the caller's stack.
+#define TRAINPROF_COLLECT_ARGS(arg0, argv, last_ap)                   \
+  size_t argc_ = 1;                                                     \
+  {                                                                     \
+    va_list count_;                                                     \
+    va_copy(count_, last_ap);                                           \
+    while (va_arg(count_, char*) != nullptr) ++argc_;                   \
+    va_end(count_);                                                     \
+  }                                                                     \
+  char** argv = static_cast<char**>(alloca((argc_ + 1) * sizeof(char*))); \
+  argv[0] = const_cast<char*>(arg0);                                    \
+  for (size_t i_ = 1; i_ <= argc_; ++i_) argv[i_] = va_arg(last_ap, char*);
+
+}  // namespace
+
+void ResolveRealFunctions() {
+  Resolve(&g_real.fork, "fork");
+  Resolve(&g_real.execve, "execve");
+  Resolve(&g_real.execvpe, "execvpe");
+  Resolve(&g_real.fexecve, "fexecve");
+  Resolve(&g_real.posix_spawn, "posix_spawn");
+  Resolve(&g_real.posix_spawnp, "posix_spawnp");
+  Resolve(&g_real.exit, "exit");
+  Resolve(&g_real._exit, "_exit");
+  Resolve(&g_real._Exit, "_Exit");
+  Resolve(&g_real.waitpid, "waitpid");
+  Resolve(&g_real.wait4, "wait4");
+}
+
+}  // namespace trainprof::inject
+
+using namespace trainprof::inject;
+
+// ---- interposed libc entry points (exported by exports.map) -----------------------------------
+extern "C" {
+
+__attribute__((visibility("default"))) pid_t fork() {
+  EnsureInit();
+  pid_t pid = g_real.fork();
+  if (pid > 0 && InOwnProcess()) {
+    if (ThreadState* t = CurrentThread()) {
+      uint64_t f[1] = {static_cast<uint64_t>(pid)};
+      RecordTimed(t, RecordTag::kFork, f);
+    }
+  }
+  return pid;
+}
+
+__attribute__((visibility("default"))) int execve(const char* path, char* const argv[], char* const envp[]) {
+  EnsureInit();
+  BeforeExec(path);
+  int rc = WithChildEnv(envp, true, [&](char* const* env) { return g_real.execve(path, argv, env); });
+  int e = errno;
+  AfterFailedExec();
+  errno = e;
+  return rc;
+}
+
+__attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  EnsureInit();
+  BeforeExec(file);
+  int rc = WithChildEnv(envp, true, [&](char* const* env) { return g_real.execvpe(file, argv, env); });
+  int e = errno;
+  AfterFailedExec();
+  errno = e;
+  return rc;
+}
+
+__attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
+  return execve(path, argv, environ);
+}
+
+__attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
+  return execvpe(file, argv, environ);
+}
+
+__attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
+  EnsureInit();
+  BeforeExec("(fexecve)");
+  int rc = WithChildEnv(envp, true, [&](char* const* env) { return g_real.fexecve(fd, argv, env); });
+  int e = errno;
+  AfterFailedExec();
+  errno = e;
+  return rc;
+}
+
+__attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  TRAINPROF_COLLECT_ARGS(arg, argv, ap);
+  va_end(ap);
+  return execve(path, argv, environ);
+}
+
+__attribute__((visibility("default"))) int execlp(const char* file, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  TRAINPROF_COLLECT_ARGS(arg, argv, ap);
+  va_end(ap);
+  return execvpe(file, argv, environ);
+}
+
+__attribute__((visibility("default"))) int execle(const char* path, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  TRAINPROF_COLLECT_ARGS(arg, argv, ap);
+  char* const* envp = va_arg(ap, char* const*);
+  va_end(ap);
+  return execve(path, argv, envp);
+}
+
+__attribute__((visibility("default"))) int posix_spawn(pid_t* pid, const char* path,
+                                                       const posix_spawn_file_actions_t* actions,
+                                                       const posix_spawnattr_t* attr, char* const argv[],
+                                                       char* const envp[]) {
+  EnsureInit();
+  return WithChildEnv(envp, false, [&](char* const* env) { return g_real.posix_spawn(pid, path, actions, attr, argv, env); });
+}
+
+__attribute__((visibility("default"))) int posix_spawnp(pid_t* pid, const char* file,
+                                                        const posix_spawn_file_actions_t* actions,
+                                                        const posix_spawnattr_t* attr, char* const argv[],
+                                                        char* const envp[]) {
+  EnsureInit();
+  return WithChildEnv(envp, false, [&](char* const* env) { return g_real.posix_spawnp(pid, file, actions, attr, argv, env); });
+}
+
+__attribute__((visibility("default"), noreturn)) void exit(int status) {
+  EnsureInit();
+  RecordEnd(EndKind::kExit, status);
+  g_real.exit(status);
+  __builtin_unreachable();
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  EnsureInit();
+  RecordEnd(EndKind::kExit, status);
+  g_real._exit(status);
+  __builtin_unreachable();
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status) {
+  EnsureInit();
+  RecordEnd(EndKind::kExit, status);
+  g_real._Exit(status);
+  __builtin_unreachable();
+}
+
+__attribute__((visibility("default"))) pid_t waitpid(pid_t pid, int* status, int options) {
+  EnsureInit();
+  int local = 0;
+  pid_t rc = g_real.waitpid(pid, &local, options);
+  if (rc > 0) {
+    NoteChildExit(rc, local);
+    if (status != nullptr) *status = local;
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) pid_t wait4(pid_t pid, int* status, int options, struct rusage* usage) {
+  EnsureInit();
+  int local = 0;
+  pid_t rc = g_real.wait4(pid, &local, options, usage);
+  if (rc > 0) {
+    NoteChildExit(rc, local);
+    if (status != nullptr) *status = local;
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) pid_t wait(int* status) { return waitpid(-1, status, 0); }
+
+}  // extern "C"

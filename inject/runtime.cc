@@ -1,0 +1,119 @@
+#include "runtime.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <new>
+
+#include "clock.h"
+#include "log.h"
+#include "process_hooks.h"
+#include "recorder.h"
+#include "string_table.h"
+#include "trace_file.h"
+
+namespace trainprof::inject {
+namespace {
+
+// Constructed on first use, never destroyed: other libraries' destructors and exit hooks may
+// record after ours would have run.
+alignas(Runtime) unsigned char g_runtime_storage[sizeof(Runtime)];
+Runtime* g_runtime = nullptr;
+std::once_flag g_init_once;
+
+// Opens this process's trace file if it is one we record. Runs at init and in fork children.
+void StartRecording(Runtime& rt, uint32_t flags) {
+  rt.pid = getpid();
+  const Config& c = rt.cfg;
+  bool ours = c.output_dir != nullptr && (c.follow_children || c.root_pid == 0 || c.root_pid == rt.pid);
+  rt.inert.store(!ours, std::memory_order_relaxed);
+  rt.strings = new (std::nothrow) StringTable();
+  if (!ours || rt.strings == nullptr) return;
+  if (c.follow_children) flags |= format::kFlagFollowChildren;
+  char err[512];
+  TraceFile* f = TraceFile::Open(c, flags, err, sizeof(err));
+  if (f == nullptr) {
+    char pid[24];
+    LogLine("cannot record pid ", FormatU64(static_cast<unsigned>(rt.pid), pid), " in ", c.output_dir,
+            ": ", err, "; the program runs on unprofiled", nullptr);
+    return;
+  }
+  rt.file.store(f, std::memory_order_release);
+  rt.recording.store(true, std::memory_order_release);
+}
+
+void Init() {
+  auto* rt = new (g_runtime_storage) Runtime();
+  rt->cfg = ReadConfig();
+  g_runtime = rt;
+  ResolveRealFunctions();
+  pthread_atfork(nullptr, nullptr, OnForkChild);
+  StartRecording(*rt, 0);
+}
+
+}  // namespace
+
+Runtime& Rt() {
+  if (__builtin_expect(g_runtime == nullptr, 0)) EnsureInit();
+  return *g_runtime;
+}
+
+void EnsureInit() { std::call_once(g_init_once, Init); }
+
+void OnForkChild() {
+  if (g_runtime == nullptr) return;
+  // The parent's Runtime may be mid-update by a thread that does not exist here: leave it, and
+  // build a fresh one with the same configuration.
+  Runtime* parent = g_runtime;
+  auto* rt = new (std::nothrow) Runtime();
+  if (rt == nullptr) {
+    parent->file.store(nullptr);
+    parent->recording.store(false);
+    return;
+  }
+  rt->cfg = parent->cfg;
+  ForgetCurrentThread();
+  g_runtime = rt;
+  if (!rt->cfg.follow_children) {
+    rt->pid = getpid();
+    rt->inert.store(true);
+    rt->strings = new (std::nothrow) StringTable();
+    return;
+  }
+  StartRecording(*rt, format::kFlagForkedChild);
+}
+
+void StopRecording(const char* what, int err) {
+  Runtime& rt = Rt();
+  if (!rt.recording.exchange(false)) return;
+  TraceFile* f = rt.file.load(std::memory_order_acquire);
+  if (f != nullptr) {
+    __atomic_fetch_or(&f->header()->flags, format::kFlagRecordingFailed, __ATOMIC_RELAXED);
+  }
+  LogLine("recording stopped: ", what, " ", f != nullptr ? f->path() : "", ": ", strerror(err),
+          "; the program runs on, later events are counted as dropped", nullptr);
+}
+
+void RecordEnd(format::EndKind kind, int32_t code) {
+  if (g_runtime == nullptr) return;
+  Runtime& rt = *g_runtime;
+  TraceFile* f = rt.file.load(std::memory_order_acquire);
+  if (f == nullptr || rt.pid != getpid()) return;
+  if (f->header()->end_kind.load(std::memory_order_relaxed) != 0) return;
+  uint64_t now = NowNs();
+  // Only a thread that already records writes the record: _exit() may be called from a signal
+  // handler, where creating a thread state (malloc) is not allowed. The header says it anyway.
+  if (ThreadState* t = tls_thread) {
+    uint64_t fields[2] = {static_cast<uint64_t>(kind), format::ZigZag(code)};
+    RecordTimed(t, format::RecordTag::kProcessEnd, fields);
+  }
+  f->SetEnd(kind, code, now, /*overwrite=*/false);
+}
+
+// Constructor: trivial work only (read env, open one file). Destructor: note that main returned.
+__attribute__((constructor)) static void LibraryLoaded() { EnsureInit(); }
+__attribute__((destructor)) static void LibraryUnloading() { RecordEnd(format::EndKind::kReturned, 0); }
+
+}  // namespace trainprof::inject

@@ -1,0 +1,155 @@
+#include "string_table.h"
+
+#include <cstdlib>
+
+#include "runtime.h"
+
+namespace trainprof::inject {
+
+using format::RecordTag;
+
+uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
+                             const char** stored) {
+  pthread_mutex_lock(&mu_);
+  if (size_ * 2 >= capacity_) {
+    uint32_t cap = capacity_ == 0 ? 1024 : capacity_ * 2;
+    auto* slots = static_cast<Slot*>(calloc(cap, sizeof(Slot)));
+    if (slots == nullptr) {
+      pthread_mutex_unlock(&mu_);
+      *stored = nullptr;
+      return 0;
+    }
+    for (uint32_t i = 0; i < capacity_; ++i) {
+      if (slots_[i].id == 0) continue;
+      uint32_t j = static_cast<uint32_t>(slots_[i].hash) & (cap - 1);
+      while (slots[j].id != 0) j = (j + 1) & (cap - 1);
+      slots[j] = slots_[i];
+    }
+    free(slots_);
+    slots_ = slots;
+    capacity_ = cap;
+  }
+  uint32_t j = static_cast<uint32_t>(hash) & (capacity_ - 1);
+  while (slots_[j].id != 0) {
+    const Slot& e = slots_[j];
+    if (e.hash == hash && e.len == n && memcmp(e.data, s, n) == 0) {
+      *stored = e.data;
+      uint32_t id = e.id;
+      pthread_mutex_unlock(&mu_);
+      return id;
+    }
+    j = (j + 1) & (capacity_ - 1);
+  }
+  char* copy = static_cast<char*>(malloc(n + 1));
+  if (copy == nullptr) {
+    pthread_mutex_unlock(&mu_);
+    *stored = nullptr;
+    return 0;
+  }
+  memcpy(copy, s, n);
+  copy[n] = '\0';
+  uint32_t id = next_id_++;
+  // Define before publishing: no record can use `id` before its definition is in the file.
+  uint64_t f[1] = {id};
+  RecordDefinition(t, RecordTag::kString, f, 1, copy, n);
+  slots_[j] = Slot{hash, copy, n, id};
+  ++size_;
+  pthread_mutex_unlock(&mu_);
+  *stored = copy;
+  return id;
+}
+
+uint32_t StringTable::Domain(ThreadState* t, uint32_t name_id) {
+  pthread_mutex_lock(&mu_);
+  uint32_t id = 0;
+  for (uint32_t i = 1; i < domains_; ++i) {
+    if (domain_names_[i] == name_id) id = i;
+  }
+  if (id == 0) {
+    if (domains_ < kMaxDomains) {
+      id = domains_++;
+      domain_names_[id] = name_id;
+      uint64_t f[2] = {id, name_id};
+      RecordDefinition(t, RecordTag::kDomain, f, 2);
+    } else {
+      id = kMaxDomains - 1;
+    }
+  }
+  pthread_mutex_unlock(&mu_);
+  return id;
+}
+
+uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n) {
+  uint64_t h = HashBytes(s, n);
+  CachedString& c = t->cache[h & (kStringCacheSize - 1)];
+  if (c.hash == h && c.len == n && c.data != nullptr && memcmp(c.data, s, n) == 0) return c.id;
+  StringTable* table = Rt().strings;
+  if (table == nullptr) return 0;
+  const char* stored = nullptr;
+  uint32_t id = table->Intern(t, s, n, h, &stored);
+  if (stored != nullptr) c = CachedString{h, stored, n, id};
+  return id;
+}
+
+namespace {
+void RecordMisuse(ThreadState* t, format::MisuseKind kind, uint64_t detail) {
+  uint64_t f[2] = {static_cast<uint64_t>(kind), detail};
+  RecordTimed(t, RecordTag::kMisuse, f);
+}
+}  // namespace
+
+uint32_t InternCString(ThreadState* t, const char* s) {
+  if (s == nullptr) {
+    RecordMisuse(t, format::MisuseKind::kNullName, 0);
+    return 0;
+  }
+  size_t n = strnlen(s, format::kMaxStringBytes + 1);
+  if (n > format::kMaxStringBytes) {
+    RecordMisuse(t, format::MisuseKind::kNameTruncated, n);
+    n = format::kMaxStringBytes;
+  }
+  return InternBytes(t, s, static_cast<uint32_t>(n));
+}
+
+uint32_t InternWide(ThreadState* t, const wchar_t* s) {
+  if (s == nullptr) {
+    RecordMisuse(t, format::MisuseKind::kNullName, 0);
+    return 0;
+  }
+  char buf[format::kMaxStringBytes];
+  uint32_t n = 0;
+  for (; *s != 0; ++s) {
+    uint32_t c = static_cast<uint32_t>(*s);
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+    char enc[4];
+    uint32_t k;
+    if (c < 0x80) {
+      enc[0] = static_cast<char>(c);
+      k = 1;
+    } else if (c < 0x800) {
+      enc[0] = static_cast<char>(0xC0 | (c >> 6));
+      enc[1] = static_cast<char>(0x80 | (c & 0x3F));
+      k = 2;
+    } else if (c < 0x10000) {
+      enc[0] = static_cast<char>(0xE0 | (c >> 12));
+      enc[1] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      enc[2] = static_cast<char>(0x80 | (c & 0x3F));
+      k = 3;
+    } else {
+      enc[0] = static_cast<char>(0xF0 | (c >> 18));
+      enc[1] = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      enc[2] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      enc[3] = static_cast<char>(0x80 | (c & 0x3F));
+      k = 4;
+    }
+    if (n + k > sizeof(buf)) {
+      RecordMisuse(t, format::MisuseKind::kNameTruncated, n);
+      break;
+    }
+    memcpy(buf + n, enc, k);
+    n += k;
+  }
+  return InternBytes(t, buf, n);
+}
+
+}  // namespace trainprof::inject

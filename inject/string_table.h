@@ -1,0 +1,78 @@
+// String interning: range names, domain names and thread names become small ids in the trace.
+// A kString definition record is written (by the thread that first sees a string) before any
+// record can use its id, so ids are always defined in the file.
+//
+// Hot path: hash the bytes, look in the thread's direct-mapped cache, confirm with memcmp.
+// Miss: the process-wide table under its mutex (allocation allowed there).
+#pragma once
+
+#include <pthread.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "recorder.h"
+
+namespace trainprof::inject {
+
+/// 64-bit hash of n bytes, 8 bytes per step (multiply-xorshift mixing, as in SplitMix64).
+inline uint64_t HashBytes(const char* s, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    s += 8;
+    n -= 8;
+  }
+  if (n != 0) {
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+class StringTable {
+ public:
+  /// Returns the id of the n bytes at s, defining it (kString record through thread t) if new.
+  /// Thread-safe. n must be <= format::kMaxStringBytes.
+  uint32_t Intern(ThreadState* t, const char* s, uint32_t n, uint64_t hash, const char** stored);
+
+  /// Returns the id of an NVTX domain named `name_id`, creating it (kDomain record) if new.
+  /// Creating the same name twice gives the same domain, as nvtxDomainCreate documents.
+  /// Ids run from 1; 0 is the default domain. Past kMaxDomains-1 domains, the last id is reused.
+  uint32_t Domain(ThreadState* t, uint32_t name_id);
+
+ private:
+  // Open addressing; grows at 50% load. Allocated lazily under mu_.
+  struct Slot {
+    uint64_t hash;
+    const char* data;
+    uint32_t len;
+    uint32_t id;
+  };
+  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
+  Slot* slots_ = nullptr;
+  uint32_t capacity_ = 0;
+  uint32_t size_ = 0;
+  uint32_t next_id_ = 1;
+  uint32_t domain_names_[kMaxDomains] = {};  ///< name id of domain i (0 = unused)
+  uint32_t domains_ = 1;
+};
+
+/// Id of a NUL-terminated name (cut to kMaxStringBytes). Hot path: no lock on a cache hit.
+/// NULL → 0 and a misuse record.
+uint32_t InternCString(ThreadState* t, const char* s);
+
+/// Id of n bytes (n already <= kMaxStringBytes).
+uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n);
+
+/// Id of a wide string, converted to UTF-8 (wchar_t is UTF-32 on Linux); invalid code points
+/// become U+FFFD.
+uint32_t InternWide(ThreadState* t, const wchar_t* s);
+
+}  // namespace trainprof::inject

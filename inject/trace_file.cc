@@ -1,0 +1,244 @@
+#include "trace_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "clock.h"
+#include "config.h"
+
+#ifndef TRAINPROF_VERSION_STRING
+#define TRAINPROF_VERSION_STRING "0.0.0"
+#endif
+
+namespace trainprof::inject {
+namespace {
+
+using format::FileHeader;
+using format::MetaKey;
+
+// The file grows by its own size (at least one chunk, at most kMaxGrowBytes): small processes
+// such as idle DataLoader workers keep small files, busy ones extend rarely.
+constexpr uint64_t kMaxGrowBytes = 8u << 20;
+
+const char* kRankVars[] = {"RANK",        "LOCAL_RANK",          "WORLD_SIZE",
+                           "LOCAL_WORLD_SIZE", "GROUP_RANK",     "OMPI_COMM_WORLD_RANK",
+                           "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
+                           "SLURM_PROCID", "SLURM_LOCALID",      "SLURM_NTASKS"};
+
+// mkdir -p; EEXIST is fine.
+int MakeDirs(const char* dir) {
+  char buf[4096];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof(buf)) return ENAMETOOLONG;
+  memcpy(buf, dir, n + 1);
+  for (size_t i = 1; i <= n; ++i) {
+    if (buf[i] == '/' || buf[i] == '\0') {
+      char c = buf[i];
+      buf[i] = '\0';
+      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return errno;
+      buf[i] = c;
+    }
+  }
+  return 0;
+}
+
+// Appends one metadata TLV; returns false when the header region is full.
+bool PutMeta(uint8_t* region, uint32_t cap, uint32_t* off, MetaKey key, const void* data, uint32_t len) {
+  if (*off + 6 + len + 2 > cap) return false;
+  uint16_t k = static_cast<uint16_t>(key);
+  memcpy(region + *off, &k, 2);
+  memcpy(region + *off + 2, &len, 4);
+  memcpy(region + *off + 6, data, len);
+  *off += 6 + len;
+  return true;
+}
+
+// Reads a small /proc file into buf; returns bytes read.
+size_t ReadSmallFile(const char* path, char* buf, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  close(fd);
+  return n;
+}
+
+}  // namespace
+
+TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t err_size) {
+  auto fail = [&](const char* what, int e) -> TraceFile* {
+    snprintf(err, err_size, "%s: %s", what, strerror(e));
+    return nullptr;
+  };
+  if (int e = MakeDirs(cfg.output_dir); e != 0) return fail("cannot create the output directory", e);
+
+  const int pid = getpid();
+  char path[4096];
+  int fd = -1;
+  uint32_t image = 0;
+  for (; image < 1000; ++image) {
+    if (image == 0) {
+      snprintf(path, sizeof(path), "%s/pid-%d.trace", cfg.output_dir, pid);
+    } else {
+      snprintf(path, sizeof(path), "%s/pid-%d.%u.trace", cfg.output_dir, pid, image);
+    }
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) break;
+  }
+  if (fd < 0) return fail(path, errno);
+
+  auto* tf = new (std::nothrow) TraceFile();
+  if (tf == nullptr) {
+    close(fd);
+    return fail("out of memory", ENOMEM);
+  }
+  tf->fd_ = fd;
+  memcpy(tf->path_, path, sizeof(path));
+  if (!tf->GrowLocked(format::kHeaderRegionSize)) {
+    int e = errno;
+    close(fd);
+    unlink(path);
+    delete tf;
+    return fail("cannot allocate the trace file", e);
+  }
+  void* m = mmap(nullptr, format::kHeaderRegionSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) {
+    int e = errno;
+    close(fd);
+    delete tf;
+    return fail("cannot map the trace file", e);
+  }
+  auto* region = static_cast<uint8_t*>(m);
+  auto* h = new (m) FileHeader();
+  h->version = format::kFormatVersion;
+  h->header_region_size = format::kHeaderRegionSize;
+  h->chunk_size = tf->chunk_size_;
+  h->flags = flags;
+  h->pid = pid;
+  h->ppid = getppid();
+  h->start_realtime_ns = RealtimeNs();
+  h->start_monotonic_ns = NowNs();
+  h->image_index = image;
+
+  // Metadata TLVs after the fixed header.
+  uint32_t off = sizeof(FileHeader);
+  const uint32_t cap = format::kHeaderRegionSize;
+  h->metadata_offset = off;
+  char buf[8192];
+  if (gethostname(buf, sizeof(buf)) == 0) {
+    buf[sizeof(buf) - 1] = '\0';
+    PutMeta(region, cap, &off, MetaKey::kHost, buf, static_cast<uint32_t>(strlen(buf)));
+  }
+  PutMeta(region, cap, &off, MetaKey::kVersion, TRAINPROF_VERSION_STRING,
+          static_cast<uint32_t>(strlen(TRAINPROF_VERSION_STRING)));
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf));
+  if (n > 0) PutMeta(region, cap, &off, MetaKey::kExecutable, buf, static_cast<uint32_t>(n));
+  if (getcwd(buf, sizeof(buf)) != nullptr) {
+    PutMeta(region, cap, &off, MetaKey::kWorkingDir, buf, static_cast<uint32_t>(strlen(buf)));
+  }
+  for (const char* var : kRankVars) {
+    const char* v = getenv(var);
+    if (v == nullptr) continue;
+    int len = snprintf(buf, sizeof(buf), "%s=%s", var, v);
+    if (len > 0 && static_cast<size_t>(len) < sizeof(buf)) {
+      PutMeta(region, cap, &off, MetaKey::kEnv, buf, static_cast<uint32_t>(len));
+    }
+  }
+  // Command line last: it is the one that may not fit; cut it to the room left.
+  size_t cl = ReadSmallFile("/proc/self/cmdline", buf, sizeof(buf));
+  while (cl > 0 && buf[cl - 1] == '\0') --cl;
+  if (cl > cap - off - 8) cl = cap - off - 8;
+  PutMeta(region, cap, &off, MetaKey::kCommandLine, buf, static_cast<uint32_t>(cl));
+  h->metadata_size = off - h->metadata_offset;
+  // The magic goes last: a reader never sees a half-written header as valid.
+  std::atomic_thread_fence(std::memory_order_release);
+  memcpy(h->magic, format::kFileMagic, sizeof(h->magic));
+  tf->header_ = h;
+  return tf;
+}
+
+bool TraceFile::GrowLocked(uint64_t min_size) {
+  if (file_size_ >= min_size) return true;
+  uint64_t step = file_size_ < chunk_size_ ? chunk_size_ : (file_size_ > kMaxGrowBytes ? kMaxGrowBytes : file_size_);
+  uint64_t want = min_size > file_size_ + step ? min_size : file_size_ + step;
+  if (file_size_ == 0) want = min_size;  // the header region alone
+  // Stay under RLIMIT_FSIZE: going past it would raise SIGXFSZ in the program.
+  rlimit lim;
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    if (min_size > lim.rlim_cur) {
+      errno = EFBIG;
+      return false;
+    }
+    if (want > lim.rlim_cur) want = lim.rlim_cur;
+  }
+  int e = posix_fallocate(fd_, static_cast<off_t>(file_size_), static_cast<off_t>(want - file_size_));
+  if (e != 0 && want > min_size) {
+    e = posix_fallocate(fd_, static_cast<off_t>(file_size_), static_cast<off_t>(min_size - file_size_));
+    want = min_size;
+  }
+  if (e != 0) {
+    errno = e;
+    return false;
+  }
+  file_size_ = want;
+  return true;
+}
+
+format::ChunkHeader* TraceFile::ClaimChunk(uint32_t tid, uint32_t thread_index, uint32_t seq,
+                                           uint64_t base_ns) {
+  pthread_mutex_lock(&mu_);
+  uint64_t offset = static_cast<uint64_t>(format::kHeaderRegionSize) +
+                    static_cast<uint64_t>(next_slot_) * chunk_size_;
+  if (!GrowLocked(offset + chunk_size_)) {
+    pthread_mutex_unlock(&mu_);
+    return nullptr;
+  }
+  ++next_slot_;
+  header_->chunks_claimed.store(next_slot_, std::memory_order_relaxed);
+  pthread_mutex_unlock(&mu_);
+
+  void* m = mmap(nullptr, chunk_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(offset));
+  if (m == MAP_FAILED) return nullptr;
+  auto* c = new (m) format::ChunkHeader();
+  c->tid = tid;
+  c->thread_index = thread_index;
+  c->thread_seq = seq;
+  c->base_ns = base_ns;
+  c->committed.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  c->magic = format::kChunkMagic;
+  return c;
+}
+
+void TraceFile::ReleaseChunk(format::ChunkHeader* chunk) {
+  if (chunk != nullptr) munmap(chunk, chunk_size_);
+}
+
+void TraceFile::SetEnd(format::EndKind kind, int32_t code, uint64_t now_ns, bool overwrite) {
+  uint32_t none = static_cast<uint32_t>(format::EndKind::kNone);
+  if (overwrite) {
+    header_->end_code.store(code, std::memory_order_relaxed);
+    header_->end_monotonic_ns.store(now_ns, std::memory_order_relaxed);
+    header_->end_kind.store(static_cast<uint32_t>(kind), std::memory_order_release);
+    return;
+  }
+  if (header_->end_kind.load(std::memory_order_relaxed) != none) return;
+  header_->end_code.store(code, std::memory_order_relaxed);
+  header_->end_monotonic_ns.store(now_ns, std::memory_order_relaxed);
+  header_->end_kind.compare_exchange_strong(none, static_cast<uint32_t>(kind), std::memory_order_release);
+}
+
+}  // namespace trainprof::inject

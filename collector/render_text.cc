@@ -1,0 +1,221 @@
+// Text report. Layout (docs/report.md):
+//
+//   title line
+//   Warnings            one line each
+//   Processes           the tree, indented by depth in the PID column
+//   NVTX ranges         merged over all processes, like `nsys stats --report nvtx_sum`
+//   NVTX marks          if any
+//   per-process NVTX tables with --by-process
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "collector/render.h"
+#include "collector/units.h"
+
+namespace trainprof::collector {
+namespace {
+
+constexpr size_t kCommandWidth = 60;
+
+// Display width of UTF-8 text: code points (our units include "µ").
+size_t Width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// Cut to `width` code points, ending in "..." when cut.
+std::string Shorten(const std::string& s, size_t width) {
+  if (Width(s) <= width) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80 && ++n > width - 3) break;
+    out += s[i];
+  }
+  return out + "...";
+}
+
+struct Column {
+  std::string header;
+  bool right = false;
+};
+
+class Table {
+ public:
+  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+  std::string Render(const std::string& indent) const {
+    std::vector<size_t> width(columns_.size());
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      width[c] = Width(columns_[c].header);
+      for (const auto& row : rows_) width[c] = std::max(width[c], Width(row[c]));
+    }
+    std::string out;
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string l = indent;
+      for (size_t c = 0; c < columns_.size(); ++c) {
+        std::string pad(width[c] - Width(cells[c]), ' ');
+        bool last = c + 1 == columns_.size();
+        if (columns_[c].right) {
+          l += pad + cells[c];
+        } else {
+          l += cells[c];
+          if (!last) l += pad;
+        }
+        if (!last) l += "  ";
+      }
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      out += l + "\n";
+    };
+    std::vector<std::string> headers;
+    for (const Column& c : columns_) headers.push_back(c.header);
+    line(headers);
+    std::vector<std::string> rule;
+    for (size_t c = 0; c < columns_.size(); ++c) rule.push_back(std::string(width[c], '-'));
+    line(rule);
+    for (const auto& row : rows_) line(row);
+    return out;
+  }
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// "python3 train.py --lr 3e-4": the program's base name, then its arguments.
+std::string DisplayCommand(const std::string& command) {
+  std::string c = command;
+  size_t first_end = c.find(' ');
+  std::string first = c.substr(0, first_end);
+  if (!first.empty() && first[0] != '\'') {
+    size_t slash = first.rfind('/');
+    if (slash != std::string::npos && slash + 1 < first.size()) c = c.substr(slash + 1);
+  }
+  return Shorten(c, kCommandWidth);
+}
+
+std::string RangeTableText(const std::vector<RangeRow>& rows, size_t omitted, size_t top) {
+  Table t({{"Time (%)", true},
+           {"Total Time", true},
+           {"Calls", true},
+           {"Mean", true},
+           {"Median", true},
+           {"Min", true},
+           {"Max", true},
+           {"StdDev", true},
+           {"Unbalanced", true},
+           {"Style", false},
+           {"Range", false}});
+  for (const RangeRow& r : rows) {
+    if (r.calls == 0) {
+      t.Add({"-", "-", "0", "-", "-", "-", "-", "-", std::to_string(r.unbalanced), r.style, r.name});
+      continue;
+    }
+    t.Add({FormatPercent(r.percent), FormatDuration(static_cast<double>(r.total_ns)), std::to_string(r.calls),
+           FormatDuration(r.mean_ns), FormatDuration(r.median_ns), FormatDuration(static_cast<double>(r.min_ns)),
+           FormatDuration(static_cast<double>(r.max_ns)), FormatDuration(r.std_ns), std::to_string(r.unbalanced),
+           r.style, r.name});
+  }
+  std::string out = t.Render("  ");
+  if (omitted > 0) out += "  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n";
+  return out;
+}
+
+std::string ProcessLabel(const ProcessRow& p) {
+  std::string label = "pid " + std::to_string(p.pid);
+  if (!p.role.empty()) label += " (" + p.role + ")";
+  std::string cmd = DisplayCommand(p.command);
+  if (!cmd.empty()) label += ": " + cmd;
+  return label;
+}
+
+}  // namespace
+
+std::string RenderText(const Report& r) {
+  std::string out;
+  // Title.
+  out += "trainprof report: " + Plural(r.files.size(), "trace file", "trace files");
+  if (r.damaged_files > 0) out += " (" + std::to_string(r.damaged_files) + " damaged)";
+  out += ", " + Plural(r.processes.size(), "process", "processes") + " on " + Plural(r.hosts, "host", "hosts");
+  if (!r.processes.empty()) {
+    out += ", " + FormatDuration(static_cast<double>(r.span_ns)) + " from " + FormatUtc(r.start_realtime_ns);
+  }
+  out += "\n";
+
+  if (!r.warnings.empty()) {
+    out += "\nWarnings\n";
+    for (const std::string& w : r.warnings) out += "  " + w + "\n";
+  }
+
+  out += "\nProcesses\n";
+  if (r.processes.empty()) {
+    out += "  none\n";
+  } else {
+    Table t({{"PID", false},
+             {"PPID", true},
+             {"Rank", true},
+             {"Role", false},
+             {"Command", false},
+             {"Start", true},
+             {"Wall", true},
+             {"Exit", false},
+             {"Events", true},
+             {"Unbalanced", true},
+             {"Truncated", false},
+             {"Dropped", true}});
+    for (const ProcessRow& p : r.processes) {
+      t.Add({std::string(2 * static_cast<size_t>(p.depth), ' ') + std::to_string(p.pid), std::to_string(p.ppid),
+             p.rank ? std::to_string(*p.rank) : "-", p.role, DisplayCommand(p.command),
+             "+" + FormatDuration(static_cast<double>(p.offset_ns)), FormatDuration(static_cast<double>(p.wall_ns)),
+             p.exit_text, std::to_string(p.events), std::to_string(p.unbalanced), p.truncated ? "yes" : "no",
+             std::to_string(p.dropped)});
+    }
+    out += t.Render("  ");
+    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.exit_kind == "unknown"; })) {
+      out += "  Exit \"unknown\": no exit record (killed?)\n";
+    }
+  }
+
+  out += "\nNVTX ranges (all processes)\n";
+  if (r.nvtx_ranges.empty()) {
+    out += "  none recorded\n";
+  } else {
+    out += RangeTableText(r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top);
+    out += "  Time (%) = total time / summed wall time of the processes the range occurs in; nested or\n"
+           "  concurrent ranges can add up to more than 100%.\n";
+  }
+
+  if (!r.nvtx_marks.empty()) {
+    out += "\nNVTX marks (all processes)\n";
+    Table t({{"Count", true}, {"Mark", false}});
+    for (const MarkRow& m : r.nvtx_marks) t.Add({std::to_string(m.count), m.name});
+    out += t.Render("  ");
+    if (r.nvtx_marks_omitted > 0) {
+      out += "  ... " + Plural(r.nvtx_marks_omitted, "more row", "more rows") + " (--top " + std::to_string(r.options.top) + ")\n";
+    }
+  }
+
+  if (r.options.by_process) {
+    for (const ProcessRow& p : r.processes) {
+      out += "\nNVTX ranges: " + ProcessLabel(p) + "\n";
+      if (p.nvtx_ranges.empty()) {
+        out += "  none recorded\n";
+      } else {
+        out += RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top);
+      }
+    }
+    out += "\n  Per-process Time (%) = total time / the process's wall time.\n";
+  }
+  return out;
+}
+
+}  // namespace trainprof::collector

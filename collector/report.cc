@@ -1,0 +1,189 @@
+#include "collector/report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "collector/nvtx_stats.h"
+#include "collector/process_tree.h"
+#include "collector/trace_reader.h"
+
+#ifndef TRAINPROF_VERSION
+#define TRAINPROF_VERSION "0.0.0"
+#endif
+
+namespace trainprof::collector {
+namespace {
+
+RangeRow ToRow(const RangeStats& s, const StringPool& strings) {
+  RangeRow row;
+  row.name = RangeDisplayName(s.key, strings);
+  row.domain = std::string(strings.Get(s.key.domain));
+  row.style = RangeStyleName(s.key.style);
+  row.calls = s.calls;
+  row.total_ns = s.total_ns;
+  row.percent = s.percent;
+  row.mean_ns = s.mean_ns;
+  row.std_ns = s.std_ns;
+  row.min_ns = s.min_ns;
+  row.median_ns = s.median_ns;
+  row.max_ns = s.max_ns;
+  row.unbalanced = s.unbalanced;
+  return row;
+}
+
+template <typename T>
+size_t CutToTop(std::vector<T>* rows, size_t top) {
+  if (top == 0 || rows->size() <= top) return 0;
+  size_t omitted = rows->size() - top;
+  rows->resize(top);
+  return omitted;
+}
+
+const char* SourceName(ExitInfo::Source s) {
+  switch (s) {
+    case ExitInfo::Source::kHeader: return "header";
+    case ExitInfo::Source::kProcessEnd: return "process_end";
+    case ExitInfo::Source::kParentWait: return "parent_wait";
+    default: return "";
+  }
+}
+
+bool NeedsQuoting(const std::string& s) {
+  if (s.empty()) return true;
+  return s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") != std::string::npos;
+}
+
+}  // namespace
+
+const char* TrainprofVersion() { return TRAINPROF_VERSION; }
+
+std::string JoinCommand(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    if (!NeedsQuoting(a)) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) {
+      if (c == '\'') {
+        out += "'\\''";
+      } else {
+        out += c;
+      }
+    }
+    out += '\'';
+  }
+  return out;
+}
+
+Report Analyze(const Trace& trace, const ReportOptions& options) {
+  Report r;
+  r.trainprof_version = TrainprofVersion();
+  r.format_version = format::kFormatVersion;
+  r.options = options;
+  r.files = trace.files;
+  for (const FileStatus& f : trace.files) {
+    if (f.usable) ++r.usable_files;
+    if (f.damaged()) {
+      ++r.damaged_files;
+      r.warnings.push_back(f.path + ": " + DescribeDamage(f));
+    }
+  }
+
+  const StringPool& strings = trace.strings;
+  const size_t n = trace.processes.size();
+  std::vector<NvtxProcessData> nvtx(n);
+  std::vector<uint64_t> walls(n);
+  for (size_t i = 0; i < n; ++i) {
+    nvtx[i] = CollectNvtx(trace.processes[i]);
+    walls[i] = trace.processes[i].wall_ns;
+  }
+  for (const RangeStats& s : MergedRangeTable(nvtx, walls, strings)) r.nvtx_ranges.push_back(ToRow(s, strings));
+  r.nvtx_ranges_omitted = CutToTop(&r.nvtx_ranges, options.top);
+  for (const MarkCount& m : MergedMarks(nvtx, strings)) {
+    r.nvtx_marks.push_back({MarkDisplayName(m, strings), std::string(strings.Get(m.domain)), m.count});
+  }
+  r.nvtx_marks_omitted = CutToTop(&r.nvtx_marks, options.top);
+
+  std::set<std::string> hosts;
+  uint64_t first_start = UINT64_MAX, last_end = 0;
+  for (const Process& p : trace.processes) {
+    first_start = std::min(first_start, p.start_realtime_ns);
+    last_end = std::max(last_end, p.start_realtime_ns + p.wall_ns);
+    hosts.insert(p.host);
+  }
+  r.hosts = hosts.size();
+  r.start_realtime_ns = n > 0 ? first_start : 0;
+  r.span_ns = n > 0 && last_end > first_start ? last_end - first_start : 0;
+
+  uint64_t unbalanced_total = 0;
+  size_t unbalanced_processes = 0;
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < n; ++i) {
+    const Process& p = trace.processes[i];
+    ProcessRow row;
+    row.pid = p.pid;
+    row.ppid = p.ppid;
+    row.parent = p.parent;
+    row.depth = p.depth;
+    row.host = p.host;
+    row.rank = p.rank;
+    row.local_rank = p.local_rank;
+    row.world_size = p.world_size;
+    row.role = p.role;
+    row.command = JoinCommand(p.last().argv);
+    row.executable = p.last().executable;
+    if (row.command.empty()) row.command = row.executable;
+    for (const TraceImage& img : p.images) row.files.push_back(trace.files[img.file].path);
+    row.start_realtime_ns = p.start_realtime_ns;
+    row.start_ns = p.start_ns;
+    row.end_ns = p.end_ns;
+    row.wall_ns = p.wall_ns;
+    row.offset_ns = p.start_realtime_ns - r.start_realtime_ns;
+    row.exit_kind = ExitKindName(p.exit.kind);
+    if (p.exit.kind != EndKind::kNone) row.exit_code = p.exit.code;
+    row.exit_text = DescribeExit(p.exit);
+    row.exit_source = SourceName(p.exit.source);
+    row.events = p.records;
+    row.unbalanced = nvtx[i].unbalanced;
+    row.dropped = p.dropped;
+    row.truncated = p.truncated;
+    std::map<uint32_t, size_t> thread_row;
+    for (const TraceImage& img : p.images) {
+      for (const ThreadInfo& t : img.threads) {
+        auto [it, inserted] = thread_row.try_emplace(t.tid, row.threads.size());
+        if (inserted) row.threads.push_back({t.tid, "", 0});
+        ThreadRow& tr = row.threads[it->second];
+        tr.events += t.events;
+        if (t.name != 0) tr.name = std::string(strings.Get(t.name));
+      }
+    }
+    for (const RangeStats& s : RangeTable(&nvtx[i], p.wall_ns, strings)) row.nvtx_ranges.push_back(ToRow(s, strings));
+    row.nvtx_ranges_omitted = CutToTop(&row.nvtx_ranges, options.top);
+
+    if (row.unbalanced > 0) {
+      unbalanced_total += row.unbalanced;
+      ++unbalanced_processes;
+    }
+    const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
+    if (p.exit.kind == EndKind::kNone) notes.push_back(who + ": no exit record (killed?)");
+    if (p.dropped > 0) notes.push_back(who + ": " + std::to_string(p.dropped) + " records dropped (not in the trace)");
+    bool failed = false;
+    for (const TraceImage& img : p.images) failed = failed || (img.flags & format::kFlagRecordingFailed) != 0;
+    if (failed) notes.push_back(who + ": recording stopped early (no space or I/O error)");
+    r.processes.push_back(std::move(row));
+  }
+  if (unbalanced_total > 0) {
+    r.warnings.push_back(std::to_string(unbalanced_total) + " unbalanced NVTX range" + (unbalanced_total == 1 ? "" : "s") +
+                         " in " + std::to_string(unbalanced_processes) + " process" +
+                         (unbalanced_processes == 1 ? "" : "es") +
+                         " (pop without push, end without start, or open at the end of the trace): not in the durations");
+  }
+  r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
+  return r;
+}
+
+}  // namespace trainprof::collector

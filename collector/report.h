@@ -1,0 +1,108 @@
+// The report: everything the renderers print, computed once from a Trace.
+//
+//   Trace ──Analyze()──► Report ──► RenderText / RenderJson / RenderCsv (render.h)
+//
+// The Report holds display-ready values (strings for names, integers in ns and bytes) so the three
+// renderers agree by construction. A later analysis (CUDA API, kernels, memcpy, the bottleneck
+// verdict) adds its own rows here and its own module beside nvtx_stats.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/model.h"
+
+namespace trainprof::collector {
+
+/// trainprof's version ("0.1.0"), as written into JSON reports.
+const char* TrainprofVersion();
+
+struct ReportOptions {
+  bool by_process = false;  ///< per-process NVTX tables in text and CSV (JSON always has them)
+  size_t top = 0;           ///< rows per statistics table; 0 = all
+};
+
+struct RangeRow {
+  std::string name;    ///< display name: "name", "domain:name", "<unnamed>", "<pop without push>"
+  std::string domain;  ///< "" for the default domain
+  std::string style;   ///< "push/pop" or "start/end"
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  double percent = 0;
+  double mean_ns = 0;
+  double std_ns = 0;
+  uint64_t min_ns = 0;
+  double median_ns = 0;
+  uint64_t max_ns = 0;
+  uint64_t unbalanced = 0;
+};
+
+struct MarkRow {
+  std::string name;  ///< display name, as for ranges
+  std::string domain;
+  uint64_t count = 0;
+};
+
+struct ThreadRow {
+  uint32_t tid = 0;
+  std::string name;
+  uint64_t events = 0;
+};
+
+struct ProcessRow {
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  int parent = -1;  ///< index into Report::processes
+  int depth = 0;
+  std::string host;
+  std::optional<int64_t> rank, local_rank, world_size;
+  std::string role;
+  std::string command;  ///< argv joined with spaces, shell-quoted where needed
+  std::string executable;
+  std::vector<std::string> files;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t wall_ns = 0;
+  uint64_t offset_ns = 0;  ///< start relative to the earliest process (realtime clock)
+  std::string exit_kind;   ///< "exit", "signal", "exec", "returned", "unknown"
+  std::optional<int64_t> exit_code;
+  std::string exit_text;   ///< "exit 0", "signal 9 (SIGKILL)", ...
+  std::string exit_source; ///< "header", "process_end", "parent_wait", "" (unknown)
+  uint64_t events = 0;
+  uint64_t unbalanced = 0;
+  uint64_t dropped = 0;
+  bool truncated = false;
+  std::vector<ThreadRow> threads;
+  std::vector<RangeRow> nvtx_ranges;  ///< this process only, sorted, cut to --top
+  size_t nvtx_ranges_omitted = 0;
+};
+
+struct Report {
+  std::string trainprof_version;
+  uint32_t format_version = 0;
+  ReportOptions options;
+  std::vector<FileStatus> files;
+  std::vector<ProcessRow> processes;  ///< tree order
+  std::vector<RangeRow> nvtx_ranges;  ///< all processes, sorted, cut to --top
+  size_t nvtx_ranges_omitted = 0;
+  std::vector<MarkRow> nvtx_marks;
+  size_t nvtx_marks_omitted = 0;
+  std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
+  // Summary for the title line.
+  size_t usable_files = 0;
+  size_t damaged_files = 0;
+  size_t hosts = 0;
+  uint64_t start_realtime_ns = 0;  ///< earliest process start
+  uint64_t span_ns = 0;            ///< earliest start to latest end
+};
+
+Report Analyze(const Trace& trace, const ReportOptions& options);
+
+/// argv as one shell-like line: arguments with spaces or quotes are single-quoted.
+std::string JoinCommand(const std::vector<std::string>& argv);
+
+}  // namespace trainprof::collector

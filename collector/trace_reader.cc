@@ -1,0 +1,647 @@
+#include "collector/trace_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace trainprof::collector {
+namespace {
+
+using format::ChunkHeader;
+using format::FileHeader;
+using format::RecordTag;
+
+static_assert(std::endian::native == std::endian::little,
+              "the trace format is little-endian; the reader loads fields directly");
+
+// Sanity bounds for header fields. The writer uses 16 KiB and 64 KiB; anything past these is a
+// damaged header, and trusting it would make the slot arithmetic meaningless.
+constexpr uint64_t kMaxHeaderRegion = 64ull << 20;
+constexpr uint64_t kMaxChunkSize = 1ull << 30;
+constexpr size_t kMaxErrorsPerFile = 32;  // further problems are only counted
+
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Fields of each record tag after the tag byte: how many varints (for kString: id and length,
+// followed by `length` bytes) and whether the first one is a dt.
+struct TagInfo {
+  uint8_t fields = 0;  // 0 = unknown tag
+  bool timed = false;
+};
+constexpr TagInfo TagLayout(uint8_t tag) {
+  switch (static_cast<RecordTag>(tag)) {
+    case RecordTag::kRangePush: return {4, true};
+    case RecordTag::kRangePop: return {2, true};
+    case RecordTag::kMark: return {4, true};
+    case RecordTag::kRangeStart: return {5, true};
+    case RecordTag::kRangeEnd: return {2, true};
+    case RecordTag::kString: return {2, false};
+    case RecordTag::kDomain: return {2, false};
+    case RecordTag::kThreadName: return {2, false};
+    case RecordTag::kCategoryName: return {3, false};
+    case RecordTag::kDomainDestroy: return {2, true};
+    case RecordTag::kRole: return {1, false};
+    case RecordTag::kProcessEnd: return {3, true};
+    case RecordTag::kFork: return {2, true};
+    case RecordTag::kExec: return {2, true};
+    case RecordTag::kChildExit: return {4, true};
+    case RecordTag::kMisuse: return {3, true};
+    default: return {};
+  }
+}
+
+struct ChunkDesc {
+  uint64_t slot = 0;
+  uint64_t offset = 0;
+  uint32_t tid = 0;
+  uint32_t thread_index = 0;
+  uint32_t seq = 0;
+  uint64_t base_ns = 0;
+  uint64_t data_begin = 0;
+  uint64_t data_end = 0;
+  bool cut = false;  // data_end was clamped (end of file, or committed beyond the chunk)
+};
+
+class Decoder {
+ public:
+  Decoder(std::span<const uint8_t> data, FileStatus* status, TraceImage* image, StringPool* pool)
+      : data_(data), st_(*status), img_(*image), pool_(*pool) {}
+
+  bool ReadHeader();
+  void ReadMetadata();
+  void ReadChunks();
+  void Resolve();
+  uint64_t skipped() const { return skipped_; }
+
+ private:
+  void Error(std::string what) {
+    if (st_.errors.size() < kMaxErrorsPerFile) {
+      st_.errors.push_back(std::move(what));
+    } else {
+      ++errors_dropped_;
+    }
+  }
+  static std::string Num(uint64_t v) { return std::to_string(v); }
+
+  uint32_t StringRef(uint64_t raw);
+  uint32_t DomainRef(uint64_t raw);
+  uint32_t ThreadFor(const ChunkDesc& c);
+  void DecodeChunk(const ChunkDesc& c, uint32_t thread);
+
+  std::span<const uint8_t> data_;
+  FileStatus& st_;
+  TraceImage& img_;
+  StringPool& pool_;
+  uint64_t skipped_ = 0;
+  size_t errors_dropped_ = 0;
+  uint32_t header_region_ = 0;
+  uint32_t chunk_size_ = 0;
+  uint32_t metadata_offset_ = 0;
+  uint32_t metadata_size_ = 0;
+  bool metadata_cut_ = false;
+
+  // Raw ids of the file are image-local. While decoding, events hold dense "refs" to them; Resolve()
+  // maps refs to pool ids once every definition (possibly in a later chunk) has been seen.
+  std::vector<uint64_t> string_ref_raw_{0};
+  std::unordered_map<uint64_t, uint32_t> string_ref_of_;
+  std::vector<uint32_t> small_string_ref_;  // raw id < kSmallIds → ref (0 = none yet)
+  std::vector<uint64_t> domain_ref_raw_{0};
+  std::unordered_map<uint64_t, uint32_t> domain_ref_of_;
+  std::unordered_map<uint64_t, StringId> defined_strings_;  // raw string id → pool
+  std::unordered_map<uint64_t, uint64_t> domain_names_;     // raw domain id → raw string id
+  std::unordered_map<uint32_t, uint32_t> thread_names_;     // tid → string ref
+  std::unordered_map<uint32_t, uint32_t> thread_of_index_;  // ChunkHeader::thread_index → dense
+  uint32_t role_ref_ = 0;
+  static constexpr uint64_t kSmallIds = 1 << 16;
+};
+
+bool Decoder::ReadHeader() {
+  const uint8_t* d = data_.data();
+  const uint64_t size = data_.size();
+  const std::string header_cut = " (the file header is " + Num(sizeof(FileHeader)) + " bytes)";
+  if (size == 0) {
+    Error("empty file (0 bytes)");
+    return false;
+  }
+  if (std::memcmp(d, format::kFileMagic, std::min<uint64_t>(size, sizeof format::kFileMagic)) != 0) {
+    Error("not a trainprof trace (wrong magic)");
+    return false;
+  }
+  if (size < offsetof(FileHeader, version) + 4) {
+    Error("header truncated at byte " + Num(size) + header_cut);
+    return false;
+  }
+  img_.version = Load<uint32_t>(d + offsetof(FileHeader, version));
+  if (img_.version < format::kMinReadableVersion || img_.version > format::kFormatVersion) {
+    std::string reads = format::kMinReadableVersion == format::kFormatVersion
+                            ? "version " + Num(format::kFormatVersion)
+                            : "versions " + Num(format::kMinReadableVersion) + " to " + Num(format::kFormatVersion);
+    Error("unsupported format version " + Num(img_.version) + " (this trainprof reads " + reads + ")");
+    return false;
+  }
+  if (size >= offsetof(FileHeader, pid) + 4) st_.pid = Load<int32_t>(d + offsetof(FileHeader, pid));
+  if (size < sizeof(FileHeader)) {
+    Error("header truncated at byte " + Num(size) + header_cut);
+    return false;
+  }
+  header_region_ = Load<uint32_t>(d + offsetof(FileHeader, header_region_size));
+  chunk_size_ = Load<uint32_t>(d + offsetof(FileHeader, chunk_size));
+  img_.flags = Load<uint32_t>(d + offsetof(FileHeader, flags));
+  img_.pid = Load<int32_t>(d + offsetof(FileHeader, pid));
+  img_.ppid = Load<int32_t>(d + offsetof(FileHeader, ppid));
+  img_.start_realtime_ns = Load<uint64_t>(d + offsetof(FileHeader, start_realtime_ns));
+  img_.start_ns = Load<uint64_t>(d + offsetof(FileHeader, start_monotonic_ns));
+  metadata_offset_ = Load<uint32_t>(d + offsetof(FileHeader, metadata_offset));
+  metadata_size_ = Load<uint32_t>(d + offsetof(FileHeader, metadata_size));
+  img_.image_index = Load<uint32_t>(d + offsetof(FileHeader, image_index));
+  uint32_t end_kind = Load<uint32_t>(d + offsetof(FileHeader, end_kind));
+  img_.end_code = Load<int32_t>(d + offsetof(FileHeader, end_code));
+  img_.end_ns = Load<uint64_t>(d + offsetof(FileHeader, end_monotonic_ns));
+  img_.records_dropped = Load<uint64_t>(d + offsetof(FileHeader, records_dropped));
+  img_.chunks_claimed = Load<uint32_t>(d + offsetof(FileHeader, chunks_claimed));
+
+  if (header_region_ < sizeof(FileHeader) || header_region_ > kMaxHeaderRegion) {
+    Error("bad header: header_region_size " + Num(header_region_) + " (at byte " +
+          Num(offsetof(FileHeader, header_region_size)) + ")");
+    return false;
+  }
+  if (chunk_size_ <= sizeof(ChunkHeader) || chunk_size_ > kMaxChunkSize) {
+    Error("bad header: chunk_size " + Num(chunk_size_) + " (at byte " + Num(offsetof(FileHeader, chunk_size)) + ")");
+    return false;
+  }
+  if (end_kind > static_cast<uint32_t>(EndKind::kReturned)) {
+    Error("bad header: end_kind " + Num(end_kind) + " (at byte " + Num(offsetof(FileHeader, end_kind)) + ")");
+    end_kind = 0;
+  }
+  img_.end_kind = static_cast<EndKind>(end_kind);
+  return true;
+}
+
+void Decoder::ReadMetadata() {
+  if (metadata_size_ == 0) return;
+  const uint64_t size = data_.size();
+  if (metadata_offset_ < sizeof(FileHeader) || metadata_offset_ > header_region_ ||
+      metadata_size_ > header_region_ - metadata_offset_) {
+    Error("metadata (offset " + Num(metadata_offset_) + ", " + Num(metadata_size_) +
+          " bytes) lies outside the header region");
+    return;
+  }
+  uint64_t end = uint64_t{metadata_offset_} + metadata_size_;
+  if (end > size) {
+    st_.truncated = true;
+    metadata_cut_ = true;
+    Error("header truncated at byte " + Num(size) + " (metadata ends at byte " + Num(end) + ")");
+    end = size;
+  }
+  const uint8_t* d = data_.data();
+  uint64_t p = metadata_offset_;
+  while (p + 6 <= end) {
+    auto key = static_cast<format::MetaKey>(Load<uint16_t>(d + p));
+    uint64_t len = Load<uint32_t>(d + p + 2);
+    if (key == format::MetaKey::kEnd) return;
+    if (len > end - (p + 6)) {
+      if (!metadata_cut_) Error("metadata entry at byte " + Num(p) + " runs past the metadata (length " + Num(len) + ")");
+      skipped_ += end - p;
+      return;
+    }
+    std::string value(reinterpret_cast<const char*>(d + p + 6), len);
+    switch (key) {
+      case format::MetaKey::kHost: img_.host = std::move(value); break;
+      case format::MetaKey::kExecutable: img_.executable = std::move(value); break;
+      case format::MetaKey::kWorkingDir: img_.working_dir = std::move(value); break;
+      case format::MetaKey::kVersion: img_.writer_version = std::move(value); break;
+      case format::MetaKey::kCommandLine: {
+        img_.argv.clear();
+        size_t start = 0;
+        while (start <= value.size()) {
+          size_t nul = value.find('\0', start);
+          if (nul == std::string::npos) nul = value.size();
+          img_.argv.emplace_back(value, start, nul - start);
+          start = nul + 1;
+        }
+        while (!img_.argv.empty() && img_.argv.back().empty()) img_.argv.pop_back();
+        break;
+      }
+      case format::MetaKey::kEnv: {
+        size_t eq = value.find('=');
+        if (eq == std::string::npos) {
+          img_.env.emplace_back(std::move(value), std::string());
+        } else {
+          img_.env.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+        }
+        break;
+      }
+      default: break;  // a key from a newer writer: skip it
+    }
+    p += 6 + len;
+  }
+  skipped_ += end - p;  // a partial entry at the end
+}
+
+void Decoder::ReadChunks() {
+  const uint8_t* d = data_.data();
+  const uint64_t size = data_.size();
+  if (size < header_region_) {
+    st_.truncated = true;
+    if (!metadata_cut_) {
+      Error("file truncated at byte " + Num(size) + ", inside the header region (" + Num(header_region_) + " bytes)");
+    }
+    return;
+  }
+  bool cut_reported = false;
+  std::vector<ChunkDesc> chunks;
+  const uint64_t slots = (size - header_region_ + chunk_size_ - 1) / chunk_size_;
+  for (uint64_t k = 0; k < slots; ++k) {
+    const uint64_t off = header_region_ + k * chunk_size_;
+    const uint64_t avail = std::min<uint64_t>(chunk_size_, size - off);
+    if (avail < sizeof(ChunkHeader)) {
+      if (std::all_of(d + off, d + off + avail, [](uint8_t b) { return b == 0; })) continue;
+      st_.truncated = true;
+      cut_reported = true;
+      Error("chunk " + Num(k) + " truncated at byte " + Num(size) + " (inside its chunk header)");
+      skipped_ += avail;
+      continue;
+    }
+    const uint32_t magic = Load<uint32_t>(d + off + offsetof(ChunkHeader, magic));
+    if (magic == 0) continue;  // claimed but not yet initialised, or preallocated zeros
+    if (magic != format::kChunkMagic) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%08x", magic);
+      Error("chunk " + Num(k) + ": bad chunk magic " + hex + " at byte " + Num(off));
+      skipped_ += avail;
+      continue;
+    }
+    ChunkDesc c;
+    c.slot = k;
+    c.offset = off;
+    c.tid = Load<uint32_t>(d + off + offsetof(ChunkHeader, tid));
+    c.thread_index = Load<uint32_t>(d + off + offsetof(ChunkHeader, thread_index));
+    c.seq = Load<uint32_t>(d + off + offsetof(ChunkHeader, thread_seq));
+    c.base_ns = Load<uint64_t>(d + off + offsetof(ChunkHeader, base_ns));
+    uint64_t committed = Load<uint32_t>(d + off + offsetof(ChunkHeader, committed));
+    const uint64_t room = chunk_size_ - sizeof(ChunkHeader);
+    if (committed > room) {
+      Error("chunk " + Num(k) + ": committed count " + Num(committed) + " beyond chunk size " +
+            Num(chunk_size_) + " (at byte " + Num(off + offsetof(ChunkHeader, committed)) + ")");
+      committed = room;
+      c.cut = true;
+    }
+    c.data_begin = off + sizeof(ChunkHeader);
+    c.data_end = c.data_begin + committed;
+    if (c.data_end > size) {
+      st_.truncated = true;
+      cut_reported = true;
+      Error("chunk " + Num(k) + " truncated at byte " + Num(size) + " (its records end at byte " + Num(c.data_end) + ")");
+      c.data_end = size;
+      c.cut = true;
+    }
+    chunks.push_back(c);
+  }
+  const uint64_t claimed_end = header_region_ + uint64_t{img_.chunks_claimed} * chunk_size_;
+  if (claimed_end > size) {
+    st_.truncated = true;
+    if (!cut_reported) {
+      Error("file truncated at byte " + Num(size) + " (" + Num(img_.chunks_claimed) + " chunks claimed end at byte " +
+            Num(claimed_end) + ")");
+    }
+  }
+
+  // Each thread's chunks in sequence order; threads in writer order.
+  std::sort(chunks.begin(), chunks.end(), [](const ChunkDesc& a, const ChunkDesc& b) {
+    if (a.thread_index != b.thread_index) return a.thread_index < b.thread_index;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    return a.slot < b.slot;
+  });
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const ChunkDesc& c = chunks[i];
+    if (i > 0 && chunks[i - 1].thread_index == c.thread_index && chunks[i - 1].seq == c.seq) {
+      Error("chunks " + Num(chunks[i - 1].slot) + " and " + Num(c.slot) + " are both sequence " + Num(c.seq) +
+            " of thread " + Num(c.thread_index));
+    }
+    uint32_t thread = ThreadFor(c);
+    if (thread == UINT32_MAX) {
+      skipped_ += c.data_end - c.data_begin;
+      continue;
+    }
+    DecodeChunk(c, thread);
+  }
+}
+
+uint32_t Decoder::ThreadFor(const ChunkDesc& c) {
+  auto [it, inserted] = thread_of_index_.try_emplace(c.thread_index, static_cast<uint32_t>(img_.threads.size()));
+  if (inserted) {
+    if (img_.threads.size() >= kMaxThreadsPerImage) {
+      thread_of_index_.erase(it);
+      Error("chunk " + Num(c.slot) + ": more than " + Num(kMaxThreadsPerImage) + " threads");
+      return UINT32_MAX;
+    }
+    ThreadInfo t;
+    t.tid = c.tid;
+    t.writer_index = c.thread_index;
+    img_.threads.push_back(t);
+  } else if (img_.threads[it->second].tid != c.tid) {
+    Error("chunk " + Num(c.slot) + ": thread " + Num(c.thread_index) + " has tid " + Num(c.tid) +
+          ", its earlier chunks tid " + Num(img_.threads[it->second].tid));
+  }
+  ++img_.threads[it->second].chunks;
+  return it->second;
+}
+
+uint32_t Decoder::StringRef(uint64_t raw) {
+  if (raw == 0) return 0;
+  if (raw < kSmallIds) {
+    if (small_string_ref_.size() <= raw) small_string_ref_.resize(std::max<uint64_t>(raw + 1, 256), 0);
+    uint32_t& ref = small_string_ref_[raw];
+    if (ref == 0) {
+      ref = static_cast<uint32_t>(string_ref_raw_.size());
+      string_ref_raw_.push_back(raw);
+    }
+    return ref;
+  }
+  auto [it, inserted] = string_ref_of_.try_emplace(raw, static_cast<uint32_t>(string_ref_raw_.size()));
+  if (inserted) string_ref_raw_.push_back(raw);
+  return it->second;
+}
+
+uint32_t Decoder::DomainRef(uint64_t raw) {
+  if (raw == 0) return 0;
+  auto [it, inserted] = domain_ref_of_.try_emplace(raw, static_cast<uint32_t>(domain_ref_raw_.size()));
+  if (inserted) domain_ref_raw_.push_back(raw);
+  return it->second;
+}
+
+void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
+  const uint8_t* const base = data_.data();
+  const uint8_t* p = base + c.data_begin;
+  const uint8_t* const end = base + c.data_end;
+  ThreadInfo& info = img_.threads[thread];
+  uint64_t now = c.base_ns;
+  uint64_t f[5];
+  while (p < end) {
+    const uint8_t* const rec = p;
+    const uint8_t tag = *p++;
+    if (tag == 0 && c.cut) {
+      // Past a committed count that overran the chunk: zeros are space nobody wrote.
+      if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
+    }
+    const TagInfo layout = TagLayout(tag);
+    if (layout.fields == 0) {
+      Error("bad record tag " + Num(tag) + " at byte " + Num(static_cast<uint64_t>(rec - base)));
+      skipped_ += static_cast<uint64_t>(end - rec);
+      return;
+    }
+    bool whole = true;
+    for (int i = 0; i < layout.fields && whole; ++i) whole = format::GetVarint(&p, end, &f[i]);
+    std::string_view bytes;
+    if (whole && tag == static_cast<uint8_t>(RecordTag::kString)) {
+      if (f[1] > format::kMaxStringBytes) {
+        Error("string of " + Num(f[1]) + " bytes at byte " + Num(static_cast<uint64_t>(rec - base)) +
+              " (longer than kMaxStringBytes " + Num(format::kMaxStringBytes) + ")");
+        skipped_ += static_cast<uint64_t>(end - rec);
+        return;
+      }
+      if (f[1] > static_cast<uint64_t>(end - p)) {
+        whole = false;
+      } else {
+        bytes = std::string_view(reinterpret_cast<const char*>(p), f[1]);
+        p += f[1];
+      }
+    }
+    if (!whole) {
+      // A record cut by the end of the data is expected where the data was cut (already
+      // reported); inside committed bytes it is damage.
+      if (!c.cut) {
+        Error("malformed record (tag " + Num(tag) + ") at byte " + Num(static_cast<uint64_t>(rec - base)));
+      }
+      skipped_ += static_cast<uint64_t>(end - rec);
+      return;
+    }
+
+    if (layout.timed) {
+      now += f[0];
+      if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
+      if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
+      img_.has_timed_records = true;
+    }
+    ++img_.records;
+    ++info.events;
+
+    NvtxEvent e;
+    e.time_ns = now;
+    e.thread = thread;
+    ProcessEvent pe;
+    pe.time_ns = now;
+    pe.thread = thread;
+    switch (static_cast<RecordTag>(tag)) {
+      case RecordTag::kRangePush:
+      case RecordTag::kMark:
+      case RecordTag::kRangeStart:
+        e.kind_ = static_cast<uint8_t>(tag == static_cast<uint8_t>(RecordTag::kRangePush) ? NvtxKind::kPush
+                                       : tag == static_cast<uint8_t>(RecordTag::kMark)    ? NvtxKind::kMark
+                                                                                          : NvtxKind::kStart);
+        e.domain = DomainRef(f[1]);
+        e.name = StringRef(f[2]);
+        e.category = static_cast<uint32_t>(f[3]);
+        if (tag == static_cast<uint8_t>(RecordTag::kRangeStart)) e.range_id = f[4];
+        img_.nvtx.push_back(e);
+        break;
+      case RecordTag::kRangePop:
+        e.kind_ = static_cast<uint8_t>(NvtxKind::kPop);
+        e.domain = DomainRef(f[1]);
+        img_.nvtx.push_back(e);
+        break;
+      case RecordTag::kRangeEnd:
+        e.kind_ = static_cast<uint8_t>(NvtxKind::kEnd);
+        e.range_id = f[1];
+        img_.nvtx.push_back(e);
+        break;
+      case RecordTag::kString:
+        if (f[0] != 0) defined_strings_.try_emplace(f[0], pool_.Intern(bytes));
+        break;
+      case RecordTag::kDomain:
+        if (f[0] != 0) domain_names_[f[0]] = f[1];
+        break;
+      case RecordTag::kThreadName:
+        if (f[0] <= UINT32_MAX) thread_names_[static_cast<uint32_t>(f[0])] = StringRef(f[1]);
+        break;
+      case RecordTag::kRole:
+        role_ref_ = StringRef(f[0]);
+        break;
+      case RecordTag::kProcessEnd:
+        pe.kind = ProcessEventKind::kProcessEnd;
+        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
+        pe.code = format::UnZigZag(f[2]);
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kFork:
+        pe.kind = ProcessEventKind::kFork;
+        pe.value = f[1];
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kExec:
+        pe.kind = ProcessEventKind::kExec;
+        pe.text = StringRef(f[1]);
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kChildExit:
+        pe.kind = ProcessEventKind::kChildExit;
+        pe.value = f[1];
+        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[2], UINT32_MAX));
+        pe.code = format::UnZigZag(f[3]);
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kMisuse:
+        pe.kind = ProcessEventKind::kMisuse;
+        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
+        pe.value = f[2];
+        img_.process_events.push_back(pe);
+        break;
+      default:  // kCategoryName, kDomainDestroy: counted, not needed by the report yet
+        break;
+    }
+  }
+}
+
+void Decoder::Resolve() {
+  // String refs → pool ids; ids never defined in this file become "<string #N>".
+  std::vector<StringId> string_pool(string_ref_raw_.size(), 0);
+  uint64_t undefined = 0, first_undefined = 0;
+  for (size_t r = 1; r < string_ref_raw_.size(); ++r) {
+    uint64_t raw = string_ref_raw_[r];
+    auto it = defined_strings_.find(raw);
+    if (it != defined_strings_.end()) {
+      string_pool[r] = it->second;
+    } else {
+      if (undefined++ == 0) first_undefined = raw;
+      string_pool[r] = pool_.Intern("<string #" + Num(raw) + ">");
+    }
+  }
+  std::vector<StringId> domain_pool(domain_ref_raw_.size(), 0);
+  uint64_t undefined_domains = 0, first_undefined_domain = 0;
+  for (size_t r = 1; r < domain_ref_raw_.size(); ++r) {
+    uint64_t raw = domain_ref_raw_[r];
+    auto it = domain_names_.find(raw);
+    if (it == domain_names_.end()) {
+      if (undefined_domains++ == 0) first_undefined_domain = raw;
+      domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
+      continue;
+    }
+    auto s = defined_strings_.find(it->second);
+    if (s != defined_strings_.end() && s->second != 0) {
+      domain_pool[r] = s->second;
+    } else {
+      if (s == defined_strings_.end() && undefined++ == 0) first_undefined = it->second;
+      domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
+    }
+  }
+  if (undefined > 0) {
+    Error("undefined string id " + Num(first_undefined) + (undefined > 1 ? " (" + Num(undefined) + " ids in all)" : ""));
+  }
+  if (undefined_domains > 0) {
+    Error("undefined domain id " + Num(first_undefined_domain) +
+          (undefined_domains > 1 ? " (" + Num(undefined_domains) + " ids in all)" : ""));
+  }
+  for (NvtxEvent& e : img_.nvtx) {
+    e.name = string_pool[e.name];
+    e.domain = domain_pool[e.domain];
+  }
+  for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
+  img_.role = string_pool[role_ref_];
+  for (ThreadInfo& t : img_.threads) {
+    auto it = thread_names_.find(t.tid);
+    if (it != thread_names_.end()) t.name = string_pool[it->second];
+  }
+  if (errors_dropped_ > 0) st_.errors.push_back("and " + Num(errors_dropped_) + " more problems");
+}
+
+}  // namespace
+
+ReadResult ReadTraceBytes(std::span<const uint8_t> data, const std::string& path, StringPool* strings) {
+  ReadResult r;
+  r.status.path = path;
+  r.status.bytes = data.size();
+  TraceImage image;
+  Decoder dec(data, &r.status, &image, strings);
+  if (!dec.ReadHeader()) return r;  // bytes_read stays 0: nothing was usable
+  r.status.usable = true;
+  dec.ReadMetadata();
+  dec.ReadChunks();
+  dec.Resolve();
+  image.truncated = r.status.truncated;
+  r.status.bytes_read = data.size() - std::min<uint64_t>(dec.skipped(), data.size());
+  r.image = std::move(image);
+  return r;
+}
+
+ReadResult ReadTraceFile(const std::string& path, StringPool* strings) {
+  auto fail = [&](const std::string& what, uint64_t bytes) {
+    ReadResult r;
+    r.status.path = path;
+    r.status.bytes = bytes;
+    r.status.errors.push_back(what);
+    return r;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno), 0);
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0) {
+    int e = errno;
+    ::close(fd);
+    return fail(std::string("cannot stat: ") + std::strerror(e), 0);
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file", 0);
+  }
+  // Read rather than mmap: a file that shrinks while we read it (a live process, a copy in
+  // progress) would raise SIGBUS through a mapping; read() just returns less.
+  const uint64_t want = static_cast<uint64_t>(sb.st_size);
+  std::unique_ptr<uint8_t[]> buf(new (std::nothrow) uint8_t[want == 0 ? 1 : want]);
+  if (!buf) {
+    ::close(fd);
+    return fail("cannot allocate " + std::to_string(want) + " bytes to read it", want);
+  }
+  uint64_t got = 0;
+  while (got < want) {
+    ssize_t n = ::read(fd, buf.get() + got, want - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return fail(std::string("read error: ") + std::strerror(e), want);
+    }
+    if (n == 0) break;
+    got += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  return ReadTraceBytes(std::span<const uint8_t>(buf.get(), got), path, strings);
+}
+
+std::string DescribeDamage(const FileStatus& status) {
+  std::string out;
+  const size_t shown = std::min<size_t>(status.errors.size(), 3);
+  for (size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += "; ";
+    out += status.errors[i];
+  }
+  if (status.errors.size() > shown) out += "; +" + std::to_string(status.errors.size() - shown) + " more";
+  out += " (read " + std::to_string(status.bytes_read) + " of " + std::to_string(status.bytes) + " bytes)";
+  return out;
+}
+
+}  // namespace trainprof::collector

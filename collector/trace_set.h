@@ -1,0 +1,26 @@
+// From the paths a user gives to the whole decoded trace: expand directories into their *.trace
+// files (recursively), read each file, merge the images into processes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collector/model.h"
+
+namespace trainprof::collector {
+
+struct TraceFileList {
+  std::vector<std::string> files;   ///< each trace file once, in a stable order
+  std::vector<std::string> errors;  ///< "PATH: reason" for paths that cannot be read
+};
+
+/// A file path is taken as it is (whatever its name); a directory is searched recursively for
+/// regular files named *.trace (sorted by path). `out/` and `out/pid-*.trace` give the same list:
+/// a file reached twice is listed once.
+TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
+
+/// Reads every file (damaged ones are reported in Trace::files and skipped where unusable) and
+/// builds the process tree.
+Trace LoadTrace(const std::vector<std::string>& files);
+
+}  // namespace trainprof::collector

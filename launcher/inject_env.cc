@@ -1,0 +1,218 @@
+#include "inject_env.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+extern char** environ;
+
+namespace trainprof::launcher {
+
+namespace {
+
+struct SourceName {
+  const char* name;
+  TraceSource bit;
+};
+constexpr SourceName kSources[] = {{"cuda", kTraceCuda}, {"nvtx", kTraceNvtx}, {"python", kTracePython}};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool IsRegularFile(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+bool IsDirectory(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec);
+}
+
+std::string Canonical(const std::filesystem::path& p) {
+  std::error_code ec;
+  auto c = std::filesystem::canonical(p, ec);
+  return ec ? std::filesystem::absolute(p, ec).lexically_normal().string() : c.string();
+}
+
+}  // namespace
+
+std::optional<unsigned> ParseTraceList(std::string_view list, std::string* error) {
+  list = Trim(list);
+  if (list.empty()) return kTraceAll;
+  unsigned mask = 0;
+  bool first = true;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string_view::npos) comma = list.size();
+    std::string_view item = Trim(list.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (item.empty()) continue;  // "cuda,,nvtx" or a trailing comma
+    bool remove = item.front() == '-';
+    if (remove) item.remove_prefix(1);
+    if (first) mask = remove ? kTraceAll : 0;
+    first = false;
+    const SourceName* found = nullptr;
+    for (const auto& s : kSources) {
+      if (item == s.name) found = &s;
+    }
+    if (found == nullptr) {
+      *error = "--trace: unknown source '" + std::string(item) +
+               "' (valid: cuda, nvtx, python; prefix one with '-' to leave it out, e.g. --trace=-python)";
+      return std::nullopt;
+    }
+    mask = remove ? (mask & ~found->bit) : (mask | found->bit);
+  }
+  if (first) return kTraceAll;  // only commas
+  if (mask == 0) {
+    *error = "--trace '" + std::string(list) + "' leaves no source to trace (valid: cuda, nvtx, python)";
+    return std::nullopt;
+  }
+  return mask;
+}
+
+std::string TraceListString(unsigned mask) {
+  std::string out;
+  for (const auto& s : kSources) {
+    if (!(mask & s.bit)) continue;
+    if (!out.empty()) out += ',';
+    out += s.name;
+  }
+  return out;
+}
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::string& exe,
+                                           std::string* error) {
+  InjectFiles files;
+  std::filesystem::path dir = std::filesystem::path(exe).parent_path();
+  if (override_lib != nullptr) {
+    if (!IsRegularFile(override_lib)) {
+      *error = std::string("TRAINPROF_INJECT_LIB=") + override_lib + " is not a file";
+      return std::nullopt;
+    }
+    files.library = Canonical(override_lib);
+  } else {
+    std::vector<std::filesystem::path> candidates;
+    if (!exe.empty()) {
+      candidates = {dir / ".." / "inject" / "libtrainprof_inject.so",
+                    dir / ".." / "lib" / "trainprof" / "libtrainprof_inject.so"};
+    }
+    for (const auto& c : candidates) {
+      if (IsRegularFile(c)) {
+        files.library = Canonical(c);
+        break;
+      }
+    }
+    if (files.library.empty()) {
+      std::string looked;
+      for (const auto& c : candidates) looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
+      *error = "cannot find the injection library libtrainprof_inject.so (looked in: " +
+               (looked.empty() ? std::string("nowhere, /proc/self/exe unreadable") : looked) +
+               "); build it, or set TRAINPROF_INJECT_LIB to its path";
+      return std::nullopt;
+    }
+  }
+  // The dynamic loader splits LD_PRELOAD at ':' and spaces, with no way to quote them.
+  if (files.library.find_first_of(": \t") != std::string::npos) {
+    *error = "the injection library path '" + files.library +
+             "' contains ':' or a space, which LD_PRELOAD cannot express; install or copy trainprof "
+             "elsewhere, or set TRAINPROF_INJECT_LIB";
+    return std::nullopt;
+  }
+  if (!exe.empty()) {
+    for (const auto& c : {dir / ".." / "python", dir / ".." / "share" / "trainprof" / "python"}) {
+      if (IsDirectory(c)) {
+        files.python_shim = Canonical(c);
+        break;
+      }
+    }
+    if (files.python_shim.find(':') != std::string::npos) files.python_shim.clear();
+  }
+  return files;
+}
+
+void SetEnv(std::vector<std::string>* env, std::string_view name, std::string_view value) {
+  std::string entry;
+  entry.reserve(name.size() + 1 + value.size());
+  entry.append(name).append("=").append(value);
+  for (auto& e : *env) {
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
+      e = std::move(entry);
+      return;
+    }
+  }
+  env->push_back(std::move(entry));
+}
+
+void UnsetEnv(std::vector<std::string>* env, std::string_view name) {
+  std::erase_if(*env, [&](const std::string& e) {
+    return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
+  });
+}
+
+std::optional<std::string> GetEnv(const std::vector<std::string>& env, std::string_view name) {
+  for (const auto& e : env) {
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
+      return e.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string PrependToList(std::string_view list, std::string_view entry, std::string_view separators) {
+  std::string out(entry);
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t sep = list.find_first_of(separators, pos);
+    if (sep == std::string_view::npos) sep = list.size();
+    std::string_view item = list.substr(pos, sep - pos);
+    pos = sep + 1;
+    if (item.empty() || item == entry) continue;
+    out += ':';
+    out += item;
+  }
+  return out;
+}
+
+std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& base,
+                                               const InjectConfig& config) {
+  std::vector<std::string> env = base;
+  const std::string& lib = config.files.library;
+  // The loader accepts spaces as well as colons between LD_PRELOAD entries.
+  SetEnv(&env, "LD_PRELOAD", PrependToList(GetEnv(env, "LD_PRELOAD").value_or(""), lib, ": \t"));
+  if (config.trace & kTraceNvtx) {
+    SetEnv(&env, "NVTX_INJECTION64_PATH", lib);
+  } else if (GetEnv(env, "NVTX_INJECTION64_PATH") == lib) {
+    UnsetEnv(&env, "NVTX_INJECTION64_PATH");  // inherited from an enclosing trainprof run
+  }
+  SetEnv(&env, "TRAINPROF_LIB", lib);
+  SetEnv(&env, "TRAINPROF_OUTPUT_DIR", config.output_dir);
+  SetEnv(&env, "TRAINPROF_FOLLOW_CHILDREN", config.follow_children ? "1" : "0");
+  SetEnv(&env, "TRAINPROF_TRACE", TraceListString(config.trace));
+  if ((config.trace & kTracePython) && !config.files.python_shim.empty()) {
+    const std::string& shim = config.files.python_shim;
+    SetEnv(&env, "PYTHONPATH", PrependToList(GetEnv(env, "PYTHONPATH").value_or(""), shim));
+    SetEnv(&env, "TRAINPROF_PYTHON_DIR", shim);
+  } else {
+    UnsetEnv(&env, "TRAINPROF_PYTHON_DIR");
+  }
+  return env;
+}
+
+std::vector<std::string> CurrentEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace trainprof::launcher

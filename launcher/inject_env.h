@@ -1,0 +1,89 @@
+// The environment `trainprof run` gives the command: the contract with the injection library
+// (inject/config.h reads it; docs/cli.md, "Environment", documents it for users).
+//
+//   LD_PRELOAD                 <lib>[:<previous LD_PRELOAD>]
+//   NVTX_INJECTION64_PATH      <lib>                      only if nvtx is traced
+//   TRAINPROF_LIB              <lib>
+//   TRAINPROF_OUTPUT_DIR       absolute output directory   (set in the child when -o has %p)
+//   TRAINPROF_FOLLOW_CHILDREN  1 or 0
+//   TRAINPROF_TRACE            normalised source list, e.g. cuda,nvtx,python
+//   TRAINPROF_ROOT_PID         the command's own pid       (always set in the child, after fork)
+//   PYTHONPATH                 <shim>[:<previous PYTHONPATH>]  if python is traced and the shim exists
+//   TRAINPROF_PYTHON_DIR       <shim>                      idem (the library restores PYTHONPATH from it)
+// CUDA_INJECTION64_PATH is deliberately not set yet: the library does not export
+// InitializeInjection.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainprof::launcher {
+
+/// Trace sources, a bit mask; TraceListString lists them in this order.
+enum TraceSource : unsigned {
+  kTraceCuda = 1u << 0,
+  kTraceNvtx = 1u << 1,
+  kTracePython = 1u << 2,
+};
+inline constexpr unsigned kTraceAll = kTraceCuda | kTraceNvtx | kTracePython;
+
+/// Parses a --trace list: comma separated names from cuda, nvtx, python; "-name" removes one.
+/// Entries apply left to right, starting from all sources if the first entry is a removal and
+/// from none otherwise ("nvtx" = only NVTX, "-python" = all but Python). An empty string means
+/// all. Errors: unknown name (the message lists the valid ones), or nothing left to trace.
+std::optional<unsigned> ParseTraceList(std::string_view list, std::string* error);
+
+/// "cuda,nvtx,python" order, comma separated, for TRAINPROF_TRACE.
+std::string TraceListString(unsigned mask);
+
+/// Where the injection library and the Python shim are.
+struct InjectFiles {
+  std::string library;      ///< absolute path of libtrainprof_inject.so
+  std::string python_shim;  ///< absolute folder, or empty if there is none
+};
+
+/// Finds the library: `override_lib` (TRAINPROF_INJECT_LIB) if non-null, else relative to the
+/// real path of the trainprof executable `exe`:
+///   <dir>/../inject/libtrainprof_inject.so          (build tree)
+///   <dir>/../lib/trainprof/libtrainprof_inject.so   (installed)
+/// and the shim folder <dir>/../python or <dir>/../share/trainprof/python. Returns nullopt with a
+/// message in *error if the library is missing or its path cannot be put in LD_PRELOAD.
+std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::string& exe,
+                                           std::string* error);
+
+/// The real path of the running executable (/proc/self/exe), or empty.
+std::string SelfExecutable();
+
+struct InjectConfig {
+  InjectFiles files;
+  std::string output_dir;  ///< absolute
+  bool follow_children = false;
+  unsigned trace = kTraceAll;
+};
+
+/// The command's environment: `base` ("NAME=value" entries, e.g. environ) with the variables
+/// above set. TRAINPROF_ROOT_PID is left for the child to set (SetEnv after fork).
+std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& base,
+                                               const InjectConfig& config);
+
+/// Sets NAME=value in `env`, replacing an existing entry of that name.
+void SetEnv(std::vector<std::string>* env, std::string_view name, std::string_view value);
+
+/// Removes NAME from `env`.
+void UnsetEnv(std::vector<std::string>* env, std::string_view name);
+
+/// The value of NAME in `env`, or nullopt.
+std::optional<std::string> GetEnv(const std::vector<std::string>& env, std::string_view name);
+
+/// `entry` followed by the entries of `list` (separated by any of `separators`) except empty
+/// ones and copies of `entry`, joined with ':'. Empty entries are dropped because in PYTHONPATH
+/// an empty entry means the current directory.
+std::string PrependToList(std::string_view list, std::string_view entry,
+                          std::string_view separators = ":");
+
+/// The current process environment as "NAME=value" strings.
+std::vector<std::string> CurrentEnvironment();
+
+}  // namespace trainprof::launcher

@@ -1,0 +1,61 @@
+// The trainprof command: parses arguments and dispatches to a subcommand. Nothing else lives here.
+//
+//   trainprof run    [OPTIONS] [--] COMMAND [ARGS...]   run_command.h
+//   trainprof report [OPTIONS] DIR|FILE...              report_command.h (collector/)
+//
+// Exit status 2 for usage errors; otherwise the subcommand's. docs/cli.md is the reference.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+
+#include "report_command.h"
+#include "run_command.h"
+
+#ifndef TRAINPROF_VERSION
+#error "TRAINPROF_VERSION must be defined by the build (launcher/CMakeLists.txt)"
+#endif
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace trainprof::launcher;
+
+  CLI::App app{"trainprof: where does the time of a training run go?\n"
+               "Records NVTX ranges, CUDA activity and PyTorch phases of every process of a run, "
+               "then reports statistics and the bottleneck.",
+               "trainprof"};
+  app.set_version_flag("--version", "trainprof " TRAINPROF_VERSION, "Print the version and exit");
+  app.require_subcommand(1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "trainprof: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
+  app.footer("Start with: trainprof run -- python train.py; then trainprof report DIR.\n"
+             "Reference: docs/cli.md.");
+
+  RunArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "Run a command and record one trace file per process");
+  AddRunOptions(run, &run_args);
+
+  ReportArgs report_args;
+  CLI::App* report = app.add_subcommand("report", "Print statistics and the bottleneck of recorded traces");
+  AddReportOptions(report, &report_args);
+
+  if (argc <= 1) {
+    std::cerr << app.help();
+    return kUsageError;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);  // prints help, the version, or the error
+    return status == 0 ? 0 : kUsageError;
+  }
+
+  if (run->parsed()) return RunRun(run_args);
+  if (report->parsed()) return RunReport(report_args);
+  return kUsageError;  // unreachable with require_subcommand(1)
+}

@@ -1,0 +1,174 @@
+#include "report_command.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include "collector/render.h"
+#include "collector/report.h"
+#include "collector/trace_reader.h"
+#include "collector/trace_set.h"
+
+namespace trainprof::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+using collector::Report;
+
+constexpr int kOk = 0;
+constexpr int kOutputError = 1;
+constexpr int kInputError = 2;
+
+void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
+
+// Writes to a temporary name and renames it into place, so a half-written report never looks
+// complete (and an existing one stays intact when writing fails).
+bool WriteFileAtomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    Error("cannot write " + path + ": " + std::strerror(errno));
+    return false;
+  }
+  bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
+  int e = errno;
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    e = errno;
+  }
+  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    e = errno;
+  }
+  if (!ok) {
+    std::remove(tmp.c_str());
+    Error("cannot write " + path + ": " + std::strerror(e));
+  }
+  return ok;
+}
+
+bool WriteStdout(const std::string& content) {
+  std::cout << content;
+  std::cout.flush();
+  return static_cast<bool>(std::cout);
+}
+
+// CSV: a directory (existing, or named with a trailing '/') gets DIR/<table>.csv; anything else is
+// a prefix: PREFIX<table>.csv. Without -o the tables follow each other on stdout, each after a
+// "# <table>.csv" line.
+int WriteCsv(const Report& report, const std::string& output) {
+  std::vector<collector::CsvTable> tables = collector::RenderCsv(report);
+  if (output.empty()) {
+    std::string all;
+    for (size_t i = 0; i < tables.size(); ++i) {
+      if (i > 0) all += "\r\n";
+      all += "# " + tables[i].name + "\r\n" + tables[i].text;
+    }
+    return WriteStdout(all) ? kOk : kOutputError;
+  }
+  std::error_code ec;
+  bool is_dir = output.back() == '/' || fs::is_directory(output, ec);
+  fs::path dir = is_dir ? fs::path(output) : fs::path(output).parent_path();
+  if (!dir.empty()) {
+    fs::create_directories(dir, ec);
+    if (ec) {
+      Error("cannot create " + dir.string() + ": " + ec.message());
+      return kOutputError;
+    }
+  }
+  for (const collector::CsvTable& t : tables) {
+    std::string path = is_dir ? (fs::path(output) / t.name).string() : output + t.name;
+    if (!WriteFileAtomically(path, t.text)) return kOutputError;
+  }
+  return kOk;
+}
+
+std::string JoinPaths(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace
+
+void AddReportOptions(CLI::App* sub, ReportArgs* args) {
+  sub->add_option("PATH", args->paths,
+                  "Trace files (pid-*.trace) or directories of them (searched recursively for *.trace)")
+      ->required()
+      ->type_name("");
+  sub->add_option("--format", args->format, "Output format: text (aligned tables), json, csv (one file per table)")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->capture_default_str();
+  sub->add_option("-o,--output", args->output,
+                  "Write to this file instead of stdout; with --format csv a directory or a file name prefix "
+                  "(e.g. out/report- gives out/report-nvtx_ranges.csv)")
+      ->type_name("PATH");
+  sub->add_flag("--by-process", args->by_process, "Also print the NVTX range table of each process");
+  sub->add_option("--top", args->top, "Rows per statistics table, the largest total time first (0 = all)")
+      ->type_name("N")
+      ->capture_default_str();
+  sub->add_flag("--strict", args->strict, "Exit with status 2 if any trace file is damaged or truncated");
+  sub->footer(
+      "Exit status: 0 report written (damaged files are warnings on stderr); 1 output not written;\n"
+      "2 no trace found, a PATH unreadable, no usable trace, or --strict with a damaged file.\n"
+      "Reference: docs/report.md; JSON schema: docs/report-schema.md.");
+}
+
+int RunReport(const ReportArgs& args) {
+  if (args.format != "text" && args.format != "json" && args.format != "csv") {
+    Error("report: unknown --format '" + args.format + "' (text, json or csv)");
+    return kInputError;
+  }
+  if (args.paths.empty()) {
+    Error("report: no PATH given (trace files or a directory of them)");
+    return kInputError;
+  }
+  collector::TraceFileList list = collector::FindTraceFiles(args.paths);
+  for (const std::string& e : list.errors) Error(e);
+  if (!list.errors.empty()) return kInputError;
+  if (list.files.empty()) {
+    Error("no trace files (*.trace) found in " + JoinPaths(args.paths));
+    return kInputError;
+  }
+
+  collector::Trace trace = collector::LoadTrace(list.files);
+  size_t damaged = 0, usable = 0;
+  for (const collector::FileStatus& f : trace.files) {
+    if (f.usable) ++usable;
+    if (!f.damaged()) continue;
+    ++damaged;
+    std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
+  }
+  if (usable == 0) {
+    Error("none of the " + std::to_string(trace.files.size()) + " trace files in " + JoinPaths(args.paths) +
+          " could be read");
+    return kInputError;
+  }
+
+  collector::ReportOptions options;
+  options.by_process = args.by_process;
+  options.top = args.top;
+  Report report = collector::Analyze(trace, options);
+
+  int status = kOk;
+  if (args.format == "csv") {
+    status = WriteCsv(report, args.output);
+  } else {
+    std::string text = args.format == "json" ? collector::RenderJson(report) : collector::RenderText(report);
+    bool ok = args.output.empty() ? WriteStdout(text) : WriteFileAtomically(args.output, text);
+    status = ok ? kOk : kOutputError;
+  }
+  if (status != kOk) return status;
+  if (args.strict && damaged > 0) {
+    Error(std::to_string(damaged) + " damaged trace file" + (damaged == 1 ? "" : "s") + " (--strict)");
+    return kInputError;
+  }
+  return kOk;
+}
+
+}  // namespace trainprof::launcher

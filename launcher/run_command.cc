@@ -1,0 +1,225 @@
+#include "run_command.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "child_process.h"
+#include "inject_env.h"
+#include "output_path.h"
+#include "report_command.h"
+#include "trace_dir.h"
+
+namespace trainprof::launcher {
+
+namespace {
+
+void Message(const std::string& text) {
+  std::string line = "trainprof: " + text + "\n";
+  fputs(line.c_str(), stderr);
+}
+
+// ./trainprof-YYYYmmdd-HHMMSS, with -2, -3... appended if that already exists (two runs in one
+// second), so a default run never mixes its traces with an earlier run's.
+std::string DefaultOutputPattern() {
+  std::string base = DefaultOutputName(std::time(nullptr));
+  std::string name = base;
+  std::error_code ec;
+  for (int n = 2; std::filesystem::exists(name, ec) && n < 1000; ++n) name = base + "-" + std::to_string(n);
+  return name;
+}
+
+bool LooksLikePython(const std::string& command) {
+  std::string base = std::filesystem::path(command).filename().string();
+  return base.rfind("python", 0) == 0 || base == "torchrun";
+}
+
+// `run` lists COMMAND in its usage line the way users write it.
+class RunHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string name) const override {
+    return "Usage: " + name + " [OPTIONS] [--] COMMAND [ARGS...]\n";
+  }
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    return opt->get_positional() ? std::string() : CLI::Formatter::make_option_opts(opt);
+  }
+};
+
+}  // namespace
+
+void AddRunOptions(CLI::App* sub, RunArgs* args) {
+  sub->formatter(std::make_shared<RunHelpFormatter>());
+  sub->add_option("-o,--output", args->output,
+                  "Trace directory, created if missing; %-expansions below")
+      ->type_name("DIR")
+      ->take_last();  // a later -o (e.g. after a shell alias's) wins, as in most tools
+  sub->add_flag("--follow-children", args->follow_children,
+                "Record every descendant too (DataLoader workers, torchrun ranks)");
+  // A string joined over repeats, not a vector: CLI11 2.1 lets a vector option swallow the `--`
+  // that follows it, and then the command's own options would be parsed as ours.
+  sub->add_option("--trace", args->trace,
+                  "Sources: cuda,nvtx,python (default: all); -NAME leaves one out")
+      ->type_name("LIST")
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
+  sub->add_flag("--report", args->report, "Print the report of this run when COMMAND ends");
+  sub->add_option("COMMAND", args->command, "The program to profile, then its arguments")->required();
+  // The first positional ends trainprof's options: `trainprof run python train.py --lr 3` passes
+  // --lr to python, as nsys/strace/time do. `--` is still accepted (and needed if COMMAND
+  // starts with '-').
+  sub->positionals_at_end();
+  sub->footer(
+      "Options end at COMMAND: what follows goes to COMMAND unchanged. Write -- before COMMAND if\n"
+      "it starts with '-'.\n"
+      "\n"
+      "Output directory: default ./trainprof-YYYYmmdd-HHMMSS. In DIR, %p is the pid of COMMAND,\n"
+      "%h the hostname, %q{VAR} the value of environment variable VAR, %% a literal %.\n"
+      "\n"
+      "Examples:\n"
+      "  trainprof run -- python train.py --epochs 1\n"
+      "  trainprof run --follow-children -o runs/%h-%p -- torchrun --nproc-per-node 2 train.py\n"
+      "  trainprof run --trace=-python --report -- ./train_cuda\n"
+      "\n"
+      "Exit status: COMMAND's (128+N if signal N ended it), 127 if COMMAND was not found, 126 if\n"
+      "it could not be executed, 1 if trainprof could not prepare the run, 2 for a usage error.\n"
+      "SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to trainprof are passed on to COMMAND.\n"
+      "Environment given to COMMAND, and the rest: docs/cli.md.");
+}
+
+int RunRun(const RunArgs& args) {
+  std::string error;
+  std::optional<unsigned> trace = ParseTraceList(args.trace, &error);
+  if (!trace) {
+    Message(error);
+    return 2;
+  }
+  PatternContext ctx = CurrentPatternContext();
+  std::optional<OutputPattern> pattern =
+      OutputPattern::Parse(args.output.empty() ? DefaultOutputPattern() : args.output, ctx, &error);
+  if (!pattern) {
+    Message(error);
+    return 2;
+  }
+  std::optional<InjectFiles> files = FindInjectFiles(getenv("TRAINPROF_INJECT_LIB"), SelfExecutable(), &error);
+  if (!files) {
+    Message(error + "; " + args.command.front() + " was not run");
+    return 1;
+  }
+  if ((*trace & kTracePython) && files->python_shim.empty() && LooksLikePython(args.command.front())) {
+    Message("note: the Python shim folder was not found next to trainprof, so PyTorch phases will "
+            "not be named (NVTX ranges still are)");
+  }
+
+  // Without %p the directory is known now: create it here, where an error is easy to report.
+  // If it cannot be created the command still runs, unprofiled: a profiler must not cost the
+  // user their run (said once, here; the library is then not injected at all).
+  std::string dir;
+  bool recording = true;
+  if (!pattern->has_pid()) {
+    dir = pattern->Expand(0);
+    if (int err = MakeDirectories(dir)) {
+      Message("cannot create output directory " + dir + ": " + strerror(err) + "; running " +
+              args.command.front() + " without profiling");
+      recording = false;
+    } else if (size_t old = SummarizeTraceDir(dir).files) {
+      Message("warning: " + dir + " already holds " + std::to_string(old) +
+              (old == 1 ? " trace file" : " trace files") +
+              " from an earlier run; a report of it will mix both runs (use a fresh -o directory, "
+              "or %p in its name)");
+    }
+  }
+
+  InjectConfig config;
+  config.files = *files;
+  config.output_dir = dir;  // with %p: set by the child below
+  config.follow_children = args.follow_children;
+  config.trace = *trace;
+  std::vector<std::string> env = recording ? BuildChildEnvironment(CurrentEnvironment(), config) : CurrentEnvironment();
+
+  // In the child, after fork: trainprof is single-threaded, so allocating here is safe.
+  const OutputPattern& out = *pattern;
+  const std::string& program = args.command.front();
+  auto prepare = [&out, recording, &program](std::vector<std::string>* child_env) -> int {
+    if (!recording) return 0;
+    pid_t self = getpid();
+    SetEnv(child_env, "TRAINPROF_ROOT_PID", std::to_string(self));
+    if (out.has_pid()) {
+      std::string own_dir = out.Expand(self);
+      if (int err = MakeDirectories(own_dir)) {
+        Message("cannot create output directory " + own_dir + ": " + strerror(err) + "; running " + program +
+                " without profiling");
+        *child_env = CurrentEnvironment();
+        return 0;
+      }
+      SetEnv(child_env, "TRAINPROF_OUTPUT_DIR", own_dir);
+    }
+    return 0;
+  };
+
+  ChildProcess child;
+  StartFailure failure;
+  if (!child.Start(args.command, std::move(env), prepare, &failure)) {
+    switch (failure.stage) {
+      case StartFailure::Stage::kExec:
+        Message(DescribeExecError(args.command.front(), failure.error));
+        return ExitStatusForExecError(failure.error);
+      case StartFailure::Stage::kPrepare:
+        Message("cannot create output directory " + pattern->Expand(child.pid()) + ": " +
+                strerror(failure.error) + "; " + args.command.front() + " was not run");
+        return 1;
+      default:
+        Message("cannot start " + args.command.front() + ": " + strerror(failure.error));
+        return 1;
+    }
+  }
+  int wait_status = child.Wait();
+  int exit_status = ExitStatusFromWait(wait_status);
+  if (!recording) return exit_status;
+  if (pattern->has_pid()) {
+    dir = pattern->Expand(child.pid());
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) return exit_status;  // the child said why it could not create it
+  }
+
+  std::string patch_error;
+  if (!RecordRootEnd(dir, child.pid(), wait_status, &patch_error) && !patch_error.empty()) {
+    Message("warning: " + patch_error);
+  }
+  TraceDirSummary summary = SummarizeTraceDir(dir);
+  if (summary.files == 0) {
+    Message("no trace file was written in " + dir +
+            " \u2014 is the command statically linked, setuid/setgid (the loader then ignores "
+            "LD_PRELOAD), or did it clear LD_PRELOAD?");
+    return exit_status;
+  }
+  Message(SummaryLine(dir, summary));
+
+  if (args.report) {
+    fflush(stderr);
+    ReportArgs report;
+    report.paths = {dir};
+    int report_status;
+    try {
+      report_status = RunReport(report);
+    } catch (const std::exception& e) {
+      Message(std::string("report failed: ") + e.what());
+      report_status = 1;
+    }
+    fflush(stdout);
+    // The command's status comes first; a failed report only shows when the command succeeded.
+    if (exit_status == 0) exit_status = report_status;
+  }
+  return exit_status;
+}
+
+}  // namespace trainprof::launcher

@@ -1,0 +1,36 @@
+// `trainprof run [OPTIONS] [--] COMMAND [ARGS...]`: run a command with the injection library
+// preloaded, wait for it, and leave one trace file per process in the output directory.
+//
+//   options ─► OutputPattern, trace list, InjectFiles (inject_env.h, output_path.h)
+//           ─► ChildProcess::Start (fork; the child expands %p, mkdir -p, sets
+//              TRAINPROF_ROOT_PID, execvpe) ─► Wait (signal forwarding)
+//           ─► RecordRootEnd + one summary line (trace_dir.h) ─► optional report
+//
+// Exit status: the command's (128+N if signal N ended it); 126/127 if it could not be started;
+// 1 if trainprof could not prepare the run; 2 for usage errors (docs/cli.md, "Exit status").
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace trainprof::launcher {
+
+struct RunArgs {
+  std::string output;  ///< -o pattern; empty: ./trainprof-YYYYmmdd-HHMMSS
+  bool follow_children = false;
+  std::string trace;   ///< --trace list as given; empty: all sources
+  bool report = false;
+  std::vector<std::string> command;
+};
+
+/// Adds run's options and the COMMAND positional to `sub`.
+void AddRunOptions(CLI::App* sub, RunArgs* args);
+
+/// Runs the command; returns trainprof's exit status.
+int RunRun(const RunArgs& args);
+
+}  // namespace trainprof::launcher

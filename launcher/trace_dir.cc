@@ -1,0 +1,196 @@
+#include "trace_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <ctime>
+#include <set>
+
+#include "trainprof/trace_format.h"
+
+namespace trainprof::launcher {
+
+namespace {
+
+using format::FileHeader;
+
+// The header is read and patched as bytes at offsetof(...): FileHeader holds atomics, which are
+// not meant to be memcpy'd into. The format is little-endian, and so is every host we build for.
+static_assert(std::endian::native == std::endian::little, "trace headers are little-endian");
+
+struct HeaderView {
+  bool valid = false;
+  int32_t pid = 0;
+  uint32_t image_index = 0;
+  uint64_t end_monotonic_ns = 0;
+};
+
+template <typename T>
+T Field(const unsigned char* raw, size_t offset) {
+  T v;
+  memcpy(&v, raw + offset, sizeof(v));
+  return v;
+}
+
+HeaderView ReadHeader(int fd) {
+  HeaderView h;
+  unsigned char raw[sizeof(FileHeader)];
+  if (pread(fd, raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) return h;
+  if (memcmp(raw, format::kFileMagic, sizeof(format::kFileMagic)) != 0) return h;
+  h.valid = true;
+  h.pid = Field<int32_t>(raw, offsetof(FileHeader, pid));
+  h.image_index = Field<uint32_t>(raw, offsetof(FileHeader, image_index));
+  h.end_monotonic_ns = Field<uint64_t>(raw, offsetof(FileHeader, end_monotonic_ns));
+  return h;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The pid in a "pid-<PID>..." name, or -1.
+long PidFromName(std::string_view name) {
+  if (name.substr(0, 4) != "pid-") return -1;
+  long pid = 0;
+  size_t i = 4;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) pid = pid * 10 + (name[i] - '0');
+  return i > 4 ? pid : -1;
+}
+
+// Calls fn(name) for each regular-looking "*.trace" entry of dir.
+template <typename Fn>
+void ForEachTraceFile(const std::string& dir, Fn fn) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = readdir(d)) {
+    std::string_view name = e->d_name;
+    if (!EndsWith(name, ".trace") || e->d_type == DT_DIR) continue;
+    fn(std::string(name));
+  }
+  closedir(d);
+}
+
+}  // namespace
+
+TraceDirSummary SummarizeTraceDir(const std::string& dir) {
+  TraceDirSummary s;
+  std::set<long> pids;
+  ForEachTraceFile(dir, [&](const std::string& name) {
+    std::string path = dir + "/" + name;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      ++s.files;
+      s.bytes += static_cast<uint64_t>(st.st_size);
+      HeaderView h = ReadHeader(fd);
+      long pid = h.valid ? h.pid : PidFromName(name);
+      if (pid > 0) pids.insert(pid);
+    }
+    close(fd);
+  });
+  s.processes = pids.size();
+  return s;
+}
+
+bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, std::string* error) {
+  std::string prefix = "pid-" + std::to_string(pid);
+  std::string best;
+  uint32_t best_image = 0;
+  ForEachTraceFile(dir, [&](const std::string& name) {
+    if (name.compare(0, prefix.size(), prefix) != 0) return;  // the header decides below
+    int fd = open((dir + "/" + name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return;
+    HeaderView h = ReadHeader(fd);
+    close(fd);
+    if (!h.valid || h.pid != pid) return;  // e.g. pid-1234.trace when looking for pid 123
+    if (best.empty() || h.image_index > best_image) {
+      best = name;
+      best_image = h.image_index;
+    }
+  });
+  if (best.empty()) return false;
+
+  std::string path = dir + "/" + best;
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    *error = path + ": " + strerror(errno);
+    return false;
+  }
+  HeaderView h = ReadHeader(fd);  // again, on the descriptor we write through
+  bool ok = h.valid && h.pid == pid;
+  if (ok) {
+    uint32_t kind;
+    int32_t code;
+    if (WIFSIGNALED(wait_status)) {
+      kind = static_cast<uint32_t>(format::EndKind::kSignal);
+      code = WTERMSIG(wait_status);
+    } else {
+      kind = static_cast<uint32_t>(format::EndKind::kExit);
+      code = WEXITSTATUS(wait_status);
+    }
+    unsigned char end[8];
+    static_assert(offsetof(FileHeader, end_code) == format::kEndKindOffset + 4);
+    memcpy(end, &kind, 4);
+    memcpy(end + 4, &code, 4);
+    ok = pwrite(fd, end, sizeof(end), format::kEndKindOffset) == static_cast<ssize_t>(sizeof(end));
+    if (ok && h.end_monotonic_ns == 0) {
+      timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+      ok = pwrite(fd, &now, sizeof(now), offsetof(FileHeader, end_monotonic_ns)) ==
+           static_cast<ssize_t>(sizeof(now));
+    }
+    if (!ok) *error = path + ": cannot record the end status: " + strerror(errno);
+  }
+  close(fd);
+  return ok;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes < 1000) return std::to_string(bytes) + " B";
+  const char* units[] = {"kB", "MB", "GB", "TB"};
+  double v = static_cast<double>(bytes);
+  int u = -1;
+  while (v >= 999.95 && u < 3) {
+    v /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string ShellQuote(std::string_view s) {
+  bool plain = !s.empty();
+  for (char c : s) {
+    bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                std::string_view("/._-+:,@%=").find(c) != std::string_view::npos;
+    plain = plain && safe;
+  }
+  if (plain) return std::string(s);
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string SummaryLine(const std::string& dir, const TraceDirSummary& s) {
+  return std::to_string(s.files) + (s.files == 1 ? " trace file, " : " trace files, ") +
+         std::to_string(s.processes) + (s.processes == 1 ? " process, " : " processes, ") +
+         FormatBytes(s.bytes) + " in " + dir + " \u2014 next: trainprof report " + ShellQuote(dir);
+}
+
+}  // namespace trainprof::launcher

@@ -1,0 +1,44 @@
+// What `trainprof run` does with the output directory after the command ended: record how the
+// root process ended in its trace header, and sum up the directory in one line.
+//
+// The root process's own library cannot always record its end: a kill -9 or a signal leaves
+// FileHeader::end_kind at kNone. The launcher saw the waitpid status, so it patches
+// end_kind / end_code (and end_monotonic_ns if still 0) in the header of the root pid's last image
+// (pid-<PID>[.<N>].trace with the highest image_index), in place with pwrite. Layout:
+// format/trainprof/trace_format.h, FileHeader.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace trainprof::launcher {
+
+struct TraceDirSummary {
+  size_t files = 0;      ///< *.trace files directly in the directory
+  size_t processes = 0;  ///< distinct pids (from valid headers, else from pid-<PID> names)
+  uint64_t bytes = 0;    ///< total size of those files
+};
+
+/// Counts the *.trace files of `dir`. A missing directory is an empty summary.
+TraceDirSummary SummarizeTraceDir(const std::string& dir);
+
+/// Writes the end of process `pid` (a waitpid status) into the header of its last trace image in
+/// `dir`. Only touches files whose header has the trace magic and pid `pid`; never creates one.
+/// Returns true if a header was patched; false if there was none (or on an I/O error, with a
+/// message in *error).
+bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, std::string* error);
+
+/// "512 B", "2.0 kB", "1.2 MB", "3.4 GB" (decimal units).
+std::string FormatBytes(uint64_t bytes);
+
+/// `s` as one shell word: unchanged if it needs no quoting, else in single quotes.
+std::string ShellQuote(std::string_view s);
+
+/// The line printed after the run, without "trainprof: " and newline, e.g.
+/// "3 trace files, 3 processes, 1.2 MB in /abs/dir — next: trainprof report /abs/dir".
+std::string SummaryLine(const std::string& dir, const TraceDirSummary& summary);
+
+}  // namespace trainprof::launcher

@@ -1,0 +1,62 @@
+"""Helpers shared by the end-to-end tests: run `trainprof`, read its JSON report."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+TRAINPROF = os.environ.get("TRAINPROF_BIN", "trainprof")
+PROGRAMS = os.environ.get("TRAINPROF_PROGRAMS", "")
+PYTHON = os.environ.get("TRAINPROF_TEST_PYTHON", "/usr/bin/python3")
+SOURCE_DIR = os.environ.get("TRAINPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+WORKLOADS = os.path.join(SOURCE_DIR, "tests", "workloads")
+
+
+def program(name):
+    return os.path.join(PROGRAMS, "tp_" + name)
+
+
+class TraceTest(unittest.TestCase):
+    """A test case with a fresh output directory per test."""
+
+    def setUp(self):
+        self.out = tempfile.mkdtemp(prefix="trainprof-e2e-")
+
+    def tearDown(self):
+        shutil.rmtree(self.out, ignore_errors=True)
+
+    def run_trainprof(self, args, timeout=300, check=True, **kwargs):
+        proc = subprocess.run([TRAINPROF] + args, capture_output=True, text=True, timeout=timeout, **kwargs)
+        if check and proc.returncode != 0:
+            self.fail("trainprof %s exited %d\nstdout:\n%s\nstderr:\n%s"
+                      % (" ".join(args), proc.returncode, proc.stdout, proc.stderr))
+        return proc
+
+    def profile(self, command, follow=True, expect_status=0, timeout=300, extra=()):
+        args = ["run", "-o", self.out] + (["--follow-children"] if follow else []) + list(extra) + ["--"] + command
+        proc = self.run_trainprof(args, timeout=timeout, check=False)
+        self.assertEqual(proc.returncode, expect_status, "stdout:\n%s\nstderr:\n%s" % (proc.stdout, proc.stderr))
+        return proc
+
+    def report(self, *paths, extra=()):
+        proc = self.run_trainprof(["report", "--format", "json"] + list(extra) + list(paths or [self.out]))
+        return json.loads(proc.stdout)
+
+    def trace_files(self):
+        return sorted(f for f in os.listdir(self.out) if f.endswith(".trace"))
+
+
+def by_pid(report):
+    return {p["pid"]: p for p in report["processes"]}
+
+
+def ranges(entries):
+    """{display name: row} of an nvtx_ranges list."""
+    return {r["name"]: r for r in entries}
+
+
+def exit_of(process):
+    """(kind, code) of a process's exit, e.g. ("exit", 0) or ("signal", 9)."""
+    return process["exit"]["kind"], process["exit"]["code"]

@@ -1,0 +1,81 @@
+"""The planted NVTX workload (tests/programs/nvtx_workload.cc) under `trainprof run`."""
+
+import os
+import unittest
+
+from common import TraceTest, by_pid, program, ranges, exit_of
+
+
+class NvtxWorkloadTest(TraceTest):
+    def run_workload(self, follow):
+        proc = self.profile([program("nvtx_workload"), program("nvtx_child")], follow=follow)
+        return proc, self.report()
+
+    def test_follow_children_gives_three_linked_processes_with_planted_counts(self):
+        proc, rep = self.run_workload(follow=True)
+        # NVTX return values as the NVTX docs define them: 0-based level started / ended, <0 on error.
+        self.assertIn("levels push=0,1 pop=1,0 empty_pop=-1", proc.stdout)
+        self.assertIn("forked child exit=0 exec child exit=3", proc.stdout)
+
+        procs = by_pid(rep)
+        self.assertEqual(len(procs), 3, procs)
+        roots = [p for p in procs.values() if p["ppid"] not in procs]
+        self.assertEqual(len(roots), 1)
+        main = roots[0]
+        children = [p for p in procs.values() if p["ppid"] == main["pid"]]
+        self.assertEqual(len(children), 2)
+        self.assertEqual(exit_of(main), ("exit", 0))
+
+        main_ranges = ranges(main["nvtx_ranges"])
+        self.assertEqual(main_ranges["step"]["calls"], 20)
+        self.assertEqual(main_ranges["inner"]["calls"], 20)
+        self.assertEqual(main_ranges["trainprof_test:io"]["calls"], 5)
+        self.assertEqual(main_ranges["trainprof_test:io"]["domain"], "trainprof_test")
+        self.assertEqual(main_ranges["async_copy"]["calls"], 4)
+        self.assertEqual(main_ranges["async_copy"]["style"], "start/end")
+        # 19 steps of 4+1 ms sleeps and one of 5 ms: mean ~5 ms; wide margins for busy machines.
+        self.assertGreater(main_ranges["step"]["mean_ns"], 4.5e6)
+        self.assertLess(main_ranges["step"]["mean_ns"], 60e6)
+        self.assertGreater(main_ranges["inner"]["mean_ns"], 0.9e6)
+        self.assertGreaterEqual(main_ranges["step"]["min_ns"], main_ranges["inner"]["min_ns"])
+        self.assertGreater(main_ranges["async_copy"]["mean_ns"], 2.5e6)
+        # One pop on an empty stack and one range never closed.
+        self.assertEqual(main["unbalanced_ranges"], 2)
+
+        marks = {m["name"]: m for m in rep["nvtx_marks"]}
+        self.assertEqual(marks["checkpoint"]["count"], 3)
+
+        forked = [p for p in children if "child_work" in ranges(p["nvtx_ranges"])]
+        execd = [p for p in children if "exec_work" in ranges(p["nvtx_ranges"])]
+        self.assertEqual(len(forked), 1)
+        self.assertEqual(len(execd), 1)
+        self.assertEqual(ranges(forked[0]["nvtx_ranges"])["child_work"]["calls"], 10)
+        self.assertEqual(exit_of(forked[0]), ("exit", 0))
+        self.assertNotIn("step", ranges(forked[0]["nvtx_ranges"]))  # parent's records not copied
+        self.assertEqual(ranges(execd[0]["nvtx_ranges"])["exec_work"]["calls"], 7)
+        self.assertEqual(exit_of(execd[0]), ("exit", 3))
+        self.assertTrue(execd[0]["command"].endswith("tp_nvtx_child"), execd[0]["command"])
+        for p in procs.values():
+            self.assertFalse(p["truncated"])
+            self.assertEqual(p["dropped_records"], 0)
+
+        merged = ranges(rep["nvtx_ranges"])
+        self.assertEqual(merged["step"]["calls"], 20)
+        self.assertEqual(merged["child_work"]["calls"], 10)
+
+    def test_without_follow_children_only_the_launched_process_records(self):
+        proc, rep = self.run_workload(follow=False)
+        self.assertIn("forked child exit=0 exec child exit=3", proc.stdout)
+        self.assertEqual(len(self.trace_files()), 1, self.trace_files())
+        self.assertEqual(len(rep["processes"]), 1)
+        self.assertEqual(ranges(rep["processes"][0]["nvtx_ranges"])["step"]["calls"], 20)
+
+    def test_text_report_lists_processes_and_ranges(self):
+        self.profile([program("nvtx_workload"), program("nvtx_child")])
+        text = self.run_trainprof(["report", self.out]).stdout
+        for needle in ("step", "inner", "child_work", "exec_work", "trainprof_test:io", "tp_nvtx_workload"):
+            self.assertIn(needle, text)
+
+
+if __name__ == "__main__":
+    unittest.main()

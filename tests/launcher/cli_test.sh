@@ -1,0 +1,246 @@
+#!/bin/sh
+# Shell-level tests of the real `trainprof` binary: cli_test.sh CASE TRAINPROF STAND_IN_LIB
+#
+# STAND_IN_LIB is an empty shared library used as the injection library (TRAINPROF_INJECT_LIB),
+# so these tests need neither inject/ nor a GPU; no trace file is written unless a case writes a
+# fake one itself. Exit 0 = pass, 77 = skipped, anything else = fail.
+set -u
+case_name=$1
+TP=$2
+export TRAINPROF_INJECT_LIB="$3"
+unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH TRAINPROF_OUTPUT_DIR TRAINPROF_ROOT_PID LD_PRELOAD
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/trainprof-cli-test.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+tmp=$(pwd -P)
+lib=$(realpath "$TRAINPROF_INJECT_LIB")
+
+fail() {
+  echo "FAIL [$case_name]: $*" >&2
+  for f in out.txt err.txt; do
+    [ -f "$tmp/$f" ] && { echo "--- $f:" >&2; cat "$tmp/$f" >&2; }
+  done
+  exit 1
+}
+
+# run_tp ARGS...: runs trainprof, stdout to out.txt, stderr to err.txt, status in $rc.
+run_tp() {
+  "$TP" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt" </dev/null
+  rc=$?
+}
+expect_rc() { [ "$rc" -eq "$1" ] || fail "expected exit status $1, got $rc"; }
+expect_out() { grep -q -- "$1" "$tmp/out.txt" || fail "stdout lacks '$1'"; }
+expect_err() { grep -q -- "$1" "$tmp/err.txt" || fail "stderr lacks '$1'"; }
+env_of() { sed -n "s/^$1=//p" "$tmp/out.txt"; }
+
+case "$case_name" in
+version)
+  run_tp --version
+  expect_rc 0
+  grep -Eq '^trainprof [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out.txt" || fail "bad version line"
+  ;;
+help)
+  run_tp --help
+  expect_rc 0; expect_out "run"; expect_out "report"
+  run_tp run --help
+  expect_rc 0; expect_out "--follow-children"; expect_out "--trace"; expect_out "--output"
+  expect_out "Exit status"
+  run_tp report --help
+  expect_rc 0
+  ;;
+no_arguments)
+  run_tp
+  expect_rc 2; expect_err "Usage"
+  ;;
+missing_command)
+  for args in "run" "run --" "run -o out" "run --follow-children --"; do
+    # shellcheck disable=SC2086
+    run_tp $args
+    expect_rc 2; expect_err "COMMAND"
+  done
+  ;;
+unknown_option)
+  run_tp run --bogus -- true
+  expect_rc 2; expect_err "bogus"
+  run_tp frobnicate
+  expect_rc 2
+  ;;
+bad_trace)
+  run_tp run -o out --trace=cuda,gpu -- touch ran
+  expect_rc 2; expect_err "'gpu'"; expect_err "cuda, nvtx, python"
+  [ ! -e ran ] || fail "the command ran"
+  run_tp run -o out --trace=-cuda,-nvtx,-python -- touch ran
+  expect_rc 2; expect_err "no source"
+  ;;
+bad_pattern)
+  run_tp run -o 'out-%x' -- touch ran
+  expect_rc 2; expect_err "%x"
+  [ ! -e ran ] || fail "the command ran"
+  ;;
+exit_code)
+  run_tp run -o out -- sh -c 'exit 7'
+  expect_rc 7
+  run_tp run -o out -- true
+  expect_rc 0
+  expect_err "no trace file was written in $tmp/out"
+  run_tp run -o out --report -- sh -c 'exit 4'  # no trace: no report, the command's status
+  expect_rc 4
+  ;;
+signal_exit)
+  run_tp run -o out -- sh -c 'kill -TERM $$'
+  expect_rc 143
+  run_tp run -o out -- sh -c 'kill -KILL $$'
+  expect_rc 137
+  ;;
+not_found)
+  run_tp run -o out -- trainprof-no-such-command --flag
+  expect_rc 127; expect_err "trainprof: trainprof-no-such-command: command not found"
+  grep -q "trace file" "$tmp/err.txt" && fail "printed a trace summary"
+  run_tp run -o out -- ./no/such/file
+  expect_rc 127; expect_err "trainprof: ./no/such/file: No such file or directory"
+  ;;
+not_executable)
+  echo 'echo hi' > script.txt
+  chmod 644 script.txt
+  run_tp run -o out -- ./script.txt
+  expect_rc 126; expect_err "trainprof: ./script.txt: Permission denied"
+  mkdir adir
+  run_tp run -o out -- ./adir
+  expect_rc 126
+  ;;
+stdin_passthrough)
+  out=$(echo hi | "$TP" run -o out -- cat 2>"$tmp/err.txt") || fail "status $?"
+  [ "$out" = "hi" ] || fail "stdout was '$out'"
+  # stderr of the command passes through too, next to trainprof's own line
+  "$TP" run -o out -- sh -c 'echo to-stderr >&2' >"$tmp/out.txt" 2>"$tmp/err.txt" </dev/null
+  expect_err "^to-stderr$"
+  [ -s "$tmp/out.txt" ] && fail "trainprof wrote to stdout"
+  ;;
+dash_arguments)
+  run_tp run -o out -- sh -c 'printf "%s|" "$@"' sh -x --y -- -o z --help
+  expect_rc 0
+  [ "$(cat out.txt)" = "-x|--y|--|-o|z|--help|" ] || fail "arguments changed: $(cat out.txt)"
+  # Without --: options after COMMAND belong to COMMAND.
+  run_tp run -o out printf '%s|' -x --trace -o --version
+  expect_rc 0
+  [ "$(cat out.txt)" = "-x|--trace|-o|--version|" ] || fail "arguments changed: $(cat out.txt)"
+  ;;
+environment)
+  run_tp run -o out -- sh -c 'echo SELF=$$; env'
+  expect_rc 0
+  [ "$(env_of LD_PRELOAD)" = "$lib" ] || fail "LD_PRELOAD=$(env_of LD_PRELOAD)"
+  [ "$(env_of NVTX_INJECTION64_PATH)" = "$lib" ] || fail "NVTX_INJECTION64_PATH"
+  [ "$(env_of TRAINPROF_LIB)" = "$lib" ] || fail "TRAINPROF_LIB"
+  [ "$(env_of TRAINPROF_OUTPUT_DIR)" = "$tmp/out" ] || fail "TRAINPROF_OUTPUT_DIR=$(env_of TRAINPROF_OUTPUT_DIR)"
+  [ "$(env_of TRAINPROF_FOLLOW_CHILDREN)" = "0" ] || fail "TRAINPROF_FOLLOW_CHILDREN"
+  [ "$(env_of TRAINPROF_TRACE)" = "cuda,nvtx,python" ] || fail "TRAINPROF_TRACE"
+  [ "$(env_of TRAINPROF_ROOT_PID)" = "$(env_of SELF)" ] || fail "TRAINPROF_ROOT_PID"
+  [ -z "$(env_of CUDA_INJECTION64_PATH)" ] || fail "CUDA_INJECTION64_PATH is set"
+  [ -d out ] || fail "output directory not created"
+  # An existing LD_PRELOAD entry is kept, after ours (the stand-in itself, the one library we
+  # know loads; it is deduplicated, so use a second copy).
+  cp "$lib" other.so
+  # (ASAN_OPTIONS: a sanitizer build of trainprof would refuse a preload before its runtime.)
+  LD_PRELOAD="$tmp/other.so" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+    run_tp run -o out --follow-children -- env
+  [ "$(env_of LD_PRELOAD)" = "$lib:$tmp/other.so" ] || fail "LD_PRELOAD=$(env_of LD_PRELOAD)"
+  [ "$(env_of TRAINPROF_FOLLOW_CHILDREN)" = "1" ] || fail "TRAINPROF_FOLLOW_CHILDREN with --follow-children"
+  ;;
+trace_list)
+  run_tp run -o out --trace=-python -- env
+  [ "$(env_of TRAINPROF_TRACE)" = "cuda,nvtx" ] || fail "TRAINPROF_TRACE=$(env_of TRAINPROF_TRACE)"
+  run_tp run -o out --trace cuda -- env
+  [ "$(env_of TRAINPROF_TRACE)" = "cuda" ] || fail "TRAINPROF_TRACE=$(env_of TRAINPROF_TRACE)"
+  [ -z "$(env_of NVTX_INJECTION64_PATH)" ] || fail "NVTX_INJECTION64_PATH set without nvtx"
+  run_tp run -o out --trace python --trace=nvtx -- env
+  [ "$(env_of TRAINPROF_TRACE)" = "nvtx,python" ] || fail "TRAINPROF_TRACE=$(env_of TRAINPROF_TRACE)"
+  ;;
+pid_directory)
+  run_tp run -o "runs/%h/d-%p" -- sh -c 'echo $$ > pid.txt; echo "$TRAINPROF_OUTPUT_DIR" > dir.txt'
+  expect_rc 0
+  pid=$(cat pid.txt)
+  want="$tmp/runs/$(hostname)/d-$pid"
+  [ -d "$want" ] || fail "no directory $want"
+  [ "$(cat dir.txt)" = "$want" ] || fail "TRAINPROF_OUTPUT_DIR=$(cat dir.txt), want $want"
+  expect_err "$want"
+  ;;
+output_default)
+  run_tp run -- true
+  run_tp run -- true
+  n=$(find . -maxdepth 1 -type d -name 'trainprof-[0-9]*-[0-9]*' | wc -l)
+  [ "$n" -eq 2 ] || fail "expected 2 default directories, found $n"
+  ;;
+kill_term)
+  "$TP" run -o out -- sh -c 'echo $$ > child.pid; exec sleep 30' >"$tmp/out.txt" 2>"$tmp/err.txt" &
+  tp=$!
+  i=0
+  while [ ! -s child.pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -s child.pid ] || fail "the command did not start"
+  start=$(date +%s)
+  kill -TERM "$tp"
+  wait "$tp"
+  rc=$?
+  expect_rc 143
+  [ $(( $(date +%s) - start )) -lt 10 ] || fail "trainprof took too long to end"
+  kill -0 "$(cat child.pid)" 2>/dev/null && fail "the command still runs"
+  ;;
+terminal_interrupt)
+  # Ctrl-C in a terminal reaches the command once (from the tty), not twice.
+  command -v python3 >/dev/null || exit 77
+  python3 - "$TP" <<'EOF' || fail "see above"
+import os, pty, sys, time
+tp = sys.argv[1]
+script = "trap 'echo INT >> ints' INT; echo $$ > child.pid; while [ ! -e stop ]; do sleep 0.05; done"
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(tp, [tp, "run", "-o", "out", "--", "sh", "-c", script])
+for _ in range(100):
+    if os.path.exists("child.pid"):
+        break
+    time.sleep(0.1)
+time.sleep(0.3)
+os.write(fd, b"\x03")
+time.sleep(1.0)
+open("stop", "w").close()
+_, status = os.waitpid(pid, 0)
+ints = open("ints").read().split() if os.path.exists("ints") else []
+if len(ints) != 1:
+    sys.exit(f"the command saw {len(ints)} SIGINTs")
+EOF
+  ;;
+root_end_status)
+  # The command writes a header-only trace for itself, as the library would, then dies of SIGTERM;
+  # trainprof must record that end in the header (FileHeader::end_kind at offset 64).
+  cat > fake.sh <<'EOF'
+le32() { printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"; }
+f="$TRAINPROF_OUTPUT_DIR/pid-$$.trace"
+{ printf 'TRPROF\r\n'; le32 1; le32 16384; le32 65536; le32 0; le32 $$; } > "$f"
+head -c 132 /dev/zero >> "$f"  # up to sizeof(FileHeader) = 160
+kill -TERM $$
+EOF
+  run_tp run -o "out-%p" -- sh fake.sh
+  expect_rc 143
+  f=$(ls out-*/pid-*.trace) || fail "no trace file"
+  set -- $(od -An -tu4 -j64 -N8 "$f")
+  [ "$1" = 2 ] && [ "$2" = 15 ] || fail "end_kind/end_code = $1/$2, want 2/15"
+  [ "$(od -An -tu8 -j72 -N8 "$f" | tr -d ' ')" != 0 ] || fail "end_monotonic_ns not set"
+  expect_err "1 trace file, 1 process, 160 B in $tmp/out-"
+  expect_err "next: trainprof report $tmp/out-"
+  ;;
+last_output_wins)
+  run_tp run -o first -o second -- true
+  expect_rc 0
+  [ -d second ] && [ ! -e first ] || fail "-o given twice: the last should win"
+  ;;
+missing_library)
+  TRAINPROF_INJECT_LIB="$tmp/nope.so" run_tp run -o out -- touch ran
+  expect_rc 1; expect_err "TRAINPROF_INJECT_LIB"
+  [ ! -e ran ] || fail "the command ran"
+  ;;
+*)
+  echo "unknown case $case_name" >&2
+  exit 2
+  ;;
+esac
+exit 0

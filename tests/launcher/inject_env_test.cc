@@ -1,0 +1,222 @@
+#include "inject_env.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace trainprof::launcher {
+namespace {
+
+unsigned Trace(const std::string& list) {
+  std::string error;
+  auto mask = ParseTraceList(list, &error);
+  EXPECT_TRUE(mask.has_value()) << list << ": " << error;
+  return mask.value_or(0);
+}
+
+std::string TraceError(const std::string& list) {
+  std::string error;
+  EXPECT_FALSE(ParseTraceList(list, &error).has_value()) << list;
+  return error;
+}
+
+TEST(TraceList, DefaultIsAll) {
+  EXPECT_EQ(Trace(""), kTraceAll);
+  EXPECT_EQ(Trace(" "), kTraceAll);
+  EXPECT_EQ(Trace("cuda,nvtx,python"), kTraceAll);
+}
+
+TEST(TraceList, NamesSelectOnlyThose) {
+  EXPECT_EQ(Trace("nvtx"), kTraceNvtx);
+  EXPECT_EQ(Trace("python,cuda"), kTraceCuda | kTracePython);
+  EXPECT_EQ(Trace(" cuda , nvtx ,"), kTraceCuda | kTraceNvtx);
+  EXPECT_EQ(Trace("nvtx,nvtx"), kTraceNvtx);
+}
+
+TEST(TraceList, LeadingRemovalStartsFromAll) {
+  EXPECT_EQ(Trace("-python"), kTraceCuda | kTraceNvtx);
+  EXPECT_EQ(Trace("-python,-cuda"), kTraceNvtx);
+  EXPECT_EQ(Trace("-python,python"), kTraceAll);
+  EXPECT_EQ(Trace("cuda,nvtx,-nvtx"), kTraceCuda);
+}
+
+TEST(TraceList, UnknownNameListsTheValidOnes) {
+  std::string e = TraceError("cuda,gpu");
+  EXPECT_NE(e.find("'gpu'"), std::string::npos) << e;
+  EXPECT_NE(e.find("cuda, nvtx, python"), std::string::npos) << e;
+  EXPECT_NE(TraceError("-torch").find("'torch'"), std::string::npos);
+  EXPECT_NE(TraceError("CUDA").find("'CUDA'"), std::string::npos);
+  EXPECT_FALSE(TraceError("-").empty());
+}
+
+TEST(TraceList, NothingLeftIsAnError) {
+  EXPECT_NE(TraceError("-cuda,-nvtx,-python").find("no source"), std::string::npos);
+  EXPECT_NE(TraceError("cuda,-cuda").find("no source"), std::string::npos);
+}
+
+TEST(TraceList, NormalisedStringIsInCanonicalOrder) {
+  EXPECT_EQ(TraceListString(kTraceAll), "cuda,nvtx,python");
+  EXPECT_EQ(TraceListString(Trace("python,cuda")), "cuda,python");
+  EXPECT_EQ(TraceListString(Trace("-python")), "cuda,nvtx");
+}
+
+TEST(PrependToList, Basics) {
+  EXPECT_EQ(PrependToList("", "/lib.so"), "/lib.so");
+  EXPECT_EQ(PrependToList("/a.so:/b.so", "/lib.so"), "/lib.so:/a.so:/b.so");
+  EXPECT_EQ(PrependToList("/a.so:/lib.so", "/lib.so"), "/lib.so:/a.so");  // no duplicate
+  // An empty PYTHONPATH entry means "the current directory": never introduce or keep one.
+  EXPECT_EQ(PrependToList("/a::/b:", "/shim"), "/shim:/a:/b");
+  // LD_PRELOAD may separate entries with spaces.
+  EXPECT_EQ(PrependToList("/a.so /b.so", "/lib.so", ": \t"), "/lib.so:/a.so:/b.so");
+}
+
+TEST(EnvEntries, SetGetUnsetMatchWholeNames) {
+  std::vector<std::string> env = {"FOOBAR=1", "FOO=2", "X="};
+  EXPECT_EQ(GetEnv(env, "FOO"), "2");
+  EXPECT_EQ(GetEnv(env, "X"), "");
+  EXPECT_EQ(GetEnv(env, "FO"), std::nullopt);
+  SetEnv(&env, "FOO", "3");
+  EXPECT_EQ(GetEnv(env, "FOO"), "3");
+  EXPECT_EQ(GetEnv(env, "FOOBAR"), "1");
+  SetEnv(&env, "NEW", "a=b");
+  EXPECT_EQ(GetEnv(env, "NEW"), "a=b");
+  UnsetEnv(&env, "FOO");
+  EXPECT_EQ(GetEnv(env, "FOO"), std::nullopt);
+  EXPECT_EQ(GetEnv(env, "FOOBAR"), "1");
+}
+
+InjectConfig Config() {
+  InjectConfig c;
+  c.files.library = "/opt/tp/lib/trainprof/libtrainprof_inject.so";
+  c.files.python_shim = "/opt/tp/share/trainprof/python";
+  c.output_dir = "/runs/out";
+  return c;
+}
+
+TEST(ChildEnvironment, SetsTheContractVariables) {
+  std::vector<std::string> env =
+      BuildChildEnvironment({"HOME=/root", "PATH=/usr/bin", "CUDA_VISIBLE_DEVICES=0"}, Config());
+  const std::string lib = "/opt/tp/lib/trainprof/libtrainprof_inject.so";
+  EXPECT_EQ(GetEnv(env, "LD_PRELOAD"), lib);
+  EXPECT_EQ(GetEnv(env, "NVTX_INJECTION64_PATH"), lib);
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_LIB"), lib);
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_OUTPUT_DIR"), "/runs/out");
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_FOLLOW_CHILDREN"), "0");
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_TRACE"), "cuda,nvtx,python");
+  EXPECT_EQ(GetEnv(env, "PYTHONPATH"), "/opt/tp/share/trainprof/python");
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_PYTHON_DIR"), "/opt/tp/share/trainprof/python");
+  // Not yet: the library does not export InitializeInjection.
+  EXPECT_EQ(GetEnv(env, "CUDA_INJECTION64_PATH"), std::nullopt);
+  // Set by the child after fork, not here.
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_ROOT_PID"), std::nullopt);
+  // The rest is passed on.
+  EXPECT_EQ(GetEnv(env, "HOME"), "/root");
+  EXPECT_EQ(GetEnv(env, "CUDA_VISIBLE_DEVICES"), "0");
+}
+
+TEST(ChildEnvironment, PrependsToExistingLists) {
+  InjectConfig c = Config();
+  c.follow_children = true;
+  std::vector<std::string> env =
+      BuildChildEnvironment({"LD_PRELOAD=/usr/lib/libjemalloc.so", "PYTHONPATH=/src:/lib"}, c);
+  EXPECT_EQ(GetEnv(env, "LD_PRELOAD"), c.files.library + ":/usr/lib/libjemalloc.so");
+  EXPECT_EQ(GetEnv(env, "PYTHONPATH"), c.files.python_shim + ":/src:/lib");
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_FOLLOW_CHILDREN"), "1");
+}
+
+TEST(ChildEnvironment, TraceListControlsNvtxAndPython) {
+  InjectConfig c = Config();
+  c.trace = kTraceCuda;
+  std::vector<std::string> env = BuildChildEnvironment(
+      {"PYTHONPATH=/src", "NVTX_INJECTION64_PATH=" + c.files.library, "TRAINPROF_PYTHON_DIR=/old"}, c);
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_TRACE"), "cuda");
+  EXPECT_EQ(GetEnv(env, "NVTX_INJECTION64_PATH"), std::nullopt);  // ours, from an outer run
+  EXPECT_EQ(GetEnv(env, "PYTHONPATH"), "/src");
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_PYTHON_DIR"), std::nullopt);
+
+  // Someone else's NVTX injection is left alone when we do not trace NVTX.
+  env = BuildChildEnvironment({"NVTX_INJECTION64_PATH=/other/tool.so"}, c);
+  EXPECT_EQ(GetEnv(env, "NVTX_INJECTION64_PATH"), "/other/tool.so");
+}
+
+TEST(ChildEnvironment, NoShimLeavesPythonPathAlone) {
+  InjectConfig c = Config();
+  c.files.python_shim.clear();
+  std::vector<std::string> env = BuildChildEnvironment({"PYTHONPATH=/src"}, c);
+  EXPECT_EQ(GetEnv(env, "PYTHONPATH"), "/src");
+  env = BuildChildEnvironment({}, c);
+  EXPECT_EQ(GetEnv(env, "PYTHONPATH"), std::nullopt);
+}
+
+class FindInjectFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/trainprof-inject-env-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = std::filesystem::canonical(tmpl).string();
+    std::filesystem::create_directories(root_ + "/bin");
+    exe_ = root_ + "/bin/trainprof";
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void Touch(const std::string& rel) {
+    std::filesystem::create_directories(std::filesystem::path(root_ + "/" + rel).parent_path());
+    std::ofstream(root_ + "/" + rel) << "";
+  }
+  std::string root_, exe_;
+};
+
+TEST_F(FindInjectFilesTest, BuildTreeLayout) {
+  Touch("inject/libtrainprof_inject.so");
+  std::filesystem::create_directories(root_ + "/python");
+  std::string error;
+  auto f = FindInjectFiles(nullptr, exe_, &error);
+  ASSERT_TRUE(f.has_value()) << error;
+  EXPECT_EQ(f->library, root_ + "/inject/libtrainprof_inject.so");
+  EXPECT_EQ(f->python_shim, root_ + "/python");
+}
+
+TEST_F(FindInjectFilesTest, InstalledLayout) {
+  Touch("lib/trainprof/libtrainprof_inject.so");
+  std::filesystem::create_directories(root_ + "/share/trainprof/python");
+  std::string error;
+  auto f = FindInjectFiles(nullptr, exe_, &error);
+  ASSERT_TRUE(f.has_value()) << error;
+  EXPECT_EQ(f->library, root_ + "/lib/trainprof/libtrainprof_inject.so");
+  EXPECT_EQ(f->python_shim, root_ + "/share/trainprof/python");
+}
+
+TEST_F(FindInjectFilesTest, OverrideWinsAndMustExist) {
+  Touch("inject/libtrainprof_inject.so");
+  Touch("elsewhere/custom.so");
+  std::string error;
+  auto f = FindInjectFiles((root_ + "/elsewhere/../elsewhere/custom.so").c_str(), exe_, &error);
+  ASSERT_TRUE(f.has_value()) << error;
+  EXPECT_EQ(f->library, root_ + "/elsewhere/custom.so");
+  EXPECT_EQ(f->python_shim, "");
+  EXPECT_FALSE(FindInjectFiles((root_ + "/missing.so").c_str(), exe_, &error).has_value());
+  EXPECT_NE(error.find("TRAINPROF_INJECT_LIB"), std::string::npos);
+}
+
+TEST_F(FindInjectFilesTest, MissingLibraryNamesWhereItLooked) {
+  std::string error;
+  EXPECT_FALSE(FindInjectFiles(nullptr, exe_, &error).has_value());
+  EXPECT_NE(error.find(root_ + "/inject/libtrainprof_inject.so"), std::string::npos) << error;
+  EXPECT_NE(error.find(root_ + "/lib/trainprof/libtrainprof_inject.so"), std::string::npos) << error;
+  EXPECT_NE(error.find("TRAINPROF_INJECT_LIB"), std::string::npos) << error;
+}
+
+TEST_F(FindInjectFilesTest, PathThatLdPreloadCannotHoldIsRefused) {
+  Touch("with space/lib.so");
+  std::string error;
+  EXPECT_FALSE(FindInjectFiles((root_ + "/with space/lib.so").c_str(), exe_, &error).has_value());
+  EXPECT_NE(error.find("LD_PRELOAD"), std::string::npos) << error;
+}
+
+TEST(SelfExecutable, IsThisTestBinary) {
+  EXPECT_NE(SelfExecutable().find("trainprof_launcher_tests"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainprof::launcher

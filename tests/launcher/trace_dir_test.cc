@@ -1,0 +1,151 @@
+#include "trace_dir.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "trainprof/trace_format.h"
+
+namespace trainprof::launcher {
+namespace {
+
+using format::FileHeader;
+
+// The end fields as the launcher leaves them, read back as bytes.
+struct End {
+  uint32_t kind;
+  int32_t code;
+  uint64_t monotonic_ns;
+};
+
+class TraceDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/trainprof-trace-dir-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A header-only trace file (plus `extra` bytes) as the injection library would write it.
+  void WriteTrace(const std::string& name, int32_t pid, uint32_t image, uint64_t end_ns = 0,
+                  size_t extra = 0) {
+    std::string bytes(sizeof(FileHeader) + extra, '\0');
+    memcpy(bytes.data(), format::kFileMagic, sizeof(format::kFileMagic));
+    uint32_t version = format::kFormatVersion;
+    memcpy(bytes.data() + offsetof(FileHeader, version), &version, 4);
+    memcpy(bytes.data() + offsetof(FileHeader, pid), &pid, 4);
+    memcpy(bytes.data() + offsetof(FileHeader, image_index), &image, 4);
+    memcpy(bytes.data() + offsetof(FileHeader, end_monotonic_ns), &end_ns, 8);
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << bytes;
+  }
+
+  std::string Contents(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  End ReadEnd(const std::string& name) {
+    std::string b = Contents(name);
+    End e{};
+    memcpy(&e.kind, b.data() + format::kEndKindOffset, 4);
+    memcpy(&e.code, b.data() + format::kEndKindOffset + 4, 4);
+    memcpy(&e.monotonic_ns, b.data() + offsetof(FileHeader, end_monotonic_ns), 8);
+    return e;
+  }
+
+  std::string dir_;
+};
+
+constexpr int ExitedWith(int code) { return code << 8; }  // a waitpid status
+
+TEST_F(TraceDirTest, PatchesTheLastImageOfTheRootPid) {
+  WriteTrace("pid-100.trace", 100, 0);
+  WriteTrace("pid-100.1.trace", 100, 1);
+  WriteTrace("pid-1000.trace", 1000, 0);  // matches the pid-100* prefix, but another pid
+  std::string error;
+  ASSERT_TRUE(RecordRootEnd(dir_, 100, ExitedWith(3), &error)) << error;
+  End e = ReadEnd("pid-100.1.trace");
+  EXPECT_EQ(e.kind, static_cast<uint32_t>(format::EndKind::kExit));
+  EXPECT_EQ(e.code, 3);
+  EXPECT_NE(e.monotonic_ns, 0u);
+  EXPECT_EQ(ReadEnd("pid-100.trace").kind, 0u);
+  EXPECT_EQ(ReadEnd("pid-1000.trace").kind, 0u);
+}
+
+TEST_F(TraceDirTest, RecordsASignal) {
+  WriteTrace("pid-7.trace", 7, 0, /*end_ns=*/12345);
+  std::string error;
+  ASSERT_TRUE(RecordRootEnd(dir_, 7, SIGKILL, &error)) << error;
+  End e = ReadEnd("pid-7.trace");
+  EXPECT_EQ(e.kind, static_cast<uint32_t>(format::EndKind::kSignal));
+  EXPECT_EQ(e.code, SIGKILL);
+  EXPECT_EQ(e.monotonic_ns, 12345u);  // the library's own end time is kept
+}
+
+TEST_F(TraceDirTest, HeaderPidDecidesNotTheName) {
+  WriteTrace("pid-8.trace", 9, 0);
+  std::string error;
+  EXPECT_FALSE(RecordRootEnd(dir_, 8, ExitedWith(0), &error));
+  EXPECT_TRUE(error.empty());
+  EXPECT_EQ(ReadEnd("pid-8.trace").kind, 0u);
+}
+
+TEST_F(TraceDirTest, LeavesFilesWithoutMagicAlone) {
+  std::string junk(sizeof(FileHeader), 'x');
+  std::ofstream(dir_ + "/pid-5.trace", std::ios::binary) << junk;
+  std::string error;
+  EXPECT_FALSE(RecordRootEnd(dir_, 5, ExitedWith(1), &error));
+  EXPECT_EQ(Contents("pid-5.trace"), junk);
+}
+
+TEST_F(TraceDirTest, NeverCreatesAFile) {
+  std::string error;
+  EXPECT_FALSE(RecordRootEnd(dir_, 42, ExitedWith(0), &error));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+  EXPECT_FALSE(RecordRootEnd(dir_ + "/missing", 42, ExitedWith(0), &error));
+}
+
+TEST_F(TraceDirTest, SummaryCountsFilesProcessesAndBytes) {
+  WriteTrace("pid-100.trace", 100, 0, 0, 1000);
+  WriteTrace("pid-100.1.trace", 100, 1);
+  WriteTrace("pid-101.trace", 101, 0);
+  std::ofstream(dir_ + "/pid-102.trace") << "";  // still empty: pid from the name
+  std::ofstream(dir_ + "/notes.txt") << "not a trace";
+  TraceDirSummary s = SummarizeTraceDir(dir_);
+  EXPECT_EQ(s.files, 4u);
+  EXPECT_EQ(s.processes, 3u);
+  EXPECT_EQ(s.bytes, 3 * sizeof(FileHeader) + 1000);
+  EXPECT_EQ(SummarizeTraceDir(dir_ + "/missing").files, 0u);
+}
+
+TEST(FormatBytes, DecimalUnits) {
+  EXPECT_EQ(FormatBytes(0), "0 B");
+  EXPECT_EQ(FormatBytes(999), "999 B");
+  EXPECT_EQ(FormatBytes(1000), "1.0 kB");
+  EXPECT_EQ(FormatBytes(1234567), "1.2 MB");
+  EXPECT_EQ(FormatBytes(999999), "1.0 MB");
+  EXPECT_EQ(FormatBytes(5'500'000'000), "5.5 GB");
+}
+
+TEST(ShellQuote, OnlyWhenNeeded) {
+  EXPECT_EQ(ShellQuote("/abs/trainprof-20240101-120000"), "/abs/trainprof-20240101-120000");
+  EXPECT_EQ(ShellQuote("/my runs/x"), "'/my runs/x'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
+TEST(SummaryLine, ReadsLikeTheDocs) {
+  EXPECT_EQ(SummaryLine("/abs/dir", {3, 3, 1'200'000}),
+            "3 trace files, 3 processes, 1.2 MB in /abs/dir \u2014 next: trainprof report /abs/dir");
+  EXPECT_EQ(SummaryLine("/a b", {1, 1, 10}),
+            "1 trace file, 1 process, 10 B in /a b \u2014 next: trainprof report '/a b'");
+}
+
+}  // namespace
+}  // namespace trainprof::launcher

@@ -1,0 +1,251 @@
+// NVTX range matching and statistics with known durations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "collector/nvtx_stats.h"
+#include "collector/report.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::TraceBuilder;
+using test::TraceOf;
+namespace fmt = trainprof::format;
+
+const RangeRow* Find(const std::vector<RangeRow>& rows, const std::string& name, const std::string& style = "push/pop") {
+  for (const RangeRow& r : rows)
+    if (r.name == name && r.style == style) return &r;
+  return nullptr;
+}
+
+// A process living from 0 to `wall` ns.
+TraceBuilder Proc(int32_t pid, uint64_t wall, int32_t ppid = 1) {
+  TraceBuilder b(pid, ppid, 0);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, wall);
+  return b;
+}
+
+TEST(NvtxStats, ExactStatisticsEvenCount) {
+  TraceBuilder b = Proc(1, 1'000);
+  int t = b.Thread(1);
+  uint64_t now = 0;
+  for (uint64_t d : {30, 10, 40, 20}) {
+    b.Push(t, now, "step");
+    b.Pop(t, now + d);
+    now += 100;
+  }
+  Trace trace = TraceOf({&b});
+  Report r = Analyze(trace, {});
+  ASSERT_EQ(r.nvtx_ranges.size(), 1u);
+  const RangeRow& s = r.nvtx_ranges[0];
+  EXPECT_EQ(s.name, "step");
+  EXPECT_EQ(s.domain, "");
+  EXPECT_EQ(s.style, "push/pop");
+  EXPECT_EQ(s.calls, 4u);
+  EXPECT_EQ(s.total_ns, 100u);
+  EXPECT_DOUBLE_EQ(s.mean_ns, 25.0);
+  EXPECT_DOUBLE_EQ(s.std_ns, std::sqrt(500.0 / 3.0));  // sample std dev (n-1)
+  EXPECT_EQ(s.min_ns, 10u);
+  EXPECT_DOUBLE_EQ(s.median_ns, 25.0);  // mean of 20 and 30
+  EXPECT_EQ(s.max_ns, 40u);
+  EXPECT_DOUBLE_EQ(s.percent, 10.0);    // 100 ns of a 1000 ns process
+  EXPECT_EQ(s.unbalanced, 0u);
+}
+
+TEST(NvtxStats, OddCountMedianAndSingleCall) {
+  TraceBuilder b = Proc(1, 10'000);
+  int t = b.Thread(1);
+  b.Push(t, 0, "a");
+  b.Pop(t, 5);
+  b.Push(t, 10, "a");
+  b.Pop(t, 11);
+  b.Push(t, 20, "a");
+  b.Pop(t, 29);
+  b.Push(t, 100, "once");
+  b.Pop(t, 1'100);
+  Report r = Analyze(TraceOf({&b}), {});
+  const RangeRow* a = Find(r.nvtx_ranges, "a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_DOUBLE_EQ(a->median_ns, 5.0);
+  EXPECT_DOUBLE_EQ(a->std_ns, 4.0);  // 1, 5, 9: mean 5, sum of squares 32, /2 = 16
+  const RangeRow* once = Find(r.nvtx_ranges, "once");
+  ASSERT_NE(once, nullptr);
+  EXPECT_EQ(once->calls, 1u);
+  EXPECT_DOUBLE_EQ(once->std_ns, 0.0);
+  EXPECT_DOUBLE_EQ(once->median_ns, 1'000.0);
+  // Sorted by total time: "once" (1000 ns) before "a" (15 ns).
+  EXPECT_EQ(r.nvtx_ranges[0].name, "once");
+}
+
+TEST(NvtxStats, NestingPerThreadAndDomain) {
+  TraceBuilder b = Proc(1, 1'000);
+  int t0 = b.Thread(1), t1 = b.Thread(2);
+  uint64_t torch = b.Domain(t0, "torch");
+  b.Push(t0, 0, "outer");
+  b.Push(t1, 5, "other thread");
+  b.Push(t0, 10, "fwd", torch);  // a domain has its own stack
+  b.Push(t0, 20, "inner");
+  b.Pop(t0, 40);                 // pops "inner" (default domain)
+  b.Pop(t0, 50, torch);          // pops torch:fwd
+  b.Pop(t1, 60);
+  b.Pop(t0, 100);                // pops "outer"
+  b.Push(t0, 200, "fwd");        // same name, default domain: a separate row
+  b.Pop(t0, 207);
+  Report r = Analyze(TraceOf({&b}), {});
+  ASSERT_EQ(r.nvtx_ranges.size(), 5u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "outer")->total_ns, 100u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "inner")->total_ns, 20u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "other thread")->total_ns, 55u);
+  const RangeRow* torch_fwd = Find(r.nvtx_ranges, "torch:fwd");
+  ASSERT_NE(torch_fwd, nullptr);
+  EXPECT_EQ(torch_fwd->total_ns, 40u);
+  EXPECT_EQ(torch_fwd->domain, "torch");
+  const RangeRow* fwd = Find(r.nvtx_ranges, "fwd");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(fwd->total_ns, 7u);
+  EXPECT_EQ(fwd->domain, "");
+  EXPECT_EQ(r.processes[0].unbalanced, 0u);
+}
+
+TEST(NvtxStats, StartEndAcrossThreads) {
+  TraceBuilder b = Proc(1, 1'000);
+  int t0 = b.Thread(1), t1 = b.Thread(2);
+  b.Start(t0, 100, "prefetch", 7);
+  b.Start(t0, 110, "prefetch", 8);
+  b.EndRange(t1, 150, 8);
+  b.EndRange(t1, 400, 7);
+  b.Push(t0, 120, "prefetch");  // same name, other style: its own row
+  b.Pop(t0, 121);
+  Report r = Analyze(TraceOf({&b}), {});
+  const RangeRow* se = Find(r.nvtx_ranges, "prefetch", "start/end");
+  ASSERT_NE(se, nullptr);
+  EXPECT_EQ(se->calls, 2u);
+  EXPECT_EQ(se->total_ns, 340u);
+  EXPECT_EQ(se->min_ns, 40u);
+  EXPECT_EQ(se->max_ns, 300u);
+  const RangeRow* pp = Find(r.nvtx_ranges, "prefetch", "push/pop");
+  ASSERT_NE(pp, nullptr);
+  EXPECT_EQ(pp->calls, 1u);
+}
+
+TEST(NvtxStats, UnbalancedRangesAreCountedNotTimed) {
+  TraceBuilder b = Proc(1, 1'000);
+  int t0 = b.Thread(1), t1 = b.Thread(2);
+  b.Pop(t0, 5);               // pop on an empty stack
+  b.Push(t0, 10, "step");
+  b.Pop(t0, 20);
+  b.Push(t0, 30, "step");     // still open at the end
+  b.EndRange(t1, 40, 99);     // end of an unknown id
+  b.Start(t1, 50, "load", 1); // never ended
+  b.Push(t1, 60, "never");    // never popped, no complete call
+  Report r = Analyze(TraceOf({&b}), {});
+  EXPECT_EQ(r.processes[0].unbalanced, 5u);
+  const RangeRow* step = Find(r.nvtx_ranges, "step");
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->calls, 1u);
+  EXPECT_EQ(step->total_ns, 10u);
+  EXPECT_EQ(step->unbalanced, 1u);
+  const RangeRow* pop = Find(r.nvtx_ranges, "<pop without push>");
+  ASSERT_NE(pop, nullptr);
+  EXPECT_EQ(pop->calls, 0u);
+  EXPECT_EQ(pop->unbalanced, 1u);
+  const RangeRow* end = Find(r.nvtx_ranges, "<end without start>", "start/end");
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ(end->unbalanced, 1u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "load", "start/end")->unbalanced, 1u);
+  const RangeRow* never = Find(r.nvtx_ranges, "never");
+  ASSERT_NE(never, nullptr);
+  EXPECT_EQ(never->calls, 0u);
+  EXPECT_EQ(never->total_ns, 0u);
+  EXPECT_EQ(never->unbalanced, 1u);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_EQ(r.warnings[0].rfind("5 unbalanced NVTX ranges in 1 process ", 0), 0u) << r.warnings[0];
+}
+
+TEST(NvtxStats, UnnamedRanges) {
+  TraceBuilder b = Proc(1, 1'000);
+  int t = b.Thread(1);
+  b.Push(t, 0, "");  // name id 0
+  b.Pop(t, 10);
+  b.RawFields(t, static_cast<uint8_t>(format::RecordTag::kString), {50, 0});  // an empty string
+  b.RawFields(t, static_cast<uint8_t>(format::RecordTag::kRangePush), {10, 0, 50, 0});
+  b.Pop(t, 30);
+  Report r = Analyze(TraceOf({&b}), {});
+  ASSERT_EQ(r.nvtx_ranges.size(), 1u);
+  EXPECT_EQ(r.nvtx_ranges[0].name, "<unnamed>");
+  EXPECT_EQ(r.nvtx_ranges[0].calls, 2u);
+}
+
+TEST(NvtxStats, MergedOverProcessesPercentOfTheirWallTime) {
+  TraceBuilder a = Proc(1, 1'000), b = Proc(2, 3'000), c = Proc(3, 6'000);
+  int ta = a.Thread(1), tb = b.Thread(2), tc = c.Thread(3);
+  a.Push(ta, 0, "step");
+  a.Pop(ta, 100);
+  b.Push(tb, 0, "step");
+  b.Pop(tb, 300);
+  b.Push(tb, 400, "step");
+  b.Pop(tb, 600);
+  c.Push(tc, 0, "only in c");
+  c.Pop(tc, 600);
+  Report r = Analyze(TraceOf({&a, &b, &c}), {});
+  const RangeRow* step = Find(r.nvtx_ranges, "step");
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->calls, 3u);
+  EXPECT_EQ(step->total_ns, 600u);
+  EXPECT_DOUBLE_EQ(step->median_ns, 200.0);
+  EXPECT_DOUBLE_EQ(step->percent, 15.0);  // 600 / (1000 + 3000): c's wall time does not count
+  EXPECT_DOUBLE_EQ(Find(r.nvtx_ranges, "only in c")->percent, 10.0);
+  // Per process.
+  ASSERT_EQ(r.processes.size(), 3u);
+  const ProcessRow& pb = r.processes[1];
+  EXPECT_EQ(pb.pid, 2);
+  ASSERT_EQ(pb.nvtx_ranges.size(), 1u);
+  EXPECT_EQ(pb.nvtx_ranges[0].calls, 2u);
+  EXPECT_DOUBLE_EQ(pb.nvtx_ranges[0].percent, 500.0 * 100 / 3'000);
+}
+
+TEST(NvtxStats, MarksAndTop) {
+  TraceBuilder a = Proc(1, 1'000);
+  int t = a.Thread(1);
+  uint64_t torch = a.Domain(t, "torch");
+  for (int i = 0; i < 3; ++i) a.Mark(t, 10 + i, "ckpt");
+  a.Mark(t, 20, "ckpt", torch);
+  for (int i = 0; i < 5; ++i) {
+    a.Push(t, 100 * (i + 1), "r" + std::to_string(i));
+    a.Pop(t, 100 * (i + 1) + 10 * (i + 1));
+  }
+  Report r = Analyze(TraceOf({&a}), {false, 2});
+  ASSERT_EQ(r.nvtx_marks.size(), 2u);
+  EXPECT_EQ(r.nvtx_marks[0].name, "ckpt");
+  EXPECT_EQ(r.nvtx_marks[0].count, 3u);
+  EXPECT_EQ(r.nvtx_marks[1].name, "torch:ckpt");
+  EXPECT_EQ(r.nvtx_marks[1].domain, "torch");
+  ASSERT_EQ(r.nvtx_ranges.size(), 2u);
+  EXPECT_EQ(r.nvtx_ranges_omitted, 3u);
+  EXPECT_EQ(r.nvtx_ranges[0].name, "r4");
+  EXPECT_EQ(r.nvtx_ranges[1].name, "r3");
+  EXPECT_EQ(r.processes[0].nvtx_ranges.size(), 2u);
+}
+
+TEST(NvtxStats, RangesDoNotCrossExec) {
+  TraceBuilder img0 = Proc(5, 0);
+  img0.HeaderEnd(fmt::EndKind::kExec, 0, 500);
+  int t0 = img0.Thread(5);
+  img0.Push(t0, 100, "setup");   // open when the process exec'd: unbalanced
+  img0.Push(t0, 110, "parse");
+  img0.Pop(t0, 120);
+  TraceBuilder img1(5, 1, 600);
+  img1.ImageIndex(1).HeaderEnd(fmt::EndKind::kExit, 0, 1'000);
+  int t1 = img1.Thread(5);
+  img1.Pop(t1, 700);             // must not close "setup" of the previous image
+  Report r = Analyze(TraceOf({&img0, &img1}), {});
+  ASSERT_EQ(r.processes.size(), 1u);
+  EXPECT_EQ(r.processes[0].unbalanced, 2u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "setup")->unbalanced, 1u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "parse")->total_ns, 10u);
+}
+
+}  // namespace
+}  // namespace trainprof::collector

@@ -1,0 +1,203 @@
+// Process images → process tree: parent links, roles, ranks, exec merge, exits, lifetimes.
+#include <gtest/gtest.h>
+
+#include "collector/process_tree.h"
+#include "collector/report.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::TraceBuilder;
+using test::TraceOf;
+namespace fmt = trainprof::format;
+
+const Process* ByPid(const Trace& t, int32_t pid) {
+  for (const Process& p : t.processes)
+    if (p.pid == pid) return &p;
+  return nullptr;
+}
+
+TEST(ProcessTree, TorchrunWithTwoRanksFromThreeFiles) {
+  TraceBuilder launcher(100, 1, 1'000);
+  launcher.Command({"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc-per-node=2", "train.py"})
+      .HeaderEnd(fmt::EndKind::kExit, 0, 90'000);
+  TraceBuilder r0(101, 100, 2'000), r1(102, 100, 2'500);
+  r0.Env("RANK", "0").Env("LOCAL_RANK", "0").Env("WORLD_SIZE", "2");
+  r1.Env("RANK", "1").Env("LOCAL_RANK", "1").Env("WORLD_SIZE", "2");
+  // Files in no particular order.
+  Trace t = TraceOf({&r1, &launcher, &r0});
+  ASSERT_EQ(t.processes.size(), 3u);
+  EXPECT_EQ(t.processes[0].pid, 100);
+  EXPECT_EQ(t.processes[1].pid, 101);
+  EXPECT_EQ(t.processes[2].pid, 102);
+  EXPECT_EQ(t.processes[0].parent, -1);
+  EXPECT_EQ(t.processes[1].parent, 0);
+  EXPECT_EQ(t.processes[2].parent, 0);
+  EXPECT_EQ(t.processes[0].children, (std::vector<int>{1, 2}));
+  EXPECT_EQ(t.processes[0].depth, 0);
+  EXPECT_EQ(t.processes[2].depth, 1);
+  EXPECT_EQ(t.processes[0].role, "launcher");
+  EXPECT_EQ(t.processes[1].role, "rank 0");
+  EXPECT_EQ(t.processes[2].role, "rank 1");
+  EXPECT_FALSE(t.processes[0].rank);
+  EXPECT_EQ(t.processes[2].rank, 1);
+  EXPECT_EQ(t.processes[2].local_rank, 1);
+  EXPECT_EQ(t.processes[2].world_size, 2);
+}
+
+TEST(ProcessTree, RolesMainForkedChildRoleRecordInheritedRank) {
+  TraceBuilder main(10, 1, 1'000);
+  TraceBuilder rank(11, 10, 2'000);
+  rank.Env("RANK", "0");
+  TraceBuilder worker(12, 11, 3'000);  // a DataLoader worker: inherits RANK=0
+  worker.Env("RANK", "0").Flags(fmt::kFlagForkedChild);
+  TraceBuilder named(13, 11, 3'100);
+  named.Env("RANK", "0").Flags(fmt::kFlagForkedChild);
+  named.Role(named.Thread(13), "DataLoader worker");
+  TraceBuilder tool(14, 10, 4'000);  // an exec'd helper (nvidia-smi)
+  Trace t = TraceOf({&main, &rank, &worker, &named, &tool});
+  EXPECT_EQ(ByPid(t, 10)->role, "launcher");  // no RANK itself, a child with RANK
+  EXPECT_EQ(ByPid(t, 11)->role, "rank 0");
+  EXPECT_EQ(ByPid(t, 12)->role, "forked child");
+  EXPECT_EQ(ByPid(t, 12)->rank, 0);  // still shows the rank it belongs to
+  EXPECT_EQ(ByPid(t, 13)->role, "DataLoader worker");
+  EXPECT_EQ(ByPid(t, 14)->role, "child");
+  EXPECT_EQ(ByPid(t, 12)->depth, 2);
+
+  TraceBuilder solo(20, 1, 1'000), helper(21, 20, 2'000);
+  Trace u = TraceOf({&solo, &helper});
+  EXPECT_EQ(ByPid(u, 20)->role, "main");
+  EXPECT_EQ(ByPid(u, 21)->role, "child");
+}
+
+TEST(ProcessTree, ParentIsTheProcessAliveAtTheChildsStart) {
+  // pid 200 is used twice; the child of the second one must not hang under the first.
+  TraceBuilder first(200, 1, 1'000), second(200, 1, 50'000), child(300, 200, 60'000), early(301, 200, 2'000);
+  first.HeaderEnd(fmt::EndKind::kExit, 0, 10'000);
+  second.HeaderEnd(fmt::EndKind::kExit, 0, 90'000);
+  Trace t = TraceOf({&child, &second, &first, &early});
+  ASSERT_EQ(t.processes.size(), 4u);
+  const Process* c = ByPid(t, 300);
+  ASSERT_GE(c->parent, 0);
+  EXPECT_EQ(t.processes[c->parent].start_ns, 50'000u);
+  const Process* e = ByPid(t, 301);
+  ASSERT_GE(e->parent, 0);
+  EXPECT_EQ(t.processes[e->parent].start_ns, 1'000u);
+}
+
+TEST(ProcessTree, OrphanLinksToTheProcessThatForkedIt) {
+  // sh (10) forks a subshell (11) that forks 12 and exits at once: 12 opens its trace as an
+  // orphan (ppid 1). The subshell's kFork record still names it.
+  TraceBuilder sh(10, 1, 1'000), sub(11, 10, 2'000), orphan(12, 1, 2'600), stranger(13, 1, 2'700);
+  int t = sub.Thread(11);
+  sub.Fork(t, 2'500, 12);
+  sub.HeaderEnd(fmt::EndKind::kExit, 0, 2'550);
+  orphan.Flags(fmt::kFlagForkedChild);
+  Trace tr = TraceOf({&sh, &sub, &orphan, &stranger});
+  const Process* o = ByPid(tr, 12);
+  ASSERT_GE(o->parent, 0);
+  EXPECT_EQ(tr.processes[o->parent].pid, 11);
+  EXPECT_EQ(o->role, "forked child");
+  EXPECT_EQ(o->depth, 2);
+  EXPECT_EQ(ByPid(tr, 13)->parent, -1);
+}
+
+TEST(ProcessTree, SameHostOnly) {
+  TraceBuilder parent(10, 1, 1'000), child(11, 10, 2'000);
+  parent.Host("a");
+  child.Host("b");
+  Trace t = TraceOf({&parent, &child});
+  EXPECT_EQ(ByPid(t, 11)->parent, -1);
+  EXPECT_EQ(ByPid(t, 11)->role, "main");
+}
+
+TEST(ProcessTree, ExecImagesMergeIntoOneProcess) {
+  TraceBuilder img0(400, 1, 1'000), img1(400, 1, 5'000);
+  img0.Command({"/bin/sh", "-c", "python train.py"}).HeaderEnd(fmt::EndKind::kExec, 0, 4'000).Dropped(2);
+  int t0 = img0.Thread(400);
+  img0.Mark(t0, 1'500, "x");
+  img0.Exec(t0, 3'900, "/usr/bin/python3");
+  img1.ImageIndex(1).Command({"/usr/bin/python3", "train.py"}).Executable("/usr/bin/python3.11").Dropped(3);
+  img1.HeaderEnd(fmt::EndKind::kExit, 1, 9'000);
+  int t1 = img1.Thread(400);
+  img1.Mark(t1, 6'000, "y");
+  Trace t = TraceOf({&img1, &img0});
+  ASSERT_EQ(t.processes.size(), 1u);
+  const Process& p = t.processes[0];
+  ASSERT_EQ(p.images.size(), 2u);
+  EXPECT_EQ(p.images[0].image_index, 0u);
+  EXPECT_EQ(p.start_ns, 1'000u);
+  EXPECT_EQ(p.end_ns, 9'000u);
+  EXPECT_EQ(p.wall_ns, 8'000u);
+  EXPECT_EQ(p.records, 6u);  // string, mark, string, exec | string, mark
+  EXPECT_EQ(p.records, img0.records() + img1.records());
+  EXPECT_EQ(p.dropped, 5u);
+  EXPECT_EQ(p.exit.kind, fmt::EndKind::kExit);
+  EXPECT_EQ(p.exit.code, 1);
+  Report r = Analyze(t, {});
+  EXPECT_EQ(r.processes[0].command, "/usr/bin/python3 train.py");
+  EXPECT_EQ(r.processes[0].executable, "/usr/bin/python3.11");
+  EXPECT_EQ(r.processes[0].files, (std::vector<std::string>{"pid-400.trace", "pid-400.1.trace"}));
+  EXPECT_EQ(r.processes[0].exit_text, "exit 1");
+}
+
+TEST(ProcessTree, ExitKindsAndTheirSources) {
+  TraceBuilder parent(1, 0, 100);
+  int tp = parent.Thread(1);
+  parent.HeaderEnd(fmt::EndKind::kExit, 3, 100'000);
+  TraceBuilder signaled(2, 1, 200);
+  signaled.HeaderEnd(fmt::EndKind::kSignal, 9, 5'000);
+  TraceBuilder recorded(3, 1, 300);  // only a kProcessEnd record
+  int t3 = recorded.Thread(3);
+  recorded.ProcessEnd(t3, 7'000, fmt::EndKind::kExit, 0);
+  TraceBuilder reaped(4, 1, 400);  // killed; the parent's waitpid saw it
+  int t4 = reaped.Thread(4);
+  reaped.Mark(t4, 8'000, "last words");
+  parent.ChildExit(tp, 9'000, 4, fmt::EndKind::kSignal, 15);
+  TraceBuilder lost(5, 1, 500);  // nobody saw it end
+  int t5 = lost.Thread(5);
+  lost.Mark(t5, 6'500, "x");
+  TraceBuilder exec(6, 1, 600);
+  exec.HeaderEnd(fmt::EndKind::kExec, 0, 700);
+  TraceBuilder returned(7, 1, 800);
+  returned.HeaderEnd(fmt::EndKind::kReturned, 0, 900);
+  Trace t = TraceOf({&parent, &signaled, &recorded, &reaped, &lost, &exec, &returned});
+  Report r = Analyze(t, {});
+  auto row = [&](int32_t pid) -> const ProcessRow& {
+    for (const ProcessRow& p : r.processes)
+      if (p.pid == pid) return p;
+    throw std::runtime_error("no pid");
+  };
+  EXPECT_EQ(row(1).exit_text, "exit 3");
+  EXPECT_EQ(row(1).exit_kind, "exit");
+  EXPECT_EQ(row(1).exit_code, 3);
+  EXPECT_EQ(row(1).exit_source, "header");
+  EXPECT_EQ(row(2).exit_text, "signal 9 (SIGKILL)");
+  EXPECT_EQ(row(2).exit_kind, "signal");
+  EXPECT_EQ(row(3).exit_text, "exit 0");
+  EXPECT_EQ(row(3).exit_source, "process_end");
+  EXPECT_EQ(row(3).wall_ns, 7'000u - 300u);  // to the kProcessEnd record
+  EXPECT_EQ(row(4).exit_text, "signal 15 (SIGTERM)");
+  EXPECT_EQ(row(4).exit_source, "parent_wait");
+  EXPECT_EQ(row(4).wall_ns, 8'000u - 400u);  // to its last record
+  EXPECT_EQ(row(5).exit_text, "unknown");
+  EXPECT_EQ(row(5).exit_kind, "unknown");
+  EXPECT_FALSE(row(5).exit_code);
+  EXPECT_EQ(row(5).exit_source, "");
+  EXPECT_EQ(row(6).exit_text, "exec'd");
+  EXPECT_EQ(row(7).exit_text, "returned");
+  EXPECT_EQ(row(2).wall_ns, 4'800u);  // header end
+  bool noted = false;
+  for (const std::string& w : r.warnings) noted = noted || w == "pid 5: no exit record (killed?)";
+  EXPECT_TRUE(noted);
+}
+
+TEST(ProcessTree, DescribeExit) {
+  EXPECT_EQ(DescribeExit({fmt::EndKind::kSignal, 6, ExitInfo::Source::kHeader}), "signal 6 (SIGABRT)");
+  EXPECT_EQ(DescribeExit({fmt::EndKind::kSignal, 200, ExitInfo::Source::kHeader}), "signal 200");
+  EXPECT_EQ(DescribeExit({}), "unknown");
+}
+
+}  // namespace
+}  // namespace trainprof::collector

@@ -1,0 +1,169 @@
+// `trainprof report` wiring: options, outputs and exit statuses.
+#include "report_command.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace trainprof::launcher {
+namespace {
+
+using test::ReadFile;
+using test::TraceBuilder;
+
+struct Outcome {
+  int status;
+  std::string out, err;
+};
+
+Outcome RunCaptured(const ReportArgs& args) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int status = RunReport(args);
+  Outcome o{status, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
+  return o;
+}
+
+// One intact file and one cut in the middle of its chunk.
+std::string MakeRun(const test::ScratchDir& dir) {
+  TraceBuilder ok(1, 0);
+  int t = ok.Thread(1);
+  ok.Push(t, ok.start_ns() + 10, "step");
+  ok.Pop(t, ok.start_ns() + 1'010);
+  ok.WriteTo(dir.path());
+  TraceBuilder cut(2, 1);
+  int u = cut.Thread(2);
+  cut.Push(u, cut.start_ns() + 10, "step");
+  cut.Pop(u, cut.start_ns() + 20);
+  std::vector<uint8_t> bytes = cut.Build();
+  bytes.resize(format::kHeaderRegionSize + 64 + 6);
+  TraceBuilder::WriteBytes(dir / "pid-2.trace", bytes);
+  return dir / "pid-2.trace";
+}
+
+TEST(ReportCommand, NoTracesIsExit2) {
+  test::ScratchDir dir;
+  Outcome o = RunCaptured({.paths = {dir.path()}});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_EQ(o.err, "trainprof: error: no trace files (*.trace) found in " + dir.path() + "\n");
+  EXPECT_EQ(o.out, "");
+}
+
+TEST(ReportCommand, UnreadablePathIsExit2) {
+  test::ScratchDir dir;
+  MakeRun(dir);
+  Outcome o = RunCaptured({.paths = {dir.path(), dir / "typo"}});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("trainprof: error: " + (dir / "typo") + ": "), std::string::npos) << o.err;
+  EXPECT_EQ(o.out, "");
+}
+
+TEST(ReportCommand, DamagedFileIsAWarningAndExit0) {
+  test::ScratchDir dir;
+  std::string damaged = MakeRun(dir);
+  Outcome o = RunCaptured({.paths = {dir.path()}});
+  EXPECT_EQ(o.status, 0);
+  EXPECT_EQ(o.err, "trainprof: warning: " + damaged + ": chunk 0 truncated at byte 16454 (its records end at byte " +
+                       "16463) (read 16448 of 16454 bytes)\n");
+  EXPECT_NE(o.out.find("trainprof report: 2 trace files (1 damaged), 2 processes on 1 host"), std::string::npos) << o.out;
+}
+
+TEST(ReportCommand, StrictMakesDamageExit2) {
+  test::ScratchDir dir;
+  MakeRun(dir);
+  Outcome o = RunCaptured({.paths = {dir.path()}, .strict = true});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("trainprof: warning: "), std::string::npos);
+  EXPECT_NE(o.err.find("trainprof: error: 1 damaged trace file (--strict)"), std::string::npos);
+  EXPECT_FALSE(o.out.empty());  // the report is still written
+
+  // Nothing damaged: strict is 0.
+  test::ScratchDir clean;
+  TraceBuilder(5).WriteTo(clean.path());
+  EXPECT_EQ(RunCaptured({.paths = {clean.path()}, .strict = true}).status, 0);
+}
+
+TEST(ReportCommand, NoUsableTraceIsExit2) {
+  test::ScratchDir dir;
+  TraceBuilder::WriteBytes(dir / "pid-1.trace", {});
+  Outcome o = RunCaptured({.paths = {dir.path()}});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("trainprof: warning: " + (dir / "pid-1.trace") + ": empty file (0 bytes) (read 0 of 0 bytes)"),
+            std::string::npos);
+  EXPECT_NE(o.err.find("could be read"), std::string::npos);
+}
+
+TEST(ReportCommand, JsonToAFile) {
+  test::ScratchDir dir;
+  MakeRun(dir);
+  std::string out = dir / "report.json";
+  Outcome o = RunCaptured({.paths = {dir / "pid-1.trace"}, .format = "json", .output = out});
+  EXPECT_EQ(o.status, 0);
+  EXPECT_EQ(o.out, "");
+  nlohmann::json j = nlohmann::json::parse(ReadFile(out));
+  EXPECT_EQ(j["processes"].size(), 1u);
+  EXPECT_EQ(j["nvtx_ranges"][0]["total_ns"], 1000);
+  EXPECT_FALSE(std::filesystem::exists(out + ".tmp." + std::to_string(getpid())));
+}
+
+TEST(ReportCommand, CsvToADirectoryAndToAPrefix) {
+  test::ScratchDir dir;
+  MakeRun(dir);
+  Outcome o = RunCaptured({.paths = {dir.path()}, .format = "csv", .output = dir / "csv/", .by_process = true});
+  EXPECT_EQ(o.status, 0);
+  for (const char* name : {"files.csv", "processes.csv", "threads.csv", "nvtx_ranges.csv", "nvtx_marks.csv",
+                           "nvtx_ranges_by_process.csv"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / (std::string("csv/") + name))) << name;
+  }
+  EXPECT_EQ(ReadFile(dir / "csv/nvtx_ranges.csv").substr(0, 10), "name,domai");
+
+  o = RunCaptured({.paths = {dir.path()}, .format = "csv", .output = dir / "run1-"});
+  EXPECT_EQ(o.status, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir / "run1-processes.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "run1-nvtx_ranges_by_process.csv"));
+
+  o = RunCaptured({.paths = {dir.path()}, .format = "csv"});
+  EXPECT_EQ(o.out.rfind("# files.csv\r\npath,pid,bytes", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("\r\n# nvtx_ranges.csv\r\n"), std::string::npos);
+}
+
+TEST(ReportCommand, UnwritableOutputIsExit1) {
+  test::ScratchDir dir;
+  MakeRun(dir);
+  Outcome o = RunCaptured({.paths = {dir.path()}, .output = dir / "no/such/dir/report.txt"});
+  EXPECT_EQ(o.status, 1);
+  EXPECT_NE(o.err.find("trainprof: error: cannot write " + (dir / "no/such/dir/report.txt")), std::string::npos);
+}
+
+TEST(ReportCommand, OptionsParse) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("report");
+  ReportArgs args;
+  AddReportOptions(sub, &args);
+  const char* argv[] = {"trainprof", "report", "--format", "json", "-o", "r.json", "--by-process", "--top", "5",
+                        "--strict", "out/", "x.trace"};
+  app.parse(static_cast<int>(std::size(argv)), const_cast<char**>(argv));
+  EXPECT_EQ(args.paths, (std::vector<std::string>{"out/", "x.trace"}));
+  EXPECT_EQ(args.format, "json");
+  EXPECT_EQ(args.output, "r.json");
+  EXPECT_TRUE(args.by_process);
+  EXPECT_EQ(args.top, 5u);
+  EXPECT_TRUE(args.strict);
+
+  CLI::App app2;
+  ReportArgs args2;
+  AddReportOptions(app2.add_subcommand("report"), &args2);
+  const char* bad[] = {"trainprof", "report", "--format", "xml", "out/"};
+  EXPECT_THROW(app2.parse(5, const_cast<char**>(bad)), CLI::ValidationError);
+  CLI::App app3;
+  ReportArgs args3;
+  AddReportOptions(app3.add_subcommand("report"), &args3);
+  const char* none[] = {"trainprof", "report"};
+  EXPECT_THROW(app3.parse(2, const_cast<char**>(none)), CLI::RequiredError);
+}
+
+}  // namespace
+}  // namespace trainprof::launcher

@@ -1,0 +1,242 @@
+// The three renderers: JSON parsed back, CSV contents, the text layout (golden).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "collector/render.h"
+#include "collector/report.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::TraceBuilder;
+using test::TraceOf;
+namespace fmt = trainprof::format;
+
+// torchrun (pid 100) with two ranks; rank 0 has a DataLoader worker. Times in ns from 1 s.
+struct SmallRun {
+  TraceBuilder launcher{100, 1, 1'000'000'000};
+  TraceBuilder rank0{101, 100, 1'010'000'000};
+  TraceBuilder rank1{102, 100, 1'020'000'000};
+  TraceBuilder worker{103, 101, 1'100'000'000};
+
+  SmallRun() {
+    launcher.Command({"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc-per-node=2", "train.py"})
+        .HeaderEnd(fmt::EndKind::kExit, 0, 3'000'000'000);
+    rank0.Command({"/usr/bin/python3", "-u", "train.py", "--epochs", "1"})
+        .Env("RANK", "0").Env("LOCAL_RANK", "0").Env("WORLD_SIZE", "2")
+        .HeaderEnd(fmt::EndKind::kExit, 0, 2'910'000'000);
+    rank1.Command({"/usr/bin/python3", "-u", "train.py", "--epochs", "1"})
+        .Env("RANK", "1").Env("LOCAL_RANK", "1").Env("WORLD_SIZE", "2")
+        .HeaderEnd(fmt::EndKind::kSignal, 9, 2'020'000'000);
+    worker.Command({"/usr/bin/python3", "-u", "train.py", "--epochs", "1"}).Env("RANK", "0").Flags(fmt::kFlagForkedChild);
+
+    int t0 = rank0.Thread(101);
+    rank0.ThreadName(t0, 101, "python3");
+    uint64_t now = 1'100'000'000;
+    for (uint64_t ms : {100, 120, 110, 130}) {  // steps of 100..130 ms; forward is half of it
+      rank0.Push(t0, now, "train_step");
+      rank0.Push(t0, now + 1'000'000, "forward");
+      rank0.Pop(t0, now + 1'000'000 + ms * 500'000);
+      rank0.Pop(t0, now + ms * 1'000'000);
+      now += 200'000'000;
+    }
+    rank0.Mark(t0, now, "checkpoint");
+    int t1 = rank1.Thread(102);
+    rank1.Push(t1, 1'100'000'000, "train_step");
+    rank1.Pop(t1, 1'250'000'000);
+    rank1.Push(t1, 1'300'000'000, "train_step");  // killed inside its second step
+    int tw = worker.Thread(103);
+    worker.Role(tw, "DataLoader worker");
+    worker.Start(tw, 1'200'000'000, "load batch, \"shuffled\"", 1);
+    worker.EndRange(tw, 1'230'000'000, 1);
+  }
+  Trace Load() const { return TraceOf({&launcher, &rank0, &rank1, &worker}); }
+};
+
+TEST(Report, JsonParsesBackWithEveryField) {
+  SmallRun run;
+  Trace trace = run.Load();
+  Report report = Analyze(trace, {});
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+
+  EXPECT_EQ(j["trainprof_version"], TrainprofVersion());
+  EXPECT_EQ(j["format_version"], 1);
+  EXPECT_EQ(j["summary"]["processes"], 4);
+  EXPECT_EQ(j["summary"]["hosts"], 1);
+  EXPECT_EQ(j["summary"]["span_ns"], 2'000'000'000);
+
+  ASSERT_EQ(j["files"].size(), 4u);
+  const auto& f0 = j["files"][0];
+  EXPECT_EQ(f0["path"], "pid-100.trace");
+  EXPECT_EQ(f0["pid"], 100);
+  EXPECT_EQ(f0["bytes"], fmt::kHeaderRegionSize);
+  EXPECT_EQ(f0["bytes_read"], fmt::kHeaderRegionSize);
+  EXPECT_EQ(f0["truncated"], false);
+  EXPECT_TRUE(f0["errors"].is_array() && f0["errors"].empty());
+
+  ASSERT_EQ(j["processes"].size(), 4u);
+  const auto& l = j["processes"][0];
+  EXPECT_EQ(l["pid"], 100);
+  EXPECT_EQ(l["ppid"], 1);
+  EXPECT_TRUE(l["parent_pid"].is_null());
+  EXPECT_EQ(l["host"], "node0");
+  EXPECT_TRUE(l["rank"].is_null());
+  EXPECT_EQ(l["role"], "launcher");
+  EXPECT_EQ(l["command"], "/usr/bin/python3 /usr/local/bin/torchrun --nproc-per-node=2 train.py");
+  EXPECT_EQ(l["wall_ns"], 2'000'000'000);
+  EXPECT_EQ(l["start_ns"], 1'000'000'000);
+  EXPECT_EQ(l["end_ns"], 3'000'000'000);
+  EXPECT_EQ(l["exit"]["kind"], "exit");
+  EXPECT_EQ(l["exit"]["code"], 0);
+
+  const auto& r0 = j["processes"][1];
+  EXPECT_EQ(r0["pid"], 101);
+  EXPECT_EQ(r0["parent_pid"], 100);
+  EXPECT_EQ(r0["rank"], 0);
+  EXPECT_EQ(r0["local_rank"], 0);
+  EXPECT_EQ(r0["world_size"], 2);
+  EXPECT_EQ(r0["role"], "rank 0");
+  EXPECT_EQ(r0["events"], run.rank0.records());
+  ASSERT_EQ(r0["threads"].size(), 1u);
+  EXPECT_EQ(r0["threads"][0]["tid"], 101);
+  EXPECT_EQ(r0["threads"][0]["name"], "python3");
+  EXPECT_EQ(r0["threads"][0]["events"], run.rank0.records());
+  ASSERT_EQ(r0["nvtx_ranges"].size(), 2u);
+  EXPECT_EQ(r0["nvtx_ranges"][0]["name"], "train_step");
+  EXPECT_EQ(r0["nvtx_ranges"][0]["total_ns"], 460'000'000);
+  EXPECT_DOUBLE_EQ(r0["nvtx_ranges"][0]["percent"].get<double>(), 460.0 * 100 / 1'900);
+
+  // The worker: a forked child of rank 0, with its role record.
+  const auto& w = j["processes"][2];
+  EXPECT_EQ(w["pid"], 103);
+  EXPECT_EQ(w["role"], "DataLoader worker");
+  EXPECT_EQ(w["rank"], 0);
+  EXPECT_EQ(w["exit"]["kind"], "unknown");
+  EXPECT_TRUE(w["exit"]["code"].is_null());
+
+  const auto& r1 = j["processes"][3];
+  EXPECT_EQ(r1["exit"]["kind"], "signal");
+  EXPECT_EQ(r1["exit"]["code"], 9);
+  EXPECT_EQ(r1["unbalanced_ranges"], 1);
+
+  // Merged table: train_step over ranks 0 and 1 (5 calls; one open, unbalanced).
+  ASSERT_EQ(j["nvtx_ranges"].size(), 3u);
+  const auto& step = j["nvtx_ranges"][0];
+  EXPECT_EQ(step["name"], "train_step");
+  EXPECT_EQ(step["domain"], "");
+  EXPECT_EQ(step["style"], "push/pop");
+  EXPECT_EQ(step["calls"], 5);
+  EXPECT_EQ(step["total_ns"], 610'000'000);
+  EXPECT_EQ(step["min_ns"], 100'000'000);
+  EXPECT_EQ(step["max_ns"], 150'000'000);
+  EXPECT_DOUBLE_EQ(step["median_ns"].get<double>(), 120'000'000.0);
+  EXPECT_DOUBLE_EQ(step["mean_ns"].get<double>(), 122'000'000.0);
+  EXPECT_NEAR(step["std_ns"].get<double>(), 19'235'384.06, 0.01);
+  EXPECT_DOUBLE_EQ(step["percent"].get<double>(), 610.0 * 100 / (1'900 + 1'000));
+  EXPECT_EQ(step["unbalanced"], 1);
+  const auto& load = j["nvtx_ranges"][2];
+  EXPECT_EQ(load["name"], "load batch, \"shuffled\"");
+  EXPECT_EQ(load["style"], "start/end");
+  EXPECT_EQ(load["total_ns"], 30'000'000);
+
+  ASSERT_EQ(j["nvtx_marks"].size(), 1u);
+  EXPECT_EQ(j["nvtx_marks"][0], (nlohmann::json{{"name", "checkpoint"}, {"domain", ""}, {"count", 1}}));
+  std::vector<std::string> warnings = j["warnings"];
+  EXPECT_NE(std::find(warnings.begin(), warnings.end(), "pid 103: no exit record (killed?)"), warnings.end());
+}
+
+TEST(Report, JsonSurvivesInvalidUtf8Names) {
+  TraceBuilder b(1);
+  int t = b.Thread(1);
+  b.Push(t, b.start_ns() + 1, std::string("bad \xff\xfe name"));
+  b.Pop(t, b.start_ns() + 2);
+  Report report = Analyze(TraceOf({&b}), {});
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_EQ(j["nvtx_ranges"][0]["name"], "bad \xEF\xBF\xBD\xEF\xBF\xBD name");
+}
+
+TEST(Report, CsvTablesWithRfc4180Quoting) {
+  SmallRun run;
+  Report report = Analyze(run.Load(), {true, 0});
+  std::vector<CsvTable> tables = RenderCsv(report);
+  std::vector<std::string> names;
+  for (const CsvTable& t : tables) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"files.csv", "processes.csv", "threads.csv", "nvtx_ranges.csv",
+                                             "nvtx_marks.csv", "nvtx_ranges_by_process.csv"}));
+  const std::string& ranges = tables[3].text;
+  EXPECT_EQ(ranges,
+            "name,domain,style,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,max_ns,unbalanced\r\n"
+            "train_step,,push/pop,5,610000000," + std::string(nlohmann::json(610.0 * 100 / 2'900).dump()) +
+                ",122000000," + nlohmann::json(report.nvtx_ranges[0].std_ns).dump() +
+                ",100000000,120000000,150000000,1\r\n"
+            "forward,,push/pop,4,230000000," + nlohmann::json(230.0 * 100 / 1'900).dump() +
+                ",57500000," + nlohmann::json(report.nvtx_ranges[1].std_ns).dump() +
+                ",50000000,57500000,65000000,0\r\n"
+            "\"load batch, \"\"shuffled\"\"\",,start/end,1,30000000," + nlohmann::json(30.0 * 100 / 130).dump() +
+                ",30000000,0,30000000,30000000,30000000,0\r\n");
+  const std::string& procs = tables[1].text;
+  EXPECT_EQ(procs.substr(0, procs.find("\r\n")),
+            "pid,ppid,parent_pid,host,rank,local_rank,world_size,role,command,executable,start_realtime_ns,start_ns,"
+            "end_ns,wall_ns,exit_kind,exit_code,events,unbalanced_ranges,dropped_records,truncated");
+  EXPECT_NE(procs.find("\r\n100,1,,node0,,,,launcher,/usr/bin/python3 /usr/local/bin/torchrun --nproc-per-node=2 "
+                       "train.py,/usr/bin/python3.11,1700000001000000000,1000000000,3000000000,2000000000,exit,0,0,0,0,"
+                       "false\r\n"),
+            std::string::npos)
+      << procs;
+  EXPECT_EQ(tables[4].text, "name,domain,count\r\ncheckpoint,,1\r\n");
+  EXPECT_NE(tables[5].text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a\nb"), "\"a\nb\"");
+}
+
+TEST(Report, TextGolden) {
+  SmallRun run;
+  Report report = Analyze(run.Load(), {});
+  const std::string expected = R"(trainprof report: 4 trace files, 4 processes on 1 host, 2.00 s from 2023-11-14 22:13:21.000 UTC
+
+Warnings
+  1 unbalanced NVTX range in 1 process (pop without push, end without start, or open at the end of the trace): not in the durations
+  pid 103: no exit record (killed?)
+
+Processes
+  PID      PPID  Rank  Role               Command                                                         Start    Wall  Exit                Events  Unbalanced  Truncated  Dropped
+  -------  ----  ----  -----------------  -----------------------------------------------------------  --------  ------  ------------------  ------  ----------  ---------  -------
+  100         1     -  launcher           python3 /usr/local/bin/torchrun --nproc-per-node=2 train.py     +0 ns  2.00 s  exit 0                   0           0  no               0
+    101     100     0  rank 0             python3 -u train.py --epochs 1                               +10.0 ms  1.90 s  exit 0                  22           0  no               0
+      103   101     0  DataLoader worker  python3 -u train.py --epochs 1                                +100 ms  130 ms  unknown                  5           0  no               0
+    102     100     1  rank 1             python3 -u train.py --epochs 1                               +20.0 ms  1.00 s  signal 9 (SIGKILL)       4           1  no               0
+  Exit "unknown": no exit record (killed?)
+
+NVTX ranges (all processes)
+  Time (%)  Total Time  Calls     Mean   Median      Min      Max   StdDev  Unbalanced  Style      Range
+  --------  ----------  -----  -------  -------  -------  -------  -------  ----------  ---------  ----------------------
+      21.0      610 ms      5   122 ms   120 ms   100 ms   150 ms  19.2 ms           1  push/pop   train_step
+      12.1      230 ms      4  57.5 ms  57.5 ms  50.0 ms  65.0 ms  6.45 ms           0  push/pop   forward
+      23.1     30.0 ms      1  30.0 ms  30.0 ms  30.0 ms  30.0 ms     0 ns           0  start/end  load batch, "shuffled"
+  Time (%) = total time / summed wall time of the processes the range occurs in; nested or
+  concurrent ranges can add up to more than 100%.
+
+NVTX marks (all processes)
+  Count  Mark
+  -----  ----------
+      1  checkpoint
+)";
+  EXPECT_EQ(RenderText(report), expected);
+}
+
+TEST(Report, TextByProcessAndTop) {
+  SmallRun run;
+  Report report = Analyze(run.Load(), {true, 1});
+  std::string text = RenderText(report);
+  EXPECT_NE(text.find("NVTX ranges: pid 101 (rank 0): python3 -u train.py --epochs 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ... 2 more rows (--top 1)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ... 1 more row (--top 1)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("NVTX ranges: pid 100 (launcher): python3 /usr/local/bin/torchrun --nproc-per-node=2 train.py\n"
+                      "  none recorded\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainprof::collector

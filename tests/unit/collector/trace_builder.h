@@ -1,0 +1,343 @@
+// Test utility: writes trace files exactly as format/trainprof/trace_format.h describes (file
+// header + metadata TLVs + chunks with committed counts + LEB128 records), so tests synthesise
+// traces with known numbers and known byte offsets.
+//
+//   TraceBuilder b(/*pid=*/100, /*ppid=*/1);
+//   int t = b.Thread(100);                       // writer thread (thread_index 0, tid 100)
+//   b.Push(t, 1'000, "step");  b.Pop(t, 6'000);  // absolute CLOCK_MONOTONIC ns
+//   std::string path = b.WriteTo(dir);           // dir/pid-100.trace
+//
+// Records go into the thread's current chunk; a record that does not fit claims the next slot
+// (chunk base_ns = the thread's previous record time, as the writer does). Damage hooks
+// (SetCommitted, ZeroSlot, Raw, header overrides) and RecordEnds() serve the damage tests.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trainprof/trace_format.h"
+
+namespace trainprof::test {
+
+namespace fmt = trainprof::format;
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(int32_t pid, int32_t ppid = 1, uint64_t start_ns = 1'000'000'000)
+      : pid_(pid), ppid_(ppid), start_ns_(start_ns), start_realtime_ns_(1'700'000'000'000'000'000ull + start_ns) {
+    command_ = {"/usr/bin/python3", "train.py"};
+  }
+
+  // ----- header and metadata -----
+  TraceBuilder& Host(std::string h) { host_ = std::move(h); return *this; }
+  TraceBuilder& Command(std::vector<std::string> argv) { command_ = std::move(argv); return *this; }
+  TraceBuilder& Executable(std::string e) { executable_ = std::move(e); return *this; }
+  TraceBuilder& Env(std::string name, std::string value) { env_.emplace_back(std::move(name), std::move(value)); return *this; }
+  TraceBuilder& Flags(uint32_t f) { flags_ = f; return *this; }
+  TraceBuilder& ImageIndex(uint32_t i) { image_index_ = i; return *this; }
+  TraceBuilder& StartRealtime(uint64_t ns) { start_realtime_ns_ = ns; return *this; }
+  TraceBuilder& HeaderEnd(fmt::EndKind kind, int32_t code, uint64_t end_ns) {
+    end_kind_ = kind;
+    end_code_ = code;
+    end_ns_ = end_ns;
+    return *this;
+  }
+  TraceBuilder& Dropped(uint64_t n) { dropped_ = n; return *this; }
+  TraceBuilder& Version(uint32_t v) { version_ = v; return *this; }
+  TraceBuilder& Layout(uint32_t header_region_size, uint32_t chunk_size) {
+    header_region_ = header_region_size;
+    chunk_size_ = chunk_size;
+    return *this;
+  }
+  TraceBuilder& ChunksClaimed(uint32_t n) { chunks_claimed_ = n; return *this; }
+  /// Raw metadata TLV appended after the others (key, bytes).
+  TraceBuilder& RawMeta(uint16_t key, std::string value, std::optional<uint32_t> length = std::nullopt) {
+    raw_meta_.push_back({key, std::move(value), length});
+    return *this;
+  }
+
+  int32_t pid() const { return pid_; }
+  uint64_t start_ns() const { return start_ns_; }
+
+  // ----- threads -----
+  /// A writer thread; its thread_index is the order of creation.
+  int Thread(uint32_t tid) {
+    threads_.push_back({tid, static_cast<uint32_t>(threads_.size()), -1, 0, start_ns_});
+    return static_cast<int>(threads_.size() - 1);
+  }
+
+  // ----- definitions -----
+  /// Id of `s`, defined (kString through thread th) on first use. "" is id 0.
+  uint64_t String(int th, std::string_view s) {
+    if (s.empty()) return 0;
+    auto it = strings_.find(std::string(s));
+    if (it != strings_.end()) return it->second;
+    uint64_t id = next_string_++;
+    strings_.emplace(std::string(s), id);
+    std::vector<uint8_t> r = {static_cast<uint8_t>(fmt::RecordTag::kString)};
+    Put(&r, id);
+    Put(&r, s.size());
+    r.insert(r.end(), s.begin(), s.end());
+    Append(th, std::move(r));
+    return id;
+  }
+  /// Id of the domain named `name` (kString + kDomain on first use).
+  uint64_t Domain(int th, std::string_view name) {
+    auto it = domains_.find(std::string(name));
+    if (it != domains_.end()) return it->second;
+    uint64_t name_id = String(th, name);
+    uint64_t id = next_domain_++;
+    domains_.emplace(std::string(name), id);
+    Untimed(th, fmt::RecordTag::kDomain, {id, name_id});
+    return id;
+  }
+  void ThreadName(int th, uint32_t tid, std::string_view name) {
+    uint64_t id = String(th, name);
+    Untimed(th, fmt::RecordTag::kThreadName, {tid, id});
+  }
+  void Role(int th, std::string_view name) {
+    uint64_t id = String(th, name);
+    Untimed(th, fmt::RecordTag::kRole, {id});
+  }
+
+  // ----- timed records (absolute times) -----
+  void Push(int th, uint64_t t, std::string_view name, uint64_t domain = 0, uint64_t category = 0) {
+    uint64_t id = String(th, name);
+    Timed(th, t, fmt::RecordTag::kRangePush, {domain, id, category});
+  }
+  void Pop(int th, uint64_t t, uint64_t domain = 0) { Timed(th, t, fmt::RecordTag::kRangePop, {domain}); }
+  void Mark(int th, uint64_t t, std::string_view name, uint64_t domain = 0) {
+    uint64_t id = String(th, name);
+    Timed(th, t, fmt::RecordTag::kMark, {domain, id, 0});
+  }
+  void Start(int th, uint64_t t, std::string_view name, uint64_t range_id, uint64_t domain = 0) {
+    uint64_t id = String(th, name);
+    Timed(th, t, fmt::RecordTag::kRangeStart, {domain, id, 0, range_id});
+  }
+  void EndRange(int th, uint64_t t, uint64_t range_id) { Timed(th, t, fmt::RecordTag::kRangeEnd, {range_id}); }
+  void ProcessEnd(int th, uint64_t t, fmt::EndKind kind, int64_t code) {
+    Timed(th, t, fmt::RecordTag::kProcessEnd, {static_cast<uint64_t>(kind), fmt::ZigZag(code)});
+  }
+  void Fork(int th, uint64_t t, int32_t child) { Timed(th, t, fmt::RecordTag::kFork, {static_cast<uint64_t>(child)}); }
+  void Exec(int th, uint64_t t, std::string_view path) {
+    uint64_t id = String(th, path);
+    Timed(th, t, fmt::RecordTag::kExec, {id});
+  }
+  void ChildExit(int th, uint64_t t, int32_t child, fmt::EndKind kind, int64_t code) {
+    Timed(th, t, fmt::RecordTag::kChildExit,
+          {static_cast<uint64_t>(child), static_cast<uint64_t>(kind), fmt::ZigZag(code)});
+  }
+  /// Any bytes as one record (no time bookkeeping).
+  void Raw(int th, std::vector<uint8_t> bytes) { Append(th, std::move(bytes)); }
+  /// A record with a raw numeric field list (tag + varints).
+  void RawFields(int th, uint8_t tag, std::vector<uint64_t> fields) {
+    std::vector<uint8_t> r = {tag};
+    for (uint64_t f : fields) Put(&r, f);
+    Append(th, std::move(r));
+  }
+
+  // ----- damage hooks -----
+  /// Chunks in claim order (= slot order, counting zero slots).
+  size_t chunks() const { return chunks_.size(); }
+  void SetCommitted(size_t chunk, uint32_t committed) { chunks_.at(chunk).committed_override = committed; }
+  /// A slot that was claimed but never initialised (all zeros).
+  void ZeroSlot() {
+    Chunk c;
+    c.zero = true;
+    chunks_.push_back(std::move(c));
+  }
+  /// The next record of thread th starts a new chunk.
+  void NewChunk(int th) { threads_.at(th).chunk = -1; }
+
+  size_t records() const { return records_; }
+
+  // ----- output -----
+  std::vector<uint8_t> Build() const {
+    std::vector<uint8_t> out(header_region_ + chunks_.size() * uint64_t{chunk_size_}, 0);
+    std::memcpy(out.data(), fmt::kFileMagic, sizeof fmt::kFileMagic);
+    using H = fmt::FileHeader;
+    Store<uint32_t>(&out, offsetof(H, version), version_);
+    Store<uint32_t>(&out, offsetof(H, header_region_size), header_region_);
+    Store<uint32_t>(&out, offsetof(H, chunk_size), chunk_size_);
+    Store<uint32_t>(&out, offsetof(H, flags), flags_);
+    Store<int32_t>(&out, offsetof(H, pid), pid_);
+    Store<int32_t>(&out, offsetof(H, ppid), ppid_);
+    Store<uint64_t>(&out, offsetof(H, start_realtime_ns), start_realtime_ns_);
+    Store<uint64_t>(&out, offsetof(H, start_monotonic_ns), start_ns_);
+    Store<uint32_t>(&out, offsetof(H, image_index), image_index_);
+    Store<uint32_t>(&out, offsetof(H, end_kind), static_cast<uint32_t>(end_kind_));
+    Store<int32_t>(&out, offsetof(H, end_code), end_code_);
+    Store<uint64_t>(&out, offsetof(H, end_monotonic_ns), end_ns_);
+    Store<uint64_t>(&out, offsetof(H, records_dropped), dropped_);
+    Store<uint32_t>(&out, offsetof(H, chunks_claimed),
+                    chunks_claimed_ ? *chunks_claimed_ : static_cast<uint32_t>(chunks_.size()));
+
+    std::vector<uint8_t> meta;
+    auto tlv = [&](uint16_t key, const std::string& v, std::optional<uint32_t> len = std::nullopt) {
+      uint8_t k[6];
+      uint32_t n = len ? *len : static_cast<uint32_t>(v.size());
+      std::memcpy(k, &key, 2);
+      std::memcpy(k + 2, &n, 4);
+      meta.insert(meta.end(), k, k + 6);
+      meta.insert(meta.end(), v.begin(), v.end());
+    };
+    tlv(static_cast<uint16_t>(fmt::MetaKey::kHost), host_);
+    tlv(static_cast<uint16_t>(fmt::MetaKey::kVersion), "test");
+    if (!executable_.empty()) tlv(static_cast<uint16_t>(fmt::MetaKey::kExecutable), executable_);
+    for (const auto& [k, v] : env_) tlv(static_cast<uint16_t>(fmt::MetaKey::kEnv), k + "=" + v);
+    std::string cmdline;
+    for (size_t i = 0; i < command_.size(); ++i) {
+      if (i > 0) cmdline += '\0';
+      cmdline += command_[i];
+    }
+    tlv(static_cast<uint16_t>(fmt::MetaKey::kCommandLine), cmdline);
+    for (const auto& m : raw_meta_) tlv(m.key, m.value, m.length);
+    const uint32_t meta_off = sizeof(fmt::FileHeader);
+    if (meta_off + meta.size() > header_region_) throw std::runtime_error("metadata does not fit the header region");
+    std::memcpy(out.data() + meta_off, meta.data(), meta.size());
+    Store<uint32_t>(&out, offsetof(H, metadata_offset), meta_off);
+    Store<uint32_t>(&out, offsetof(H, metadata_size), static_cast<uint32_t>(meta.size()));
+
+    for (size_t k = 0; k < chunks_.size(); ++k) {
+      const Chunk& c = chunks_[k];
+      if (c.zero) continue;
+      const uint64_t off = header_region_ + k * uint64_t{chunk_size_};
+      using C = fmt::ChunkHeader;
+      Store<uint32_t>(&out, off + offsetof(C, magic), fmt::kChunkMagic);
+      Store<uint32_t>(&out, off + offsetof(C, tid), threads_[c.thread].tid);
+      Store<uint32_t>(&out, off + offsetof(C, thread_index), threads_[c.thread].index);
+      Store<uint32_t>(&out, off + offsetof(C, thread_seq), c.seq);
+      Store<uint64_t>(&out, off + offsetof(C, base_ns), c.base_ns);
+      Store<uint32_t>(&out, off + offsetof(C, committed),
+                      c.committed_override ? *c.committed_override : static_cast<uint32_t>(c.data.size()));
+      std::memcpy(out.data() + off + sizeof(C), c.data.data(), c.data.size());
+    }
+    return out;
+  }
+
+  /// File offsets at which each record ends, ascending (for truncation tests).
+  std::vector<uint64_t> RecordEnds() const {
+    std::vector<uint64_t> ends;
+    for (size_t k = 0; k < chunks_.size(); ++k) {
+      const uint64_t data = header_region_ + k * uint64_t{chunk_size_} + sizeof(fmt::ChunkHeader);
+      for (uint32_t e : chunks_[k].record_ends) ends.push_back(data + e);
+    }
+    return ends;
+  }
+
+  std::string FileName() const {
+    return "pid-" + std::to_string(pid_) + (image_index_ == 0 ? "" : "." + std::to_string(image_index_)) + ".trace";
+  }
+
+  /// Writes dir/<name> (default pid-<PID>[.<N>].trace) and returns its path.
+  std::string WriteTo(const std::string& dir, const std::string& name = "") const {
+    return WriteBytes(dir + "/" + (name.empty() ? FileName() : name), Build());
+  }
+
+  static std::string WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!f) throw std::runtime_error("cannot write " + path);
+    return path;
+  }
+
+ private:
+  struct ThreadState {
+    uint32_t tid;
+    uint32_t index;
+    int chunk;  // current chunk, -1 = none
+    uint32_t next_seq;
+    uint64_t last_ns;
+  };
+  struct Chunk {
+    int thread = 0;
+    uint32_t seq = 0;
+    uint64_t base_ns = 0;
+    std::vector<uint8_t> data;
+    std::vector<uint32_t> record_ends;
+    std::optional<uint32_t> committed_override;
+    bool zero = false;
+  };
+  struct RawMetaEntry {
+    uint16_t key;
+    std::string value;
+    std::optional<uint32_t> length;
+  };
+
+  static void Put(std::vector<uint8_t>* out, uint64_t v) {
+    uint8_t buf[10];
+    uint8_t* end = fmt::PutVarint(buf, v);
+    out->insert(out->end(), buf, end);
+  }
+  template <typename T>
+  static void Store(std::vector<uint8_t>* out, uint64_t off, T v) {
+    std::memcpy(out->data() + off, &v, sizeof v);
+  }
+
+  void Untimed(int th, fmt::RecordTag tag, std::vector<uint64_t> fields) {
+    std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
+    for (uint64_t f : fields) Put(&r, f);
+    Append(th, std::move(r));
+  }
+  void Timed(int th, uint64_t t, fmt::RecordTag tag, std::vector<uint64_t> fields) {
+    ThreadState& ts = threads_.at(th);
+    if (t < ts.last_ns) throw std::logic_error("records of one thread must not go back in time");
+    std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
+    Put(&r, t - ts.last_ns);
+    for (uint64_t f : fields) Put(&r, f);
+    Append(th, std::move(r));
+    ts.last_ns = t;
+  }
+  void Append(int th, std::vector<uint8_t> r) {
+    ThreadState& ts = threads_.at(th);
+    const size_t room = chunk_size_ - sizeof(fmt::ChunkHeader);
+    if (r.size() > room) throw std::logic_error("record larger than a chunk");
+    if (ts.chunk < 0 || chunks_[ts.chunk].data.size() + r.size() > room) {
+      Chunk c;
+      c.thread = th;
+      c.seq = ts.next_seq++;
+      c.base_ns = ts.last_ns;
+      chunks_.push_back(std::move(c));
+      ts.chunk = static_cast<int>(chunks_.size() - 1);
+    }
+    Chunk& c = chunks_[ts.chunk];
+    c.data.insert(c.data.end(), r.begin(), r.end());
+    c.record_ends.push_back(static_cast<uint32_t>(c.data.size()));
+    ++records_;
+  }
+
+  int32_t pid_, ppid_;
+  uint64_t start_ns_, start_realtime_ns_;
+  std::string host_ = "node0";
+  std::vector<std::string> command_;
+  std::string executable_ = "/usr/bin/python3.11";
+  std::vector<std::pair<std::string, std::string>> env_;
+  std::vector<RawMetaEntry> raw_meta_;
+  uint32_t flags_ = 0;
+  uint32_t image_index_ = 0;
+  fmt::EndKind end_kind_ = fmt::EndKind::kNone;
+  int32_t end_code_ = 0;
+  uint64_t end_ns_ = 0;
+  uint64_t dropped_ = 0;
+  uint32_t version_ = fmt::kFormatVersion;
+  uint32_t header_region_ = fmt::kHeaderRegionSize;
+  uint32_t chunk_size_ = fmt::kDefaultChunkSize;
+  std::optional<uint32_t> chunks_claimed_;
+  std::vector<ThreadState> threads_;
+  std::vector<Chunk> chunks_;
+  std::map<std::string, uint64_t> strings_;
+  std::map<std::string, uint64_t> domains_;
+  uint64_t next_string_ = 1;
+  uint64_t next_domain_ = 1;
+  size_t records_ = 0;
+};
+
+}  // namespace trainprof::test

@@ -1,0 +1,346 @@
+// The reader on damaged input: it reports, keeps what it can, and never crashes or hangs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "collector/render.h"
+#include "collector/report.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::TraceBuilder;
+namespace fmt = trainprof::format;
+
+ReadResult ReadBytes(const std::vector<uint8_t>& bytes, StringPool* pool) {
+  return ReadTraceBytes(bytes, "t.trace", pool);
+}
+
+// A small-layout trace with two threads, domains, strings and every record kind.
+TraceBuilder Sample(uint32_t header_region = 1024, uint32_t chunk_size = 256) {
+  TraceBuilder b(77, 1, 1'000);
+  b.Layout(header_region, chunk_size).Env("RANK", "0");
+  int t0 = b.Thread(77), t1 = b.Thread(78);
+  b.ThreadName(t0, 77, "main");
+  b.ThreadName(t1, 78, "pt_data_worker");
+  uint64_t dom = b.Domain(t0, "torch");
+  uint64_t now = 2'000;
+  for (int i = 0; i < 30; ++i) {
+    int t = i % 3 == 0 ? t1 : t0;
+    b.Push(t, now, "step " + std::to_string(i % 4), i % 2 ? dom : 0);
+    b.Mark(t, now + 5, "mark");
+    b.Pop(t, now + 100 + i, i % 2 ? dom : 0);
+    b.Start(t, now + 200, "io", 1000 + i);
+    b.EndRange(t == t0 ? t1 : t0, now + 300 + i, 1000 + i);
+    now += 1'000;
+  }
+  b.Fork(t0, now, 99);
+  b.ChildExit(t0, now + 1, 99, fmt::EndKind::kExit, 0);
+  b.ProcessEnd(t0, now + 2, fmt::EndKind::kExit, 0);
+  return b;
+}
+
+size_t RecordsOf(const ReadResult& r) { return r.image ? r.image->records : 0; }
+
+TEST(TraceDamage, EmptyFile) {
+  StringPool pool;
+  ReadResult r = ReadBytes({}, &pool);
+  EXPECT_FALSE(r.status.usable);
+  EXPECT_FALSE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "empty file (0 bytes)");
+  EXPECT_EQ(DescribeDamage(r.status), "empty file (0 bytes) (read 0 of 0 bytes)");
+}
+
+TEST(TraceDamage, WrongMagic) {
+  std::vector<uint8_t> bytes = Sample().Build();
+  bytes[3] = 'X';
+  StringPool pool;
+  ReadResult r = ReadBytes(bytes, &pool);
+  EXPECT_FALSE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "not a trainprof trace (wrong magic)");
+  std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o'};
+  EXPECT_EQ(ReadBytes(text, &pool).status.errors[0], "not a trainprof trace (wrong magic)");
+}
+
+TEST(TraceDamage, UnsupportedVersion) {
+  TraceBuilder b = Sample();
+  b.Version(fmt::kFormatVersion + 1);
+  StringPool pool;
+  ReadResult r = ReadBytes(b.Build(), &pool);
+  EXPECT_FALSE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "unsupported format version 2 (this trainprof reads version 1)");
+  b.Version(0);
+  EXPECT_EQ(ReadBytes(b.Build(), &pool).status.errors[0],
+            "unsupported format version 0 (this trainprof reads version 1)");
+}
+
+TEST(TraceDamage, HeaderTruncatedAtSeveralOffsets) {
+  std::vector<uint8_t> full = Sample().Build();
+  for (size_t cut : {1, 4, 8, 11, 12, 40, 100, 159}) {
+    std::vector<uint8_t> bytes(full.begin(), full.begin() + cut);
+    StringPool pool;
+    ReadResult r = ReadBytes(bytes, &pool);
+    EXPECT_FALSE(r.image) << cut;
+    ASSERT_EQ(r.status.errors.size(), 1u) << cut;
+    EXPECT_EQ(r.status.errors[0], "header truncated at byte " + std::to_string(cut) + " (the file header is 160 bytes)");
+    EXPECT_EQ(r.status.bytes_read, 0u);
+    EXPECT_EQ(r.status.pid.has_value(), cut >= 28) << cut;  // pid is bytes 24..27
+  }
+}
+
+TEST(TraceDamage, TruncatedInsideMetadataAndHeaderRegion) {
+  TraceBuilder b = Sample();
+  std::vector<uint8_t> full = b.Build();
+  std::vector<uint8_t> bytes(full.begin(), full.begin() + 170);  // inside the metadata
+  StringPool pool;
+  ReadResult r = ReadBytes(bytes, &pool);
+  ASSERT_TRUE(r.image);  // the header is enough to know the process
+  EXPECT_TRUE(r.status.truncated);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0].rfind("header truncated at byte 170 (metadata ends at byte ", 0), 0u) << r.status.errors[0];
+  EXPECT_EQ(r.image->pid, 77);
+
+  bytes.assign(full.begin(), full.begin() + 1000);  // after the metadata, before chunk 0
+  r = ReadBytes(bytes, &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.image->host, "node0");
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "file truncated at byte 1000, inside the header region (1024 bytes)");
+}
+
+// The core durability property: cut anywhere, the reader returns exactly the records that end
+// before the cut (whole records only), the count never decreases as the cut moves on, and it
+// never crashes.
+void CheckEveryCut(const TraceBuilder& b) {
+  const std::vector<uint8_t> full = b.Build();
+  const std::vector<uint64_t> ends = b.RecordEnds();
+  ASSERT_EQ(ends.size(), b.records());
+  size_t previous = 0;
+  for (size_t cut = 0; cut <= full.size(); ++cut) {
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(std::span<const uint8_t>(full.data(), cut), "cut.trace", &pool);
+    const size_t expected = static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), cut) - ends.begin());
+    ASSERT_EQ(RecordsOf(r), expected) << "cut at " << cut;
+    ASSERT_GE(RecordsOf(r), previous) << "cut at " << cut;
+    previous = RecordsOf(r);
+    if (cut < full.size()) {
+      ASSERT_TRUE(r.status.damaged()) << "cut at " << cut;
+      if (r.image) {
+        ASSERT_TRUE(r.status.truncated) << "cut at " << cut;
+      }
+      ASSERT_LE(r.status.bytes_read, cut);
+    } else {
+      ASSERT_FALSE(r.status.damaged()) << r.status.errors[0];
+      ASSERT_EQ(r.status.bytes_read, full.size());
+    }
+  }
+  EXPECT_EQ(previous, b.records());
+}
+
+TEST(TraceDamage, TruncatedAtEveryByteSmallChunks) { CheckEveryCut(Sample(1024, 256)); }
+
+TEST(TraceDamage, TruncatedAtEveryByteDefaultLayout) {
+  CheckEveryCut(Sample(fmt::kHeaderRegionSize, fmt::kDefaultChunkSize));
+}
+
+TEST(TraceDamage, TruncatedChunkIsNamed) {
+  TraceBuilder b = Sample(1024, 256);
+  std::vector<uint8_t> full = b.Build();
+  const size_t cut = 1024 + 256 + 64 + 20;  // 20 bytes into chunk 1's records
+  std::vector<uint8_t> bytes(full.begin(), full.begin() + cut);
+  StringPool pool;
+  ReadResult r = ReadBytes(bytes, &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_GE(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0].rfind("chunk 1 truncated at byte " + std::to_string(cut) + " (its records end at byte ", 0), 0u)
+      << r.status.errors[0];
+  EXPECT_TRUE(r.status.truncated);
+  EXPECT_NE(DescribeDamage(r.status).find("(read "), std::string::npos);
+}
+
+TEST(TraceDamage, MissingClaimedChunks) {
+  TraceBuilder b = Sample(1024, 256);
+  std::vector<uint8_t> full = b.Build();
+  const size_t cut = 1024 + 2 * 256;  // exactly at a slot boundary
+  std::vector<uint8_t> bytes(full.begin(), full.begin() + cut);
+  StringPool pool;
+  ReadResult r = ReadBytes(bytes, &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_TRUE(r.status.truncated);
+  EXPECT_EQ(r.status.errors[0], "file truncated at byte 1536 (" + std::to_string(b.chunks()) +
+                                    " chunks claimed end at byte " + std::to_string(full.size()) + ")");
+}
+
+TEST(TraceDamage, CommittedBeyondChunk) {
+  TraceBuilder b(5, 1, 0);
+  b.Layout(1024, 256);
+  int t = b.Thread(5);
+  b.Push(t, 10, "a");
+  b.Pop(t, 20);
+  b.NewChunk(t);
+  b.Mark(t, 30, "m");
+  b.SetCommitted(0, 100'000);
+  StringPool pool;
+  ReadResult r = ReadBytes(b.Build(), &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "chunk 0: committed count 100000 beyond chunk size 256 (at byte 1048)");
+  EXPECT_EQ(r.image->records, b.records());  // read up to the chunk's end: every record is there
+  EXPECT_FALSE(r.status.truncated);
+}
+
+TEST(TraceDamage, BadRecordTagKeepsEarlierRecordsAndOtherChunks) {
+  TraceBuilder b(5, 1, 0);
+  b.Layout(1024, 256);
+  int t = b.Thread(5), u = b.Thread(6);
+  b.Mark(t, 10, "a");           // kString(3+1) + kMark(5): 9 bytes
+  b.Raw(t, {200, 1, 2, 3});     // at byte 1024 + 64 + 9
+  b.Mark(t, 20, "a");
+  b.Mark(u, 30, "b");
+  StringPool pool;
+  ReadResult r = ReadBytes(b.Build(), &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "bad record tag 200 at byte 1097");
+  ASSERT_EQ(r.image->nvtx.size(), 2u);  // thread t's first mark, thread u's mark
+  EXPECT_EQ(r.image->nvtx[0].time_ns, 10u);
+  EXPECT_EQ(r.image->nvtx[1].time_ns, 30u);
+  EXPECT_EQ(r.status.bytes_read, r.status.bytes - (4 + 5));  // the bad record and the mark after it
+}
+
+TEST(TraceDamage, MalformedVarintInsideCommittedBytes) {
+  TraceBuilder b(5, 1, 0);
+  int t = b.Thread(5);
+  b.Mark(t, 10, "a");
+  std::vector<uint8_t> bad = {static_cast<uint8_t>(fmt::RecordTag::kRangePop)};
+  bad.insert(bad.end(), 11, 0xFF);  // an 11-byte varint
+  b.Raw(t, bad);
+  StringPool pool;
+  ReadResult r = ReadBytes(b.Build(), &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "malformed record (tag 2) at byte " + std::to_string(fmt::kHeaderRegionSize + 64 + 9));
+  EXPECT_EQ(r.image->records, 2u);
+}
+
+TEST(TraceDamage, HugeStringLengths) {
+  TraceBuilder b(5, 1, 0);
+  int t = b.Thread(5), u = b.Thread(6);
+  b.RawFields(t, static_cast<uint8_t>(fmt::RecordTag::kString), {9, 1ull << 40});  // slot 0
+  b.Mark(u, 5, "ok");
+  b.Mark(t, 10, "lost");
+  StringPool pool;
+  ReadResult r = ReadBytes(b.Build(), &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "string of 1099511627776 bytes at byte " +
+                                    std::to_string(fmt::kHeaderRegionSize + 64) + " (longer than kMaxStringBytes 4096)");
+  EXPECT_EQ(r.image->records, 2u);  // thread u's string and mark
+
+  // One byte over the limit, with the bytes really there: still refused.
+  TraceBuilder c(5, 1, 0);
+  int tc = c.Thread(5);
+  std::vector<uint8_t> rec = {static_cast<uint8_t>(fmt::RecordTag::kString), 1};
+  uint8_t len[10];
+  rec.insert(rec.end(), len, fmt::PutVarint(len, fmt::kMaxStringBytes + 1));
+  rec.insert(rec.end(), fmt::kMaxStringBytes + 1, 'x');
+  c.Raw(tc, rec);
+  r = ReadBytes(c.Build(), &pool);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_NE(r.status.errors[0].find("longer than kMaxStringBytes"), std::string::npos);
+
+  // A metadata length field of 4 GiB.
+  TraceBuilder d(5, 1, 0);
+  d.RawMeta(static_cast<uint16_t>(fmt::MetaKey::kHost), "h", 0xFFFFFFFFu);
+  r = ReadBytes(d.Build(), &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_NE(r.status.errors[0].find("runs past the metadata (length 4294967295)"), std::string::npos);
+  EXPECT_EQ(r.image->host, "node0");  // entries before it were read
+}
+
+TEST(TraceDamage, BadChunkMagicSkipsOnlyThatChunk) {
+  TraceBuilder b(5, 1, 0);
+  b.Layout(1024, 256);
+  int t = b.Thread(5);
+  b.Mark(t, 10, "a");
+  b.NewChunk(t);
+  b.Mark(t, 20, "a");
+  std::vector<uint8_t> bytes = b.Build();
+  bytes[1024] ^= 0x40;
+  StringPool pool;
+  ReadResult r = ReadBytes(bytes, &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.status.errors[0], "chunk 0: bad chunk magic 0x4b435014 at byte 1024");
+  ASSERT_EQ(r.image->nvtx.size(), 1u);
+  EXPECT_EQ(r.image->nvtx[0].time_ns, 20u);
+}
+
+TEST(TraceDamage, ImpossibleHeaderFields) {
+  StringPool pool;
+  TraceBuilder b(5, 1, 0);
+  b.Layout(1024, 0);
+  EXPECT_EQ(ReadBytes(b.Build(), &pool).status.errors[0], "bad header: chunk_size 0 (at byte 16)");
+  b.Layout(1024, 256);
+  std::vector<uint8_t> bytes = b.Build();
+  const uint32_t region = 100;  // smaller than the file header itself
+  std::memcpy(bytes.data() + offsetof(fmt::FileHeader, header_region_size), &region, 4);
+  ReadResult r = ReadBytes(bytes, &pool);
+  EXPECT_FALSE(r.image);
+  EXPECT_EQ(r.status.errors[0], "bad header: header_region_size 100 (at byte 12)");
+}
+
+// 2000 seeded mutations: bit flips anywhere (biased to the header and chunk headers), sometimes
+// with a cut. Whatever the reader returns must go through the whole report without crashing.
+TEST(TraceDamage, RandomMutationsNeverCrashOrHang) {
+  const std::vector<uint8_t> full = Sample(1024, 256).Build();
+  std::mt19937_64 rng(20240501);
+  auto start = std::chrono::steady_clock::now();
+  size_t usable = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<uint8_t> bytes = full;
+    const int flips = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < flips; ++i) {
+      size_t pos;
+      switch (rng() % 4) {
+        case 0: pos = rng() % 160; break;                          // file header
+        case 1: pos = 1024 + (rng() % 8) * 256 + rng() % 64; break; // a chunk header
+        default: pos = rng() % bytes.size(); break;
+      }
+      if (pos >= bytes.size()) continue;
+      if (rng() % 3 == 0) {
+        bytes[pos] = static_cast<uint8_t>(rng());
+      } else {
+        bytes[pos] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      }
+    }
+    if (rng() % 5 == 0) bytes.resize(rng() % bytes.size());
+
+    Trace trace;
+    ReadResult r = ReadTraceBytes(bytes, "fuzz.trace", &trace.strings);
+    ASSERT_LE(r.status.bytes_read, bytes.size());
+    ASSERT_LE(RecordsOf(r), bytes.size());
+    std::vector<TraceImage> images;
+    if (r.image) {
+      ++usable;
+      images.push_back(std::move(*r.image));
+    }
+    trace.files.push_back(r.status);
+    trace.processes = BuildProcesses(std::move(images), trace.strings);
+    Report report = Analyze(trace, {true, 0});
+    ASSERT_FALSE(RenderText(report).empty());
+    ASSERT_FALSE(RenderJson(report).empty());
+    ASSERT_FALSE(RenderCsv(report).empty());
+  }
+  EXPECT_GT(usable, 100u);  // the mutations did not all just break the magic
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+}  // namespace
+}  // namespace trainprof::collector

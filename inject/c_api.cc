@@ -1,28 +1,76 @@
-// C entry points for the Python shim (python/sitecustomize.py calls them through ctypes).
+// C entry points for the Python shim (python/trainprof_shim/ calls them through ctypes). They
+// record into the same per-thread buffers as NVTX, in the same trace. Every function is a no-op
+// returning 0 when this process does not record.
+#include <cstdint>
+
+#include "ranges.h"
 #include "recorder.h"
 #include "runtime.h"
 #include "string_table.h"
 
 using namespace trainprof::inject;
 
+namespace {
+
+ThreadState* RecordingThread() {
+  if (Rt().file.load(std::memory_order_acquire) == nullptr) return nullptr;
+  return CurrentThread();
+}
+
+}  // namespace
+
 extern "C" {
 
 /// Names this process's role in the report (e.g. "DataLoader worker"). Returns 1 if recorded,
 /// 0 if this process does not record. `role` is UTF-8, NUL-terminated.
 __attribute__((visibility("default"))) int trainprof_set_role(const char* role) {
-  EnsureInit();
-  if (Rt().file.load() == nullptr || role == nullptr) return 0;
-  ThreadState* t = CurrentThread();
-  if (t == nullptr) return 0;
+  ThreadState* t = RecordingThread();
+  if (t == nullptr || role == nullptr) return 0;
   uint64_t f[1] = {InternCString(t, role)};
   RecordDefinition(t, trainprof::format::RecordTag::kRole, f, 1);
   return 1;
 }
 
 /// 1 if this process is recording into a trace file, else 0.
-__attribute__((visibility("default"))) int trainprof_is_recording() {
-  EnsureInit();
-  return Rt().recording.load() ? 1 : 0;
+__attribute__((visibility("default"))) int trainprof_is_recording() { return Rt().recording.load() ? 1 : 0; }
+
+/// Id of the domain named `name` (created on first use, like nvtxDomainCreateA); 0 if not recording.
+__attribute__((visibility("default"))) uint32_t trainprof_domain(const char* name) {
+  ThreadState* t = RecordingThread();
+  if (t == nullptr || Rt().strings == nullptr) return 0;
+  return Rt().strings->Domain(t, InternCString(t, name));
+}
+
+/// Id of an interned string (like nvtxDomainRegisterStringA); 0 if not recording.
+__attribute__((visibility("default"))) uint32_t trainprof_string(const char* s) {
+  ThreadState* t = RecordingThread();
+  return t != nullptr ? InternCString(t, s) : 0;
+}
+
+/// Names category `category` of `domain` (like nvtxDomainNameCategoryA).
+__attribute__((visibility("default"))) void trainprof_category(uint32_t domain, uint32_t category, const char* name) {
+  ThreadState* t = RecordingThread();
+  if (t != nullptr && domain < kMaxDomains) NameCategory(t, domain, category, InternCString(t, name));
+}
+
+/// Pushes a range named by string id `name` (like nvtxDomainRangePushEx). Returns its level.
+__attribute__((visibility("default"))) int trainprof_push(uint32_t domain, uint32_t name, uint32_t category) {
+  ThreadState* t = RecordingThread();
+  if (t == nullptr || domain >= kMaxDomains) return -1;
+  return PushRange(t, domain, name, category);
+}
+
+/// Pops the innermost range of `domain` on this thread. Returns the level ended, -1 if none.
+__attribute__((visibility("default"))) int trainprof_pop(uint32_t domain) {
+  ThreadState* t = RecordingThread();
+  if (t == nullptr || domain >= kMaxDomains) return -1;
+  return PopRange(t, domain);
+}
+
+/// Records a mark named by string id `name`.
+__attribute__((visibility("default"))) void trainprof_mark(uint32_t domain, uint32_t name, uint32_t category) {
+  ThreadState* t = RecordingThread();
+  if (t != nullptr && domain < kMaxDomains) MarkEvent(t, domain, name, category);
 }
 
 }  // extern "C"

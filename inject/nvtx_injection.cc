@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "ranges.h"
 #include "recorder.h"
 #include "runtime.h"
 #include "string_table.h"
@@ -58,25 +59,6 @@ uint32_t NameFromAttributes(ThreadState* t, const nvtxEventAttributes_t* a, uint
   }
 }
 
-inline int Push(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
-  int level = t->depth[domain]++;
-  uint64_t f[3] = {domain, name, category};
-  RecordTimed(t, RecordTag::kRangePush, f);
-  return level;
-}
-
-inline int Pop(ThreadState* t, uint32_t domain) {
-  uint64_t f[1] = {domain};
-  RecordTimed(t, RecordTag::kRangePop, f);
-  if (t->depth[domain] == 0) return -1;
-  return --t->depth[domain];
-}
-
-inline void Mark(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
-  uint64_t f[3] = {domain, name, category};
-  RecordTimed(t, RecordTag::kMark, f);
-}
-
 inline nvtxRangeId_t Start(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
   // Unique in the process without shared state: thread number in the high bits.
   uint64_t id = (static_cast<uint64_t>(t->thread_index + 1) << 40) | ++t->range_counter;
@@ -95,11 +77,6 @@ void NameThread(ThreadState* t, uint32_t tid, uint32_t name) {
   RecordDefinition(t, RecordTag::kThreadName, f, 2);
 }
 
-void NameCategory(ThreadState* t, uint32_t domain, uint32_t category, uint32_t name) {
-  uint64_t f[3] = {domain, category, name};
-  RecordDefinition(t, RecordTag::kCategoryName, f, 3);
-}
-
 #define TP_THREAD_OR(ret)                \
   ThreadState* t = CurrentThread();      \
   if (__builtin_expect(t == nullptr, 0)) return ret
@@ -109,15 +86,15 @@ void NVTX_API MarkEx(const nvtxEventAttributes_t* a) {
   TP_THREAD_OR();
   uint32_t cat;
   uint32_t name = NameFromAttributes(t, a, &cat);
-  Mark(t, 0, name, cat);
+  MarkEvent(t, 0, name, cat);
 }
 void NVTX_API MarkA(const char* m) {
   TP_THREAD_OR();
-  Mark(t, 0, InternCString(t, m), 0);
+  MarkEvent(t, 0, InternCString(t, m), 0);
 }
 void NVTX_API MarkW(const wchar_t* m) {
   TP_THREAD_OR();
-  Mark(t, 0, InternWide(t, m), 0);
+  MarkEvent(t, 0, InternWide(t, m), 0);
 }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) {
   TP_THREAD_OR(0);
@@ -141,19 +118,19 @@ int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) {
   TP_THREAD_OR(-1);
   uint32_t cat;
   uint32_t name = NameFromAttributes(t, a, &cat);
-  return Push(t, 0, name, cat);
+  return PushRange(t, 0, name, cat);
 }
 int NVTX_API RangePushA(const char* m) {
   TP_THREAD_OR(-1);
-  return Push(t, 0, InternCString(t, m), 0);
+  return PushRange(t, 0, InternCString(t, m), 0);
 }
 int NVTX_API RangePushW(const wchar_t* m) {
   TP_THREAD_OR(-1);
-  return Push(t, 0, InternWide(t, m), 0);
+  return PushRange(t, 0, InternWide(t, m), 0);
 }
 int NVTX_API RangePop() {
   TP_THREAD_OR(-1);
-  return Pop(t, 0);
+  return PopRange(t, 0);
 }
 void NVTX_API NameCategoryA(uint32_t category, const char* name) {
   TP_THREAD_OR();
@@ -177,7 +154,7 @@ void NVTX_API DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
   TP_THREAD_OR();
   uint32_t cat;
   uint32_t name = NameFromAttributes(t, a, &cat);
-  Mark(t, DomainId(d), name, cat);
+  MarkEvent(t, DomainId(d), name, cat);
 }
 nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   TP_THREAD_OR(0);
@@ -193,11 +170,11 @@ int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t
   TP_THREAD_OR(-1);
   uint32_t cat;
   uint32_t name = NameFromAttributes(t, a, &cat);
-  return Push(t, DomainId(d), name, cat);
+  return PushRange(t, DomainId(d), name, cat);
 }
 int NVTX_API DomainRangePop(nvtxDomainHandle_t d) {
   TP_THREAD_OR(-1);
-  return Pop(t, DomainId(d));
+  return PopRange(t, DomainId(d));
 }
 nvtxResourceHandle_t NVTX_API DomainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*) {
   return nullptr;  // resource naming is not recorded

@@ -1,54 +1,54 @@
 """trainprof's Python shim, put first on PYTHONPATH by `trainprof run` (see python/README.md).
 
 It must never change what the program does: every step is guarded, nothing is printed on stdout,
-and it costs nothing until a process forks. It then runs the `sitecustomize` the program would
-have had without us.
-
-What it does now: names the role of DataLoader worker processes (a fork made while a
-torch.utils.data DataLoader iterator starts its workers) through the injection library's C entry
-point `trainprof_set_role`.
+and it costs nothing until `torch` is imported. It then runs the `sitecustomize` the program
+would have had without us.
 """
 
 import os
 import sys
 
 
-def _trainprof_lib():
-    path = os.environ.get("TRAINPROF_LIB")
-    if not path:
-        return None
-    try:
-        import ctypes
+def _install_import_hook():
+    """Instruments torch right after `import torch` finished (_trainprof/torch_phases.py)."""
+    import importlib.abc
+    import importlib.util
 
-        lib = ctypes.CDLL(path)  # already loaded through LD_PRELOAD: same handle, no new copy
-        lib.trainprof_set_role.argtypes = [ctypes.c_char_p]
-        lib.trainprof_set_role.restype = ctypes.c_int
-        return lib
-    except Exception:
-        return None
+    class _TorchHook(importlib.abc.MetaPathFinder):
+        busy = False
 
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname != "torch" or self.busy:
+                return None
+            self.busy = True
+            try:
+                spec = importlib.util.find_spec(fullname)
+            finally:
+                self.busy = False
+            loader = getattr(spec, "loader", None)
+            exec_module = getattr(loader, "exec_module", None)
+            if exec_module is None:
+                return None
 
-def _role_of_fork():
-    """Returns the role of a process forked from the current Python stack, or None."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename.replace("\\", "/")
-        if filename.endswith("torch/utils/data/dataloader.py"):
-            return "DataLoader worker"
-        frame = frame.f_back
-    return None
+            def exec_and_instrument(module):
+                exec_module(module)
+                try:
+                    sys.meta_path.remove(hook)
+                except ValueError:
+                    pass
+                try:
+                    from _trainprof import native, torch_phases
 
+                    if native.get() is not None:
+                        torch_phases.install(module)
+                except Exception:
+                    pass
 
-def _after_fork_in_child():
-    try:
-        role = _role_of_fork()
-        if role is None:
-            return
-        lib = _trainprof_lib()
-        if lib is not None:
-            lib.trainprof_set_role(role.encode())
-    except Exception:
-        pass
+            loader.exec_module = exec_and_instrument
+            return spec
+
+    hook = _TorchHook()
+    sys.meta_path.insert(0, hook)
 
 
 def _chain_next_sitecustomize():
@@ -66,9 +66,9 @@ def _chain_next_sitecustomize():
             return
 
 
-if os.environ.get("TRAINPROF_LIB") and hasattr(os, "register_at_fork"):
+if os.environ.get("TRAINPROF_LIB") and "torch" not in sys.modules:
     try:
-        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _install_import_hook()
     except Exception:
         pass
 

@@ -1,0 +1,37 @@
+// Range and mark records shared by the NVTX handlers and the C API (hot path, inline).
+// Levels follow the NVTX docs: push returns the 0-based level of the range being started, pop the
+// level of the range being ended, or -1 when nothing was pushed (the pop is still recorded).
+#pragma once
+
+#include <cstdint>
+
+#include "recorder.h"
+
+namespace trainprof::inject {
+
+inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
+  int level = t->depth[domain]++;
+  uint64_t f[3] = {domain, name, category};
+  RecordTimed(t, format::RecordTag::kRangePush, f);
+  return level;
+}
+
+inline int PopRange(ThreadState* t, uint32_t domain) {
+  uint64_t f[1] = {domain};
+  RecordTimed(t, format::RecordTag::kRangePop, f);
+  if (t->depth[domain] == 0) return -1;
+  return --t->depth[domain];
+}
+
+inline void MarkEvent(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
+  uint64_t f[3] = {domain, name, category};
+  RecordTimed(t, format::RecordTag::kMark, f);
+}
+
+/// Names a category of a domain (nvtxNameCategory / nvtxDomainNameCategory).
+inline void NameCategory(ThreadState* t, uint32_t domain, uint32_t category, uint32_t name) {
+  uint64_t f[3] = {domain, category, name};
+  RecordDefinition(t, format::RecordTag::kCategoryName, f, 3);
+}
+
+}  // namespace trainprof::inject

@@ -1,0 +1,282 @@
+"""Records the phases of a PyTorch training loop, by wrapping PyTorch's own entry points when
+`torch` has been imported (PyTorch 1.13 and 2.x). Names follow PyTorch's (torch.profiler's)
+names where it has them; categories follow format/trainprof/phases.h.
+
+  main process   DataLoader iterator __next__ (the wait for the next batch), top-level
+                 nn.Module calls (forward), Tensor.backward / torch.autograd.backward,
+                 Optimizer.step / zero_grad, torch.distributed collectives
+  workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn
+
+Every wrapper is re-entrancy guarded per thread and phase (only the outermost call records: a
+top-level module's submodules, torch's own nested wrappers), and calls straight through when
+this process does not record.
+"""
+
+import functools
+import inspect
+import threading
+
+from . import native as N
+
+_local = threading.local()
+_MARKER = "_trainprof_phase"
+
+
+def _phase_wrapper(fn, category, name_of, guard=None):
+    """Wraps fn so that its outermost call on a thread is a range of `category`."""
+    guard = guard or "g%d" % category
+    nat = N.get()
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if nat is None or not nat.enabled or getattr(_local, guard, False):
+            return fn(*args, **kwargs)
+        setattr(_local, guard, True)
+        try:
+            nat.push(name_of(args), category)
+        except Exception:
+            setattr(_local, guard, False)
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            nat.pop()
+            setattr(_local, guard, False)
+
+    setattr(wrapper, _MARKER, category)
+    return wrapper
+
+
+def _wrap_attr(owner, attr, category, name_of, guard=None):
+    fn = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+    if fn is None or getattr(fn, _MARKER, None) is not None:
+        return
+    setattr(owner, attr, _phase_wrapper(fn, category, name_of, guard))
+
+
+def _cached_name(fmt):
+    """name_of(args) for methods: fmt % type(self).__name__, cached per class."""
+    cache = {}
+
+    def name_of(args):
+        cls = type(args[0]) if args else None
+        name = cache.get(cls)
+        if name is None:
+            name = fmt % (cls.__name__ if cls is not None else "?")
+            cache[cls] = name
+        return name
+
+    return name_of
+
+
+# ---- DataLoader: main process ------------------------------------------------------------------
+
+def _patch_dataloader_iter(torch):
+    from torch.utils.data import dataloader
+
+    base = dataloader._BaseDataLoaderIter
+    orig = base.__dict__.get("__next__")
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+    nat = N.get()
+    name_of = _cached_name("enumerate(DataLoader)#%s.__next__")
+
+    @functools.wraps(orig)
+    def __next__(self):
+        if nat is None or not nat.enabled:
+            return orig(self)
+        nat.push(name_of((self,)), N.DATA_WAIT)
+        try:
+            batch = orig(self)
+        except StopIteration:
+            nat.pop()
+            nat.mark("DataLoader StopIteration", N.DATA_END)
+            raise
+        except BaseException:
+            nat.pop()
+            raise
+        nat.pop()
+        return batch
+
+    setattr(__next__, _MARKER, N.DATA_WAIT)
+    base.__next__ = __next__
+
+
+# ---- DataLoader: fetching batches (workers, or the main process with num_workers=0) ------------
+
+def _getitem_wrapper(fn, name):
+    """Records dataset items, only inside a batch fetch (not the program's own indexing)."""
+    nat = N.get()
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if nat is None or not nat.enabled or not getattr(_local, "in_fetch", False) or getattr(_local, "in_item", False):
+            return fn(*args, **kwargs)
+        _local.in_item = True
+        nat.push(name, N.GET_ITEM)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            nat.pop()
+            _local.in_item = False
+
+    setattr(wrapper, _MARKER, N.GET_ITEM)
+    return wrapper
+
+
+def _instrument_dataset(dataset):
+    cls = type(dataset)
+    for attr in ("__getitem__", "__getitems__"):
+        fn = getattr(cls, attr, None)
+        if fn is None or getattr(fn, _MARKER, None) is not None:
+            continue
+        try:
+            setattr(cls, attr, _getitem_wrapper(fn, "%s.%s" % (cls.__name__, attr)))
+        except (TypeError, AttributeError):
+            pass  # a built-in or slotted type: items are still inside the fetch range
+
+
+def _instrument_fetcher(fetcher):
+    if getattr(fetcher, "_trainprof_instrumented", False):
+        return
+    try:
+        fetcher._trainprof_instrumented = True
+        collate = getattr(fetcher, "collate_fn", None)
+        if collate is not None and getattr(collate, _MARKER, None) is None:
+            name = getattr(collate, "__name__", type(collate).__name__)
+            fetcher.collate_fn = _phase_wrapper(collate, N.COLLATE, lambda args, n=name: n)
+        _instrument_dataset(fetcher.dataset)
+    except Exception:
+        pass
+
+
+def _patch_fetchers(torch):
+    from torch.utils.data._utils import fetch
+
+    for cls_name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
+        cls = getattr(fetch, cls_name, None)
+        orig = cls.__dict__.get("fetch") if cls is not None else None
+        if orig is None or getattr(orig, _MARKER, None) is not None:
+            continue
+        nat = N.get()
+        name = "%s.fetch" % cls_name
+
+        def make(orig, name):
+            @functools.wraps(orig)
+            def fetch_batch(self, *args, **kwargs):
+                if nat is None or not nat.enabled or getattr(_local, "in_fetch", False):
+                    return orig(self, *args, **kwargs)
+                _instrument_fetcher(self)
+                _local.in_fetch = True
+                nat.push(name, N.FETCH)
+                try:
+                    return orig(self, *args, **kwargs)
+                finally:
+                    nat.pop()
+                    _local.in_fetch = False
+
+            setattr(fetch_batch, _MARKER, N.FETCH)
+            return fetch_batch
+
+        cls.fetch = make(orig, name)
+
+
+def _patch_worker_loop(torch):
+    """DataLoader workers: name the process's role, and time worker_init_fn (worker start-up)."""
+    from torch.utils.data._utils import worker
+
+    orig = worker.__dict__.get("_worker_loop")
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+    try:
+        signature = inspect.signature(orig)
+    except (TypeError, ValueError):
+        signature = None
+
+    @functools.wraps(orig)
+    def _worker_loop(*args, **kwargs):
+        nat = N.get()
+        if nat is not None and nat.enabled:
+            try:
+                nat.set_role("DataLoader worker")
+                if signature is not None:
+                    bound = signature.bind(*args, **kwargs)
+                    init_fn = bound.arguments.get("init_fn")
+                    if init_fn is not None:
+                        name = "worker_init_fn:" + getattr(init_fn, "__name__", type(init_fn).__name__)
+                        bound.arguments["init_fn"] = _phase_wrapper(init_fn, N.WORKER_INIT, lambda a, n=name: n)
+                        args, kwargs = bound.args, bound.kwargs
+            except Exception:
+                pass
+        return orig(*args, **kwargs)
+
+    setattr(_worker_loop, _MARKER, N.WORKER_INIT)
+    worker._worker_loop = _worker_loop
+
+
+# ---- model, backward, optimizer, collectives ---------------------------------------------------
+
+def _patch_module_call(torch):
+    module_cls = torch.nn.Module
+    _wrap_attr(module_cls, "__call__", N.FORWARD, _cached_name("%s.forward"))
+
+
+def _patch_backward(torch):
+    # Tensor.backward calls torch.autograd.backward: one guard for both, so one range per call.
+    _wrap_attr(torch.Tensor, "backward", N.BACKWARD, lambda args: "Tensor.backward", guard="backward")
+    _wrap_attr(torch.autograd, "backward", N.BACKWARD, lambda args: "torch.autograd.backward", guard="backward")
+
+
+def _patch_optimizer(torch):
+    """Optimizer subclasses define their own step(): wrap each class the first time an instance is
+    made (after torch's own profiling wrapper, whose `hooked` flag functools.wraps carries over)."""
+    optimizer_cls = torch.optim.Optimizer
+    orig_init = optimizer_cls.__dict__.get("__init__")
+    if orig_init is None or getattr(orig_init, _MARKER, None) is not None:
+        return
+    step_name = _cached_name("Optimizer.step#%s.step")
+    zero_name = _cached_name("Optimizer.zero_grad#%s.zero_grad")
+
+    @functools.wraps(orig_init)
+    def __init__(self, *args, **kwargs):
+        orig_init(self, *args, **kwargs)
+        try:
+            for cls in type(self).__mro__:
+                if cls is object:
+                    break
+                if "step" in cls.__dict__:
+                    _wrap_attr(cls, "step", N.OPTIMIZER_STEP, step_name)
+                if "zero_grad" in cls.__dict__:
+                    _wrap_attr(cls, "zero_grad", N.ZERO_GRAD, zero_name)
+        except Exception:
+            pass
+
+    setattr(__init__, _MARKER, N.OPTIMIZER_STEP)
+    optimizer_cls.__init__ = __init__
+
+
+_COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+                "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all", "all_to_all_single",
+                "barrier", "gather", "scatter")
+
+
+def _patch_collectives(torch):
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available():
+        return
+    for name in _COLLECTIVES:
+        if hasattr(dist, name):
+            _wrap_attr(dist, name, N.COLLECTIVE, lambda args, n=name: n, guard="collective")
+
+
+PATCHES = (_patch_dataloader_iter, _patch_fetchers, _patch_worker_loop, _patch_module_call,
+           _patch_backward, _patch_optimizer, _patch_collectives)
+
+
+def install(torch):
+    """Installs every patch; a patch that fails is skipped, the program runs on unchanged."""
+    for patch in PATCHES:
+        try:
+            patch(torch)
+        except Exception:
+            pass

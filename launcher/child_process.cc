@@ -1,8 +1,12 @@
 #include "child_process.h"
 
 #include <fcntl.h>
+#include <dirent.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,6 +85,9 @@ bool ChildProcess::Start(const std::vector<std::string>& argv, std::vector<std::
   };
   if (argv.empty()) return setup_failed(EINVAL);
 
+  // Orphaned descendants (a DataLoader worker or helper that outlives the command) are reparented
+  // to us rather than init, so WaitDescendants() can wait for their traces to be complete.
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   // Block before fork, so a signal that arrives before Wait() runs is queued, not lost.
   sigset_t set = HandledSignals();
   if (sigprocmask(SIG_BLOCK, &set, &old_mask_) != 0) return setup_failed(errno);
@@ -155,8 +162,74 @@ int ChildProcess::Wait() {
       kill(pid_, signo);
     }
   }
-  RestoreSignals();
   return status;
+}
+
+namespace {
+
+// Our children now: the orphans reparented to us (from /proc; pids that vanish are skipped).
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long pid = strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE* f = fopen(path, "re");
+    if (f == nullptr) continue;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char* rp = strrchr(buf, ')');  // comm may hold spaces and parentheses
+    char state;
+    long ppid;
+    if (rp != nullptr && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent) out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(d);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<pid_t, int>> ChildProcess::WaitDescendants(
+    int note_after_ms, const std::function<void(const std::vector<pid_t>&)>& on_slow) {
+  std::vector<std::pair<pid_t, int>> reaped;
+  bool noted = false;
+  timespec start{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(-1, &status, WNOHANG);
+    if (r > 0) {
+      reaped.emplace_back(r, status);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) break;  // ECHILD: no descendant left
+    if (signal_fd_ < 0) break;
+    pollfd p{signal_fd_, POLLIN, 0};
+    int ready = poll(&p, 1, 100);
+    if (ready > 0) {
+      signalfd_siginfo si;
+      if (read(signal_fd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si)) &&
+          IsForwardedSignal(static_cast<int>(si.ssi_signo))) {
+        break;  // the user asked to stop: do not wait any longer
+      }
+      continue;  // SIGCHLD: reap in the next round
+    }
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    if (!noted && elapsed_ms >= note_after_ms) {
+      noted = true;
+      on_slow(ChildrenOf(getpid()));
+    }
+  }
+  RestoreSignals();
+  return reaped;
 }
 
 void ChildProcess::RestoreSignals() {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainprof::launcher {
@@ -60,9 +61,19 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
 
   /// Forwards signals until the child ends; returns its waitpid status. Call once, after Start
-  /// succeeded. Afterwards the forwarded signals are unblocked again (pending ones discarded), so
-  /// a later Ctrl-C ends trainprof as usual.
+  /// succeeded; then WaitDescendants() or StopForwarding().
   int Wait();
+
+  /// Unblocks the forwarded signals again (pending ones discarded), so a later Ctrl-C ends
+  /// trainprof as usual. Idempotent; also done by WaitDescendants() and the destructor.
+  void StopForwarding() { RestoreSignals(); }
+
+  /// After Wait(): waits for the descendants left behind (orphans reparented to trainprof, which
+  /// Start() made a child subreaper), so their traces are complete and their exit statuses known.
+  /// Calls `on_slow(pids)` once if some are still running after `note_after_ms`. Stops waiting at
+  /// SIGINT/SIGTERM/SIGHUP/SIGQUIT. Returns each reaped descendant's (pid, waitpid status).
+  std::vector<std::pair<pid_t, int>> WaitDescendants(int note_after_ms,
+                                                     const std::function<void(const std::vector<pid_t>&)>& on_slow);
 
  private:
   void RestoreSignals();

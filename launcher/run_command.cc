@@ -73,6 +73,11 @@ void AddRunOptions(CLI::App* sub, RunArgs* args) {
       ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   sub->add_flag("--report", args->report, "Print the report of this run when COMMAND ends");
+  sub->add_option("--wait", args->wait,
+                  "When COMMAND ends: 'all' waits for the descendants it left running (their traces "
+                  "complete; Ctrl-C stops waiting), 'primary' does not")
+      ->check(CLI::IsMember({"all", "primary"}))
+      ->capture_default_str();
   sub->add_option("COMMAND", args->command, "The program to profile, then its arguments")->required();
   // The first positional ends trainprof's options: `trainprof run python train.py --lr 3` passes
   // --lr to python, as nsys/strace/time do. `--` is still accepted (and needed if COMMAND
@@ -184,6 +189,18 @@ int RunRun(const RunArgs& args) {
   }
   int wait_status = child.Wait();
   int exit_status = ExitStatusFromWait(wait_status);
+  std::vector<std::pair<pid_t, int>> descendants;
+  if (args.wait == "all") {
+    descendants = child.WaitDescendants(2000, [&](const std::vector<pid_t>& running) {
+      std::string pids;
+      for (pid_t p : running) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+      Message(args.command.front() + " exited; waiting for " + std::to_string(running.size()) +
+              (running.size() == 1 ? " descendant" : " descendants") + " still running (pid " + pids +
+              ") so their traces are complete; Ctrl-C stops waiting (or use --wait=primary)");
+    });
+  } else {
+    child.StopForwarding();
+  }
   if (!recording) return exit_status;
   if (pattern->has_pid()) {
     dir = pattern->Expand(child.pid());
@@ -195,6 +212,8 @@ int RunRun(const RunArgs& args) {
   if (!RecordRootEnd(dir, child.pid(), wait_status, &patch_error) && !patch_error.empty()) {
     Message("warning: " + patch_error);
   }
+  // Orphans we reaped: their exit status is known here and nowhere else.
+  for (const auto& [pid, status] : descendants) RecordRootEnd(dir, pid, status, &patch_error);
   TraceDirSummary summary = SummarizeTraceDir(dir);
   if (summary.files == 0) {
     Message("no trace file was written in " + dir +

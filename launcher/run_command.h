@@ -24,6 +24,7 @@ struct RunArgs {
   bool follow_children = false;
   std::string trace;   ///< --trace list as given; empty: all sources
   bool report = false;
+  std::string wait = "all";  ///< --wait: "all" descendants, or only the "primary" process
   std::vector<std::string> command;
 };
 

@@ -49,7 +49,24 @@ TEST(ChildProcess, RunsAndReportsTheExitCode) {
   EXPECT_TRUE(SigintBlocked());
   int status = child.Wait();
   EXPECT_EQ(ExitStatusFromWait(status), 3);
-  EXPECT_FALSE(SigintBlocked());  // restored after Wait
+  EXPECT_TRUE(SigintBlocked());  // still forwarding: descendants may be left to wait for
+  EXPECT_TRUE(child.WaitDescendants(1000, [](const std::vector<pid_t>&) {}).empty());
+  EXPECT_FALSE(SigintBlocked());  // restored after WaitDescendants
+}
+
+TEST(ChildProcess, WaitsForOrphanedDescendantsAndReturnsTheirStatus) {
+  ChildProcess child;
+  StartFailure failure;
+  // The shell exits at once; its background child (exit 5 after 0.3 s) is reparented to us.
+  ASSERT_TRUE(child.Start({"sh", "-c", "(sleep 0.3; exit 5) & exit 0"}, {"PATH=/usr/bin:/bin"}, nullptr, &failure));
+  EXPECT_EQ(ExitStatusFromWait(child.Wait()), 0);
+  std::vector<pid_t> slow;
+  auto reaped = child.WaitDescendants(50, [&](const std::vector<pid_t>& running) { slow = running; });
+  ASSERT_EQ(reaped.size(), 1u);
+  EXPECT_EQ(ExitStatusFromWait(reaped[0].second), 5);
+  ASSERT_EQ(slow.size(), 1u);  // noted as still running after 50 ms
+  EXPECT_EQ(slow[0], reaped[0].first);
+  EXPECT_FALSE(SigintBlocked());
 }
 
 TEST(ChildProcess, PrepareRunsInTheChildAndEditsItsEnvironment) {

@@ -31,6 +31,16 @@ __attribute__((visibility("default"))) int trainprof_set_role(const char* role) 
   return 1;
 }
 
+/// Records a rank variable learned after start ("NAME=value", e.g. "RANK=1" once
+/// torch.distributed.init_process_group() returned). Returns 1 if recorded.
+__attribute__((visibility("default"))) int trainprof_set_env(const char* name_value) {
+  ThreadState* t = RecordingThread();
+  if (t == nullptr || name_value == nullptr) return 0;
+  uint64_t f[1] = {InternCString(t, name_value)};
+  RecordDefinition(t, trainprof::format::RecordTag::kProcessEnv, f, 1);
+  return 1;
+}
+
 /// 1 if this process is recording into a trace file, else 0.
 __attribute__((visibility("default"))) int trainprof_is_recording() { return Rt().recording.load() ? 1 : 0; }
 

@@ -124,6 +124,9 @@ enum class RecordTag : uint8_t {
   kCategoryName = 19,///< domain, category, name
   kDomainDestroy = 20,///< dt, domain
   kRole = 21,        ///< name                 (the process's role, e.g. "DataLoader worker")
+  kProcessEnv = 22,  ///< name                 ("NAME=value" learned after start, e.g. RANK set
+                     ///<                       by torch.multiprocessing.spawn'ed code; wins over
+                     ///<                       the header's MetaKey::kEnv of the same NAME)
   // Process events.
   kProcessEnd = 32,  ///< dt, kind (EndKind), z code
   kFork = 33,        ///< dt, child pid        (in the parent, after fork() returned)

@@ -41,6 +41,7 @@ class Native:
         u32 = ctypes.c_uint32
         lib.trainprof_is_recording.restype = ctypes.c_int
         lib.trainprof_set_role.argtypes = [ctypes.c_char_p]
+        lib.trainprof_set_env.argtypes = [ctypes.c_char_p]
         lib.trainprof_domain.argtypes = [ctypes.c_char_p]
         lib.trainprof_domain.restype = u32
         lib.trainprof_string.argtypes = [ctypes.c_char_p]
@@ -90,6 +91,10 @@ class Native:
 
     def set_role(self, role):
         self._lib.trainprof_set_role(role.encode())
+
+    def set_env(self, name, value):
+        """A rank variable learned after start (the trace header has those set before it)."""
+        self._lib.trainprof_set_env(("%s=%s" % (name, value)).encode())
 
 
 _native = None

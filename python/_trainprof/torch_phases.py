@@ -14,6 +14,7 @@ this process does not record.
 
 import functools
 import inspect
+import os
 import threading
 
 from . import native as N
@@ -269,8 +270,35 @@ def _patch_collectives(torch):
             _wrap_attr(dist, name, N.COLLECTIVE, lambda args, n=name: n, guard="collective")
 
 
+def _patch_init_process_group(torch):
+    """Ranks started by torch.multiprocessing.spawn often get RANK only from their arguments:
+    record the rank torch.distributed settled on, so the report knows this process's rank."""
+    dist = getattr(torch, "distributed", None)
+    orig = getattr(dist, "init_process_group", None) if dist is not None else None
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+
+    @functools.wraps(orig)
+    def init_process_group(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        nat = N.get()
+        if nat is not None and nat.enabled:
+            try:
+                nat.set_env("RANK", dist.get_rank())
+                nat.set_env("WORLD_SIZE", dist.get_world_size())
+                local = os.environ.get("LOCAL_RANK")
+                if local is not None:
+                    nat.set_env("LOCAL_RANK", local)
+            except Exception:
+                pass
+        return result
+
+    setattr(init_process_group, _MARKER, N.COLLECTIVE)
+    dist.init_process_group = init_process_group
+
+
 PATCHES = (_patch_dataloader_iter, _patch_fetchers, _patch_worker_loop, _patch_module_call,
-           _patch_backward, _patch_optimizer, _patch_collectives)
+           _patch_backward, _patch_optimizer, _patch_collectives, _patch_init_process_group)
 
 
 def install(torch):

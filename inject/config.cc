@@ -38,6 +38,8 @@ Config ReadConfig() {
     c.trace_python = Contains(trace, "python");
     c.trace_cuda = Contains(trace, "cuda");
   }
+  const char* quiet = getenv("TRAINPROF_QUIET");
+  c.quiet = quiet != nullptr && strcmp(quiet, "1") == 0;
   c.lib_path = Get("TRAINPROF_LIB");
   c.python_dir = Get("TRAINPROF_PYTHON_DIR");
   for (size_t i = 0; i < kNumOwnedVars; ++i) {

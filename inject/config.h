@@ -7,6 +7,7 @@
 //   TRAINPROF_LIB              absolute path of this library (also in LD_PRELOAD and
 //                              NVTX_INJECTION64_PATH)
 //   TRAINPROF_PYTHON_DIR       the Python shim folder the launcher put on PYTHONPATH
+//   TRAINPROF_QUIET            "1": an ancestor already said recording failed; do not repeat it
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@ namespace trainprof::inject {
 inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
-    "CUDA_INJECTION64_PATH"};
+    "CUDA_INJECTION64_PATH", "TRAINPROF_QUIET"};
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
 struct Config {
@@ -29,6 +30,9 @@ struct Config {
   bool trace_cuda = true;
   const char* lib_path = nullptr;
   const char* python_dir = nullptr;
+  /// Failures were already reported (by this process or an ancestor): say nothing more. Passed
+  /// on to forked children with the Config, and to exec'd ones as TRAINPROF_QUIET=1.
+  bool quiet = false;
   /// "NAME=value" copies of each kOwnedVars entry present at start (nullptr if absent), kept to
   /// re-add them to a child's environment with --follow-children.
   const char* saved[kNumOwnedVars] = {};

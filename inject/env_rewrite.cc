@@ -128,6 +128,8 @@ char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out,
     for (size_t i = 0; i < kNumOwnedVars; ++i) {
       if (!present[i] && cfg.saved[i] != nullptr) out[k++] = const_cast<char*>(cfg.saved[i]);
     }
+    static char quiet_var[] = "TRAINPROF_QUIET=1";
+    if (cfg.quiet && cfg.saved[kNumOwnedVars - 1] == nullptr && !present[kNumOwnedVars - 1]) out[k++] = quiet_var;
     if (!have_preload && cfg.lib_path != nullptr) {
       out[k++] = scratch;
       scratch = stpcpy(stpcpy(scratch, "LD_PRELOAD="), cfg.lib_path) + 1;

@@ -49,8 +49,16 @@ uint32_t NameFromAttributes(ThreadState* t, const nvtxEventAttributes_t* a, uint
       return InternCString(t, a->message.ascii);
     case NVTX_MESSAGE_TYPE_UNICODE:
       return InternWide(t, a->message.unicode);
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-      return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(a->message.registered));
+    case NVTX_MESSAGE_TYPE_REGISTERED: {
+      // Our handles are string ids; anything else is not a handle nvtxDomainRegisterString gave.
+      uintptr_t id = reinterpret_cast<uintptr_t>(a->message.registered);
+      StringTable* table = Rt().strings;
+      if (id == 0 || table == nullptr || id > table->MaxId()) {
+        Misuse(t, format::MisuseKind::kBadAttributes, id);
+        return 0;
+      }
+      return static_cast<uint32_t>(id);
+    }
     case NVTX_MESSAGE_UNKNOWN:
       return 0;
     default:

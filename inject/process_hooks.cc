@@ -39,6 +39,8 @@ struct RealFunctions {
   void (*_Exit)(int);
   pid_t (*waitpid)(pid_t, int*, int);
   pid_t (*wait4)(pid_t, int*, int, struct rusage*);
+  pid_t (*wait3)(int*, int, struct rusage*);
+  int (*waitid)(idtype_t, id_t, siginfo_t*, int);
 };
 RealFunctions g_real;
 
@@ -132,6 +134,8 @@ void ResolveRealFunctions() {
   Resolve(&g_real._Exit, "_Exit");
   Resolve(&g_real.waitpid, "waitpid");
   Resolve(&g_real.wait4, "wait4");
+  Resolve(&g_real.wait3, "wait3");
+  Resolve(&g_real.waitid, "waitid");
 }
 
 }  // namespace trainprof::inject
@@ -276,5 +280,30 @@ __attribute__((visibility("default"))) pid_t wait4(pid_t pid, int* status, int o
 }
 
 __attribute__((visibility("default"))) pid_t wait(int* status) { return waitpid(-1, status, 0); }
+
+// dash and other shells reap with wait3.
+__attribute__((visibility("default"))) pid_t wait3(int* status, int options, struct rusage* usage) {
+  EnsureInit();
+  int local = 0;
+  pid_t rc = g_real.wait3(&local, options, usage);
+  if (rc > 0) {
+    NoteChildExit(rc, local);
+    if (status != nullptr) *status = local;
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) int waitid(idtype_t idtype, id_t id, siginfo_t* info, int options) {
+  EnsureInit();
+  int rc = g_real.waitid(idtype, id, info, options);
+  if (rc == 0 && info != nullptr && info->si_pid > 0) {
+    if (info->si_code == CLD_EXITED) {
+      NoteChildExit(info->si_pid, W_EXITCODE(info->si_status, 0));
+    } else if (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED) {
+      NoteChildExit(info->si_pid, info->si_status);  // a wait status whose low bits are the signal
+    }
+  }
+  return rc;
+}
 
 }  // extern "C"

@@ -6,7 +6,8 @@
 //                              that do not go through our symbol)
 //   exec*(), posix_spawn[p]()  the child's environment (env_rewrite.h); a kExec record
 //   exit(), _exit(), _Exit()   a kProcessEnd record with the status
-//   waitpid(), wait4(), wait() a kChildExit record for each child reaped (its exit code or signal)
+//   waitpid(), wait[34](), wait(),
+//   waitid()                   a kChildExit record for each child reaped (its exit code or signal)
 #pragma once
 
 namespace trainprof::inject {

@@ -33,7 +33,7 @@ void ReleaseThread(void* p) {
   auto* t = static_cast<ThreadState*>(p);
   if (tls_thread == t) tls_thread = nullptr;
   TraceFile* f = Rt().file.load(std::memory_order_acquire);
-  if (f != nullptr && t->chunk != nullptr && Rt().pid == getpid()) f->ReleaseChunk(t->chunk);
+  if (f != nullptr && t->chunk != nullptr && Rt().pid == getpid()) f->ReleaseChunkOfExitedThread(t->chunk, t->chunk_offset);
   delete t;
 }
 
@@ -76,7 +76,7 @@ uint8_t* ReserveSlow(ThreadState* t, uint32_t bytes) {
     t->chunk = nullptr;
     t->cur = t->limit = t->records = nullptr;
   }
-  format::ChunkHeader* c = f->ClaimChunk(t->tid, t->thread_index, t->chunk_seq, t->prev_ns);
+  format::ChunkHeader* c = f->ClaimChunk(t->tid, t->thread_index, t->chunk_seq, t->prev_ns, &t->chunk_offset);
   if (c == nullptr) {
     StopRecording("cannot extend the trace file", errno);
     CountDropped(1);
@@ -92,16 +92,25 @@ uint8_t* ReserveSlow(ThreadState* t, uint32_t bytes) {
 
 void RecordDefinition(ThreadState* t, RecordTag tag, const uint64_t* fields, int n,
                       const void* bytes, uint32_t len) {
-  uint8_t* p = Begin(t, 1 + 10 * (n + 1) + len);
-  if (p == nullptr) return;
-  *p++ = static_cast<uint8_t>(tag);
-  for (int i = 0; i < n; ++i) p = format::PutVarint(p, fields[i]);
-  if (bytes != nullptr) {
-    p = format::PutVarint(p, len);
-    memcpy(p, bytes, len);
-    p += len;
+  if (t->in_record) {  // re-entered from a signal handler (see ThreadState::in_record)
+    CountDropped(1);
+    return;
   }
-  Commit(t, p);
+  t->in_record = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  uint8_t* p = Begin(t, 1 + 10 * (n + 1) + len);
+  if (p != nullptr) {
+    *p++ = static_cast<uint8_t>(tag);
+    for (int i = 0; i < n; ++i) p = format::PutVarint(p, fields[i]);
+    if (bytes != nullptr) {
+      p = format::PutVarint(p, len);
+      memcpy(p, bytes, len);
+      p += len;
+    }
+    Commit(t, p);
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t->in_record = 0;
 }
 
 void CountDropped(uint64_t n) {

@@ -41,6 +41,12 @@ struct ThreadState {
   uint32_t tid = 0;
   uint32_t thread_index = 0;
   uint32_t chunk_seq = 0;
+  /// Set while this thread writes a record / holds a library lock. A signal handler that runs on
+  /// this thread meanwhile (NVTX from a handler) must not write over the half-made record or wait
+  /// for a lock its own thread holds: its record is dropped and counted instead.
+  volatile uint8_t in_record = 0;
+  volatile uint8_t in_slow = 0;
+  uint64_t chunk_offset = 0; ///< file offset of `chunk`
   int32_t depth[kMaxDomains] = {};  ///< NVTX push/pop nesting per domain
   CachedString cache[kStringCacheSize];
 };
@@ -83,22 +89,31 @@ inline uint8_t* PutTimed(ThreadState* t, uint8_t* p, format::RecordTag tag, uint
   return p;
 }
 
+/// Counts records this process could not write (in the trace header when there is one).
+void CountDropped(uint64_t n);
+
 /// Records a timed record with up to four varint fields (count given by N). Hot path.
 template <int N>
 inline void RecordTimed(ThreadState* t, format::RecordTag tag, const uint64_t (&fields)[N]) {
+  if (__builtin_expect(t->in_record, 0)) {  // re-entered from a signal handler
+    CountDropped(1);
+    return;
+  }
+  t->in_record = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   uint64_t now = NowNs();
   uint8_t* p = Begin(t, 1 + 10 * (N + 1));
-  if (p == nullptr) return;
-  p = PutTimed(t, p, tag, now);
-  for (int i = 0; i < N; ++i) p = format::PutVarint(p, fields[i]);
-  Commit(t, p);
+  if (p != nullptr) {
+    p = PutTimed(t, p, tag, now);
+    for (int i = 0; i < N; ++i) p = format::PutVarint(p, fields[i]);
+    Commit(t, p);
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t->in_record = 0;
 }
 
 /// Records an untimed definition record: tag, fields..., then optional bytes (length-prefixed).
 void RecordDefinition(ThreadState* t, format::RecordTag tag, const uint64_t* fields, int n,
                       const void* bytes = nullptr, uint32_t len = 0);
-
-/// Counts records this process could not write (in the trace header when there is one).
-void CountDropped(uint64_t n);
 
 }  // namespace trainprof::inject

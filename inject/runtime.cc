@@ -35,9 +35,12 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   char err[512];
   TraceFile* f = TraceFile::Open(c, flags, err, sizeof(err));
   if (f == nullptr) {
-    char pid[24];
-    LogLine("cannot record pid ", FormatU64(static_cast<unsigned>(rt.pid), pid), " in ", c.output_dir,
-            ": ", err, "; the program runs on unprofiled", nullptr);
+    if (!rt.cfg.quiet) {
+      char pid[24];
+      LogLine("cannot record pid ", FormatU64(static_cast<unsigned>(rt.pid), pid), " in ", c.output_dir,
+              ": ", err, "; the program runs on unprofiled", nullptr);
+    }
+    rt.cfg.quiet = true;  // said once: children, forked or exec'd, stay quiet
     return;
   }
   rt.file.store(f, std::memory_order_release);
@@ -92,8 +95,11 @@ void StopRecording(const char* what, int err) {
   if (f != nullptr) {
     __atomic_fetch_or(&f->header()->flags, format::kFlagRecordingFailed, __ATOMIC_RELAXED);
   }
-  LogLine("recording stopped: ", what, " ", f != nullptr ? f->path() : "", ": ", strerror(err),
-          "; the program runs on, later events are counted as dropped", nullptr);
+  if (!rt.cfg.quiet) {
+    LogLine("recording stopped: ", what, " ", f != nullptr ? f->path() : "", ": ", strerror(err),
+            "; the program runs on, later events are counted as dropped", nullptr);
+  }
+  rt.cfg.quiet = true;
 }
 
 void RecordEnd(format::EndKind kind, int32_t code) {

@@ -48,18 +48,21 @@ uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t
   }
   memcpy(copy, s, n);
   copy[n] = '\0';
-  uint32_t id = next_id_++;
+  uint32_t id = next_id_;
+  next_id_ = id + 1;
   // Define before publishing: no record can use `id` before its definition is in the file.
   uint64_t f[1] = {id};
   RecordDefinition(t, RecordTag::kString, f, 1, copy, n);
   slots_[j] = Slot{hash, copy, n, id};
   ++size_;
+  max_id_.store(id, std::memory_order_release);
   pthread_mutex_unlock(&mu_);
   *stored = copy;
   return id;
 }
 
 uint32_t StringTable::Domain(ThreadState* t, uint32_t name_id) {
+  if (t->in_record || t->in_slow) return 0;  // from a signal handler inside the library
   pthread_mutex_lock(&mu_);
   uint32_t id = 0;
   for (uint32_t i = 1; i < domains_; ++i) {
@@ -84,9 +87,15 @@ uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n) {
   CachedString& c = t->cache[h & (kStringCacheSize - 1)];
   if (c.hash == h && c.len == n && c.data != nullptr && memcmp(c.data, s, n) == 0) return c.id;
   StringTable* table = Rt().strings;
-  if (table == nullptr) return 0;
+  // From a signal handler that interrupted this thread inside the library: the table's lock may
+  // be ours already, and a definition could not be written. The name is lost (id 0), not the event.
+  if (table == nullptr || t->in_record || t->in_slow) return 0;
   const char* stored = nullptr;
+  t->in_slow = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   uint32_t id = table->Intern(t, s, n, h, &stored);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t->in_slow = 0;
   if (stored != nullptr) c = CachedString{h, stored, n, id};
   return id;
 }
@@ -107,6 +116,8 @@ uint32_t InternCString(ThreadState* t, const char* s) {
   if (n > format::kMaxStringBytes) {
     RecordMisuse(t, format::MisuseKind::kNameTruncated, n);
     n = format::kMaxStringBytes;
+    // Cut at a UTF-8 character boundary, not inside a multi-byte character.
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   }
   return InternBytes(t, s, static_cast<uint32_t>(n));
 }

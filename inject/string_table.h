@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <atomic>
 
 #include "recorder.h"
 
@@ -47,6 +48,9 @@ class StringTable {
   /// Ids run from 1; 0 is the default domain. Past kMaxDomains-1 domains, the last id is reused.
   uint32_t Domain(ThreadState* t, uint32_t name_id);
 
+  /// Largest id handed out so far (lock-free): a registered-string handle above it is bogus.
+  uint32_t MaxId() const { return max_id_.load(std::memory_order_acquire); }
+
  private:
   // Open addressing; grows at 50% load. Allocated lazily under mu_.
   struct Slot {
@@ -60,6 +64,7 @@ class StringTable {
   uint32_t capacity_ = 0;
   uint32_t size_ = 0;
   uint32_t next_id_ = 1;
+  std::atomic<uint32_t> max_id_{0};
   uint32_t domain_names_[kMaxDomains] = {};  ///< name id of domain i (0 = unused)
   uint32_t domains_ = 1;
 };

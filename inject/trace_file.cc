@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -28,6 +29,23 @@ using format::MetaKey;
 // The file grows by its own size (at least one chunk, at most kMaxGrowBytes): small processes
 // such as idle DataLoader workers keep small files, busy ones extend rarely.
 constexpr uint64_t kMaxGrowBytes = 8u << 20;
+// Our fd goes this high (or as high as RLIMIT_NOFILE allows), out of the way of the program's own
+// numbering: programs that assume their next open() gets fd 3 keep working.
+constexpr int kHighFd = 900;
+
+// Moves fd to a high number; returns the new fd (the old one is closed) or fd if that failed.
+int MoveHigh(int fd) {
+  rlimit lim;
+  int target = kHighFd;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < 2u * kHighFd) {
+    target = static_cast<int>(lim.rlim_cur / 2);
+  }
+  if (fd >= target) return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, target);
+  if (high < 0) return fd;
+  close(fd);
+  return high;
+}
 
 const char* kRankVars[] = {"RANK",        "LOCAL_RANK",          "WORLD_SIZE",
                            "LOCAL_WORLD_SIZE", "GROUP_RANK",     "OMPI_COMM_WORLD_RANK",
@@ -105,7 +123,13 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     close(fd);
     return fail("out of memory", ENOMEM);
   }
+  fd = MoveHigh(fd);
   tf->fd_ = fd;
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    tf->dev_ = st.st_dev;
+    tf->ino_ = st.st_ino;
+  }
   memcpy(tf->path_, path, sizeof(path));
   if (!tf->GrowLocked(format::kHeaderRegionSize)) {
     int e = errno;
@@ -157,11 +181,12 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
       PutMeta(region, cap, &off, MetaKey::kEnv, buf, static_cast<uint32_t>(len));
     }
   }
-  // Command line last: it is the one that may not fit; cut it to the room left.
-  size_t cl = ReadSmallFile("/proc/self/cmdline", buf, sizeof(buf));
-  while (cl > 0 && buf[cl - 1] == '\0') --cl;
+  // Command line last: it is the one that may not fit; cut it to the room left (~15 KiB).
+  static char cmdline[format::kHeaderRegionSize];
+  size_t cl = ReadSmallFile("/proc/self/cmdline", cmdline, sizeof(cmdline));
+  while (cl > 0 && cmdline[cl - 1] == '\0') --cl;
   if (cl > cap - off - 8) cl = cap - off - 8;
-  PutMeta(region, cap, &off, MetaKey::kCommandLine, buf, static_cast<uint32_t>(cl));
+  PutMeta(region, cap, &off, MetaKey::kCommandLine, cmdline, static_cast<uint32_t>(cl));
   h->metadata_size = off - h->metadata_offset;
   // The magic goes last: a reader never sees a half-written header as valid.
   std::atomic_thread_fence(std::memory_order_release);
@@ -170,8 +195,25 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   return tf;
 }
 
+// Is fd_ still our file? A program may close every fd above 2 and open its own files: the number
+// then names someone else's file, which we must never write. Reopen ours by path, or give up.
+bool TraceFile::CheckFdLocked() {
+  struct stat st;
+  if (fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) return true;
+  int fd = open(path_, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  if (fstat(fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+    close(fd);
+    errno = ESTALE;
+    return false;
+  }
+  fd_ = MoveHigh(fd);  // the old number is the program's now: not ours to close
+  return true;
+}
+
 bool TraceFile::GrowLocked(uint64_t min_size) {
   if (file_size_ >= min_size) return true;
+  if (file_size_ != 0 && !CheckFdLocked()) return false;
   uint64_t step = file_size_ < chunk_size_ ? chunk_size_ : (file_size_ > kMaxGrowBytes ? kMaxGrowBytes : file_size_);
   uint64_t want = min_size > file_size_ + step ? min_size : file_size_ + step;
   if (file_size_ == 0) want = min_size;  // the header region alone
@@ -198,20 +240,23 @@ bool TraceFile::GrowLocked(uint64_t min_size) {
 }
 
 format::ChunkHeader* TraceFile::ClaimChunk(uint32_t tid, uint32_t thread_index, uint32_t seq,
-                                           uint64_t base_ns) {
+                                           uint64_t base_ns, uint64_t* offset_out) {
   pthread_mutex_lock(&mu_);
   uint64_t offset = static_cast<uint64_t>(format::kHeaderRegionSize) +
                     static_cast<uint64_t>(next_slot_) * chunk_size_;
-  if (!GrowLocked(offset + chunk_size_)) {
+  if (!CheckFdLocked() || !GrowLocked(offset + chunk_size_)) {
+    pthread_mutex_unlock(&mu_);
+    return nullptr;
+  }
+  void* m = mmap(nullptr, chunk_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(offset));
+  if (m == MAP_FAILED) {
     pthread_mutex_unlock(&mu_);
     return nullptr;
   }
   ++next_slot_;
   header_->chunks_claimed.store(next_slot_, std::memory_order_relaxed);
   pthread_mutex_unlock(&mu_);
-
-  void* m = mmap(nullptr, chunk_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(offset));
-  if (m == MAP_FAILED) return nullptr;
+  *offset_out = offset;
   auto* c = new (m) format::ChunkHeader();
   c->tid = tid;
   c->thread_index = thread_index;
@@ -225,6 +270,22 @@ format::ChunkHeader* TraceFile::ClaimChunk(uint32_t tid, uint32_t thread_index, 
 
 void TraceFile::ReleaseChunk(format::ChunkHeader* chunk) {
   if (chunk != nullptr) munmap(chunk, chunk_size_);
+}
+
+void TraceFile::ReleaseChunkOfExitedThread(format::ChunkHeader* chunk, uint64_t offset) {
+  if (chunk == nullptr) return;
+  const uint64_t page = 4096;
+  uint64_t used = sizeof(format::ChunkHeader) + chunk->committed.load(std::memory_order_acquire);
+  uint64_t keep = (used + page - 1) / page * page;
+  munmap(chunk, chunk_size_);
+  if (keep >= chunk_size_) return;
+  pthread_mutex_lock(&mu_);
+  if (CheckFdLocked()) {
+    // Best effort: file systems without hole punching keep the zeros.
+    fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset + keep),
+              static_cast<off_t>(chunk_size_ - keep));
+  }
+  pthread_mutex_unlock(&mu_);
 }
 
 void TraceFile::SetEnd(format::EndKind kind, int32_t code, uint64_t now_ns, bool overwrite) {

@@ -25,13 +25,18 @@ class TraceFile {
   /// short reason (static or in `err`, up to err_size bytes) for the caller's one log line.
   static TraceFile* Open(const Config& cfg, uint32_t flags, char* err, size_t err_size);
 
-  /// Maps a fresh chunk for one thread (tid, thread_index, seq) with base_ns as its time base.
-  /// Thread-safe (takes the file mutex). Returns nullptr when the file cannot grow (disk full,
-  /// RLIMIT_FSIZE, I/O error): the caller stops recording.
-  format::ChunkHeader* ClaimChunk(uint32_t tid, uint32_t thread_index, uint32_t seq, uint64_t base_ns);
+  /// Maps a fresh chunk for one thread (tid, thread_index, seq) with base_ns as its time base;
+  /// *offset receives its file offset. Thread-safe (takes the file mutex). Returns nullptr when
+  /// the file cannot grow (disk full, RLIMIT_FSIZE, I/O error): the caller stops recording.
+  format::ChunkHeader* ClaimChunk(uint32_t tid, uint32_t thread_index, uint32_t seq, uint64_t base_ns,
+                                  uint64_t* offset);
 
   /// Unmaps a chunk the thread has filled or no longer uses. Its records stay in the file.
   void ReleaseChunk(format::ChunkHeader* chunk);
+
+  /// Unmaps the chunk of an exiting thread and gives the unused pages after its `committed`
+  /// bytes back to the file system (a hole), so short-lived threads cost little disk.
+  void ReleaseChunkOfExitedThread(format::ChunkHeader* chunk, uint64_t offset);
 
   format::FileHeader* header() const { return header_; }
   const char* path() const { return path_; }
@@ -42,8 +47,10 @@ class TraceFile {
  private:
   TraceFile() = default;
   bool GrowLocked(uint64_t min_size);
+  bool CheckFdLocked();
 
-  int fd_ = -1;
+  int fd_ = -1;              ///< moved high (kHighFd), so the program's own fd numbers are unchanged
+  uint64_t dev_ = 0, ino_ = 0;  ///< identity of our file: the program may close fd_ and reuse it
   format::FileHeader* header_ = nullptr;
   uint64_t file_size_ = 0;
   uint32_t chunk_size_ = format::kDefaultChunkSize;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
 #include <set>
 
 #include "trainprof/trace_format.h"
@@ -55,15 +56,6 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// The pid in a "pid-<PID>..." name, or -1.
-long PidFromName(std::string_view name) {
-  if (name.substr(0, 4) != "pid-") return -1;
-  long pid = 0;
-  size_t i = 4;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) pid = pid * 10 + (name[i] - '0');
-  return i > 4 ? pid : -1;
-}
-
 // Calls fn(name) for each regular-looking "*.trace" entry of dir.
 template <typename Fn>
 void ForEachTraceFile(const std::string& dir, Fn fn) {
@@ -84,15 +76,16 @@ TraceDirSummary SummarizeTraceDir(const std::string& dir) {
   std::set<long> pids;
   ForEachTraceFile(dir, [&](const std::string& name) {
     std::string path = dir + "/" + name;
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // a planted symlink is not ours
     if (fd < 0) return;
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
       ++s.files;
-      s.bytes += static_cast<uint64_t>(st.st_size);
+      // Space on disk: chunks of exited threads have their unused tails punched out.
+      uint64_t on_disk = static_cast<uint64_t>(st.st_blocks) * 512;
+      s.bytes += std::min(on_disk, static_cast<uint64_t>(st.st_size));
       HeaderView h = ReadHeader(fd);
-      long pid = h.valid ? h.pid : PidFromName(name);
-      if (pid > 0) pids.insert(pid);
+      if (h.valid && h.pid > 0) pids.insert(h.pid);
     }
     close(fd);
   });

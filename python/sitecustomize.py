@@ -9,7 +9,7 @@ import os
 import sys
 
 
-def _install_import_hook():
+def _trainprof_install_import_hook():
     """Instruments torch right after `import torch` finished (_trainprof/torch_phases.py)."""
     import importlib.abc
     import importlib.util
@@ -51,8 +51,8 @@ def _install_import_hook():
     sys.meta_path.insert(0, hook)
 
 
-def _chain_next_sitecustomize():
-    """Runs the sitecustomize.py that Python would have found without our folder first."""
+def _trainprof_next_sitecustomize():
+    """The sitecustomize.py Python would have found without our folder first, or None."""
     here = os.path.dirname(os.path.abspath(__file__))
     for entry in sys.path:
         folder = os.path.abspath(entry or os.getcwd())
@@ -60,20 +60,25 @@ def _chain_next_sitecustomize():
             continue
         candidate = os.path.join(folder, "sitecustomize.py")
         if os.path.isfile(candidate):
-            with open(candidate, "rb") as f:
-                code = compile(f.read(), candidate, "exec")
-            exec(code, {"__name__": "sitecustomize", "__file__": candidate, "__builtins__": __builtins__})
-            return
+            return candidate
+    return None
 
 
 if os.environ.get("TRAINPROF_LIB") and "torch" not in sys.modules:
     try:
-        _install_import_hook()
+        _trainprof_install_import_hook()
     except Exception:
         pass
 
+# Run the program's own sitecustomize in this module's namespace: `import sitecustomize` then gives
+# the program its module's names, as without trainprof.
 try:
-    _chain_next_sitecustomize()
-except Exception as _error:  # the program's own sitecustomize failed: say so as Python would
+    _trainprof_next = _trainprof_next_sitecustomize()
+    if _trainprof_next is not None:
+        with open(_trainprof_next, "rb") as _trainprof_f:
+            _trainprof_code = compile(_trainprof_f.read(), _trainprof_next, "exec")
+        __file__ = _trainprof_next
+        exec(_trainprof_code, globals())
+except Exception as _trainprof_error:  # the program's own sitecustomize failed: say so as Python would
     sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n"
-                     % (type(_error).__name__, _error))
+                     % (type(_trainprof_error).__name__, _trainprof_error))

@@ -51,5 +51,40 @@ class ProcessTest(TraceTest):
         self.assertEqual(proc.returncode, 4)
 
 
+class HostileProgramTest(TraceTest):
+    """Programs that are hard on a preloaded profiler (tests/programs/hostile.cc)."""
+
+    def test_a_program_that_closes_every_fd_keeps_its_own_files(self):
+        mine = os.path.join(self.out, "mine.txt")
+        proc = self.profile([program("hostile"), "closefd", mine, "100000"], follow=False)
+        self.assertIn("closefd fd=3 pairs=100000", proc.stdout)  # its fd numbering is unchanged
+        with open(mine, "rb") as f:
+            self.assertEqual(f.read(), b"hello\n")  # not a byte of trace in it
+        rep = self.report(extra=["--strict"])
+        self.assertEqual(ranges(rep["processes"][0]["nvtx_ranges"])["after_close"]["calls"], 100000)
+
+    def test_nvtx_from_a_signal_handler_neither_hangs_nor_damages_the_trace(self):
+        proc = self.profile([program("hostile"), "signals", "1500"], follow=False, timeout=60)
+        pairs = int(proc.stdout.split("pairs=")[1].split()[0])
+        handler_runs = int(proc.stdout.split("handler_runs=")[1].split()[0])
+        rep = self.report(extra=["--strict"])
+        p = rep["processes"][0]
+        main_calls = sum(r["calls"] for r in p["nvtx_ranges"] if r["name"].startswith("main_"))
+        self.assertEqual(main_calls, pairs)  # the interrupted thread's own records are all there
+        # A handler that interrupted the interning of a new name records its range unnamed.
+        in_handler = sum(ranges(p["nvtx_ranges"]).get(n, {"calls": 0})["calls"] for n in ("in_handler", "<unnamed>"))
+        # A handler that interrupted the library mid-record drops its 3 records, counted as dropped.
+        self.assertEqual(in_handler + p["dropped_records"] // 3, handler_runs)
+        self.assertEqual(p["unbalanced_ranges"], 0)
+
+    def test_short_lived_threads_do_not_fill_the_disk(self):
+        self.profile([program("hostile"), "threads", "1000"], follow=False)
+        rep = self.report()
+        self.assertEqual(ranges(rep["processes"][0]["nvtx_ranges"])["short_thread"]["calls"], 1000)
+        on_disk = sum(os.stat(os.path.join(self.out, f)).st_blocks * 512 for f in self.trace_files())
+        # Each exited thread keeps the pages it wrote, not its whole 64 KiB chunk.
+        self.assertLess(on_disk, 1000 * 16 * 1024)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -24,8 +24,8 @@ struct CsvTable {
   std::string name;  ///< file name: "processes.csv", "nvtx_ranges.csv", ...
   std::string text;  ///< header row + rows, RFC 4180 (CRLF line ends, quoted where needed)
 };
-/// files.csv, processes.csv, threads.csv, nvtx_ranges.csv, nvtx_marks.csv, and with by_process
-/// nvtx_ranges_by_process.csv.
+/// files.csv, processes.csv, threads.csv, nvtx_ranges.csv, nvtx_marks.csv, bottleneck.csv,
+/// steps.csv, dataloader_workers.csv, ranks.csv, and with by_process nvtx_ranges_by_process.csv.
 std::vector<CsvTable> RenderCsv(const Report& report);
 /// One CSV field: quoted (with "" for ") if it holds a comma, quote, CR or LF.
 std::string CsvField(std::string_view s);

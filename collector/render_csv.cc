@@ -21,7 +21,7 @@ std::string Num(T v) {
 }
 template <typename T>
 std::string Opt(const std::optional<T>& v) {
-  return v ? std::to_string(*v) : "";
+  return v ? Num(*v) : "";
 }
 
 class Csv {
@@ -105,9 +105,92 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
   for (const MarkRow& m : r.nvtx_marks) marks.Row({m.name, m.domain, Num(m.count)});
   out.push_back(marks.Take());
 
+  const Bottleneck& b = r.bottleneck;
+  Csv summary("bottleneck.csv");
+  std::vector<std::string> header = {"pid", "host", "rank", "role", "verdict", "steps", "steps_in_statistics",
+                                     "warmup_skipped", "eval_steps", "mean_step_ns", "median_step_ns", "p90_step_ns",
+                                     "std_step_ns"};
+  for (size_t i = 0; i < kPartCount; ++i) header.push_back(std::string(PartName(static_cast<Part>(i))) + "_percent");
+  for (const char* h : {"largest_phase", "input_cause", "workers", "worker_processes", "workers_busy_percent",
+                        "fetch_mean_ns", "getitem_percent", "collate_percent", "workers_needed", "startup_wait_ns"}) {
+    header.push_back(h);
+  }
+  summary.Row(header);
+  for (const TrainingProcess& t : b.processes) {
+    const bool has = t.step.count > 0;
+    std::vector<std::string> row = {Num(t.pid), t.host, Opt(t.rank), t.role, VerdictName(t.verdict), Num(t.steps),
+                                    Num(t.step.count), t.warmup_skipped ? "true" : "false", Num(t.eval_steps),
+                                    Num(t.step.mean_ns), Num(t.step.median_ns), Num(t.step.p90_ns), Num(t.step.std_ns)};
+    for (const PartShare& p : t.parts) row.push_back(Num(p.percent));
+    row.push_back(has ? PartName(t.largest) : "");
+    row.push_back(InputCauseName(t.advice.cause));
+    const InputPipeline* in = t.input ? &*t.input : nullptr;
+    const double fetch = in ? static_cast<double>(in->fetch.fetch_ns) : 0;
+    row.push_back(in ? Num(in->concurrent_workers) : "");
+    row.push_back(in ? Num(in->worker_processes) : "");
+    row.push_back(in && in->busy_percent ? Num(*in->busy_percent) : "");
+    row.push_back(in && in->fetch.fetches ? Num(in->fetch_mean_ns()) : "");
+    row.push_back(in && fetch > 0 ? Num(static_cast<double>(in->fetch.getitem_ns) * 100.0 / fetch) : "");
+    row.push_back(in && fetch > 0 ? Num(static_cast<double>(in->fetch.collate_ns) * 100.0 / fetch) : "");
+    row.push_back(Opt(t.advice.workers_needed));
+    row.push_back(in ? Num(in->startup_wait_ns) : "");
+    summary.Row(row);
+  }
+  out.push_back(summary.Take());
+
+  Csv steps("steps.csv");
+  header = {"pid", "host", "rank", "step", "train_step", "kind", "in_statistics", "epoch", "tid", "data_waits",
+            "start_ns", "end_ns", "duration_ns"};
+  for (size_t i = 0; i < kPartCount; ++i) header.push_back(std::string(PartName(static_cast<Part>(i))) + "_ns");
+  for (const char* h : {"arrival", "arrival_ns", "lateness_ns"}) header.push_back(h);
+  steps.Row(header);
+  for (const TrainingProcess& t : b.processes) {
+    for (const StepRow& s : t.step_rows) {
+      std::vector<std::string> row = {Num(t.pid), t.host, Opt(t.rank), Num(s.step), Opt(s.train_step),
+                                      s.eval ? "eval" : "train", s.in_statistics ? "true" : "false", Num(s.epoch),
+                                      Num(s.tid), Num(s.data_waits), Num(s.start_ns), Num(s.end_ns),
+                                      Num(s.end_ns - s.start_ns)};
+      for (uint64_t v : s.parts) row.push_back(Num(v));
+      row.push_back(s.arrival == Arrival::kNone ? "" : ArrivalName(s.arrival));
+      row.push_back(Opt(s.arrival_ns));
+      row.push_back(Opt(s.lateness_ns));
+      steps.Row(row);
+    }
+  }
+  out.push_back(steps.Take());
+
+  Csv workers("dataloader_workers.csv");
+  workers.Row({"training_pid", "host", "pid", "start_ns", "end_ns", "fetches", "fetch_ns", "getitem_ns", "collate_ns",
+               "startup_ns", "init_fn_calls", "init_fn_ns", "window_ns", "busy_ns", "busy_percent",
+               "lifetime_busy_percent"});
+  for (const TrainingProcess& t : b.processes) {
+    if (!t.input) continue;
+    for (const WorkerStats& w : t.input->workers) {
+      workers.Row({Num(t.pid), t.host, Num(w.pid), Num(w.start_ns), Num(w.end_ns), Num(w.fetch.fetches),
+                   Num(w.fetch.fetch_ns), Num(w.fetch.getitem_ns), Num(w.fetch.collate_ns), Num(w.startup_ns),
+                   Num(w.init_fn_calls), Num(w.init_fn_ns), Num(w.window_ns), Num(w.busy_ns), Opt(w.busy_percent),
+                   Opt(w.lifetime_busy_percent)});
+    }
+  }
+  out.push_back(workers.Take());
+
+  Csv ranks("ranks.csv");
+  ranks.Row({"rank", "pid", "host", "steps", "mean_step_ns", "mean_compute_ns", "mean_data_wait_ns", "arrival",
+             "mean_lateness_ns", "median_lateness_ns", "last_steps", "wait_ns", "straggler"});
+  if (b.ranks) {
+    for (size_t i = 0; i < b.ranks->ranks.size(); ++i) {
+      const RankRow& k = b.ranks->ranks[i];
+      ranks.Row({Num(k.rank), Num(k.pid), k.host, Num(k.steps), Num(k.mean_step_ns), Num(k.mean_compute_ns),
+                 Num(k.mean_data_wait_ns), k.arrival, Opt(k.mean_lateness_ns), Opt(k.median_lateness_ns),
+                 Num(k.last_steps), Opt(k.wait_ns),
+                 b.ranks->straggler && static_cast<int>(i) == b.ranks->latest ? "true" : "false"});
+    }
+  }
+  out.push_back(ranks.Take());
+
   if (r.options.by_process) {
     Csv per("nvtx_ranges_by_process.csv");
-    std::vector<std::string> header = {"pid", "host"};
+    header = {"pid", "host"};
     header.insert(header.end(), kRangeHeader.begin(), kRangeHeader.end());
     per.Row(header);
     for (const ProcessRow& p : r.processes) {

@@ -2,6 +2,8 @@
 // median_ns and percent are derived and may be fractional.
 #include "collector/render.h"
 
+#include <algorithm>
+
 namespace trainprof::collector {
 namespace {
 
@@ -29,6 +31,156 @@ Json RangesJson(const std::vector<RangeRow>& rows) {
                    {"unbalanced", r.unbalanced}});
   }
   return out;
+}
+
+Json StepStatsJson(const StepStats& s) {
+  return {{"count", s.count},   {"total_ns", s.total_ns}, {"mean_ns", s.mean_ns}, {"median_ns", s.median_ns},
+          {"p90_ns", s.p90_ns}, {"std_ns", s.std_ns},     {"min_ns", s.min_ns},   {"max_ns", s.max_ns}};
+}
+
+Json FetchJson(const InputPipeline& in) {
+  const FetchStats& f = in.fetch;
+  const double whole = static_cast<double>(f.fetch_ns);
+  auto pct = [&](uint64_t v) { return whole > 0 ? static_cast<double>(v) * 100.0 / whole : 0.0; };
+  const uint64_t other = f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns);
+  return {{"count", f.fetches},
+          {"total_ns", f.fetch_ns},
+          {"mean_ns", in.fetch_mean_ns()},
+          {"getitem_ns", f.getitem_ns},
+          {"collate_ns", f.collate_ns},
+          {"other_ns", other},
+          {"getitem_percent", pct(f.getitem_ns)},
+          {"collate_percent", pct(f.collate_ns)},
+          {"other_percent", pct(other)},
+          {"getitem_calls", f.getitem_calls},
+          {"getitem_mean_ns", in.getitem_mean_ns()},
+          {"items_per_batch", in.items_per_batch()}};
+}
+
+Json InputJson(const InputPipeline& in) {
+  Json workers = Json::array();
+  for (const WorkerStats& w : in.workers) {
+    workers.push_back({{"pid", w.pid},
+                       {"start_ns", w.start_ns},
+                       {"end_ns", w.end_ns},
+                       {"fetches", w.fetch.fetches},
+                       {"fetch_ns", w.fetch.fetch_ns},
+                       {"startup_ns", w.startup_ns},
+                       {"init_fn_calls", w.init_fn_calls},
+                       {"init_fn_ns", w.init_fn_ns},
+                       {"window_ns", w.window_ns},
+                       {"busy_ns", w.busy_ns},
+                       {"busy_percent", OrNull(w.busy_percent)},
+                       {"lifetime_busy_percent", OrNull(w.lifetime_busy_percent)}});
+  }
+  return {{"loading", LoadingName(in.loading)},
+          {"worker_processes", in.worker_processes},
+          {"other_workers", in.other_workers},
+          {"concurrent_workers", in.concurrent_workers},
+          {"workers_recreated", in.workers_recreated()},
+          {"busy_percent", OrNull(in.busy_percent)},
+          {"window_ns", in.window_ns},
+          {"busy_ns", in.busy_ns},
+          {"fetch", FetchJson(in)},
+          {"startup", {{"total_ns", in.startup_ns},
+                       {"init_fn_calls", in.init_fn_calls},
+                       {"init_fn_ns", in.init_fn_ns},
+                       {"wait_ns", in.startup_wait_ns}}},
+          {"workers", std::move(workers)}};
+}
+
+Json AdviceJson(const InputAdvice& a) {
+  return {{"cause", a.cause == InputCause::kNone ? Json(nullptr) : Json(InputCauseName(a.cause))},
+          {"batch_ns", a.batch_ns},
+          {"compute_ns", a.compute_ns},
+          {"delivery_ns", OrNull(a.delivery_ns)},
+          {"workers_needed", OrNull(a.workers_needed)},
+          {"startup_significant", a.startup_significant},
+          {"startup_step_percent", a.startup_step_percent}};
+}
+
+Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
+  Json ranks = Json::array();
+  for (const RankRow& r : rs.ranks) {
+    ranks.push_back({{"rank", r.rank},
+                     {"pid", r.pid},
+                     {"host", r.host},
+                     {"steps", r.steps},
+                     {"mean_step_ns", r.mean_step_ns},
+                     {"mean_compute_ns", r.mean_compute_ns},
+                     {"mean_data_wait_ns", r.mean_data_wait_ns},
+                     {"arrival", r.arrival.empty() ? Json(nullptr) : Json(r.arrival)},
+                     {"mean_lateness_ns", OrNull(r.mean_lateness_ns)},
+                     {"median_lateness_ns", OrNull(r.median_lateness_ns)},
+                     {"last_steps", r.last_steps},
+                     {"wait_ns", OrNull(r.wait_ns)}});
+  }
+  Json straggler = nullptr;
+  if (rs.straggler) {
+    const RankRow& s = rs.ranks[rs.latest];
+    straggler = {{"rank", s.rank},
+                 {"pid", s.pid},
+                 {"mean_lateness_ns", OrNull(s.mean_lateness_ns)},
+                 {"median_lateness_ns", OrNull(s.median_lateness_ns)},
+                 {"step_percent", rs.mean_step_ns > 0 ? *s.mean_lateness_ns * 100.0 / rs.mean_step_ns : 0.0},
+                 {"last_steps", s.last_steps},
+                 {"last_percent",
+                  rs.matched_steps ? static_cast<double>(s.last_steps) * 100.0 / rs.matched_steps : 0.0}};
+  }
+  return {{"clock", rs.clock},
+          {"matched_steps", rs.matched_steps},
+          {"warmup_skipped", rs.warmup_skipped},
+          {"mean_step_ns", rs.mean_step_ns},
+          {"latest_rank", rs.latest >= 0 ? Json(rs.ranks[rs.latest].rank) : Json(nullptr)},
+          {"straggler", std::move(straggler)},
+          {"duplicate_ranks", rs.duplicate_ranks},
+          {"ranks", std::move(ranks)},
+          {"text", text}};
+}
+
+Json BottleneckJson(const Bottleneck& b) {
+  Json procs = Json::array();
+  for (const TrainingProcess& t : b.processes) {
+    Json parts = Json::object();
+    for (size_t i = 0; i < kPartCount; ++i) {
+      const PartShare& p = t.parts[i];
+      parts[PartName(static_cast<Part>(i))] = {
+          {"total_ns", p.total_ns}, {"mean_ns", p.mean_ns}, {"percent", p.percent}};
+    }
+    const bool has_steps = t.step.count > 0;
+    procs.push_back({{"pid", t.pid},
+                     {"host", t.host},
+                     {"rank", OrNull(t.rank)},
+                     {"role", t.role},
+                     {"verdict", VerdictName(t.verdict)},
+                     {"steps", t.steps},
+                     {"steps_in_statistics", t.step.count},
+                     {"warmup_skipped", t.warmup_skipped},
+                     {"eval_steps", t.eval_steps},
+                     {"dropped_steps", t.dropped_steps},
+                     {"data_waits", t.data_waits},
+                     {"epoch_ends", t.epoch_ends},
+                     {"step", StepStatsJson(t.step)},
+                     {"parts", std::move(parts)},
+                     {"compute_mean_ns", t.compute_mean_ns},
+                     {"largest_phase", has_steps ? Json(PartName(t.largest)) : Json(nullptr)},
+                     {"largest_phase_percent", has_steps ? Json(t.part(t.largest).percent) : Json(nullptr)},
+                     {"input", t.input ? InputJson(*t.input) : Json(nullptr)},
+                     {"advice", AdviceJson(t.advice)},
+                     {"text", t.text}});
+  }
+  return {{"status", b.status},
+          {"message", b.message},
+          {"thresholds", {{"input_bound_percent", kInputBoundPercent},
+                          {"partly_input_bound_percent", kPartlyInputBoundPercent},
+                          {"workers_busy_percent", kWorkersBusyPercent},
+                          {"warmup_min_steps", kWarmupMinSteps},
+                          {"straggler_step_percent", kStragglerStepPercent},
+                          {"straggler_min_ns", kStragglerMinNs},
+                          {"startup_step_percent", kStartupStepPercent}}},
+          {"processes", std::move(procs)},
+          {"ranks", b.ranks ? RanksJson(*b.ranks, b.rank_text) : Json(nullptr)},
+          {"gpu", {{"recorded", b.gpu.recorded}}}};
 }
 
 }  // namespace
@@ -96,6 +248,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   for (const MarkRow& m : r.nvtx_marks) marks.push_back({{"name", m.name}, {"domain", m.domain}, {"count", m.count}});
   doc["nvtx_marks"] = std::move(marks);
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
+  doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["warnings"] = r.warnings;
   return doc;
 }

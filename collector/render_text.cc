@@ -3,6 +3,7 @@
 //   title line
 //   Warnings            one line each
 //   Processes           the tree, indented by depth in the PID column
+//   Bottleneck          steps per training process, verdict sentences, ranks, GPU placeholder
 //   NVTX ranges         merged over all processes, like `nsys stats --report nvtx_sum`
 //   NVTX marks          if any
 //   per-process NVTX tables with --by-process
@@ -138,6 +139,81 @@ std::string ProcessLabel(const ProcessRow& p) {
   return label;
 }
 
+const char* VerdictText(Verdict v) {
+  switch (v) {
+    case Verdict::kInputBound: return "input-bound";
+    case Verdict::kPartlyInputBound: return "partly input-bound";
+    case Verdict::kComputeBound: return "compute-bound";
+    default: return "no steps";
+  }
+}
+
+std::string Dur(double ns) { return FormatDuration(ns); }
+std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration(*ns) : "-"; }
+
+// The Bottleneck section (docs/analysis.md): a table of steps, the sentences behind the verdict.
+std::string BottleneckText(const Bottleneck& b) {
+  std::string out = "\nBottleneck\n";
+  if (b.processes.empty()) return out + "  " + b.message + "\n";
+  Table steps({{"PID", false},
+               {"Rank", true},
+               {"Steps", true},
+               {"Mean", true},
+               {"Median", true},
+               {"P90", true},
+               {"StdDev", true},
+               {"Data wait", true},
+               {"Forward", true},
+               {"Backward", true},
+               {"Optimizer", true},
+               {"Collective", true},
+               {"Other", true},
+               {"Verdict", false}});
+  for (const TrainingProcess& t : b.processes) {
+    std::vector<std::string> row = {std::to_string(t.pid), t.rank ? std::to_string(*t.rank) : "-",
+                                    std::to_string(t.steps)};
+    if (t.step.count == 0) {
+      for (int i = 0; i < 10; ++i) row.push_back("-");
+    } else {
+      for (double v : {t.step.mean_ns, t.step.median_ns, t.step.p90_ns, t.step.std_ns}) row.push_back(Dur(v));
+      for (Part p :
+           {Part::kDataWait, Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective, Part::kOther}) {
+        row.push_back(FormatPercent(t.part(p).percent) + "%");
+      }
+    }
+    row.push_back(VerdictText(t.verdict));
+    steps.Add(std::move(row));
+  }
+  out += steps.Render("  ");
+  out += "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
+  for (const TrainingProcess& t : b.processes) {
+    out += "\n";
+    for (size_t i = 0; i < t.text.size(); ++i) out += (i == 0 ? "  " : "    ") + t.text[i] + "\n";
+  }
+  if (b.ranks) {
+    out += "\n  Ranks\n";
+    Table ranks({{"Rank", true},
+                 {"PID", true},
+                 {"Steps", true},
+                 {"Mean step", true},
+                 {"Mean compute", true},
+                 {"Data wait", true},
+                 {"Late (mean)", true},
+                 {"Late (median)", true},
+                 {"Last", true},
+                 {"Waits for straggler", true}});
+    for (const RankRow& r : b.ranks->ranks) {
+      ranks.Add({std::to_string(r.rank), std::to_string(r.pid), std::to_string(r.steps), Dur(r.mean_step_ns),
+                 Dur(r.mean_compute_ns), Dur(r.mean_data_wait_ns), OptDur(r.mean_lateness_ns),
+                 OptDur(r.median_lateness_ns), std::to_string(r.last_steps), OptDur(r.wait_ns)});
+    }
+    out += ranks.Render("  ");
+    for (const std::string& line : b.rank_text) out += "  " + line + "\n";
+  }
+  if (!b.gpu.recorded) out += "\n  GPU activity: not recorded (no CUDA data in these traces)\n";
+  return out;
+}
+
 }  // namespace
 
 std::string RenderText(const Report& r) {
@@ -184,6 +260,8 @@ std::string RenderText(const Report& r) {
       out += "  Exit \"unknown\": no exit record (killed?)\n";
     }
   }
+
+  out += BottleneckText(r.bottleneck);
 
   out += "\nNVTX ranges (all processes)\n";
   if (r.nvtx_ranges.empty()) {

@@ -183,6 +183,7 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
                          " (pop without push, end without start, or open at the end of the trace): not in the durations");
   }
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
+  r.bottleneck = AnalyzeBottleneck(trace);
   return r;
 }
 

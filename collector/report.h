@@ -3,8 +3,8 @@
 //   Trace ──Analyze()──► Report ──► RenderText / RenderJson / RenderCsv (render.h)
 //
 // The Report holds display-ready values (strings for names, integers in ns and bytes) so the three
-// renderers agree by construction. A later analysis (CUDA API, kernels, memcpy, the bottleneck
-// verdict) adds its own rows here and its own module beside nvtx_stats.
+// renderers agree by construction. Each analysis (NVTX statistics, the bottleneck verdict; later
+// CUDA API, kernels, memcpy) has its own module and its own rows here.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/bottleneck.h"
 #include "collector/model.h"
 
 namespace trainprof::collector {
@@ -91,6 +92,7 @@ struct Report {
   size_t nvtx_ranges_omitted = 0;
   std::vector<MarkRow> nvtx_marks;
   size_t nvtx_marks_omitted = 0;
+  Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
   std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
   // Summary for the title line.
   size_t usable_files = 0;

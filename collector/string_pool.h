@@ -23,6 +23,11 @@ class StringPool {
   StringPool& operator=(StringPool&&) = default;
 
   StringId Intern(std::string_view s);
+  /// Id of `s` if it was interned, else 0 ("" is always 0).
+  StringId Find(std::string_view s) const {
+    auto it = index_.find(s);
+    return it == index_.end() ? 0 : it->second;
+  }
   std::string_view Get(StringId id) const {
     return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
   }

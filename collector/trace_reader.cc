@@ -56,6 +56,7 @@ constexpr TagInfo TagLayout(uint8_t tag) {
     case RecordTag::kCategoryName: return {3, false};
     case RecordTag::kDomainDestroy: return {2, true};
     case RecordTag::kRole: return {1, false};
+    case RecordTag::kProcessEnv: return {1, false};
     case RecordTag::kProcessEnd: return {3, true};
     case RecordTag::kFork: return {2, true};
     case RecordTag::kExec: return {2, true};
@@ -127,6 +128,7 @@ class Decoder {
   std::unordered_map<uint32_t, uint32_t> thread_names_;     // tid → string ref
   std::unordered_map<uint32_t, uint32_t> thread_of_index_;  // ChunkHeader::thread_index → dense
   uint32_t role_ref_ = 0;
+  std::vector<uint32_t> env_refs_;  // kProcessEnv "NAME=value" string refs, in decoding order
   static constexpr uint64_t kSmallIds = 1 << 16;
 };
 
@@ -482,6 +484,9 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       case RecordTag::kRole:
         role_ref_ = StringRef(f[0]);
         break;
+      case RecordTag::kProcessEnv:
+        env_refs_.push_back(StringRef(f[0]));
+        break;
       case RecordTag::kProcessEnd:
         pe.kind = ProcessEventKind::kProcessEnd;
         pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
@@ -562,6 +567,19 @@ void Decoder::Resolve() {
   }
   for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
   img_.role = string_pool[role_ref_];
+  // Rank variables learned after start win over the header's (docs/trace-format.md, PROCESS_ENV).
+  for (uint32_t ref : env_refs_) {
+    const std::string_view nv = pool_.Get(string_pool[ref]);
+    const size_t eq = nv.find('=');
+    if (nv.empty() || eq == 0) continue;
+    std::string name(nv.substr(0, eq)), value(eq == std::string_view::npos ? "" : nv.substr(eq + 1));
+    auto it = std::find_if(img_.env.begin(), img_.env.end(), [&](const auto& kv) { return kv.first == name; });
+    if (it != img_.env.end()) {
+      it->second = std::move(value);
+    } else {
+      img_.env.emplace_back(std::move(name), std::move(value));
+    }
+  }
   for (ThreadInfo& t : img_.threads) {
     auto it = thread_names_.find(t.tid);
     if (it != thread_names_.end()) t.name = string_pool[it->second];

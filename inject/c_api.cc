@@ -1,4 +1,4 @@
-// C entry points for the Python shim (python/trainprof_shim/ calls them through ctypes). They
+// C entry points for the Python shim (python/_trainprof/ calls them through ctypes). They
 // record into the same per-thread buffers as NVTX, in the same trace. Every function is a no-op
 // returning 0 when this process does not record.
 #include <cstdint>

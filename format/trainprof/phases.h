@@ -1,4 +1,4 @@
-// Phases of a training loop that the Python shim (python/trainprof_shim/) records, as NVTX ranges
+// Phases of a training loop that the Python shim (python/_trainprof/) records, as NVTX ranges
 // in the domain kPhaseDomain with these categories. The collector's bottleneck analysis keys on
 // (domain, category), never on range names, which follow PyTorch's own names and vary.
 // The numbers are part of the trace format (docs/trace-format.md, "Training phases").

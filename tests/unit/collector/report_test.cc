@@ -164,7 +164,8 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
   std::vector<std::string> names;
   for (const CsvTable& t : tables) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"files.csv", "processes.csv", "threads.csv", "nvtx_ranges.csv",
-                                             "nvtx_marks.csv", "nvtx_ranges_by_process.csv"}));
+                                             "nvtx_marks.csv", "bottleneck.csv", "steps.csv", "dataloader_workers.csv",
+                                             "ranks.csv", "nvtx_ranges_by_process.csv"}));
   const std::string& ranges = tables[3].text;
   EXPECT_EQ(ranges,
             "name,domain,style,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,max_ns,unbalanced\r\n"
@@ -186,7 +187,7 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
             std::string::npos)
       << procs;
   EXPECT_EQ(tables[4].text, "name,domain,count\r\ncheckpoint,,1\r\n");
-  EXPECT_NE(tables[5].text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
+  EXPECT_NE(tables[9].text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a\nb"), "\"a\nb\"");
 }
@@ -208,6 +209,9 @@ Processes
       103   101     0  DataLoader worker  python3 -u train.py --epochs 1                                +100 ms  130 ms  unknown                  5           0  no               0
     102     100     1  rank 1             python3 -u train.py --epochs 1                               +20.0 ms  1.00 s  signal 9 (SIGKILL)       4           1  no               0
   Exit "unknown": no exit record (killed?)
+
+Bottleneck
+  No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs using PyTorch (DataLoader waits, forward, backward, optimizer), so run the script as `trainprof run --follow-children -- python train.py` without --trace=-python. Other programs can record the same phases as NVTX push/pop ranges in domain "trainprof" with the categories of docs/trace-format.md ("Training phases"); meanwhile the NVTX range statistics show where the time goes by name.
 
 NVTX ranges (all processes)
   Time (%)  Total Time  Calls     Mean   Median      Min      Max   StdDev  Unbalanced  Style      Range

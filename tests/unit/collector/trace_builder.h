@@ -107,6 +107,11 @@ class TraceBuilder {
     uint64_t id = String(th, name);
     Untimed(th, fmt::RecordTag::kRole, {id});
   }
+  /// A rank variable learned after start ("NAME=value", PROCESS_ENV).
+  void ProcessEnv(int th, std::string_view name_value) {
+    uint64_t id = String(th, name_value);
+    Untimed(th, fmt::RecordTag::kProcessEnv, {id});
+  }
 
   // ----- timed records (absolute times) -----
   void Push(int th, uint64_t t, std::string_view name, uint64_t domain = 0, uint64_t category = 0) {
@@ -114,9 +119,9 @@ class TraceBuilder {
     Timed(th, t, fmt::RecordTag::kRangePush, {domain, id, category});
   }
   void Pop(int th, uint64_t t, uint64_t domain = 0) { Timed(th, t, fmt::RecordTag::kRangePop, {domain}); }
-  void Mark(int th, uint64_t t, std::string_view name, uint64_t domain = 0) {
+  void Mark(int th, uint64_t t, std::string_view name, uint64_t domain = 0, uint64_t category = 0) {
     uint64_t id = String(th, name);
-    Timed(th, t, fmt::RecordTag::kMark, {domain, id, 0});
+    Timed(th, t, fmt::RecordTag::kMark, {domain, id, category});
   }
   void Start(int th, uint64_t t, std::string_view name, uint64_t range_id, uint64_t domain = 0) {
     uint64_t id = String(th, name);

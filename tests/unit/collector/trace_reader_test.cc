@@ -216,6 +216,28 @@ TEST(TraceReader, StringIdsAreImageLocal) {
   EXPECT_NE(ra.image->nvtx[0].name, ra.image->nvtx[1].name);
 }
 
+// torch.multiprocessing.spawn'ed ranks learn RANK after start: PROCESS_ENV wins over the header.
+TEST(TraceReader, ProcessEnvRecordsSetRankVariables) {
+  TraceBuilder b(77, 70);
+  b.Env("RANK", "0").Env("WORLD_SIZE", "2");
+  int t = b.Thread(77);
+  b.ProcessEnv(t, "RANK=1");
+  b.ProcessEnv(t, "LOCAL_RANK=1");
+  b.ProcessEnv(t, "=ignored");
+  StringPool pool;
+  ReadResult r = Read(b, &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_TRUE(r.status.errors.empty()) << r.status.errors.front();
+  ASSERT_NE(r.image->Env("RANK"), nullptr);
+  EXPECT_EQ(*r.image->Env("RANK"), "1");
+  EXPECT_EQ(*r.image->Env("WORLD_SIZE"), "2");
+  ASSERT_NE(r.image->Env("LOCAL_RANK"), nullptr);
+  EXPECT_EQ(*r.image->Env("LOCAL_RANK"), "1");
+  Trace trace = test::TraceOf({&b});
+  EXPECT_EQ(trace.processes.at(0).rank, 1);
+  EXPECT_EQ(trace.processes.at(0).role, "rank 1");
+}
+
 TEST(TraceReader, ReadsFilesFromDisk) {
   test::ScratchDir dir;
   TraceBuilder b(60);

@@ -1,0 +1,627 @@
+// The bottleneck verdict on synthetic runs with planted bottlenecks and exact timings: the numbers,
+// the sentences, and the JSON/CSV/text renderings (docs/analysis.md).
+#include "collector/bottleneck.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "collector/render.h"
+#include "collector/report.h"
+#include "phase_builder.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::kMs;
+using test::PhaseThread;
+using test::StepPlan;
+using test::TraceBuilder;
+using test::TraceOf;
+namespace fmt = trainprof::format;
+
+constexpr uint64_t T0 = 1'000'000'000;
+constexpr StepPlan kCompute10 = {.forward = 4 * kMs, .backward = 5 * kMs, .optimizer = 1 * kMs};
+
+StepPlan WithWait(StepPlan p, uint64_t wait) {
+  p.wait = wait;
+  return p;
+}
+
+/// A main process (pid 200, from T0) and its DataLoader workers (pids 201, ...).
+struct TrainRun {
+  TraceBuilder main{200, 1, T0};
+  PhaseThread m{main, 200};
+  std::vector<std::unique_ptr<TraceBuilder>> worker_files;
+
+  TrainRun() { main.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs); }
+
+  /// A worker process alive over [start, end).
+  PhaseThread Worker(uint64_t start, uint64_t end) {
+    const int32_t pid = 201 + static_cast<int32_t>(worker_files.size());
+    worker_files.push_back(std::make_unique<TraceBuilder>(pid, 200, start));
+    TraceBuilder& w = *worker_files.back();
+    w.Flags(fmt::kFlagForkedChild).HeaderEnd(fmt::EndKind::kExit, 0, end);
+    PhaseThread t(w, static_cast<uint32_t>(pid));
+    w.Role(t.thread(), "DataLoader worker");
+    return t;
+  }
+
+  Trace Load() const {
+    std::vector<const TraceBuilder*> all = {&main};
+    for (const auto& w : worker_files) all.push_back(w.get());
+    return TraceOf(all);
+  }
+  Report Analyze() const { return collector::Analyze(Load(), {}); }
+};
+
+bool Has(const std::vector<std::string>& text, const std::string& s) {
+  for (const std::string& line : text) {
+    if (line.find(s) != std::string::npos) return true;
+  }
+  return false;
+}
+std::string Join(const std::vector<std::string>& text) {
+  std::string out;
+  for (const std::string& l : text) out += l + "\n";
+  return out;
+}
+
+// 10 steps of 40 ms: 30 ms waiting for data, 10 ms of compute; 2 workers fetch back to back, each
+// fetch 80 ms: `items` __getitem__ + collate + other.
+TrainRun SlowLoader(uint64_t item, uint64_t collate, int items = 8) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 10; ++i) t = r.m.Step(t, WithWait(kCompute10, 30 * kMs));
+  for (int w = 0; w < 2; ++w) {
+    PhaseThread pw = r.Worker(T0 + 1 * kMs, T0 + 500 * kMs);
+    uint64_t f = T0 + 3 * kMs;
+    const uint64_t other = 80 * kMs - items * item - collate;
+    for (int k = 0; k < 6; ++k) f = pw.Fetch(f, items, item, collate, other);
+  }
+  return r;
+}
+
+TEST(Bottleneck, InputBoundThroughSlowGetItem) {
+  Report report = SlowLoader(9'500'000, 3 * kMs).Analyze();
+  const Bottleneck& b = report.bottleneck;
+  EXPECT_EQ(b.status, "ok");
+  ASSERT_EQ(b.processes.size(), 1u);
+  const TrainingProcess& t = b.processes[0];
+  EXPECT_EQ(t.pid, 200);
+  EXPECT_EQ(t.steps, 10u);
+  EXPECT_TRUE(t.warmup_skipped);
+  EXPECT_EQ(t.step.count, 9u);
+  EXPECT_DOUBLE_EQ(t.step.mean_ns, 40.0 * kMs);
+  EXPECT_DOUBLE_EQ(t.part(Part::kDataWait).percent, 75.0);
+  EXPECT_DOUBLE_EQ(t.part(Part::kBackward).percent, 12.5);
+  EXPECT_EQ(t.verdict, Verdict::kInputBound);
+  ASSERT_TRUE(t.input);
+  const InputPipeline& in = *t.input;
+  EXPECT_EQ(in.loading, Loading::kWorkers);
+  EXPECT_EQ(in.worker_processes, 2u);
+  EXPECT_EQ(in.concurrent_workers, 2u);
+  EXPECT_FALSE(in.workers_recreated());
+  ASSERT_TRUE(in.busy_percent);
+  EXPECT_DOUBLE_EQ(*in.busy_percent, 100.0);
+  EXPECT_EQ(in.fetch.fetches, 12u);
+  EXPECT_DOUBLE_EQ(in.fetch_mean_ns(), 80.0 * kMs);
+  EXPECT_EQ(in.fetch.getitem_ns, 12 * 76 * kMs);
+  EXPECT_DOUBLE_EQ(in.getitem_mean_ns(), 9'500'000.0);
+  EXPECT_DOUBLE_EQ(in.items_per_batch(), 8.0);
+  EXPECT_EQ(in.startup_wait_ns, 0u);
+  EXPECT_EQ(t.advice.cause, InputCause::kGetItem);
+  EXPECT_DOUBLE_EQ(t.advice.compute_ns, 10.0 * kMs);
+  EXPECT_DOUBLE_EQ(*t.advice.delivery_ns, 40.0 * kMs);
+  EXPECT_EQ(t.advice.workers_needed, 8u);
+  EXPECT_TRUE(Has(
+      t.text, "Input-bound: waiting for data is 75.0% of the step (mean 30.0 ms of 40.0 ms; input-bound from 20.0%)."))
+      << Join(t.text);
+  EXPECT_TRUE(Has(t.text,
+                  "Input pipeline: 2 DataLoader workers; while the main process waited for data, the workers were "
+                  "fetching 100.0% of the time; a batch fetch takes 80.0 ms (__getitem__ 95.0%, collate_fn 3.8%, "
+                  "other 1.2%; 8 items of 9.50 ms each)."))
+      << Join(t.text);
+  EXPECT_TRUE(Has(t.text,
+                  "__getitem__ is the bottleneck: each batch needs 80.0 ms of dataset work per worker (95.0% of "
+                  "it in __getitem__); with 2 workers the loader delivers a batch every 40.0 ms while a step "
+                  "computes in 10.0 ms: use more workers (about 8 = ceil(80.0 ms / 10.0 ms), given that many "
+                  "free CPU cores) or a faster __getitem__."))
+      << Join(t.text);
+  EXPECT_FALSE(Has(t.text, "Worker start-up")) << Join(t.text);
+}
+
+// A validation loader's workers start after the last training step: not this loader's workers.
+TEST(Bottleneck, ValidationLoaderWorkersAreLeftOut) {
+  TrainRun r = SlowLoader(9'500'000, 3 * kMs);
+  PhaseThread val = r.Worker(T0 + 1'000 * kMs, T0 + 1'100 * kMs);
+  val.Fetch(T0 + 1'001 * kMs, 4, kMs, kMs);
+  const Report report = r.Analyze();
+  const InputPipeline& in = *report.bottleneck.processes.at(0).input;
+  EXPECT_EQ(in.worker_processes, 2u);
+  EXPECT_EQ(in.other_workers, 1u);
+  EXPECT_FALSE(in.workers_recreated());
+  EXPECT_EQ(in.fetch.fetches, 12u);
+}
+
+TEST(Bottleneck, InputBoundThroughSlowCollate) {
+  Report report = SlowLoader(1 * kMs, 72 * kMs).Analyze();
+  const TrainingProcess& t = report.bottleneck.processes.at(0);
+  EXPECT_EQ(t.verdict, Verdict::kInputBound);
+  EXPECT_EQ(t.advice.cause, InputCause::kCollate);
+  EXPECT_TRUE(Has(t.text,
+                  "collate_fn is the bottleneck: it takes 90.0% of each 80.0 ms batch fetch (72.0 ms per batch); "
+                  "with 2 workers the loader delivers a batch every 40.0 ms while a step computes in 10.0 ms: use "
+                  "more workers (about 8 = ceil(80.0 ms / 10.0 ms), given that many free CPU cores) or a faster "
+                  "collate_fn."))
+      << Join(t.text);
+}
+
+// Fetches take 2 ms and happen while the main process computes; it still waits 30 ms a step.
+TEST(Bottleneck, IdleWorkersPointToTransfer) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  std::vector<uint64_t> step_starts;
+  for (int i = 0; i < 10; ++i) {
+    step_starts.push_back(t);
+    t = r.m.Step(t, WithWait(kCompute10, 30 * kMs));
+  }
+  for (int w = 0; w < 2; ++w) {
+    PhaseThread pw = r.Worker(T0 + 1 * kMs, T0 + 500 * kMs);
+    for (size_t i = static_cast<size_t>(w); i < step_starts.size(); i += 2)
+      pw.Fetch(step_starts[i] + 31 * kMs, 2, 500'000, kMs);
+  }
+  const Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_EQ(tp.verdict, Verdict::kInputBound);
+  ASSERT_TRUE(tp.input && tp.input->busy_percent);
+  EXPECT_DOUBLE_EQ(*tp.input->busy_percent, 0.0);
+  EXPECT_EQ(tp.advice.cause, InputCause::kTransfer);
+  EXPECT_TRUE(Has(tp.text,
+                  "The workers are fetching only 0.0% of the time the main process waits (30.0 ms per step, while "
+                  "a fetch takes 2.00 ms): the cost is in transfer to the main process or in the main process "
+                  "itself (pin_memory, large batches, IPC)."))
+      << Join(tp.text);
+}
+
+TEST(Bottleneck, MainProcessLoadingWithNumWorkersZero) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 4; ++i) {
+    r.m.Push(t, Phase::kDataWait);
+    r.m.Fetch(t + 500'000, 8, 2 * kMs, 3 * kMs);  // 19 ms
+    r.m.Pop(t + 20 * kMs);
+    t = r.m.Step(t + 20 * kMs, kCompute10);
+  }
+  const Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_FALSE(tp.warmup_skipped);  // 4 steps
+  EXPECT_EQ(tp.step.count, 4u);
+  EXPECT_EQ(tp.verdict, Verdict::kInputBound);
+  ASSERT_TRUE(tp.input);
+  EXPECT_EQ(tp.input->loading, Loading::kMainProcess);
+  EXPECT_EQ(tp.advice.cause, InputCause::kMainProcess);
+  EXPECT_EQ(tp.advice.workers_needed, 2u);
+  EXPECT_TRUE(Has(tp.text,
+                  "Data loading runs in the main process (num_workers=0): each batch takes 19.0 ms to fetch while "
+                  "a step computes in 10.0 ms: use DataLoader(num_workers=2) (about ceil(19.0 ms / 10.0 ms)) so "
+                  "that batches are prepared while the model computes."))
+      << Join(tp.text);
+}
+
+TEST(Bottleneck, InputBoundWithoutTracedWorkersSaysHowToTraceThem) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 3; ++i) t = r.m.Step(t, WithWait(kCompute10, 10 * kMs));
+  const Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_EQ(tp.verdict, Verdict::kInputBound);
+  EXPECT_EQ(tp.advice.cause, InputCause::kNotTraced);
+  EXPECT_TRUE(Has(tp.text, "--follow-children")) << Join(tp.text);
+}
+
+TEST(Bottleneck, ComputeBoundNamesBackward) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 6; ++i) {
+    t = r.m.Step(t, {.wait = 500'000, .forward = 5 * kMs, .backward = 20 * kMs, .optimizer = 2 * kMs});
+  }
+  const Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_EQ(tp.verdict, Verdict::kComputeBound);
+  EXPECT_EQ(tp.largest, Part::kBackward);
+  EXPECT_NEAR(tp.part(Part::kBackward).percent, 2000.0 / 27.5, 1e-9);
+  EXPECT_DOUBLE_EQ(tp.compute_mean_ns, 27.0 * kMs);
+  EXPECT_EQ(tp.advice.cause, InputCause::kNone);
+  EXPECT_TRUE(Has(tp.text,
+                  "Compute-bound: waiting for data is 1.8% of the step (mean 500 µs of 27.5 ms; below 5.0%); the "
+                  "largest phase is backward, 72.7% of the step (mean 20.0 ms)."))
+      << Join(tp.text);
+  EXPECT_EQ(tp.text.size(), 2u) << Join(tp.text);  // no input-pipeline lines for a compute-bound step
+}
+
+TEST(Bottleneck, PartlyInputBound) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 3; ++i) t = r.m.Step(t, WithWait(kCompute10, 1 * kMs));  // 1 of 11 ms: 9.1%
+  const Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_EQ(tp.verdict, Verdict::kPartlyInputBound);
+  EXPECT_TRUE(Has(tp.text, "Data loading is partly limiting: waiting for data is 9.1% of the step")) << Join(tp.text);
+}
+
+TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
+  for (int steps : {4, 6}) {
+    TrainRun r;
+    uint64_t t = T0 + 10 * kMs;
+    t = r.m.Step(t, WithWait(kCompute10, 100 * kMs));
+    for (int i = 1; i < steps; ++i) t = r.m.Step(t, WithWait(kCompute10, 2 * kMs));
+    Report report = r.Analyze();
+    const TrainingProcess& tp = report.bottleneck.processes.at(0);
+    if (steps == 4) {
+      EXPECT_FALSE(tp.warmup_skipped);
+      EXPECT_EQ(tp.step.count, 4u);
+      EXPECT_DOUBLE_EQ(tp.step.mean_ns, (110.0 + 3 * 12.0) / 4 * kMs);
+      EXPECT_FALSE(Has(tp.text, "warm-up"));
+      continue;
+    }
+    EXPECT_TRUE(tp.warmup_skipped);
+    EXPECT_EQ(tp.step.count, 5u);
+    EXPECT_DOUBLE_EQ(tp.step.mean_ns, 12.0 * kMs);
+    EXPECT_DOUBLE_EQ(tp.step.std_ns, 0.0);
+    EXPECT_DOUBLE_EQ(tp.part(Part::kDataWait).mean_ns, 2.0 * kMs);
+    EXPECT_TRUE(Has(tp.text,
+                    "pid 200: 6 training steps: mean 12.0 ms, median 12.0 ms, p90 12.0 ms, std dev 0 ns (step 0 "
+                    "left out as warm-up: 5 or more steps)."))
+        << Join(tp.text);
+    ASSERT_EQ(tp.step_rows.size(), 6u);
+    EXPECT_FALSE(tp.step_rows[0].in_statistics);
+    EXPECT_TRUE(tp.step_rows[1].in_statistics);
+    // steps.csv keeps the warm-up step.
+    std::vector<CsvTable> tables = RenderCsv(report);
+    auto it = std::find_if(tables.begin(), tables.end(), [](const CsvTable& c) { return c.name == "steps.csv"; });
+    ASSERT_NE(it, tables.end());
+    EXPECT_EQ(it->text.substr(0, it->text.find("\r\n")),
+              "pid,host,rank,step,train_step,kind,in_statistics,epoch,tid,data_waits,start_ns,end_ns,duration_ns,"
+              "data_wait_ns,forward_ns,backward_ns,optimizer_ns,collective_ns,other_ns,arrival,arrival_ns,lateness_ns");
+    EXPECT_NE(it->text.find("\r\n200,node0,,0,0,train,false,0,200,1,1010000000,1120000000,110000000,100000000,4000000,"
+                            "5000000,1000000,0,0,backward,1114000000,\r\n"),
+              std::string::npos)
+        << it->text;
+    EXPECT_EQ(std::count(it->text.begin(), it->text.end(), '\n'), 7);
+  }
+}
+
+TEST(Bottleneck, PercentilesAndSpread) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (uint64_t other : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+    t = r.m.Step(t, {.wait = kMs, .forward = 9 * kMs, .other = other * kMs});
+  // The last step ends with its forward (its trailing "other" is not in a step).
+  const Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  ASSERT_EQ(tp.step.count, 10u);  // steps 1..10: 11, 12, ..., 19, and 10 ms
+  EXPECT_DOUBLE_EQ(tp.step.median_ns, 14.5 * kMs);
+  EXPECT_DOUBLE_EQ(tp.step.p90_ns, 18.1 * kMs);
+  EXPECT_EQ(tp.step.min_ns, 10 * kMs);
+  EXPECT_EQ(tp.step.max_ns, 19 * kMs);
+  EXPECT_NEAR(tp.step.std_ns, 3.0276503540974917 * kMs, 1);
+}
+
+// Workers re-created every epoch, each with a 300 ms worker_init_fn the main process waits for.
+TEST(Bottleneck, WorkerStartUpRepeatedEveryEpoch) {
+  TrainRun r;
+  for (uint64_t e : {T0 + 1 * kMs, T0 + 400 * kMs}) {
+    for (int w = 0; w < 2; ++w) {
+      PhaseThread pw = r.Worker(e, e + 360 * kMs);
+      pw.Range(e + 1 * kMs, e + 301 * kMs, Phase::kWorkerInit);
+      uint64_t f = e + 301 * kMs;
+      for (int k = 0; k < 5; ++k) f = pw.Fetch(f, 8, kMs, 0);
+    }
+    uint64_t t = r.m.Step(e + 9 * kMs, WithWait(kCompute10, 300 * kMs));
+    for (int i = 0; i < 4; ++i) t = r.m.Step(t, WithWait(kCompute10, 100'000));
+    r.m.EpochEnd(t, 100'000);
+  }
+  const Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_EQ(tp.steps, 10u);
+  EXPECT_EQ(tp.epoch_ends, 2u);
+  EXPECT_EQ(tp.verdict, Verdict::kInputBound);
+  ASSERT_TRUE(tp.input);
+  const InputPipeline& in = *tp.input;
+  EXPECT_EQ(in.worker_processes, 4u);
+  EXPECT_EQ(in.concurrent_workers, 2u);
+  EXPECT_TRUE(in.workers_recreated());
+  EXPECT_EQ(in.init_fn_calls, 4u);
+  EXPECT_EQ(in.init_fn_ns, 1200 * kMs);
+  EXPECT_EQ(in.startup_ns, 4 * 301 * kMs);
+  EXPECT_EQ(in.startup_wait_ns, 2 * 292 * kMs);
+  EXPECT_EQ(in.startup_wait_counted_ns, 292 * kMs);  // epoch 0's start-up is in the warm-up step
+  EXPECT_EQ(tp.advice.cause, InputCause::kStartup);
+  EXPECT_TRUE(tp.advice.startup_significant);
+  EXPECT_NEAR(tp.advice.startup_step_percent, 584.0 * 100 / 700.8, 1e-9);
+  EXPECT_TRUE(Has(tp.text, "pid 200: 10 training steps in 2 epochs:")) << Join(tp.text);
+  EXPECT_TRUE(Has(tp.text, "Input pipeline: 2 DataLoader workers (4 worker processes);")) << Join(tp.text);
+  EXPECT_TRUE(Has(tp.text,
+                  "Most of the wait is for workers to start: 292 ms of the 301 ms of data wait (97.1%) falls while "
+                  "workers start (see worker start-up)."))
+      << Join(tp.text);
+  EXPECT_TRUE(Has(tp.text,
+                  "Worker start-up: 4 worker processes for 2 concurrent workers (workers were re-created, e.g. each "
+                  "epoch); start to first batch fetch takes 301 ms per worker, of which worker_init_fn 300 ms (4 "
+                  "calls, 1.20 s in all); the main process waited 584 ms for start-ups (83.3% of all step time, "
+                  "warm-up included)."))
+      << Join(tp.text);
+  EXPECT_TRUE(Has(tp.text,
+                  "Worker start-up costs 83.3% of the step time (10.0% or more): use persistent_workers=True "
+                  "(workers then start once, not every epoch) and a cheaper worker_init_fn (300 ms per worker)."))
+      << Join(tp.text);
+}
+
+// Two DDP ranks; rank 1 does 40 ms of extra work between forward and backward, and rank 0 waits
+// for it inside its backward (the all-reduce).
+struct TwoRanks {
+  TraceBuilder r0{401, 1, T0};
+  TraceBuilder r1{402, 1, T0};
+  TwoRanks(uint64_t extra, int steps = 6) {
+    r0.Env("RANK", "0").Env("WORLD_SIZE", "2").HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
+    r1.Env("RANK", "1").Env("WORLD_SIZE", "2").HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
+    PhaseThread a(r0, 401), b(r1, 402);
+    uint64_t t = T0 + 10 * kMs;
+    for (int i = 0; i < steps; ++i) {
+      // rank 0: wait 1, forward 10, backward 20 + extra (waiting), optimizer 2
+      a.Step(t, {.wait = kMs, .forward = 10 * kMs, .backward = 20 * kMs + extra, .optimizer = 2 * kMs});
+      // rank 1: wait 1, forward 10, extra (unrecorded), backward 20, optimizer 2
+      b.Range(t, t + kMs, Phase::kDataWait);
+      b.Range(t + kMs, t + 11 * kMs, Phase::kForward);
+      b.Range(t + 11 * kMs + extra, t + 31 * kMs + extra, Phase::kBackward);
+      b.Range(t + 31 * kMs + extra, t + 33 * kMs + extra, Phase::kOptimizerStep);
+      t += 33 * kMs + extra;
+    }
+  }
+  Report Analyze() const { return collector::Analyze(TraceOf({&r0, &r1}), {}); }
+};
+
+TEST(Bottleneck, StragglerNamedWithItsLateness) {
+  Report report = TwoRanks(40 * kMs).Analyze();
+  const Bottleneck& b = report.bottleneck;
+  ASSERT_EQ(b.processes.size(), 2u);
+  ASSERT_TRUE(b.ranks);
+  const RankSync& rs = *b.ranks;
+  EXPECT_EQ(rs.clock, "monotonic");
+  EXPECT_EQ(rs.matched_steps, 5u);
+  EXPECT_TRUE(rs.warmup_skipped);
+  ASSERT_EQ(rs.ranks.size(), 2u);
+  EXPECT_TRUE(rs.straggler);
+  ASSERT_EQ(rs.latest, 1);
+  const RankRow& s = rs.ranks[1];
+  EXPECT_EQ(s.rank, 1);
+  EXPECT_EQ(s.arrival, "backward");
+  EXPECT_DOUBLE_EQ(*s.mean_lateness_ns, 40.0 * kMs);
+  EXPECT_DOUBLE_EQ(*s.median_lateness_ns, 40.0 * kMs);
+  EXPECT_EQ(s.last_steps, 5u);
+  EXPECT_DOUBLE_EQ(*rs.ranks[0].wait_ns, 40.0 * kMs);
+  EXPECT_DOUBLE_EQ(*rs.ranks[0].mean_lateness_ns, 0.0);
+  EXPECT_DOUBLE_EQ(rs.ranks[0].mean_compute_ns, 72.0 * kMs);
+  EXPECT_DOUBLE_EQ(rs.ranks[1].mean_compute_ns, 32.0 * kMs);
+  EXPECT_DOUBLE_EQ(rs.mean_step_ns, 73.0 * kMs);
+  EXPECT_TRUE(Has(b.rank_text,
+                  "rank 1 is the straggler: it reaches the gradient synchronisation (start of backward) 40.0 ms "
+                  "(median; mean 40.0 ms, 54.8% of the mean step 73.0 ms) after rank 0 and arrives last in "
+                  "100.0% of steps (5 of 5); rank 0 waits 40.0 ms per step for it (backward+collective beyond "
+                  "rank 1's) over 5 matched steps (step 0 left out)."))
+      << Join(b.rank_text);
+  // Per-step lateness lands in steps.csv rows.
+  const TrainingProcess& p1 = b.processes[1];
+  EXPECT_EQ(p1.rank, 1);
+  EXPECT_FALSE(p1.step_rows[0].lateness_ns);  // warm-up: not matched
+  EXPECT_EQ(p1.step_rows[3].lateness_ns, 40 * kMs);
+
+  std::string text = RenderText(report);
+  EXPECT_NE(text.find("\n  Ranks\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 1 is the straggler"), std::string::npos) << text;
+}
+
+TEST(Bottleneck, NoStragglerBelowTheThresholds) {
+  Report report = TwoRanks(500'000).Analyze();  // 0.5 ms late: under 1 ms
+  const RankSync& rs = *report.bottleneck.ranks;
+  EXPECT_FALSE(rs.straggler);
+  EXPECT_EQ(rs.latest, 1);
+  EXPECT_TRUE(Has(report.bottleneck.rank_text,
+                  "No straggler: the latest rank, rank 1, reaches the gradient synchronisation "
+                  "(start of backward) 500 µs after the first on average, 1.5% of the mean "
+                  "step 33.5 ms over 5 matched steps (step 0 left out) (a straggler is 10.0% "
+                  "and 1.00 ms or more)."))
+      << Join(report.bottleneck.rank_text);
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_TRUE(j["bottleneck"]["ranks"]["straggler"].is_null());
+  EXPECT_EQ(j["bottleneck"]["ranks"]["latest_rank"], 1);
+}
+
+TEST(Bottleneck, RanksOnSeveralHostsUseRealtime) {
+  TwoRanks run(40 * kMs);
+  run.r1.Host("node1");
+  Report report = run.Analyze();
+  ASSERT_TRUE(report.bottleneck.ranks);
+  EXPECT_EQ(report.bottleneck.ranks->clock, "realtime");
+  EXPECT_TRUE(report.bottleneck.ranks->straggler);  // same start pairs: the same answer
+  EXPECT_TRUE(Has(report.bottleneck.rank_text, "CLOCK_REALTIME")) << Join(report.bottleneck.rank_text);
+}
+
+TEST(Bottleneck, NoPhasesSaysWhatIsNeeded) {
+  TraceBuilder b(500);
+  int t = b.Thread(500);
+  b.Push(t, b.start_ns() + kMs, "train_step");
+  b.Pop(t, b.start_ns() + 5 * kMs);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, b.start_ns() + 10 * kMs);
+  Report report = collector::Analyze(TraceOf({&b}), {});
+  EXPECT_EQ(report.bottleneck.status, "no_phases");
+  EXPECT_TRUE(report.bottleneck.processes.empty());
+  std::string text = RenderText(report);
+  const size_t section = text.find(
+      "\nBottleneck\n  No training phases recorded: the verdict needs the phases that "
+      "`trainprof run` records");
+  ASSERT_NE(section, std::string::npos) << text;
+  EXPECT_LT(text.find("\nProcesses\n"), section);
+  EXPECT_GT(text.find("\nNVTX ranges (all processes)\n"), section);
+  EXPECT_EQ(text.find("GPU activity"), std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_EQ(j["bottleneck"]["status"], "no_phases");
+  EXPECT_TRUE(j["bottleneck"]["processes"].empty());
+  EXPECT_TRUE(j["bottleneck"]["ranks"].is_null());
+  std::vector<CsvTable> tables = RenderCsv(report);
+  auto steps = std::find_if(tables.begin(), tables.end(), [](const CsvTable& c) { return c.name == "steps.csv"; });
+  ASSERT_NE(steps, tables.end());
+  EXPECT_EQ(std::count(steps->text.begin(), steps->text.end(), '\n'), 1);  // the header only
+}
+
+TEST(Bottleneck, PhasesWithoutDataWaitsHaveNoSteps) {
+  TrainRun r;
+  r.m.Range(T0 + kMs, T0 + 5 * kMs, Phase::kForward);
+  Report report = r.Analyze();
+  EXPECT_EQ(report.bottleneck.status, "no_steps");
+  EXPECT_NE(RenderText(report).find("no process waited on a DataLoader"), std::string::npos);
+}
+
+TEST(Bottleneck, JsonParsesBackWithTheVerdictAndItsNumbers) {
+  Report report = SlowLoader(9'500'000, 3 * kMs).Analyze();
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  ASSERT_TRUE(j.contains("bottleneck"));
+  const auto& b = j["bottleneck"];
+  EXPECT_EQ(b["status"], "ok");
+  EXPECT_EQ(b["message"], "");
+  EXPECT_EQ(b["thresholds"]["input_bound_percent"], 20.0);
+  EXPECT_EQ(b["thresholds"]["partly_input_bound_percent"], 5.0);
+  EXPECT_EQ(b["thresholds"]["workers_busy_percent"], 80.0);
+  EXPECT_EQ(b["thresholds"]["warmup_min_steps"], 5);
+  EXPECT_EQ(b["thresholds"]["straggler_step_percent"], 10.0);
+  EXPECT_EQ(b["thresholds"]["straggler_min_ns"], 1'000'000);
+  EXPECT_TRUE(b["ranks"].is_null());
+  EXPECT_EQ(b["gpu"], (nlohmann::json{{"recorded", false}}));
+  ASSERT_EQ(b["processes"].size(), 1u);
+  const auto& p = b["processes"][0];
+  EXPECT_EQ(p["pid"], 200);
+  EXPECT_EQ(p["host"], "node0");
+  EXPECT_TRUE(p["rank"].is_null());
+  EXPECT_EQ(p["role"], "main");
+  EXPECT_EQ(p["verdict"], "input_bound");
+  EXPECT_EQ(p["steps"], 10);
+  EXPECT_EQ(p["steps_in_statistics"], 9);
+  EXPECT_EQ(p["warmup_skipped"], true);
+  EXPECT_EQ(p["eval_steps"], 0);
+  EXPECT_EQ(p["dropped_steps"], 0);
+  EXPECT_EQ(p["data_waits"], 10);
+  EXPECT_EQ(p["epoch_ends"], 0);
+  EXPECT_EQ(p["step"]["count"], 9);
+  EXPECT_EQ(p["step"]["total_ns"], 360 * kMs);
+  EXPECT_DOUBLE_EQ(p["step"]["mean_ns"].get<double>(), 40.0 * kMs);
+  EXPECT_DOUBLE_EQ(p["step"]["p90_ns"].get<double>(), 40.0 * kMs);
+  EXPECT_EQ(p["parts"]["data_wait"]["total_ns"], 270 * kMs);
+  EXPECT_DOUBLE_EQ(p["parts"]["data_wait"]["percent"].get<double>(), 75.0);
+  EXPECT_DOUBLE_EQ(p["parts"]["forward"]["mean_ns"].get<double>(), 4.0 * kMs);
+  EXPECT_DOUBLE_EQ(p["parts"]["other"]["percent"].get<double>(), 0.0);
+  std::vector<std::string> part_names;
+  for (const auto& [k, v] : p["parts"].items()) part_names.push_back(k);
+  EXPECT_EQ(part_names,
+            (std::vector<std::string>{"backward", "collective", "data_wait", "forward", "optimizer", "other"}));
+  EXPECT_DOUBLE_EQ(p["compute_mean_ns"].get<double>(), 10.0 * kMs);
+  EXPECT_EQ(p["largest_phase"], "backward");
+  const auto& in = p["input"];
+  EXPECT_EQ(in["loading"], "workers");
+  EXPECT_EQ(in["worker_processes"], 2);
+  EXPECT_EQ(in["concurrent_workers"], 2);
+  EXPECT_EQ(in["workers_recreated"], false);
+  EXPECT_DOUBLE_EQ(in["busy_percent"].get<double>(), 100.0);
+  EXPECT_EQ(in["fetch"]["count"], 12);
+  EXPECT_DOUBLE_EQ(in["fetch"]["mean_ns"].get<double>(), 80.0 * kMs);
+  EXPECT_DOUBLE_EQ(in["fetch"]["getitem_percent"].get<double>(), 95.0);
+  EXPECT_DOUBLE_EQ(in["fetch"]["getitem_mean_ns"].get<double>(), 9'500'000.0);
+  EXPECT_DOUBLE_EQ(in["fetch"]["items_per_batch"].get<double>(), 8.0);
+  EXPECT_EQ(in["startup"]["wait_ns"], 0);
+  ASSERT_EQ(in["workers"].size(), 2u);
+  EXPECT_EQ(in["workers"][0]["pid"], 201);
+  EXPECT_EQ(in["workers"][0]["fetches"], 6);
+  EXPECT_EQ(in["workers"][0]["startup_ns"], 2 * kMs);
+  EXPECT_DOUBLE_EQ(in["workers"][0]["busy_percent"].get<double>(), 100.0);
+  const auto& a = p["advice"];
+  EXPECT_EQ(a["cause"], "getitem");
+  EXPECT_DOUBLE_EQ(a["batch_ns"].get<double>(), 80.0 * kMs);
+  EXPECT_DOUBLE_EQ(a["compute_ns"].get<double>(), 10.0 * kMs);
+  EXPECT_DOUBLE_EQ(a["delivery_ns"].get<double>(), 40.0 * kMs);
+  EXPECT_EQ(a["workers_needed"], 8);
+  ASSERT_TRUE(p["text"].is_array());
+  EXPECT_EQ(p["text"].size(), report.bottleneck.processes[0].text.size());
+  EXPECT_NE(p["text"][3].get<std::string>().find("__getitem__ is the bottleneck"), std::string::npos);
+}
+
+TEST(Bottleneck, JsonRanks) {
+  nlohmann::json j = nlohmann::json::parse(RenderJson(TwoRanks(40 * kMs).Analyze()));
+  const auto& r = j["bottleneck"]["ranks"];
+  EXPECT_EQ(r["clock"], "monotonic");
+  EXPECT_EQ(r["matched_steps"], 5);
+  EXPECT_EQ(r["straggler"]["rank"], 1);
+  EXPECT_EQ(r["straggler"]["pid"], 402);
+  EXPECT_DOUBLE_EQ(r["straggler"]["mean_lateness_ns"].get<double>(), 40.0 * kMs);
+  EXPECT_DOUBLE_EQ(r["straggler"]["last_percent"].get<double>(), 100.0);
+  ASSERT_EQ(r["ranks"].size(), 2u);
+  EXPECT_EQ(r["ranks"][0]["rank"], 0);
+  EXPECT_DOUBLE_EQ(r["ranks"][0]["wait_ns"].get<double>(), 40.0 * kMs);
+  EXPECT_TRUE(r["ranks"][1]["wait_ns"].is_null());
+  EXPECT_EQ(r["text"].size(), 1u);
+  EXPECT_EQ(j["bottleneck"]["processes"][1]["verdict"], "compute_bound");
+}
+
+TEST(Bottleneck, TextSectionLayout) {
+  Report report = SlowLoader(9'500'000, 3 * kMs).Analyze();
+  const std::string text = RenderText(report);
+  const std::string expected_head =
+      "\nBottleneck\n"
+      "  PID  Rank  Steps     Mean   Median      P90  StdDev  Data wait  Forward  Backward  Optimizer  Collective  "
+      "Other  Verdict\n"
+      "  ---  ----  -----  -------  -------  -------  ------  ---------  -------  --------  ---------  ----------  "
+      "-----  -----------\n"
+      "  200     -     10  40.0 ms  40.0 ms  40.0 ms    0 ns      75.0%    10.0%     12.5%       2.5%        0.0%   "
+      "0.0%  input-bound\n"
+      "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n"
+      "\n"
+      "  pid 200: 10 training steps: mean 40.0 ms, median 40.0 ms, p90 40.0 ms, std dev 0 ns (step 0 left out as "
+      "warm-up: 5 or more steps).\n"
+      "    Input-bound: waiting for data is 75.0% of the step (mean 30.0 ms of 40.0 ms; input-bound from 20.0%).\n";
+  const size_t at = text.find(expected_head);
+  EXPECT_NE(at, std::string::npos) << text;
+  EXPECT_LT(text.find("\nProcesses\n"), at);
+  EXPECT_GT(text.find("\nNVTX ranges (all processes)\n"), at);
+  EXPECT_NE(text.find("\n  GPU activity: not recorded (no CUDA data in these traces)\n"), std::string::npos) << text;
+}
+
+TEST(Bottleneck, CsvTables) {
+  Report report = SlowLoader(9'500'000, 3 * kMs).Analyze();
+  std::vector<CsvTable> tables = RenderCsv(report);
+  std::map<std::string, std::string> by_name;
+  for (const CsvTable& t : tables) by_name[t.name] = t.text;
+  ASSERT_TRUE(by_name.count("bottleneck.csv"));
+  ASSERT_TRUE(by_name.count("dataloader_workers.csv"));
+  ASSERT_TRUE(by_name.count("ranks.csv"));
+  const std::string& s = by_name["bottleneck.csv"];
+  EXPECT_EQ(
+      s.substr(0, s.find("\r\n")),
+      "pid,host,rank,role,verdict,steps,steps_in_statistics,warmup_skipped,eval_steps,mean_step_ns,median_step_ns,"
+      "p90_step_ns,std_step_ns,data_wait_percent,forward_percent,backward_percent,optimizer_percent,"
+      "collective_percent,other_percent,largest_phase,input_cause,workers,worker_processes,workers_busy_percent,"
+      "fetch_mean_ns,getitem_percent,collate_percent,workers_needed,startup_wait_ns");
+  EXPECT_NE(
+      s.find("\r\n200,node0,,main,input_bound,10,9,true,0,40000000,40000000,40000000,0,75,10,12.5,2.5,0,0,backward,"
+             "getitem,2,2,100,80000000,95,3.75,8,0\r\n"),
+      std::string::npos)
+      << s;
+  const std::string& w = by_name["dataloader_workers.csv"];
+  EXPECT_NE(w.find("\r\n200,node0,201,1001000000,1500000000,6,480000000,456000000,18000000,2000000,0,0,"),
+            std::string::npos)
+      << w;
+  EXPECT_EQ(by_name["ranks.csv"].find("\r\n"), by_name["ranks.csv"].size() - 2);  // header only
+}
+
+}  // namespace
+}  // namespace trainprof::collector

@@ -1,0 +1,270 @@
+// Interval arithmetic, phase collection and step splitting (docs/analysis.md, "Steps" and "Step
+// breakdown"), on synthetic traces with exact timings.
+#include "collector/training_steps.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "collector/intervals.h"
+#include "phase_builder.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::kMs;
+using test::PhaseThread;
+using test::StepPlan;
+using test::TraceBuilder;
+using test::TraceOf;
+
+TEST(Intervals, UnionClipIntersectSubtract) {
+  IntervalSet u = Union({{10, 20}, {0, 5}, {15, 30}, {5, 7}, {40, 40}});
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[0].begin, 0u);
+  EXPECT_EQ(u[0].end, 7u);
+  EXPECT_EQ(u[1].begin, 10u);
+  EXPECT_EQ(u[1].end, 30u);
+  EXPECT_EQ(Length(u), 27u);
+  EXPECT_EQ(LengthWithin(u, 6, 12), 3u);
+  EXPECT_EQ(LengthWithin(u, 30, 50), 0u);
+  EXPECT_EQ(Length(Intersect(u, Union({{3, 12}, {25, 100}}))), 4u + 2u + 5u);
+  IntervalSet d = Subtract(u, Union({{2, 3}, {12, 14}, {20, 40}}));
+  EXPECT_EQ(Length(d), 27u - 1 - 2 - 10);
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[3].begin, 14u);
+  EXPECT_EQ(d[3].end, 20u);
+  EXPECT_TRUE(Subtract(u, u).empty());
+}
+
+struct Split {
+  Trace trace;
+  ProcessPhases phases;
+  StepSplit split;
+};
+
+Split SplitOf(const TraceBuilder& b) {
+  Split s;
+  s.trace = TraceOf({&b});
+  s.phases = CollectPhases(s.trace.processes.at(0), s.trace.strings.Find(format::kPhaseDomain));
+  s.split = SplitSteps(s.phases);
+  return s;
+}
+
+uint64_t Ms(uint64_t ns) { return ns / kMs; }
+
+// One thread, times in ms from T:
+//   step 0  [0, 50)    wait 10, zero_grad 1, forward 11 (9 with a nested forward, + 2), other 1,
+//                      backward 17 (with a collective inside), collective 5, optimizer 3, other 2
+//   step 1  [50, 60)   wait 2, forward 3, backward 3, optimizer 1, other 1; ended by the
+//                      StopIteration wait [60, 61) + kDataEnd
+//   eval    [70, 75) [75, 80)  validation loop: wait + forward; its own StopIteration at 80
+//   step 2  [100, 121) wait 5, forward 5, backward 10, optimizer 1; StopIteration at 121
+//   a last wait at 200 with nothing after it: dropped
+TEST(TrainingSteps, SplitAndBreakdownAreExact) {
+  const uint64_t T = 2'000'000'000;
+  TraceBuilder b(300, 1, T - 10 * kMs);
+  PhaseThread m(b, 300);
+  auto at = [&](uint64_t ms) { return T + ms * kMs; };
+  m.Range(at(0), at(10), Phase::kDataWait);
+  m.Range(at(10), at(11), Phase::kZeroGrad);
+  m.Push(at(11), Phase::kForward);
+  m.Range(at(12), at(15), Phase::kForward, "Inner.forward");  // same category nested: union
+  m.Pop(at(20));
+  m.Range(at(20), at(22), Phase::kForward, "CrossEntropyLoss.forward");
+  m.Push(at(23), Phase::kBackward);
+  m.Range(at(30), at(35), Phase::kCollective);  // inside backward: backward
+  m.Pop(at(40));
+  m.Range(at(40), at(45), Phase::kCollective);
+  m.Range(at(45), at(48), Phase::kOptimizerStep);
+  m.Step(at(50), {.wait = 2 * kMs, .forward = 3 * kMs, .backward = 3 * kMs, .optimizer = 1 * kMs});
+  m.EpochEnd(at(60), 1 * kMs);
+  m.Step(at(70), {.wait = 1 * kMs, .forward = 4 * kMs});
+  m.Step(at(75), {.wait = 1 * kMs, .forward = 4 * kMs});
+  m.EpochEnd(at(80), 1 * kMs);
+  m.Step(at(100), {.wait = 5 * kMs, .forward = 5 * kMs, .backward = 10 * kMs, .optimizer = 1 * kMs});
+  m.EpochEnd(at(121), 1 * kMs);
+  m.Range(at(200), at(201), Phase::kDataWait);
+  b.HeaderEnd(format::EndKind::kExit, 0, at(300));
+
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.phases.threads.size(), 1u);
+  EXPECT_EQ(s.phases.Count(Phase::kForward), 7u);
+  EXPECT_EQ(s.split.data_waits, 9u);
+  EXPECT_EQ(s.split.epoch_ends, 3u);
+  EXPECT_EQ(s.split.dropped, 1u);
+  ASSERT_EQ(s.split.steps.size(), 5u);
+
+  const Step& s0 = s.split.steps[0];
+  EXPECT_EQ(s0.begin_ns, at(0));
+  EXPECT_EQ(s0.end_ns, at(50));
+  EXPECT_EQ(s0.tid, 300u);
+  EXPECT_FALSE(s0.eval);
+  EXPECT_EQ(Ms(s0.part(Part::kDataWait)), 10u);
+  EXPECT_EQ(Ms(s0.part(Part::kOptimizer)), 4u);  // zero_grad 1 + step 3
+  EXPECT_EQ(Ms(s0.part(Part::kForward)), 11u);
+  EXPECT_EQ(Ms(s0.part(Part::kBackward)), 17u);
+  EXPECT_EQ(Ms(s0.part(Part::kCollective)), 5u);
+  EXPECT_EQ(Ms(s0.part(Part::kOther)), 3u);
+  EXPECT_EQ(s0.arrival, Arrival::kCollective);  // its first collective (inside backward) at 30
+  EXPECT_EQ(s0.arrival_ns, at(30));
+
+  const Step& s1 = s.split.steps[1];
+  EXPECT_EQ(s1.begin_ns, at(50));
+  EXPECT_EQ(s1.end_ns, at(60));  // the StopIteration wait ends it and is in no step
+  EXPECT_EQ(Ms(s1.part(Part::kDataWait)), 2u);
+  EXPECT_EQ(Ms(s1.part(Part::kOther)), 1u);
+  EXPECT_EQ(s1.arrival, Arrival::kBackward);
+  EXPECT_EQ(s1.arrival_ns, at(55));
+  EXPECT_EQ(s1.epoch, 0u);
+
+  EXPECT_TRUE(s.split.steps[2].eval);
+  EXPECT_EQ(s.split.steps[2].end_ns, at(75));
+  EXPECT_TRUE(s.split.steps[3].eval);
+  EXPECT_EQ(s.split.steps[3].end_ns, at(80));
+  EXPECT_EQ(s.split.steps[3].epoch, 0u);  // validation of epoch 0
+  EXPECT_EQ(s.split.steps[3].arrival, Arrival::kForwardEnd);
+
+  const Step& s2 = s.split.steps[4];
+  EXPECT_FALSE(s2.eval);
+  EXPECT_EQ(s2.epoch, 1u);
+  EXPECT_EQ(s2.begin_ns, at(100));
+  EXPECT_EQ(s2.end_ns, at(121));
+  EXPECT_FALSE(s2.ended_by_phase);
+  EXPECT_EQ(Ms(s2.part(Part::kBackward)), 10u);
+  EXPECT_EQ(Ms(s2.part(Part::kOther)), 0u);
+  for (const Step& st : s.split.steps) {
+    uint64_t sum = 0;
+    for (uint64_t p : st.parts) sum += p;
+    EXPECT_EQ(sum, st.duration());
+  }
+}
+
+TEST(TrainingSteps, LastStepEndsAtItsLastPhase) {
+  TraceBuilder b(301);
+  PhaseThread m(b, 301);
+  uint64_t t = b.start_ns() + kMs;
+  for (int i = 0; i < 3; ++i)
+    t = m.Step(t, {.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs, .optimizer = kMs, .other = kMs});
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 3u);
+  EXPECT_EQ(s.split.steps[0].duration(), 11 * kMs);  // to the next wait: the trailing 1 ms is other
+  EXPECT_EQ(s.split.steps[2].duration(), 10 * kMs);  // to the end of its optimizer step
+  EXPECT_TRUE(s.split.steps[2].ended_by_phase);
+  EXPECT_EQ(s.split.dropped, 0u);
+}
+
+// zip(loader_a, loader_b): two waits with no compute between them are one step.
+TEST(TrainingSteps, BackToBackWaitsAreOneStep) {
+  TraceBuilder b(302);
+  PhaseThread m(b, 302);
+  uint64_t t = b.start_ns() + kMs;
+  for (int i = 0; i < 2; ++i) {
+    m.Range(t, t + 2 * kMs, Phase::kDataWait);
+    m.Range(t + 2 * kMs, t + 5 * kMs, Phase::kDataWait);
+    t = m.Step(t + 5 * kMs, {.forward = 3 * kMs, .backward = 4 * kMs});
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 2u);
+  EXPECT_EQ(s.split.steps[0].data_waits, 2u);
+  EXPECT_EQ(s.split.steps[0].part(Part::kDataWait), 5 * kMs);
+  EXPECT_EQ(s.split.steps[0].duration(), 12 * kMs);
+}
+
+// A loop with waits but no compute phases (inference with a plain function): every wait starts a
+// step, and none is evaluation.
+TEST(TrainingSteps, WaitsWithoutComputeAreStillSteps) {
+  TraceBuilder b(303);
+  PhaseThread m(b, 303);
+  uint64_t t = b.start_ns() + kMs;
+  for (int i = 0; i < 3; ++i) {
+    m.Range(t, t + 2 * kMs, Phase::kDataWait);
+    t += 10 * kMs;
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 2u);  // the last has nothing after it
+  EXPECT_FALSE(s.split.steps[0].eval);
+  EXPECT_EQ(s.split.steps[0].part(Part::kOther), 8 * kMs);
+  EXPECT_EQ(s.split.dropped, 1u);
+}
+
+// Only completed ranges in domain "trainprof" count, keyed by category: open ranges, ranges in
+// the default domain with a phase's category, and unknown categories are ignored.
+TEST(TrainingSteps, OnlyCompletedPhaseRangesByCategory) {
+  TraceBuilder b(304);
+  PhaseThread m(b, 304);
+  const uint64_t t = b.start_ns() + kMs;
+  b.Push(m.thread(), t, "enumerate(DataLoader)#x.__next__", 0, static_cast<uint64_t>(Phase::kDataWait));
+  b.Pop(m.thread(), t + kMs);
+  m.Range(t + 2 * kMs, t + 3 * kMs, static_cast<Phase>(99), "future phase");
+  m.Range(t + 4 * kMs, t + 5 * kMs, Phase::kDataWait, "renamed by a later shim");
+  m.Range(t + 5 * kMs, t + 6 * kMs, Phase::kForward);
+  m.Push(t + 7 * kMs, Phase::kDataWait);  // never popped
+  Split s = SplitOf(b);
+  EXPECT_EQ(s.phases.Count(Phase::kDataWait), 1u);
+  EXPECT_EQ(s.phases.Count(Phase::kForward), 1u);
+  ASSERT_EQ(s.split.steps.size(), 1u);
+  EXPECT_EQ(s.split.steps[0].begin_ns, t + 4 * kMs);
+}
+
+// Lightning with manual optimisation: training_step (forward) holds backward and the optimizer
+// step; forward keeps only the rest.
+TEST(TrainingSteps, MoreSpecificPhasesWinInsideTrainingStep) {
+  TraceBuilder b(305);
+  PhaseThread m(b, 305);
+  const uint64_t t = b.start_ns() + kMs;
+  for (uint64_t s : {t, t + 20 * kMs}) {
+    m.Range(s, s + 2 * kMs, Phase::kDataWait);
+    m.Push(s + 2 * kMs, Phase::kTrainingStep, "[LightningModule]Net.training_step");
+    m.Range(s + 3 * kMs, s + 8 * kMs, Phase::kForward);
+    m.Range(s + 9 * kMs, s + 15 * kMs, Phase::kBackward);
+    m.Range(s + 15 * kMs, s + 17 * kMs, Phase::kOptimizerStep);
+    m.Pop(s + 18 * kMs);
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 2u);
+  const Step& st = s.split.steps[0];
+  EXPECT_FALSE(st.eval);
+  EXPECT_EQ(st.part(Part::kForward), 8 * kMs);  // training_step [2, 18) less backward and optimizer
+  EXPECT_EQ(st.part(Part::kBackward), 6 * kMs);
+  EXPECT_EQ(st.part(Part::kOptimizer), 2 * kMs);
+  EXPECT_EQ(st.part(Part::kOther), 2 * kMs);
+}
+
+// Random nesting, categories and gaps: never a crash, and the parts always add up to the step.
+TEST(TrainingSteps, RandomPhasesKeepTheInvariants) {
+  std::mt19937_64 rng(12345);
+  for (int round = 0; round < 50; ++round) {
+    TraceBuilder b(306);
+    PhaseThread m(b, 306);
+    uint64_t t = b.start_ns();
+    int depth = 0;
+    for (int i = 0; i < 400; ++i) {
+      t += rng() % (2 * kMs);
+      if (depth > 0 && rng() % 2 == 0) {
+        m.Pop(t);
+        --depth;
+      } else if (rng() % 25 == 0) {
+        m.DataEnd(t);
+      } else {
+        m.Push(t, static_cast<Phase>(1 + rng() % 13));
+        ++depth;
+      }
+    }
+    Split s = SplitOf(b);
+    for (size_t k = 0; k < s.split.steps.size(); ++k) {
+      const Step& st = s.split.steps[k];
+      uint64_t sum = 0;
+      for (uint64_t p : st.parts) sum += p;
+      ASSERT_EQ(sum, st.duration()) << "round " << round << " step " << k;
+      ASSERT_LE(st.begin_ns, st.end_ns);
+      if (k > 0) {
+        ASSERT_LE(s.split.steps[k - 1].end_ns, st.begin_ns);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainprof::collector

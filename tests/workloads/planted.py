@@ -5,7 +5,7 @@
 CASE:
   getitem      input-bound: __getitem__ sleeps 4 ms per item (8 items per batch), tiny model
   collate      input-bound: collate_fn sleeps 40 ms per batch, fast items
-  compute      compute-bound: fast data, a model whose forward+backward take ~20 ms
+  compute      compute-bound: fast data, a model whose forward+backward take ~60 ms
   worker_init  worker start-up: worker_init_fn sleeps 400 ms, then fast data and a medium model
 The numbers are planted so the verdict is unambiguous on a loaded 2-core machine.
 """
@@ -72,8 +72,8 @@ def main():
     for x, y in loader:
         opt.zero_grad()
         if project is not None:
-            x = project(x.repeat(8, 1))
-            y = y.repeat(8)
+            x = project(x.repeat(24, 1))
+            y = y.repeat(24)
             out = model(x)
         else:
             out = model(x)

@@ -113,6 +113,13 @@ struct TraceImage {
   uint64_t last_record_ns = 0;
   bool has_timed_records = false;
   bool truncated = false;
+  /// Distinct string ids used as names (of ranges, marks, threads, domains, ...) that no kString
+  /// record defines, and domain ids that no kDomain record defines, in a file without any other
+  /// problem: the program's doing (e.g. a bogus registered string handle), so counted here as NVTX
+  /// misuse, not as damage. In a damaged file they are one of its errors instead (the definition
+  /// may be what was lost).
+  uint64_t undefined_names = 0;
+  uint64_t undefined_domains = 0;
 
   /// Value of a rank variable, if the file recorded it.
   const std::string* Env(std::string_view name) const {
@@ -146,7 +153,9 @@ struct Process {
   uint64_t start_realtime_ns = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  bool end_known = false;  ///< end from the header or a kProcessEnd record, not the last record
+  /// End from the header, a kProcessEnd record or the parent's kChildExit record (the time it was
+  /// reaped), not the last record.
+  bool end_known = false;
   uint64_t wall_ns = 0;
   ExitInfo exit;
   uint64_t records = 0;

@@ -144,10 +144,14 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
     if (best >= 0 && !loop) child.parent = best;
   }
 
-  // Exit seen only by the parent's waitpid(). It also replaces "returned": the library saw main
-  // return but not the status, which the parent's waitpid() did see.
+  // The parent's waitpid() of a process that left no end of its own (killed by a signal, or it
+  // recorded nothing): its exit status, and the time it was reaped as its end, the best bound we
+  // have (its last record would make a process SIGKILLed while idle look short-lived). The status
+  // also replaces "returned": the library saw main return but not the status, which the parent's
+  // waitpid() did see.
   for (Process& p : procs) {
-    if ((p.exit.kind != EndKind::kNone && p.exit.kind != EndKind::kReturned) || p.parent < 0) continue;
+    const bool want_exit = p.exit.kind == EndKind::kNone || p.exit.kind == EndKind::kReturned;
+    if ((!want_exit && p.end_known) || p.parent < 0) continue;
     const ProcessEvent* seen = nullptr;
     for (const TraceImage& img : procs[p.parent].images) {
       for (const ProcessEvent& e : img.process_events) {
@@ -158,7 +162,13 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
         if (seen == nullptr || e.time_ns < seen->time_ns) seen = &e;
       }
     }
-    if (seen != nullptr) p.exit = {static_cast<EndKind>(seen->what), seen->code, ExitInfo::Source::kParentWait};
+    if (seen == nullptr) continue;
+    if (want_exit) p.exit = {static_cast<EndKind>(seen->what), seen->code, ExitInfo::Source::kParentWait};
+    if (!p.end_known) {
+      p.end_ns = std::max(p.end_ns, seen->time_ns);
+      p.end_known = true;
+      p.wall_ns = p.end_ns > p.start_ns ? p.end_ns - p.start_ns : 0;
+    }
   }
 
   // Ranks and roles.

@@ -27,7 +27,8 @@ struct CsvTable {
 /// files.csv, processes.csv, threads.csv, nvtx_ranges.csv, nvtx_marks.csv, bottleneck.csv,
 /// steps.csv, dataloader_workers.csv, ranks.csv, and with by_process nvtx_ranges_by_process.csv.
 std::vector<CsvTable> RenderCsv(const Report& report);
-/// One CSV field: quoted (with "" for ") if it holds a comma, quote, CR or LF.
+/// One CSV field: invalid UTF-8 replaced by U+FFFD (as in the JSON report), then quoted (with ""
+/// for ") if it holds a comma, quote, CR or LF.
 std::string CsvField(std::string_view s);
 
 }  // namespace trainprof::collector

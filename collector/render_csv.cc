@@ -1,9 +1,11 @@
 // CSV report: one table per file, a header row, RFC 4180 (CRLF, fields quoted when they hold a
-// comma, quote, CR or LF). Times in ns and sizes in bytes, as in the JSON report.
+// comma, quote, CR or LF), valid UTF-8 (invalid bytes replaced by U+FFFD, as in the JSON report).
+// Times in ns and sizes in bytes, as in the JSON report.
 #include <charconv>
 #include <optional>
 
 #include "collector/render.h"
+#include "collector/text_safety.h"
 
 namespace trainprof::collector {
 namespace {
@@ -53,8 +55,10 @@ std::vector<std::string> RangeFields(const RangeRow& r) {
 
 }  // namespace
 
-std::string CsvField(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+std::string CsvField(std::string_view raw) {
+  // Names come from traced programs: replace invalid UTF-8 as the JSON report does.
+  const std::string s = ValidUtf8(raw);
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
@@ -79,12 +83,17 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
   Csv procs("processes.csv");
   procs.Row({"pid", "ppid", "parent_pid", "host", "rank", "local_rank", "world_size", "role", "command", "executable",
              "start_realtime_ns", "start_ns", "end_ns", "wall_ns", "exit_kind", "exit_code", "events",
-             "unbalanced_ranges", "dropped_records", "truncated"});
+             "unbalanced_ranges", "dropped_records", "truncated", "nvtx_misuse_null_names", "nvtx_misuse_names_cut",
+             "nvtx_misuse_bad_attributes", "nvtx_misuse_other", "nvtx_misuse_undefined_names",
+             "nvtx_misuse_undefined_domains"});
   for (const ProcessRow& p : r.processes) {
+    const NvtxMisuse& m = p.nvtx_misuse;
     procs.Row({Num(p.pid), Num(p.ppid), p.parent >= 0 ? Num(r.processes[p.parent].pid) : "", p.host, Opt(p.rank),
                Opt(p.local_rank), Opt(p.world_size), p.role, p.command, p.executable, Num(p.start_realtime_ns),
                Num(p.start_ns), Num(p.end_ns), Num(p.wall_ns), p.exit_kind, Opt(p.exit_code), Num(p.events),
-               Num(p.unbalanced), Num(p.dropped), p.truncated ? "true" : "false"});
+               Num(p.unbalanced), Num(p.dropped), p.truncated ? "true" : "false", Num(m.null_names),
+               Num(m.names_cut), Num(m.bad_attributes), Num(m.other), Num(m.undefined_names),
+               Num(m.undefined_domains)});
   }
   out.push_back(procs.Take());
 

@@ -33,6 +33,16 @@ Json RangesJson(const std::vector<RangeRow>& rows) {
   return out;
 }
 
+Json MisuseJson(const NvtxMisuse& m) {
+  return {{"null_names", m.null_names},
+          {"names_cut", m.names_cut},
+          {"bad_attributes", m.bad_attributes},
+          {"other", m.other},
+          {"undefined_names", m.undefined_names},
+          {"undefined_domains", m.undefined_domains},
+          {"total", m.total()}};
+}
+
 Json StepStatsJson(const StepStats& s) {
   return {{"count", s.count},   {"total_ns", s.total_ns}, {"mean_ns", s.mean_ns}, {"median_ns", s.median_ns},
           {"p90_ns", s.p90_ns}, {"std_ns", s.std_ns},     {"min_ns", s.min_ns},   {"max_ns", s.max_ns}};
@@ -196,7 +206,8 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                     {"hosts", r.hosts},
                     {"start_realtime_ns", r.start_realtime_ns},
                     {"span_ns", r.span_ns},
-                    {"top", r.options.top}};
+                    {"top", r.options.top},
+                    {"nvtx_misuse", MisuseJson(r.nvtx_misuse)}};
 
   Json files = Json::array();
   for (const FileStatus& f : r.files) {
@@ -237,6 +248,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"unbalanced_ranges", p.unbalanced},
                      {"dropped_records", p.dropped},
                      {"truncated", p.truncated},
+                     {"nvtx_misuse", MisuseJson(p.nvtx_misuse)},
                      {"threads", std::move(threads)},
                      {"nvtx_ranges", RangesJson(p.nvtx_ranges)},
                      {"nvtx_ranges_omitted", p.nvtx_ranges_omitted}});

@@ -7,12 +7,16 @@
 //   NVTX ranges         merged over all processes, like `nsys stats --report nvtx_sum`
 //   NVTX marks          if any
 //   per-process NVTX tables with --by-process
+//
+// Names, commands, paths and roles come from programs: every table cell and every line of
+// free text goes through EscapeControls, so a tab or newline in a name cannot break the layout.
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "collector/render.h"
+#include "collector/text_safety.h"
 #include "collector/units.h"
 
 namespace trainprof::collector {
@@ -48,7 +52,10 @@ struct Column {
 class Table {
  public:
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void Add(std::vector<std::string> row) {
+    for (std::string& cell : row) cell = EscapeControls(cell);
+    rows_.push_back(std::move(row));
+  }
 
   std::string Render(const std::string& indent) const {
     std::vector<size_t> width(columns_.size());
@@ -94,7 +101,7 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
 
 // "python3 train.py --lr 3e-4": the program's base name, then its arguments.
 std::string DisplayCommand(const std::string& command) {
-  std::string c = command;
+  std::string c = EscapeControls(command);
   size_t first_end = c.find(' ');
   std::string first = c.substr(0, first_end);
   if (!first.empty() && first[0] != '\'') {
@@ -136,7 +143,7 @@ std::string ProcessLabel(const ProcessRow& p) {
   if (!p.role.empty()) label += " (" + p.role + ")";
   std::string cmd = DisplayCommand(p.command);
   if (!cmd.empty()) label += ": " + cmd;
-  return label;
+  return EscapeControls(label);
 }
 
 const char* VerdictText(Verdict v) {
@@ -154,7 +161,7 @@ std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration
 // The Bottleneck section (docs/analysis.md): a table of steps, the sentences behind the verdict.
 std::string BottleneckText(const Bottleneck& b) {
   std::string out = "\nBottleneck\n";
-  if (b.processes.empty()) return out + "  " + b.message + "\n";
+  if (b.processes.empty()) return out + "  " + EscapeControls(b.message) + "\n";
   Table steps({{"PID", false},
                {"Rank", true},
                {"Steps", true},
@@ -188,7 +195,7 @@ std::string BottleneckText(const Bottleneck& b) {
   out += "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
   for (const TrainingProcess& t : b.processes) {
     out += "\n";
-    for (size_t i = 0; i < t.text.size(); ++i) out += (i == 0 ? "  " : "    ") + t.text[i] + "\n";
+    for (size_t i = 0; i < t.text.size(); ++i) out += (i == 0 ? "  " : "    ") + EscapeControls(t.text[i]) + "\n";
   }
   if (b.ranks) {
     out += "\n  Ranks\n";
@@ -208,7 +215,7 @@ std::string BottleneckText(const Bottleneck& b) {
                  OptDur(r.median_lateness_ns), std::to_string(r.last_steps), OptDur(r.wait_ns)});
     }
     out += ranks.Render("  ");
-    for (const std::string& line : b.rank_text) out += "  " + line + "\n";
+    for (const std::string& line : b.rank_text) out += "  " + EscapeControls(line) + "\n";
   }
   if (!b.gpu.recorded) out += "\n  GPU activity: not recorded (no CUDA data in these traces)\n";
   return out;
@@ -229,7 +236,7 @@ std::string RenderText(const Report& r) {
 
   if (!r.warnings.empty()) {
     out += "\nWarnings\n";
-    for (const std::string& w : r.warnings) out += "  " + w + "\n";
+    for (const std::string& w : r.warnings) out += "  " + EscapeControls(w) + "\n";
   }
 
   out += "\nProcesses\n";

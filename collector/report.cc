@@ -49,6 +49,28 @@ const char* SourceName(ExitInfo::Source s) {
   }
 }
 
+NvtxMisuse MisuseOf(const Process& p) {
+  NvtxMisuse m;
+  for (const TraceImage& img : p.images) {
+    m.undefined_names += img.undefined_names;
+    m.undefined_domains += img.undefined_domains;
+    for (const ProcessEvent& e : img.process_events) {
+      if (e.kind != ProcessEventKind::kMisuse) continue;
+      switch (static_cast<format::MisuseKind>(e.what)) {
+        case format::MisuseKind::kNullName: ++m.null_names; break;
+        case format::MisuseKind::kNameTruncated: ++m.names_cut; break;
+        case format::MisuseKind::kBadAttributes: ++m.bad_attributes; break;
+        default: ++m.other; break;
+      }
+    }
+  }
+  return m;
+}
+
+std::string Count(uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 bool NeedsQuoting(const std::string& s) {
   if (s.empty()) return true;
   return s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") != std::string::npos;
@@ -57,6 +79,33 @@ bool NeedsQuoting(const std::string& s) {
 }  // namespace
 
 const char* TrainprofVersion() { return TRAINPROF_VERSION; }
+
+NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
+  null_names += o.null_names;
+  names_cut += o.names_cut;
+  bad_attributes += o.bad_attributes;
+  other += o.other;
+  undefined_names += o.undefined_names;
+  undefined_domains += o.undefined_domains;
+  return *this;
+}
+
+std::string DescribeMisuse(const NvtxMisuse& m) {
+  const std::string max = std::to_string(format::kMaxStringBytes);
+  std::vector<std::string> parts;
+  if (m.null_names) parts.push_back(Count(m.null_names, "NULL name", "NULL names"));
+  if (m.names_cut) parts.push_back(Count(m.names_cut, "name cut at " + max + " bytes", "names cut at " + max + " bytes"));
+  if (m.bad_attributes) {
+    parts.push_back(Count(m.bad_attributes, "call with bad event attributes or string handle",
+                          "calls with bad event attributes or string handles"));
+  }
+  if (m.other) parts.push_back(Count(m.other, "misuse of an unknown kind", "misuses of an unknown kind"));
+  if (m.undefined_names) parts.push_back(Count(m.undefined_names, "undefined name id", "undefined name ids"));
+  if (m.undefined_domains) parts.push_back(Count(m.undefined_domains, "undefined domain id", "undefined domain ids"));
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
+  return out;
+}
 
 std::string JoinCommand(const std::vector<std::string>& argv) {
   std::string out;
@@ -151,6 +200,8 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
     row.unbalanced = nvtx[i].unbalanced;
     row.dropped = p.dropped;
     row.truncated = p.truncated;
+    row.nvtx_misuse = MisuseOf(p);
+    r.nvtx_misuse += row.nvtx_misuse;
     std::map<uint32_t, size_t> thread_row;
     for (const TraceImage& img : p.images) {
       for (const ThreadInfo& t : img.threads) {
@@ -170,7 +221,10 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
     }
     const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
     if (p.exit.kind == EndKind::kNone) notes.push_back(who + ": no exit record (killed?)");
-    if (p.dropped > 0) notes.push_back(who + ": " + std::to_string(p.dropped) + " records dropped (not in the trace)");
+    if (p.dropped > 0) {
+      notes.push_back(who + ": " + Count(p.dropped, "record", "records") + " dropped (not in the trace)");
+    }
+    if (row.nvtx_misuse.total() > 0) notes.push_back(who + ": NVTX misuse: " + DescribeMisuse(row.nvtx_misuse));
     bool failed = false;
     for (const TraceImage& img : p.images) failed = failed || (img.flags & format::kFlagRecordingFailed) != 0;
     if (failed) notes.push_back(who + ": recording stopped early (no space or I/O error)");

@@ -47,6 +47,23 @@ struct MarkRow {
   uint64_t count = 0;
 };
 
+/// NVTX used wrongly by the program: MISUSE records by kind, and names the file never defines.
+struct NvtxMisuse {
+  uint64_t null_names = 0;      ///< NULL message or attributes (MisuseKind::kNullName)
+  uint64_t names_cut = 0;       ///< names longer than kMaxStringBytes, cut (kNameTruncated)
+  uint64_t bad_attributes = 0;  ///< bad event attributes or registered string handle (kBadAttributes)
+  uint64_t other = 0;           ///< MISUSE records of a kind this trainprof does not know
+  uint64_t undefined_names = 0;   ///< name ids no STRING record defines (TraceImage::undefined_names)
+  uint64_t undefined_domains = 0; ///< domain ids no DOMAIN record defines
+  uint64_t total() const {
+    return null_names + names_cut + bad_attributes + other + undefined_names + undefined_domains;
+  }
+  NvtxMisuse& operator+=(const NvtxMisuse& o);
+};
+
+/// "2 NULL names, 1 name cut at 4096 bytes, ..." ("" when there is none).
+std::string DescribeMisuse(const NvtxMisuse& m);
+
 struct ThreadRow {
   uint32_t tid = 0;
   std::string name;
@@ -77,6 +94,7 @@ struct ProcessRow {
   uint64_t unbalanced = 0;
   uint64_t dropped = 0;
   bool truncated = false;
+  NvtxMisuse nvtx_misuse;
   std::vector<ThreadRow> threads;
   std::vector<RangeRow> nvtx_ranges;  ///< this process only, sorted, cut to --top
   size_t nvtx_ranges_omitted = 0;
@@ -94,6 +112,7 @@ struct Report {
   size_t nvtx_marks_omitted = 0;
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
   std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
+  NvtxMisuse nvtx_misuse;             ///< summed over all processes
   // Summary for the title line.
   size_t usable_files = 0;
   size_t damaged_files = 0;

@@ -318,7 +318,8 @@ void Decoder::ReadChunks() {
   if (claimed_end > size) {
     st_.truncated = true;
     if (!cut_reported) {
-      Error("file truncated at byte " + Num(size) + " (" + Num(img_.chunks_claimed) + " chunks claimed end at byte " +
+      Error("file truncated at byte " + Num(size) + " (" + Num(img_.chunks_claimed) +
+            (img_.chunks_claimed == 1 ? " chunk claimed ends" : " chunks claimed end") + " at byte " +
             Num(claimed_end) + ")");
     }
   }
@@ -546,20 +547,31 @@ void Decoder::Resolve() {
       domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
       continue;
     }
-    auto s = defined_strings_.find(it->second);
+    // Name id 0 is "no name" (nvtxDomainCreateA(NULL)): an unnamed domain, never an error.
+    auto s = it->second == 0 ? defined_strings_.end() : defined_strings_.find(it->second);
     if (s != defined_strings_.end() && s->second != 0) {
       domain_pool[r] = s->second;
     } else {
-      if (s == defined_strings_.end() && undefined++ == 0) first_undefined = it->second;
+      if (it->second != 0 && s == defined_strings_.end() && undefined++ == 0) first_undefined = it->second;
       domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
     }
   }
-  if (undefined > 0) {
-    Error("undefined string id " + Num(first_undefined) + (undefined > 1 ? " (" + Num(undefined) + " ids in all)" : ""));
-  }
-  if (undefined_domains > 0) {
-    Error("undefined domain id " + Num(first_undefined_domain) +
-          (undefined_domains > 1 ? " (" + Num(undefined_domains) + " ids in all)" : ""));
+  // An id nothing defines, in a file whose records all decoded and whose chunks are all there,
+  // is the program's doing (the writer stores a definition before any use): NVTX misuse, counted
+  // per process. In a file with other damage the definition may be what was lost: damage.
+  const bool intact = st_.errors.empty() && errors_dropped_ == 0 && !st_.truncated;
+  if (intact) {
+    img_.undefined_names = undefined;
+    img_.undefined_domains = undefined_domains;
+  } else {
+    if (undefined > 0) {
+      Error("undefined string id " + Num(first_undefined) +
+            (undefined > 1 ? " (" + Num(undefined) + " ids in all)" : ""));
+    }
+    if (undefined_domains > 0) {
+      Error("undefined domain id " + Num(first_undefined_domain) +
+            (undefined_domains > 1 ? " (" + Num(undefined_domains) + " ids in all)" : ""));
+    }
   }
   for (NvtxEvent& e : img_.nvtx) {
     e.name = string_pool[e.name];
@@ -584,7 +596,9 @@ void Decoder::Resolve() {
     auto it = thread_names_.find(t.tid);
     if (it != thread_names_.end()) t.name = string_pool[it->second];
   }
-  if (errors_dropped_ > 0) st_.errors.push_back("and " + Num(errors_dropped_) + " more problems");
+  if (errors_dropped_ > 0) {
+    st_.errors.push_back("and " + Num(errors_dropped_) + (errors_dropped_ == 1 ? " more problem" : " more problems"));
+  }
 }
 
 }  // namespace

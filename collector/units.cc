@@ -10,11 +10,14 @@ namespace {
 
 struct Unit {
   const char* name;
-  double scale;
+  double scale;     ///< base units per one of this unit
+  double from = 0;  ///< base value from which this unit is used (0: from `scale`)
+  double start() const { return from > 0 ? from : scale; }
 };
 
 // Three significant digits: pick the largest unit the value reaches, then re-check after
-// rounding (999.6 µs must print "1.00 ms", not "1000 µs").
+// rounding (999.6 µs must print "1.00 ms", not "1000 µs"; 99.97 s must print "1.67 min", not
+// "100 s").
 std::string FormatScaled(double v, const Unit* units, int n, bool integer_base) {
   if (std::isnan(v)) return "-";
   std::string sign;
@@ -24,7 +27,7 @@ std::string FormatScaled(double v, const Unit* units, int n, bool integer_base) 
   }
   if (v == 0) return "0 " + std::string(units[0].name);
   int u = 0;
-  while (u + 1 < n && v >= units[u + 1].scale) ++u;
+  while (u + 1 < n && v >= units[u + 1].start()) ++u;
   char buf[64];
   for (;;) {
     double x = v / units[u].scale;
@@ -32,7 +35,7 @@ std::string FormatScaled(double v, const Unit* units, int n, bool integer_base) 
     if (u == 0 && integer_base && x == std::floor(x)) decimals = 0;
     std::snprintf(buf, sizeof(buf), "%.*f", decimals, x);
     double shown = std::strtod(buf, nullptr);
-    if (shown >= 1000 && u + 1 < n) {
+    if (u + 1 < n && shown * units[u].scale >= units[u + 1].start()) {
       ++u;
       continue;
     }
@@ -44,8 +47,10 @@ std::string FormatScaled(double v, const Unit* units, int n, bool integer_base) 
 }  // namespace
 
 std::string FormatDuration(double ns) {
-  static constexpr Unit kUnits[] = {{"ns", 1}, {"\xC2\xB5s", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-  return FormatScaled(ns, kUnits, 4, /*integer_base=*/true);
+  // Seconds up to 99.9 s, then minutes (1.67 min) up to 59.9 min, then hours.
+  static constexpr Unit kUnits[] = {{"ns", 1},  {"\xC2\xB5s", 1e3},          {"ms", 1e6},
+                                    {"s", 1e9}, {"min", 60e9, /*from=*/100e9}, {"h", 3600e9}};
+  return FormatScaled(ns, kUnits, 6, /*integer_base=*/true);
 }
 
 std::string FormatBytes(double bytes) {

@@ -1,5 +1,6 @@
-// Human units for reports: durations (ns, µs, ms, s) and sizes (B, KB, MB, GB, TB; 1 KB = 1000 B,
-// as nsys prints memory sizes), both with three significant digits: "830 ns", "5.12 ms", "1.20 s".
+// Human units for reports: durations (ns, µs, ms, s; min from 100 s, h from 1 h) and sizes (B, KB,
+// MB, GB, TB; 1 KB = 1000 B, as nsys prints memory sizes), both with three significant digits:
+// "830 ns", "5.12 ms", "1.20 s", "12.5 min", "16.2 h".
 #pragma once
 
 #include <cstdint>
@@ -7,7 +8,8 @@
 
 namespace trainprof::collector {
 
-/// "0 ns", "830 ns", "12.5 µs", "5.12 ms", "1.20 s", "123 s", "4321 s". Negative values get "-".
+/// "0 ns", "830 ns", "12.5 µs", "5.12 ms", "1.20 s", "99.9 s", "12.5 min", "16.2 h", "1234 h".
+/// Negative values get "-".
 std::string FormatDuration(double ns);
 /// "512 B", "1.50 KB", "12.3 MB", "1.00 GB".
 std::string FormatBytes(double bytes);

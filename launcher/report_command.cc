@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -52,10 +53,19 @@ bool WriteFileAtomically(const std::string& path, const std::string& content) {
   return ok;
 }
 
+// stdout may be a full disk (>/dev/full), a closed descriptor or a file system that fails: a
+// report that was not written must say so, not exit 1 silently.
 bool WriteStdout(const std::string& content) {
-  std::cout << content;
-  std::cout.flush();
-  return static_cast<bool>(std::cout);
+  errno = 0;
+  bool ok = std::fwrite(content.data(), 1, content.size(), stdout) == content.size();
+  int e = errno;
+  if (std::fflush(stdout) != 0 && ok) {
+    ok = false;
+    e = errno;
+  }
+  if (ok && std::ferror(stdout)) ok = false;  // an earlier write to stdout failed
+  if (!ok) Error(std::string("cannot write the report to stdout: ") + std::strerror(e != 0 ? e : EIO));
+  return ok;
 }
 
 // CSV: a directory (existing, or named with a trailing '/') gets DIR/<table>.csv; anything else is
@@ -111,6 +121,12 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
   sub->add_flag("--by-process", args->by_process, "Also print the NVTX range table of each process");
   sub->add_option("--top", args->top, "Rows per statistics table, the largest total time first (0 = all)")
       ->type_name("N")
+      ->check(CLI::Validator(  // size_t would take "-1" as 2^64-1
+          [](std::string& v) -> std::string {
+            bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+            return digits ? "" : "must be 0 (all rows) or a number of rows, not '" + v + "'";
+          },
+          ""))
       ->capture_default_str();
   sub->add_flag("--strict", args->strict, "Exit with status 2 if any trace file is damaged or truncated");
   sub->footer(

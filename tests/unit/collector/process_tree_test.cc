@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "collector/process_tree.h"
+#include "collector/render.h"
 #include "collector/report.h"
 #include "test_util.h"
 
@@ -180,7 +181,7 @@ TEST(ProcessTree, ExitKindsAndTheirSources) {
   EXPECT_EQ(row(3).wall_ns, 7'000u - 300u);  // to the kProcessEnd record
   EXPECT_EQ(row(4).exit_text, "signal 15 (SIGTERM)");
   EXPECT_EQ(row(4).exit_source, "parent_wait");
-  EXPECT_EQ(row(4).wall_ns, 8'000u - 400u);  // to its last record
+  EXPECT_EQ(row(4).wall_ns, 9'000u - 400u);  // to the parent's waitpid, not its last record
   EXPECT_EQ(row(5).exit_text, "unknown");
   EXPECT_EQ(row(5).exit_kind, "unknown");
   EXPECT_FALSE(row(5).exit_code);
@@ -191,6 +192,46 @@ TEST(ProcessTree, ExitKindsAndTheirSources) {
   bool noted = false;
   for (const std::string& w : r.warnings) noted = noted || w == "pid 5: no exit record (killed?)";
   EXPECT_TRUE(noted);
+}
+
+// A process killed by a signal has no end of its own: its parent's waitpid() (CHILD_EXIT record)
+// or the launcher (header end time) saw when it ended; its last record did not.
+TEST(ProcessTree, KilledProcessEndsWhenItWasReaped) {
+  const uint64_t s = 1'000'000'000;
+  TraceBuilder parent(10, 1, s);
+  int tp = parent.Thread(10);
+  TraceBuilder killed(11, 10, s + 1'000'000);  // SIGKILLed 400 ms after its start, idle since 141 µs
+  int tk = killed.Thread(11);
+  killed.Mark(tk, s + 1'000'000 + 141'000, "loaded");
+  TraceBuilder empty_worker(12, 10, s + 2'000'000);  // a worker that recorded nothing
+  empty_worker.Flags(fmt::kFlagForkedChild);
+  TraceBuilder exited(13, 10, s + 3'000'000);  // its own end record wins over a late waitpid
+  int te = exited.Thread(13);
+  exited.ProcessEnd(te, s + 10'000'000, fmt::EndKind::kExit, 0);
+  parent.ChildExit(tp, s + 52'000'000, 12, fmt::EndKind::kSignal, 15);
+  parent.ChildExit(tp, s + 401'000'000, 11, fmt::EndKind::kSignal, 9);
+  parent.ChildExit(tp, s + 900'000'000, 13, fmt::EndKind::kExit, 0);
+  TraceBuilder by_launcher(14, 1, s + 4'000'000);  // the launcher reaped it: header end time
+  by_launcher.HeaderEnd(fmt::EndKind::kSignal, 9, s + 700'000'000);
+  by_launcher.Mark(by_launcher.Thread(14), s + 5'000'000, "x");
+  parent.ProcessEnd(tp, s + 950'000'000, fmt::EndKind::kExit, 0);
+
+  Trace t = TraceOf({&parent, &killed, &empty_worker, &exited, &by_launcher});
+  const Process* k = ByPid(t, 11);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->wall_ns, 400'000'000u);
+  EXPECT_EQ(k->end_ns, s + 401'000'000);
+  EXPECT_TRUE(k->end_known);
+  EXPECT_EQ(k->exit.source, ExitInfo::Source::kParentWait);
+  EXPECT_EQ(ByPid(t, 12)->wall_ns, 50'000'000u);
+  EXPECT_EQ(ByPid(t, 13)->wall_ns, 7'000'000u);
+  EXPECT_EQ(ByPid(t, 13)->exit.source, ExitInfo::Source::kProcessEnd);
+  EXPECT_EQ(ByPid(t, 14)->wall_ns, 696'000'000u);
+
+  Report r = Analyze(t, {});
+  EXPECT_EQ(r.processes.at(1).pid, 11);
+  EXPECT_EQ(r.processes.at(1).wall_ns, 400'000'000u);
+  EXPECT_NE(RenderText(r).find("signal 9 (SIGKILL)"), std::string::npos);
 }
 
 TEST(ProcessTree, DescribeExit) {

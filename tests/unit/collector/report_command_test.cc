@@ -1,8 +1,14 @@
 // `trainprof report` wiring: options, outputs and exit statuses.
 #include "report_command.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <stdio_ext.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -136,6 +142,66 @@ TEST(ReportCommand, UnwritableOutputIsExit1) {
   Outcome o = RunCaptured({.paths = {dir.path()}, .output = dir / "no/such/dir/report.txt"});
   EXPECT_EQ(o.status, 1);
   EXPECT_NE(o.err.find("trainprof: error: cannot write " + (dir / "no/such/dir/report.txt")), std::string::npos);
+}
+
+// Runs the report with stdout (fd 1) replaced by `fd` (or closed when fd < 0).
+Outcome RunWithStdout(const ReportArgs& args, int fd) {
+  std::fflush(stdout);
+  ::testing::internal::CaptureStderr();  // first: it may leave a descriptor open at the lowest number
+  const int saved = ::dup(1);
+  if (fd >= 0) {
+    ::dup2(fd, 1);
+  } else {
+    ::close(1);
+  }
+  int status = RunReport(args);
+  __fpurge(stdout);  // what could not be written must not reach the real stdout later
+  std::clearerr(stdout);
+  ::dup2(saved, 1);
+  ::close(saved);
+  return {status, "", ::testing::internal::GetCapturedStderr()};
+}
+
+TEST(ReportCommand, FailedWriteToStdoutIsAnError) {
+  test::ScratchDir dir;
+  MakeRun(dir);
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (full < 0) GTEST_SKIP() << "no /dev/full";
+  for (const char* format : {"text", "json", "csv"}) {
+    Outcome o = RunWithStdout({.paths = {dir / "pid-1.trace"}, .format = format}, full);
+    EXPECT_EQ(o.status, 1) << format;
+    EXPECT_EQ(o.err, "trainprof: error: cannot write the report to stdout: " + std::string(std::strerror(ENOSPC)) + "\n")
+        << format;
+  }
+  ::close(full);
+
+  Outcome closed = RunWithStdout({.paths = {dir / "pid-1.trace"}}, -1);
+  EXPECT_EQ(closed.status, 1);
+  EXPECT_EQ(closed.err, "trainprof: error: cannot write the report to stdout: " + std::string(std::strerror(EBADF)) + "\n");
+}
+
+// A name id nothing defines, in an otherwise intact file, is NVTX misuse: no damage, --strict passes.
+TEST(ReportCommand, UndefinedNameIdIsNotDamage) {
+  test::ScratchDir dir;
+  TraceBuilder b(7, 1);
+  int t = b.Thread(7);
+  b.RawFields(t, static_cast<uint8_t>(format::RecordTag::kMark), {10, 0, 555, 0});
+  b.WriteTo(dir.path());
+  Outcome o = RunCaptured({.paths = {dir.path()}, .strict = true});
+  EXPECT_EQ(o.status, 0);
+  EXPECT_EQ(o.err, "");
+  EXPECT_NE(o.out.find("trainprof report: 1 trace file, 1 process on 1 host"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\n  pid 7: NVTX misuse: 1 undefined name id\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  <string #555>\n"), std::string::npos) << o.out;
+}
+
+TEST(ReportCommand, TopMustNotBeNegative) {
+  CLI::App app;
+  ReportArgs args;
+  AddReportOptions(app.add_subcommand("report"), &args);
+  const char* argv[] = {"trainprof", "report", "--top", "-1", "out/"};
+  EXPECT_THROW(app.parse(static_cast<int>(std::size(argv)), const_cast<char**>(argv)), CLI::ParseError);
+  EXPECT_EQ(args.top, 0u);
 }
 
 TEST(ReportCommand, OptionsParse) {

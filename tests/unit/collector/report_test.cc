@@ -5,6 +5,7 @@
 
 #include "collector/render.h"
 #include "collector/report.h"
+#include "collector/text_safety.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
@@ -180,16 +181,105 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
   const std::string& procs = tables[1].text;
   EXPECT_EQ(procs.substr(0, procs.find("\r\n")),
             "pid,ppid,parent_pid,host,rank,local_rank,world_size,role,command,executable,start_realtime_ns,start_ns,"
-            "end_ns,wall_ns,exit_kind,exit_code,events,unbalanced_ranges,dropped_records,truncated");
+            "end_ns,wall_ns,exit_kind,exit_code,events,unbalanced_ranges,dropped_records,truncated,"
+            "nvtx_misuse_null_names,nvtx_misuse_names_cut,nvtx_misuse_bad_attributes,nvtx_misuse_other,"
+            "nvtx_misuse_undefined_names,nvtx_misuse_undefined_domains");
   EXPECT_NE(procs.find("\r\n100,1,,node0,,,,launcher,/usr/bin/python3 /usr/local/bin/torchrun --nproc-per-node=2 "
                        "train.py,/usr/bin/python3.11,1700000001000000000,1000000000,3000000000,2000000000,exit,0,0,0,0,"
-                       "false\r\n"),
+                       "false,0,0,0,0,0,0\r\n"),
             std::string::npos)
       << procs;
   EXPECT_EQ(tables[4].text, "name,domain,count\r\ncheckpoint,,1\r\n");
   EXPECT_NE(tables[9].text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a\nb"), "\"a\nb\"");
+}
+
+// MISUSE records (and names nothing defines) per process and in total: text, JSON, CSV.
+TEST(Report, NvtxMisusePerProcessAndInTotal) {
+  TraceBuilder a(1, 0, 1'000), b(2, 1, 2'000);
+  int ta = a.Thread(1), tb = b.Thread(2);
+  a.Misuse(ta, 1'100, fmt::MisuseKind::kNullName);
+  a.Misuse(ta, 1'200, fmt::MisuseKind::kNullName);
+  a.Misuse(ta, 1'300, fmt::MisuseKind::kNameTruncated, 5000);
+  a.Misuse(ta, 1'400, fmt::MisuseKind::kBadAttributes, 12);
+  a.Misuse(ta, 1'500, static_cast<fmt::MisuseKind>(9));
+  b.RawFields(tb, static_cast<uint8_t>(fmt::RecordTag::kMark), {100, 0, 4321, 0});  // bogus string handle
+  b.Misuse(tb, 2'500, fmt::MisuseKind::kNullName);
+  TraceBuilder clean(3, 1, 3'000);
+  Report r = Analyze(TraceOf({&a, &b, &clean}), {});
+  EXPECT_EQ(r.damaged_files, 0u);
+
+  std::vector<std::string> misuse;
+  for (const std::string& w : r.warnings)
+    if (w.find("NVTX misuse") != std::string::npos) misuse.push_back(w);
+  EXPECT_EQ(misuse, (std::vector<std::string>{
+                        "pid 1: NVTX misuse: 2 NULL names, 1 name cut at 4096 bytes, 1 call with bad event attributes "
+                        "or string handle, 1 misuse of an unknown kind",
+                        "pid 2: NVTX misuse: 1 NULL name, 1 undefined name id"}));
+  EXPECT_NE(RenderText(r).find("\n  pid 2: NVTX misuse: 1 NULL name, 1 undefined name id\n"), std::string::npos);
+
+  nlohmann::json j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(j["processes"][0]["nvtx_misuse"], (nlohmann::json{{"null_names", 2},
+                                                               {"names_cut", 1},
+                                                               {"bad_attributes", 1},
+                                                               {"other", 1},
+                                                               {"undefined_names", 0},
+                                                               {"undefined_domains", 0},
+                                                               {"total", 5}}));
+  EXPECT_EQ(j["processes"][1]["nvtx_misuse"]["undefined_names"], 1);
+  EXPECT_EQ(j["processes"][2]["nvtx_misuse"]["total"], 0);
+  EXPECT_EQ(j["summary"]["nvtx_misuse"]["null_names"], 3);
+  EXPECT_EQ(j["summary"]["nvtx_misuse"]["total"], 7);
+  EXPECT_EQ(j["summary"]["damaged_files"], 0);
+
+  const std::string procs = RenderCsv(r)[1].text;
+  EXPECT_NE(procs.find(",false,2,1,1,1,0,0\r\n"), std::string::npos) << procs;
+  EXPECT_NE(procs.find(",false,1,0,0,0,1,0\r\n"), std::string::npos) << procs;
+}
+
+// CSV holds valid UTF-8, with the JSON report's replacement (U+FFFD) in every field.
+TEST(Report, CsvIsValidUtf8LikeTheJson) {
+  TraceBuilder b(1);
+  b.Command({"/usr/bin/python3", std::string("caf\xe9.py")});
+  int t = b.Thread(1);
+  b.ThreadName(t, 1, std::string("w\xc3"));
+  b.Push(t, b.start_ns() + 1, std::string("bad \xff\xfe name, \xe2\x82"));
+  b.Pop(t, b.start_ns() + 2);
+  Report report = Analyze(TraceOf({&b}), {});
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  const std::string name = j["nvtx_ranges"][0]["name"];
+  EXPECT_EQ(name, "bad \xEF\xBF\xBD\xEF\xBF\xBD name, \xEF\xBF\xBD");
+  std::vector<CsvTable> tables = RenderCsv(report);
+  EXPECT_NE(tables[3].text.find("\r\n\"" + name + "\",,push/pop,1,"), std::string::npos) << tables[3].text;
+  EXPECT_EQ(j["processes"][0]["command"], "/usr/bin/python3 caf\xEF\xBF\xBD.py");
+  EXPECT_NE(tables[1].text.find(",/usr/bin/python3 caf\xEF\xBF\xBD.py,"), std::string::npos) << tables[1].text;
+  EXPECT_NE(tables[2].text.find(",1,w\xEF\xBF\xBD,"), std::string::npos) << tables[2].text;
+  for (const CsvTable& t : tables) {
+    EXPECT_EQ(ValidUtf8(t.text), t.text) << t.name;
+  }
+}
+
+// Control characters in names and commands are escaped in the text report: one row per line.
+TEST(Report, TextEscapesControlCharacters) {
+  TraceBuilder b(1);
+  b.Command({"/usr/bin/python3", "-c", "import os\nos.system('x')"});
+  int t = b.Thread(1);
+  b.Role(t, "my\trole");
+  b.Push(t, b.start_ns() + 1, "tab\there\nnewline\x01\x1b[31m\x7f");
+  b.Pop(t, b.start_ns() + 2);
+  b.Mark(t, b.start_ns() + 3, "line\r\nbreak");
+  Report report = Analyze(TraceOf({&b}), {true, 0});
+  const std::string text = RenderText(report);
+  EXPECT_NE(text.find("  tab\\there\\nnewline\\x01\\x1b[31m\\x7f\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  line\\r\\nbreak\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  my\\trole  python3 -c 'import os\\nos.system('\\''x'\\'')'"), std::string::npos) << text;
+  EXPECT_NE(text.find("NVTX ranges: pid 1 (my\\trole): python3 -c 'import os\\nos.system("), std::string::npos)
+      << text;
+  for (char c : text) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << static_cast<int>(c);
+  // The JSON and CSV keep names as they are.
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_EQ(j["nvtx_ranges"][0]["name"], "tab\there\nnewline\x01\x1b[31m\x7f");
 }
 
 TEST(Report, TextGolden) {

@@ -140,6 +140,16 @@ class TraceBuilder {
     Timed(th, t, fmt::RecordTag::kChildExit,
           {static_cast<uint64_t>(child), static_cast<uint64_t>(kind), fmt::ZigZag(code)});
   }
+  /// NVTX misuse the writer noticed (MISUSE record: what, detail).
+  void Misuse(int th, uint64_t t, fmt::MisuseKind what, uint64_t detail = 0) {
+    Timed(th, t, fmt::RecordTag::kMisuse, {static_cast<uint64_t>(what), detail});
+  }
+  /// A domain created with a NULL name (nvtxDomainCreateA(NULL)): kDomain with name id 0.
+  uint64_t UnnamedDomain(int th) {
+    uint64_t id = next_domain_++;
+    Untimed(th, fmt::RecordTag::kDomain, {id, 0});
+    return id;
+  }
   /// Any bytes as one record (no time bookkeeping).
   void Raw(int th, std::vector<uint8_t> bytes) { Append(th, std::move(bytes)); }
   /// A record with a raw numeric field list (tag + varints).

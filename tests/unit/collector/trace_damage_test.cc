@@ -177,6 +177,18 @@ TEST(TraceDamage, MissingClaimedChunks) {
                                     " chunks claimed end at byte " + std::to_string(full.size()) + ")");
 }
 
+TEST(TraceDamage, OneMissingClaimedChunkIsSingular) {
+  TraceBuilder b(5, 1, 0);
+  b.Layout(1024, 256).ChunksClaimed(1);
+  std::vector<uint8_t> bytes = b.Build();  // the header region only: no chunk yet
+  ASSERT_EQ(bytes.size(), 1024u);
+  StringPool pool;
+  ReadResult r = ReadBytes(bytes, &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "file truncated at byte 1024 (1 chunk claimed ends at byte 1280)");
+}
+
 TEST(TraceDamage, CommittedBeyondChunk) {
   TraceBuilder b(5, 1, 0);
   b.Layout(1024, 256);

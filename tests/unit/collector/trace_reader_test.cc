@@ -187,18 +187,59 @@ TEST(TraceReader, SkipsZeroSlots) {
   EXPECT_EQ(r.image->threads[0].chunks, 2u);
 }
 
-TEST(TraceReader, UndefinedStringIdIsReportedAndNamed) {
+// In a file with no other problem, a name id nothing defines is the program's doing (a bogus
+// registered string handle): counted as NVTX misuse of the image, not as damage.
+TEST(TraceReader, UndefinedStringIdInAnIntactFileIsMisuseNotDamage) {
   TraceBuilder b(50, 1, 0);
   int t = b.Thread(50);
   b.RawFields(t, static_cast<uint8_t>(fmt::RecordTag::kRangePush), {5, 0, 1234, 0});
+  b.RawFields(t, static_cast<uint8_t>(fmt::RecordTag::kMark), {0, 0, 1234, 0});
+  b.RawFields(t, static_cast<uint8_t>(fmt::RecordTag::kMark), {0, 77, 99, 0});  // undefined domain too
   b.Pop(t, 10);
   StringPool pool;
   ReadResult r = Read(b, &pool);
   ASSERT_TRUE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "undefined string id 1234");
+  EXPECT_TRUE(r.status.errors.empty()) << r.status.errors.front();
+  EXPECT_FALSE(r.status.damaged());
+  EXPECT_EQ(r.image->undefined_names, 2u);  // distinct ids: 1234 and 99
+  EXPECT_EQ(r.image->undefined_domains, 1u);
   EXPECT_EQ(pool.Get(r.image->nvtx[0].name), "<string #1234>");
+  EXPECT_EQ(pool.Get(r.image->nvtx[2].domain), "<domain #77>");
   EXPECT_EQ(r.image->nvtx[0].time_ns, 5u);
+}
+
+// With other damage the definition may be what was lost: the undefined id is one more error.
+TEST(TraceReader, UndefinedStringIdInADamagedFileIsDamage) {
+  TraceBuilder b(50, 1, 0);
+  int t = b.Thread(50);
+  b.RawFields(t, static_cast<uint8_t>(fmt::RecordTag::kRangePush), {5, 0, 1234, 0});
+  b.Pop(t, 10);
+  b.Raw(t, {0xEE});  // a bad record tag after them
+  StringPool pool;
+  ReadResult r = Read(b, &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 2u);
+  EXPECT_EQ(r.status.errors[0].rfind("bad record tag 238 at byte ", 0), 0u) << r.status.errors[0];
+  EXPECT_EQ(r.status.errors[1], "undefined string id 1234");
+  EXPECT_EQ(r.image->undefined_names, 0u);
+  EXPECT_EQ(pool.Get(r.image->nvtx[0].name), "<string #1234>");
+}
+
+// Name id 0 is "no name": nvtxDomainCreateA(NULL) gives a domain without a name, not an error.
+TEST(TraceReader, DomainWithoutANameIsNoError) {
+  TraceBuilder b(51, 1, 0);
+  int t = b.Thread(51);
+  uint64_t dom = b.UnnamedDomain(t);
+  b.Misuse(t, 1, fmt::MisuseKind::kNullName);
+  b.Push(t, 5, "work", dom);
+  b.Pop(t, 10, dom);
+  StringPool pool;
+  ReadResult r = Read(b, &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_TRUE(r.status.errors.empty()) << r.status.errors.front();
+  EXPECT_EQ(r.image->undefined_names, 0u);
+  EXPECT_EQ(r.image->undefined_domains, 0u);
+  EXPECT_EQ(pool.Get(r.image->nvtx[0].domain), "<domain #1>");
 }
 
 TEST(TraceReader, StringIdsAreImageLocal) {

@@ -14,8 +14,23 @@ TEST(Units, DurationThreeSignificantDigits) {
   EXPECT_EQ(FormatDuration(12'345), "12.3 \xC2\xB5s");
   EXPECT_EQ(FormatDuration(5'120'000), "5.12 ms");
   EXPECT_EQ(FormatDuration(1'200'000'000), "1.20 s");
-  EXPECT_EQ(FormatDuration(123'400'000'000), "123 s");
-  EXPECT_EQ(FormatDuration(4'321'000'000'000), "4321 s");
+  EXPECT_EQ(FormatDuration(99'900'000'000), "99.9 s");
+}
+
+// From 100 s minutes, from 1 h hours, three significant digits as for the other units.
+TEST(Units, DurationMinutesAndHours) {
+  EXPECT_EQ(FormatDuration(100e9), "1.67 min");
+  EXPECT_EQ(FormatDuration(123'400'000'000), "2.06 min");
+  EXPECT_EQ(FormatDuration(750e9), "12.5 min");
+  EXPECT_EQ(FormatDuration(3'540e9), "59.0 min");
+  EXPECT_EQ(FormatDuration(3'600e9), "1.00 h");
+  EXPECT_EQ(FormatDuration(4'321e9), "1.20 h");
+  EXPECT_EQ(FormatDuration(16.2 * 3'600e9), "16.2 h");
+  EXPECT_EQ(FormatDuration(1'234.0 * 3'600e9), "1234 h");
+  // Rounding into the next unit: 99.97 s is not "100 s", 59.98 min is not "60.0 min".
+  EXPECT_EQ(FormatDuration(99'970'000'000), "1.67 min");
+  EXPECT_EQ(FormatDuration(59.98 * 60e9), "1.00 h");
+  EXPECT_EQ(FormatDuration(-750e9), "-12.5 min");
 }
 
 TEST(Units, DurationRoundsIntoTheNextUnit) {

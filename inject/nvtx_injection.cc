@@ -233,7 +233,23 @@ void Set(NvtxFunctionTable table, unsigned int size, unsigned int cbid, F fn) {
 
 using namespace trainprof::inject;
 
+// NVTX initialises itself on the first NVTX call of the process and makes every other thread
+// spin until it is done. A fork() in that window leaves the child spinning forever: the thread
+// that would finish is not there (an NVTX limitation, with or without an injection library).
+// Our share of the window is this function, so fork() waits for it (runtime.cc, OnForkPrepare).
+
+namespace {
+struct InitScope {
+  InitScope() { g_nvtx_initializing.fetch_add(1, std::memory_order_acq_rel); }
+  ~InitScope() {
+    g_nvtx_init_done_ns.store(NowNs(), std::memory_order_release);
+    g_nvtx_initializing.fetch_sub(1, std::memory_order_acq_rel);
+  }
+};
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+  InitScope scope;
   EnsureInit();
   Runtime& rt = Rt();
   // In a process we do not record, or with --trace without nvtx, decline: NVTX then makes every

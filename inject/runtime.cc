@@ -15,6 +15,10 @@
 #include "trace_file.h"
 
 namespace trainprof::inject {
+
+std::atomic<int> g_nvtx_initializing{0};
+std::atomic<uint64_t> g_nvtx_init_done_ns{0};
+
 namespace {
 
 // Constructed on first use, never destroyed: other libraries' destructors and exit hooks may
@@ -47,12 +51,22 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   rt.recording.store(true, std::memory_order_release);
 }
 
+// Before fork(): let an NVTX initialisation running in another thread finish (nvtx_injection.cc),
+// for at most 100 ms: a child must not inherit NVTX half-initialised.
+void OnForkPrepare() {
+  for (int i = 0; i < 10000 && g_nvtx_initializing.load(std::memory_order_acquire) > 0; ++i) usleep(10);
+  // NVTX still sets its function table and marks itself complete after we return: give it 1 ms.
+  uint64_t done = g_nvtx_init_done_ns.load(std::memory_order_acquire);
+  uint64_t now = NowNs();
+  if (done != 0 && now - done < 1000000) usleep(static_cast<useconds_t>((1000000 - (now - done)) / 1000 + 1));
+}
+
 void Init() {
   auto* rt = new (g_runtime_storage) Runtime();
   rt->cfg = ReadConfig();
   g_runtime = rt;
   ResolveRealFunctions();
-  pthread_atfork(nullptr, nullptr, OnForkChild);
+  pthread_atfork(OnForkPrepare, nullptr, OnForkChild);
   StartRecording(*rt, 0);
 }
 

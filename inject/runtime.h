@@ -31,6 +31,11 @@ struct Runtime {
   StringTable* strings = nullptr;
 };
 
+/// Threads inside InitializeInjectionNvtx2 now; fork() waits for 0 (see runtime.cc).
+extern std::atomic<int> g_nvtx_initializing;
+/// When the last InitializeInjectionNvtx2 returned (CLOCK_MONOTONIC ns).
+extern std::atomic<uint64_t> g_nvtx_init_done_ns;
+
 /// The process-wide state. Valid after EnsureInit().
 Runtime& Rt();
 

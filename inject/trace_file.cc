@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -225,6 +226,21 @@ bool TraceFile::GrowLocked(uint64_t min_size) {
       return false;
     }
     if (want > lim.rlim_cur) want = lim.rlim_cur;
+  }
+  // Leave room on the file system: a runaway trace must not fill the disk the training run (and
+  // everyone else) writes to. Stop below min(1 GiB, 5% of the file system) free.
+  struct statvfs vfs;
+  if (fstatvfs(fd_, &vfs) == 0 && vfs.f_blocks > 0) {
+    uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    uint64_t reserve = static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize / 20;
+    if (reserve > (1ull << 30)) reserve = 1ull << 30;
+    if (free_bytes < reserve + (want - file_size_)) {
+      if (free_bytes < reserve + (min_size - file_size_)) {
+        errno = ENOSPC;
+        return false;
+      }
+      want = min_size;
+    }
   }
   int e = posix_fallocate(fd_, static_cast<off_t>(file_size_), static_cast<off_t>(want - file_size_));
   if (e != 0 && want > min_size) {

@@ -2,6 +2,7 @@
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -18,6 +19,10 @@ def program(name):
     return os.path.join(PROGRAMS, "tp_" + name)
 
 
+def _limit_file_size():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2 << 30, 2 << 30))
+
+
 class TraceTest(unittest.TestCase):
     """A test case with a fresh output directory per test."""
 
@@ -28,7 +33,10 @@ class TraceTest(unittest.TestCase):
         shutil.rmtree(self.out, ignore_errors=True)
 
     def run_trainprof(self, args, timeout=300, check=True, **kwargs):
-        proc = subprocess.run([TRAINPROF] + args, capture_output=True, text=True, timeout=timeout, **kwargs)
+        # A hung workload whose threads keep recording must not fill the disk: cap file sizes
+        # (the library stops recording at RLIMIT_FSIZE, it never lets SIGXFSZ reach the program).
+        proc = subprocess.run([TRAINPROF] + args, capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=_limit_file_size, **kwargs)
         if check and proc.returncode != 0:
             self.fail("trainprof %s exited %d\nstdout:\n%s\nstderr:\n%s"
                       % (" ".join(args), proc.returncode, proc.stdout, proc.stderr))

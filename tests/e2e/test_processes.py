@@ -51,6 +51,48 @@ class ProcessTest(TraceTest):
         self.assertEqual(proc.returncode, 4)
 
 
+class EndingsTest(TraceTest):
+    """However a process ends, every completed record is in its trace and the report says how."""
+
+    CASES = {  # mode: (trainprof's exit status, expected exit in the report)
+        "exit": (4, ("exit", 4)),
+        "_exit": (5, ("exit", 5)),
+        "abort": (134, ("signal", 6)),
+        "segv": (139, ("signal", 11)),
+        "sigkill": (137, ("signal", 9)),
+        "sigterm": (143, ("signal", 15)),
+        "throw": (134, ("signal", 6)),
+        "thread_exit": (6, ("exit", 6)),
+    }
+
+    def check(self, mode, as_child):
+        status, exit_ = self.CASES[mode]
+        n = 5000
+        if as_child:  # reaped by a shell, not by trainprof: the shell's waitpid() tells the status
+            self.profile(["sh", "-c", "%s %s %d; true" % (program("ends"), mode, n)])
+        else:
+            self.profile([program("ends"), mode, str(n)], expect_status=status)
+        rep = self.report(extra=["--strict"])  # no file may be damaged
+        p = [p for p in rep["processes"] if p["command"].startswith(program("ends"))][0]
+        self.assertEqual(ranges(p["nvtx_ranges"])["done"]["calls"], n)
+        self.assertEqual(ranges(p["nvtx_ranges"])["open_at_end"]["unbalanced"], 1)
+        self.assertEqual(exit_of(p), exit_)
+
+    def test_each_way_to_end_as_the_launched_process(self):
+        for mode in self.CASES:
+            with self.subTest(mode=mode):
+                self.tearDown()
+                self.setUp()
+                self.check(mode, as_child=False)
+
+    def test_each_way_to_end_as_a_child(self):
+        for mode in self.CASES:
+            with self.subTest(mode=mode):
+                self.tearDown()
+                self.setUp()
+                self.check(mode, as_child=True)
+
+
 class HostileProgramTest(TraceTest):
     """Programs that are hard on a preloaded profiler (tests/programs/hostile.cc)."""
 

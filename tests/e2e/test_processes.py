@@ -1,9 +1,10 @@
 """Process handling: exit statuses, fork under load, the program's output left alone."""
 
 import os
+import subprocess
 import unittest
 
-from common import TraceTest, by_pid, program, ranges, exit_of
+from common import TRAINPROF, TraceTest, by_pid, program, ranges, exit_of
 
 
 class ProcessTest(TraceTest):
@@ -118,6 +119,15 @@ class HostileProgramTest(TraceTest):
         # A handler that interrupted the library mid-record drops its 3 records, counted as dropped.
         self.assertEqual(in_handler + p["dropped_records"] // 3, handler_runs)
         self.assertEqual(p["unbalanced_ranges"], 0)
+
+    def test_library_loaded_late_with_dlopen_records(self):
+        lib = os.path.join(os.path.dirname(TRAINPROF), "..", "inject", "libtrainprof_inject.so")
+        proc = subprocess.run([program("late_dlopen"), os.path.abspath(lib), self.out, "1000"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("1000 ranges", proc.stdout)
+        rep = self.report(extra=["--strict"])
+        self.assertEqual(ranges(rep["processes"][0]["nvtx_ranges"])["late"]["calls"], 1000)
 
     def test_short_lived_threads_do_not_fill_the_disk(self):
         self.profile([program("hostile"), "threads", "1000"], follow=False)

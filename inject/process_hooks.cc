@@ -107,6 +107,29 @@ int WithChildEnv(char* const* envp, bool same_process, Call call) {
   return call(RewriteEnv(envp, cfg, keep, out, scratch));
 }
 
+// An exec that replaces this process: noted before, the child environment applied, and the
+// header's end reset (errno kept) if it returns, i.e. failed.
+template <typename Call>
+int ExecReplacing(const char* what, char* const* envp, Call call) {
+  EnsureInit();
+  BeforeExec(what);
+  int rc = WithChildEnv(envp, true, call);
+  int e = errno;
+  AfterFailedExec();
+  errno = e;
+  return rc;
+}
+
+// After a wait-family call that filled `local`: note the child's end, then give the status to
+// the caller (only when a child was reaped, as the real call would).
+pid_t Reaped(pid_t rc, int local, int* status) {
+  if (rc > 0) {
+    NoteChildExit(rc, local);
+    if (status != nullptr) *status = local;
+  }
+  return rc;
+}
+
 // Collects execl-style variadic arguments into an array on the caller's stack.
 #define TRAINPROF_COLLECT_ARGS(arg0, argv, last_ap)                   \
   size_t argc_ = 1;                                                     \
@@ -158,23 +181,11 @@ __attribute__((visibility("default"))) pid_t fork() {
 }
 
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[], char* const envp[]) {
-  EnsureInit();
-  BeforeExec(path);
-  int rc = WithChildEnv(envp, true, [&](char* const* env) { return g_real.execve(path, argv, env); });
-  int e = errno;
-  AfterFailedExec();
-  errno = e;
-  return rc;
+  return ExecReplacing(path, envp, [&](char* const* env) { return g_real.execve(path, argv, env); });
 }
 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[], char* const envp[]) {
-  EnsureInit();
-  BeforeExec(file);
-  int rc = WithChildEnv(envp, true, [&](char* const* env) { return g_real.execvpe(file, argv, env); });
-  int e = errno;
-  AfterFailedExec();
-  errno = e;
-  return rc;
+  return ExecReplacing(file, envp, [&](char* const* env) { return g_real.execvpe(file, argv, env); });
 }
 
 __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
@@ -186,13 +197,7 @@ __attribute__((visibility("default"))) int execvp(const char* file, char* const 
 }
 
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
-  EnsureInit();
-  BeforeExec("(fexecve)");
-  int rc = WithChildEnv(envp, true, [&](char* const* env) { return g_real.fexecve(fd, argv, env); });
-  int e = errno;
-  AfterFailedExec();
-  errno = e;
-  return rc;
+  return ExecReplacing("(fexecve)", envp, [&](char* const* env) { return g_real.fexecve(fd, argv, env); });
 }
 
 __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
@@ -261,22 +266,14 @@ __attribute__((visibility("default"))) pid_t waitpid(pid_t pid, int* status, int
   EnsureInit();
   int local = 0;
   pid_t rc = g_real.waitpid(pid, &local, options);
-  if (rc > 0) {
-    NoteChildExit(rc, local);
-    if (status != nullptr) *status = local;
-  }
-  return rc;
+  return Reaped(rc, local, status);
 }
 
 __attribute__((visibility("default"))) pid_t wait4(pid_t pid, int* status, int options, struct rusage* usage) {
   EnsureInit();
   int local = 0;
   pid_t rc = g_real.wait4(pid, &local, options, usage);
-  if (rc > 0) {
-    NoteChildExit(rc, local);
-    if (status != nullptr) *status = local;
-  }
-  return rc;
+  return Reaped(rc, local, status);
 }
 
 __attribute__((visibility("default"))) pid_t wait(int* status) { return waitpid(-1, status, 0); }
@@ -286,11 +283,7 @@ __attribute__((visibility("default"))) pid_t wait3(int* status, int options, str
   EnsureInit();
   int local = 0;
   pid_t rc = g_real.wait3(&local, options, usage);
-  if (rc > 0) {
-    NoteChildExit(rc, local);
-    if (status != nullptr) *status = local;
-  }
-  return rc;
+  return Reaped(rc, local, status);
 }
 
 __attribute__((visibility("default"))) int waitid(idtype_t idtype, id_t id, siginfo_t* info, int options) {

@@ -24,6 +24,68 @@ IntervalSet UnionOf(const PhaseThread& t, std::initializer_list<Phase> phases) {
   return Union(std::move(v));
 }
 
+template <typename It>
+IntervalSet UnionOf(const PhaseThread& t, It first, It last) {
+  std::vector<Interval> v;
+  for (It p = first; p != last; ++p) v.insert(v.end(), t.by_phase[Slot(*p)].begin(), t.by_phase[Slot(*p)].end());
+  return Union(std::move(v));
+}
+
+// The step part a compute phase's own time goes to (docs/analysis.md, "Step breakdown").
+Part PartOf(Phase p) {
+  switch (p) {
+    case Phase::kBackward: return Part::kBackward;
+    case Phase::kOptimizerStep:
+    case Phase::kZeroGrad: return Part::kOptimizer;
+    case Phase::kCollective: return Part::kCollective;
+    default: return Part::kForward;  // kForward, kTrainingStep, kValidationStep
+  }
+}
+
+using SelfTime = std::array<IntervalSet, kPartCount>;
+
+// Each instant covered by compute phases goes to the innermost one (its self time), except that
+// everything inside a backward range is backward. Ranges of one thread nest (push/pop); one that
+// overhangs its parent (not possible from push/pop) is cut at the parent's end.
+SelfTime InnermostSelfTime(const PhaseThread& t) {
+  std::vector<const PhaseRange*> ranges;
+  for (const PhaseRange& r : t.ranges) {
+    if (IsCompute(r.phase) && r.end_ns > r.begin_ns) ranges.push_back(&r);
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const PhaseRange* a, const PhaseRange* b) {
+    return std::tie(a->begin_ns, b->end_ns) < std::tie(b->begin_ns, a->end_ns);
+  });
+  std::array<std::vector<Interval>, kPartCount> pieces;
+  struct Open {
+    uint64_t end;
+    Part part;
+  };
+  std::vector<Open> stack;
+  uint64_t cursor = 0;
+  auto emit = [&](uint64_t until) {  // [cursor, until) belongs to the innermost open range
+    if (!stack.empty() && until > cursor) pieces[static_cast<size_t>(stack.back().part)].push_back({cursor, until});
+    cursor = std::max(cursor, until);
+  };
+  auto close_until = [&](uint64_t time) {
+    while (!stack.empty() && stack.back().end <= time) {
+      emit(stack.back().end);
+      stack.pop_back();
+    }
+  };
+  for (const PhaseRange* r : ranges) {
+    close_until(r->begin_ns);
+    emit(r->begin_ns);
+    cursor = std::max(cursor, r->begin_ns);
+    if (!stack.empty() && stack.back().part == Part::kBackward) continue;  // inside backward: backward
+    const uint64_t end = stack.empty() ? r->end_ns : std::min(r->end_ns, stack.back().end);
+    if (end > cursor) stack.push_back({end, PartOf(r->phase)});
+  }
+  close_until(UINT64_MAX);
+  SelfTime out;
+  for (size_t i = 0; i < kPartCount; ++i) out[i] = Union(std::move(pieces[i]));
+  return out;
+}
+
 void SplitThread(const PhaseThread& t, StepSplit* out) {
   // Outermost data waits, by begin (an enclosing range first when two begin together).
   std::vector<Interval> waits;
@@ -52,13 +114,13 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
   }
   for (bool e : epoch_end) out->epoch_ends += e;
 
-  const IntervalSet backward = t.by_phase[Slot(Phase::kBackward)];
-  const IntervalSet optimizer = UnionOf(t, {Phase::kOptimizerStep, Phase::kZeroGrad});
-  const IntervalSet collective = t.by_phase[Slot(Phase::kCollective)];
+  const SelfTime self = InnermostSelfTime(t);
+  const IntervalSet& backward = t.by_phase[Slot(Phase::kBackward)];
+  const IntervalSet& collective = t.by_phase[Slot(Phase::kCollective)];
   const IntervalSet forward = UnionOf(t, {Phase::kForward, Phase::kTrainingStep, Phase::kValidationStep});
   const IntervalSet training =
       UnionOf(t, {Phase::kBackward, Phase::kOptimizerStep, Phase::kZeroGrad, Phase::kTrainingStep});
-  const IntervalSet compute = Union(Union(backward, optimizer), Union(collective, forward));
+  const IntervalSet compute = UnionOf(t, std::begin(kComputePhases), std::end(kComputePhases));
 
   std::vector<Step> steps;
   std::vector<bool> before_epoch_end;  // per step: an epoch-end wait ends it
@@ -105,12 +167,9 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
     s.waits = Clip(Union(std::move(group)), b, e);
     IntervalSet covered = s.waits;
     s.parts[static_cast<size_t>(Part::kDataWait)] = Length(covered);
-    const std::pair<Part, const IntervalSet*> order[] = {{Part::kBackward, &backward},
-                                                         {Part::kOptimizer, &optimizer},
-                                                         {Part::kCollective, &collective},
-                                                         {Part::kForward, &forward}};
-    for (const auto& [part, set] : order) {
-      IntervalSet fresh = Subtract(Clip(*set, b, e), covered);
+    for (Part part : {Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective}) {
+      // Self-time sets are disjoint: only the data waits can cover them.
+      IntervalSet fresh = Subtract(Clip(self[static_cast<size_t>(part)], b, e), s.waits);
       s.parts[static_cast<size_t>(part)] = Length(fresh);
       covered = Union(covered, fresh);
     }

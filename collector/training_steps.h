@@ -8,11 +8,11 @@
 //   thread: |wait|fwd|bwd|opt|   |wait|fwd|bwd|opt|   |wait| + kDataEnd mark   (validation)   |wait|...
 //           ^ step 0             ^ step 1             ^ epoch end: ends step 1, starts none ^ step 2
 //
-// A step's time is split into parts that never overlap: each instant goes to the most specific
-// phase covering it, in the order data wait > backward > optimizer > collective > forward; the
-// rest is "other". So a collective inside backward is backward (DDP overlaps its all-reduce with
-// backward), and Lightning's training_step (counted as forward) keeps only what is not backward or
-// optimizer inside it.
+// A step's time is split into parts that never overlap: each instant goes to the innermost
+// compute phase covering it (self time), except that data wait wins over everything and that all
+// of a backward range is backward; the rest is "other". So Lightning's training_step (forward)
+// keeps only what is not backward or optimizer inside it, and a closure run inside
+// Optimizer.step is forward and backward, not optimizer.
 #pragma once
 
 #include <array>

@@ -232,6 +232,42 @@ TEST(TrainingSteps, MoreSpecificPhasesWinInsideTrainingStep) {
   EXPECT_EQ(st.part(Part::kOther), 2 * kMs);
 }
 
+// Lightning's automatic optimisation: the optimizer step runs the closure (training_step, then
+// backward) inside Optimizer.step, inside LightningModule.optimizer_step. The innermost phase
+// wins, so the closure's forward and backward are not optimizer time.
+TEST(TrainingSteps, InnermostPhaseWinsInsideAnOptimizerStepClosure) {
+  TraceBuilder b(307);
+  PhaseThread m(b, 307);
+  const uint64_t t = b.start_ns() + kMs;
+  for (uint64_t s : {t, t + 30 * kMs}) {
+    m.Range(s, s + 3 * kMs, Phase::kDataWait);
+    m.Push(s + 4 * kMs, Phase::kOptimizerStep, "[LightningModule]Net.optimizer_step");
+    m.Push(s + 5 * kMs, Phase::kOptimizerStep, "Optimizer.step#SGD.step");
+    m.Push(s + 6 * kMs, Phase::kTrainingStep, "[Strategy]SingleDeviceStrategy.training_step");
+    m.Range(s + 7 * kMs, s + 12 * kMs, Phase::kForward);
+    m.Pop(s + 13 * kMs);
+    m.Push(s + 14 * kMs, Phase::kBackward, "[Strategy]SingleDeviceStrategy.backward");
+    m.Push(s + 15 * kMs, Phase::kBackward, "Tensor.backward");
+    m.Range(s + 16 * kMs, s + 17 * kMs, Phase::kCollective);  // a gradient hook's collective
+    m.Range(s + 18 * kMs, s + 19 * kMs, Phase::kForward);     // a checkpointed forward recomputed
+    m.Pop(s + 20 * kMs);
+    m.Pop(s + 21 * kMs);
+    m.Pop(s + 24 * kMs);
+    m.Pop(s + 25 * kMs);
+    m.Range(s + 26 * kMs, s + 27 * kMs, Phase::kZeroGrad, "[LightningModule]Net.optimizer_zero_grad");
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 2u);
+  const Step& st = s.split.steps[0];
+  EXPECT_FALSE(st.eval);
+  EXPECT_EQ(st.part(Part::kDataWait), 3 * kMs);
+  EXPECT_EQ(st.part(Part::kForward), 7 * kMs);     // training_step [6, 13)
+  EXPECT_EQ(st.part(Part::kBackward), 7 * kMs);    // [14, 21), its collective and recompute included
+  EXPECT_EQ(st.part(Part::kCollective), 0u);
+  EXPECT_EQ(st.part(Part::kOptimizer), 8 * kMs);   // [4, 6) + [13, 14) + [21, 25) + zero_grad 1
+  EXPECT_EQ(st.part(Part::kOther), 5 * kMs);       // [3, 4) + [25, 26) + [27, 30)
+}
+
 // Random nesting, categories and gaps: never a crash, and the parts always add up to the step.
 TEST(TrainingSteps, RandomPhasesKeepTheInvariants) {
   std::mt19937_64 rng(12345);

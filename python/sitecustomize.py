@@ -10,15 +10,34 @@ import sys
 
 
 def _trainprof_install_import_hook():
-    """Instruments torch right after `import torch` finished (_trainprof/torch_phases.py)."""
+    """Instruments torch right after `import torch` finished (_trainprof/torch_phases.py), and
+    Lightning's profiler base class right after its module was imported (lightning_phases.py)."""
     import importlib.abc
     import importlib.util
 
-    class _TorchHook(importlib.abc.MetaPathFinder):
+    def instrument(fullname, module):
+        from _trainprof import native
+
+        if native.get() is None:
+            return
+        if fullname == "torch":
+            from _trainprof import torch_phases
+
+            torch_phases.install(module)
+        else:
+            from _trainprof import lightning_phases
+
+            lightning_phases.install(module)
+
+    class _ImportHook(importlib.abc.MetaPathFinder):
         busy = False
+        # Lightning's profiler modules: _trainprof/lightning_phases.py MODULES (not imported here:
+        # a program without torch pays for nothing but this set).
+        pending = {"torch", "lightning.pytorch.profilers.profiler", "pytorch_lightning.profilers.profiler",
+                   "pytorch_lightning.profiler.profiler", "pytorch_lightning.profiler.base"}
 
         def find_spec(self, fullname, path=None, target=None):
-            if fullname != "torch" or self.busy:
+            if fullname not in self.pending or self.busy:
                 return None
             self.busy = True
             try:
@@ -29,26 +48,24 @@ def _trainprof_install_import_hook():
             exec_module = getattr(loader, "exec_module", None)
             if exec_module is None:
                 return None
+            self.pending.discard(fullname)
+            if not self.pending:
+                try:
+                    sys.meta_path.remove(self)
+                except ValueError:
+                    pass
 
             def exec_and_instrument(module):
                 exec_module(module)
                 try:
-                    sys.meta_path.remove(hook)
-                except ValueError:
-                    pass
-                try:
-                    from _trainprof import native, torch_phases
-
-                    if native.get() is not None:
-                        torch_phases.install(module)
+                    instrument(fullname, module)
                 except Exception:
                     pass
 
             loader.exec_module = exec_and_instrument
             return spec
 
-    hook = _TorchHook()
-    sys.meta_path.insert(0, hook)
+    sys.meta_path.insert(0, _ImportHook())
 
 
 def _trainprof_next_sitecustomize():

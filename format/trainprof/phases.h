@@ -26,8 +26,8 @@ enum class Phase : uint32_t {
   kOptimizerStep = 9,   ///< "Optimizer.step#<Class>.step" (torch.profiler's name)
   kZeroGrad = 10,       ///< "Optimizer.zero_grad#<Class>.zero_grad"
   kCollective = 11,     ///< a torch.distributed collective called from Python: "all_reduce", ...
-  kTrainingStep = 12,   ///< Lightning: "[LightningModule]<Class>.training_step" (SimpleProfiler's)
-  kValidationStep = 13, ///< Lightning: "[LightningModule]<Class>.validation_step"
+  kTrainingStep = 12,   ///< Lightning: "[Strategy]<Strategy>.training_step" (SimpleProfiler's name)
+  kValidationStep = 13, ///< Lightning: "[Strategy]<Strategy>.validation_step" (test/predict too)
   kPhaseCount
 };
 

@@ -43,7 +43,7 @@ class VerdictTest(TraceTest):
         self.assertIn("collate_fn", text)
 
     def test_heavy_model_is_compute_bound(self):
-        p, text = self.verdict("compute")
+        p, text = self.verdict("compute", steps=10)
         self.assertEqual(p["verdict"], "compute_bound")
         self.assertLess(p["parts"]["data_wait"]["percent"], 5)
         self.assertIn(p["largest_phase"], ("forward", "backward"))

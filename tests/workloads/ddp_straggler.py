@@ -1,8 +1,10 @@
-"""Two DDP ranks (gloo, CPU) started with torch.multiprocessing.spawn; rank 1 does ~60 ms of
-extra compute before each step's backward (where DDP all-reduces gradients), so rank 0 waits
-for it: rank 1 is the straggler.
+"""Two DDP ranks (gloo, CPU); rank 1 does ~60 ms of extra compute before each step's backward
+(where DDP all-reduces gradients), so rank 0 waits for it: rank 1 is the straggler.
 
-    ddp_straggler.py [--steps N] [--slow-rank R]
+    ddp_straggler.py [--steps N] [--slow-rank R] [--port P]       starts 2 ranks itself with
+                                                                  torch.multiprocessing.spawn
+    torchrun --nproc-per-node 2 ddp_straggler.py [--steps N] ...  one rank per process, from
+                                                                  torchrun's RANK/WORLD_SIZE/MASTER_*
 """
 
 import argparse
@@ -25,11 +27,14 @@ def busy(seconds):
 
 
 def run(rank, world, steps, slow_rank, port):
-    os.environ["RANK"] = str(rank)
-    os.environ["LOCAL_RANK"] = str(rank)
-    os.environ["WORLD_SIZE"] = str(world)
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world)
+    if port is None:  # torchrun: everything comes from the environment it set
+        dist.init_process_group("gloo")
+    else:
+        os.environ["RANK"] = str(rank)
+        os.environ["LOCAL_RANK"] = str(rank)
+        os.environ["WORLD_SIZE"] = str(world)
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world)
     model = DDP(torch.nn.Linear(32, 4))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     data = TensorDataset(torch.randn(steps * 8, 32), torch.randint(0, 4, (steps * 8,)))
@@ -50,6 +55,10 @@ def main():
     parser.add_argument("--slow-rank", type=int, default=1)
     parser.add_argument("--port", type=int, default=29533)
     args = parser.parse_args()
+    if "TORCHELASTIC_RUN_ID" in os.environ:  # started by torchrun
+        run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args.steps, args.slow_rank, None)
+        print("rank", os.environ["RANK"], "done")
+        return
     mp.spawn(run, args=(2, args.steps, args.slow_rank, args.port), nprocs=2, join=True)
     print("done")
 

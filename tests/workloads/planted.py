@@ -5,7 +5,8 @@
 CASE:
   getitem      input-bound: __getitem__ sleeps 4 ms per item (8 items per batch), tiny model
   collate      input-bound: collate_fn sleeps 40 ms per batch, fast items
-  compute      compute-bound: fast data, a model whose forward+backward take ~60 ms
+  compute      compute-bound: fast data, a model whose forward+backward take ~300 ms (the batch is
+               repeated as often as this machine and PyTorch version need for that)
   worker_init  worker start-up: worker_init_fn sleeps 400 ms, then fast data and a medium model
 The numbers are planted so the verdict is unambiguous on a loaded 2-core machine.
 """
@@ -45,6 +46,20 @@ def heavy_model():
     return torch.nn.Sequential(*[torch.nn.Linear(256, 256) for _ in range(4)], torch.nn.Linear(256, 4))
 
 
+def calibrate(model, project, target_s=0.300):
+    """How many copies of a batch of 8 make one forward+backward take about target_s here
+    (PyTorch 2.x on the CPU is several times faster than 1.13 on the same model)."""
+    reps = 4
+    while True:
+        x = torch.zeros(8 * reps, 64)
+        start = time.perf_counter()
+        model(project(x)).sum().backward()
+        took = time.perf_counter() - start
+        if took >= target_s / 4 or reps >= 4096:
+            return max(1, min(4096, round(reps * target_s / max(took, 1e-6))))
+        reps *= 2
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=["getitem", "collate", "compute", "worker_init"])
@@ -66,14 +81,17 @@ def main():
     else:
         model = torch.nn.Linear(64, 4)
         project = None
+    reps = calibrate(model, project) if project is not None else 1
+    if project is not None:
+        print("batch repeated", reps, "times")
     params = list(model.parameters()) + (list(project.parameters()) if project else [])
     opt = torch.optim.SGD(params, lr=0.01)
     steps = 0
     for x, y in loader:
         opt.zero_grad()
         if project is not None:
-            x = project(x.repeat(24, 1))
-            y = y.repeat(24)
+            x = project(x.repeat(reps, 1))
+            y = y.repeat(reps)
             out = model(x)
         else:
             out = model(x)

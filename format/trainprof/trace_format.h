@@ -18,6 +18,11 @@
 // ("z"), in the order listed by RecordTag. Timed records carry "dt": nanoseconds since the previous
 // timed record of the same chunk (the first one: since ChunkHeader::base_ns). Times are
 // CLOCK_MONOTONIC nanoseconds (see FileHeader for the CLOCK_REALTIME pair).
+//
+// GPU activity records (CUPTI) are not in the dt chain: CUPTI hands them over in buffers, later
+// and not in time order. They carry their own start and end ("zs", "ze"): zigzag nanoseconds
+// relative to ChunkHeader::base_ns of the chunk they are in, written exactly as CUPTI reported
+// them (a zero or reversed timestamp stays visible to the reader, which counts and skips it).
 #pragma once
 
 #include <atomic>
@@ -28,9 +33,9 @@
 namespace trainprof::format {
 
 inline constexpr char kFileMagic[8] = {'T', 'R', 'P', 'R', 'O', 'F', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  ///< 2: CUDA records (tags 48..63)
 /// Oldest format version the reader accepts (the reader owns compatibility).
-inline constexpr uint32_t kMinReadableVersion = 1;
+inline constexpr uint32_t kMinReadableVersion = 1;  // v1 files have no CUDA records
 inline constexpr uint32_t kHeaderRegionSize = 16 * 1024;  // bytes; page aligned
 inline constexpr uint32_t kDefaultChunkSize = 64 * 1024;  // bytes; page aligned
 inline constexpr uint32_t kChunkMagic = 0x4B435054;       // "TPCK"
@@ -133,6 +138,69 @@ enum class RecordTag : uint8_t {
   kExec = 34,        ///< dt, path             (just before execve(); kept if it fails)
   kChildExit = 35,   ///< dt, pid, kind, z code (a waitpid() of this process reaped pid)
   kMisuse = 36,      ///< dt, what (MisuseKind), detail   (NVTX used wrongly)
+  // CUDA API calls (CUPTI callback API), on the calling thread. A runtime call and the driver
+  // calls it makes inside are one call: driver calls are recorded only outside runtime calls.
+  // Enter without exit: the call never returned (the process ended inside it).
+  kCudaApiEnter = 48,///< dt, api (CudaApi), cbid, name (string id of CUPTI's function name), correlation
+  kCudaApiExit = 49, ///< dt, correlation, status (cudaError_t / CUresult of the call)
+  // GPU activity (CUPTI activity API), written by the thread that drains CUPTI's buffers.
+  // device/context/stream/correlation are CUPTI's ids; name is a string id.
+  kGpuKernel = 50,   ///< zs, ze, device, context, stream, correlation, name (mangled), grid x, y, z,
+                     ///< block x, y, z, registers per thread, static shared bytes, dynamic shared
+                     ///< bytes, graph id (0 = none), launch (KernelLaunch)
+  kGpuMemcpy = 51,   ///< zs, ze, device, context, stream, correlation, copy kind (MemcpyKind), src
+                     ///< memory (MemoryKind), dst memory, bytes, src device, dst device, flags
+                     ///< (bit 0: async), graph id
+  kGpuMemset = 52,   ///< zs, ze, device, context, stream, correlation, bytes, value, memory
+                     ///< (MemoryKind), flags (bit 0: async), graph id
+  kGpuSync = 53,     ///< zs, ze, context, stream + 1 (0 = none), type (SyncType), correlation
+  kGpuOverhead = 54, ///< zs, ze, kind (CUPTI's CUpti_ActivityOverheadKind), object kind, object id
+  kGpuDevice = 55,   ///< device, name, cc major, cc minor, SM count, global memory bytes (untimed)
+  kGpuContext = 56,  ///< context, device (untimed)
+  kGpuDropped = 57,  ///< dt, count      (records CUPTI dropped: buffers full or lost)
+  kGpuStatus = 58,   ///< dt, state (GpuState), cupti result, cupti api version, cuda driver version,
+                     ///< message (string id, 0 = none)
+  kCapture = 59,     ///< dt, on (1 recording, 0 paused), reason (CaptureReason)
+};
+
+/// Which CUDA API a call belongs to (kCudaApiEnter).
+enum class CudaApi : uint32_t { kRuntime = 1, kDriver = 2 };
+
+/// Copy direction, numbered as CUPTI's CUpti_ActivityMemcpyKind (cupti_activity.h).
+enum class MemcpyKind : uint32_t {
+  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5, kAtoD = 6, kDtoA = 7,
+  kDtoD = 8, kHtoH = 9, kPtoP = 10,
+};
+
+/// Memory a copy reads or writes, numbered as CUPTI's CUpti_ActivityMemoryKind.
+enum class MemoryKind : uint32_t {
+  kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4, kManaged = 5,
+  kDeviceStatic = 6, kManagedStatic = 7,
+};
+
+/// Synchronisation, numbered as CUPTI's CUpti_ActivitySynchronizationType.
+enum class SyncType : uint32_t {
+  kUnknown = 0, kEventSynchronize = 1, kStreamWaitEvent = 2, kStreamSynchronize = 3,
+  kContextSynchronize = 4,
+};
+
+/// How a kernel was launched (kGpuKernel).
+enum class KernelLaunch : uint32_t { kRegular = 0, kCooperative = 1, kCooperativeMultiDevice = 2, kGraph = 3 };
+
+/// State of GPU tracing in a process (kGpuStatus).
+enum class GpuState : uint32_t {
+  kOn = 1,           ///< CUPTI subscribed, activity enabled
+  kUnavailable = 2,  ///< CUPTI could not be used (message says why); everything else records
+  kFlushed = 3,      ///< buffers flushed at the end of the process
+};
+
+/// Why recording was switched on or off (kCapture).
+enum class CaptureReason : uint32_t {
+  kStart = 0,            ///< recording state at start (with --capture-range: off)
+  kCudaProfilerApi = 1,  ///< cudaProfilerStart / cudaProfilerStop
+  kNvtxRange = 2,        ///< the NVTX range named by --capture-range=nvtx:NAME began / ended
+  kDelay = 3,            ///< --delay elapsed
+  kDuration = 4,         ///< --duration elapsed
 };
 
 /// NVTX misuse counted by the writer (the reader derives unbalanced ranges by itself).

@@ -74,10 +74,10 @@ TEST(TraceDamage, UnsupportedVersion) {
   ReadResult r = ReadBytes(b.Build(), &pool);
   EXPECT_FALSE(r.image);
   ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "unsupported format version 2 (this trainprof reads version 1)");
+  EXPECT_EQ(r.status.errors[0], "unsupported format version 3 (this trainprof reads versions 1 to 2)");
   b.Version(0);
   EXPECT_EQ(ReadBytes(b.Build(), &pool).status.errors[0],
-            "unsupported format version 0 (this trainprof reads version 1)");
+            "unsupported format version 0 (this trainprof reads versions 1 to 2)");
 }
 
 TEST(TraceDamage, HeaderTruncatedAtSeveralOffsets) {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <string>
 
+#include "export_command.h"
 #include "report_command.h"
 #include "run_command.h"
 
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
   CLI::App* report = app.add_subcommand("report", "Print statistics and the bottleneck of recorded traces");
   AddReportOptions(report, &report_args);
 
+  ExportArgs export_args;
+  CLI::App* exporter = app.add_subcommand("export", "Write recorded traces for another tool (Perfetto, chrome://tracing)");
+  AddExportOptions(exporter, &export_args);
+
   if (argc <= 1) {
     std::cerr << app.help();
     return kUsageError;
@@ -57,5 +62,6 @@ int main(int argc, char** argv) {
 
   if (run->parsed()) return RunRun(run_args);
   if (report->parsed()) return RunReport(report_args);
+  if (exporter->parsed()) return RunExport(export_args);
   return kUsageError;  // unreachable with require_subcommand(1)
 }

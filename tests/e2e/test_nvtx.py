@@ -1,9 +1,40 @@
 """The planted NVTX workload (tests/programs/nvtx_workload.cc) under `trainprof run`."""
 
+import gzip
+import json
 import os
 import unittest
 
 from common import TraceTest, by_pid, program, ranges, exit_of
+
+
+class ExportTest(TraceTest):
+    def test_chrome_export_has_every_planted_range(self):
+        self.profile([program("nvtx_workload"), program("nvtx_child")], follow=True)
+        out = os.path.join(self.out, "trace.json.gz")
+        proc = self.run_trainprof(["export", "--format", "chrome", "-o", out, self.out])
+        self.assertIn("written to " + out, proc.stderr)
+        with gzip.open(out, "rt") as f:
+            doc = json.load(f)
+        events = doc["traceEvents"]
+        complete = [e for e in events if e["ph"] == "X"]
+        by_name = {}
+        for e in complete:
+            by_name.setdefault(e["name"], []).append(e)
+        self.assertEqual(len(by_name["step"]), 20)
+        self.assertEqual(len(by_name["inner"]), 20)
+        self.assertEqual(len(by_name["io"]), 5)
+        self.assertEqual({e["cat"] for e in by_name["io"]}, {"trainprof_test"})
+        self.assertEqual(len([e for e in events if e["ph"] == "b" and e["name"] == "async_copy"]), 4)
+        self.assertEqual(len([e for e in events if e["ph"] == "e"]), 4)
+        # Three processes, each named; each inner range lies inside a step of the same thread.
+        self.assertEqual(len({e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}), 3)
+        for inner in by_name["inner"]:
+            self.assertTrue(any(s["tid"] == inner["tid"] and s["ts"] <= inner["ts"] and
+                                inner["ts"] + inner["dur"] <= s["ts"] + s["dur"] for s in by_name["step"]))
+        # stdout export equals the file export
+        plain = self.run_trainprof(["export", "-o", "-", self.out]).stdout
+        self.assertEqual(json.loads(plain)["traceEvents"], events)
 
 
 class NvtxWorkloadTest(TraceTest):

@@ -1,0 +1,277 @@
+#include "collector/export_chrome.h"
+
+#include <charconv>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace trainprof::collector {
+namespace {
+
+// A JSON string literal (quoted, escaped; invalid UTF-8 replaced by U+FFFD).
+std::string Quote(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+class Writer {
+ public:
+  Writer(const Trace& trace, OutputSink* out) : trace_(trace), out_(out), quoted_(trace.strings.size()) {}
+
+  // The quoted, escaped form of an interned string, computed once per id.
+  const std::string& Name(StringId id) {
+    if (id >= quoted_.size()) quoted_.resize(id + 1);
+    std::string& q = quoted_[id];
+    if (q.empty()) q = Quote(id == 0 ? std::string_view("<unnamed>") : trace_.strings.Get(id));
+    return q;
+  }
+
+  void Num(uint64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    line_.append(buf, r.ptr);
+  }
+  void SignedNum(int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    line_.append(buf, r.ptr);
+  }
+  // Microseconds with three decimals from nanoseconds: 1234567 -> 1234.567
+  void Micros(uint64_t ns) {
+    Num(ns / 1000);
+    char frac[4] = {'.', static_cast<char>('0' + ns % 1000 / 100), static_cast<char>('0' + ns % 100 / 10),
+                    static_cast<char>('0' + ns % 10)};
+    line_.append(frac, 4);
+  }
+
+  // Starts an event object: {"ph":"X","pid":P,"tid":T,"ts":...
+  void Begin(char ph, int64_t pid, int64_t tid) {
+    line_ += first_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"";
+    first_ = false;
+    line_ += ph;
+    line_ += "\",\"pid\":";
+    SignedNum(pid);
+    line_ += ",\"tid\":";
+    SignedNum(tid);
+  }
+  void Key(const char* key) {
+    line_ += ",\"";
+    line_ += key;
+    line_ += "\":";
+  }
+  void Raw(std::string_view s) { line_ += s; }
+  void End() {
+    line_ += '}';
+    ++events_;
+    if (line_.size() >= 64 * 1024) Flush();
+  }
+  void Flush() {
+    out_->Write(line_);
+    line_.clear();
+  }
+  uint64_t events() const { return events_; }
+
+ private:
+  const Trace& trace_;
+  OutputSink* out_;
+  std::vector<std::string> quoted_;
+  std::string line_;
+  bool first_ = true;
+  uint64_t events_ = 0;
+};
+
+std::string ProcessLabel(const Process& p) {
+  std::string label;
+  if (p.rank) {
+    label = "rank " + std::to_string(*p.rank);
+  } else if (!p.role.empty()) {
+    label = p.role;
+  }
+  std::string cmd;
+  for (const std::string& a : p.first().argv) {
+    if (!cmd.empty()) cmd += ' ';
+    cmd += a;
+    if (cmd.size() > 120) {
+      cmd += "...";
+      break;
+    }
+  }
+  if (cmd.empty()) cmd = p.first().executable;
+  if (!label.empty() && label != "main") cmd = label + ": " + cmd;
+  return cmd;
+}
+
+}  // namespace
+
+ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
+  ChromeExportStats stats;
+  Writer w(trace, out);
+
+  // One time axis: each host's monotonic clock mapped onto realtime by its earliest process.
+  std::map<std::string, std::pair<uint64_t, int64_t>> earliest;  // host -> (start_ns, realtime - monotonic)
+  for (const Process& p : trace.processes) {
+    const int64_t offset = static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_ns);
+    auto [it, fresh] = earliest.emplace(p.host, std::make_pair(p.start_ns, offset));
+    if (!fresh && p.start_ns < it->second.first) it->second = {p.start_ns, offset};
+  }
+  std::map<std::string, int64_t> host_offset;
+  for (const auto& [host, e] : earliest) host_offset[host] = e.second;
+  uint64_t zero = UINT64_MAX;
+  auto real = [&](const Process& p, uint64_t t) -> int64_t { return static_cast<int64_t>(t) + host_offset[p.host]; };
+  for (const Process& p : trace.processes) {
+    int64_t r = real(p, p.start_ns);
+    if (r >= 0 && static_cast<uint64_t>(r) < zero) zero = static_cast<uint64_t>(r);
+  }
+  if (zero == UINT64_MAX) zero = 0;
+  auto ts = [&](const Process& p, uint64_t t) -> uint64_t {
+    int64_t r = real(p, t) - static_cast<int64_t>(zero);
+    return r > 0 ? static_cast<uint64_t>(r) : 0;
+  };
+
+  // Unique pids: the same pid on two hosts gets a distinct number.
+  std::unordered_set<int64_t> used;
+  std::vector<int64_t> out_pid(trace.processes.size());
+  for (size_t i = 0; i < trace.processes.size(); ++i) {
+    int64_t pid = trace.processes[i].pid;
+    while (!used.insert(pid).second) pid += 10'000'000;
+    out_pid[i] = pid;
+  }
+
+  w.Raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"trainprof\",\"start_realtime_ns\":");
+  w.Num(zero);
+  w.Raw("},\"traceEvents\":[");
+
+  for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
+    const Process& p = trace.processes[pi];
+    const int64_t pid = out_pid[pi];
+    w.Begin('M', pid, 0);
+    w.Raw(",\"name\":\"process_name\",\"args\":{\"name\":");
+    w.Raw(Quote(ProcessLabel(p)));
+    w.Raw("}");
+    w.End();
+    w.Begin('M', pid, 0);
+    w.Raw(",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
+    w.Num(pi);
+    w.Raw("}");
+    w.End();
+    if (p.rank) {
+      w.Begin('M', pid, 0);
+      w.Raw(",\"name\":\"process_labels\",\"args\":{\"labels\":\"rank ");
+      w.SignedNum(*p.rank);
+      w.Raw("\"}");
+      w.End();
+    }
+
+    std::unordered_set<uint32_t> named_threads;
+    for (const TraceImage& img : p.images) {
+      for (const ThreadInfo& t : img.threads) {
+        if (t.name == 0 || !named_threads.insert(t.tid).second) continue;
+        w.Begin('M', pid, t.tid);
+        w.Raw(",\"name\":\"thread_name\",\"args\":{\"name\":");
+        w.Raw(w.Name(t.name));
+        w.Raw("}");
+        w.End();
+      }
+
+      // NVTX: push/pop matched per (thread, domain); start/end as async events.
+      std::unordered_map<uint64_t, std::vector<const NvtxEvent*>> open;
+      uint64_t pushes_open = 0;
+      for (const NvtxEvent& e : img.nvtx) {
+        const uint32_t tid = e.thread < img.threads.size() ? img.threads[e.thread].tid : 0;
+        const uint64_t key = (static_cast<uint64_t>(e.thread) << 32) | e.domain;
+        switch (e.kind()) {
+          case NvtxKind::kPush:
+            open[key].push_back(&e);
+            ++pushes_open;
+            break;
+          case NvtxKind::kPop: {
+            auto it = open.find(key);
+            if (it == open.end() || it->second.empty()) {
+              ++stats.unmatched;
+              break;
+            }
+            const NvtxEvent* b = it->second.back();
+            it->second.pop_back();
+            --pushes_open;
+            const uint64_t begin = ts(p, b->time_ns);
+            const uint64_t end = std::max(begin, ts(p, e.time_ns));
+            w.Begin('X', pid, tid);
+            w.Key("ts");
+            w.Micros(begin);
+            w.Key("dur");
+            w.Micros(end - begin);
+            w.Key("name");
+            w.Raw(w.Name(b->name));
+            w.Key("cat");
+            w.Raw(b->domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(b->domain)));
+            if (b->category != 0) {
+              w.Raw(",\"args\":{\"category\":");
+              w.Num(b->category);
+              w.Raw("}");
+            }
+            w.End();
+            break;
+          }
+          case NvtxKind::kMark:
+            w.Begin('i', pid, tid);
+            w.Key("ts");
+            w.Micros(ts(p, e.time_ns));
+            w.Key("name");
+            w.Raw(w.Name(e.name));
+            w.Key("cat");
+            w.Raw(e.domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(e.domain)));
+            w.Raw(",\"s\":\"t\"");
+            w.End();
+            break;
+          case NvtxKind::kStart:
+          case NvtxKind::kEnd:
+            w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid);
+            w.Key("ts");
+            w.Micros(ts(p, e.time_ns));
+            w.Raw(",\"cat\":\"nvtx\",\"id\":\"");
+            w.SignedNum(pid);
+            w.Raw(":");
+            w.Num(e.range_id);
+            w.Raw("\"");
+            if (e.kind() == NvtxKind::kStart) {
+              w.Key("name");
+              w.Raw(w.Name(e.name));
+            }
+            w.End();
+            break;
+        }
+      }
+      stats.unmatched += pushes_open;
+
+      for (const ProcessEvent& e : img.process_events) {
+        std::string name;
+        switch (e.kind) {
+          case ProcessEventKind::kFork: name = "fork: child " + std::to_string(e.value); break;
+          case ProcessEventKind::kExec: name = "exec " + std::string(trace.strings.Get(e.text)); break;
+          case ProcessEventKind::kProcessEnd:
+            name = static_cast<EndKind>(e.what) == EndKind::kSignal ? "killed by signal " + std::to_string(e.code)
+                                                                    : "exit " + std::to_string(e.code);
+            break;
+          case ProcessEventKind::kChildExit: name = "child " + std::to_string(e.value) + " reaped"; break;
+          case ProcessEventKind::kMisuse: continue;
+        }
+        const uint32_t tid = e.thread < img.threads.size() ? img.threads[e.thread].tid : 0;
+        w.Begin('i', pid, tid);
+        w.Key("ts");
+        w.Micros(ts(p, e.time_ns));
+        w.Key("name");
+        w.Raw(Quote(name));
+        w.Raw(",\"cat\":\"process\",\"s\":\"p\"");
+        w.End();
+      }
+    }
+  }
+  w.Raw("\n]}\n");
+  w.Flush();
+  stats.events = w.events();
+  return stats;
+}
+
+}  // namespace trainprof::collector

@@ -1,0 +1,94 @@
+#include "export_command.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "collector/export_chrome.h"
+#include "collector/output_sink.h"
+#include "collector/trace_reader.h"
+#include "collector/trace_set.h"
+
+namespace trainprof::launcher {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kOutputError = 1;
+constexpr int kInputError = 2;
+
+void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+void AddExportOptions(CLI::App* sub, ExportArgs* args) {
+  sub->add_option("PATH", args->paths,
+                  "Trace files (pid-*.trace) or directories of them (searched recursively for *.trace)")
+      ->required()
+      ->type_name("");
+  sub->add_option("--format", args->format,
+                  "chrome: Chrome Trace Event JSON, opened by ui.perfetto.dev and chrome://tracing")
+      ->check(CLI::IsMember({"chrome"}))
+      ->capture_default_str();
+  sub->add_option("-o,--output", args->output,
+                  "Output file (default trace.json, or trace.json.gz with --gzip); - for stdout; a name "
+                  "ending in .gz is gzip-compressed")
+      ->type_name("FILE");
+  sub->add_flag("--gzip", args->gzip, "Compress the output with gzip");
+  sub->footer("Exit status: 0 written (damaged files are warnings on stderr); 1 output not written;\n"
+              "2 no trace found, a PATH unreadable, or no usable trace. Reference: docs/cli.md.");
+}
+
+int RunExport(const ExportArgs& args) {
+  collector::TraceFileList list = collector::FindTraceFiles(args.paths);
+  for (const std::string& e : list.errors) Error(e);
+  if (!list.errors.empty()) return kInputError;
+  if (list.files.empty()) {
+    Error("no trace files (*.trace) found");
+    return kInputError;
+  }
+  collector::Trace trace = collector::LoadTrace(list.files);
+  size_t usable = 0;
+  for (const collector::FileStatus& f : trace.files) {
+    if (f.usable) ++usable;
+    if (f.damaged()) std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
+  }
+  if (usable == 0) {
+    Error("none of the " + std::to_string(trace.files.size()) + " trace files could be read");
+    return kInputError;
+  }
+
+  std::string output = args.output;
+  if (output.empty()) output = args.gzip ? "trace.json.gz" : "trace.json";
+  const bool gzip = args.gzip || EndsWith(output, ".gz");
+  const bool to_stdout = output == "-";
+  // Written under a temporary name and renamed, so a failed export never looks complete.
+  const std::string tmp = to_stdout ? output : output + ".tmp." + std::to_string(::getpid());
+  std::string error;
+  std::unique_ptr<collector::OutputSink> sink = collector::OpenOutput(tmp, gzip, &error);
+  if (!sink) {
+    Error("cannot write " + output + ": " + error);
+    return kOutputError;
+  }
+  collector::ChromeExportStats stats = collector::ExportChrome(trace, sink.get());
+  error = sink->Close();
+  if (error.empty() && !to_stdout && std::rename(tmp.c_str(), output.c_str()) != 0) error = std::strerror(errno);
+  if (!error.empty()) {
+    if (!to_stdout) std::remove(tmp.c_str());
+    Error("cannot write " + (to_stdout ? std::string("to stdout") : output) + ": " + error);
+    return kOutputError;
+  }
+  if (!to_stdout) {
+    std::cerr << "trainprof: " << stats.events << " events from " << usable << " trace file"
+              << (usable == 1 ? "" : "s") << " written to " << output << " (open it in ui.perfetto.dev)\n";
+  }
+  return kOk;
+}
+
+}  // namespace trainprof::launcher

@@ -1,0 +1,173 @@
+// The Chrome Trace Event export: every event parsed back with exact times, names and ids; gzip
+// output identical once decompressed; write errors reported.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "collector/export_chrome.h"
+#include "collector/output_sink.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::ScratchDir;
+using test::TraceBuilder;
+using test::TraceOf;
+namespace fmt = trainprof::format;
+using nlohmann::json;
+
+constexpr uint64_t kMs = 1'000'000;
+
+// Rank 0 (pid 10) on host "a" and a process with the same pid 10 on host "b", whose monotonic
+// clock is 500 s behind but whose realtime start is 2 ms after rank 0's.
+struct TwoHosts {
+  TraceBuilder a{10, 1, 1'000 * kMs};
+  TraceBuilder b{10, 1, 500 * kMs};
+  TwoHosts() {
+    a.Host("a").Env("RANK", "0").StartRealtime(1'700'000'000'000'000'000ull).HeaderEnd(fmt::EndKind::kExit, 0, 1'100 * kMs);
+    b.Host("b").StartRealtime(1'700'000'000'002'000'000ull).HeaderEnd(fmt::EndKind::kExit, 3, 600 * kMs);
+    int t = a.Thread(10);
+    a.ThreadName(t, 10, "main thread");
+    const uint64_t base = 1'000 * kMs;
+    a.Push(t, base + 1 * kMs, "step");
+    a.Push(t, base + 2 * kMs + 500, "inner");
+    a.Pop(t, base + 3 * kMs);
+    a.Mark(t, base + 4 * kMs, "checkpoint");
+    a.Pop(t, base + 5 * kMs + 1);
+    a.Pop(t, base + 6 * kMs);  // pop without push: not written, counted
+    a.Push(t, base + 7 * kMs, std::string("bad\xff name", 9));  // never closed: counted
+    int t2 = a.Thread(11);
+    a.Start(t, base + 8 * kMs, "async", 77);
+    a.EndRange(t2, base + 9 * kMs, 77);
+    a.Fork(t, base + 9 * kMs, 12);
+    int tb = b.Thread(20);
+    uint64_t d = b.Domain(tb, "trainprof");
+    b.Push(tb, 500 * kMs + 1 * kMs, "fetch", d, 3);
+    b.Pop(tb, 500 * kMs + 2 * kMs, d);
+  }
+};
+
+json Export(const Trace& trace, ChromeExportStats* stats, const std::string& path) {
+  std::string error;
+  auto sink = OpenOutput(path, false, &error);
+  EXPECT_TRUE(sink) << error;
+  *stats = ExportChrome(trace, sink.get());
+  EXPECT_EQ(sink->Close(), "");
+  return json::parse(test::ReadFile(path));
+}
+
+std::vector<json> Events(const json& doc, const std::string& ph) {
+  std::vector<json> out;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] == ph) out.push_back(e);
+  }
+  return out;
+}
+
+TEST(ExportChrome, EventsTimesAndIdsAreExact) {
+  TwoHosts run;
+  Trace trace = TraceOf({&run.a, &run.b});
+  ScratchDir dir;
+  ChromeExportStats stats;
+  json doc = Export(trace, &stats, dir / "t.json");
+
+  EXPECT_EQ(doc["displayTimeUnit"], "ns");
+  EXPECT_EQ(doc["otherData"]["start_realtime_ns"], 1'700'000'000'000'000'000ull);
+  EXPECT_EQ(stats.unmatched, 2u);  // the pop without push and the range never closed
+
+  std::vector<json> x = Events(doc, "X");
+  ASSERT_EQ(x.size(), 3u);
+  // Written at their pop: inner first. ts = µs since the earliest process start (host a at 1000 ms).
+  EXPECT_EQ(x[0]["name"], "inner");
+  EXPECT_DOUBLE_EQ(x[0]["ts"].get<double>(), 2000.5);
+  EXPECT_DOUBLE_EQ(x[0]["dur"].get<double>(), 999.5);
+  EXPECT_EQ(x[0]["pid"], 10);
+  EXPECT_EQ(x[0]["tid"], 10);
+  EXPECT_EQ(x[0]["cat"], "nvtx");
+  EXPECT_EQ(x[1]["name"], "step");
+  EXPECT_DOUBLE_EQ(x[1]["ts"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(x[1]["dur"].get<double>(), 4000.001);
+  // Host b: same pid, so renumbered; its clock mapped through its realtime start (+2 ms).
+  EXPECT_EQ(x[2]["name"], "fetch");
+  EXPECT_EQ(x[2]["pid"], 10 + 10'000'000);
+  EXPECT_EQ(x[2]["cat"], "trainprof");
+  EXPECT_EQ(x[2]["args"]["category"], 3);
+  EXPECT_DOUBLE_EQ(x[2]["ts"].get<double>(), 3000.0);  // 2 ms later start + 1 ms
+  EXPECT_DOUBLE_EQ(x[2]["dur"].get<double>(), 1000.0);
+
+  std::vector<json> b = Events(doc, "b"), e = Events(doc, "e");
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(b[0]["id"], e[0]["id"]);
+  EXPECT_EQ(b[0]["name"], "async");
+  EXPECT_EQ(e[0]["tid"], 11);  // ended on another thread
+  EXPECT_DOUBLE_EQ(e[0]["ts"].get<double>(), 9000.0);
+
+  std::vector<json> inst = Events(doc, "i");
+  bool mark = false, fork = false;
+  for (const json& i : inst) {
+    if (i["name"] == "checkpoint") {
+      mark = true;
+      EXPECT_EQ(i["s"], "t");
+      EXPECT_DOUBLE_EQ(i["ts"].get<double>(), 4000.0);
+    }
+    if (i["name"] == "fork: child 12") fork = i["s"] == "p";
+  }
+  EXPECT_TRUE(mark);
+  EXPECT_TRUE(fork);
+
+  std::map<std::string, std::string> process_names;
+  bool thread_named = false;
+  for (const json& m : Events(doc, "M")) {
+    if (m["name"] == "process_name") process_names[std::to_string(m["pid"].get<int64_t>())] = m["args"]["name"];
+    if (m["name"] == "thread_name" && m["tid"] == 10) thread_named = m["args"]["name"] == "main thread";
+  }
+  EXPECT_EQ(process_names["10"], "rank 0: /usr/bin/python3 train.py");
+  EXPECT_EQ(process_names["10000010"], "/usr/bin/python3 train.py");
+  EXPECT_TRUE(thread_named);
+}
+
+TEST(ExportChrome, GzipDecompressesToTheSameBytes) {
+  TwoHosts run;
+  Trace trace = TraceOf({&run.a, &run.b});
+  ScratchDir dir;
+  ChromeExportStats s1, s2;
+  Export(trace, &s1, dir / "plain.json");
+  std::string error;
+  auto gz = OpenOutput(dir / "t.json.gz", true, &error);
+  ASSERT_TRUE(gz) << error;
+  s2 = ExportChrome(trace, gz.get());
+  ASSERT_EQ(gz->Close(), "");
+  EXPECT_EQ(s1.events, s2.events);
+
+  gzFile in = gzopen((dir / "t.json.gz").c_str(), "rb");
+  ASSERT_NE(in, nullptr);
+  std::string unzipped;
+  char buf[4096];
+  int n;
+  while ((n = gzread(in, buf, sizeof buf)) > 0) unzipped.append(buf, static_cast<size_t>(n));
+  gzclose(in);
+  std::string plain = test::ReadFile(dir / "plain.json");
+  EXPECT_EQ(unzipped, plain);
+  EXPECT_LT(test::ReadFile(dir / "t.json.gz").size(), plain.size());
+}
+
+TEST(ExportChrome, WriteErrorsAreReported) {
+  TwoHosts run;
+  Trace trace = TraceOf({&run.a, &run.b});
+  for (bool gzip : {false, true}) {
+    std::string error;
+    auto sink = OpenOutput("/dev/full", gzip, &error);
+    ASSERT_TRUE(sink) << error;
+    ExportChrome(trace, sink.get());
+    EXPECT_EQ(sink->Close(), "No space left on device") << "gzip " << gzip;
+  }
+  std::string error;
+  EXPECT_FALSE(OpenOutput("/nonexistent-dir/x.json", false, &error));
+  EXPECT_EQ(error, "No such file or directory");
+}
+
+}  // namespace
+}  // namespace trainprof::collector

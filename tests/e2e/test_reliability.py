@@ -1,0 +1,197 @@
+"""Reliability: what the traces hold and what the report says when a process is killed, stopped
+the way torchrun and Slurm stop ranks, starts children in unusual ways, runs out of disk, finds
+things planted at its trace's name, or uses NVTX wrongly. Programs: tests/programs/{stress,spawn,
+plant,misuse,ends}.cc."""
+
+import itertools
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import unittest
+
+from common import (PROGRAMS, TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program, ranges,
+                    _limit_file_size)
+
+
+def read_counts(path):
+    """The counts tp_stress publishes (tests/programs/stress.cc, struct Counts)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    threads, sigterm_seen, term_marked = struct.unpack_from("<QQQ", data, 0)
+    slots = [struct.unpack_from("<QQ", data, 64 + 64 * i) for i in range(threads)]
+    return {"sigterm_seen": sigterm_seen, "term_marked": term_marked, "slots": slots}
+
+
+def alive(pid):
+    """Whether pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def nvtx_rows(entries):
+    """{(display name, style): row} of an nvtx_ranges list."""
+    return {(r["name"], r["style"]): r for r in entries}
+
+
+def trainprof_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("trainprof:")]
+
+
+class StressTest(TraceTest):
+    """tp_stress under `trainprof run`, stopped from outside while its threads record."""
+
+    def start_stress(self, threads, extra=()):
+        counts = os.path.join(self.out, "counts.bin")
+        # Own session: a "Slurm" stop signals the whole group (trainprof and the program), not us.
+        proc = subprocess.Popen([TRAINPROF, "run", "-o", self.out, "--", program("stress"), str(threads), counts]
+                                + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_limit_file_size, start_new_session=True)
+        self.addCleanup(self.stop_group, proc)
+        line = b""
+        deadline = time.monotonic() + 60
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(proc.stdout.fileno(), 1) if ready else b""
+            if not chunk:
+                self.fail("tp_stress did not get ready: %r" % line)
+            line += chunk
+        self.assertTrue(line.startswith(b"pid=") and line.endswith(b" ready\n"), line)
+        return proc, int(line[4:].split()[0]), counts
+
+    @staticmethod
+    def stop_group(proc):
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate(timeout=60)
+
+    def finish(self, proc):
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, err.decode()
+
+    def check_threads(self, process, counts, before=None):
+        """Per thread: the trace holds every NVTX call that had returned (the count the thread
+        published), and at most one more (a call whose record was committed, killed before it
+        returned). Returns (written, read) summed over the threads."""
+        threads = {t["tid"]: t for t in process["threads"]}
+        rows = ranges(process["nvtx_ranges"])
+        written = read = 0
+        for i, (tid, calls) in enumerate(counts["slots"]):
+            row = rows["range_%d" % i]
+            in_trace = 2 * row["calls"] + row["unbalanced"]  # completed pairs, and an open push
+            self.assertLessEqual(row["unbalanced"], 1)
+            # Its records: STRING "w<i>" (its name), THREAD_NAME, STRING "range_<i>", then the calls.
+            self.assertEqual(threads[tid]["events"], in_trace + 3, "thread %d" % i)
+            self.assertGreaterEqual(in_trace, calls, "thread %d lost records" % i)
+            self.assertLessEqual(in_trace, calls + 1, "thread %d" % i)
+            if before is not None:
+                self.assertGreaterEqual(in_trace, before["slots"][i][1], "thread %d lost records from before SIGTERM" % i)
+            written += calls
+            read += in_trace
+        return written, read
+
+    def test_sigkill_at_a_random_moment_loses_at_most_the_call_in_progress(self):
+        threads = 32
+        delay = random.uniform(0.2, 1.2)
+        proc, pid, counts_path = self.start_stress(threads)
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+        status, err = self.finish(proc)
+        self.assertEqual(status, 137, err)
+        counts = read_counts(counts_path)
+        rep = self.report(extra=["--strict"])  # exit 0: no file damaged, nothing truncated
+        self.assertEqual(len(rep["processes"]), 1)
+        p = rep["processes"][0]
+        for f in rep["files"]:
+            self.assertEqual((f["errors"], f["truncated"], f["bytes_read"]), ([], False, f["bytes"]))
+        self.assertEqual(exit_of(p), ("signal", 9))
+        self.assertEqual(p["dropped_records"], 0)
+        self.assertEqual(len(p["threads"]), threads)
+        written, read = self.check_threads(p, counts)
+        self.assertEqual(p["events"], read + 3 * threads)
+        sys.stderr.write("\n  SIGKILL after %.2f s: %d threads, %d NVTX calls written, %d read\n"
+                         % (delay, threads, written, read))
+
+    def stop(self, handler, group, grace=0.4):
+        """Stops tp_stress (4 threads) with SIGTERM, then SIGKILL if it still runs after `grace` s.
+        group: both go to the process group of trainprof and the program (Slurm's scancel, a
+        batch system's kill); else to the program alone (torchrun stopping its worker), trainprof
+        stays and reaps it. Returns (trainprof's status, its stderr, counts before SIGTERM, counts
+        at the end, the report)."""
+        proc, pid, counts_path = self.start_stress(4, ["term_handler"] if handler else [])
+        time.sleep(0.3)
+        before = read_counts(counts_path)
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and (alive(pid) or (group and proc.poll() is None)):
+            time.sleep(0.01)
+        if alive(pid) or (group and proc.poll() is None):
+            if group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        status, err = self.finish(proc)
+        after = read_counts(counts_path)
+        rep = self.report(extra=["--strict"])
+        self.assertEqual(len(rep["processes"]), 1)
+        p = rep["processes"][0]
+        self.check_threads(p, after, before)
+        self.assertEqual(p["dropped_records"], 0)
+        marks = {m["name"]: m["count"] for m in rep["nvtx_marks"]}
+        self.assertEqual(marks.get("after_sigterm", 0), after["term_marked"])
+        if handler:
+            self.assertGreaterEqual(after["sigterm_seen"], 1)
+            self.assertEqual(after["term_marked"], 1)  # it kept running after the SIGTERM
+        return status, err, rep
+
+    def text_report(self):
+        return self.run_trainprof(["report", self.out]).stdout
+
+    def test_sigterm_without_handler_to_the_program(self):
+        status, err, rep = self.stop(handler=False, group=False)
+        self.assertEqual(status, 143, err)
+        self.assertEqual(exit_of(rep["processes"][0]), ("signal", 15))
+        self.assertIn("signal 15 (SIGTERM)", self.text_report())
+
+    def test_sigterm_with_a_handler_that_keeps_running_then_sigkill_to_the_program(self):
+        status, err, rep = self.stop(handler=True, group=False)
+        self.assertEqual(status, 137, err)
+        self.assertEqual(exit_of(rep["processes"][0]), ("signal", 9))
+        self.assertIn("signal 9 (SIGKILL)", self.text_report())
+
+    def test_sigterm_without_handler_to_the_process_group(self):
+        # trainprof gets the SIGTERM too: it forwards it, reaps the program and records its end.
+        status, err, rep = self.stop(handler=False, group=True)
+        self.assertEqual(status, 143, err)
+        self.assertEqual(exit_of(rep["processes"][0]), ("signal", 15))
+
+    def test_sigterm_with_a_handler_then_sigkill_to_the_process_group(self):
+        # The SIGKILL ends trainprof too: nobody is left to see how the program ended, and the
+        # report says so.
+        status, err, rep = self.stop(handler=True, group=True)
+        self.assertEqual(status, -signal.SIGKILL, err)
+        p = rep["processes"][0]
+        self.assertEqual(p["exit"], {"kind": "unknown", "code": None, "source": None})
+        self.assertIn("pid %d: no exit record (killed?)" % p["pid"], rep["warnings"])
+        text = self.text_report()
+        self.assertIn("pid %d: no exit record (killed?)" % p["pid"], text)
+        self.assertIn('Exit "unknown": no exit record (killed?)', text)
+
+
+if __name__ == "__main__":
+    unittest.main()

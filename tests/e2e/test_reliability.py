@@ -193,5 +193,78 @@ class StressTest(TraceTest):
         self.assertIn('Exit "unknown": no exit record (killed?)', text)
 
 
+class SpawnTest(TraceTest):
+    """Children started with posix_spawn[p], vfork+execve and the exec family, with an inherited,
+    a NULL and an explicit environment without trainprof's variables (tests/programs/spawn.cc)."""
+
+    HOWS = ("posix_spawn", "posix_spawnp", "vfork_execve", "fork_execve", "fork_execle", "fork_execvpe",
+            "fork_execveat")
+    ENVS = ("inherit", "null", "explicit")
+
+    def spawn_env(self):
+        env = dict(os.environ)
+        env["PATH"] = os.path.abspath(PROGRAMS) + ":" + env.get("PATH", "/usr/bin:/bin")
+        return env
+
+    def child_for(self, how):
+        # The PATH-searching variants find tp_nvtx_child by its name.
+        return "tp_nvtx_child" if how in ("posix_spawnp", "fork_execvpe") else program("nvtx_child")
+
+    def run_spawn(self, how, env, child, follow):
+        args = ["run", "-o", self.out] + (["--follow-children"] if follow else []) + [
+            "--", program("spawn"), how, env] + child
+        return self.run_trainprof(args, check=False, timeout=60, env=self.spawn_env())
+
+    def test_children_are_traced_and_linked_to_their_parent(self):
+        for how, env in itertools.product(self.HOWS, self.ENVS):
+            with self.subTest(how=how, env=env):
+                self.tearDown()
+                self.setUp()
+                proc = self.run_spawn(how, env, [self.child_for(how)], follow=True)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
+                rep = self.report(extra=["--strict"])
+                procs = by_pid(rep)
+                self.assertEqual(len(procs), 2, [p["command"] for p in procs.values()])
+                parent = [p for p in procs.values() if p["parent_pid"] is None][0]
+                child = [p for p in procs.values() if p["parent_pid"] == parent["pid"]][0]
+                self.assertTrue(parent["command"].startswith(program("spawn")))
+                self.assertTrue(child["command"].endswith("tp_nvtx_child"), child["command"])
+                self.assertEqual(exit_of(child), ("exit", 3))
+                self.assertEqual(ranges(child["nvtx_ranges"])["exec_work"]["calls"], 7)
+                # fork + exec: the forked image and the exec'd one, merged into one process.
+                self.assertEqual(len(child["files"]), 2 if how.startswith("fork_") else 1)
+
+    def test_without_follow_children_no_child_records(self):
+        for how, env in itertools.product(self.HOWS, self.ENVS):
+            with self.subTest(how=how, env=env):
+                self.tearDown()
+                self.setUp()
+                proc = self.run_spawn(how, env, [self.child_for(how)], follow=False)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
+                self.assertEqual(len(self.trace_files()), 1, self.trace_files())
+
+    def test_children_that_record_nothing_run_as_without_trainprof(self):
+        commands = (["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], ["/usr/bin/c++", "--version"])
+        for cmd, how, env in itertools.product(commands, ("posix_spawn", "vfork_execve", "fork_execle"), self.ENVS):
+            with self.subTest(cmd=cmd[0], how=how, env=env):
+                self.tearDown()
+                self.setUp()
+                plain = subprocess.run([program("spawn"), how, env] + cmd, capture_output=True, text=True,
+                                       timeout=60, env=self.spawn_env())
+                self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
+                for follow in (True, False):
+                    traced = self.run_spawn(how, env, cmd, follow=follow)
+                    self.assertEqual(traced.stdout, plain.stdout)
+                    self.assertEqual(traced.returncode, plain.returncode)
+                    ours = [l for l in traced.stderr.splitlines(True) if not l.startswith("trainprof:")]
+                    self.assertEqual("".join(ours), plain.stderr)
+                    # The child records too (its own trace) only with --follow-children.
+                    files = len(self.trace_files())
+                    self.assertTrue(files >= 2 if follow else files == 1, (follow, self.trace_files()))
+                    shutil.rmtree(self.out)
+
+
 if __name__ == "__main__":
     unittest.main()

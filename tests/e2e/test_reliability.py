@@ -266,5 +266,98 @@ class SpawnTest(TraceTest):
                     shutil.rmtree(self.out)
 
 
+class FullDiskTest(TraceTest):
+    """No room for the trace: the program runs on, trainprof says it once, the trace stays
+    readable up to what was recorded."""
+
+    N = 200000  # tp_ends: 400000 push/pop records, about 1.6 MB
+    # Records tp_ends tries to write: THREAD_NAME and the STRINGs of its name, "done" and
+    # "open_at_end", 2 * N, the open push and PROCESS_END.
+    RECORDS = 2 * N + 6
+
+    def check_report(self, rep, stopped_files):
+        p = [p for p in rep["processes"] if p["command"].startswith(program("ends"))]
+        self.assertTrue(p)
+        for q in p:
+            self.assertEqual(exit_of(q), ("exit", 4))
+            self.assertFalse(q["truncated"])
+            self.assertGreater(q["dropped_records"], 0)
+            self.assertGreater(ranges(q["nvtx_ranges"])["done"]["calls"], 1000)
+            # Every record is either in the trace or counted as dropped (a child of sh also has
+            # the records of its forked image, before the exec).
+            if len(q["files"]) == 1:
+                self.assertEqual(q["events"] + q["dropped_records"], self.RECORDS)
+            else:
+                self.assertGreater(q["events"] + q["dropped_records"], self.RECORDS)
+            self.assertIn("pid %d: recording stopped early (no space or I/O error): %s holds what was "
+                          "recorded until then" % (q["pid"], q["files"][-1]), rep["warnings"])
+        for f in rep["files"]:  # no damage: what is there is whole
+            self.assertEqual((f["errors"], f["truncated"]), ([], False), f)
+        stopped = len([w for w in rep["warnings"] if "recording stopped early" in w])
+        if stopped_files is not None:
+            self.assertEqual(stopped, stopped_files)
+
+    def check_said_once(self, stderr, reason):
+        lines = trainprof_lines(stderr)
+        failures = [l for l in lines if "next: trainprof report" not in l]
+        self.assertEqual(len(failures), 1, stderr)
+        self.assertRegex(failures[0], "^trainprof: recording stopped: cannot extend the trace file .*pid-.*trace: %s; "
+                         "the program runs on" % reason)
+
+    def test_file_size_limit(self):
+        proc = self.run_trainprof(["run", "-o", self.out, "--", program("ends"), "exit", str(self.N)],
+                                  check=False, preexec_fn=file_size_limit(100 * 1024))
+        self.assertEqual((proc.returncode, proc.stdout), (4, "recorded %d\n" % self.N), proc.stderr)
+        self.check_said_once(proc.stderr, "File too large")
+        report = self.run_trainprof(["report", "--format", "json", self.out])  # exit 0
+        rep = json.loads(report.stdout)
+        self.check_report(rep, 1)
+        for f in self.trace_files():
+            self.assertLessEqual(os.path.getsize(os.path.join(self.out, f)), 100 * 1024)
+        text = self.run_trainprof(["report", self.out]).stdout
+        self.assertIn("recording stopped early", text)
+        self.assertIn("records dropped (not in the trace)", text)
+
+    def test_file_size_limit_hit_by_several_processes_at_once_is_said_once(self):
+        ends = "%s exit %d" % (program("ends"), self.N)
+        proc = self.run_trainprof(["run", "--follow-children", "-o", self.out, "--", "sh", "-c",
+                                   "%s & %s & %s; wait" % (ends, ends, ends)],
+                                  check=False, preexec_fn=file_size_limit(100 * 1024))
+        self.assertEqual((proc.returncode, proc.stdout), (0, "recorded %d\n" % self.N * 3), proc.stderr)
+        self.check_said_once(proc.stderr, "File too large")
+        rep = json.loads(self.run_trainprof(["report", "--format", "json", self.out]).stdout)
+        self.check_report(rep, 3)
+
+    def test_full_tmpfs(self):
+        mnt = os.path.join(self.out, "mnt")
+        os.mkdir(mnt)
+        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m none " + mnt],
+                               capture_output=True, text=True, timeout=30)
+        if probe.returncode != 0:
+            self.skipTest("cannot mount a tmpfs in a user namespace: " + probe.stderr.strip())
+        # The mount lives as long as the namespace: run and report inside it, results outside.
+        script = """set -u
+mount -t tmpfs -o size=1m none "$1"
+"$2" run --follow-children -o "$1/out" -- sh -c "$3 exit $4; echo saved > '$1/own.txt' && cat '$1/own.txt'" \
+  >"$5/run.out" 2>"$5/run.err"
+echo $? >"$5/run.rc"
+"$2" report --format json "$1/out" >"$5/report.json" 2>"$5/report.err"
+echo $? >"$5/report.rc"
+"""
+        subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", mnt, os.path.abspath(TRAINPROF), program("ends"),
+                        str(self.N), self.out], timeout=120, check=True, preexec_fn=_limit_file_size)
+        def read(name):
+            with open(os.path.join(self.out, name)) as f:
+                return f.read()
+
+        # The program's own file still fits: the library leaves room on the file system.
+        self.assertEqual(read("run.out"), "recorded %d\nsaved\n" % self.N)
+        self.assertEqual(read("run.rc"), "0\n")
+        self.check_said_once(read("run.err"), "No space left on device")
+        self.assertEqual(read("report.rc"), "0\n", read("report.err"))
+        # The shell around it may find no room left for its own first chunk either.
+        self.check_report(json.loads(read("report.json")), None)
+
+
 if __name__ == "__main__":
     unittest.main()

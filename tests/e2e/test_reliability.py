@@ -359,5 +359,31 @@ echo $? >"$5/report.rc"
         self.check_report(json.loads(read("report.json")), None)
 
 
+class PlantedTraceNameTest(TraceTest):
+    def test_symlinks_and_files_at_the_trace_name_are_left_alone(self):
+        victim = os.path.join(self.out, "victim.txt")
+        with open(victim, "w") as f:
+            f.write("victim\n")
+        out = os.path.join(self.out, "traces")
+        proc = self.run_trainprof(["run", "-o", out, "--", program("plant"), out, victim])
+        pid = int(proc.stdout.split("execd pid=")[1])
+        self.assertEqual(proc.stdout, "planted pid=%d\nexecd pid=%d\n" % (pid, pid))
+        prefix = os.path.join(out, "pid-%d" % pid)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "victim\n")
+        self.assertEqual(os.readlink(prefix + ".1.trace"), victim)
+        with open(prefix + ".2.trace") as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertEqual(os.readlink(prefix + ".3.trace"), os.path.join(out, "created-through-symlink"))
+        self.assertFalse(os.path.lexists(os.path.join(out, "created-through-symlink")))
+        self.assertEqual(sorted(os.listdir(out)), sorted("pid-%d%s.trace" % (pid, s) for s in ("", ".1", ".2", ".3", ".4")))
+        rep = self.report(out)  # the planted names are reported as not traces, and skipped
+        p = by_pid(rep)[pid]
+        self.assertEqual(p["files"], [prefix + ".trace", prefix + ".4.trace"])
+        self.assertEqual(ranges(p["nvtx_ranges"])["after_exec"]["calls"], 10)
+        self.assertEqual(exit_of(p), ("exit", 0))  # the launcher patched the real trace
+        self.assertEqual(p["exit"]["source"], "header")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -385,5 +385,77 @@ class PlantedTraceNameTest(TraceTest):
         self.assertEqual(p["exit"]["source"], "header")
 
 
+class NvtxMisuseTest(TraceTest):
+    def test_misuse_is_counted_and_names_are_rendered_safely(self):
+        plain = subprocess.run([program("misuse")], capture_output=True, timeout=60)
+        self.assertEqual((plain.returncode, plain.stdout, plain.stderr), (5, b"misuse done\n", b""))
+        traced = self.profile([program("misuse")], follow=False, expect_status=5)
+        self.assertEqual(traced.stdout, "misuse done\n")
+        self.assertEqual(len(trainprof_lines(traced.stderr)), len(traced.stderr.splitlines()), traced.stderr)
+
+        def report(*args):
+            proc = subprocess.run([TRAINPROF, "report"] + list(args) + [self.out], capture_output=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            return proc.stdout.decode("utf-8")  # strict: a name with invalid UTF-8 must not leak through
+
+        rep = json.loads(report("--format", "json", "--strict"))
+        p = rep["processes"][0]
+        self.assertEqual(exit_of(p), ("exit", 5))
+        self.assertEqual(p["nvtx_misuse"], {"null_names": 6, "names_cut": 4, "bad_attributes": 0, "other": 0,
+                                            "undefined_names": 0, "undefined_domains": 0, "total": 10})
+        self.assertEqual(rep["summary"]["nvtx_misuse"]["total"], 10)
+        self.assertIn("pid %d: NVTX misuse: 6 NULL names, 4 names cut at 4096 bytes" % p["pid"], rep["warnings"])
+        rows = nvtx_rows(p["nvtx_ranges"])
+        self.assertEqual(p["unbalanced_ranges"], 8)
+        expect_unbalanced = {("<pop without push>", "push/pop"): 3, ("<end without start>", "start/end"): 2,
+                             ("never_closed", "push/pop"): 2, ("never_ended", "start/end"): 1}
+        for key, n in expect_unbalanced.items():
+            self.assertEqual((rows[key]["calls"], rows[key]["unbalanced"]), (0, n), key)
+        expect_calls = {("<unnamed>", "push/pop"): 3, ("<unnamed>", "start/end"): 1,
+                        ("bad\ufffd\ufffd name", "push/pop"): 1, ("cut \ufffd", "push/pop"): 1,
+                        ("ctrl\x01\x1b[31m\n", "push/pop"): 1, ("ws\ufffd", "push/pop"): 1,
+                        ("a" * 4096, "push/pop"): 1, ("w" * 4096, "push/pop"): 1}
+        for key, n in expect_calls.items():
+            self.assertEqual((rows[key]["calls"], rows[key]["unbalanced"]), (n, 0), key[0][:20])
+        self.assertEqual(len(rows), len(expect_unbalanced) + len(expect_calls))
+        marks = {m["name"]: m["count"] for m in rep["nvtx_marks"]}
+        self.assertEqual(marks, {"<unnamed>": 2, "wb\ufffd": 1, "a" * 4096: 1, "w" * 4096: 1})
+
+        text = report()
+        self.assertIn("ctrl\\x01\\x1b[31m\\n", text)  # control characters escaped
+        self.assertIn("bad\ufffd\ufffd name", text)
+        for c in "\x01\x1b":
+            self.assertNotIn(c, text)
+        self.assertIn("pid %d: NVTX misuse: 6 NULL names, 4 names cut at 4096 bytes" % p["pid"], text)
+        self.assertIn("<pop without push>", text)
+        csv = report("--format", "csv")
+        self.assertIn("misuse", csv)
+
+
+class DamageTest(TraceTest):
+    def test_a_truncated_trace_is_read_up_to_its_last_complete_record(self):
+        self.profile([program("ends"), "exit", "5000"], follow=False, expect_status=4)
+        name = self.trace_files()[0]
+        path = os.path.join(self.out, name)
+        os.truncate(path, 20000)  # inside chunk 0, which starts at 16384
+        proc = self.run_trainprof(["report", "--format", "json", self.out])  # exit 0, warning on stderr
+        self.assertIn("trainprof: warning: %s: chunk 0 truncated at byte 20000" % path, proc.stderr)
+        rep = json.loads(proc.stdout)
+        f = rep["files"][0]
+        self.assertTrue(f["truncated"])
+        self.assertEqual(f["bytes"], 20000)
+        self.assertGreater(f["bytes_read"], 19000)
+        self.assertTrue(f["errors"][0].startswith("chunk 0 truncated at byte 20000"), f["errors"])
+        p = rep["processes"][0]
+        self.assertTrue(p["truncated"])
+        self.assertEqual(exit_of(p), ("exit", 4))
+        done = ranges(p["nvtx_ranges"])["done"]["calls"]
+        self.assertGreater(done, 100)
+        self.assertLess(done, 5000)
+        strict = self.run_trainprof(["report", "--strict", self.out], check=False)
+        self.assertEqual(strict.returncode, 2)
+        self.assertRegex(strict.stdout, r"\n  %d +\d+ .* exit 4 +\d+ +\d+  yes +0\n" % p["pid"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -315,8 +315,11 @@ class FullDiskTest(TraceTest):
         for f in self.trace_files():
             self.assertLessEqual(os.path.getsize(os.path.join(self.out, f)), 100 * 1024)
         text = self.run_trainprof(["report", self.out]).stdout
-        self.assertIn("recording stopped early", text)
-        self.assertIn("records dropped (not in the trace)", text)
+        q = rep["processes"][0]
+        self.assertIn("\n  pid %d: %d records dropped (not in the trace)\n" % (q["pid"], q["dropped_records"]), text)
+        self.assertIn("\n  pid %d: recording stopped early (no space or I/O error): %s holds what was recorded "
+                      "until then\n" % (q["pid"], q["files"][0]), text)
+        self.assertRegex(text, r"\n  %d +\d+ .* exit 4 +%d +0  no +%d\n" % (q["pid"], q["events"], q["dropped_records"]))
 
     def test_file_size_limit_hit_by_several_processes_at_once_is_said_once(self):
         ends = "%s exit %d" % (program("ends"), self.N)
@@ -455,6 +458,7 @@ class DamageTest(TraceTest):
         strict = self.run_trainprof(["report", "--strict", self.out], check=False)
         self.assertEqual(strict.returncode, 2)
         self.assertRegex(strict.stdout, r"\n  %d +\d+ .* exit 4 +\d+ +\d+  yes +0\n" % p["pid"])
+        self.assertIn("\n  %s: chunk 0 truncated at byte 20000 (its records end at byte " % path, strict.stdout)
 
 
 if __name__ == "__main__":

@@ -225,9 +225,11 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
       notes.push_back(who + ": " + Count(p.dropped, "record", "records") + " dropped (not in the trace)");
     }
     if (row.nvtx_misuse.total() > 0) notes.push_back(who + ": NVTX misuse: " + DescribeMisuse(row.nvtx_misuse));
-    bool failed = false;
-    for (const TraceImage& img : p.images) failed = failed || (img.flags & format::kFlagRecordingFailed) != 0;
-    if (failed) notes.push_back(who + ": recording stopped early (no space or I/O error)");
+    for (const TraceImage& img : p.images) {
+      if ((img.flags & format::kFlagRecordingFailed) == 0) continue;
+      notes.push_back(who + ": recording stopped early (no space or I/O error): " + trace.files[img.file].path +
+                      " holds what was recorded until then");
+    }
     r.processes.push_back(std::move(row));
   }
   if (unbalanced_total > 0) {

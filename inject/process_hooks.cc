@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@ struct RealFunctions {
   int (*execve)(const char*, char* const[], char* const[]);
   int (*execvpe)(const char*, char* const[], char* const[]);
   int (*fexecve)(int, char* const[], char* const[]);
+  int (*execveat)(int, const char*, char* const[], char* const[], int);
   int (*posix_spawn)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
                      char* const[], char* const[]);
   int (*posix_spawnp)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
@@ -150,6 +152,7 @@ void ResolveRealFunctions() {
   Resolve(&g_real.execve, "execve");
   Resolve(&g_real.execvpe, "execvpe");
   Resolve(&g_real.fexecve, "fexecve");
+  Resolve(&g_real.execveat, "execveat");
   Resolve(&g_real.posix_spawn, "posix_spawn");
   Resolve(&g_real.posix_spawnp, "posix_spawnp");
   Resolve(&g_real.exit, "exit");
@@ -198,6 +201,15 @@ __attribute__((visibility("default"))) int execvp(const char* file, char* const 
 
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
   return ExecReplacing("(fexecve)", envp, [&](char* const* env) { return g_real.fexecve(fd, argv, env); });
+}
+
+// glibc 2.34+ exports execveat; before that, programs make the system call themselves.
+__attribute__((visibility("default"))) int execveat(int dirfd, const char* path, char* const argv[],
+                                                    char* const envp[], int flags) {
+  return ExecReplacing(path != nullptr && *path != '\0' ? path : "(execveat)", envp, [&](char* const* env) {
+    if (g_real.execveat != nullptr) return g_real.execveat(dirfd, path, argv, env, flags);
+    return static_cast<int>(syscall(SYS_execveat, dirfd, path, argv, env, flags));
+  });
 }
 
 __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {

@@ -4,7 +4,8 @@
 //   fork()                     parent: a kFork record with the child's pid (the child side is
 //                              OnForkChild, from pthread_atfork, which also covers fork() calls
 //                              that do not go through our symbol)
-//   exec*(), posix_spawn[p]()  the child's environment (env_rewrite.h); a kExec record
+//   exec*(), execveat(),
+//   posix_spawn[p]()           the child's environment (env_rewrite.h); a kExec record
 //   exit(), _exit(), _Exit()   a kProcessEnd record with the status
 //   waitpid(), wait[34](), wait(),
 //   waitid()                   a kChildExit record for each child reaped (its exit code or signal)

@@ -39,7 +39,7 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   char err[512];
   TraceFile* f = TraceFile::Open(c, flags, err, sizeof(err));
   if (f == nullptr) {
-    if (!rt.cfg.quiet) {
+    if (!rt.cfg.quiet && TraceFile::FirstInRunToReportFailure(c)) {
       char pid[24];
       LogLine("cannot record pid ", FormatU64(static_cast<unsigned>(rt.pid), pid), " in ", c.output_dir,
               ": ", err, "; the program runs on unprofiled", nullptr);
@@ -109,7 +109,7 @@ void StopRecording(const char* what, int err) {
   if (f != nullptr) {
     __atomic_fetch_or(&f->header()->flags, format::kFlagRecordingFailed, __ATOMIC_RELAXED);
   }
-  if (!rt.cfg.quiet) {
+  if (!rt.cfg.quiet && TraceFile::FirstInRunToReportFailure(rt.cfg)) {
     LogLine("recording stopped: ", what, " ", f != nullptr ? f->path() : "", ": ", strerror(err),
             "; the program runs on, later events are counted as dropped", nullptr);
   }

@@ -196,6 +196,34 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   return tf;
 }
 
+bool TraceFile::FirstInRunToReportFailure(const Config& cfg) {
+  if (cfg.output_dir == nullptr || cfg.root_pid <= 0) return true;
+  char path[4096];
+  if (snprintf(path, sizeof(path), "%s/pid-%d.trace", cfg.output_dir, cfg.root_pid) >= static_cast<int>(sizeof(path))) {
+    return true;
+  }
+  int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return true;
+  struct stat st;
+  // Only a file that already holds a whole header region: mapping it allocates nothing, so this
+  // works on a full disk too, and never extends a file (a store beyond its end would be a SIGBUS).
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < static_cast<off_t>(format::kHeaderRegionSize)) {
+    close(fd);
+    return true;
+  }
+  void* m = mmap(nullptr, sizeof(FileHeader), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return true;
+  auto* h = static_cast<FileHeader*>(m);
+  bool first = true;
+  if (memcmp(h->magic, format::kFileMagic, sizeof(h->magic)) == 0 && h->pid == cfg.root_pid) {
+    uint32_t old = __atomic_fetch_or(&h->flags, format::kFlagRunFailureSaid, __ATOMIC_ACQ_REL);
+    first = (old & format::kFlagRunFailureSaid) == 0;
+  }
+  munmap(m, sizeof(FileHeader));
+  return first;
+}
+
 // Is fd_ still our file? A program may close every fd above 2 and open its own files: the number
 // then names someone else's file, which we must never write. Reopen ours by path, or give up.
 bool TraceFile::CheckFdLocked() {

@@ -38,6 +38,12 @@ class TraceFile {
   /// bytes back to the file system (a hole), so short-lived threads cost little disk.
   void ReleaseChunkOfExitedThread(format::ChunkHeader* chunk, uint64_t offset);
 
+  /// Whether this process is the first of the run to report a recording failure: claims
+  /// kFlagRunFailureSaid in the root process's first trace file (cfg.root_pid) with an atomic
+  /// fetch-or through a shared mapping of its header page. True also when there is no such file
+  /// to claim it in (no root pid, the root does not record). Async-signal-safe (system calls only).
+  static bool FirstInRunToReportFailure(const Config& cfg);
+
   format::FileHeader* header() const { return header_; }
   const char* path() const { return path_; }
 

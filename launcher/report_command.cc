@@ -1,5 +1,6 @@
 #include "report_command.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -136,6 +137,11 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
 }
 
 int RunReport(const ReportArgs& args) {
+  // Under a file size limit (ulimit -f, a batch system's cap) a write past it raises SIGXFSZ,
+  // which would kill trainprof and leave a temporary file behind. Ignored, the write fails with
+  // EFBIG and is reported like any other write error. (Runs after COMMAND was started, so no
+  // process of the run inherits the SIG_IGN.)
+  signal(SIGXFSZ, SIG_IGN);
   if (args.format != "text" && args.format != "json" && args.format != "csv") {
     Error("report: unknown --format '" + args.format + "' (text, json or csv)");
     return kInputError;

@@ -58,6 +58,10 @@ enum HeaderFlags : uint32_t {
   kFlagForkedChild = 1u << 0,    ///< opened in a fork()ed child (no exec): e.g. a DataLoader worker
   kFlagFollowChildren = 1u << 1, ///< descendants were profiled too
   kFlagRecordingFailed = 1u << 2,///< recording stopped early (no space, I/O error); see dropped
+  /// Set in the first trace file of the run's root process (pid-<TRAINPROF_ROOT_PID>.trace) by
+  /// the first process of the run that tells the user recording failed: the others stay quiet,
+  /// so a run says it once however many processes hit the full disk at the same time.
+  kFlagRunFailureSaid = 1u << 3,
 };
 
 /// Fixed part of the file header, at offset 0. Fields after `end_kind` are written while the

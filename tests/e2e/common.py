@@ -23,8 +23,13 @@ def program(name):
     return os.path.join(PROGRAMS, "tp_" + name)
 
 
-def _limit_file_size():
-    resource.setrlimit(resource.RLIMIT_FSIZE, (2 << 30, 2 << 30))
+def _limit_file_size(limit=2 << 30):
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def file_size_limit(limit):
+    """A preexec_fn that caps file sizes at `limit` bytes (RLIMIT_FSIZE), for tests of a full disk."""
+    return lambda: _limit_file_size(limit)
 
 
 class TraceTest(unittest.TestCase):
@@ -38,11 +43,11 @@ class TraceTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.out, ignore_errors=True)
 
-    def run_trainprof(self, args, timeout=300, check=True, **kwargs):
+    def run_trainprof(self, args, timeout=300, check=True, preexec_fn=_limit_file_size, **kwargs):
         # A hung workload whose threads keep recording must not fill the disk: cap file sizes
         # (the library stops recording at RLIMIT_FSIZE, it never lets SIGXFSZ reach the program).
         proc = subprocess.run([TRAINPROF] + args, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=_limit_file_size, **kwargs)
+                              preexec_fn=preexec_fn, **kwargs)
         if check and proc.returncode != 0:
             self.fail("trainprof %s exited %d\nstdout:\n%s\nstderr:\n%s"
                       % (" ".join(args), proc.returncode, proc.stdout, proc.stderr))

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdio_ext.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -178,6 +180,50 @@ TEST(ReportCommand, FailedWriteToStdoutIsAnError) {
   Outcome closed = RunWithStdout({.paths = {dir / "pid-1.trace"}}, -1);
   EXPECT_EQ(closed.status, 1);
   EXPECT_EQ(closed.err, "trainprof: error: cannot write the report to stdout: " + std::string(std::strerror(EBADF)) + "\n");
+}
+
+// Runs the report in a child process under RLIMIT_FSIZE = `limit` bytes, stdout and stderr to
+// files in dir; returns the child's wait status.
+int RunUnderFileSizeLimit(const test::ScratchDir& dir, const ReportArgs& args, rlim_t limit) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int out = ::open((dir / "stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open((dir / "stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    rlimit lim{limit, limit};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    int status = RunReport(args);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ::_exit(status);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+// A file size limit (ulimit -f) makes writes fail: a write error like any other, not death by
+// SIGXFSZ, and no temporary file is left behind.
+TEST(ReportCommand, FileSizeLimitIsAWriteError) {
+  test::ScratchDir dir;
+  MakeRun(dir);
+  const std::string report = dir / "report.json";
+  int status = RunUnderFileSizeLimit(dir, {.paths = {dir / "pid-1.trace"}, .format = "json", .output = report}, 512);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(ReadFile(dir / "stderr.txt"), "trainprof: error: cannot write " + report + ": " + std::strerror(EFBIG) + "\n");
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_EQ(e.path().filename().string().rfind("report.json", 0), std::string::npos) << e.path();
+  }
+
+  status = RunUnderFileSizeLimit(dir, {.paths = {dir / "pid-1.trace"}, .format = "json"}, 512);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(ReadFile(dir / "stderr.txt"),
+            "trainprof: error: cannot write the report to stdout: " + std::string(std::strerror(EFBIG)) + "\n");
 }
 
 // A name id nothing defines, in an otherwise intact file, is NVTX misuse: no damage, --strict passes.

@@ -282,6 +282,26 @@ TEST(Report, TextEscapesControlCharacters) {
   EXPECT_EQ(j["nvtx_ranges"][0]["name"], "tab\there\nnewline\x01\x1b[31m\x7f");
 }
 
+// A recording that stopped early (full disk, file size limit) is named, file by file, beside the
+// records it could not store; what it holds is read as usual (no damage).
+TEST(Report, RecordingStoppedEarlyNamesTheFile) {
+  TraceBuilder b(5, 1);
+  b.Flags(fmt::kFlagRecordingFailed).Dropped(1234).HeaderEnd(fmt::EndKind::kExit, 0, b.start_ns() + 10);
+  int t = b.Thread(5);
+  b.Push(t, b.start_ns() + 1, "done");
+  b.Pop(t, b.start_ns() + 2);
+  Report report = Analyze(TraceOf({&b}), {});
+  const std::vector<std::string> expected = {
+      "pid 5: 1234 records dropped (not in the trace)",
+      "pid 5: recording stopped early (no space or I/O error): pid-5.trace holds what was recorded until then"};
+  EXPECT_EQ(report.warnings, expected);
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_EQ(j["warnings"], expected);
+  EXPECT_EQ(j["processes"][0]["dropped_records"], 1234);
+  EXPECT_TRUE(j["files"][0]["errors"].empty());
+  EXPECT_NE(RenderText(report).find("\n  " + expected[1] + "\n"), std::string::npos);
+}
+
 TEST(Report, TextGolden) {
   SmallRun run;
   Report report = Analyze(run.Load(), {});

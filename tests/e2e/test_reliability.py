@@ -1,0 +1,465 @@
+"""Reliability: what the traces hold and what the report says when a process is killed, stopped
+the way torchrun and Slurm stop ranks, starts children in unusual ways, runs out of disk, finds
+things planted at its trace's name, or uses NVTX wrongly. Programs: tests/programs/{stress,spawn,
+plant,misuse,ends}.cc."""
+
+import itertools
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import unittest
+
+from common import (PROGRAMS, TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program, ranges,
+                    _limit_file_size)
+
+
+def read_counts(path):
+    """The counts tp_stress publishes (tests/programs/stress.cc, struct Counts)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    threads, sigterm_seen, term_marked = struct.unpack_from("<QQQ", data, 0)
+    slots = [struct.unpack_from("<QQ", data, 64 + 64 * i) for i in range(threads)]
+    return {"sigterm_seen": sigterm_seen, "term_marked": term_marked, "slots": slots}
+
+
+def alive(pid):
+    """Whether pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def nvtx_rows(entries):
+    """{(display name, style): row} of an nvtx_ranges list."""
+    return {(r["name"], r["style"]): r for r in entries}
+
+
+def trainprof_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("trainprof:")]
+
+
+class StressTest(TraceTest):
+    """tp_stress under `trainprof run`, stopped from outside while its threads record."""
+
+    def start_stress(self, threads, extra=()):
+        counts = os.path.join(self.out, "counts.bin")
+        # Own session: a "Slurm" stop signals the whole group (trainprof and the program), not us.
+        proc = subprocess.Popen([TRAINPROF, "run", "-o", self.out, "--", program("stress"), str(threads), counts]
+                                + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_limit_file_size, start_new_session=True)
+        self.addCleanup(self.stop_group, proc)
+        line = b""
+        deadline = time.monotonic() + 60
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(proc.stdout.fileno(), 1) if ready else b""
+            if not chunk:
+                self.fail("tp_stress did not get ready: %r" % line)
+            line += chunk
+        self.assertTrue(line.startswith(b"pid=") and line.endswith(b" ready\n"), line)
+        return proc, int(line[4:].split()[0]), counts
+
+    @staticmethod
+    def stop_group(proc):
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate(timeout=60)
+
+    def finish(self, proc):
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, err.decode()
+
+    def check_threads(self, process, counts, before=None):
+        """Per thread: the trace holds every NVTX call that had returned (the count the thread
+        published), and at most one more (a call whose record was committed, killed before it
+        returned). Returns (written, read) summed over the threads."""
+        threads = {t["tid"]: t for t in process["threads"]}
+        rows = ranges(process["nvtx_ranges"])
+        written = read = 0
+        for i, (tid, calls) in enumerate(counts["slots"]):
+            row = rows["range_%d" % i]
+            in_trace = 2 * row["calls"] + row["unbalanced"]  # completed pairs, and an open push
+            self.assertLessEqual(row["unbalanced"], 1)
+            # Its records: STRING "w<i>" (its name), THREAD_NAME, STRING "range_<i>", then the calls.
+            self.assertEqual(threads[tid]["events"], in_trace + 3, "thread %d" % i)
+            self.assertGreaterEqual(in_trace, calls, "thread %d lost records" % i)
+            self.assertLessEqual(in_trace, calls + 1, "thread %d" % i)
+            if before is not None:
+                self.assertGreaterEqual(in_trace, before["slots"][i][1], "thread %d lost records from before SIGTERM" % i)
+            written += calls
+            read += in_trace
+        return written, read
+
+    def test_sigkill_at_a_random_moment_loses_at_most_the_call_in_progress(self):
+        threads = 32
+        delay = random.uniform(0.2, 1.2)
+        proc, pid, counts_path = self.start_stress(threads)
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+        status, err = self.finish(proc)
+        self.assertEqual(status, 137, err)
+        counts = read_counts(counts_path)
+        rep = self.report(extra=["--strict"])  # exit 0: no file damaged, nothing truncated
+        self.assertEqual(len(rep["processes"]), 1)
+        p = rep["processes"][0]
+        for f in rep["files"]:
+            self.assertEqual((f["errors"], f["truncated"], f["bytes_read"]), ([], False, f["bytes"]))
+        self.assertEqual(exit_of(p), ("signal", 9))
+        self.assertEqual(p["dropped_records"], 0)
+        self.assertEqual(len(p["threads"]), threads)
+        written, read = self.check_threads(p, counts)
+        self.assertEqual(p["events"], read + 3 * threads)
+        sys.stderr.write("\n  SIGKILL after %.2f s: %d threads, %d NVTX calls written, %d read\n"
+                         % (delay, threads, written, read))
+
+    def stop(self, handler, group, grace=0.4):
+        """Stops tp_stress (4 threads) with SIGTERM, then SIGKILL if it still runs after `grace` s.
+        group: both go to the process group of trainprof and the program (Slurm's scancel, a
+        batch system's kill); else to the program alone (torchrun stopping its worker), trainprof
+        stays and reaps it. Returns (trainprof's status, its stderr, counts before SIGTERM, counts
+        at the end, the report)."""
+        proc, pid, counts_path = self.start_stress(4, ["term_handler"] if handler else [])
+        time.sleep(0.3)
+        before = read_counts(counts_path)
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and (alive(pid) or (group and proc.poll() is None)):
+            time.sleep(0.01)
+        if alive(pid) or (group and proc.poll() is None):
+            if group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        status, err = self.finish(proc)
+        after = read_counts(counts_path)
+        rep = self.report(extra=["--strict"])
+        self.assertEqual(len(rep["processes"]), 1)
+        p = rep["processes"][0]
+        self.check_threads(p, after, before)
+        self.assertEqual(p["dropped_records"], 0)
+        marks = {m["name"]: m["count"] for m in rep["nvtx_marks"]}
+        self.assertEqual(marks.get("after_sigterm", 0), after["term_marked"])
+        if handler:
+            self.assertGreaterEqual(after["sigterm_seen"], 1)
+            self.assertEqual(after["term_marked"], 1)  # it kept running after the SIGTERM
+        return status, err, rep
+
+    def text_report(self):
+        return self.run_trainprof(["report", self.out]).stdout
+
+    def test_sigterm_without_handler_to_the_program(self):
+        status, err, rep = self.stop(handler=False, group=False)
+        self.assertEqual(status, 143, err)
+        self.assertEqual(exit_of(rep["processes"][0]), ("signal", 15))
+        self.assertIn("signal 15 (SIGTERM)", self.text_report())
+
+    def test_sigterm_with_a_handler_that_keeps_running_then_sigkill_to_the_program(self):
+        status, err, rep = self.stop(handler=True, group=False)
+        self.assertEqual(status, 137, err)
+        self.assertEqual(exit_of(rep["processes"][0]), ("signal", 9))
+        self.assertIn("signal 9 (SIGKILL)", self.text_report())
+
+    def test_sigterm_without_handler_to_the_process_group(self):
+        # trainprof gets the SIGTERM too: it forwards it, reaps the program and records its end.
+        status, err, rep = self.stop(handler=False, group=True)
+        self.assertEqual(status, 143, err)
+        self.assertEqual(exit_of(rep["processes"][0]), ("signal", 15))
+
+    def test_sigterm_with_a_handler_then_sigkill_to_the_process_group(self):
+        # The SIGKILL ends trainprof too: nobody is left to see how the program ended, and the
+        # report says so.
+        status, err, rep = self.stop(handler=True, group=True)
+        self.assertEqual(status, -signal.SIGKILL, err)
+        p = rep["processes"][0]
+        self.assertEqual(p["exit"], {"kind": "unknown", "code": None, "source": None})
+        self.assertIn("pid %d: no exit record (killed?)" % p["pid"], rep["warnings"])
+        text = self.text_report()
+        self.assertIn("pid %d: no exit record (killed?)" % p["pid"], text)
+        self.assertIn('Exit "unknown": no exit record (killed?)', text)
+
+
+class SpawnTest(TraceTest):
+    """Children started with posix_spawn[p], vfork+execve and the exec family, with an inherited,
+    a NULL and an explicit environment without trainprof's variables (tests/programs/spawn.cc)."""
+
+    HOWS = ("posix_spawn", "posix_spawnp", "vfork_execve", "fork_execve", "fork_execle", "fork_execvpe",
+            "fork_execveat")
+    ENVS = ("inherit", "null", "explicit")
+
+    def spawn_env(self):
+        env = dict(os.environ)
+        env["PATH"] = os.path.abspath(PROGRAMS) + ":" + env.get("PATH", "/usr/bin:/bin")
+        return env
+
+    def child_for(self, how):
+        # The PATH-searching variants find tp_nvtx_child by its name.
+        return "tp_nvtx_child" if how in ("posix_spawnp", "fork_execvpe") else program("nvtx_child")
+
+    def run_spawn(self, how, env, child, follow):
+        args = ["run", "-o", self.out] + (["--follow-children"] if follow else []) + [
+            "--", program("spawn"), how, env] + child
+        return self.run_trainprof(args, check=False, timeout=60, env=self.spawn_env())
+
+    def test_children_are_traced_and_linked_to_their_parent(self):
+        for how, env in itertools.product(self.HOWS, self.ENVS):
+            with self.subTest(how=how, env=env):
+                self.tearDown()
+                self.setUp()
+                proc = self.run_spawn(how, env, [self.child_for(how)], follow=True)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
+                rep = self.report(extra=["--strict"])
+                procs = by_pid(rep)
+                self.assertEqual(len(procs), 2, [p["command"] for p in procs.values()])
+                parent = [p for p in procs.values() if p["parent_pid"] is None][0]
+                child = [p for p in procs.values() if p["parent_pid"] == parent["pid"]][0]
+                self.assertTrue(parent["command"].startswith(program("spawn")))
+                self.assertTrue(child["command"].endswith("tp_nvtx_child"), child["command"])
+                self.assertEqual(exit_of(child), ("exit", 3))
+                self.assertEqual(ranges(child["nvtx_ranges"])["exec_work"]["calls"], 7)
+                # fork + exec: the forked image and the exec'd one, merged into one process.
+                self.assertEqual(len(child["files"]), 2 if how.startswith("fork_") else 1)
+
+    def test_without_follow_children_no_child_records(self):
+        for how, env in itertools.product(self.HOWS, self.ENVS):
+            with self.subTest(how=how, env=env):
+                self.tearDown()
+                self.setUp()
+                proc = self.run_spawn(how, env, [self.child_for(how)], follow=False)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
+                self.assertEqual(len(self.trace_files()), 1, self.trace_files())
+
+    def test_children_that_record_nothing_run_as_without_trainprof(self):
+        commands = (["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], ["/usr/bin/c++", "--version"])
+        for cmd, how, env in itertools.product(commands, ("posix_spawn", "vfork_execve", "fork_execle"), self.ENVS):
+            with self.subTest(cmd=cmd[0], how=how, env=env):
+                self.tearDown()
+                self.setUp()
+                plain = subprocess.run([program("spawn"), how, env] + cmd, capture_output=True, text=True,
+                                       timeout=60, env=self.spawn_env())
+                self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
+                for follow in (True, False):
+                    traced = self.run_spawn(how, env, cmd, follow=follow)
+                    self.assertEqual(traced.stdout, plain.stdout)
+                    self.assertEqual(traced.returncode, plain.returncode)
+                    ours = [l for l in traced.stderr.splitlines(True) if not l.startswith("trainprof:")]
+                    self.assertEqual("".join(ours), plain.stderr)
+                    # The child records too (its own trace) only with --follow-children.
+                    files = len(self.trace_files())
+                    self.assertTrue(files >= 2 if follow else files == 1, (follow, self.trace_files()))
+                    shutil.rmtree(self.out)
+
+
+class FullDiskTest(TraceTest):
+    """No room for the trace: the program runs on, trainprof says it once, the trace stays
+    readable up to what was recorded."""
+
+    N = 200000  # tp_ends: 400000 push/pop records, about 1.6 MB
+    # Records tp_ends tries to write: THREAD_NAME and the STRINGs of its name, "done" and
+    # "open_at_end", 2 * N, the open push and PROCESS_END.
+    RECORDS = 2 * N + 6
+
+    def check_report(self, rep, stopped_files):
+        p = [p for p in rep["processes"] if p["command"].startswith(program("ends"))]
+        self.assertTrue(p)
+        for q in p:
+            self.assertEqual(exit_of(q), ("exit", 4))
+            self.assertFalse(q["truncated"])
+            self.assertGreater(q["dropped_records"], 0)
+            self.assertGreater(ranges(q["nvtx_ranges"])["done"]["calls"], 1000)
+            # Every record is either in the trace or counted as dropped (a child of sh also has
+            # the records of its forked image, before the exec).
+            if len(q["files"]) == 1:
+                self.assertEqual(q["events"] + q["dropped_records"], self.RECORDS)
+            else:
+                self.assertGreater(q["events"] + q["dropped_records"], self.RECORDS)
+            self.assertIn("pid %d: recording stopped early (no space or I/O error): %s holds what was "
+                          "recorded until then" % (q["pid"], q["files"][-1]), rep["warnings"])
+        for f in rep["files"]:  # no damage: what is there is whole
+            self.assertEqual((f["errors"], f["truncated"]), ([], False), f)
+        stopped = len([w for w in rep["warnings"] if "recording stopped early" in w])
+        if stopped_files is not None:
+            self.assertEqual(stopped, stopped_files)
+
+    def check_said_once(self, stderr, reason):
+        lines = trainprof_lines(stderr)
+        failures = [l for l in lines if "next: trainprof report" not in l]
+        self.assertEqual(len(failures), 1, stderr)
+        self.assertRegex(failures[0], "^trainprof: recording stopped: cannot extend the trace file .*pid-.*trace: %s; "
+                         "the program runs on" % reason)
+
+    def test_file_size_limit(self):
+        proc = self.run_trainprof(["run", "-o", self.out, "--", program("ends"), "exit", str(self.N)],
+                                  check=False, preexec_fn=file_size_limit(100 * 1024))
+        self.assertEqual((proc.returncode, proc.stdout), (4, "recorded %d\n" % self.N), proc.stderr)
+        self.check_said_once(proc.stderr, "File too large")
+        report = self.run_trainprof(["report", "--format", "json", self.out])  # exit 0
+        rep = json.loads(report.stdout)
+        self.check_report(rep, 1)
+        for f in self.trace_files():
+            self.assertLessEqual(os.path.getsize(os.path.join(self.out, f)), 100 * 1024)
+        text = self.run_trainprof(["report", self.out]).stdout
+        q = rep["processes"][0]
+        self.assertIn("\n  pid %d: %d records dropped (not in the trace)\n" % (q["pid"], q["dropped_records"]), text)
+        self.assertIn("\n  pid %d: recording stopped early (no space or I/O error): %s holds what was recorded "
+                      "until then\n" % (q["pid"], q["files"][0]), text)
+        self.assertRegex(text, r"\n  %d +\d+ .* exit 4 +%d +0  no +%d\n" % (q["pid"], q["events"], q["dropped_records"]))
+
+    def test_file_size_limit_hit_by_several_processes_at_once_is_said_once(self):
+        ends = "%s exit %d" % (program("ends"), self.N)
+        proc = self.run_trainprof(["run", "--follow-children", "-o", self.out, "--", "sh", "-c",
+                                   "%s & %s & %s; wait" % (ends, ends, ends)],
+                                  check=False, preexec_fn=file_size_limit(100 * 1024))
+        self.assertEqual((proc.returncode, proc.stdout), (0, "recorded %d\n" % self.N * 3), proc.stderr)
+        self.check_said_once(proc.stderr, "File too large")
+        rep = json.loads(self.run_trainprof(["report", "--format", "json", self.out]).stdout)
+        self.check_report(rep, 3)
+
+    def test_full_tmpfs(self):
+        mnt = os.path.join(self.out, "mnt")
+        os.mkdir(mnt)
+        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m none " + mnt],
+                               capture_output=True, text=True, timeout=30)
+        if probe.returncode != 0:
+            self.skipTest("cannot mount a tmpfs in a user namespace: " + probe.stderr.strip())
+        # The mount lives as long as the namespace: run and report inside it, results outside.
+        script = """set -u
+mount -t tmpfs -o size=1m none "$1"
+"$2" run --follow-children -o "$1/out" -- sh -c "$3 exit $4; echo saved > '$1/own.txt' && cat '$1/own.txt'" \
+  >"$5/run.out" 2>"$5/run.err"
+echo $? >"$5/run.rc"
+"$2" report --format json "$1/out" >"$5/report.json" 2>"$5/report.err"
+echo $? >"$5/report.rc"
+"""
+        subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", mnt, os.path.abspath(TRAINPROF), program("ends"),
+                        str(self.N), self.out], timeout=120, check=True, preexec_fn=_limit_file_size)
+        def read(name):
+            with open(os.path.join(self.out, name)) as f:
+                return f.read()
+
+        # The program's own file still fits: the library leaves room on the file system.
+        self.assertEqual(read("run.out"), "recorded %d\nsaved\n" % self.N)
+        self.assertEqual(read("run.rc"), "0\n")
+        self.check_said_once(read("run.err"), "No space left on device")
+        self.assertEqual(read("report.rc"), "0\n", read("report.err"))
+        # The shell around it may find no room left for its own first chunk either.
+        self.check_report(json.loads(read("report.json")), None)
+
+
+class PlantedTraceNameTest(TraceTest):
+    def test_symlinks_and_files_at_the_trace_name_are_left_alone(self):
+        victim = os.path.join(self.out, "victim.txt")
+        with open(victim, "w") as f:
+            f.write("victim\n")
+        out = os.path.join(self.out, "traces")
+        proc = self.run_trainprof(["run", "-o", out, "--", program("plant"), out, victim])
+        pid = int(proc.stdout.split("execd pid=")[1])
+        self.assertEqual(proc.stdout, "planted pid=%d\nexecd pid=%d\n" % (pid, pid))
+        prefix = os.path.join(out, "pid-%d" % pid)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "victim\n")
+        self.assertEqual(os.readlink(prefix + ".1.trace"), victim)
+        with open(prefix + ".2.trace") as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertEqual(os.readlink(prefix + ".3.trace"), os.path.join(out, "created-through-symlink"))
+        self.assertFalse(os.path.lexists(os.path.join(out, "created-through-symlink")))
+        self.assertEqual(sorted(os.listdir(out)), sorted("pid-%d%s.trace" % (pid, s) for s in ("", ".1", ".2", ".3", ".4")))
+        rep = self.report(out)  # the planted names are reported as not traces, and skipped
+        p = by_pid(rep)[pid]
+        self.assertEqual(p["files"], [prefix + ".trace", prefix + ".4.trace"])
+        self.assertEqual(ranges(p["nvtx_ranges"])["after_exec"]["calls"], 10)
+        self.assertEqual(exit_of(p), ("exit", 0))  # the launcher patched the real trace
+        self.assertEqual(p["exit"]["source"], "header")
+
+
+class NvtxMisuseTest(TraceTest):
+    def test_misuse_is_counted_and_names_are_rendered_safely(self):
+        plain = subprocess.run([program("misuse")], capture_output=True, timeout=60)
+        self.assertEqual((plain.returncode, plain.stdout, plain.stderr), (5, b"misuse done\n", b""))
+        traced = self.profile([program("misuse")], follow=False, expect_status=5)
+        self.assertEqual(traced.stdout, "misuse done\n")
+        self.assertEqual(len(trainprof_lines(traced.stderr)), len(traced.stderr.splitlines()), traced.stderr)
+
+        def report(*args):
+            proc = subprocess.run([TRAINPROF, "report"] + list(args) + [self.out], capture_output=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            return proc.stdout.decode("utf-8")  # strict: a name with invalid UTF-8 must not leak through
+
+        rep = json.loads(report("--format", "json", "--strict"))
+        p = rep["processes"][0]
+        self.assertEqual(exit_of(p), ("exit", 5))
+        self.assertEqual(p["nvtx_misuse"], {"null_names": 6, "names_cut": 4, "bad_attributes": 0, "other": 0,
+                                            "undefined_names": 0, "undefined_domains": 0, "total": 10})
+        self.assertEqual(rep["summary"]["nvtx_misuse"]["total"], 10)
+        self.assertIn("pid %d: NVTX misuse: 6 NULL names, 4 names cut at 4096 bytes" % p["pid"], rep["warnings"])
+        rows = nvtx_rows(p["nvtx_ranges"])
+        self.assertEqual(p["unbalanced_ranges"], 8)
+        expect_unbalanced = {("<pop without push>", "push/pop"): 3, ("<end without start>", "start/end"): 2,
+                             ("never_closed", "push/pop"): 2, ("never_ended", "start/end"): 1}
+        for key, n in expect_unbalanced.items():
+            self.assertEqual((rows[key]["calls"], rows[key]["unbalanced"]), (0, n), key)
+        expect_calls = {("<unnamed>", "push/pop"): 3, ("<unnamed>", "start/end"): 1,
+                        ("bad\ufffd\ufffd name", "push/pop"): 1, ("cut \ufffd", "push/pop"): 1,
+                        ("ctrl\x01\x1b[31m\n", "push/pop"): 1, ("ws\ufffd", "push/pop"): 1,
+                        ("a" * 4096, "push/pop"): 1, ("w" * 4096, "push/pop"): 1}
+        for key, n in expect_calls.items():
+            self.assertEqual((rows[key]["calls"], rows[key]["unbalanced"]), (n, 0), key[0][:20])
+        self.assertEqual(len(rows), len(expect_unbalanced) + len(expect_calls))
+        marks = {m["name"]: m["count"] for m in rep["nvtx_marks"]}
+        self.assertEqual(marks, {"<unnamed>": 2, "wb\ufffd": 1, "a" * 4096: 1, "w" * 4096: 1})
+
+        text = report()
+        self.assertIn("ctrl\\x01\\x1b[31m\\n", text)  # control characters escaped
+        self.assertIn("bad\ufffd\ufffd name", text)
+        for c in "\x01\x1b":
+            self.assertNotIn(c, text)
+        self.assertIn("pid %d: NVTX misuse: 6 NULL names, 4 names cut at 4096 bytes" % p["pid"], text)
+        self.assertIn("<pop without push>", text)
+        csv = report("--format", "csv")
+        self.assertIn("misuse", csv)
+
+
+class DamageTest(TraceTest):
+    def test_a_truncated_trace_is_read_up_to_its_last_complete_record(self):
+        self.profile([program("ends"), "exit", "5000"], follow=False, expect_status=4)
+        name = self.trace_files()[0]
+        path = os.path.join(self.out, name)
+        os.truncate(path, 20000)  # inside chunk 0, which starts at 16384
+        proc = self.run_trainprof(["report", "--format", "json", self.out])  # exit 0, warning on stderr
+        self.assertIn("trainprof: warning: %s: chunk 0 truncated at byte 20000" % path, proc.stderr)
+        rep = json.loads(proc.stdout)
+        f = rep["files"][0]
+        self.assertTrue(f["truncated"])
+        self.assertEqual(f["bytes"], 20000)
+        self.assertGreater(f["bytes_read"], 19000)
+        self.assertTrue(f["errors"][0].startswith("chunk 0 truncated at byte 20000"), f["errors"])
+        p = rep["processes"][0]
+        self.assertTrue(p["truncated"])
+        self.assertEqual(exit_of(p), ("exit", 4))
+        done = ranges(p["nvtx_ranges"])["done"]["calls"]
+        self.assertGreater(done, 100)
+        self.assertLess(done, 5000)
+        strict = self.run_trainprof(["report", "--strict", self.out], check=False)
+        self.assertEqual(strict.returncode, 2)
+        self.assertRegex(strict.stdout, r"\n  %d +\d+ .* exit 4 +\d+ +\d+  yes +0\n" % p["pid"])
+        self.assertIn("\n  %s: chunk 0 truncated at byte 20000 (its records end at byte " % path, strict.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -74,8 +74,20 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--samples", type=int, default=1024)
     parser.add_argument("--decode-ms", type=float, default=0.5)
+    parser.add_argument("--torch-profiler", action="store_true",
+                        help="run inside torch.profiler (CPU activity), for scripts/bench's comparison")
     args = parser.parse_args()
+    if args.torch_profiler:
+        from torch.profiler import ProfilerActivity, profile
 
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            train(args)
+        prof.key_averages()  # what a user of torch.profiler looks at: the table's aggregation
+    else:
+        train(args)
+
+
+def train(args):
     torch.manual_seed(0)
     torch.set_num_threads(1)
     loader = DataLoader(SyntheticDigits(args.samples, args.decode_ms), batch_size=args.batch_size,

@@ -25,14 +25,14 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
 /// builds the process tree.
 Trace LoadTrace(const std::vector<std::string>& files);
 
-/// One trace file already in memory: its bytes, and the path that names it in Trace::files and in
-/// messages (it is never opened).
+/// One trace file already in memory: its bytes (read during the call only), and the path that
+/// names it in Trace::files and in messages (it is never opened).
 struct TraceBytes {
   std::string path;
   std::span<const uint8_t> bytes;
 };
 
-/// LoadTrace over files already in memory (tests, the fuzz target in tests/fuzz/): the same
+/// LoadTrace over files already in memory (tests, the fuzz targets in tests/fuzz/): the same
 /// decoding (ReadTraceBytes) and the same merging into processes, without the file system.
 Trace LoadTraceBytes(const std::vector<TraceBytes>& files);
 

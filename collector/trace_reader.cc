@@ -579,17 +579,20 @@ void Decoder::Resolve() {
   }
   for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
   img_.role = string_pool[role_ref_];
-  // Rank variables learned after start win over the header's (docs/trace-format.md, PROCESS_ENV).
+  // Rank variables learned after start win over the header's (docs/trace-format.md, PROCESS_ENV),
+  // found through an index by name: a damaged file can hold a million of them, all different.
+  std::unordered_map<std::string, size_t> env_index;  // name → its first entry in img_.env
+  for (size_t i = 0; i < img_.env.size(); ++i) env_index.try_emplace(img_.env[i].first, i);
   for (uint32_t ref : env_refs_) {
     const std::string_view nv = pool_.Get(string_pool[ref]);
     const size_t eq = nv.find('=');
     if (nv.empty() || eq == 0) continue;
     std::string name(nv.substr(0, eq)), value(eq == std::string_view::npos ? "" : nv.substr(eq + 1));
-    auto it = std::find_if(img_.env.begin(), img_.env.end(), [&](const auto& kv) { return kv.first == name; });
-    if (it != img_.env.end()) {
-      it->second = std::move(value);
-    } else {
+    auto [it, inserted] = env_index.try_emplace(name, img_.env.size());
+    if (inserted) {
       img_.env.emplace_back(std::move(name), std::move(value));
+    } else {
+      img_.env[it->second].second = std::move(value);
     }
   }
   for (ThreadInfo& t : img_.threads) {

@@ -53,11 +53,15 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
   return out;
 }
 
-Trace LoadTrace(const std::vector<std::string>& files) {
+namespace {
+
+// The one place where images become a Trace: `read(i, pool)` decodes the i-th of `count` files.
+template <typename Read>
+Trace Load(size_t count, Read read) {
   Trace trace;
   std::vector<TraceImage> images;
-  for (const std::string& path : files) {
-    ReadResult r = ReadTraceFile(path, &trace.strings);
+  for (size_t i = 0; i < count; ++i) {
+    ReadResult r = read(i, &trace.strings);
     if (r.image) {
       r.image->file = trace.files.size();
       images.push_back(std::move(*r.image));
@@ -66,6 +70,17 @@ Trace LoadTrace(const std::vector<std::string>& files) {
   }
   trace.processes = BuildProcesses(std::move(images), trace.strings);
   return trace;
+}
+
+}  // namespace
+
+Trace LoadTrace(const std::vector<std::string>& files) {
+  return Load(files.size(), [&](size_t i, StringPool* pool) { return ReadTraceFile(files[i], pool); });
+}
+
+Trace LoadTraceBytes(const std::vector<TraceBytes>& files) {
+  return Load(files.size(),
+              [&](size_t i, StringPool* pool) { return ReadTraceBytes(files[i].bytes, files[i].path, pool); });
 }
 
 }  // namespace trainprof::collector

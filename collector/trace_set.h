@@ -2,6 +2,8 @@
 // files (recursively), read each file, merge the images into processes.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,5 +24,16 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
 /// Reads every file (damaged ones are reported in Trace::files and skipped where unusable) and
 /// builds the process tree.
 Trace LoadTrace(const std::vector<std::string>& files);
+
+/// One trace file already in memory: its bytes (read during the call only), and the path that
+/// names it in Trace::files and in messages (it is never opened).
+struct TraceBytes {
+  std::string path;
+  std::span<const uint8_t> bytes;
+};
+
+/// LoadTrace over files already in memory (tests, the fuzz targets in tests/fuzz/): the same
+/// decoding (ReadTraceBytes) and the same merging into processes, without the file system.
+Trace LoadTraceBytes(const std::vector<TraceBytes>& files);
 
 }  // namespace trainprof::collector

@@ -47,19 +47,14 @@ inline std::string ReadFile(const std::string& path) {
 
 /// Decodes builders as files of one run (in memory), like LoadTrace does with files on disk.
 inline collector::Trace TraceOf(const std::vector<const TraceBuilder*>& builders) {
-  collector::Trace trace;
-  std::vector<collector::TraceImage> images;
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<collector::TraceBytes> files;
+  bytes.reserve(builders.size());
   for (const TraceBuilder* b : builders) {
-    std::vector<uint8_t> bytes = b->Build();
-    collector::ReadResult r = collector::ReadTraceBytes(bytes, b->FileName(), &trace.strings);
-    if (r.image) {
-      r.image->file = trace.files.size();
-      images.push_back(std::move(*r.image));
-    }
-    trace.files.push_back(std::move(r.status));
+    bytes.push_back(b->Build());
+    files.push_back({b->FileName(), bytes.back()});
   }
-  trace.processes = collector::BuildProcesses(std::move(images), trace.strings);
-  return trace;
+  return collector::LoadTraceBytes(files);
 }
 
 }  // namespace trainprof::test

@@ -308,6 +308,29 @@ TEST(TraceDamage, ImpossibleHeaderFields) {
   EXPECT_EQ(r.status.errors[0], "bad header: header_region_size 100 (at byte 12)");
 }
 
+// PROCESS_ENV records naming 200,000 different variables (ids no STRING defines: "<string #N>"),
+// then one that sets a header variable again. Each name was once looked up among all the
+// earlier ones: quadratic, minutes for a 1 MiB file (tests/fuzz/regressions/reader-timeout-*).
+TEST(TraceDamage, ManyProcessEnvRecordsStayLinear) {
+  TraceBuilder b(5, 1, 0);
+  b.Env("RANK", "0");
+  const int t = b.Thread(5);
+  constexpr uint64_t kNames = 200'000;
+  for (uint64_t n = 1; n <= kNames; ++n) {
+    b.RawFields(t, static_cast<uint8_t>(fmt::RecordTag::kProcessEnv), {1'000'000 + n});
+  }
+  b.ProcessEnv(t, "RANK=3");
+  StringPool pool;
+  const auto start = std::chrono::steady_clock::now();
+  ReadResult r = ReadBytes(b.Build(), &pool);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));  // linear: well under 1 s
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.image->env.size(), 1 + kNames);
+  EXPECT_EQ(r.image->env[1].first, "<string #1000001>");
+  ASSERT_NE(r.image->Env("RANK"), nullptr);
+  EXPECT_EQ(*r.image->Env("RANK"), "3");
+}
+
 // 2000 seeded mutations: bit flips anywhere (biased to the header and chunk headers), sometimes
 // with a cut. Whatever the reader returns must go through the whole report without crashing.
 TEST(TraceDamage, RandomMutationsNeverCrashOrHang) {

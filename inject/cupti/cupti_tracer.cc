@@ -37,6 +37,9 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE,            CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 
+// How long exit waits for the flush thread's current tick.
+constexpr unsigned kExitJoinMs = 2000;
+
 // Interned function names, one per callback id: a callback costs one relaxed load for its name.
 constexpr uint32_t kCbidTable = 1024;
 static_assert(CUPTI_RUNTIME_TRACE_CBID_SIZE <= kCbidTable && CUPTI_DRIVER_TRACE_CBID_SIZE <= kCbidTable,
@@ -184,7 +187,9 @@ void AtExit() {
   if (ours) g->flushed_at_exit = true;
   pthread_mutex_unlock(&g->mu);
   if (!ours) return;  // a fork child, or CUDA tracing never started here
-  g->flusher.Stop();
+  // A tick stuck in CUPTI (another thread holds the driver while this one exits) would hold up
+  // the exit, and a forced flush would be stuck the same way: then leave both.
+  if (!g->flusher.Stop(kExitJoinMs)) return;
   CUptiResult r = g->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   ThreadState* t = CurrentThread();
   RecordCuptiDrops(t, nullptr, 0);

@@ -28,14 +28,23 @@ bool FlushThread::Start(unsigned interval_ms, void (*tick)()) {
   return true;
 }
 
-void FlushThread::Stop() {
-  if (!running_ || owner_ != getpid()) return;
+bool FlushThread::Stop(unsigned timeout_ms) {
+  if (!running_ || owner_ != getpid()) return true;
   pthread_mutex_lock(&mu_);
   stop_ = true;
   pthread_cond_signal(&cv_);
   pthread_mutex_unlock(&mu_);
-  pthread_join(thread_, nullptr);
+  timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);  // pthread_timedjoin_np measures CLOCK_REALTIME
+  deadline.tv_sec += timeout_ms / 1000;
+  deadline.tv_nsec += static_cast<long>(timeout_ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  if (pthread_timedjoin_np(thread_, nullptr, &deadline) != 0) return false;
   running_ = false;
+  return true;
 }
 
 void* FlushThread::Main(void* arg) {

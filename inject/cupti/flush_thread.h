@@ -13,9 +13,10 @@ class FlushThread {
  public:
   /// Starts calling `tick` every interval_ms. Returns false if the thread cannot be created.
   bool Start(unsigned interval_ms, void (*tick)());
-  /// Wakes the thread, waits for its current tick to end, and joins it. Only in the process that
-  /// started it; idempotent.
-  void Stop();
+  /// Wakes the thread and joins it, waiting at most timeout_ms for its current tick to end.
+  /// Returns false if it did not end in time (it is then left running). Only in the process that
+  /// started it (elsewhere: true, nothing to stop); idempotent.
+  bool Stop(unsigned timeout_ms);
 
  private:
   static void* Main(void* self);

@@ -30,6 +30,18 @@ struct CuptiApi {
 /// the first required function that is missing in *missing, if `lib` lacks one.
 bool ResolveCuptiApi(void* lib, CuptiApi* api, const char** missing);
 
+/// Subscribes `callback` as "trainprof": cuptiSubscribe_v2 when the library has it (asking, from
+/// CUPTI 13.2 on, to allow multiple subscribers, so that another tool — torch.profiler — and we
+/// may both subscribe), else cuptiSubscribe. On CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+/// `other` (other_size bytes, at least CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN) gets the name of the
+/// subscriber already there when CUPTI says it. *multiple says whether multiple subscribers were
+/// requested.
+CUptiResult SubscribeAsTrainprof(const CuptiApi& api, uint32_t version, CUpti_SubscriberHandle* subscriber,
+                                 CUpti_CallbackFunc callback, char* other, size_t other_size, bool* multiple);
+
+/// First CUPTI API version whose CUpti_SubscriberParams has allowMultipleSubscribers (CUDA 13.2).
+inline constexpr uint32_t kMultipleSubscribersVersion = 130200;
+
 /// CUPTI's name for a result ("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"), or a fixed
 /// text when the table cannot tell.
 const char* ResultName(const CuptiApi& api, CUptiResult r);

@@ -59,6 +59,7 @@ struct Tracer {
   int driver_version = 0;
   BufferPool pool;
   FlushThread flusher;
+  bool multiple_subscribers = false;  ///< subscribed with allowMultipleSubscribers (CUPTI 13.2+)
   bool atexit_registered = false;
   bool flushed_at_exit = false;
   std::atomic<uint32_t> names[2][kCbidTable] = {};  ///< [runtime, driver][cbid] → string id
@@ -267,21 +268,13 @@ void Start() {
     return Unavailable(t, CUPTI_ERROR_NOT_COMPATIBLE, message);
   }
 
-  // One subscriber per process: if another tool (torch.profiler, Nsight Systems, ...) holds it,
-  // CUPTI says CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, and cuptiSubscribe_v2 says who.
-  CUptiResult r;
+  // One subscriber per process (before CUPTI 13.2, or when the other one does not allow more): if
+  // another tool (torch.profiler, Nsight Systems, ...) holds it, CUPTI says
+  // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, and cuptiSubscribe_v2 says who.
   char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
-  if (g->api.SubscribeV2 != nullptr) {
-    CUpti_SubscriberParams params;
-    memset(&params, 0, sizeof(params));
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "trainprof";
-    params.oldSubscriberName = other;
-    params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
-    r = g->api.SubscribeV2(&g->subscriber, OnApiCallback, nullptr, &params);
-  } else {
-    r = g->api.Subscribe(&g->subscriber, OnApiCallback, nullptr);
-  }
+  bool multiple = false;
+  CUptiResult r = SubscribeAsTrainprof(g->api, g->cupti_version, &g->subscriber, OnApiCallback, other,
+                                       CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, &multiple);
   if (r != CUPTI_SUCCESS) {
     snprintf(message, sizeof(message), "cuptiSubscribe: %s%s%s%s", ResultName(g->api, r),
              other[0] != '\0' ? " (already subscribed: " : "", other, other[0] != '\0' ? ")" : "");
@@ -291,6 +284,7 @@ void Start() {
     }
     return Unavailable(t, r, message);
   }
+  g->multiple_subscribers = multiple;
 
   // Our clock first: records of every kind enabled after this carry CLOCK_MONOTONIC times.
   const char* step = "cuptiActivityRegisterTimestampCallback";
@@ -332,7 +326,9 @@ void Start() {
     g->atexit_registered = true;
     atexit(AtExit);  // runs before the handlers registered earlier, e.g. the CUDA runtime's
   }
-  RecordStatus(t, GpuState::kOn, CUPTI_SUCCESS, path);
+  // The message names the libcupti used, and whether other subscribers may join.
+  snprintf(message, sizeof(message), "%s%s", path, multiple ? " (multiple subscribers allowed)" : "");
+  RecordStatus(t, GpuState::kOn, CUPTI_SUCCESS, message);
 }
 
 }  // namespace

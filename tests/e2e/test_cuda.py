@@ -408,6 +408,22 @@ class FakeCuptiTest(TraceTest):
         self.check_unavailable(proc, 39, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (another CUPTI client, "
                                          "e.g. torch.profiler or Nsight Systems, is active)")
 
+    def test_cupti_13_2_lets_us_join_another_subscriber(self):
+        # From CUPTI 13.2, cuptiSubscribe_v2 may allow multiple subscribers: we ask for it.
+        proc = self.run_fake("exit", {"FAKE_CUPTI_SUBSCRIBE_RESULT": "39", "FAKE_CUPTI_VERSION": "130200"})
+        self.assertIn("subscribe_v2 params: size=33 allowMultipleSubscribers=1", proc.stdout)
+        self.assertEqual(our_lines(proc.stderr)[:-1], [])
+        t = self.main_trace()
+        status = of(t, "GPU_STATUS")
+        self.assertEqual([GPU_STATE[s["state"]] for s in status], ["on", "flushed"])
+        self.assertEqual(string(t, status[0]["message"]), self.fake + " (multiple subscribers allowed)")
+        self.check_api_calls(t)
+        # Before 13.2 the field does not exist: the older structSize, and no request.
+        self.tearDown()
+        self.setUp()
+        proc = self.run_fake("init", {"FAKE_CUPTI_SUBSCRIBE_RESULT": "39", "FAKE_CUPTI_VERSION": "130001"})
+        self.assertIn("subscribe_v2 params: size=32 allowMultipleSubscribers=0", proc.stdout)
+
     def test_insufficient_privileges(self):
         proc = self.run_fake("init", {"FAKE_CUPTI_SUBSCRIBE_RESULT": "35"})
         self.check_unavailable(proc, 35, "cuptiSubscribe: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")

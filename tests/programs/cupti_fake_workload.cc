@@ -121,6 +121,13 @@ int main(int argc, char** argv) {
   }
   printf("InitializeInjection returned %d\n", init());
   fflush(stdout);
+  if (void* fake = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) {
+    auto params = reinterpret_cast<void (*)(size_t*, int*)>(dlsym(fake, "fake_cupti_subscribe_params"));
+    size_t size = 0;
+    int allow = 0;
+    if (params != nullptr) params(&size, &allow);
+    printf("subscribe_v2 params: size=%zu allowMultipleSubscribers=%d\n", size, allow);
+  }
   if (strcmp(mode, "init") == 0) {
     nvtxRangePushA("after");
     nvtxRangePop();

@@ -37,6 +37,8 @@ struct State {
   int flushes = 0;
   int forced_flushes = 0;
   pid_t flush_pid = 0;  // the process of the last flush
+  size_t params_size = 0;  // CUpti_SubscriberParams::structSize of the last cuptiSubscribe_v2
+  uint8_t params_allow = 0;
 };
 State g;
 
@@ -77,9 +79,28 @@ FAKE_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* sub, CUpti_CallbackF
 }
 
 #ifndef FAKE_CUPTI_NO_V2
+// From CUPTI 13.2 on, allowMultipleSubscribers (a byte after oldSubscriberSize) lets a subscriber
+// join one that is already there: FAKE_CUPTI_SUBSCRIBE_RESULT=39 plays that other one.
 FAKE_API CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* sub, CUpti_CallbackFunc cb, void* ud,
                                        CUpti_SubscriberParams* p) {
   if (p != nullptr && p->structSize < CUpti_SubscriberParams_STRUCT_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+  const size_t multiple_size = sizeof(CUpti_SubscriberParams) + 1;
+  uint32_t version = 0;
+  cuptiGetVersion(&version);
+  g.params_size = p != nullptr ? p->structSize : 0;
+  g.params_allow = 0;
+  if (p != nullptr && p->structSize >= multiple_size) {
+    if (version < 130200) return CUPTI_ERROR_INVALID_PARAMETER;  // a field this CUPTI does not know
+    g.params_allow = reinterpret_cast<const uint8_t*>(p)[sizeof(CUpti_SubscriberParams)];
+  }
+  if (g.params_allow != 0 && EnvU32("FAKE_CUPTI_SUBSCRIBE_RESULT", 0) == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED &&
+      !g.subscribed) {
+    g.callback = cb;  // the other subscriber allows more: we join
+    g.userdata = ud;
+    g.subscribed = true;
+    *sub = reinterpret_cast<CUpti_SubscriberHandle>(&g);
+    return CUPTI_SUCCESS;
+  }
   CUptiResult r = cuptiSubscribe(sub, cb, ud);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && p != nullptr && p->oldSubscriberName != nullptr &&
       p->oldSubscriberSize > 0) {
@@ -230,4 +251,10 @@ FAKE_API int fake_cupti_kind_enabled(int kind) {
 
 FAKE_API int fake_cupti_domain_enabled(int domain) {
   return domain > 0 && domain < CUPTI_CB_DOMAIN_SIZE && g.domains[domain] ? 1 : 0;
+}
+
+/// structSize and allowMultipleSubscribers of the last cuptiSubscribe_v2 call.
+FAKE_API void fake_cupti_subscribe_params(size_t* size, int* allow) {
+  *size = g.params_size;
+  *allow = g.params_allow;
 }

@@ -129,7 +129,22 @@ def read_trace(path):
      _r0, end_kind, end_code, end_mono, dropped, chunks, _r1) = HEADER.unpack_from(buf, 0)
     header = dict(version=version, chunk_size=chunk_size, flags=flags, pid=pid, ppid=ppid,
                   start_monotonic_ns=start_mono, end_kind=end_kind, end_code=end_code,
-                  end_monotonic_ns=end_mono, records_dropped=dropped, chunks_claimed=chunks)
+                  end_monotonic_ns=end_mono, records_dropped=dropped, chunks_claimed=chunks, image=image)
+    # Metadata TLVs: u16 key, u32 length, bytes; key 0 ends them.
+    meta = {}
+    pos, end = meta_off, min(meta_off + meta_size, region, len(buf))
+    while pos + 6 <= end:
+        key, length = struct.unpack_from("<HI", buf, pos)
+        if key == 0 or pos + 6 + length > end:
+            break
+        value = bytes(buf[pos + 6:pos + 6 + length]).decode("utf-8", "replace")
+        name = {1: "host", 2: "command_line", 3: "executable", 4: "working_dir", 5: "env", 6: "version"}.get(key)
+        if name == "env":
+            meta.setdefault("env", []).append(value)
+        elif name is not None:
+            meta[name] = value
+        pos += 6 + length
+    header["meta"] = meta
     chunk_list = []
     off = region
     while off + CHUNK.size <= len(buf):

@@ -40,6 +40,17 @@ Config ReadConfig() {
   }
   const char* quiet = getenv("TRAINPROF_QUIET");
   c.quiet = quiet != nullptr && strcmp(quiet, "1") == 0;
+  const char* cuda_quiet = getenv("TRAINPROF_CUDA_QUIET");
+  c.cuda_quiet = cuda_quiet != nullptr && strcmp(cuda_quiet, "1") == 0;
+  c.cupti_path = Get("TRAINPROF_CUPTI_PATH");
+  c.cuda_home = Get("CUDA_HOME");
+  if (const char* ms = getenv("TRAINPROF_GPU_FLUSH_MS"); ms != nullptr && *ms != '\0') {
+    char* end = nullptr;
+    unsigned long v = strtoul(ms, &end, 10);
+    if (end != ms && *end == '\0') {
+      c.gpu_flush_ms = v < kGpuFlushMsMin ? kGpuFlushMsMin : v > kGpuFlushMsMax ? kGpuFlushMsMax : static_cast<unsigned>(v);
+    }
+  }
   c.lib_path = Get("TRAINPROF_LIB");
   c.python_dir = Get("TRAINPROF_PYTHON_DIR");
   for (size_t i = 0; i < kNumOwnedVars; ++i) {

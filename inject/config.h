@@ -8,17 +8,25 @@
 //                              NVTX_INJECTION64_PATH)
 //   TRAINPROF_PYTHON_DIR       the Python shim folder the launcher put on PYTHONPATH
 //   TRAINPROF_QUIET            "1": an ancestor already said recording failed; do not repeat it
+//   TRAINPROF_CUDA_QUIET       "1": an ancestor already said CUDA tracing is unavailable
+// Read here but set by users, not by the launcher (docs/cli.md):
+//   TRAINPROF_CUPTI_PATH       libcupti to load (a file, or a folder holding libcupti.so*)
+//   TRAINPROF_GPU_FLUSH_MS     how often GPU activity is flushed from CUPTI (default 200 ms)
+//   CUDA_HOME                  a CUDA toolkit to look for libcupti in
 #pragma once
 
 #include <cstddef>
 
 namespace trainprof::inject {
 
+inline constexpr unsigned kGpuFlushMsMin = 10;
+inline constexpr unsigned kGpuFlushMsMax = 10000;
+
 /// Environment variables the library owns (stripped from, or restored into, a child's env).
 inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
-    "CUDA_INJECTION64_PATH", "TRAINPROF_QUIET"};
+    "CUDA_INJECTION64_PATH", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
 struct Config {
@@ -28,11 +36,18 @@ struct Config {
   bool trace_nvtx = true;
   bool trace_python = true;
   bool trace_cuda = true;
+  const char* cupti_path = nullptr;  ///< TRAINPROF_CUPTI_PATH
+  const char* cuda_home = nullptr;   ///< CUDA_HOME
+  /// GPU activity flush interval (TRAINPROF_GPU_FLUSH_MS, clamped to kGpuFlushMs{Min,Max}).
+  unsigned gpu_flush_ms = 200;
   const char* lib_path = nullptr;
   const char* python_dir = nullptr;
   /// Failures were already reported (by this process or an ancestor): say nothing more. Passed
   /// on to forked children with the Config, and to exec'd ones as TRAINPROF_QUIET=1.
   bool quiet = false;
+  /// CUDA tracing was said to be unavailable (here or in an ancestor): do not say it again.
+  /// Passed on like `quiet`, as TRAINPROF_CUDA_QUIET=1.
+  bool cuda_quiet = false;
   /// "NAME=value" copies of each kOwnedVars entry present at start (nullptr if absent), kept to
   /// re-add them to a child's environment with --follow-children.
   const char* saved[kNumOwnedVars] = {};

@@ -1,11 +1,16 @@
 #include "env_rewrite.h"
 
 #include <cstring>
+#include <string_view>
 
 #include "config.h"
 
 namespace trainprof::inject {
 namespace {
+
+// RewriteEnv finds the two quiet flags by position.
+static_assert(std::string_view(kOwnedVars[kNumOwnedVars - 1]) == "TRAINPROF_QUIET");
+static_assert(std::string_view(kOwnedVars[kNumOwnedVars - 2]) == "TRAINPROF_CUDA_QUIET");
 
 // "NAME=..." matches name?
 bool IsVar(const char* entry, const char* name) {
@@ -130,6 +135,10 @@ char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out,
     }
     static char quiet_var[] = "TRAINPROF_QUIET=1";
     if (cfg.quiet && cfg.saved[kNumOwnedVars - 1] == nullptr && !present[kNumOwnedVars - 1]) out[k++] = quiet_var;
+    static char cuda_quiet_var[] = "TRAINPROF_CUDA_QUIET=1";
+    if (cfg.cuda_quiet && cfg.saved[kNumOwnedVars - 2] == nullptr && !present[kNumOwnedVars - 2]) {
+      out[k++] = cuda_quiet_var;
+    }
     if (!have_preload && cfg.lib_path != nullptr) {
       out[k++] = scratch;
       scratch = stpcpy(stpcpy(scratch, "LD_PRELOAD="), cfg.lib_path) + 1;

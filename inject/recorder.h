@@ -47,6 +47,7 @@ struct ThreadState {
   volatile uint8_t in_record = 0;
   volatile uint8_t in_slow = 0;
   uint64_t chunk_offset = 0; ///< file offset of `chunk`
+  uint32_t cuda_runtime_depth = 0;  ///< CUDA runtime API calls this thread is inside (cupti/api_events.h)
   int32_t depth[kMaxDomains] = {};  ///< NVTX push/pop nesting per domain
   CachedString cache[kStringCacheSize];
 };

@@ -13,6 +13,9 @@
 #include "recorder.h"
 #include "string_table.h"
 #include "trace_file.h"
+#if TRAINPROF_HAVE_CUPTI
+#include "cupti/cupti_tracer.h"
+#endif
 
 namespace trainprof::inject {
 
@@ -80,6 +83,9 @@ Runtime& Rt() {
 void EnsureInit() { std::call_once(g_init_once, Init); }
 
 void OnForkChild() {
+#if TRAINPROF_HAVE_CUPTI
+  cupti::OnForkChildCuda();  // the inherited CUDA/CUPTI state is never touched in a child
+#endif
   if (g_runtime == nullptr) return;
   // The parent's Runtime may be mid-update by a thread that does not exist here: leave it, and
   // build a fresh one with the same configuration.

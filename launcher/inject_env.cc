@@ -195,6 +195,13 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   } else if (GetEnv(env, "NVTX_INJECTION64_PATH") == lib) {
     UnsetEnv(&env, "NVTX_INJECTION64_PATH");  // inherited from an enclosing trainprof run
   }
+  // The CUDA driver dlopens CUDA_INJECTION64_PATH in cuInit and calls its InitializeInjection:
+  // that is when the library loads CUPTI (only processes that use CUDA ever do).
+  if (config.trace & kTraceCuda) {
+    SetEnv(&env, "CUDA_INJECTION64_PATH", lib);
+  } else if (GetEnv(env, "CUDA_INJECTION64_PATH") == lib) {
+    UnsetEnv(&env, "CUDA_INJECTION64_PATH");  // inherited from an enclosing trainprof run
+  }
   SetEnv(&env, "TRAINPROF_LIB", lib);
   SetEnv(&env, "TRAINPROF_OUTPUT_DIR", config.output_dir);
   SetEnv(&env, "TRAINPROF_FOLLOW_CHILDREN", config.follow_children ? "1" : "0");

@@ -3,6 +3,8 @@
 //
 //   LD_PRELOAD                 <lib>[:<previous LD_PRELOAD>]
 //   NVTX_INJECTION64_PATH      <lib>                      only if nvtx is traced
+//   CUDA_INJECTION64_PATH      <lib>                      only if cuda is traced (the driver calls
+//                                                         the library's InitializeInjection in cuInit)
 //   TRAINPROF_LIB              <lib>
 //   TRAINPROF_OUTPUT_DIR       absolute output directory   (set in the child when -o has %p)
 //   TRAINPROF_FOLLOW_CHILDREN  1 or 0
@@ -10,8 +12,6 @@
 //   TRAINPROF_ROOT_PID         the command's own pid       (always set in the child, after fork)
 //   PYTHONPATH                 <shim>[:<previous PYTHONPATH>]  if python is traced and the shim exists
 //   TRAINPROF_PYTHON_DIR       <shim>                      idem (the library restores PYTHONPATH from it)
-// CUDA_INJECTION64_PATH is deliberately not set yet: the library does not export
-// InitializeInjection.
 #pragma once
 
 #include <optional>

@@ -136,7 +136,7 @@ environment)
   [ "$(env_of TRAINPROF_FOLLOW_CHILDREN)" = "0" ] || fail "TRAINPROF_FOLLOW_CHILDREN"
   [ "$(env_of TRAINPROF_TRACE)" = "cuda,nvtx,python" ] || fail "TRAINPROF_TRACE"
   [ "$(env_of TRAINPROF_ROOT_PID)" = "$(env_of SELF)" ] || fail "TRAINPROF_ROOT_PID"
-  [ -z "$(env_of CUDA_INJECTION64_PATH)" ] || fail "CUDA_INJECTION64_PATH is set"
+  [ "$(env_of CUDA_INJECTION64_PATH)" = "$lib" ] || fail "CUDA_INJECTION64_PATH=$(env_of CUDA_INJECTION64_PATH)"
   [ -d out ] || fail "output directory not created"
   # An existing LD_PRELOAD entry is kept, after ours (the stand-in itself, the one library we
   # know loads; it is deduplicated, so use a second copy).
@@ -153,6 +153,9 @@ trace_list)
   run_tp run -o out --trace cuda -- env
   [ "$(env_of TRAINPROF_TRACE)" = "cuda" ] || fail "TRAINPROF_TRACE=$(env_of TRAINPROF_TRACE)"
   [ -z "$(env_of NVTX_INJECTION64_PATH)" ] || fail "NVTX_INJECTION64_PATH set without nvtx"
+  run_tp run -o out --trace=-cuda -- env
+  [ -z "$(env_of CUDA_INJECTION64_PATH)" ] || fail "CUDA_INJECTION64_PATH set without cuda"
+  [ "$(env_of NVTX_INJECTION64_PATH)" = "$lib" ] || fail "NVTX_INJECTION64_PATH with --trace=-cuda"
   run_tp run -o out --trace python --trace=nvtx -- env
   [ "$(env_of TRAINPROF_TRACE)" = "nvtx,python" ] || fail "TRAINPROF_TRACE=$(env_of TRAINPROF_TRACE)"
   ;;

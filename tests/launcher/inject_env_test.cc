@@ -107,8 +107,7 @@ TEST(ChildEnvironment, SetsTheContractVariables) {
   EXPECT_EQ(GetEnv(env, "TRAINPROF_TRACE"), "cuda,nvtx,python");
   EXPECT_EQ(GetEnv(env, "PYTHONPATH"), "/opt/tp/share/trainprof/python");
   EXPECT_EQ(GetEnv(env, "TRAINPROF_PYTHON_DIR"), "/opt/tp/share/trainprof/python");
-  // Not yet: the library does not export InitializeInjection.
-  EXPECT_EQ(GetEnv(env, "CUDA_INJECTION64_PATH"), std::nullopt);
+  EXPECT_EQ(GetEnv(env, "CUDA_INJECTION64_PATH"), lib);
   // Set by the child after fork, not here.
   EXPECT_EQ(GetEnv(env, "TRAINPROF_ROOT_PID"), std::nullopt);
   // The rest is passed on.
@@ -139,6 +138,21 @@ TEST(ChildEnvironment, TraceListControlsNvtxAndPython) {
   // Someone else's NVTX injection is left alone when we do not trace NVTX.
   env = BuildChildEnvironment({"NVTX_INJECTION64_PATH=/other/tool.so"}, c);
   EXPECT_EQ(GetEnv(env, "NVTX_INJECTION64_PATH"), "/other/tool.so");
+}
+
+TEST(ChildEnvironment, TraceListControlsCuda) {
+  InjectConfig c = Config();
+  c.trace = kTraceNvtx | kTracePython;
+  std::vector<std::string> env = BuildChildEnvironment({"CUDA_INJECTION64_PATH=" + c.files.library}, c);
+  EXPECT_EQ(GetEnv(env, "CUDA_INJECTION64_PATH"), std::nullopt);  // ours, from an outer run
+  EXPECT_EQ(GetEnv(env, "NVTX_INJECTION64_PATH"), c.files.library);
+
+  // Someone else's CUDA injection is left alone when we do not trace CUDA, and replaced when we do.
+  env = BuildChildEnvironment({"CUDA_INJECTION64_PATH=/other/tool.so"}, c);
+  EXPECT_EQ(GetEnv(env, "CUDA_INJECTION64_PATH"), "/other/tool.so");
+  c.trace = kTraceAll;
+  env = BuildChildEnvironment({"CUDA_INJECTION64_PATH=/other/tool.so"}, c);
+  EXPECT_EQ(GetEnv(env, "CUDA_INJECTION64_PATH"), c.files.library);
 }
 
 TEST(ChildEnvironment, NoShimLeavesPythonPathAlone) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,25 @@ TEST(EnvRewrite, WithoutFollowEmptyEnvironmentStaysEmpty) {
   std::vector<char*> out(RewrittenEnvCapacity(nullptr));
   std::string scratch(RewriteScratchBytes(nullptr, cfg), '\0');
   EXPECT_EQ(RewriteEnv(nullptr, cfg, false, out.data(), scratch.data())[0], nullptr);
+}
+
+TEST(EnvRewrite, QuietFlagsReachExecdChildrenSoFailuresAreSaidOnce) {
+  Config cfg = TestConfig();
+  cfg.quiet = true;
+  cfg.cuda_quiet = true;
+  auto r = Rewrite({"X=y"}, cfg, true);
+  EXPECT_NE(std::find(r.begin(), r.end(), "TRAINPROF_QUIET=1"), r.end());
+  EXPECT_NE(std::find(r.begin(), r.end(), "TRAINPROF_CUDA_QUIET=1"), r.end());
+  // Only the one that was said.
+  cfg.quiet = false;
+  r = Rewrite({"X=y"}, cfg, true);
+  EXPECT_EQ(std::find(r.begin(), r.end(), "TRAINPROF_QUIET=1"), r.end());
+  EXPECT_NE(std::find(r.begin(), r.end(), "TRAINPROF_CUDA_QUIET=1"), r.end());
+  // Already there: not repeated. Without --follow-children: stripped like our other variables.
+  r = Rewrite({"TRAINPROF_CUDA_QUIET=1"}, cfg, true);
+  EXPECT_EQ(std::count(r.begin(), r.end(), "TRAINPROF_CUDA_QUIET=1"), 1);
+  r = Rewrite({"TRAINPROF_CUDA_QUIET=1", "CUDA_INJECTION64_PATH=/opt/tp/libtrainprof_inject.so", "X=y"}, cfg, false);
+  EXPECT_EQ(r, (std::vector<std::string>{"X=y"}));
 }
 
 TEST(EnvRewrite, SimilarNamesAreNotOurs) {

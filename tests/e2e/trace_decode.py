@@ -1,0 +1,202 @@
+"""A small, independent decoder of trainprof trace files (format version 2, docs/trace-format.md).
+
+Standard library only, so that the end-to-end tests and scripts/gpu_check (on a machine that may
+have nothing but Python) can look at every record — the CUDA ones included — without the
+collector. It is written from the format documentation, not from the collector's code.
+
+    python3 trace_decode.py FILE...      prints a JSON summary of each file
+"""
+
+import json
+import os
+import struct
+import sys
+
+MAGIC = b"TRPROF\r\n"
+CHUNK_MAGIC = 0x4B435054
+HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQII64x")  # FileHeader, 160 bytes
+CHUNK = struct.Struct("<IIIIQII32x")  # ChunkHeader, 64 bytes
+
+# tag: (name, fields). "dt" makes a record timed; "zs"/"ze" are zigzag times relative to the
+# chunk's base; "z..." is a zigzag signed value; "bytes" follows a "length" field.
+LAYOUT = {
+    1: ("RANGE_PUSH", ["dt", "domain", "name", "category"]),
+    2: ("RANGE_POP", ["dt", "domain"]),
+    3: ("MARK", ["dt", "domain", "name", "category"]),
+    4: ("RANGE_START", ["dt", "domain", "name", "category", "range_id"]),
+    5: ("RANGE_END", ["dt", "range_id"]),
+    16: ("STRING", ["id", "length", "bytes"]),
+    17: ("DOMAIN", ["domain", "name"]),
+    18: ("THREAD_NAME", ["tid", "name"]),
+    19: ("CATEGORY_NAME", ["domain", "category", "name"]),
+    20: ("DOMAIN_DESTROY", ["dt", "domain"]),
+    21: ("ROLE", ["name"]),
+    22: ("PROCESS_ENV", ["name"]),
+    32: ("PROCESS_END", ["dt", "kind", "zcode"]),
+    33: ("FORK", ["dt", "pid"]),
+    34: ("EXEC", ["dt", "path"]),
+    35: ("CHILD_EXIT", ["dt", "pid", "kind", "zcode"]),
+    36: ("MISUSE", ["dt", "what", "detail"]),
+    48: ("CUDA_API_ENTER", ["dt", "api", "cbid", "name", "correlation"]),
+    49: ("CUDA_API_EXIT", ["dt", "correlation", "status"]),
+    50: ("GPU_KERNEL", ["zs", "ze", "device", "context", "stream", "correlation", "name", "grid_x", "grid_y",
+                        "grid_z", "block_x", "block_y", "block_z", "registers", "static_shared",
+                        "dynamic_shared", "graph", "launch"]),
+    51: ("GPU_MEMCPY", ["zs", "ze", "device", "context", "stream", "correlation", "copy_kind", "src_kind",
+                        "dst_kind", "bytes_copied", "src_device", "dst_device", "flags", "graph"]),
+    52: ("GPU_MEMSET", ["zs", "ze", "device", "context", "stream", "correlation", "bytes_set", "value", "memory",
+                        "flags", "graph"]),
+    53: ("GPU_SYNC", ["zs", "ze", "context", "stream_plus_1", "type", "correlation"]),
+    54: ("GPU_OVERHEAD", ["zs", "ze", "kind", "object_kind", "object_id"]),
+    55: ("GPU_DEVICE", ["device", "name", "cc_major", "cc_minor", "sms", "memory"]),
+    56: ("GPU_CONTEXT", ["context", "device"]),
+    57: ("GPU_DROPPED", ["dt", "count"]),
+    58: ("GPU_STATUS", ["dt", "state", "result", "cupti_version", "driver_version", "message"]),
+    59: ("CAPTURE", ["dt", "on", "reason"]),
+}
+GPU_STATE = {1: "on", 2: "unavailable", 3: "flushed"}
+MEMCPY_KIND = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD",
+               9: "HtoH", 10: "PtoP"}
+MEMORY_KIND = {0: "unknown", 1: "pageable", 2: "pinned", 3: "device", 4: "array", 5: "managed", 6: "device_static",
+               7: "managed_static"}
+SYNC_TYPE = {0: "unknown", 1: "event_synchronize", 2: "stream_wait_event", 3: "stream_synchronize",
+             4: "context_synchronize"}
+
+
+class TraceError(Exception):
+    pass
+
+
+def _varint(buf, pos, end):
+    value = 0
+    shift = 0
+    while True:
+        if pos >= end or shift > 63:
+            raise TraceError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
+def _unzigzag(v):
+    return (v >> 1) ^ -(v & 1)
+
+
+def decode_chunk(buf, begin, end, base_ns):
+    """Yields (name, fields) for the records in buf[begin:end]; timed ones get "t" (absolute ns),
+    GPU activity gets "start"/"end" (absolute ns)."""
+    pos = begin
+    now = base_ns
+    while pos < end:
+        tag = buf[pos]
+        if tag not in LAYOUT:
+            raise TraceError("unknown tag %d at offset %d" % (tag, pos))
+        name, fields = LAYOUT[tag]
+        pos += 1
+        rec = {}
+        for f in fields:
+            if f == "bytes":
+                n = rec["length"]
+                if pos + n > end:
+                    raise TraceError("truncated string")
+                rec["text"] = bytes(buf[pos:pos + n]).decode("utf-8", "replace")
+                pos += n
+                continue
+            v, pos = _varint(buf, pos, end)
+            if f == "dt":
+                now += v
+                rec["t"] = now
+            elif f in ("zs", "ze"):
+                rec["start" if f == "zs" else "end"] = base_ns + _unzigzag(v)
+            elif f == "zcode":
+                rec["code"] = _unzigzag(v)
+            else:
+                rec[f] = v
+        yield name, rec
+
+
+def read_trace(path):
+    """Returns {"header": {...}, "strings": {id: text}, "records": [ (name, fields, tid) ... ],
+    "errors": [...]}; chunks are read in (thread, sequence) order."""
+    with open(path, "rb") as fh:
+        buf = fh.read()
+    if len(buf) < HEADER.size or buf[:8] != MAGIC:
+        raise TraceError("%s: not a trainprof trace" % path)
+    (magic, version, region, chunk_size, flags, pid, ppid, start_rt, start_mono, meta_off, meta_size, image,
+     _r0, end_kind, end_code, end_mono, dropped, chunks, _r1) = HEADER.unpack_from(buf, 0)
+    header = dict(version=version, chunk_size=chunk_size, flags=flags, pid=pid, ppid=ppid,
+                  start_monotonic_ns=start_mono, end_kind=end_kind, end_code=end_code,
+                  end_monotonic_ns=end_mono, records_dropped=dropped, chunks_claimed=chunks, image=image)
+    # Metadata TLVs: u16 key, u32 length, bytes; key 0 ends them.
+    meta = {}
+    pos, end = meta_off, min(meta_off + meta_size, region, len(buf))
+    while pos + 6 <= end:
+        key, length = struct.unpack_from("<HI", buf, pos)
+        if key == 0 or pos + 6 + length > end:
+            break
+        value = bytes(buf[pos + 6:pos + 6 + length]).decode("utf-8", "replace")
+        name = {1: "host", 2: "command_line", 3: "executable", 4: "working_dir", 5: "env", 6: "version"}.get(key)
+        if name == "env":
+            meta.setdefault("env", []).append(value)
+        elif name is not None:
+            meta[name] = value
+        pos += 6 + length
+    header["meta"] = meta
+    chunk_list = []
+    off = region
+    while off + CHUNK.size <= len(buf):
+        magic, tid, index, seq, base, committed, _r = CHUNK.unpack_from(buf, off)
+        if magic == CHUNK_MAGIC:
+            chunk_list.append((index, seq, tid, base, off + CHUNK.size,
+                               min(off + CHUNK.size + committed, off + chunk_size, len(buf))))
+        off += chunk_size
+    chunk_list.sort()
+    strings = {}
+    records = []
+    errors = []
+    for index, seq, tid, base, begin, end in chunk_list:
+        try:
+            for name, rec in decode_chunk(buf, begin, end, base):
+                if name == "STRING":
+                    strings[rec["id"]] = rec["text"]
+                rec["tid"] = tid
+                records.append((name, rec))
+        except TraceError as e:
+            errors.append("thread %d chunk %d: %s" % (tid, seq, e))
+    return {"path": path, "header": header, "strings": strings, "records": records, "errors": errors}
+
+
+def of(trace, name):
+    """The fields of every record called `name`."""
+    return [r for n, r in trace["records"] if n == name]
+
+
+def string(trace, sid):
+    return trace["strings"].get(sid, "") if sid else ""
+
+
+def summary(trace):
+    counts = {}
+    for n, _ in trace["records"]:
+        counts[n] = counts.get(n, 0) + 1
+    kernels = {}
+    for k in of(trace, "GPU_KERNEL"):
+        kernels[string(trace, k["name"])] = kernels.get(string(trace, k["name"]), 0) + 1
+    status = [dict(state=GPU_STATE.get(s["state"], s["state"]), result=s["result"], cupti=s["cupti_version"],
+                   driver=s["driver_version"], message=string(trace, s["message"])) for s in of(trace, "GPU_STATUS")]
+    return {"path": trace["path"], "pid": trace["header"]["pid"], "records": counts, "kernels": kernels,
+            "gpu_status": status, "errors": trace["errors"]}
+
+
+if __name__ == "__main__":
+    paths = []
+    for arg in sys.argv[1:]:
+        if os.path.isdir(arg):
+            paths += sorted(os.path.join(arg, f) for f in os.listdir(arg) if f.endswith(".trace"))
+        else:
+            paths.append(arg)
+    json.dump([summary(read_trace(p)) for p in paths], sys.stdout, indent=2)
+    print()

@@ -1,0 +1,284 @@
+// Plays the CUDA driver against the library's live CUPTI path, with libfake_cupti.so
+// (fake_cupti.cc) as libcupti: run under trainprof with TRAINPROF_CUPTI_PATH=<libfake_cupti.so>.
+//   tp_cupti_fake_workload MODE
+// Calls InitializeInjection as cuInit would, issues API callbacks (a runtime launch with a
+// driver call inside it, a driver-only launch, cudaProfilerStart/Stop, a failing cudaMalloc, a
+// graph launch, a launch on a second thread), queues activity records of every kind (and one of a
+// kind that is not converted) with a drop count, and waits for the library's flush thread to
+// take them. Then, by MODE:
+//   exit   queues one more kernel ("_Z8lastKernv") and returns from main: the exit flush writes it
+//   kill   queues one more kernel ("_Z9unflushedv") and SIGKILLs itself: only the periodic flush's
+//          records are in the trace
+//   fork   forks; the child issues a callback, queues a kernel, calls InitializeInjection again and
+//          exits: it must not record CUDA, and must not flush (it prints whether it did)
+//   init   only InitializeInjection (for the cases where CUPTI cannot be used)
+// Prints what it saw ("hooks: ...", "periodic flushes: N", ...).
+#include <cupti.h>
+#include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace {
+
+struct Hooks {
+  int (*callback)(int, uint32_t, const char*, int, uint32_t, uint64_t*, int);
+  void (*add_record)(const void*, size_t);
+  void (*add_dropped)(size_t);
+  uint64_t (*now)();
+  void (*stats)(int*, int*, int*);
+  int (*kind_enabled)(int);
+  int (*domain_enabled)(int);
+};
+
+template <typename F>
+void Get(void* h, F* f, const char* name) {
+  *f = reinterpret_cast<F>(dlsym(h, name));
+  if (*f == nullptr) {
+    fprintf(stderr, "fake cupti lacks %s\n", name);
+    exit(4);
+  }
+}
+
+Hooks g;
+
+// One API call: enter, whatever `inside` does, exit with `status`.
+template <typename Inside>
+void Call(int domain, uint32_t cbid, const char* name, uint32_t corr, int status, Inside inside) {
+  uint64_t call_data = 0;
+  g.callback(domain, cbid, name, CUPTI_API_ENTER, corr, &call_data, 0);
+  inside();
+  g.callback(domain, cbid, name, CUPTI_API_EXIT, corr, &call_data, status);
+}
+void Call(int domain, uint32_t cbid, const char* name, uint32_t corr, int status) {
+  Call(domain, cbid, name, corr, status, [] {});
+}
+
+template <typename T>
+T Zeroed() {
+  T r;
+  memset(static_cast<void*>(&r), 0, sizeof(r));
+  return r;
+}
+
+void AddKernel(const char* name, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph) {
+  auto k = Zeroed<CUpti_ActivityKernel10>();
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = start;
+  k.end = end;
+  k.deviceId = 0;
+  k.contextId = 1;
+  k.streamId = 7;
+  k.correlationId = corr;
+  k.gridX = 128;
+  k.gridY = 1;
+  k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = 1;
+  k.blockZ = 1;
+  k.registersPerThread = 32;
+  k.staticSharedMemory = 0;
+  k.dynamicSharedMemory = 1024;
+  k.graphId = graph;
+  k.name = name;
+  g.add_record(&k, sizeof(k));
+}
+
+int Flushes() {
+  int flushes, forced, pid;
+  g.stats(&flushes, &forced, &pid);
+  return flushes;
+}
+
+// Waits until the flush thread has flushed after the records queued so far.
+bool WaitForPeriodicFlush() {
+  int before = Flushes();
+  for (int i = 0; i < 500; ++i) {
+    usleep(10000);
+    if (Flushes() >= before + 2) return true;  // one flush may have begun before the records
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "exit";
+  const char* lib = getenv("TRAINPROF_CUPTI_PATH");
+  nvtxRangePushA("before");
+  nvtxRangePop();
+  auto init = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "InitializeInjection"));
+  if (init == nullptr || lib == nullptr) {
+    printf("no InitializeInjection or no TRAINPROF_CUPTI_PATH\n");
+    return 2;
+  }
+  printf("InitializeInjection returned %d\n", init());
+  fflush(stdout);
+  if (void* fake = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) {
+    auto params = reinterpret_cast<void (*)(size_t*, int*)>(dlsym(fake, "fake_cupti_subscribe_params"));
+    size_t size = 0;
+    int allow = 0;
+    if (params != nullptr) params(&size, &allow);
+    printf("subscribe_v2 params: size=%zu allowMultipleSubscribers=%d\n", size, allow);
+  }
+  if (strcmp(mode, "init") == 0) {
+    nvtxRangePushA("after");
+    nvtxRangePop();
+    return 0;
+  }
+  void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) {
+    printf("the fake libcupti was not loaded\n");
+    return 3;
+  }
+  Get(h, &g.callback, "fake_cupti_callback");
+  Get(h, &g.add_record, "fake_cupti_add_record");
+  Get(h, &g.add_dropped, "fake_cupti_add_dropped");
+  Get(h, &g.now, "fake_cupti_now");
+  Get(h, &g.stats, "fake_cupti_stats");
+  Get(h, &g.kind_enabled, "fake_cupti_kind_enabled");
+  Get(h, &g.domain_enabled, "fake_cupti_domain_enabled");
+  printf("hooks: runtime=%d driver=%d kernel=%d memcpy=%d memcpy2=%d memset=%d sync=%d device=%d context=%d "
+         "overhead=%d timestamp=%d\n",
+         g.domain_enabled(CUPTI_CB_DOMAIN_RUNTIME_API), g.domain_enabled(CUPTI_CB_DOMAIN_DRIVER_API),
+         g.kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), g.kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY),
+         g.kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY2), g.kind_enabled(CUPTI_ACTIVITY_KIND_MEMSET),
+         g.kind_enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), g.kind_enabled(CUPTI_ACTIVITY_KIND_DEVICE),
+         g.kind_enabled(CUPTI_ACTIVITY_KIND_CONTEXT), g.kind_enabled(CUPTI_ACTIVITY_KIND_OVERHEAD),
+         g.now() != 0 ? 1 : 0);
+
+  const int R = CUPTI_CB_DOMAIN_RUNTIME_API, D = CUPTI_CB_DOMAIN_DRIVER_API;
+  // A runtime launch and the driver call it makes: one call (corr 1).
+  Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", 1, 0,
+       [&] { Call(D, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", 2, 0); });
+  // A driver-only launch, as Triton makes them (corr 3).
+  Call(D, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx", 3, 0);
+  // cudaProfilerStart, with cuProfilerStart inside: one CAPTURE on.
+  Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, "cudaProfilerStart_v4000", 4, 0,
+       [&] { Call(D, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, "cuProfilerStart", 5, 0); });
+  Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020", 6, 2 /* cudaErrorMemoryAllocation */);
+  Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, "cudaProfilerStop_v4000", 7, 0);
+  Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch_v10000", 8, 0);
+  // Another thread's launch (corr 9) while this one is between calls.
+  std::thread([&] {
+    Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", 9, 0,
+         [&] { Call(D, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", 10, 0); });
+  }).join();
+
+  const uint64_t now = g.now();
+  std::string long_name = "_ZN7cutlass6KernelINS_4gemm6kernel4GemmI";
+  while (long_name.size() < 6000) long_name += "NS_6half_tELi128ELi128ELi32ENS_6layout8RowMajorE";
+  long_name += "EEEvNT_6ParamsE";
+  AddKernel(long_name.c_str(), now - 900000, now - 800000, 1, 0);
+  AddKernel("_Z11graphKernelPf", now - 700000, now - 600000, 8, 3);
+  AddKernel("_Z11graphKernelPf", 0, 0, 8, 3);                    // no timestamps
+  AddKernel("_Z8reversedv", now - 100000, now - 200000, 9, 0);  // end before start
+  auto m = Zeroed<CUpti_ActivityMemcpy6>();
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.bytes = 4 << 20;
+  m.start = now - 500000;
+  m.end = now - 400000;
+  m.contextId = 1;
+  m.streamId = 7;
+  m.correlationId = 11;
+  m.runtimeCorrelationId = 0;
+  g.add_record(&m, sizeof(m));
+  auto p = Zeroed<CUpti_ActivityMemcpyPtoP4>();
+  p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  p.srcKind = p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  p.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  p.bytes = 1 << 20;
+  p.start = now - 390000;
+  p.end = now - 380000;
+  p.srcDeviceId = 0;
+  p.dstDeviceId = 1;
+  p.correlationId = 12;
+  g.add_record(&p, sizeof(p));
+  auto s = Zeroed<CUpti_ActivityMemset4>();
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.value = 0;
+  s.bytes = 4 << 20;
+  s.start = now - 370000;
+  s.end = now - 360000;
+  s.contextId = 1;
+  s.streamId = 7;
+  s.correlationId = 13;
+  s.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  g.add_record(&s, sizeof(s));
+  auto y = Zeroed<CUpti_ActivitySynchronization2>();
+  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  y.start = now - 350000;
+  y.end = now - 300000;
+  y.correlationId = 14;
+  y.contextId = 1;
+  y.streamId = 7;
+  g.add_record(&y, sizeof(y));
+  auto dev = Zeroed<CUpti_ActivityDevice5>();
+  dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  dev.id = 0;
+  dev.name = "Fake GPU";
+  dev.computeCapabilityMajor = 9;
+  dev.numMultiprocessors = 132;
+  dev.globalMemorySize = 141ull << 30;
+  g.add_record(&dev, sizeof(dev));
+  auto ctx = Zeroed<CUpti_ActivityContext3>();
+  ctx.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+  ctx.contextId = 1;
+  ctx.deviceId = 0;
+  g.add_record(&ctx, sizeof(ctx));
+  auto o = Zeroed<CUpti_ActivityOverhead3>();
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  o.objectId.pt.threadId = 4321;
+  o.start = now - 250000;
+  o.end = now - 240000;
+  g.add_record(&o, sizeof(o));
+  auto api = Zeroed<CUpti_ActivityAPI>();
+  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;  // not converted: skipped, counted as dropped
+  g.add_record(&api, sizeof(api));
+  g.add_dropped(5);
+  bool flushed = WaitForPeriodicFlush();
+  printf("periodic flush: %s\n", flushed ? "yes" : "no");
+  fflush(stdout);
+
+  if (strcmp(mode, "kill") == 0) {
+    AddKernel("_Z9unflushedv", g.now() - 1000, g.now(), 20, 0);
+    raise(SIGKILL);
+  }
+  if (strcmp(mode, "fork") == 0) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", 100, 0);
+      AddKernel("_Z10childKernv", g.now() - 1000, g.now(), 100, 0);
+      init();
+      usleep(200000);  // the parent's flush interval, several times over: no flush thread here
+      int flushes, forced, flush_pid;
+      g.stats(&flushes, &forced, &flush_pid);
+      printf("child: flushed in the child: %s\n", flush_pid == getpid() ? "yes" : "no");
+      fflush(stdout);
+      exit(0);  // atexit handlers run: ours must not flush here
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  AddKernel("_Z8lastKernv", g.now() - 1000, g.now(), 21, 0);
+  nvtxRangePushA("after");
+  nvtxRangePop();
+  fflush(stdout);
+  return 0;
+}

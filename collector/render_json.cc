@@ -1,6 +1,7 @@
 // JSON report: the schema is docs/report-schema.md. Integers are ns or bytes; mean_ns, std_ns,
 // median_ns and percent are derived and may be fractional.
 #include "collector/render.h"
+#include "collector/render_json_cuda.h"
 
 #include <algorithm>
 
@@ -207,6 +208,8 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                     {"start_realtime_ns", r.start_realtime_ns},
                     {"span_ns", r.span_ns},
                     {"top", r.options.top},
+                    {"full_names", r.options.full_names},
+                    {"cuda_recorded", r.has_cuda},
                     {"nvtx_misuse", MisuseJson(r.nvtx_misuse)}};
 
   Json files = Json::array();
@@ -228,7 +231,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
     Json exit = {{"kind", p.exit_kind},
                  {"code", OrNull(p.exit_code)},
                  {"source", p.exit_source.empty() ? Json(nullptr) : Json(p.exit_source)}};
-    procs.push_back({{"pid", p.pid},
+    Json proc = {{"pid", p.pid},
                      {"ppid", p.ppid},
                      {"parent_pid", p.parent >= 0 ? Json(r.processes[p.parent].pid) : Json(nullptr)},
                      {"host", p.host},
@@ -251,7 +254,10 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"nvtx_misuse", MisuseJson(p.nvtx_misuse)},
                      {"threads", std::move(threads)},
                      {"nvtx_ranges", RangesJson(p.nvtx_ranges)},
-                     {"nvtx_ranges_omitted", p.nvtx_ranges_omitted}});
+                     {"nvtx_ranges_omitted", p.nvtx_ranges_omitted},
+                     {"gpu", GpuTracingJson(p.gpu)}};
+    AddCudaTables(p.cuda, &proc);
+    procs.push_back(std::move(proc));
   }
   doc["processes"] = std::move(procs);
   doc["nvtx_ranges"] = RangesJson(r.nvtx_ranges);
@@ -260,6 +266,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   for (const MarkRow& m : r.nvtx_marks) marks.push_back({{"name", m.name}, {"domain", m.domain}, {"count", m.count}});
   doc["nvtx_marks"] = std::move(marks);
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
+  AddCudaTables(r.cuda, &doc);
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["warnings"] = r.warnings;
   return doc;

@@ -163,7 +163,10 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
                                      "std_step_ns"};
   for (size_t i = 0; i < kPartCount; ++i) header.push_back(std::string(PartName(static_cast<Part>(i))) + "_percent");
   for (const char* h : {"largest_phase", "input_cause", "workers", "worker_processes", "workers_busy_percent",
-                        "fetch_mean_ns", "getitem_percent", "collate_percent", "workers_needed", "startup_wait_ns"}) {
+                        "fetch_mean_ns", "getitem_percent", "collate_percent", "workers_needed", "startup_wait_ns",
+                        "gpu_busy_percent", "gpu_idle_percent", "gpu_idle_cause", "gpu_idle_data_wait_percent",
+                        "gpu_idle_sync_percent", "gpu_idle_launch_percent", "gpu_idle_other_percent", "gpu_sync_call",
+                        "gpu_sync_calls_per_step", "gpu_launch_bound"}) {
     header.push_back(h);
   }
   summary.Row(header);
@@ -185,6 +188,16 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
     row.push_back(in && fetch > 0 ? Num(static_cast<double>(in->fetch.collate_ns) * 100.0 / fetch) : "");
     row.push_back(Opt(t.advice.workers_needed));
     row.push_back(in ? Num(in->startup_wait_ns) : "");
+    const GpuIdle* g = t.gpu && t.gpu->recorded ? &*t.gpu : nullptr;
+    row.push_back(g ? Num(g->busy_percent) : "");
+    row.push_back(g ? Num(g->idle_percent) : "");
+    row.push_back(g && g->idle_ns > 0 ? IdleCauseName(g->cause) : "");
+    for (IdleCause c : {IdleCause::kDataWait, IdleCause::kSync, IdleCause::kLaunch, IdleCause::kOther}) {
+      row.push_back(g ? Num(g->idle_share(c)) : "");
+    }
+    row.push_back(g ? g->sync_call : "");
+    row.push_back(g && !g->sync_call.empty() ? Num(g->sync_calls_per_step) : "");
+    row.push_back(g ? (g->launch_bound ? "true" : "false") : "");
     summary.Row(row);
   }
   out.push_back(summary.Take());

@@ -149,6 +149,42 @@ Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
           {"text", text}};
 }
 
+Json GpuIdleJson(const GpuIdle& g) {
+  Json idle = Json::object();
+  for (size_t c = 0; c < kIdleCauses; ++c) {
+    const auto cause = static_cast<IdleCause>(c);
+    idle[IdleCauseName(cause)] = {{"ns", g.idle(cause)}, {"percent", g.idle_share(cause)}};
+  }
+  Json sync = nullptr;
+  if (!g.sync_call.empty()) {
+    sync = {{"call", g.sync_call},
+            {"idle_ns", g.sync_call_idle_ns},
+            {"calls", g.sync_calls},
+            {"calls_per_step", g.sync_calls_per_step},
+            {"after_dtoh_copy", g.sync_after_dtoh},
+            {"copy_bytes", g.sync_after_dtoh ? Json(g.sync_copy_bytes) : Json(nullptr)}};
+  }
+  return {{"recorded", g.recorded},
+          {"why_not", g.recorded ? Json(nullptr) : Json(g.why_not)},
+          {"steps", g.steps},
+          {"step_ns", g.step_ns},
+          {"busy_ns", g.busy_ns},
+          {"idle_ns", g.idle_ns},
+          {"busy_percent", g.busy_percent},
+          {"idle_percent", g.idle_percent},
+          {"gpu_bound", g.gpu_bound},
+          {"cause", g.recorded && g.idle_ns > 0 ? Json(IdleCauseName(g.cause)) : Json(nullptr)},
+          {"idle", std::move(idle)},
+          {"sync", std::move(sync)},
+          {"launch",
+           {{"kernels", g.kernels},
+            {"kernels_per_step", g.kernels_per_step},
+            {"kernel_median_ns", g.kernel_median_ns},
+            {"launch_calls", g.launch_calls},
+            {"launch_median_ns", g.launch_median_ns},
+            {"launch_bound", g.launch_bound}}}};
+}
+
 Json BottleneckJson(const Bottleneck& b) {
   Json procs = Json::array();
   for (const TrainingProcess& t : b.processes) {
@@ -178,6 +214,7 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"largest_phase_percent", has_steps ? Json(t.part(t.largest).percent) : Json(nullptr)},
                      {"input", t.input ? InputJson(*t.input) : Json(nullptr)},
                      {"advice", AdviceJson(t.advice)},
+                     {"gpu", t.gpu ? GpuIdleJson(*t.gpu) : Json(nullptr)},
                      {"text", t.text}});
   }
   return {{"status", b.status},
@@ -188,7 +225,10 @@ Json BottleneckJson(const Bottleneck& b) {
                           {"warmup_min_steps", kWarmupMinSteps},
                           {"straggler_step_percent", kStragglerStepPercent},
                           {"straggler_min_ns", kStragglerMinNs},
-                          {"startup_step_percent", kStartupStepPercent}}},
+                          {"startup_step_percent", kStartupStepPercent},
+                          {"gpu_idle_percent", kGpuIdlePercent},
+                          {"short_kernel_ns", kShortKernelNs},
+                          {"launch_bound_idle_percent", kLaunchBoundIdlePercent}}},
           {"processes", std::move(procs)},
           {"ranks", b.ranks ? RanksJson(*b.ranks, b.rank_text) : Json(nullptr)},
           {"gpu", {{"recorded", b.gpu.recorded}}}};

@@ -94,37 +94,32 @@ std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration
 std::string BottleneckText(const Bottleneck& b) {
   std::string out = "\nBottleneck\n";
   if (b.processes.empty()) return out + "  " + EscapeControls(b.message) + "\n";
-  Table steps({{"PID", false},
-               {"Rank", true},
-               {"Steps", true},
-               {"Mean", true},
-               {"Median", true},
-               {"P90", true},
-               {"StdDev", true},
-               {"Data wait", true},
-               {"Forward", true},
-               {"Backward", true},
-               {"Optimizer", true},
-               {"Collective", true},
-               {"Other", true},
-               {"Verdict", false}});
+  std::vector<Column> columns = {{"PID", false},       {"Rank", true},       {"Steps", true},     {"Mean", true},
+                                 {"Median", true},     {"P90", true},        {"StdDev", true},    {"Data wait", true},
+                                 {"Forward", true},    {"Backward", true},   {"Optimizer", true}, {"Collective", true},
+                                 {"Other", true}};
+  if (b.gpu.recorded) columns.push_back({"GPU busy", true});  // share of the step the GPU ran work (gpu_idle.h)
+  columns.push_back({"Verdict", false});
+  Table steps(std::move(columns));
   for (const TrainingProcess& t : b.processes) {
     std::vector<std::string> row = {std::to_string(t.pid), t.rank ? std::to_string(*t.rank) : "-",
                                     std::to_string(t.steps)};
     if (t.step.count == 0) {
-      for (int i = 0; i < 10; ++i) row.push_back("-");
+      for (int i = 0; i < (b.gpu.recorded ? 11 : 10); ++i) row.push_back("-");
     } else {
       for (double v : {t.step.mean_ns, t.step.median_ns, t.step.p90_ns, t.step.std_ns}) row.push_back(Dur(v));
       for (Part p :
            {Part::kDataWait, Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective, Part::kOther}) {
         row.push_back(FormatPercent(t.part(p).percent) + "%");
       }
+      if (b.gpu.recorded) row.push_back(t.gpu && t.gpu->recorded ? FormatPercent(t.gpu->busy_percent) + "%" : "-");
     }
     row.push_back(VerdictText(t.verdict));
     steps.Add(std::move(row));
   }
   out += steps.Render("  ");
   out += "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
+  if (b.gpu.recorded) out += "  GPU busy: share of the step in which the GPU ran a kernel, memcpy or memset of the process.\n";
   for (const TrainingProcess& t : b.processes) {
     out += "\n";
     for (size_t i = 0; i < t.text.size(); ++i) out += (i == 0 ? "  " : "    ") + EscapeControls(t.text[i]) + "\n";

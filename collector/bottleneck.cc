@@ -211,7 +211,8 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
     return b;
   }
   for (size_t i = 0; i < n; ++i) {
-    if (training[i]) b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded));
+    if (!training[i]) continue;
+    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded));
   }
   // Ranks first, by rank; the others in tree order.
   std::stable_sort(b.processes.begin(), b.processes.end(), [](const TrainingProcess& x, const TrainingProcess& y) {

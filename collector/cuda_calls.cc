@@ -15,7 +15,7 @@ constexpr std::array<std::string_view, 7> kSyncCalls = {
 // "_ptsz" / "_ptds" variants (per-thread default stream) are the same call.
 std::string_view WithoutPerThreadSuffix(std::string_view s) {
   for (std::string_view suffix : {"_ptsz", "_ptds"}) {
-    if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) return s.substr(0, s.size() - suffix.size());
+    if (s.size() > suffix.size() && s.ends_with(suffix)) return s.substr(0, s.size() - suffix.size());
   }
   return s;
 }

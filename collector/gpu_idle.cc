@@ -23,11 +23,12 @@ bool Inside(const IntervalSet& s, uint64_t t) {
 
 bool IsCopyCall(std::string_view name) { return name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy"); }
 
-// One call, classified, with the label the verdict names it by.
+// One call, classified; synchronising calls carry the label the verdict names them by.
 struct Call {
   const CudaCall* call;
+  const std::string* name;  // display name (owned by the per-name cache)
   CallClass cls;
-  std::string label;
+  std::string label;      // kSync / kCopy only: the name, with a copy's kind ("(DtoH, pageable)")
   const GpuMemcpy* copy;  // the copy it started, if any
 };
 
@@ -54,9 +55,11 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
   for (const TraceImage& img : p.images) any_activity = any_activity || img.cuda.any_activity();
   if (!any_activity) {
     const GpuTracing t = GpuTracingOf(p, strings);
-    g.why_not = t.state == "unavailable" ? "GPU tracing unavailable: " + (t.message.empty() ? "no reason recorded" : t.message)
-                : t.any                  ? "no kernel, memcpy or memset recorded"
-                                         : "no CUDA activity in this process";
+    if (t.state == "unavailable") {
+      g.why_not = "GPU tracing unavailable: " + (t.message.empty() ? "no reason recorded" : t.message);
+    } else {
+      g.why_not = t.any ? "no kernel, memcpy or memset recorded" : "no CUDA activity in this process";
+    }
     return g;
   }
   g.recorded = true;
@@ -70,20 +73,27 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
   std::map<std::string, std::vector<Interval>> sync_by_label;
   std::vector<Interval> sync_all, launch_all;
   std::vector<uint64_t> launch_durations;
-  std::map<std::string, std::vector<std::pair<const Call*, const Call*>>> sync_calls_in_steps;  // label → (call, previous)
+  // label → (call, the previous call on its thread), for the calls that begin in the steps
+  std::map<std::string, std::vector<std::pair<const Call*, const Call*>>> sync_calls_in_steps;
+  std::unordered_map<StringId, std::string> names;  // recorded name → display name (element addresses are stable)
   for (const TraceImage& img : p.images) {
     const Correlated corr = CorrelateGpuRecords(img.cuda);
     const size_t first = calls.size();
     for (const CudaCall& c : img.cuda.calls) {
-      const std::string name = CudaApiDisplayName(strings.Get(c.name));
+      auto [it, inserted] = names.try_emplace(c.name);
+      if (inserted) it->second = CudaApiDisplayName(strings.Get(c.name));
+      const std::string& name = it->second;
       auto copy = corr.copies.find(c.correlation);
       const GpuMemcpy* m = copy == corr.copies.end() ? nullptr : copy->second;
       const CallClass cls = ClassifyCall(name, m, corr.kernels.count(c.correlation) > 0);
-      std::string label = name;
-      if (cls == CallClass::kCopy && m != nullptr) {
-        label += " (" + MemcpyKindName(m->kind) + (m->pageable() ? ", pageable)" : ")");
+      std::string label;
+      if (cls == CallClass::kSync || cls == CallClass::kCopy) {
+        label = name;
+        if (cls == CallClass::kCopy && m != nullptr) {
+          label += " (" + MemcpyKindName(m->kind) + (m->pageable() ? ", pageable)" : ")");
+        }
       }
-      calls.push_back({&c, cls, std::move(label), m});
+      calls.push_back({&c, &name, cls, std::move(label), m});
     }
     std::unordered_map<uint32_t, const Call*> previous;  // thread → its latest call
     for (size_t i = first; i < calls.size(); ++i) {
@@ -147,7 +157,7 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
       if (call->cls == CallClass::kCopy) {
         if (call->copy != nullptr && call->copy->kind == format::MemcpyKind::kDtoH) bytes.push_back(call->copy->bytes);
       } else if (prev != nullptr && prev->copy != nullptr && prev->copy->kind == format::MemcpyKind::kDtoH &&
-                 IsCopyCall(CudaApiDisplayName(strings.Get(prev->call->name)))) {
+                 IsCopyCall(*prev->name)) {
         bytes.push_back(prev->copy->bytes);
       }
     }

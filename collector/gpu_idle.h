@@ -30,9 +30,9 @@
 namespace trainprof::collector {
 
 // Thresholds (docs/analysis.md, "Thresholds").
-inline constexpr double kGpuIdlePercent = 10;            ///< idle share of the step below which the process is GPU-bound
-inline constexpr uint64_t kShortKernelNs = 10'000;       ///< median kernel below this: short kernels
-inline constexpr double kLaunchBoundIdlePercent = 50;    ///< launch share of the idle time for launch-bound
+inline constexpr double kGpuIdlePercent = 10;          ///< idle share of the step below which: GPU-bound
+inline constexpr uint64_t kShortKernelNs = 10'000;     ///< median kernel below this: short kernels
+inline constexpr double kLaunchBoundIdlePercent = 50;  ///< launch share of the idle time for launch-bound
 
 enum class IdleCause : uint8_t { kDataWait, kSync, kLaunch, kOther, kCount };
 inline constexpr size_t kIdleCauses = static_cast<size_t>(IdleCause::kCount);

@@ -48,7 +48,8 @@ const std::vector<std::string> kRangeHeader = {"name",    "domain", "style",    
                                                "max_ns",  "unbalanced"};
 
 // The CUDA tables (docs/report.md, "CSV files"); with `pid` set, prefixed by pid and host.
-const std::vector<std::string> kTimeHeader = {"total_ns", "percent", "mean_ns", "std_ns", "min_ns", "median_ns", "max_ns"};
+const std::vector<std::string> kTimeHeader = {"total_ns", "percent",   "mean_ns", "std_ns",
+                                              "min_ns",   "median_ns", "max_ns"};
 
 std::vector<std::string> TimeFields(const SampleStats& s, double percent) {
   return {Num(s.total), Num(percent), Num(s.mean), Num(s.std), Num(s.min), Num(s.median), Num(s.max)};

@@ -41,7 +41,8 @@ double Percentile(const std::vector<uint64_t>& sorted, double q) {
   const size_t lo = static_cast<size_t>(pos);
   const double frac = pos - static_cast<double>(lo);
   if (lo + 1 >= sorted.size()) return static_cast<double>(sorted[lo]);
-  return static_cast<double>(sorted[lo]) + frac * (static_cast<double>(sorted[lo + 1]) - static_cast<double>(sorted[lo]));
+  const double a = static_cast<double>(sorted[lo]), b = static_cast<double>(sorted[lo + 1]);
+  return a + frac * (b - a);
 }
 
 }  // namespace trainprof::collector

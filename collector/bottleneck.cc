@@ -76,7 +76,7 @@ InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t a
 // "…: the loader delivers a batch every X/N while a step computes in Y: use about K workers".
 
 TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<ProcessPhases>& phases,
-                               const std::vector<bool>& training) {
+                               const std::vector<bool>& training, bool cuda) {
   const Process& p = trace.processes[index];
   TrainingProcess t;
   t.process = index;
@@ -102,7 +102,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   const Step* warmup = t.warmup_skipped ? train.front() : nullptr;
 
   std::vector<uint64_t> durations;
-  std::vector<Interval> waits_counted, waits_all, spans;
+  std::vector<Interval> waits_counted, waits_all, spans, spans_counted;
   uint64_t all_steps_ns = 0;
   uint64_t k = 0;
   for (size_t i = 0; i < split.steps.size(); ++i) {
@@ -127,6 +127,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     waits_all.insert(waits_all.end(), s.waits.begin(), s.waits.end());
     if (!row.in_statistics) continue;
     durations.push_back(s.duration());
+    spans_counted.push_back({s.begin_ns, s.end_ns});
     waits_counted.insert(waits_counted.end(), s.waits.begin(), s.waits.end());
     for (size_t part = 0; part < kPartCount; ++part) t.parts[part].total_ns += s.parts[part];
   }
@@ -157,6 +158,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   ctx.steps = Union(std::move(spans));
   t.input = AnalyzeInput(trace, ctx);
   t.advice = Advise(t, *t.input, all_steps_ns);
+  if (cuda) t.gpu = AnalyzeGpuIdle(trace.processes[index], spans_counted, ctx.waits_counted, trace.strings);
   return t;
 }
 }  // namespace
@@ -185,6 +187,9 @@ const char* InputCauseName(InputCause c) {
 
 Bottleneck AnalyzeBottleneck(const Trace& trace) {
   Bottleneck b;
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) b.gpu.recorded = b.gpu.recorded || img.cuda.any();
+  }
   const size_t n = trace.processes.size();
   const StringId domain = trace.strings.Find(format::kPhaseDomain);
   std::vector<ProcessPhases> phases(n);
@@ -206,7 +211,8 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
     return b;
   }
   for (size_t i = 0; i < n; ++i) {
-    if (training[i]) b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training));
+    if (!training[i]) continue;
+    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded));
   }
   // Ranks first, by rank; the others in tree order.
   std::stable_sort(b.processes.begin(), b.processes.end(), [](const TrainingProcess& x, const TrainingProcess& y) {

@@ -6,10 +6,8 @@
 //   Trace ─► CollectPhases (per process) ─► SplitSteps ─► step statistics, parts, verdict
 //                                                      ─► AnalyzeInput (workers)  ─► cause, advice
 //                                                      ─► AnalyzeRanks (ranks)    ─► straggler
+//                                                      ─► AnalyzeGpuIdle (CUDA)   ─► GPU busy, idle by host activity
 //         ─► DescribeProcess / DescribeRanks (bottleneck_text.cc) ─► sentences with their numbers
-//
-// GPU activity (busy %, idle time attributed to what the host was doing) is not recorded yet:
-// GpuActivity is its place.
 #pragma once
 
 #include <array>
@@ -18,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/gpu_idle.h"
 #include "collector/input_pipeline.h"
 #include "collector/model.h"
 #include "collector/rank_sync.h"
@@ -105,16 +104,16 @@ struct TrainingProcess {
   Part largest = Part::kOther;         ///< largest part other than data wait
   std::optional<InputPipeline> input;  ///< when workers or fetches were recorded
   InputAdvice advice;
+  std::optional<GpuIdle> gpu;  ///< when some process of the trace has CUDA records (gpu_idle.h)
   std::vector<StepRow> step_rows;
   std::vector<std::string> text;  ///< the verdict sentences, each with its numbers
 
   const PartShare& part(Part p) const { return parts[static_cast<size_t>(p)]; }
 };
 
-/// GPU activity. Not recorded yet (no CUDA data in traces): later GPU busy % per device and GPU
-/// idle time attributed to the host's activity (data wait, synchronising call, launch-bound).
+/// Whether the trace has CUDA data at all; per training process: TrainingProcess::gpu.
 struct GpuActivity {
-  bool recorded = false;
+  bool recorded = false;  ///< some process has CUDA records
 };
 
 struct Bottleneck {

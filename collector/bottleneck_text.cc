@@ -103,6 +103,7 @@ void DescribeProcess(TrainingProcess* tp) {
                     FormatPercent(kPartlyInputBoundPercent) + "%); " + largest + ".");
       break;
   }
+  if (t.gpu) DescribeGpuIdle(*t.gpu, &out);  // the GPU during the steps (gpu_idle_text.cc)
 
   // The input pipeline.
   if (!t.input) return;

@@ -4,13 +4,14 @@
 //   TraceImage     one per usable file = one process image (a pid between two execs)
 //     ├─ threads          ThreadInfo per writer thread
 //     ├─ nvtx             NvtxEvent, 32 bytes each, per thread in record order
-//     └─ process_events   fork / exec / exit / child exit / NVTX misuse (few)
+//     ├─ process_events   fork / exec / exit / child exit / NVTX misuse (few)
+//     └─ cuda             CUDA API calls, GPU kernels/copies/memsets, devices, GPU status (cuda_model.h)
 //   Process        images of one (host, pid) merged, with tree links and derived identity
 //   Trace          all of the above plus the StringPool the ids point into
 //
 // Events are plain structs in per-image vectors (no per-event heap nodes) so a trace of 100M
-// records stays a few GB. A later event family (CUDA API calls, kernels, memcpy) gets its own
-// vector in TraceImage and its own statistics module next to nvtx_stats.
+// records stays a few GB. Each event family has its own vectors in TraceImage and its own
+// statistics module (nvtx_stats; cuda_api_stats, gpu_kernel_stats, gpu_memory_stats, gpu_devices).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "collector/cuda_model.h"
 #include "collector/string_pool.h"
 #include "trainprof/trace_format.h"
 
@@ -108,6 +110,7 @@ struct TraceImage {
   std::vector<ThreadInfo> threads;
   std::vector<NvtxEvent> nvtx;
   std::vector<ProcessEvent> process_events;
+  CudaData cuda;                ///< tags 48..59 (format version 2)
   uint64_t records = 0;         ///< all records decoded
   uint64_t first_record_ns = 0; ///< time of the earliest timed record (valid if has_timed_records)
   uint64_t last_record_ns = 0;

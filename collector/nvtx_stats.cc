@@ -1,9 +1,10 @@
 #include "collector/nvtx_stats.h"
 
 #include <algorithm>
-#include <cmath>
 #include <tuple>
 #include <unordered_map>
+
+#include "collector/sample_stats.h"
 
 namespace trainprof::collector {
 namespace {
@@ -143,33 +144,15 @@ RangeStats Summarize(const RangeKey& key, std::vector<uint64_t>* durations, uint
   s.key = key;
   s.unbalanced = unbalanced;
   s.wall_ns = wall_ns;
-  std::vector<uint64_t>& d = *durations;
-  s.calls = d.size();
-  if (d.empty()) return s;
-  std::sort(d.begin(), d.end());
-  long double total = 0;
-  uint64_t total_ns = 0;
-  for (uint64_t v : d) {
-    total += static_cast<long double>(v);
-    total_ns += v;
-  }
-  s.total_ns = total_ns;
-  s.min_ns = d.front();
-  s.max_ns = d.back();
-  const long double mean = total / static_cast<long double>(d.size());
-  s.mean_ns = static_cast<double>(mean);
-  if (d.size() > 1) {
-    long double sq = 0;
-    for (uint64_t v : d) {
-      long double diff = static_cast<long double>(v) - mean;
-      sq += diff * diff;
-    }
-    s.std_ns = static_cast<double>(std::sqrt(sq / static_cast<long double>(d.size() - 1)));
-  }
-  const size_t n = d.size();
-  s.median_ns = n % 2 == 1 ? static_cast<double>(d[n / 2])
-                           : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2.0;
-  s.percent = wall_ns > 0 ? static_cast<double>(total_ns) * 100.0 / static_cast<double>(wall_ns) : 0.0;
+  const SampleStats d = SummarizeSample(durations);
+  s.calls = d.count;
+  s.total_ns = d.total;
+  s.min_ns = d.min;
+  s.max_ns = d.max;
+  s.mean_ns = d.mean;
+  s.std_ns = d.std;
+  s.median_ns = d.median;
+  s.percent = wall_ns > 0 ? static_cast<double>(d.total) * 100.0 / static_cast<double>(wall_ns) : 0.0;
   return s;
 }
 

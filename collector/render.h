@@ -25,7 +25,9 @@ struct CsvTable {
   std::string text;  ///< header row + rows, RFC 4180 (CRLF line ends, quoted where needed)
 };
 /// files.csv, processes.csv, threads.csv, nvtx_ranges.csv, nvtx_marks.csv, bottleneck.csv,
-/// steps.csv, dataloader_workers.csv, ranks.csv, and with by_process nvtx_ranges_by_process.csv.
+/// steps.csv, dataloader_workers.csv, ranks.csv, cuda_api.csv, gpu_kernels.csv, memory_ops.csv,
+/// gpu_devices.csv, and with by_process nvtx_ranges_by_process.csv,
+/// cuda_api_by_process.csv, gpu_kernels_by_process.csv, memory_ops_by_process.csv.
 std::vector<CsvTable> RenderCsv(const Report& report);
 /// One CSV field: invalid UTF-8 replaced by U+FFFD (as in the JSON report), then quoted (with ""
 /// for ") if it holds a comma, quote, CR or LF.

@@ -47,6 +47,46 @@ const std::vector<std::string> kRangeHeader = {"name",    "domain", "style",    
                                                "percent", "mean_ns", "std_ns",   "min_ns", "median_ns",
                                                "max_ns",  "unbalanced"};
 
+// The CUDA tables (docs/report.md, "CSV files"); with `pid` set, prefixed by pid and host.
+const std::vector<std::string> kTimeHeader = {"total_ns", "percent",   "mean_ns", "std_ns",
+                                              "min_ns",   "median_ns", "max_ns"};
+
+std::vector<std::string> TimeFields(const SampleStats& s, double percent) {
+  return {Num(s.total), Num(percent), Num(s.mean), Num(s.std), Num(s.min), Num(s.median), Num(s.max)};
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<std::string> ApiHeader() {
+  return Concat(Concat({"name", "api", "calls"}, kTimeHeader), {"errors", "unfinished"});
+}
+std::vector<std::string> ApiFields(const CudaApiRow& r) {
+  return Concat(Concat({r.name, r.api, Num(r.time.count)}, TimeFields(r.time, r.percent)),
+                {Num(r.errors), Num(r.unfinished)});
+}
+std::vector<std::string> KernelHeader() {
+  return Concat(Concat({"name", "mangled", "instances"}, kTimeHeader),
+                {"grid", "block", "grid_most_common", "block_most_common", "grid_variants", "block_variants"});
+}
+std::vector<std::string> KernelFields(const KernelRow& r) {
+  return Concat(Concat({r.name, r.mangled, Num(r.time.count)}, TimeFields(r.time, r.percent)),
+                {r.grid, r.block, r.grid_most_common, r.block_most_common, Num(r.grid_variants),
+                 Num(r.block_variants)});
+}
+std::vector<std::string> MemoryHeader() {
+  return Concat(Concat({"kind", "label", "count"}, kTimeHeader),
+                {"total_bytes", "mean_bytes", "min_bytes", "median_bytes", "max_bytes", "bandwidth_gbps",
+                 "pageable_count", "pageable_bytes"});
+}
+std::vector<std::string> MemoryFields(const MemoryOpRow& r) {
+  return Concat(Concat({r.kind, r.label, Num(r.time.count)}, TimeFields(r.time, r.percent)),
+                {Num(r.size.total), Num(r.size.mean), Num(r.size.min), Num(r.size.median), Num(r.size.max),
+                 Opt(r.bandwidth_gbps), Num(r.pageable_count), Num(r.pageable_bytes)});
+}
+
 std::vector<std::string> RangeFields(const RangeRow& r) {
   return {r.name,         r.domain,         r.style,        Num(r.calls),     Num(r.total_ns),
           Num(r.percent), Num(r.mean_ns),   Num(r.std_ns),  Num(r.min_ns),    Num(r.median_ns),
@@ -85,7 +125,8 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
              "start_realtime_ns", "start_ns", "end_ns", "wall_ns", "exit_kind", "exit_code", "events",
              "unbalanced_ranges", "dropped_records", "truncated", "nvtx_misuse_null_names", "nvtx_misuse_names_cut",
              "nvtx_misuse_bad_attributes", "nvtx_misuse_other", "nvtx_misuse_undefined_names",
-             "nvtx_misuse_undefined_domains"});
+             "nvtx_misuse_undefined_domains", "gpu_state", "gpu_cupti_result", "gpu_message", "gpu_records_dropped",
+             "gpu_invalid_timestamps", "cuda_calls", "cuda_calls_unfinished"});
   for (const ProcessRow& p : r.processes) {
     const NvtxMisuse& m = p.nvtx_misuse;
     procs.Row({Num(p.pid), Num(p.ppid), p.parent >= 0 ? Num(r.processes[p.parent].pid) : "", p.host, Opt(p.rank),
@@ -93,7 +134,9 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
                Num(p.start_ns), Num(p.end_ns), Num(p.wall_ns), p.exit_kind, Opt(p.exit_code), Num(p.events),
                Num(p.unbalanced), Num(p.dropped), p.truncated ? "true" : "false", Num(m.null_names),
                Num(m.names_cut), Num(m.bad_attributes), Num(m.other), Num(m.undefined_names),
-               Num(m.undefined_domains)});
+               Num(m.undefined_domains), p.gpu.state, Opt(p.gpu.cupti_result), p.gpu.message,
+               Num(p.gpu.records_dropped), Num(p.gpu.invalid_timestamps), Num(p.gpu.calls),
+               Num(p.gpu.unfinished_calls)});
   }
   out.push_back(procs.Take());
 
@@ -121,7 +164,10 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
                                      "std_step_ns"};
   for (size_t i = 0; i < kPartCount; ++i) header.push_back(std::string(PartName(static_cast<Part>(i))) + "_percent");
   for (const char* h : {"largest_phase", "input_cause", "workers", "worker_processes", "workers_busy_percent",
-                        "fetch_mean_ns", "getitem_percent", "collate_percent", "workers_needed", "startup_wait_ns"}) {
+                        "fetch_mean_ns", "getitem_percent", "collate_percent", "workers_needed", "startup_wait_ns",
+                        "gpu_busy_percent", "gpu_idle_percent", "gpu_idle_cause", "gpu_idle_data_wait_percent",
+                        "gpu_idle_sync_percent", "gpu_idle_launch_percent", "gpu_idle_other_percent", "gpu_sync_call",
+                        "gpu_sync_calls_per_step", "gpu_launch_bound"}) {
     header.push_back(h);
   }
   summary.Row(header);
@@ -143,6 +189,16 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
     row.push_back(in && fetch > 0 ? Num(static_cast<double>(in->fetch.collate_ns) * 100.0 / fetch) : "");
     row.push_back(Opt(t.advice.workers_needed));
     row.push_back(in ? Num(in->startup_wait_ns) : "");
+    const GpuIdle* g = t.gpu && t.gpu->recorded ? &*t.gpu : nullptr;
+    row.push_back(g ? Num(g->busy_percent) : "");
+    row.push_back(g ? Num(g->idle_percent) : "");
+    row.push_back(g && g->idle_ns > 0 ? IdleCauseName(g->cause) : "");
+    for (IdleCause c : {IdleCause::kDataWait, IdleCause::kSync, IdleCause::kLaunch, IdleCause::kOther}) {
+      row.push_back(g ? Num(g->idle_share(c)) : "");
+    }
+    row.push_back(g ? g->sync_call : "");
+    row.push_back(g && !g->sync_call.empty() ? Num(g->sync_calls_per_step) : "");
+    row.push_back(g ? (g->launch_bound ? "true" : "false") : "");
     summary.Row(row);
   }
   out.push_back(summary.Take());
@@ -197,6 +253,39 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
   }
   out.push_back(ranks.Take());
 
+  Csv api("cuda_api.csv");
+  api.Row(ApiHeader());
+  for (const CudaApiRow& row : r.cuda.api) api.Row(ApiFields(row));
+  out.push_back(api.Take());
+
+  Csv kernels("gpu_kernels.csv");
+  kernels.Row(KernelHeader());
+  for (const KernelRow& row : r.cuda.kernels) kernels.Row(KernelFields(row));
+  out.push_back(kernels.Take());
+
+  Csv memory("memory_ops.csv");
+  memory.Row(MemoryHeader());
+  for (const MemoryOpRow& row : r.cuda.memory) memory.Row(MemoryFields(row));
+  out.push_back(memory.Take());
+
+  Csv devices("gpu_devices.csv");
+  devices.Row({"pid", "host", "device", "name", "processes", "kernels", "kernel_ns", "memcpys", "memsets", "memory_ns",
+               "busy_ns", "lifetime_ns", "busy_percent", "active_begin_ns", "active_end_ns", "active_busy_percent",
+               "launch_latency_count", "launch_latency_mean_ns", "launch_latency_median_ns", "launch_latency_p95_ns"});
+  auto device_row = [&](const DeviceRow& d) {
+    const bool lat = d.latency_count > 0;
+    devices.Row({Opt(d.pid), d.host, Num(d.device), d.name, Num(d.processes), Num(d.kernels), Num(d.kernel_ns),
+                 Num(d.memcpys), Num(d.memsets), Num(d.memory_ns), Num(d.busy_ns), Num(d.lifetime_ns),
+                 Opt(d.busy_percent), Num(d.active_begin_ns), Num(d.active_end_ns), Opt(d.active_busy_percent),
+                 Num(d.latency_count), lat ? Num(d.latency_mean_ns) : "", lat ? Num(d.latency_median_ns) : "",
+                 lat ? Num(d.latency_p95_ns) : ""});
+  };
+  for (const DeviceRow& d : r.cuda.devices) device_row(d);  // merged: pid empty
+  for (const ProcessRow& p : r.processes) {
+    for (const DeviceRow& d : p.cuda.devices) device_row(d);
+  }
+  out.push_back(devices.Take());
+
   if (r.options.by_process) {
     Csv per("nvtx_ranges_by_process.csv");
     header = {"pid", "host"};
@@ -211,6 +300,22 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
       }
     }
     out.push_back(per.Take());
+
+    // CUDA tables per process: pid and host, then the columns of the merged table.
+    auto per_process = [&](const char* name, std::vector<std::string> header, auto rows_of, auto fields_of) {
+      Csv t(name);
+      t.Row(Concat({"pid", "host"}, header));
+      for (const ProcessRow& p : r.processes) {
+        for (const auto& row : rows_of(p)) t.Row(Concat({Num(p.pid), p.host}, fields_of(row)));
+      }
+      out.push_back(t.Take());
+    };
+    per_process("cuda_api_by_process.csv", ApiHeader(), [](const ProcessRow& p) -> const auto& { return p.cuda.api; },
+                ApiFields);
+    per_process("gpu_kernels_by_process.csv", KernelHeader(),
+                [](const ProcessRow& p) -> const auto& { return p.cuda.kernels; }, KernelFields);
+    per_process("memory_ops_by_process.csv", MemoryHeader(),
+                [](const ProcessRow& p) -> const auto& { return p.cuda.memory; }, MemoryFields);
   }
   return out;
 }

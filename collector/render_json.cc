@@ -1,6 +1,7 @@
 // JSON report: the schema is docs/report-schema.md. Integers are ns or bytes; mean_ns, std_ns,
 // median_ns and percent are derived and may be fractional.
 #include "collector/render.h"
+#include "collector/render_json_cuda.h"
 
 #include <algorithm>
 
@@ -148,6 +149,42 @@ Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
           {"text", text}};
 }
 
+Json GpuIdleJson(const GpuIdle& g) {
+  Json idle = Json::object();
+  for (size_t c = 0; c < kIdleCauses; ++c) {
+    const auto cause = static_cast<IdleCause>(c);
+    idle[IdleCauseName(cause)] = {{"ns", g.idle(cause)}, {"percent", g.idle_share(cause)}};
+  }
+  Json sync = nullptr;
+  if (!g.sync_call.empty()) {
+    sync = {{"call", g.sync_call},
+            {"idle_ns", g.sync_call_idle_ns},
+            {"calls", g.sync_calls},
+            {"calls_per_step", g.sync_calls_per_step},
+            {"after_dtoh_copy", g.sync_after_dtoh},
+            {"copy_bytes", g.sync_after_dtoh ? Json(g.sync_copy_bytes) : Json(nullptr)}};
+  }
+  return {{"recorded", g.recorded},
+          {"why_not", g.recorded ? Json(nullptr) : Json(g.why_not)},
+          {"steps", g.steps},
+          {"step_ns", g.step_ns},
+          {"busy_ns", g.busy_ns},
+          {"idle_ns", g.idle_ns},
+          {"busy_percent", g.busy_percent},
+          {"idle_percent", g.idle_percent},
+          {"gpu_bound", g.gpu_bound},
+          {"cause", g.recorded && g.idle_ns > 0 ? Json(IdleCauseName(g.cause)) : Json(nullptr)},
+          {"idle", std::move(idle)},
+          {"sync", std::move(sync)},
+          {"launch",
+           {{"kernels", g.kernels},
+            {"kernels_per_step", g.kernels_per_step},
+            {"kernel_median_ns", g.kernel_median_ns},
+            {"launch_calls", g.launch_calls},
+            {"launch_median_ns", g.launch_median_ns},
+            {"launch_bound", g.launch_bound}}}};
+}
+
 Json BottleneckJson(const Bottleneck& b) {
   Json procs = Json::array();
   for (const TrainingProcess& t : b.processes) {
@@ -177,6 +214,7 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"largest_phase_percent", has_steps ? Json(t.part(t.largest).percent) : Json(nullptr)},
                      {"input", t.input ? InputJson(*t.input) : Json(nullptr)},
                      {"advice", AdviceJson(t.advice)},
+                     {"gpu", t.gpu ? GpuIdleJson(*t.gpu) : Json(nullptr)},
                      {"text", t.text}});
   }
   return {{"status", b.status},
@@ -187,7 +225,10 @@ Json BottleneckJson(const Bottleneck& b) {
                           {"warmup_min_steps", kWarmupMinSteps},
                           {"straggler_step_percent", kStragglerStepPercent},
                           {"straggler_min_ns", kStragglerMinNs},
-                          {"startup_step_percent", kStartupStepPercent}}},
+                          {"startup_step_percent", kStartupStepPercent},
+                          {"gpu_idle_percent", kGpuIdlePercent},
+                          {"short_kernel_ns", kShortKernelNs},
+                          {"launch_bound_idle_percent", kLaunchBoundIdlePercent}}},
           {"processes", std::move(procs)},
           {"ranks", b.ranks ? RanksJson(*b.ranks, b.rank_text) : Json(nullptr)},
           {"gpu", {{"recorded", b.gpu.recorded}}}};
@@ -207,6 +248,8 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                     {"start_realtime_ns", r.start_realtime_ns},
                     {"span_ns", r.span_ns},
                     {"top", r.options.top},
+                    {"full_names", r.options.full_names},
+                    {"cuda_recorded", r.has_cuda},
                     {"nvtx_misuse", MisuseJson(r.nvtx_misuse)}};
 
   Json files = Json::array();
@@ -228,7 +271,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
     Json exit = {{"kind", p.exit_kind},
                  {"code", OrNull(p.exit_code)},
                  {"source", p.exit_source.empty() ? Json(nullptr) : Json(p.exit_source)}};
-    procs.push_back({{"pid", p.pid},
+    Json proc = {{"pid", p.pid},
                      {"ppid", p.ppid},
                      {"parent_pid", p.parent >= 0 ? Json(r.processes[p.parent].pid) : Json(nullptr)},
                      {"host", p.host},
@@ -251,7 +294,10 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"nvtx_misuse", MisuseJson(p.nvtx_misuse)},
                      {"threads", std::move(threads)},
                      {"nvtx_ranges", RangesJson(p.nvtx_ranges)},
-                     {"nvtx_ranges_omitted", p.nvtx_ranges_omitted}});
+                     {"nvtx_ranges_omitted", p.nvtx_ranges_omitted},
+                     {"gpu", GpuTracingJson(p.gpu)}};
+    AddCudaTables(p.cuda, &proc);
+    procs.push_back(std::move(proc));
   }
   doc["processes"] = std::move(procs);
   doc["nvtx_ranges"] = RangesJson(r.nvtx_ranges);
@@ -260,6 +306,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   for (const MarkRow& m : r.nvtx_marks) marks.push_back({{"name", m.name}, {"domain", m.domain}, {"count", m.count}});
   doc["nvtx_marks"] = std::move(marks);
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
+  AddCudaTables(r.cuda, &doc);
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["warnings"] = r.warnings;
   return doc;

@@ -6,7 +6,8 @@
 //   Bottleneck          steps per training process, verdict sentences, ranks, GPU placeholder
 //   NVTX ranges         merged over all processes, like `nsys stats --report nvtx_sum`
 //   NVTX marks          if any
-//   per-process NVTX tables with --by-process
+//   GPU devices, CUDA API, GPU kernels, GPU memory operations   with CUDA data (render_text_cuda.cc)
+//   per-process NVTX (and CUDA) tables with --by-process
 //
 // Names, commands, paths and roles come from programs: every table cell and every line of
 // free text goes through EscapeControls, so a tab or newline in a name cannot break the layout.
@@ -16,84 +17,15 @@
 #include <vector>
 
 #include "collector/render.h"
+#include "collector/render_text_cuda.h"
 #include "collector/text_safety.h"
+#include "collector/text_table.h"
 #include "collector/units.h"
 
 namespace trainprof::collector {
 namespace {
 
 constexpr size_t kCommandWidth = 60;
-
-// Display width of UTF-8 text: code points (our units include "µ").
-size_t Width(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// Cut to `width` code points, ending in "..." when cut.
-std::string Shorten(const std::string& s, size_t width) {
-  if (Width(s) <= width) return s;
-  std::string out;
-  size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80 && ++n > width - 3) break;
-    out += s[i];
-  }
-  return out + "...";
-}
-
-struct Column {
-  std::string header;
-  bool right = false;
-};
-
-class Table {
- public:
-  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
-  void Add(std::vector<std::string> row) {
-    for (std::string& cell : row) cell = EscapeControls(cell);
-    rows_.push_back(std::move(row));
-  }
-
-  std::string Render(const std::string& indent) const {
-    std::vector<size_t> width(columns_.size());
-    for (size_t c = 0; c < columns_.size(); ++c) {
-      width[c] = Width(columns_[c].header);
-      for (const auto& row : rows_) width[c] = std::max(width[c], Width(row[c]));
-    }
-    std::string out;
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string l = indent;
-      for (size_t c = 0; c < columns_.size(); ++c) {
-        std::string pad(width[c] - Width(cells[c]), ' ');
-        bool last = c + 1 == columns_.size();
-        if (columns_[c].right) {
-          l += pad + cells[c];
-        } else {
-          l += cells[c];
-          if (!last) l += pad;
-        }
-        if (!last) l += "  ";
-      }
-      while (!l.empty() && l.back() == ' ') l.pop_back();
-      out += l + "\n";
-    };
-    std::vector<std::string> headers;
-    for (const Column& c : columns_) headers.push_back(c.header);
-    line(headers);
-    std::vector<std::string> rule;
-    for (size_t c = 0; c < columns_.size(); ++c) rule.push_back(std::string(width[c], '-'));
-    line(rule);
-    for (const auto& row : rows_) line(row);
-    return out;
-  }
-
- private:
-  std::vector<Column> columns_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 std::string Plural(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -162,37 +94,32 @@ std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration
 std::string BottleneckText(const Bottleneck& b) {
   std::string out = "\nBottleneck\n";
   if (b.processes.empty()) return out + "  " + EscapeControls(b.message) + "\n";
-  Table steps({{"PID", false},
-               {"Rank", true},
-               {"Steps", true},
-               {"Mean", true},
-               {"Median", true},
-               {"P90", true},
-               {"StdDev", true},
-               {"Data wait", true},
-               {"Forward", true},
-               {"Backward", true},
-               {"Optimizer", true},
-               {"Collective", true},
-               {"Other", true},
-               {"Verdict", false}});
+  std::vector<Column> columns = {{"PID", false},       {"Rank", true},       {"Steps", true},     {"Mean", true},
+                                 {"Median", true},     {"P90", true},        {"StdDev", true},    {"Data wait", true},
+                                 {"Forward", true},    {"Backward", true},   {"Optimizer", true}, {"Collective", true},
+                                 {"Other", true}};
+  if (b.gpu.recorded) columns.push_back({"GPU busy", true});  // share of the step the GPU ran work (gpu_idle.h)
+  columns.push_back({"Verdict", false});
+  Table steps(std::move(columns));
   for (const TrainingProcess& t : b.processes) {
     std::vector<std::string> row = {std::to_string(t.pid), t.rank ? std::to_string(*t.rank) : "-",
                                     std::to_string(t.steps)};
     if (t.step.count == 0) {
-      for (int i = 0; i < 10; ++i) row.push_back("-");
+      for (int i = 0; i < (b.gpu.recorded ? 11 : 10); ++i) row.push_back("-");
     } else {
       for (double v : {t.step.mean_ns, t.step.median_ns, t.step.p90_ns, t.step.std_ns}) row.push_back(Dur(v));
       for (Part p :
            {Part::kDataWait, Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective, Part::kOther}) {
         row.push_back(FormatPercent(t.part(p).percent) + "%");
       }
+      if (b.gpu.recorded) row.push_back(t.gpu && t.gpu->recorded ? FormatPercent(t.gpu->busy_percent) + "%" : "-");
     }
     row.push_back(VerdictText(t.verdict));
     steps.Add(std::move(row));
   }
   out += steps.Render("  ");
   out += "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
+  if (b.gpu.recorded) out += "  GPU busy: share of the step in which the GPU ran a kernel, memcpy or memset of the process.\n";
   for (const TrainingProcess& t : b.processes) {
     out += "\n";
     for (size_t i = 0; i < t.text.size(); ++i) out += (i == 0 ? "  " : "    ") + EscapeControls(t.text[i]) + "\n";
@@ -243,28 +170,35 @@ std::string RenderText(const Report& r) {
   if (r.processes.empty()) {
     out += "  none\n";
   } else {
-    Table t({{"PID", false},
-             {"PPID", true},
-             {"Rank", true},
-             {"Role", false},
-             {"Command", false},
-             {"Start", true},
-             {"Wall", true},
-             {"Exit", false},
-             {"Events", true},
-             {"Unbalanced", true},
-             {"Truncated", false},
-             {"Dropped", true}});
+    std::vector<Column> columns = {{"PID", false},    {"PPID", true},       {"Rank", true},  {"Role", false},
+                                   {"Command", false}, {"Start", true},       {"Wall", true},  {"Exit", false},
+                                   {"Events", true},   {"Unbalanced", true}, {"Truncated", false}, {"Dropped", true}};
+    if (r.has_cuda) {  // GPU tracing: state, GPU records dropped by CUPTI, invalid timestamps, calls never returned
+      columns.insert(columns.end(), {{"GPU", false}, {"GPU dropped", true}, {"Bad times", true}, {"Unreturned", true}});
+    }
+    Table t(std::move(columns));
     for (const ProcessRow& p : r.processes) {
-      t.Add({std::string(2 * static_cast<size_t>(p.depth), ' ') + std::to_string(p.pid), std::to_string(p.ppid),
-             p.rank ? std::to_string(*p.rank) : "-", p.role, DisplayCommand(p.command),
-             "+" + FormatDuration(static_cast<double>(p.offset_ns)), FormatDuration(static_cast<double>(p.wall_ns)),
-             p.exit_text, std::to_string(p.events), std::to_string(p.unbalanced), p.truncated ? "yes" : "no",
-             std::to_string(p.dropped)});
+      std::vector<std::string> row = {
+          std::string(2 * static_cast<size_t>(p.depth), ' ') + std::to_string(p.pid), std::to_string(p.ppid),
+          p.rank ? std::to_string(*p.rank) : "-", p.role, DisplayCommand(p.command),
+          "+" + FormatDuration(static_cast<double>(p.offset_ns)), FormatDuration(static_cast<double>(p.wall_ns)),
+          p.exit_text, std::to_string(p.events), std::to_string(p.unbalanced), p.truncated ? "yes" : "no",
+          std::to_string(p.dropped)};
+      if (r.has_cuda) {
+        row.push_back(p.gpu.state == "none" ? "-" : p.gpu.state);
+        row.push_back(std::to_string(p.gpu.records_dropped));
+        row.push_back(std::to_string(p.gpu.invalid_timestamps));
+        row.push_back(std::to_string(p.gpu.unfinished_calls));
+      }
+      t.Add(std::move(row));
     }
     out += t.Render("  ");
     if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.exit_kind == "unknown"; })) {
       out += "  Exit \"unknown\": no exit record (killed?)\n";
+    }
+    if (r.has_cuda) {
+      out += "  GPU: CUDA tracing on, unavailable (see Warnings) or - (no CUDA); GPU dropped: records CUPTI lost;\n"
+             "  Bad times: GPU records with a zero or reversed timestamp (left out); Unreturned: CUDA calls never returned.\n";
     }
   }
 
@@ -289,6 +223,8 @@ std::string RenderText(const Report& r) {
     }
   }
 
+  out += CudaSectionsText(r);
+
   if (r.options.by_process) {
     for (const ProcessRow& p : r.processes) {
       out += "\nNVTX ranges: " + ProcessLabel(p) + "\n";
@@ -297,6 +233,7 @@ std::string RenderText(const Report& r) {
       } else {
         out += RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top);
       }
+      out += ProcessCudaText(p, r.options);
     }
     out += "\n  Per-process Time (%) = total time / the process's wall time.\n";
   }

@@ -71,6 +71,37 @@ std::string Count(uint64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// Warnings about GPU tracing of one process (docs/report.md, "Warnings").
+std::vector<std::string> GpuNotes(const GpuTracing& g, const Process& p) {
+  std::vector<std::string> out;
+  if (g.state == "unavailable") {
+    std::string why = g.message.empty() ? "no reason recorded" : g.message;
+    out.push_back("GPU tracing unavailable: " + why + " (CUPTI result " + std::to_string(g.cupti_result.value_or(0)) +
+                  "); NVTX ranges and Python phases were still recorded");
+  }
+  if (g.records_dropped > 0) {
+    out.push_back(Count(g.records_dropped, "GPU activity record", "GPU activity records") +
+                  " dropped by CUPTI (buffers full): GPU statistics are incomplete");
+  }
+  if (g.invalid_timestamps > 0) {
+    out.push_back(Count(g.invalid_timestamps, "GPU record", "GPU records") +
+                  " with an invalid timestamp (zero, or end before start): left out of every statistic");
+  }
+  if (g.unfinished_calls > 0) {
+    std::string names;
+    for (const std::string& n : g.unfinished_names) names += (names.empty() ? "" : ", ") + n;
+    out.push_back(Count(g.unfinished_calls, "CUDA call", "CUDA calls") + " never returned (" + names +
+                  "): the process ended inside; not in the durations");
+  }
+  if (g.unmatched_exits > 0) {
+    out.push_back(Count(g.unmatched_exits, "CUDA call exit", "CUDA call exits") + " without their enter (not counted)");
+  }
+  if (g.state == "on" && !g.flushed && p.exit.kind == EndKind::kNone) {
+    out.push_back("GPU activity not flushed at the end (killed?): its last GPU records may be missing");
+  }
+  return out;
+}
+
 bool NeedsQuoting(const std::string& s) {
   if (s.empty()) return true;
   return s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") != std::string::npos;
@@ -157,6 +188,13 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
   }
   r.nvtx_marks_omitted = CutToTop(&r.nvtx_marks, options.top);
 
+  std::vector<const Process*> all;
+  for (const Process& p : trace.processes) {
+    all.push_back(&p);
+    for (const TraceImage& img : p.images) r.has_cuda = r.has_cuda || img.cuda.any();
+  }
+  if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true);
+
   std::set<std::string> hosts;
   uint64_t first_start = UINT64_MAX, last_end = 0;
   for (const Process& p : trace.processes) {
@@ -230,6 +268,9 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
       notes.push_back(who + ": recording stopped early (no space or I/O error): " + trace.files[img.file].path +
                       " holds what was recorded until then");
     }
+    row.gpu = GpuTracingOf(p, strings);
+    if (row.gpu.any) row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false);
+    for (std::string& note : GpuNotes(row.gpu, p)) notes.push_back(who + ": " + note);
     r.processes.push_back(std::move(row));
   }
   if (unbalanced_total > 0) {

@@ -3,8 +3,8 @@
 //   Trace ──Analyze()──► Report ──► RenderText / RenderJson / RenderCsv (render.h)
 //
 // The Report holds display-ready values (strings for names, integers in ns and bytes) so the three
-// renderers agree by construction. Each analysis (NVTX statistics, the bottleneck verdict; later
-// CUDA API, kernels, memcpy) has its own module and its own rows here.
+// renderers agree by construction. Each analysis (NVTX statistics, CUDA API calls, GPU kernels,
+// memory operations, devices, the bottleneck verdict) has its own module and its own rows here.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "collector/bottleneck.h"
+#include "collector/cuda_tables.h"
+#include "collector/gpu_tracing.h"
 #include "collector/model.h"
 
 namespace trainprof::collector {
@@ -24,6 +26,7 @@ const char* TrainprofVersion();
 struct ReportOptions {
   bool by_process = false;  ///< per-process NVTX tables in text and CSV (JSON always has them)
   size_t top = 0;           ///< rows per statistics table; 0 = all
+  bool full_names = false;  ///< kernel names demangled but not shortened (--full-names)
 };
 
 struct RangeRow {
@@ -98,6 +101,8 @@ struct ProcessRow {
   std::vector<ThreadRow> threads;
   std::vector<RangeRow> nvtx_ranges;  ///< this process only, sorted, cut to --top
   size_t nvtx_ranges_omitted = 0;
+  GpuTracing gpu;   ///< GPU tracing state and what was lost (gpu_tracing.h)
+  CudaTables cuda;  ///< this process's CUDA tables, cut to --top; devices per device
 };
 
 struct Report {
@@ -110,6 +115,8 @@ struct Report {
   size_t nvtx_ranges_omitted = 0;
   std::vector<MarkRow> nvtx_marks;
   size_t nvtx_marks_omitted = 0;
+  bool has_cuda = false;  ///< some process has CUDA records (calls, GPU activity, or a GPU status)
+  CudaTables cuda;        ///< over all processes; devices merged per host and device
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
   std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
   NvtxMisuse nvtx_misuse;             ///< summed over all processes

@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collector/cuda_records.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -38,12 +40,13 @@ T Load(const uint8_t* p) {
 }
 
 // Fields of each record tag after the tag byte: how many varints (for kString: id and length,
-// followed by `length` bytes) and whether the first one is a dt.
+// followed by `length` bytes) and whether the first one is a dt. CUDA records (tags 48..59, format
+// version 2): cuda_records.h.
 struct TagInfo {
   uint8_t fields = 0;  // 0 = unknown tag
   bool timed = false;
 };
-constexpr TagInfo TagLayout(uint8_t tag) {
+constexpr TagInfo NvtxAndProcessLayout(uint8_t tag) {
   switch (static_cast<RecordTag>(tag)) {
     case RecordTag::kRangePush: return {4, true};
     case RecordTag::kRangePop: return {2, true};
@@ -66,6 +69,13 @@ constexpr TagInfo TagLayout(uint8_t tag) {
   }
 }
 
+TagInfo TagLayout(uint8_t tag, uint32_t version) {
+  const TagInfo t = NvtxAndProcessLayout(tag);
+  if (t.fields != 0) return t;
+  const CudaTagLayout c = CudaLayout(tag, version);
+  return {c.fields, c.timed};
+}
+
 struct ChunkDesc {
   uint64_t slot = 0;
   uint64_t offset = 0;
@@ -81,7 +91,11 @@ struct ChunkDesc {
 class Decoder {
  public:
   Decoder(std::span<const uint8_t> data, FileStatus* status, TraceImage* image, StringPool* pool)
-      : data_(data), st_(*status), img_(*image), pool_(*pool) {}
+      : data_(data),
+        st_(*status),
+        img_(*image),
+        pool_(*pool),
+        cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }) {}
 
   bool ReadHeader();
   void ReadMetadata();
@@ -108,6 +122,7 @@ class Decoder {
   FileStatus& st_;
   TraceImage& img_;
   StringPool& pool_;
+  CudaRecordDecoder cuda_;
   uint64_t skipped_ = 0;
   size_t errors_dropped_ = 0;
   uint32_t header_region_ = 0;
@@ -394,7 +409,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   const uint8_t* const end = base + c.data_end;
   ThreadInfo& info = img_.threads[thread];
   uint64_t now = c.base_ns;
-  uint64_t f[5];
+  uint64_t f[kMaxRecordFields];
   while (p < end) {
     const uint8_t* const rec = p;
     const uint8_t tag = *p++;
@@ -402,7 +417,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       // Past a committed count that overran the chunk: zeros are space nobody wrote.
       if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
     }
-    const TagInfo layout = TagLayout(tag);
+    const TagInfo layout = TagLayout(tag, img_.version);
     if (layout.fields == 0) {
       Error("bad record tag " + Num(tag) + " at byte " + Num(static_cast<uint64_t>(rec - base)));
       skipped_ += static_cast<uint64_t>(end - rec);
@@ -517,7 +532,11 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         pe.value = f[2];
         img_.process_events.push_back(pe);
         break;
-      default:  // kCategoryName, kDomainDestroy: counted, not needed by the report yet
+      case RecordTag::kCategoryName:
+      case RecordTag::kDomainDestroy:  // counted, not needed by the report yet
+        break;
+      default:  // CUDA records: the layout accepted only those of this format version
+        cuda_.Add(tag, f, now, c.base_ns, thread);
         break;
     }
   }
@@ -578,6 +597,7 @@ void Decoder::Resolve() {
     e.domain = domain_pool[e.domain];
   }
   for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
+  cuda_.Resolve(string_pool);
   img_.role = string_pool[role_ref_];
   // Rank variables learned after start win over the header's (docs/trace-format.md, PROCESS_ENV),
   // found through an index by name: a damaged file can hold a million of them, all different.

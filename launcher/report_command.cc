@@ -130,6 +130,9 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
           ""))
       ->capture_default_str();
   sub->add_flag("--strict", args->strict, "Exit with status 2 if any trace file is damaged or truncated");
+  sub->add_flag("--full-names", args->full_names,
+                "Show GPU kernel names demangled in full (default: shortened, template arguments and parameters "
+                "elided)");
   sub->footer(
       "Exit status: 0 report written (damaged files are warnings on stderr); 1 output not written;\n"
       "2 no trace found, a PATH unreadable, no usable trace, or --strict with a damaged file.\n"
@@ -175,6 +178,7 @@ int RunReport(const ReportArgs& args) {
   collector::ReportOptions options;
   options.by_process = args.by_process;
   options.top = args.top;
+  options.full_names = args.full_names;
   Report report = collector::Analyze(trace, options);
 
   int status = kOk;

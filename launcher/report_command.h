@@ -21,6 +21,7 @@ struct ReportArgs {
   bool by_process = false;         ///< NVTX table per process too
   size_t top = 0;                  ///< rows per table, 0 = all
   bool strict = false;             ///< exit 2 if any file was damaged
+  bool full_names = false;         ///< kernel names demangled in full, not shortened
 };
 
 /// Adds report's options/positionals to `sub` (the `report` subcommand), storing into *args.

@@ -610,10 +610,12 @@ TEST(Bottleneck, CsvTables) {
       "pid,host,rank,role,verdict,steps,steps_in_statistics,warmup_skipped,eval_steps,mean_step_ns,median_step_ns,"
       "p90_step_ns,std_step_ns,data_wait_percent,forward_percent,backward_percent,optimizer_percent,"
       "collective_percent,other_percent,largest_phase,input_cause,workers,worker_processes,workers_busy_percent,"
-      "fetch_mean_ns,getitem_percent,collate_percent,workers_needed,startup_wait_ns");
+      "fetch_mean_ns,getitem_percent,collate_percent,workers_needed,startup_wait_ns,gpu_busy_percent,"
+      "gpu_idle_percent,gpu_idle_cause,gpu_idle_data_wait_percent,gpu_idle_sync_percent,gpu_idle_launch_percent,"
+      "gpu_idle_other_percent,gpu_sync_call,gpu_sync_calls_per_step,gpu_launch_bound");
   EXPECT_NE(
       s.find("\r\n200,node0,,main,input_bound,10,9,true,0,40000000,40000000,40000000,0,75,10,12.5,2.5,0,0,backward,"
-             "getitem,2,2,100,80000000,95,3.75,8,0\r\n"),
+             "getitem,2,2,100,80000000,95,3.75,8,0,,,,,,,,,,\r\n"),
       std::string::npos)
       << s;
   const std::string& w = by_name["dataloader_workers.csv"];

@@ -241,6 +241,33 @@ TEST(ReportCommand, UndefinedNameIdIsNotDamage) {
   EXPECT_NE(o.out.find("  <string #555>\n"), std::string::npos) << o.out;
 }
 
+// --full-names: kernel names demangled whole instead of shortened, in text and JSON.
+TEST(ReportCommand, FullNames) {
+  test::ScratchDir dir;
+  TraceBuilder b(8, 1);
+  int t = b.Thread(8), g = b.Thread(9);
+  b.ApiCall(t, b.start_ns() + 1'000, b.start_ns() + 2'000, "cudaLaunchKernel_v7000", 1);
+  b.Kernel(g, {.start = b.start_ns() + 3'000,
+               .end = b.start_ns() + 5'000,
+               .name = "_ZN7cutlass6KernelINS_4gemm6kernel4GemmIfEEEEvNT_6ParamsE",
+               .correlation = 1});
+  b.WriteTo(dir.path());
+  Outcome shortened = RunCaptured({.paths = {dir.path()}});
+  EXPECT_EQ(shortened.status, 0);
+  EXPECT_NE(shortened.out.find("  cutlass::Kernel<...>\n"), std::string::npos) << shortened.out;
+  Outcome full = RunCaptured({.paths = {dir.path()}, .full_names = true});
+  EXPECT_NE(full.out.find("  void cutlass::Kernel<cutlass::gemm::kernel::Gemm<float> >"
+                          "(cutlass::gemm::kernel::Gemm<float>::Params)\n"),
+            std::string::npos)
+      << full.out;
+  Outcome json = RunCaptured({.paths = {dir.path()}, .format = "json", .full_names = true});
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["summary"]["full_names"], true);
+  EXPECT_EQ(j["gpu_kernels"][0]["name"],
+            "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<float> >(cutlass::gemm::kernel::Gemm<float>::Params)");
+  EXPECT_EQ(j["gpu_kernels"][0]["mangled"], "_ZN7cutlass6KernelINS_4gemm6kernel4GemmIfEEEEvNT_6ParamsE");
+}
+
 TEST(ReportCommand, TopMustNotBeNegative) {
   CLI::App app;
   ReportArgs args;
@@ -255,8 +282,8 @@ TEST(ReportCommand, OptionsParse) {
   CLI::App* sub = app.add_subcommand("report");
   ReportArgs args;
   AddReportOptions(sub, &args);
-  const char* argv[] = {"trainprof", "report", "--format", "json", "-o", "r.json", "--by-process", "--top", "5",
-                        "--strict", "out/", "x.trace"};
+  const char* argv[] = {"trainprof", "report", "--format", "json", "-o",       "r.json",  "--by-process",
+                        "--top",     "5",      "--strict", "--full-names", "out/", "x.trace"};
   app.parse(static_cast<int>(std::size(argv)), const_cast<char**>(argv));
   EXPECT_EQ(args.paths, (std::vector<std::string>{"out/", "x.trace"}));
   EXPECT_EQ(args.format, "json");
@@ -264,6 +291,7 @@ TEST(ReportCommand, OptionsParse) {
   EXPECT_TRUE(args.by_process);
   EXPECT_EQ(args.top, 5u);
   EXPECT_TRUE(args.strict);
+  EXPECT_TRUE(args.full_names);
 
   CLI::App app2;
   ReportArgs args2;

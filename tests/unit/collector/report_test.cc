@@ -166,7 +166,10 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
   for (const CsvTable& t : tables) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"files.csv", "processes.csv", "threads.csv", "nvtx_ranges.csv",
                                              "nvtx_marks.csv", "bottleneck.csv", "steps.csv", "dataloader_workers.csv",
-                                             "ranks.csv", "nvtx_ranges_by_process.csv"}));
+                                             "ranks.csv", "cuda_api.csv", "gpu_kernels.csv", "memory_ops.csv",
+                                             "gpu_devices.csv", "nvtx_ranges_by_process.csv",
+                                             "cuda_api_by_process.csv", "gpu_kernels_by_process.csv",
+                                             "memory_ops_by_process.csv"}));
   const std::string& ranges = tables[3].text;
   EXPECT_EQ(ranges,
             "name,domain,style,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,max_ns,unbalanced\r\n"
@@ -183,14 +186,15 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
             "pid,ppid,parent_pid,host,rank,local_rank,world_size,role,command,executable,start_realtime_ns,start_ns,"
             "end_ns,wall_ns,exit_kind,exit_code,events,unbalanced_ranges,dropped_records,truncated,"
             "nvtx_misuse_null_names,nvtx_misuse_names_cut,nvtx_misuse_bad_attributes,nvtx_misuse_other,"
-            "nvtx_misuse_undefined_names,nvtx_misuse_undefined_domains");
+            "nvtx_misuse_undefined_names,nvtx_misuse_undefined_domains,gpu_state,gpu_cupti_result,gpu_message,"
+            "gpu_records_dropped,gpu_invalid_timestamps,cuda_calls,cuda_calls_unfinished");
   EXPECT_NE(procs.find("\r\n100,1,,node0,,,,launcher,/usr/bin/python3 /usr/local/bin/torchrun --nproc-per-node=2 "
                        "train.py,/usr/bin/python3.11,1700000001000000000,1000000000,3000000000,2000000000,exit,0,0,0,0,"
-                       "false,0,0,0,0,0,0\r\n"),
+                       "false,0,0,0,0,0,0,none,,,0,0,0,0\r\n"),
             std::string::npos)
       << procs;
   EXPECT_EQ(tables[4].text, "name,domain,count\r\ncheckpoint,,1\r\n");
-  EXPECT_NE(tables[9].text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
+  EXPECT_NE(tables[13].text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a\nb"), "\"a\nb\"");
 }
@@ -234,8 +238,8 @@ TEST(Report, NvtxMisusePerProcessAndInTotal) {
   EXPECT_EQ(j["summary"]["damaged_files"], 0);
 
   const std::string procs = RenderCsv(r)[1].text;
-  EXPECT_NE(procs.find(",false,2,1,1,1,0,0\r\n"), std::string::npos) << procs;
-  EXPECT_NE(procs.find(",false,1,0,0,0,1,0\r\n"), std::string::npos) << procs;
+  EXPECT_NE(procs.find(",false,2,1,1,1,0,0,none,,,0,0,0,0\r\n"), std::string::npos) << procs;
+  EXPECT_NE(procs.find(",false,1,0,0,0,1,0,none,,,0,0,0,0\r\n"), std::string::npos) << procs;
 }
 
 // CSV holds valid UTF-8, with the JSON report's replacement (U+FFFD) in every field.

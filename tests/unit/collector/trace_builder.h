@@ -7,6 +7,14 @@
 //   b.Push(t, 1'000, "step");  b.Pop(t, 6'000);  // absolute CLOCK_MONOTONIC ns
 //   std::string path = b.WriteTo(dir);           // dir/pid-100.trace
 //
+// CUDA records (format v2) take absolute times too: API enter/exit are timed records of the calling
+// thread; GPU activity (Kernel, Memcpy, Memset, Sync, Overhead) is written, as CUPTI's buffer
+// drainer does, with zs/ze relative to the base_ns of the chunk it lands in, in any time order:
+//
+//   int g = b.Thread(999);                                    // the thread draining CUPTI buffers
+//   b.ApiCall(t, 2'000, 7'000, "cudaLaunchKernel_v7000", 11); // enter at 2 µs, exit at 7 µs
+//   b.Kernel(g, {.start = 9'000, .end = 12'000, .name = "_Z3fooPf", .correlation = 11});
+//
 // Records go into the thread's current chunk; a record that does not fit claims the next slot
 // (chunk base_ns = the thread's previous record time, as the writer does). Damage hooks
 // (SetCommitted, ZeroSlot, Raw, header overrides) and RecordEnds() serve the damage tests.
@@ -150,6 +158,96 @@ class TraceBuilder {
     Untimed(th, fmt::RecordTag::kDomain, {id, 0});
     return id;
   }
+  // ----- CUDA records (format v2; absolute times) -----
+  /// CUDA_API_ENTER: a runtime (or driver) call begins.
+  void ApiEnter(int th, uint64_t t, std::string_view name, uint64_t correlation,
+                fmt::CudaApi api = fmt::CudaApi::kRuntime, uint32_t cbid = 0) {
+    uint64_t id = String(th, name);
+    Timed(th, t, fmt::RecordTag::kCudaApiEnter, {static_cast<uint64_t>(api), cbid, id, correlation});
+  }
+  /// CUDA_API_EXIT: the call with this correlation id returned `status`.
+  void ApiExit(int th, uint64_t t, uint64_t correlation, uint64_t status = 0) {
+    Timed(th, t, fmt::RecordTag::kCudaApiExit, {correlation, status});
+  }
+  /// A call from `enter` to `exit` (enter and exit records).
+  void ApiCall(int th, uint64_t enter, uint64_t exit, std::string_view name, uint64_t correlation,
+               uint64_t status = 0, fmt::CudaApi api = fmt::CudaApi::kRuntime) {
+    ApiEnter(th, enter, name, correlation, api);
+    ApiExit(th, exit, correlation, status);
+  }
+
+  struct KernelSpec {
+    uint64_t start = 0, end = 0;  ///< absolute ns (0: a zero timestamp)
+    std::string name;             ///< the mangled name
+    uint64_t correlation = 0;
+    uint32_t device = 0, context = 1, stream = 7;
+    uint32_t grid[3] = {1, 1, 1};
+    uint32_t block[3] = {128, 1, 1};
+    uint32_t registers = 32, static_shared = 0, dynamic_shared = 0, graph = 0;
+    fmt::KernelLaunch launch = fmt::KernelLaunch::kRegular;
+  };
+  void Kernel(int th, const KernelSpec& k) {
+    uint64_t id = String(th, k.name);
+    Gpu(th, fmt::RecordTag::kGpuKernel, k.start, k.end,
+        {k.device, k.context, k.stream, k.correlation, id, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
+         k.block[2], k.registers, k.static_shared, k.dynamic_shared, k.graph, static_cast<uint64_t>(k.launch)});
+  }
+  struct MemcpySpec {
+    uint64_t start = 0, end = 0;
+    fmt::MemcpyKind kind = fmt::MemcpyKind::kHtoD;
+    uint64_t bytes = 0;
+    uint64_t correlation = 0;
+    fmt::MemoryKind src = fmt::MemoryKind::kPinned, dst = fmt::MemoryKind::kDevice;
+    bool async = true;
+    uint32_t device = 0, context = 1, stream = 7, src_device = 0, dst_device = 0, graph = 0;
+  };
+  void Memcpy(int th, const MemcpySpec& m) {
+    Gpu(th, fmt::RecordTag::kGpuMemcpy, m.start, m.end,
+        {m.device, m.context, m.stream, m.correlation, static_cast<uint64_t>(m.kind), static_cast<uint64_t>(m.src),
+         static_cast<uint64_t>(m.dst), m.bytes, m.src_device, m.dst_device, m.async ? 1u : 0u, m.graph});
+  }
+  struct MemsetSpec {
+    uint64_t start = 0, end = 0;
+    uint64_t bytes = 0;
+    uint64_t correlation = 0;
+    uint32_t value = 0;
+    fmt::MemoryKind memory = fmt::MemoryKind::kDevice;
+    bool async = true;
+    uint32_t device = 0, context = 1, stream = 7, graph = 0;
+  };
+  void Memset(int th, const MemsetSpec& m) {
+    Gpu(th, fmt::RecordTag::kGpuMemset, m.start, m.end,
+        {m.device, m.context, m.stream, m.correlation, m.bytes, m.value, static_cast<uint64_t>(m.memory),
+         m.async ? 1u : 0u, m.graph});
+  }
+  /// GPU_SYNC; stream < 0: none.
+  void Sync(int th, uint64_t start, uint64_t end, fmt::SyncType type, uint64_t correlation, int64_t stream = 7,
+            uint32_t context = 1) {
+    Gpu(th, fmt::RecordTag::kGpuSync, start, end,
+        {context, stream < 0 ? 0 : static_cast<uint64_t>(stream) + 1, static_cast<uint64_t>(type), correlation});
+  }
+  void Overhead(int th, uint64_t start, uint64_t end, uint32_t kind, uint32_t object_kind, uint64_t object_id) {
+    Gpu(th, fmt::RecordTag::kGpuOverhead, start, end, {kind, object_kind, object_id});
+  }
+  void Device(int th, uint32_t id, std::string_view name, uint32_t cc_major = 9, uint32_t cc_minor = 0,
+              uint32_t sms = 132, uint64_t memory = 80ull << 30) {
+    uint64_t n = String(th, name);
+    Untimed(th, fmt::RecordTag::kGpuDevice, {id, n, cc_major, cc_minor, sms, memory});
+  }
+  void Context(int th, uint32_t context, uint32_t device) {
+    Untimed(th, fmt::RecordTag::kGpuContext, {context, device});
+  }
+  void GpuDropped(int th, uint64_t t, uint64_t count) { Timed(th, t, fmt::RecordTag::kGpuDropped, {count}); }
+  void GpuStatus(int th, uint64_t t, fmt::GpuState state, uint64_t cupti_result = 0, uint64_t cupti_version = 18,
+                 uint64_t driver_version = 12040, std::string_view message = "") {
+    uint64_t m = String(th, message);
+    Timed(th, t, fmt::RecordTag::kGpuStatus,
+          {static_cast<uint64_t>(state), cupti_result, cupti_version, driver_version, m});
+  }
+  void Capture(int th, uint64_t t, bool on, fmt::CaptureReason reason) {
+    Timed(th, t, fmt::RecordTag::kCapture, {on ? 1u : 0u, static_cast<uint64_t>(reason)});
+  }
+
   /// Any bytes as one record (no time bookkeeping).
   void Raw(int th, std::vector<uint8_t> bytes) { Append(th, std::move(bytes)); }
   /// A record with a raw numeric field list (tag + varints).
@@ -310,6 +408,25 @@ class TraceBuilder {
     for (uint64_t f : fields) Put(&r, f);
     Append(th, std::move(r));
     ts.last_ns = t;
+  }
+  // A GPU activity record: zs/ze relative to the base of the chunk it goes into (a new chunk's base
+  // is the thread's last record time, as in Append).
+  void Gpu(int th, fmt::RecordTag tag, uint64_t start, uint64_t end, std::vector<uint64_t> fields) {
+    ThreadState& ts = threads_.at(th);
+    auto encode = [&](uint64_t base) {
+      std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
+      Put(&r, fmt::ZigZag(static_cast<int64_t>(start - base)));
+      Put(&r, fmt::ZigZag(static_cast<int64_t>(end - base)));
+      for (uint64_t f : fields) Put(&r, f);
+      return r;
+    };
+    const size_t room = chunk_size_ - sizeof(fmt::ChunkHeader);
+    std::vector<uint8_t> r = encode(ts.chunk < 0 ? ts.last_ns : chunks_[ts.chunk].base_ns);
+    if (ts.chunk < 0 || chunks_[ts.chunk].data.size() + r.size() > room) {
+      ts.chunk = -1;  // Append starts a chunk based at ts.last_ns
+      r = encode(ts.last_ns);
+    }
+    Append(th, std::move(r));
   }
   void Append(int th, std::vector<uint8_t> r) {
     ThreadState& ts = threads_.at(th);

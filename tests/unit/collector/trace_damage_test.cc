@@ -43,6 +43,40 @@ TraceBuilder Sample(uint32_t header_region = 1024, uint32_t chunk_size = 256) {
   return b;
 }
 
+// A small-layout trace with CUDA records: API calls on two threads (one never returns), GPU
+// activity from the CUPTI drainer's thread (out of time order, one with an invalid timestamp),
+// devices, status, drops, capture.
+TraceBuilder CudaSample(uint32_t header_region = 1024, uint32_t chunk_size = 256) {
+  TraceBuilder b(88, 1, 1'000);
+  b.Layout(header_region, chunk_size);
+  int t = b.Thread(88), u = b.Thread(89), g = b.Thread(90);
+  b.GpuStatus(t, 1'500, fmt::GpuState::kOn, 0, 18, 12040, "");
+  b.Device(g, 0, "NVIDIA H100 80GB HBM3");
+  b.Context(g, 1, 0);
+  uint64_t now = 2'000;
+  for (uint64_t i = 0; i < 12; ++i) {
+    const int th = i % 4 == 3 ? u : t;
+    b.ApiCall(th, now, now + 3'000, i % 2 ? "cudaLaunchKernel_v7000" : "cudaMemcpyAsync_v3020", 100 + i, i == 5 ? 2 : 0);
+    if (i % 2) {
+      b.Kernel(g, {.start = now + 5'000, .end = now + 9'000, .name = "_ZN2at6native18elementwise_kernelILi128ELi4EEEviT_",
+                   .correlation = 100 + i, .grid = {64, 1, 1}});
+    } else {
+      b.Memcpy(g, {.start = now + 4'000, .end = now + 4'500, .kind = fmt::MemcpyKind::kDtoH, .bytes = 4,
+                   .correlation = 100 + i, .src = fmt::MemoryKind::kDevice, .dst = fmt::MemoryKind::kPageable});
+    }
+    now += 10'000;
+  }
+  b.Memset(g, {.start = 3'000, .end = 3'400, .bytes = 4096, .correlation = 99});  // earlier than the rest
+  b.Kernel(g, {.start = 0, .end = 5'000, .name = "_Z3badv"});                      // invalid: counted
+  b.Sync(g, 40'000, 41'000, fmt::SyncType::kStreamSynchronize, 200);
+  b.Overhead(g, 50'000, 51'000, 1, 1, 88);
+  b.ApiEnter(t, now, "cudaStreamSynchronize_v3020", 300);  // never returns
+  b.GpuDropped(g, now + 1, 5);
+  b.Capture(u, now + 2, false, fmt::CaptureReason::kDuration);
+  b.GpuStatus(t, now + 3, fmt::GpuState::kFlushed, 0, 18, 12040, "flushed at exit");
+  return b;
+}
+
 size_t RecordsOf(const ReadResult& r) { return r.image ? r.image->records : 0; }
 
 TEST(TraceDamage, EmptyFile) {
@@ -147,6 +181,59 @@ TEST(TraceDamage, TruncatedAtEveryByteSmallChunks) { CheckEveryCut(Sample(1024, 
 
 TEST(TraceDamage, TruncatedAtEveryByteDefaultLayout) {
   CheckEveryCut(Sample(fmt::kHeaderRegionSize, fmt::kDefaultChunkSize));
+}
+
+TEST(TraceDamage, TruncatedAtEveryByteWithCudaRecords) { CheckEveryCut(CudaSample(1024, 256)); }
+
+TEST(TraceDamage, TruncatedAtEveryByteWithCudaRecordsDefaultLayout) {
+  CheckEveryCut(CudaSample(fmt::kHeaderRegionSize, fmt::kDefaultChunkSize));
+}
+
+// What a cut leaves of CUDA data: the whole records before the cut, a call whose exit was cut off
+// kept as never returned, and never an invalid time.
+TEST(TraceDamage, CutCudaTraceKeepsWholeRecords) {
+  TraceBuilder b = CudaSample(1024, 256);
+  const std::vector<uint8_t> full = b.Build();
+  StringPool pool;
+  ReadResult whole = ReadBytes(full, &pool);
+  ASSERT_TRUE(whole.image);
+  ASSERT_TRUE(whole.status.errors.empty()) << whole.status.errors[0];
+  const CudaData& w = whole.image->cuda;
+  EXPECT_EQ(w.calls.size(), 13u);
+  EXPECT_EQ(w.kernels.size(), 6u);
+  EXPECT_EQ(w.memcpys.size(), 6u);
+  EXPECT_EQ(w.memsets.size(), 1u);
+  EXPECT_EQ(w.invalid_timestamps, 1u);
+  EXPECT_EQ(w.records_dropped, 5u);
+  EXPECT_EQ(std::count_if(w.calls.begin(), w.calls.end(), [](const CudaCall& c) { return !c.returned; }), 1);
+  for (size_t cut = 1024; cut < full.size(); cut += 7) {
+    ReadResult r = ReadTraceBytes(std::span<const uint8_t>(full.data(), cut), "cut.trace", &pool);
+    ASSERT_TRUE(r.image) << cut;
+    const CudaData& c = r.image->cuda;
+    ASSERT_LE(c.calls.size(), w.calls.size()) << cut;
+    ASSERT_LE(c.kernels.size(), w.kernels.size()) << cut;
+    ASSERT_LE(c.memcpys.size(), w.memcpys.size()) << cut;
+    for (const GpuKernel& k : c.kernels) ASSERT_TRUE(k.start_ns > 0 && k.end_ns >= k.start_ns) << cut;
+    for (const CudaCall& call : c.calls) ASSERT_GE(call.end_ns, call.begin_ns) << cut;
+  }
+}
+
+// A CUDA record with an over-long varint inside committed bytes is damage; the records before it
+// stay.
+TEST(TraceDamage, MalformedCudaRecord) {
+  TraceBuilder b(5, 1, 0);
+  int g = b.Thread(5);
+  b.Kernel(g, {.start = 10, .end = 20, .name = "_Z1kv"});
+  std::vector<uint8_t> bad = {static_cast<uint8_t>(fmt::RecordTag::kGpuMemcpy), 2, 4};
+  bad.insert(bad.end(), 11, 0xFF);
+  b.Raw(g, bad);
+  StringPool pool;
+  ReadResult r = ReadBytes(b.Build(), &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0].rfind("malformed record (tag 51) at byte ", 0), 0u) << r.status.errors[0];
+  EXPECT_EQ(r.image->cuda.kernels.size(), 1u);
+  EXPECT_TRUE(r.image->cuda.memcpys.empty());
 }
 
 TEST(TraceDamage, TruncatedChunkIsNamed) {
@@ -331,14 +418,13 @@ TEST(TraceDamage, ManyProcessEnvRecordsStayLinear) {
   EXPECT_EQ(*r.image->Env("RANK"), "3");
 }
 
-// 2000 seeded mutations: bit flips anywhere (biased to the header and chunk headers), sometimes
-// with a cut. Whatever the reader returns must go through the whole report without crashing.
-TEST(TraceDamage, RandomMutationsNeverCrashOrHang) {
-  const std::vector<uint8_t> full = Sample(1024, 256).Build();
-  std::mt19937_64 rng(20240501);
+// Seeded mutations: bit flips anywhere (biased to the header and chunk headers), sometimes with a
+// cut. Whatever the reader returns must go through the whole report without crashing.
+void MutateAndReport(const std::vector<uint8_t>& full, int rounds, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   auto start = std::chrono::steady_clock::now();
   size_t usable = 0;
-  for (int round = 0; round < 2000; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     std::vector<uint8_t> bytes = full;
     const int flips = 1 + static_cast<int>(rng() % 8);
     for (int i = 0; i < flips; ++i) {
@@ -373,8 +459,14 @@ TEST(TraceDamage, RandomMutationsNeverCrashOrHang) {
     ASSERT_FALSE(RenderJson(report).empty());
     ASSERT_FALSE(RenderCsv(report).empty());
   }
-  EXPECT_GT(usable, 100u);  // the mutations did not all just break the magic
+  EXPECT_GT(usable, static_cast<size_t>(rounds) / 20);  // the mutations did not all just break the magic
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+TEST(TraceDamage, RandomMutationsNeverCrashOrHang) { MutateAndReport(Sample(1024, 256).Build(), 2000, 20240501); }
+
+TEST(TraceDamage, RandomMutationsOfCudaRecordsNeverCrashOrHang) {
+  MutateAndReport(CudaSample(1024, 256).Build(), 2000, 20260101);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   using namespace trainprof::launcher;
 
   CLI::App app{"trainprof: where does the time of a training run go?\n"
-               "Records NVTX ranges, PyTorch phases and the process tree of every process of a run (and, through CUPTI, CUDA API calls and GPU activity: not in the report yet), "
+               "Records NVTX ranges, PyTorch phases, CUDA API calls and GPU activity (CUPTI) and the process tree of every process of a run, "
                "then reports statistics and the bottleneck.",
                "trainprof"};
   app.set_version_flag("--version", "trainprof " TRAINPROF_VERSION, "Print the version and exit");

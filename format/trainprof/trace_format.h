@@ -1,4 +1,4 @@
-// trainprof trace format, version 1: the one contract between the writer (inject/) and
+// trainprof trace format, version 2: the one contract between the writer (inject/) and
 // the reader (collector/). Documented for people in docs/trace-format.md; change both together.
 //
 // A trace file holds one process image (pid-<PID>.trace; a later exec of the same pid gets

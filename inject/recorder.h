@@ -48,6 +48,10 @@ struct ThreadState {
   volatile uint8_t in_slow = 0;
   uint64_t chunk_offset = 0; ///< file offset of `chunk`
   int32_t depth[kMaxDomains] = {};  ///< NVTX push/pop nesting per domain
+  // Capture ranges (capture.h), used only when one is configured.
+  int32_t capture_level = -1;  ///< level of the nvtx:NAME range that began the capture here (-1: none)
+  uint32_t capture_domain = 0;
+  uint64_t captured[kMaxDomains] = {};  ///< per domain, bit L: the open push at level L was recorded
   CachedString cache[kStringCacheSize];
 };
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -62,6 +63,7 @@ constexpr TagInfo TagLayout(uint8_t tag) {
     case RecordTag::kExec: return {2, true};
     case RecordTag::kChildExit: return {4, true};
     case RecordTag::kMisuse: return {3, true};
+    case RecordTag::kCapture: return {3, true};  // format version 2 and later (DecodeChunk)
     default: return {};
   }
 }
@@ -248,6 +250,25 @@ void Decoder::ReadMetadata() {
         }
         break;
       }
+      case format::MetaKey::kCapture: {
+        // "key=value" entries separated by NUL bytes; unknown keys skipped.
+        img_.capture.present = true;
+        size_t start = 0;
+        while (start < value.size()) {
+          size_t nul = value.find('\0', start);
+          if (nul == std::string::npos) nul = value.size();
+          std::string_view entry(value.data() + start, nul - start);
+          start = nul + 1;
+          size_t eq = entry.find('=');
+          if (eq == std::string_view::npos) continue;
+          std::string_view k = entry.substr(0, eq), v = entry.substr(eq + 1);
+          if (k == "range") img_.capture.range = v;
+          if (k == "range_end") img_.capture.range_end = v;
+          if (k == "window_start_ns") img_.capture.window_start_ns = std::strtoull(std::string(v).c_str(), nullptr, 10);
+          if (k == "window_end_ns") img_.capture.window_end_ns = std::strtoull(std::string(v).c_str(), nullptr, 10);
+        }
+        break;
+      }
       default: break;  // a key from a newer writer: skip it
     }
     p += 6 + len;
@@ -402,7 +423,8 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       // Past a committed count that overran the chunk: zeros are space nobody wrote.
       if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
     }
-    const TagInfo layout = TagLayout(tag);
+    TagInfo layout = TagLayout(tag);
+    if (tag == static_cast<uint8_t>(RecordTag::kCapture) && img_.version < 2) layout = {};
     if (layout.fields == 0) {
       Error("bad record tag " + Num(tag) + " at byte " + Num(static_cast<uint64_t>(rec - base)));
       skipped_ += static_cast<uint64_t>(end - rec);
@@ -516,6 +538,9 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
         pe.value = f[2];
         img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kCapture:
+        img_.captures.push_back({now, f[1] != 0, static_cast<uint32_t>(std::min<uint64_t>(f[2], UINT32_MAX))});
         break;
       default:  // kCategoryName, kDomainDestroy: counted, not needed by the report yet
         break;

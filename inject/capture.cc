@@ -20,9 +20,6 @@ std::atomic<uint32_t> g_capture_configured{0};
 
 namespace {
 
-// Levels of a domain's push/pop stack with their own "was recorded" bit; deeper ranges follow the
-// range at the deepest such level (bit kCaptureLevels - 1), which stays open while they are.
-constexpr int kCaptureLevels = 64;
 static_assert(sizeof(ThreadState::captured[0]) * 8 == kCaptureLevels);
 
 struct CaptureGlobals {
@@ -165,10 +162,9 @@ void CaptureProcessEnding(ThreadState* t) {
 
 int CapturePushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
   const int level = t->depth[domain]++;
-  uint64_t& captured = t->captured[domain];
   bool record;
   if (level >= kCaptureLevels) {
-    record = (captured >> (kCaptureLevels - 1)) & 1;
+    record = LevelRecorded(t->captured[domain], level);
   } else {
     const uint64_t now = NowNs();
     uint64_t state = g.state.load(std::memory_order_acquire);
@@ -185,8 +181,7 @@ int CapturePushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
       state = Transition(t, now, CaptureEvent::kNone, CaptureReason::kStart);
     }
     record = CapturingIn(g.settings, state, now);
-    const uint64_t bit = 1ull << level;
-    captured = record ? (captured | bit) : (captured & ~bit);
+    SetLevelRecorded(&t->captured[domain], level, record);
   }
   if (record) {
     uint64_t f[3] = {domain, name, category};
@@ -202,8 +197,7 @@ int CapturePopRange(ThreadState* t, uint32_t domain) {
     return -1;
   }
   const int level = --t->depth[domain];
-  const int bit = level < kCaptureLevels ? level : kCaptureLevels - 1;
-  if ((t->captured[domain] >> bit) & 1) RecordTimed(t, RecordTag::kRangePop, f);
+  if (LevelRecorded(t->captured[domain], level)) RecordTimed(t, RecordTag::kRangePop, f);
   if (level == t->capture_level && domain == t->capture_domain) {
     t->capture_level = -1;
     Transition(t, NowNs(), CaptureEvent::kRangeEnd, CaptureReason::kNvtxRange);

@@ -107,6 +107,23 @@ struct CaptureStep {
 CaptureStep StepCapture(const CaptureSettings& s, uint64_t state, uint64_t now, CaptureEvent event,
                         format::CaptureReason reason);
 
+// ---- Whole ranges: which open pushes were recorded (per thread and domain, capture.cc) ----
+
+/// Nesting levels with a bit of their own; a deeper push follows the push at level
+/// kCaptureLevels - 1, which stays open while it is.
+inline constexpr int kCaptureLevels = 64;
+
+/// Whether the open push at `level` was recorded, from the thread's bits of its domain.
+inline bool LevelRecorded(uint64_t bits, int level) {
+  return ((bits >> (level < kCaptureLevels ? level : kCaptureLevels - 1)) & 1) != 0;
+}
+
+/// Notes the push at `level` (< kCaptureLevels) as recorded or not.
+inline void SetLevelRecorded(uint64_t* bits, int level, bool recorded) {
+  const uint64_t bit = 1ull << level;
+  *bits = recorded ? (*bits | bit) : (*bits & ~bit);
+}
+
 // ---- The last range changes, for GPU activity that arrives late (capture.h, CapturedAt) ----
 
 /// Range changes kept; CapturedAt is exact for times after the oldest one kept.

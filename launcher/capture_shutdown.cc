@@ -21,6 +21,11 @@ void Message(const std::string& text) {
 
 std::string Processes(size_t n) { return std::to_string(n) + (n == 1 ? " process" : " processes"); }
 
+// "5 s", "200 ms"
+std::string Grace(uint64_t ns) {
+  return ns % 1000000000 == 0 ? std::to_string(ns / 1000000000) + " s" : std::to_string(ns / 1000000) + " ms";
+}
+
 // Sends `sig` to every descendant of trainprof; returns how many.
 size_t SignalTree(int sig) {
   size_t sent = 0;
@@ -50,7 +55,8 @@ std::vector<pid_t> Descendants(pid_t root) {
     const char* rp = strrchr(buf, ')');  // comm may hold spaces and parentheses
     char state;
     long ppid;
-    if (rp != nullptr && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2) {
+    // Zombies have ended already (their parent has not reaped them yet): nothing to signal.
+    if (rp != nullptr && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z') {
       children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
     }
   }
@@ -89,8 +95,8 @@ void TreeShutdown::OnDeadline(uint64_t now_ns) {
     pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
   }
   if (sigkill_count_ > 0) {
-    Message(Processes(sigkill_count_) + " still running " + std::to_string(grace_ns_ / 1000000000ull) +
-            " s after SIGTERM: sent SIGKILL (pid " + pids + ")");
+    Message(Processes(sigkill_count_) + " still running " + Grace(grace_ns_) +
+            " after SIGTERM: sent SIGKILL (pid " + pids + ")");
   }
 }
 
@@ -105,8 +111,7 @@ void TreeShutdown::Terminate(const std::string& why) {
   kill_at_ns_ = MonotonicNowNs() + grace_ns_;
   sigterm_count_ = SignalTree(SIGTERM);
   Message(why + " (--capture-range-end=stop-shutdown): ending " + command_ + ": SIGTERM sent to " +
-          Processes(sigterm_count_) + ", SIGKILL to those left after " + std::to_string(grace_ns_ / 1000000000ull) +
-          " s");
+          Processes(sigterm_count_) + ", SIGKILL to those left after " + Grace(grace_ns_));
 }
 
 std::string TreeShutdown::Summary(int exit_status) const {

@@ -291,7 +291,8 @@ void ChildProcess::RestoreSignals() {
 int PollTimeoutMs(uint64_t deadline_ns, uint64_t now_ns) {
   if (deadline_ns == 0) return -1;
   if (now_ns >= deadline_ns) return 0;
-  uint64_t ms = (deadline_ns - now_ns + 999999) / 1000000;
+  const uint64_t wait_ns = deadline_ns - now_ns;
+  const uint64_t ms = wait_ns / 1000000 + (wait_ns % 1000000 != 0 ? 1 : 0);
   return ms > 3600000 ? 3600000 : static_cast<int>(ms);  // an hour at most per wait; re-armed after
 }
 

@@ -18,13 +18,15 @@
 //                       trainprof_cuda_profiler_api: "before"; stop (ignored); start; 2 x "first";
 //                       start again (no effect); stop; "gap"; start; 3 x "second"; stop; "after".
 //   tp_capture window   "a" { 3 x "tick" }, 1 s later "b" { 3 x "tick" }, 1 s later "c" {...}.
-//   tp_capture bench N  N push/pop pairs of "bench" inside one "bench_outer"; prints ns per pair.
+//   tp_capture bench N  N push/pop pairs of "bench" inside one "bench_outer"; prints ns per pair
+//                       (wall and thread CPU time).
 // Flags after the mode: fork (first fork a child that sleeps 60 s), ignore-term (SIGTERM
 // ignored, in the child too), linger (sleep 60 s at the end): for --capture-range-end=stop-shutdown.
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -169,15 +171,22 @@ void Window() {
 void Bench(long n) {
   for (long i = 0; i < 10000; ++i) Range("bench");  // warm-up: thread state, name cache
   nvtxRangePushA("bench_outer");
+  // The thread's CPU time as well as the wall time: on a shared machine the first leaves out the
+  // time the thread waited for a core.
+  timespec c0, c1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
   auto t0 = std::chrono::steady_clock::now();
   for (long i = 0; i < n; ++i) {
     nvtxRangePushA("bench");
     nvtxRangePop();
   }
   auto t1 = std::chrono::steady_clock::now();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
   nvtxRangePop();
   double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-  printf("bench: %ld push+pop pairs, %.1f ns per pair\n", n, ns / static_cast<double>(n));
+  double cpu = static_cast<double>(c1.tv_sec - c0.tv_sec) * 1e9 + static_cast<double>(c1.tv_nsec - c0.tv_nsec);
+  printf("bench: %ld push+pop pairs, %.1f ns per pair (%.1f ns of CPU time)\n", n, ns / static_cast<double>(n),
+         cpu / static_cast<double>(n));
 }
 
 }  // namespace

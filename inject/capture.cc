@@ -4,11 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "config.h"
+#include "log.h"
 #include "string_table.h"
 
 namespace trainprof::inject {
@@ -60,12 +59,13 @@ void WriteCaptureRecord(ThreadState* t, const CaptureRecord& r) {
 
 // Whether `pid` is an ancestor of this process (a /proc walk up the parent chain): the launcher
 // may have exited and its pid been reused by an unrelated process, which must not get a signal.
+// Async-signal-safe (a capture range may end in a signal handler).
 bool IsAncestor(int pid) {
   int p = getppid();
   for (int steps = 0; p > 1 && steps < 4096; ++steps) {
     if (p == pid) return true;
-    char path[40], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", p);
+    char path[48] = "/proc/", num[24], buf[512];
+    strcat(strcat(path, FormatU64(static_cast<unsigned>(p), num)), "/stat");  // no snprintf: signal context
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -74,7 +74,8 @@ bool IsAncestor(int pid) {
     buf[n] = '\0';
     const char* rp = strrchr(buf, ')');  // comm may hold spaces and parentheses
     if (rp == nullptr || rp[1] == '\0' || rp[2] == '\0') return false;
-    p = atoi(rp + 4);  // ") S PPID"
+    p = 0;  // ") S PPID"
+    for (const char* q = rp + 4; *q >= '0' && *q <= '9' && p < 100000000; ++q) p = p * 10 + (*q - '0');
   }
   return false;
 }

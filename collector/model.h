@@ -74,6 +74,16 @@ struct ProcessEvent {
   StringId text = 0;  ///< kExec: the path
 };
 
+/// Capture settings of the run, from the header (MetaKey::kCapture): recording was limited to
+/// capture ranges and/or a --delay/--duration window. `present` false: everything was recorded.
+struct CaptureConfig {
+  bool present = false;
+  std::string range;      ///< "cudaProfilerApi", "nvtx:NAME", or "" (none: only the window)
+  std::string range_end;  ///< "stop", "stop-shutdown", "repeat"
+  uint64_t window_start_ns = 0;  ///< CLOCK_MONOTONIC; 0: from the start
+  uint64_t window_end_ns = 0;    ///< 0: to the end
+};
+
 struct ThreadInfo {
   uint32_t tid = 0;           ///< OS thread id
   uint32_t writer_index = 0;  ///< ChunkHeader::thread_index
@@ -105,6 +115,7 @@ struct TraceImage {
   std::string working_dir;
   std::string writer_version;
   std::vector<std::pair<std::string, std::string>> env;  ///< rank variables, in file order
+  CaptureConfig capture;
   // Records
   StringId role = 0;  ///< kRole (0 = none)
   std::vector<ThreadInfo> threads;

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "collector/capture_note.h"
 #include "collector/nvtx_stats.h"
 #include "collector/process_tree.h"
 #include "collector/trace_reader.h"
@@ -263,6 +264,7 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
       notes.push_back(who + ": " + Count(p.dropped, "record", "records") + " dropped (not in the trace)");
     }
     if (row.nvtx_misuse.total() > 0) notes.push_back(who + ": NVTX misuse: " + DescribeMisuse(row.nvtx_misuse));
+    if (std::string capture = DescribeCapture(p, row.offset_ns); !capture.empty()) notes.push_back(who + ": " + capture);
     for (const TraceImage& img : p.images) {
       if ((img.flags & format::kFlagRecordingFailed) == 0) continue;
       notes.push_back(who + ": recording stopped early (no space or I/O error): " + trace.files[img.file].path +

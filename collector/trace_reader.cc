@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -260,6 +261,25 @@ void Decoder::ReadMetadata() {
           img_.env.emplace_back(std::move(value), std::string());
         } else {
           img_.env.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+        }
+        break;
+      }
+      case format::MetaKey::kCapture: {
+        // "key=value" entries separated by NUL bytes; unknown keys skipped.
+        img_.capture.present = true;
+        size_t start = 0;
+        while (start < value.size()) {
+          size_t nul = value.find('\0', start);
+          if (nul == std::string::npos) nul = value.size();
+          std::string_view entry(value.data() + start, nul - start);
+          start = nul + 1;
+          size_t eq = entry.find('=');
+          if (eq == std::string_view::npos) continue;
+          std::string_view k = entry.substr(0, eq), v = entry.substr(eq + 1);
+          if (k == "range") img_.capture.range = v;
+          if (k == "range_end") img_.capture.range_end = v;
+          if (k == "window_start_ns") img_.capture.window_start_ns = std::strtoull(std::string(v).c_str(), nullptr, 10);
+          if (k == "window_end_ns") img_.capture.window_end_ns = std::strtoull(std::string(v).c_str(), nullptr, 10);
         }
         break;
       }

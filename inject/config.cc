@@ -38,6 +38,14 @@ Config ReadConfig() {
     c.trace_python = Contains(trace, "python");
     c.trace_cuda = Contains(trace, "cuda");
   }
+  c.capture_range = Get("TRAINPROF_CAPTURE_RANGE");
+  c.capture_range_end = Get("TRAINPROF_CAPTURE_RANGE_END");
+  if (const char* w = getenv("TRAINPROF_CAPTURE_WINDOW")) {
+    char* end = nullptr;
+    c.capture_window_start_ns = strtoull(w, &end, 10);
+    if (end != nullptr && *end == ':') c.capture_window_end_ns = strtoull(end + 1, nullptr, 10);
+  }
+  if (const char* pid = getenv("TRAINPROF_LAUNCHER_PID")) c.launcher_pid = atoi(pid);
   const char* quiet = getenv("TRAINPROF_QUIET");
   c.quiet = quiet != nullptr && strcmp(quiet, "1") == 0;
   const char* cuda_quiet = getenv("TRAINPROF_CUDA_QUIET");

@@ -13,9 +13,17 @@
 //   TRAINPROF_CUPTI_PATH       libcupti to load (a file, or a folder holding libcupti.so*)
 //   TRAINPROF_GPU_FLUSH_MS     how often GPU activity is flushed from CUPTI (default 200 ms)
 //   CUDA_HOME                  a CUDA toolkit to look for libcupti in
+// Capture (focused recording; only with `trainprof run --capture-range/--delay/--duration`):
+//   TRAINPROF_CAPTURE_RANGE    "cudaProfilerApi" or "nvtx:NAME"
+//   TRAINPROF_CAPTURE_RANGE_END "stop", "stop-shutdown" or "repeat"
+//   TRAINPROF_CAPTURE_WINDOW   "START:END": CLOCK_MONOTONIC ns of the --delay/--duration window
+//                              (0: unbounded on that side)
+//   TRAINPROF_LAUNCHER_PID     pid of `trainprof run`, told (SIGUSR2) when a capture range ends
+//                              with stop-shutdown
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace trainprof::inject {
 
@@ -26,6 +34,8 @@ inline constexpr unsigned kGpuFlushMsMax = 10000;
 inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
+    "TRAINPROF_CAPTURE_RANGE", "TRAINPROF_CAPTURE_RANGE_END", "TRAINPROF_CAPTURE_WINDOW",
+    "TRAINPROF_LAUNCHER_PID",
     "CUDA_INJECTION64_PATH", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
@@ -40,6 +50,11 @@ struct Config {
   const char* cuda_home = nullptr;   ///< CUDA_HOME
   /// GPU activity flush interval (TRAINPROF_GPU_FLUSH_MS, clamped to kGpuFlushMs{Min,Max}).
   unsigned gpu_flush_ms = 200;
+  const char* capture_range = nullptr;      ///< TRAINPROF_CAPTURE_RANGE (null: none)
+  const char* capture_range_end = nullptr;  ///< TRAINPROF_CAPTURE_RANGE_END (null: stop)
+  uint64_t capture_window_start_ns = 0;     ///< TRAINPROF_CAPTURE_WINDOW (0: from the start)
+  uint64_t capture_window_end_ns = 0;       ///< (0: to the end)
+  int launcher_pid = 0;                     ///< TRAINPROF_LAUNCHER_PID (0: unknown)
   const char* lib_path = nullptr;
   const char* python_dir = nullptr;
   /// Failures were already reported (by this process or an ancestor): say nothing more. Passed

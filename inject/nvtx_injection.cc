@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "capture.h"
 #include "ranges.h"
 #include "recorder.h"
 #include "runtime.h"
@@ -70,12 +71,14 @@ uint32_t NameFromAttributes(ThreadState* t, const nvtxEventAttributes_t* a, uint
 inline nvtxRangeId_t Start(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
   // Unique in the process without shared state: thread number in the high bits.
   uint64_t id = (static_cast<uint64_t>(t->thread_index + 1) << 40) | ++t->range_counter;
+  if (!CapturingNowLazy()) return id | kUncapturedRangeBit;  // its End is left out too
   uint64_t f[4] = {domain, name, category, id};
   RecordTimed(t, RecordTag::kRangeStart, f);
   return id;
 }
 
 inline void End(ThreadState* t, nvtxRangeId_t id) {
+  if (CaptureConfigured() && (id & kUncapturedRangeBit) != 0) return;
   uint64_t f[1] = {id};
   RecordTimed(t, RecordTag::kRangeEnd, f);
 }

@@ -1,15 +1,18 @@
-// Range and mark records shared by the NVTX handlers and the C API (hot path, inline).
+// Range and mark records shared by the NVTX handlers and the C API (hot path, inline). With a
+// capture range configured they are gated (capture.h); otherwise that costs one relaxed load.
 // Levels follow the NVTX docs: push returns the 0-based level of the range being started, pop the
 // level of the range being ended, or -1 when nothing was pushed (the pop is still recorded).
 #pragma once
 
 #include <cstdint>
 
+#include "capture.h"
 #include "recorder.h"
 
 namespace trainprof::inject {
 
 inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
+  if (CaptureConfigured()) return CapturePushRange(t, domain, name, category);
   int level = t->depth[domain]++;
   uint64_t f[3] = {domain, name, category};
   RecordTimed(t, format::RecordTag::kRangePush, f);
@@ -17,6 +20,7 @@ inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
 }
 
 inline int PopRange(ThreadState* t, uint32_t domain) {
+  if (CaptureConfigured()) return CapturePopRange(t, domain);
   uint64_t f[1] = {domain};
   RecordTimed(t, format::RecordTag::kRangePop, f);
   if (t->depth[domain] == 0) return -1;
@@ -24,6 +28,7 @@ inline int PopRange(ThreadState* t, uint32_t domain) {
 }
 
 inline void MarkEvent(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
+  if (!CapturingNowLazy()) return;
   uint64_t f[3] = {domain, name, category};
   RecordTimed(t, format::RecordTag::kMark, f);
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "capture.h"
 #include "runtime.h"
 #include "string_table.h"
 #include "trace_file.h"
@@ -58,6 +59,7 @@ ThreadState* CurrentThreadSlow() {
     uint64_t f[2] = {t->tid, name};
     RecordDefinition(t, RecordTag::kThreadName, f, 2);
   }
+  CaptureThreadStarted(t);
   return t;
 }
 

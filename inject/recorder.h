@@ -49,6 +49,10 @@ struct ThreadState {
   uint64_t chunk_offset = 0; ///< file offset of `chunk`
   uint32_t cuda_runtime_depth = 0;  ///< CUDA runtime API calls this thread is inside (cupti/api_events.h)
   int32_t depth[kMaxDomains] = {};  ///< NVTX push/pop nesting per domain
+  // Capture ranges (capture.h), used only when one is configured.
+  int32_t capture_level = -1;  ///< level of the nvtx:NAME range that began the capture here (-1: none)
+  uint32_t capture_domain = 0;
+  uint64_t captured[kMaxDomains] = {};  ///< per domain, bit L: the open push at level L was recorded
   CachedString cache[kStringCacheSize];
 };
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "capture.h"
 #include "clock.h"
 #include "log.h"
 #include "process_hooks.h"
@@ -36,6 +37,7 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   const Config& c = rt.cfg;
   bool ours = c.output_dir != nullptr && (c.follow_children || c.root_pid == 0 || c.root_pid == rt.pid);
   rt.inert.store(!ours, std::memory_order_relaxed);
+  InitCapture(c, ours);
   rt.strings = new (std::nothrow) StringTable();
   if (!ours || rt.strings == nullptr) return;
   if (c.follow_children) flags |= format::kFlagFollowChildren;
@@ -103,6 +105,7 @@ void OnForkChild() {
     rt->pid = getpid();
     rt->inert.store(true);
     rt->strings = new (std::nothrow) StringTable();
+    InitCapture(rt->cfg, false);
     return;
   }
   StartRecording(*rt, format::kFlagForkedChild);
@@ -132,6 +135,7 @@ void RecordEnd(format::EndKind kind, int32_t code) {
   // Only a thread that already records writes the record: _exit() may be called from a signal
   // handler, where creating a thread state (malloc) is not allowed. The header says it anyway.
   if (ThreadState* t = tls_thread) {
+    CaptureProcessEnding(t);
     uint64_t fields[2] = {static_cast<uint64_t>(kind), format::ZigZag(code)};
     RecordTimed(t, format::RecordTag::kProcessEnd, fields);
   }

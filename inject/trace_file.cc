@@ -14,6 +14,7 @@
 #include <cstring>
 #include <new>
 
+#include "capture_logic.h"
 #include "clock.h"
 #include "config.h"
 
@@ -181,6 +182,12 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     if (len > 0 && static_cast<size_t>(len) < sizeof(buf)) {
       PutMeta(region, cap, &off, MetaKey::kEnv, buf, static_cast<uint32_t>(len));
     }
+  }
+  const CaptureSettings capture = ParseCaptureSettings(cfg.capture_range, cfg.capture_range_end,
+                                                       cfg.capture_window_start_ns, cfg.capture_window_end_ns);
+  if (capture.configured()) {
+    uint32_t len = FormatCaptureMetadata(capture, buf, sizeof(buf));
+    if (len > 0) PutMeta(region, cap, &off, MetaKey::kCapture, buf, len);
   }
   // Command line last: it is the one that may not fit; cut it to the room left (~15 KiB).
   static char cmdline[format::kHeaderRegionSize];

@@ -20,12 +20,19 @@ namespace {
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-sigset_t HandledSignals() {
+sigset_t HandledSignals(bool usr2) {
   sigset_t set;
   sigemptyset(&set);
   for (int s : kForwarded) sigaddset(&set, s);
   sigaddset(&set, SIGCHLD);
+  if (usr2) sigaddset(&set, SIGUSR2);
   return set;
+}
+
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 void WriteAll(int fd, const void* data, size_t size) {
@@ -42,8 +49,9 @@ void WriteAll(int fd, const void* data, size_t size) {
 // Child side of fork: never returns. Only the exec failure path reaches _exit.
 [[noreturn]] void RunChild(const std::vector<std::string>& argv, std::vector<std::string>* env,
                            const ChildProcess::PrepareFn& prepare, const sigset_t& old_mask,
-                           bool restore_sigchld_ignore, int report_fd) {
+                           bool restore_sigchld_ignore, const struct sigaction* restore_usr2, int report_fd) {
   if (restore_sigchld_ignore) signal(SIGCHLD, SIG_IGN);  // exec keeps SIG_IGN, as we found it
+  if (restore_usr2 != nullptr) sigaction(SIGUSR2, restore_usr2, nullptr);  // not our SIG_IGN
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   StartFailure failure;
   int err = 0;
@@ -88,8 +96,16 @@ bool ChildProcess::Start(const std::vector<std::string>& argv, std::vector<std::
   // Orphaned descendants (a DataLoader worker or helper that outlives the command) are reparented
   // to us rather than init, so WaitDescendants() can wait for their traces to be complete.
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  // Block before fork, so a signal that arrives before Wait() runs is queued, not lost.
-  sigset_t set = HandledSignals();
+  // Block before fork, so a signal that arrives before Wait() runs is queued, not lost. SIGUSR2
+  // is ignored as well as blocked: blocked, it still reaches the signalfd; ignored, one that comes
+  // after we stop listening is dropped instead of killing trainprof.
+  if (listen_usr2_) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGUSR2, &ignore, &old_usr2_);
+  }
+  sigset_t set = HandledSignals(listen_usr2_);
   if (sigprocmask(SIG_BLOCK, &set, &old_mask_) != 0) return setup_failed(errno);
   signals_blocked_ = true;
   // An inherited SIG_IGN for SIGCHLD would make the kernel reap the child behind our back.
@@ -111,7 +127,7 @@ bool ChildProcess::Start(const std::vector<std::string>& argv, std::vector<std::
   }
   if (pid == 0) {
     close(report[0]);
-    RunChild(argv, &env, prepare, old_mask_, sigchld_was_ignored_, report[1]);
+    RunChild(argv, &env, prepare, old_mask_, sigchld_was_ignored_, listen_usr2_ ? &old_usr2_ : nullptr, report[1]);
   }
   close(report[1]);
   pid_ = pid;
@@ -137,7 +153,7 @@ bool ChildProcess::Start(const std::vector<std::string>& argv, std::vector<std::
   return true;
 }
 
-int ChildProcess::Wait() {
+int ChildProcess::Wait(WaitObserver* observer) {
   int status = 0;
   for (;;) {
     pid_t r = waitpid(pid_, &status, WNOHANG);
@@ -146,6 +162,15 @@ int ChildProcess::Wait() {
       fprintf(stderr, "trainprof: lost track of the command (waitpid: %s)\n", strerror(errno));
       status = 255 << 8;  // exit code 255
       break;
+    }
+    if (observer != nullptr) {
+      int timeout = PollTimeoutMs(observer->NextDeadline(), NowNs());
+      if (timeout == 0) {
+        observer->OnDeadline(NowNs());
+        continue;
+      }
+      pollfd p{signal_fd_, POLLIN, 0};
+      if (timeout > 0 && poll(&p, 1, timeout) <= 0) continue;  // the deadline (or EINTR): see above
     }
     signalfd_siginfo si;
     ssize_t n = read(signal_fd_, &si, sizeof(si));
@@ -157,6 +182,10 @@ int ChildProcess::Wait() {
       break;
     }
     int signo = static_cast<int>(si.ssi_signo);
+    if (signo == SIGUSR2) {
+      if (observer != nullptr) observer->OnShutdownRequest(static_cast<pid_t>(si.ssi_pid));
+      continue;
+    }
     if (IsForwardedSignal(signo) &&
         ShouldForwardSignal(si.ssi_code, static_cast<pid_t>(si.ssi_pid), pid_)) {
       kill(pid_, signo);
@@ -195,7 +224,7 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
 }  // namespace
 
 std::vector<std::pair<pid_t, int>> ChildProcess::WaitDescendants(
-    int note_after_ms, const std::function<void(const std::vector<pid_t>&)>& on_slow) {
+    int note_after_ms, const std::function<void(const std::vector<pid_t>&)>& on_slow, WaitObserver* observer) {
   std::vector<std::pair<pid_t, int>> reaped;
   bool noted = false;
   timespec start{};
@@ -210,13 +239,23 @@ std::vector<std::pair<pid_t, int>> ChildProcess::WaitDescendants(
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) break;  // ECHILD: no descendant left
     if (signal_fd_ < 0) break;
+    int timeout = 100;
+    if (observer != nullptr) {
+      int due = PollTimeoutMs(observer->NextDeadline(), NowNs());
+      if (due == 0) {
+        observer->OnDeadline(NowNs());
+        continue;
+      }
+      if (due > 0 && due < timeout) timeout = due;
+    }
     pollfd p{signal_fd_, POLLIN, 0};
-    int ready = poll(&p, 1, 100);
+    int ready = poll(&p, 1, timeout);
     if (ready > 0) {
       signalfd_siginfo si;
-      if (read(signal_fd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si)) &&
-          IsForwardedSignal(static_cast<int>(si.ssi_signo))) {
-        break;  // the user asked to stop: do not wait any longer
+      if (read(signal_fd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+        int signo = static_cast<int>(si.ssi_signo);
+        if (IsForwardedSignal(signo)) break;  // the user asked to stop: do not wait any longer
+        if (signo == SIGUSR2 && observer != nullptr) observer->OnShutdownRequest(static_cast<pid_t>(si.ssi_pid));
       }
       continue;  // SIGCHLD: reap in the next round
     }
@@ -240,13 +279,21 @@ void ChildProcess::RestoreSignals() {
   if (!signals_blocked_) return;
   // Discard what is still pending (e.g. the terminal's SIGINT that also ended the command), so
   // unblocking does not kill trainprof before it finishes the trace files.
-  sigset_t set = HandledSignals();
+  sigset_t set = HandledSignals(listen_usr2_);
   timespec zero{};
   while (sigtimedwait(&set, nullptr, &zero) > 0) {
   }
   if (sigchld_was_ignored_) signal(SIGCHLD, SIG_IGN);
   sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
   signals_blocked_ = false;
+}
+
+int PollTimeoutMs(uint64_t deadline_ns, uint64_t now_ns) {
+  if (deadline_ns == 0) return -1;
+  if (now_ns >= deadline_ns) return 0;
+  const uint64_t wait_ns = deadline_ns - now_ns;
+  const uint64_t ms = wait_ns / 1000000 + (wait_ns % 1000000 != 0 ? 1 : 0);
+  return ms > 3600000 ? 3600000 : static_cast<int>(ms);  // an hour at most per wait; re-armed after
 }
 
 bool IsForwardedSignal(int signo) {

@@ -42,6 +42,17 @@ struct StartFailure {
   int error = 0;  ///< errno
 };
 
+/// Told by Wait()/WaitDescendants() of deadlines and shutdown requests (capture_shutdown.h).
+class WaitObserver {
+ public:
+  virtual ~WaitObserver() = default;
+  /// CLOCK_MONOTONIC ns at which OnDeadline is due; 0: none.
+  virtual uint64_t NextDeadline() const = 0;
+  virtual void OnDeadline(uint64_t now_ns) = 0;
+  /// SIGUSR2 arrived from `sender` (a profiled process whose capture range ended).
+  virtual void OnShutdownRequest(pid_t sender) = 0;
+};
+
 class ChildProcess {
  public:
   /// Runs in the child between fork and exec; may edit the environment. Returns 0 or an errno.
@@ -60,9 +71,15 @@ class ChildProcess {
   /// The child's pid; -1 before Start. Still set after a prepare/exec failure (it is reaped).
   pid_t pid() const { return pid_; }
 
+  /// Also receive SIGUSR2 (shutdown requests, for the observer of Wait/WaitDescendants). Call
+  /// before Start. trainprof then ignores SIGUSR2 for good (a late request must not kill it);
+  /// the command gets the disposition trainprof had.
+  void ListenForShutdownRequests() { listen_usr2_ = true; }
+
   /// Forwards signals until the child ends; returns its waitpid status. Call once, after Start
-  /// succeeded; then WaitDescendants() or StopForwarding().
-  int Wait();
+  /// succeeded; then WaitDescendants() or StopForwarding(). `observer` (may be null) gets its
+  /// deadlines and SIGUSR2.
+  int Wait(WaitObserver* observer = nullptr);
 
   /// Unblocks the forwarded signals again (pending ones discarded), so a later Ctrl-C ends
   /// trainprof as usual. Idempotent; also done by WaitDescendants() and the destructor.
@@ -73,7 +90,8 @@ class ChildProcess {
   /// Calls `on_slow(pids)` once if some are still running after `note_after_ms`. Stops waiting at
   /// SIGINT/SIGTERM/SIGHUP/SIGQUIT. Returns each reaped descendant's (pid, waitpid status).
   std::vector<std::pair<pid_t, int>> WaitDescendants(int note_after_ms,
-                                                     const std::function<void(const std::vector<pid_t>&)>& on_slow);
+                                                     const std::function<void(const std::vector<pid_t>&)>& on_slow,
+                                                     WaitObserver* observer = nullptr);
 
  private:
   void RestoreSignals();
@@ -82,8 +100,13 @@ class ChildProcess {
   int signal_fd_ = -1;
   bool signals_blocked_ = false;
   bool sigchld_was_ignored_ = false;
+  bool listen_usr2_ = false;
+  struct sigaction old_usr2_ {};
   sigset_t old_mask_{};
 };
+
+/// Milliseconds from now_ns until `deadline_ns` for poll(): -1 for no deadline (0), 0 if due.
+int PollTimeoutMs(uint64_t deadline_ns, uint64_t now_ns);
 
 /// The signals trainprof forwards: SIGINT, SIGTERM, SIGHUP, SIGQUIT.
 bool IsForwardedSignal(int signo);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "capture_shutdown.h"
 #include "child_process.h"
 #include "inject_env.h"
 #include "output_path.h"
@@ -78,6 +79,25 @@ void AddRunOptions(CLI::App* sub, RunArgs* args) {
                   "complete; Ctrl-C stops waiting), 'primary' does not")
       ->check(CLI::IsMember({"all", "primary"}))
       ->capture_default_str();
+  sub->add_option("--capture-range", args->capture.range,
+                  "Record only inside capture ranges: none (default), cudaProfilerApi (between "
+                  "cudaProfilerStart and cudaProfilerStop), nvtx:NAME (inside NVTX ranges named NAME)")
+      ->type_name("RANGE")
+      ->take_last();
+  sub->add_option("--capture-range-end", args->capture.range_end,
+                  "After a capture range ends: stop (default; record no more in that process), "
+                  "stop-shutdown (also end COMMAND: SIGTERM, then SIGKILL 5 s later), repeat (record "
+                  "every range)")
+      ->type_name("END")
+      ->take_last();
+  sub->add_option("--delay", args->capture.delay, "Record only from SEC seconds after the launch")
+      ->type_name("SEC")
+      ->take_last();
+  sub->add_option("--duration", args->capture.duration,
+                  "Record only for SEC seconds (after --delay); with --capture-range-end=stop-shutdown "
+                  "COMMAND is then ended")
+      ->type_name("SEC")
+      ->take_last();
   sub->add_option("COMMAND", args->command, "The program to profile, then its arguments")->required();
   // The first positional ends trainprof's options: `trainprof run python train.py --lr 3` passes
   // --lr to python, as nsys/strace/time do. `--` is still accepted (and needed if COMMAND
@@ -94,6 +114,9 @@ void AddRunOptions(CLI::App* sub, RunArgs* args) {
       "  trainprof run -- python train.py --epochs 1\n"
       "  trainprof run --follow-children -o runs/%h-%p -- torchrun --nproc-per-node 2 train.py\n"
       "  trainprof run --trace=-python --report -- ./train_cuda\n"
+      "  trainprof run --capture-range=nvtx:train_step --capture-range-end=repeat -- ./train\n"
+      "  trainprof run --capture-range=cudaProfilerApi --capture-range-end=stop-shutdown -- ./train\n"
+      "  trainprof run --delay 60 --duration 30 -- python train.py\n"
       "\n"
       "Exit status: COMMAND's (128+N if signal N ended it), 127 if COMMAND was not found, 126 if\n"
       "it could not be executed, 1 if trainprof could not prepare the run, 2 for a usage error.\n"
@@ -105,6 +128,11 @@ int RunRun(const RunArgs& args) {
   std::string error;
   std::optional<unsigned> trace = ParseTraceList(args.trace, &error);
   if (!trace) {
+    Message(error);
+    return 2;
+  }
+  std::optional<CaptureOptions> capture = ParseCaptureOptions(args.capture, *trace, &error);
+  if (!capture) {
     Message(error);
     return 2;
   }
@@ -150,6 +178,9 @@ int RunRun(const RunArgs& args) {
   config.follow_children = args.follow_children;
   config.trace = *trace;
   std::vector<std::string> env = recording ? BuildChildEnvironment(CurrentEnvironment(), config) : CurrentEnvironment();
+  // --delay/--duration count from here, the launch, in every process of the run.
+  const uint64_t launch_ns = MonotonicNowNs();
+  if (recording) ApplyCaptureEnvironment(&env, *capture, launch_ns, getpid());
 
   // In the child, after fork: trainprof is single-threaded, so allocating here is safe.
   const OutputPattern& out = *pattern;
@@ -172,6 +203,12 @@ int RunRun(const RunArgs& args) {
   };
 
   ChildProcess child;
+  std::unique_ptr<TreeShutdown> shutdown;
+  if (recording && capture->shuts_down()) {
+    uint64_t duration_end = capture->duration_ns != 0 ? launch_ns + capture->delay_ns + capture->duration_ns : 0;
+    shutdown = std::make_unique<TreeShutdown>(duration_end, args.command.front());
+    child.ListenForShutdownRequests();
+  }
   StartFailure failure;
   if (!child.Start(args.command, std::move(env), prepare, &failure)) {
     switch (failure.stage) {
@@ -187,7 +224,7 @@ int RunRun(const RunArgs& args) {
         return 1;
     }
   }
-  int wait_status = child.Wait();
+  int wait_status = child.Wait(shutdown.get());
   int exit_status = ExitStatusFromWait(wait_status);
   std::vector<std::pair<pid_t, int>> descendants;
   if (args.wait == "all") {
@@ -197,10 +234,11 @@ int RunRun(const RunArgs& args) {
       Message(args.command.front() + " exited; waiting for " + std::to_string(running.size()) +
               (running.size() == 1 ? " descendant" : " descendants") + " still running (pid " + pids +
               ") so their traces are complete; Ctrl-C stops waiting (or use --wait=primary)");
-    });
+    }, shutdown.get());
   } else {
     child.StopForwarding();
   }
+  if (shutdown != nullptr && shutdown->started()) Message(shutdown->Summary(exit_status));
   if (!recording) return exit_status;
   if (pattern->has_pid()) {
     dir = pattern->Expand(child.pid());

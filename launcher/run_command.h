@@ -2,8 +2,10 @@
 // preloaded, wait for it, and leave one trace file per process in the output directory.
 //
 //   options ─► OutputPattern, trace list, InjectFiles (inject_env.h, output_path.h)
+//           ─► capture options (capture_options.h) ─► TRAINPROF_CAPTURE_* in the environment
 //           ─► ChildProcess::Start (fork; the child expands %p, mkdir -p, sets
-//              TRAINPROF_ROOT_PID, execvpe) ─► Wait (signal forwarding)
+//              TRAINPROF_ROOT_PID, execvpe) ─► Wait (signal forwarding; with
+//              --capture-range-end=stop-shutdown, TreeShutdown ends the run: capture_shutdown.h)
 //           ─► RecordRootEnd + one summary line (trace_dir.h) ─► optional report
 //
 // Exit status: the command's (128+N if signal N ended it); 126/127 if it could not be started;
@@ -12,6 +14,8 @@
 
 #include <string>
 #include <vector>
+
+#include "capture_options.h"
 
 namespace CLI {
 class App;
@@ -25,6 +29,7 @@ struct RunArgs {
   std::string trace;   ///< --trace list as given; empty: all sources
   bool report = false;
   std::string wait = "all";  ///< --wait: "all" descendants, or only the "primary" process
+  CaptureArgs capture;       ///< --capture-range, --capture-range-end, --delay, --duration
   std::vector<std::string> command;
 };
 

@@ -102,6 +102,11 @@ enum class MetaKey : uint16_t {
   kWorkingDir = 4,
   kEnv = 5,            ///< "NAME=value" of a rank variable (RANK, LOCAL_RANK, WORLD_SIZE, ...)
   kVersion = 6,        ///< trainprof version that wrote the file
+  /// Capture settings (present only when recording was limited): "key=value" entries separated by
+  /// NUL bytes: range=cudaProfilerApi|nvtx:NAME (absent: no capture range), range_end=stop|
+  /// stop-shutdown|repeat, window_start_ns=N and window_end_ns=N (CLOCK_MONOTONIC; absent:
+  /// unbounded). Unknown keys are skipped.
+  kCapture = 7,
 };
 
 /// Header of every chunk, at the chunk's first byte.
@@ -200,7 +205,8 @@ enum class GpuState : uint32_t {
 
 /// Why recording was switched on or off (kCapture).
 enum class CaptureReason : uint32_t {
-  kStart = 0,            ///< recording state at start (with --capture-range: off)
+  kStart = 0,            ///< recording state when the process's first thread started (with a
+                         ///< capture range: off; with only --delay/--duration: by the window)
   kCudaProfilerApi = 1,  ///< cudaProfilerStart / cudaProfilerStop
   kNvtxRange = 2,        ///< the NVTX range named by --capture-range=nvtx:NAME began / ended
   kDelay = 3,            ///< --delay elapsed

@@ -227,4 +227,30 @@ size_t EncodeActivity(const CUpti_Activity* rec, uint64_t base_ns, uint32_t name
   }
 }
 
+bool ActivityStart(const CUpti_Activity* rec, uint64_t* start_ns) {
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      *start_ns = reinterpret_cast<const KernelRecord*>(rec)->start;
+      return true;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      *start_ns = reinterpret_cast<const MemcpyRecord*>(rec)->start;
+      return true;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      *start_ns = reinterpret_cast<const PeerMemcpyRecord*>(rec)->start;
+      return true;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      *start_ns = reinterpret_cast<const MemsetRecord*>(rec)->start;
+      return true;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      *start_ns = reinterpret_cast<const SyncRecord*>(rec)->start;
+      return true;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+      *start_ns = reinterpret_cast<const OverheadRecord*>(rec)->start;
+      return true;
+    default:
+      return false;  // devices, contexts: definitions, not timed
+  }
+}
+
 }  // namespace trainprof::inject::cupti

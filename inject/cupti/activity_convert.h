@@ -29,6 +29,10 @@ const char* ActivityName(const CUpti_Activity* rec);
 /// at a UTF-8 character boundary (a kernel's template name can be several KB).
 uint32_t NameLength(const char* s);
 
+/// The start time of a timed activity record (CUPTI's timestamp, our clock); false for a
+/// definition (device, context) or an unconverted kind.
+bool ActivityStart(const CUpti_Activity* rec, uint64_t* start_ns);
+
 /// Encodes `rec` into `out` (room: kMaxGpuRecordBytes). `base_ns`: ChunkHeader::base_ns of the
 /// chunk the record goes into; `name`: the string id of ActivityName(rec) (0: none). Returns the
 /// bytes written, or 0 for a kind that is not converted.

@@ -9,6 +9,7 @@ using format::CudaApi;
 
 // correlationData of a call we recorded at enter: a tag in the high bits, the correlation below.
 constexpr uint64_t kRecordedTag = 0x7470ull << 48;  // "tp"
+constexpr uint64_t kSkippedTag = 0x7473ull << 48;   // "ts": counted in the depth, not recorded
 
 }  // namespace
 
@@ -59,10 +60,19 @@ bool TrackNesting(uint32_t* runtime_depth, uint64_t* call_data, const ApiCall& c
     --*runtime_depth;
     return true;
   }
+  if (*call_data == (kSkippedTag | call.correlation)) {  // entered outside a capture range
+    *call_data = 0;
+    if (runtime && *runtime_depth > 0) --*runtime_depth;
+    return false;
+  }
   if (*call_data != mark) return false;  // its enter was not recorded
   *call_data = 0;
   if (runtime && *runtime_depth > 0) --*runtime_depth;
   return true;
+}
+
+void SkipRecording(uint64_t* call_data, const ApiCall& call) {
+  if (call_data != nullptr) *call_data = kSkippedTag | call.correlation;
 }
 
 void ApiEnterFields(const ApiCall& call, uint32_t name_id, uint64_t (&fields)[4]) {

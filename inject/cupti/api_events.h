@@ -34,6 +34,11 @@ bool DecodeApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
 /// (`call_data`, may be null); returns whether to record it.
 bool TrackNesting(uint32_t* runtime_depth, uint64_t* call_data, const ApiCall& call);
 
+/// After TrackNesting said to record an enter: this call is not recorded after all (outside a
+/// capture range), but its depth stays counted; TrackNesting then skips its exit and undoes the
+/// depth.
+void SkipRecording(uint64_t* call_data, const ApiCall& call);
+
 /// CUDA_API_ENTER fields after dt: api, cbid, name (string id), correlation.
 void ApiEnterFields(const ApiCall& call, uint32_t name_id, uint64_t (&fields)[4]);
 

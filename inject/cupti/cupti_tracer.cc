@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "capture.h"
 #include "clock.h"
 #include "cupti/activity_buffers.h"
 #include "cupti/activity_convert.h"
@@ -16,7 +17,6 @@
 #include "cupti/cupti_api.h"
 #include "cupti/cupti_locate.h"
 #include "cupti/flush_thread.h"
-#include "cupti/profiler_api.h"
 #include "log.h"
 #include "recorder.h"
 #include "runtime.h"
@@ -112,6 +112,13 @@ void WriteActivity(ThreadState* t, const CUpti_Activity* rec) {
   t->in_record = 0;
 }
 
+// GPU activity arrives late: with capture ranges, it is kept iff it started inside a capture
+// (definitions — devices, contexts — are always kept).
+bool ActivityCaptured(const CUpti_Activity* rec) {
+  uint64_t start = 0;
+  return !ActivityStart(rec, &start) || CapturedAt(start);
+}
+
 // ---- CUPTI callbacks ------------------------------------------------------------------------------
 
 uint64_t CUPTIAPI Timestamp() { return NowNs(); }
@@ -137,14 +144,22 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
   if (t == nullptr) return;
   if (!TrackNesting(&t->cuda_runtime_depth, data->correlationData, c)) return;
   if (c.enter) {
+    // cudaProfilerStart turns a capture range on before its own enter is gated, and
+    // cudaProfilerStop turns it off after its exit, so both calls lie inside the capture.
+    const int profiler_api = ProfilerApiOf(c.api, c.cbid);
+    if (profiler_api > 0) OnCudaProfilerApi(true);
+    if (!CapturingNowLazy()) {
+      SkipRecording(data->correlationData, c);
+      return;
+    }
     uint64_t f[4];
     ApiEnterFields(c, FunctionName(t, c), f);
     RecordTimed(t, RecordTag::kCudaApiEnter, f);
-    if (int p = ProfilerApiOf(c.api, c.cbid); p != 0) OnCudaProfilerApi(p > 0);
   } else {
     uint64_t f[2];
     ApiExitFields(c, f);
     RecordTimed(t, RecordTag::kCudaApiExit, f);
+    if (ProfilerApiOf(c.api, c.cbid) < 0) OnCudaProfilerApi(false);
   }
 }
 
@@ -162,7 +177,9 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, s
           [&](CUpti_Activity** rec) {
             return valid > 0 && g->api.ActivityGetNextRecord(buffer, valid, rec) == CUPTI_SUCCESS;
           },
-          [&](const CUpti_Activity* rec) { WriteActivity(t, rec); });
+          [&](const CUpti_Activity* rec) {
+            if (!CaptureConfigured() || ActivityCaptured(rec)) WriteActivity(t, rec);
+          });
       // A kind we did not ask for, or one newer than this build: not written, counted as dropped
       // in the trace header.
       if (skipped != 0) CountDropped(skipped);

@@ -269,11 +269,8 @@ class FakeCuptiTest(TraceTest):
         self.assertNotEqual(by_corr[9]["tid"], by_corr[1]["tid"])
         # Names are interned once per function: both cudaLaunchKernel calls share one string id.
         self.assertEqual(by_corr[1]["name"], by_corr[9]["name"])
-        # cudaProfilerStart/Stop: one CAPTURE each (not one more for cuProfilerStart inside).
-        captures = of(t, "CAPTURE")
-        self.assertEqual([(c["on"], c["reason"]) for c in captures], [(1, 1), (0, 1)])
-        self.assertGreaterEqual(captures[0]["t"], by_corr[4]["t"])
-        self.assertLessEqual(captures[1]["t"], [x for x in exits if x["correlation"] == 7][0]["t"])
+        # Without --capture-range, cudaProfilerStart/Stop change nothing: no CAPTURE record.
+        self.assertEqual(of(t, "CAPTURE"), [])
 
     def check_activity(self, t, last_kernel):
         h = t["header"]
@@ -353,6 +350,25 @@ class FakeCuptiTest(TraceTest):
         threads = {r["tid"]: string(t, r["name"]) for r in of(t, "THREAD_NAME")}
         kernel_threads = {threads.get(k["tid"]) for k in of(t, "GPU_KERNEL")}
         self.assertIn("trainprof-gpu", kernel_threads)
+
+    def test_cuda_profiler_api_capture_range(self):
+        # --capture-range=cudaProfilerApi: only the calls from cudaProfilerStart to cudaProfilerStop
+        # (both included) are recorded; one CAPTURE on and one off, not one more for the
+        # cuProfilerStart the runtime makes inside; NVTX outside the range is not recorded.
+        self.run_fake("exit", extra=["--capture-range=cudaProfilerApi"])
+        t = self.main_trace()
+        enters = of(t, "CUDA_API_ENTER")
+        exits = of(t, "CUDA_API_EXIT")
+        self.assertEqual(sorted(e["correlation"] for e in enters), [4, 6, 7])
+        self.assertEqual(sorted(x["correlation"] for x in exits), [4, 6, 7])
+        captures = [(c["on"], c["reason"]) for c in of(t, "CAPTURE")]
+        self.assertEqual(captures[-2:], [(1, 1), (0, 1)])
+        self.assertTrue(all(c == (0, 0) for c in captures[:-2]), captures)  # the start state: off
+        by_corr = {e["correlation"]: e for e in enters}
+        on, off = [c for c in of(t, "CAPTURE") if c["reason"] == 1]
+        self.assertLessEqual(on["t"], by_corr[4]["t"])
+        self.assertGreaterEqual(off["t"], [x for x in exits if x["correlation"] == 7][0]["t"])
+        self.assertEqual(of(t, "RANGE_PUSH"), [])  # "before" and "after" lie outside the range
 
     def test_a_killed_process_keeps_what_the_flush_thread_took(self):
         proc = self.run_fake("kill", expect_status=137)

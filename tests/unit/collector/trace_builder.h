@@ -152,6 +152,9 @@ class TraceBuilder {
   void Misuse(int th, uint64_t t, fmt::MisuseKind what, uint64_t detail = 0) {
     Timed(th, t, fmt::RecordTag::kMisuse, {static_cast<uint64_t>(what), detail});
   }
+  void Capture(int th, uint64_t t, bool on, fmt::CaptureReason reason) {
+    Timed(th, t, fmt::RecordTag::kCapture, {on ? 1u : 0u, static_cast<uint64_t>(reason)});
+  }
   /// A domain created with a NULL name (nvtxDomainCreateA(NULL)): kDomain with name id 0.
   uint64_t UnnamedDomain(int th) {
     uint64_t id = next_domain_++;
@@ -243,9 +246,6 @@ class TraceBuilder {
     uint64_t m = String(th, message);
     Timed(th, t, fmt::RecordTag::kGpuStatus,
           {static_cast<uint64_t>(state), cupti_result, cupti_version, driver_version, m});
-  }
-  void Capture(int th, uint64_t t, bool on, fmt::CaptureReason reason) {
-    Timed(th, t, fmt::RecordTag::kCapture, {on ? 1u : 0u, static_cast<uint64_t>(reason)});
   }
 
   /// Any bytes as one record (no time bookkeeping).

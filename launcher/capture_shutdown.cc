@@ -1,0 +1,124 @@
+#include "capture_shutdown.h"
+
+#include <dirent.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "capture_options.h"
+
+namespace trainprof::launcher {
+
+namespace {
+
+void Message(const std::string& text) {
+  std::string line = "trainprof: " + text + "\n";
+  fputs(line.c_str(), stderr);
+}
+
+std::string Processes(size_t n) { return std::to_string(n) + (n == 1 ? " process" : " processes"); }
+
+// "5 s", "200 ms"
+std::string Grace(uint64_t ns) {
+  return ns % 1000000000 == 0 ? std::to_string(ns / 1000000000) + " s" : std::to_string(ns / 1000000) + " ms";
+}
+
+// Sends `sig` to every descendant of trainprof; returns how many.
+size_t SignalTree(int sig) {
+  size_t sent = 0;
+  for (pid_t pid : Descendants(getpid())) {
+    if (kill(pid, sig) == 0) ++sent;
+  }
+  return sent;
+}
+
+}  // namespace
+
+std::vector<pid_t> Descendants(pid_t root) {
+  std::multimap<pid_t, pid_t> children;  // ppid → pid
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return {};
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long pid = strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE* f = fopen(path, "re");
+    if (f == nullptr) continue;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char* rp = strrchr(buf, ')');  // comm may hold spaces and parentheses
+    char state;
+    long ppid;
+    // Zombies have ended already (their parent has not reaped them yet): nothing to signal.
+    if (rp != nullptr && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z') {
+      children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+    }
+  }
+  closedir(d);
+  std::vector<pid_t> out;
+  std::vector<pid_t> todo = {root};
+  while (!todo.empty()) {
+    pid_t p = todo.back();
+    todo.pop_back();
+    auto [lo, hi] = children.equal_range(p);
+    for (auto it = lo; it != hi; ++it) {
+      out.push_back(it->second);
+      todo.push_back(it->second);
+    }
+  }
+  return out;
+}
+
+uint64_t TreeShutdown::NextDeadline() const {
+  if (!sigterm_sent_) return duration_end_ns_;
+  return sigkill_done_ ? 0 : kill_at_ns_;
+}
+
+void TreeShutdown::OnDeadline(uint64_t now_ns) {
+  if (!sigterm_sent_) {
+    if (duration_end_ns_ != 0 && now_ns >= duration_end_ns_) Terminate("--duration ended");
+    return;
+  }
+  if (sigkill_done_ || now_ns < kill_at_ns_) return;
+  sigkill_done_ = true;
+  std::vector<pid_t> left = Descendants(getpid());
+  std::string pids;
+  for (pid_t pid : left) {
+    if (kill(pid, SIGKILL) != 0) continue;
+    ++sigkill_count_;
+    pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+  }
+  if (sigkill_count_ > 0) {
+    Message(Processes(sigkill_count_) + " still running " + Grace(grace_ns_) +
+            " after SIGTERM: sent SIGKILL (pid " + pids + ")");
+  }
+}
+
+void TreeShutdown::OnShutdownRequest(pid_t sender) {
+  if (sigterm_sent_) return;
+  Terminate("the capture range ended in pid " + std::to_string(sender));
+}
+
+void TreeShutdown::Terminate(const std::string& why) {
+  sigterm_sent_ = true;
+  why_ = why;
+  kill_at_ns_ = MonotonicNowNs() + grace_ns_;
+  sigterm_count_ = SignalTree(SIGTERM);
+  Message(why + " (--capture-range-end=stop-shutdown): ending " + command_ + ": SIGTERM sent to " +
+          Processes(sigterm_count_) + ", SIGKILL to those left after " + Grace(grace_ns_));
+}
+
+std::string TreeShutdown::Summary(int exit_status) const {
+  if (!sigterm_sent_) return "";
+  return command_ + " was ended by trainprof after the capture (" + why_ + "; " +
+         (sigkill_count_ > 0 ? "SIGKILL after the grace period" : "SIGTERM") + "): exit status " +
+         std::to_string(exit_status);
+}
+
+}  // namespace trainprof::launcher

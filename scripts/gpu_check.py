@@ -6,6 +6,7 @@
     gpu_check.py fork DIR STDOUT_FILE       tp_cuda_workload fork: the child records no CUDA
     gpu_check.py nocuda DIR                 --trace=-cuda: no CUDA records
     gpu_check.py report REPORT_JSON STDOUT_FILE   what `trainprof report --format json` says (informational)
+    gpu_check.py planted CASE REPORT_JSON   tp_gpu_planted CASE (sync, launch, busy): the GPU verdict names it
 
 Prints one line per check ("PASS ...", "FAIL ...", "INFO ...") and exits 1 if any check failed.
 """
@@ -247,6 +248,38 @@ def cmd_report(report_file, stdout_file):
             info("report %s: %s" % (key, calls))
 
 
+def cmd_planted(case, report_file):
+    """The bottleneck verdict of tests/programs/gpu_planted.cu: each planted GPU bottleneck named
+    with its numbers (docs/analysis.md, "GPU idle time")."""
+    with open(report_file) as f:
+        rep = json.load(f)
+    procs = (rep.get("bottleneck") or {}).get("processes") or []
+    if not check(len(procs) == 1, "planted %s: one training process in the bottleneck section" % case):
+        return
+    gpu = procs[0].get("gpu") or {}
+    if not check(gpu.get("recorded") is True, "planted %s: GPU activity recorded (%s)" % (case, gpu.get("why_not"))):
+        return
+    info("planted %s: busy %.1f%%, idle %.1f%%, cause %s, idle split %s, sync %s, launch %s" % (
+        case, gpu.get("busy_percent", 0), gpu.get("idle_percent", 0), gpu.get("cause"), gpu.get("idle"),
+        gpu.get("sync"), gpu.get("launch")))
+    if case == "sync":
+        # 2 ms of kernels, then .item() (DtoH 4 B + cudaStreamSynchronize) and 3 ms of host work.
+        check(gpu.get("idle_percent", 0) > 30, "planted sync: GPU idle > 30%% of the step (%.1f%%)" % gpu.get("idle_percent", 0))
+        sync = gpu.get("sync") or {}
+        check(gpu.get("cause") in ("sync", "other"), "planted sync: the idle time is not data wait or launch (%s)" % gpu.get("cause"))
+        check(sync.get("call", "").startswith(("cudaStreamSynchronize", "cudaMemcpy")),
+              "planted sync: the synchronising call is named (%s)" % sync.get("call"))
+        check(abs(sync.get("calls_per_step", 0) - 1) < 0.5, "planted sync: called once per step (%s)" % sync.get("calls_per_step"))
+        check(sync.get("after_dtoh_copy") is True, "planted sync: follows a DtoH copy, as .item()")
+    elif case == "launch":
+        launch = gpu.get("launch") or {}
+        check(gpu.get("cause") == "launch", "planted launch: the idle time is in launch calls (%s)" % gpu.get("cause"))
+        check(launch.get("launch_bound") is True, "planted launch: launch-bound")
+        check(launch.get("kernels_per_step", 0) >= 1900, "planted launch: ~2000 kernels per step (%s)" % launch.get("kernels_per_step"))
+    else:
+        check(gpu.get("gpu_bound") is True, "planted busy: GPU-bound (idle %.1f%%)" % gpu.get("idle_percent", 0))
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         print(__doc__)
@@ -262,6 +295,8 @@ if __name__ == "__main__":
         cmd_nocuda(sys.argv[2])
     elif cmd == "report":
         cmd_report(sys.argv[2], sys.argv[3])
+    elif cmd == "planted":
+        cmd_planted(sys.argv[2], sys.argv[3])
     else:
         print(__doc__)
         sys.exit(2)

@@ -1,6 +1,6 @@
 """A Lightning training run (CPU) with one planted bottleneck, for the end-to-end Lightning tests.
 
-    lightning_train.py CASE [--epochs N] [--batches N] [--manual] [--actions FILE]
+    lightning_train.py CASE [--epochs N] [--batches N] [--manual] [--workers N] [--actions FILE]
 
 CASE:
   getitem   input-bound: __getitem__ sleeps 4 ms per item (8 items per batch), tiny model
@@ -91,6 +91,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batches", type=int, default=10)
     parser.add_argument("--manual", action="store_true")
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--actions")
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -101,8 +102,8 @@ def main():
         item_sleep, width, depth = 0.004, 64, 1
     else:
         item_sleep, width, depth = 0.0, 256, 4
-    train = DataLoader(Items(batch * args.batches, item_sleep, width), batch_size=batch, num_workers=2,
-                       persistent_workers=True)
+    train = DataLoader(Items(batch * args.batches, item_sleep, width), batch_size=batch,
+                       num_workers=args.workers, persistent_workers=args.workers > 0)
     val = DataLoader(Items(batch * 3, item_sleep, width), batch_size=batch, num_workers=0)
     profiler = SimpleProfiler() if args.actions else None
     trainer = pl.Trainer(accelerator="cpu", devices=1, max_epochs=args.epochs, num_sanity_val_steps=0,

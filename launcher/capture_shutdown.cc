@@ -1,12 +1,13 @@
 #include "capture_shutdown.h"
 
-#include <dirent.h>
 #include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+
+#include "proc_table.h"
 
 #include "capture_options.h"
 
@@ -39,28 +40,10 @@ size_t SignalTree(int sig) {
 
 std::vector<pid_t> Descendants(pid_t root) {
   std::multimap<pid_t, pid_t> children;  // ppid → pid
-  DIR* d = opendir("/proc");
-  if (d == nullptr) return {};
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    long pid = strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    FILE* f = fopen(path, "re");
-    if (f == nullptr) continue;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char* rp = strrchr(buf, ')');  // comm may hold spaces and parentheses
-    char state;
-    long ppid;
+  for (const ProcEntry& e : ReadProcTable()) {
     // Zombies have ended already (their parent has not reaped them yet): nothing to signal.
-    if (rp != nullptr && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z') {
-      children.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
-    }
+    if (e.state != 'Z') children.emplace(e.ppid, e.pid);
   }
-  closedir(d);
   std::vector<pid_t> out;
   std::vector<pid_t> todo = {root};
   while (!todo.empty()) {

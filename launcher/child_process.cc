@@ -1,7 +1,6 @@
 #include "child_process.h"
 
 #include <fcntl.h>
-#include <dirent.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -13,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+
+#include "proc_table.h"
 
 namespace trainprof::launcher {
 
@@ -199,25 +200,9 @@ namespace {
 // Our children now: the orphans reparented to us (from /proc; pids that vanish are skipped).
 std::vector<pid_t> ChildrenOf(pid_t parent) {
   std::vector<pid_t> out;
-  DIR* d = opendir("/proc");
-  if (d == nullptr) return out;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    long pid = strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    FILE* f = fopen(path, "re");
-    if (f == nullptr) continue;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char* rp = strrchr(buf, ')');  // comm may hold spaces and parentheses
-    char state;
-    long ppid;
-    if (rp != nullptr && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent) out.push_back(static_cast<pid_t>(pid));
+  for (const ProcEntry& e : ReadProcTable()) {
+    if (e.ppid == parent) out.push_back(e.pid);
   }
-  closedir(d);
   return out;
 }
 

@@ -123,7 +123,7 @@ class HostileProgramTest(TraceTest):
     def test_library_loaded_late_with_dlopen_records(self):
         lib = os.path.join(os.path.dirname(TRAINPROF), "..", "inject", "libtrainprof_inject.so")
         proc = subprocess.run([program("late_dlopen"), os.path.abspath(lib), self.out, "1000"],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=60, env=self.child_env())
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("1000 ranges", proc.stdout)
         rep = self.report(extra=["--strict"])

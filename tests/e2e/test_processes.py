@@ -129,6 +129,19 @@ class HostileProgramTest(TraceTest):
         rep = self.report(extra=["--strict"])
         self.assertEqual(ranges(rep["processes"][0]["nvtx_ranges"])["late"]["calls"], 1000)
 
+    def test_forked_children_that_exit_normally_leave_nothing_behind(self):
+        # Each child abandons its parent's library state (the parent's threads' buffers) and ends
+        # with exit(): in the address sanitizer build LeakSanitizer checks it there.
+        proc = self.profile([program("hostile"), "forkexit", "3"])
+        self.assertIn("forkexit depth=3 failed=0", proc.stdout)
+        rep = self.report(extra=["--strict"])
+        children = [p for p in rep["processes"] if "child" in ranges(p["nvtx_ranges"])]
+        self.assertEqual(len(children), 3)
+        for p in children:
+            self.assertEqual(ranges(p["nvtx_ranges"])["child"]["calls"], 1)
+            self.assertNotIn("worker", ranges(p["nvtx_ranges"]))
+            self.assertEqual(exit_of(p), ("exit", 0))
+
     def test_short_lived_threads_do_not_fill_the_disk(self):
         self.profile([program("hostile"), "threads", "1000"], follow=False)
         rep = self.report()

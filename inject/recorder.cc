@@ -32,9 +32,23 @@ pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 // the chunk mapping and the state.
 void ReleaseThread(void* p) {
   auto* t = static_cast<ThreadState*>(p);
+  Runtime& rt = Rt();
+  // A state from before a fork (the forking thread's, never replaced in the child) belongs to
+  // the parent's Runtime and file: it stays abandoned with them. Its chunk is not ours to punch.
+  if (t->owner != &rt) {
+    if (tls_thread == t) tls_thread = nullptr;
+    return;
+  }
+  // Unlinked while tls_thread still names it: a signal handler that runs here records through
+  // it rather than creating a state (which would take threads_mu, held by this thread).
+  pthread_mutex_lock(&rt.threads_mu);
+  if (t->prev_live != nullptr) t->prev_live->next_live = t->next_live;
+  else rt.threads = t->next_live;
+  if (t->next_live != nullptr) t->next_live->prev_live = t->prev_live;
+  pthread_mutex_unlock(&rt.threads_mu);
   if (tls_thread == t) tls_thread = nullptr;
-  TraceFile* f = Rt().file.load(std::memory_order_acquire);
-  if (f != nullptr && t->chunk != nullptr && Rt().pid == getpid()) f->ReleaseChunkOfExitedThread(t->chunk, t->chunk_offset);
+  TraceFile* f = rt.file.load(std::memory_order_acquire);
+  if (f != nullptr && t->chunk != nullptr && rt.pid == getpid()) f->ReleaseChunkOfExitedThread(t->chunk, t->chunk_offset);
   delete t;
 }
 
@@ -49,7 +63,16 @@ ThreadState* CurrentThreadSlow() {
   t->tid = static_cast<uint32_t>(syscall(SYS_gettid));
   t->thread_index = Rt().next_thread_index.fetch_add(1, std::memory_order_relaxed);
   t->prev_ns = NowNs();
+  // tls_thread first: a signal handler that runs while this thread holds threads_mu records
+  // through t instead of coming back here.
   tls_thread = t;
+  Runtime& rt = Rt();
+  t->owner = &rt;
+  pthread_mutex_lock(&rt.threads_mu);
+  t->next_live = rt.threads;
+  if (rt.threads != nullptr) rt.threads->prev_live = t;
+  rt.threads = t;
+  pthread_mutex_unlock(&rt.threads_mu);
   pthread_once(&g_key_once, MakeKey);
   pthread_setspecific(g_thread_key, t);
   // Name the thread as the OS knows it (NVTX NameOsThread can rename it later).

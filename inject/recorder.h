@@ -19,6 +19,8 @@
 
 namespace trainprof::inject {
 
+struct Runtime;
+
 inline constexpr uint32_t kMaxDomains = 256;      // NVTX domains with their own nesting level
 inline constexpr uint32_t kStringCacheSize = 512; // per-thread interned-name cache (power of 2)
 
@@ -48,6 +50,11 @@ struct ThreadState {
   volatile uint8_t in_slow = 0;
   uint64_t chunk_offset = 0; ///< file offset of `chunk`
   uint32_t cuda_runtime_depth = 0;  ///< CUDA runtime API calls this thread is inside (cupti/api_events.h)
+  /// The Runtime whose list of live threads holds this state (Runtime::threads). After a fork,
+  /// the parent's states belong to the parent's Runtime, which the child abandons with them.
+  Runtime* owner = nullptr;
+  ThreadState* next_live = nullptr;
+  ThreadState* prev_live = nullptr;
   int32_t depth[kMaxDomains] = {};  ///< NVTX push/pop nesting per domain
   // Capture ranges (capture.h), used only when one is configured.
   int32_t capture_level = -1;  ///< level of the nvtx:NAME range that began the capture here (-1: none)

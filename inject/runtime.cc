@@ -93,12 +93,18 @@ void OnForkChild() {
   // build a fresh one with the same configuration.
   Runtime* parent = g_runtime;
   auto* rt = new (std::nothrow) Runtime();
-  if (rt == nullptr) {
+  if (rt == nullptr) {  // out of memory: keep the parent's Runtime, recording nothing
     parent->file.store(nullptr);
     parent->recording.store(false);
+    // This thread's state writes into a chunk of the parent's file: drop it. The thread list's
+    // lock may be held by a thread that does not exist here: start the list afresh.
+    ForgetCurrentThread();
+    pthread_mutex_init(&parent->threads_mu, nullptr);
+    parent->threads = nullptr;
     return;
   }
   rt->cfg = parent->cfg;
+  rt->parent = parent;
   ForgetCurrentThread();
   g_runtime = rt;
   if (!rt->cfg.follow_children) {

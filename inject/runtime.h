@@ -4,10 +4,13 @@
 //            init, a hook — runs first) reads Config, decides whether this process records, and
 //            opens pid-<PID>.trace.
 //   fork ──► OnForkChild() in the child: the parent's file, threads and tables are abandoned
-//            (leaked on purpose: their locks may be held by threads that do not exist here);
+//            (leaked on purpose: their locks may be held by threads that do not exist here, but
+//            kept reachable through Runtime::parent, so that leak checkers see them as kept);
 //            with --follow-children a new file is opened, otherwise recording stops.
 //   exit ──► RecordEnd() from exit()/_exit() hooks or the destructor.
 #pragma once
+
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdint>
@@ -19,6 +22,7 @@ namespace trainprof::inject {
 
 class TraceFile;
 class StringTable;
+struct ThreadState;
 
 struct Runtime {
   Config cfg;
@@ -29,6 +33,14 @@ struct Runtime {
   std::atomic<uint32_t> next_thread_index{0};
   std::atomic<uint64_t> dropped{0};
   StringTable* strings = nullptr;
+  /// The states of this process's threads that have not exited, linked through
+  /// ThreadState::next_live (recorder.cc; thread start and exit only). A fork child abandons the
+  /// parent's states with the parent's Runtime: nothing else points to those of threads that do
+  /// not exist in the child, and LeakSanitizer would report them when the child exits normally.
+  pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+  ThreadState* threads = nullptr;
+  /// In a fork child, the parent's Runtime, abandoned on purpose (see OnForkChild).
+  Runtime* parent = nullptr;
 };
 
 /// Threads inside InitializeInjectionNvtx2 now; fork() waits for 0 (see runtime.cc).

@@ -1,6 +1,7 @@
 #include "string_table.h"
 
-#include <cstdlib>
+#include <errno.h>
+#include <sys/mman.h>
 
 #include "runtime.h"
 
@@ -8,12 +9,43 @@ namespace trainprof::inject {
 
 using format::RecordTag;
 
+namespace {
+
+// Interned copies are carved from blocks of this size; a block holds at least one longest name.
+constexpr size_t kArenaBlockBytes = 64 * 1024;
+static_assert(kArenaBlockBytes > format::kMaxStringBytes);
+
+// Zeroed memory from the kernel (async-signal-safe, unlike malloc); nullptr on failure. errno is
+// left as it was: the program may be reading it around the NVTX call that got us here.
+void* MapZeroed(size_t bytes) {
+  int saved = errno;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  errno = saved;
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+}  // namespace
+
+char* StringTable::AllocateCopyLocked(uint32_t n) {
+  if (n > arena_left_) {
+    // The rest of the old block is given up: names are small, blocks are many names.
+    auto* block = static_cast<char*>(MapZeroed(kArenaBlockBytes));
+    if (block == nullptr) return nullptr;
+    arena_ = block;
+    arena_left_ = kArenaBlockBytes;
+  }
+  char* p = arena_;
+  arena_ += n;
+  arena_left_ -= n;
+  return p;
+}
+
 uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
                              const char** stored) {
   pthread_mutex_lock(&mu_);
   if (size_ * 2 >= capacity_) {
     uint32_t cap = capacity_ == 0 ? 1024 : capacity_ * 2;
-    auto* slots = static_cast<Slot*>(calloc(cap, sizeof(Slot)));
+    auto* slots = static_cast<Slot*>(MapZeroed(cap * sizeof(Slot)));
     if (slots == nullptr) {
       pthread_mutex_unlock(&mu_);
       *stored = nullptr;
@@ -25,7 +57,7 @@ uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t
       while (slots[j].id != 0) j = (j + 1) & (cap - 1);
       slots[j] = slots_[i];
     }
-    free(slots_);
+    if (slots_ != nullptr) munmap(slots_, capacity_ * sizeof(Slot));
     slots_ = slots;
     capacity_ = cap;
   }
@@ -40,7 +72,7 @@ uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t
     }
     j = (j + 1) & (capacity_ - 1);
   }
-  char* copy = static_cast<char*>(malloc(n + 1));
+  char* copy = AllocateCopyLocked(n + 1);
   if (copy == nullptr) {
     pthread_mutex_unlock(&mu_);
     *stored = nullptr;

@@ -3,7 +3,9 @@
 // record can use its id, so ids are always defined in the file.
 //
 // Hot path: hash the bytes, look in the thread's direct-mapped cache, confirm with memcmp.
-// Miss: the process-wide table under its mutex (allocation allowed there).
+// Miss: the process-wide table under its mutex. Its memory comes from mmap, never malloc: a miss
+// can happen in a signal handler (NVTX from a handler) that interrupted the program inside malloc,
+// whose locks are not re-entrant.
 #pragma once
 
 #include <pthread.h>
@@ -59,9 +61,14 @@ class StringTable {
     uint32_t len;
     uint32_t id;
   };
+  /// n bytes for an interned copy, from the current arena block (kept for the process life).
+  char* AllocateCopyLocked(uint32_t n);
+
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
-  Slot* slots_ = nullptr;
+  Slot* slots_ = nullptr;    ///< mmap'ed, capacity_ slots
   uint32_t capacity_ = 0;
+  char* arena_ = nullptr;    ///< free part of the current block of interned copies (mmap'ed)
+  size_t arena_left_ = 0;
   uint32_t size_ = 0;
   uint32_t next_id_ = 1;
   std::atomic<uint32_t> max_id_{0};

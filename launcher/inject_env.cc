@@ -129,6 +129,9 @@ std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::
              "elsewhere, or set TRAINPROF_INJECT_LIB";
     return std::nullopt;
   }
+#ifdef TRAINPROF_SANITIZER_RUNTIME
+  files.sanitizer_runtime = TRAINPROF_SANITIZER_RUNTIME;
+#endif
   if (!exe.empty()) {
     for (const auto& c : {dir / ".." / "python", dir / ".." / "share" / "trainprof" / "python"}) {
       if (IsDirectory(c)) {
@@ -189,7 +192,10 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   std::vector<std::string> env = base;
   const std::string& lib = config.files.library;
   // The loader accepts spaces as well as colons between LD_PRELOAD entries.
-  SetEnv(&env, "LD_PRELOAD", PrependToList(GetEnv(env, "LD_PRELOAD").value_or(""), lib, ": \t"));
+  std::string preload = PrependToList(GetEnv(env, "LD_PRELOAD").value_or(""), lib, ": \t");
+  // Sanitizer builds: the runtime first, or it refuses to start ("does not come first").
+  if (!config.files.sanitizer_runtime.empty()) preload = PrependToList(preload, config.files.sanitizer_runtime);
+  SetEnv(&env, "LD_PRELOAD", preload);
   if (config.trace & kTraceNvtx) {
     SetEnv(&env, "NVTX_INJECTION64_PATH", lib);
   } else if (GetEnv(env, "NVTX_INJECTION64_PATH") == lib) {

@@ -1,7 +1,8 @@
 // The environment `trainprof run` gives the command: the contract with the injection library
 // (inject/config.h reads it; docs/cli.md, "Environment", documents it for users).
 //
-//   LD_PRELOAD                 <lib>[:<previous LD_PRELOAD>]
+//   LD_PRELOAD                 [<sanitizer runtime>:]<lib>[:<previous LD_PRELOAD>]
+//                              (the runtime only in sanitizer builds, see InjectFiles)
 //   NVTX_INJECTION64_PATH      <lib>                      only if nvtx is traced
 //   CUDA_INJECTION64_PATH      <lib>                      only if cuda is traced (the driver calls
 //                                                         the library's InitializeInjection in cuInit)
@@ -42,14 +43,19 @@ std::string TraceListString(unsigned mask);
 struct InjectFiles {
   std::string library;      ///< absolute path of libtrainprof_inject.so
   std::string python_shim;  ///< absolute folder, or empty if there is none
+  /// Sanitizer builds only (TRAINPROF_SANITIZE, docs/testing.md), else empty: the sanitizer's
+  /// shared runtime, which the loader must map before the sanitized library in programs that are
+  /// not sanitized themselves (python3, sh); it goes first in LD_PRELOAD.
+  std::string sanitizer_runtime;
 };
 
 /// Finds the library: `override_lib` (TRAINPROF_INJECT_LIB) if non-null, else relative to the
 /// real path of the trainprof executable `exe`:
 ///   <dir>/../inject/libtrainprof_inject.so          (build tree)
 ///   <dir>/../lib/trainprof/libtrainprof_inject.so   (installed)
-/// and the shim folder <dir>/../python or <dir>/../share/trainprof/python. Returns nullopt with a
-/// message in *error if the library is missing or its path cannot be put in LD_PRELOAD.
+/// and the shim folder <dir>/../python or <dir>/../share/trainprof/python; in a sanitizer build,
+/// the sanitizer runtime this trainprof was built with. Returns nullopt with a message in *error
+/// if the library is missing or its path cannot be put in LD_PRELOAD.
 std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::string& exe,
                                            std::string* error);
 

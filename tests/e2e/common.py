@@ -1,10 +1,13 @@
 """Helpers shared by the end-to-end tests: run `trainprof`, read its JSON report."""
 
+import glob
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -17,6 +20,26 @@ MODERN_PYTHON = os.environ.get("TRAINPROF_MODERN_PYTHON",
 NO_VENV = "no %s: the modern stack is installed by scripts/setup (skipped with --no-venv or TRAINPROF_NO_VENV=1)"
 SOURCE_DIR = os.environ.get("TRAINPROF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 WORKLOADS = os.path.join(SOURCE_DIR, "tests", "workloads")
+# The sanitizer build these tests run in: "address" (ASan+UBSan), "thread" (TSan), or "" for the
+# normal build. Set by ctest (tests/CMakeLists.txt); see docs/testing.md.
+SANITIZER = os.environ.get("TRAINPROF_SANITIZER", "")
+# The runtime option variables of each build: reports are sent to files (log_path) so that one
+# from any process of a run is found, whether or not the test looks at that process's status.
+_SANITIZER_OPTION_VARS = {"address": ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"),
+                          "thread": ("TSAN_OPTIONS",)}
+
+# Notices, not reports: in a process forked from a multithreaded one, LeakSanitizer still lists the
+# parent's threads, cannot stop them (they do not exist there) and says so before its leak check.
+_SANITIZER_NOTICES = re.compile(r"^==\d+==Running thread \d+ was not suspended\. False leaks are possible\.\n",
+                                re.MULTILINE)
+
+print("trainprof e2e: %s" % ("%s sanitizer build" % SANITIZER if SANITIZER else "normal build (no sanitizer)"),
+      file=sys.stderr)
+
+
+def skip_in_sanitizer_build(sanitizer, reason):
+    """Skips a test in one sanitizer build only ("address" or "thread"), saying why."""
+    return unittest.skipIf(SANITIZER == sanitizer, "not run in the %s sanitizer build: %s" % (sanitizer, reason))
 
 
 def program(name):
@@ -39,13 +62,36 @@ class TraceTest(unittest.TestCase):
         if not os.access(PYTHON, os.X_OK):  # this module run with the modern stack, not installed
             self.skipTest(NO_VENV % PYTHON)
         self.out = tempfile.mkdtemp(prefix="trainprof-e2e-")
+        self.sanitizer_logs = tempfile.mkdtemp(prefix="trainprof-e2e-reports-") if SANITIZER else None
 
     def tearDown(self):
         shutil.rmtree(self.out, ignore_errors=True)
+        if self.sanitizer_logs is not None:
+            reports = []
+            for path in sorted(glob.glob(os.path.join(self.sanitizer_logs, "*"))):
+                with open(path, errors="replace") as f:
+                    text = _SANITIZER_NOTICES.sub("", f.read())
+                if text.strip():
+                    reports.append("--- %s:\n%s" % (os.path.basename(path), text))
+            shutil.rmtree(self.sanitizer_logs, ignore_errors=True)
+            self.sanitizer_logs = None
+            if reports:
+                self.fail("%s sanitizer reports:\n%s" % (SANITIZER, "\n".join(reports)))
+
+    def child_env(self):
+        """The environment for processes the test starts: in a sanitizer build, each sanitizer
+        report goes to a file <sanitizer_logs>/report.<pid>, which fails the test in tearDown."""
+        env = dict(os.environ)
+        if self.sanitizer_logs is not None:
+            log = "log_path=" + os.path.join(self.sanitizer_logs, "report")
+            for var in _SANITIZER_OPTION_VARS.get(SANITIZER, ()):
+                env[var] = env[var] + ":" + log if env.get(var) else log
+        return env
 
     def run_trainprof(self, args, timeout=300, check=True, preexec_fn=_limit_file_size, **kwargs):
         # A hung workload whose threads keep recording must not fill the disk: cap file sizes
         # (the library stops recording at RLIMIT_FSIZE, it never lets SIGXFSZ reach the program).
+        kwargs.setdefault("env", self.child_env())
         proc = subprocess.run([TRAINPROF] + args, capture_output=True, text=True, timeout=timeout,
                               preexec_fn=preexec_fn, **kwargs)
         if check and proc.returncode != 0:

@@ -123,11 +123,24 @@ class HostileProgramTest(TraceTest):
     def test_library_loaded_late_with_dlopen_records(self):
         lib = os.path.join(os.path.dirname(TRAINPROF), "..", "inject", "libtrainprof_inject.so")
         proc = subprocess.run([program("late_dlopen"), os.path.abspath(lib), self.out, "1000"],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=60, env=self.child_env())
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("1000 ranges", proc.stdout)
         rep = self.report(extra=["--strict"])
         self.assertEqual(ranges(rep["processes"][0]["nvtx_ranges"])["late"]["calls"], 1000)
+
+    def test_forked_children_that_exit_normally_leave_nothing_behind(self):
+        # Each child abandons its parent's library state (the parent's threads' buffers) and ends
+        # with exit(): in the address sanitizer build LeakSanitizer checks it there.
+        proc = self.profile([program("hostile"), "forkexit", "3"])
+        self.assertIn("forkexit depth=3 failed=0", proc.stdout)
+        rep = self.report(extra=["--strict"])
+        children = [p for p in rep["processes"] if "child" in ranges(p["nvtx_ranges"])]
+        self.assertEqual(len(children), 3)
+        for p in children:
+            self.assertEqual(ranges(p["nvtx_ranges"])["child"]["calls"], 1)
+            self.assertNotIn("worker", ranges(p["nvtx_ranges"]))
+            self.assertEqual(exit_of(p), ("exit", 0))
 
     def test_short_lived_threads_do_not_fill_the_disk(self):
         self.profile([program("hostile"), "threads", "1000"], follow=False)

@@ -129,7 +129,9 @@ dash_arguments)
 environment)
   run_tp run -o out -- sh -c 'echo SELF=$$; env'
   expect_rc 0
-  [ "$(env_of LD_PRELOAD)" = "$lib" ] || fail "LD_PRELOAD=$(env_of LD_PRELOAD)"
+  # A sanitizer build preloads its sanitizer runtime first (set by ctest in those builds).
+  rt=${TRAINPROF_SANITIZER_RUNTIME:+$TRAINPROF_SANITIZER_RUNTIME:}
+  [ "$(env_of LD_PRELOAD)" = "$rt$lib" ] || fail "LD_PRELOAD=$(env_of LD_PRELOAD)"
   [ "$(env_of NVTX_INJECTION64_PATH)" = "$lib" ] || fail "NVTX_INJECTION64_PATH"
   [ "$(env_of TRAINPROF_LIB)" = "$lib" ] || fail "TRAINPROF_LIB"
   [ "$(env_of TRAINPROF_OUTPUT_DIR)" = "$tmp/out" ] || fail "TRAINPROF_OUTPUT_DIR=$(env_of TRAINPROF_OUTPUT_DIR)"
@@ -144,7 +146,7 @@ environment)
   # (ASAN_OPTIONS: a sanitizer build of trainprof would refuse a preload before its runtime.)
   LD_PRELOAD="$tmp/other.so" ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
     run_tp run -o out --follow-children -- env
-  [ "$(env_of LD_PRELOAD)" = "$lib:$tmp/other.so" ] || fail "LD_PRELOAD=$(env_of LD_PRELOAD)"
+  [ "$(env_of LD_PRELOAD)" = "$rt$lib:$tmp/other.so" ] || fail "LD_PRELOAD=$(env_of LD_PRELOAD)"
   [ "$(env_of TRAINPROF_FOLLOW_CHILDREN)" = "1" ] || fail "TRAINPROF_FOLLOW_CHILDREN with --follow-children"
   ;;
 trace_list)

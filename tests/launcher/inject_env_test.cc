@@ -125,6 +125,18 @@ TEST(ChildEnvironment, PrependsToExistingLists) {
   EXPECT_EQ(GetEnv(env, "TRAINPROF_FOLLOW_CHILDREN"), "1");
 }
 
+TEST(ChildEnvironment, SanitizerRuntimeGoesFirstInLdPreload) {
+  InjectConfig c = Config();
+  c.files.sanitizer_runtime = "/usr/lib/x86_64-linux-gnu/libasan.so.8.0.0";
+  std::vector<std::string> env = BuildChildEnvironment(
+      {"LD_PRELOAD=/usr/lib/libjemalloc.so /usr/lib/x86_64-linux-gnu/libasan.so.8.0.0"}, c);
+  EXPECT_EQ(GetEnv(env, "LD_PRELOAD"),
+            c.files.sanitizer_runtime + ":" + c.files.library + ":/usr/lib/libjemalloc.so");
+  // Only the library is the injection library.
+  EXPECT_EQ(GetEnv(env, "NVTX_INJECTION64_PATH"), c.files.library);
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_LIB"), c.files.library);
+}
+
 TEST(ChildEnvironment, TraceListControlsNvtxAndPython) {
   InjectConfig c = Config();
   c.trace = kTraceCuda;

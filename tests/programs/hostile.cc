@@ -4,11 +4,16 @@
 //   signals MS       for MS milliseconds a SIGALRM every 50 us records NVTX from the handler while
 //                    the main thread records too: no hang, no damaged trace.
 //   threads N        N threads one after another, one range each: the trace stays small.
+//   forkexit D       two threads record while the main thread forks D generations of children,
+//                    each inside the last; each child records one range and ends with exit(), not
+//                    _exit(): the parent's library state a child abandons must not look like a
+//                    leak (LeakSanitizer checks each child at exit in the address sanitizer build).
 // Prints what it did, for the test to compare with the report.
 #include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 static std::atomic<long> g_handler_runs{0};
 
@@ -79,6 +85,43 @@ int main(int argc, char** argv) {
     }
     printf("threads n=%d\n", n);
     return 0;
+  }
+  if (strcmp(mode, "forkexit") == 0 && argc == 3) {
+    int depth = atoi(argv[2]);
+    const pid_t root = getpid();
+    nvtxMarkA("start");  // before the threads: see fork_stress.cc
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> workers;
+    for (int i = 0; i < 2; ++i) {
+      workers.emplace_back([&stop] {
+        while (!stop.load(std::memory_order_relaxed)) {
+          nvtxRangePushA("worker");
+          nvtxRangePop();
+        }
+      });
+    }
+    usleep(10000);  // the workers are recording
+    int failed = 0;
+    for (int generation = 1; generation <= depth; ++generation) {
+      pid_t pid = fork();
+      if (pid < 0) {
+        ++failed;
+        break;
+      }
+      if (pid > 0) {  // wait for the child (and so for all its descendants)
+        int status = 0;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+        break;
+      }
+      nvtxRangePushA("child");
+      nvtxRangePop();
+    }
+    // A child ends with exit() (its parent's threads are not here to join); the root joins them.
+    if (getpid() != root) exit(failed == 0 ? 0 : 1);
+    stop = true;
+    for (auto& w : workers) w.join();
+    printf("forkexit depth=%d failed=%d\n", depth, failed);
+    return failed == 0 ? 0 : 1;
   }
   return 2;
 }

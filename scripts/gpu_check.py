@@ -7,6 +7,7 @@
     gpu_check.py nocuda DIR                 --trace=-cuda: no CUDA records
     gpu_check.py report REPORT_JSON STDOUT_FILE   what `trainprof report --format json` says (informational)
     gpu_check.py planted CASE REPORT_JSON   tp_gpu_planted CASE (sync, launch, busy): the GPU verdict names it
+    gpu_check.py torch_compare REPORT_JSON TORCH_JSON   PyTorch steps: kernels as torch.profiler counts them
 
 Prints one line per check ("PASS ...", "FAIL ...", "INFO ...") and exits 1 if any check failed.
 """
@@ -280,6 +281,23 @@ def cmd_planted(case, report_file):
         check(gpu.get("gpu_bound") is True, "planted busy: GPU-bound (idle %.1f%%)" % gpu.get("idle_percent", 0))
 
 
+def cmd_torch_compare(report_file, torch_file):
+    """trainprof's kernels (capture range = the steps torch.profiler profiled in another run):
+    same count, total GPU time within 2%."""
+    with open(report_file) as f:
+        rep = json.load(f)
+    with open(torch_file) as f:
+        ref = json.load(f)
+    rows = rep.get("gpu_kernels") or []
+    count = sum(r.get("instances", 0) for r in rows)
+    total = sum(r.get("total_ns", 0) for r in rows)
+    info("kernels: trainprof %d (%.3f ms), torch.profiler %d (%.3f ms)" % (count, total / 1e6, ref["kernels"],
+                                                                          ref["kernel_ns"] / 1e6))
+    check(count == ref["kernels"], "PyTorch steps: same kernel count as torch.profiler (%d vs %d)" % (count, ref["kernels"]))
+    rel = abs(total - ref["kernel_ns"]) / max(ref["kernel_ns"], 1)
+    check(rel <= 0.02, "PyTorch steps: total kernel time within 2%% of torch.profiler's (%.2f%%)" % (100 * rel))
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         print(__doc__)
@@ -295,6 +313,8 @@ if __name__ == "__main__":
         cmd_nocuda(sys.argv[2])
     elif cmd == "report":
         cmd_report(sys.argv[2], sys.argv[3])
+    elif cmd == "torch_compare":
+        cmd_torch_compare(sys.argv[2], sys.argv[3])
     elif cmd == "planted":
         cmd_planted(sys.argv[2], sys.argv[3])
     else:

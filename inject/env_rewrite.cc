@@ -58,9 +58,19 @@ bool ListHas(const char* value, const char* item) {
   return false;
 }
 
+// In a sanitizer build the (sanitized) library can only load after the sanitizer's runtime, which
+// must come first in LD_PRELOAD (docs/testing.md): a child whose environment we give LD_PRELOAD
+// gets the runtime in front of us. Normal builds: nothing.
+#ifdef TRAINPROF_SANITIZER_RUNTIME
+constexpr const char* kPreloadFirst = TRAINPROF_SANITIZER_RUNTIME;
+#else
+constexpr const char* kPreloadFirst = nullptr;
+#endif
+
 // Rewrites a ':' list variable (LD_PRELOAD, PYTHONPATH) into scratch. Returns the new entry or
-// nullptr to drop it.
-char* RewriteList(const char* entry, const char* name, const char* item, bool follow, char** scratch) {
+// nullptr to drop it. `first`: with follow, an item to put before `item` (taken out of the rest).
+char* RewriteList(const char* entry, const char* name, const char* item, bool follow, char** scratch,
+                  const char* first = nullptr) {
   const char* value = entry + strlen(name) + 1;
   char* out = *scratch;
   size_t n = strlen(name);
@@ -70,13 +80,15 @@ char* RewriteList(const char* entry, const char* name, const char* item, bool fo
   char* end;
   if (follow) {
     if (item == nullptr || ListHas(value, item)) return const_cast<char*>(entry);
+    if (first != nullptr) v = stpcpy(stpcpy(v, first), ":");
     size_t m = strlen(item);
     memcpy(v, item, m);
     v[m] = '\0';
     end = v + m;
     if (*value != '\0') {
       *end++ = ':';
-      end = CopyListWithout(value, nullptr, end);
+      end = CopyListWithout(value, first, end);
+      if (end[-1] == ':') *--end = '\0';  // the rest held only `first`
     }
   } else {
     if (item == nullptr || !ListHas(value, item)) return const_cast<char*>(entry);
@@ -98,7 +110,8 @@ size_t RewrittenEnvCapacity(char* const* envp) {
 }
 
 size_t RewriteScratchBytes(char* const* envp, const Config& cfg) {
-  size_t extra = 64 + (cfg.lib_path ? strlen(cfg.lib_path) : 0) + (cfg.python_dir ? strlen(cfg.python_dir) : 0);
+  size_t extra = 64 + (cfg.lib_path ? strlen(cfg.lib_path) : 0) + (cfg.python_dir ? strlen(cfg.python_dir) : 0) +
+                 (kPreloadFirst != nullptr ? strlen(kPreloadFirst) + 1 : 0);
   size_t total = 2 * extra;
   if (envp != nullptr) {
     for (size_t i = 0; envp[i] != nullptr; ++i) {
@@ -122,7 +135,7 @@ char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out,
     }
     if (IsVar(e, "LD_PRELOAD")) {
       have_preload = true;
-      e = RewriteList(e, "LD_PRELOAD", cfg.lib_path, follow, &scratch);
+      e = RewriteList(e, "LD_PRELOAD", cfg.lib_path, follow, &scratch, kPreloadFirst);
     } else if (IsVar(e, "PYTHONPATH")) {
       have_pythonpath = true;
       e = RewriteList(e, "PYTHONPATH", cfg.python_dir, follow, &scratch);
@@ -141,7 +154,9 @@ char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out,
     }
     if (!have_preload && cfg.lib_path != nullptr) {
       out[k++] = scratch;
-      scratch = stpcpy(stpcpy(scratch, "LD_PRELOAD="), cfg.lib_path) + 1;
+      char* p = stpcpy(scratch, "LD_PRELOAD=");
+      if (kPreloadFirst != nullptr) p = stpcpy(stpcpy(p, kPreloadFirst), ":");
+      scratch = stpcpy(p, cfg.lib_path) + 1;
     }
     if (!have_pythonpath && cfg.python_dir != nullptr) {
       out[k++] = scratch;

@@ -26,14 +26,16 @@ int OwnedIndex(const char* entry) {
 }
 
 // Copies a ':' list value without `item`; returns the end of the written string.
-char* CopyListWithout(const char* value, const char* item, char* out) {
+char* CopyListWithout(const char* value, const char* item, char* out, const char* item2 = nullptr) {
   size_t item_len = item != nullptr ? strlen(item) : 0;
+  size_t item2_len = item2 != nullptr ? strlen(item2) : 0;
   bool first = true;
   const char* p = value;
   while (true) {
     const char* end = strchr(p, ':');
     size_t len = end != nullptr ? static_cast<size_t>(end - p) : strlen(p);
-    bool skip = len == 0 || (item_len != 0 && len == item_len && strncmp(p, item, len) == 0);
+    bool skip = len == 0 || (item_len != 0 && len == item_len && strncmp(p, item, len) == 0) ||
+                (item2_len != 0 && len == item2_len && strncmp(p, item2, len) == 0);
     if (!skip) {
       if (!first) *out++ = ':';
       memcpy(out, p, len);
@@ -68,7 +70,8 @@ constexpr const char* kPreloadFirst = nullptr;
 #endif
 
 // Rewrites a ':' list variable (LD_PRELOAD, PYTHONPATH) into scratch. Returns the new entry or
-// nullptr to drop it. `first`: with follow, an item to put before `item` (taken out of the rest).
+// nullptr to drop it. `first`: with follow, an item to put before `item` (taken out of the rest);
+// without, one to take out together with `item` (it was there for `item`'s sake).
 char* RewriteList(const char* entry, const char* name, const char* item, bool follow, char** scratch,
                   const char* first = nullptr) {
   const char* value = entry + strlen(name) + 1;
@@ -92,7 +95,7 @@ char* RewriteList(const char* entry, const char* name, const char* item, bool fo
     }
   } else {
     if (item == nullptr || !ListHas(value, item)) return const_cast<char*>(entry);
-    end = CopyListWithout(value, item, v);
+    end = CopyListWithout(value, item, v, first);
     if (v == end) return nullptr;  // the list held only us
   }
   *scratch = end + 1;

@@ -16,8 +16,8 @@ import sys
 import time
 import unittest
 
-from common import (PROGRAMS, SANITIZER, TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program, ranges,
-                    _limit_file_size)
+from common import (PROGRAMS, SANITIZER, TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program,
+                    ranges, _limit_file_size)
 
 
 def read_counts(path):

@@ -247,11 +247,10 @@ class SpawnTest(TraceTest):
                 self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
                 self.assertEqual(len(self.trace_files()), 1, self.trace_files())
 
-    # The children here are other people's programs (dash, the g++ driver). In a sanitizer build the
-    # runtime trainprof preloads for its sanitized library changes them: LeakSanitizer reports the
-    # g++ driver's own leaks, and TSan's runtime crashes dash. The normal build runs this test.
+    # The children here are other people's programs (dash, the g++ driver). Followed in the ASan
+    # build, they get the runtime trainprof preloads for its sanitized library, and LeakSanitizer
+    # reports the g++ driver's own leaks. The normal and TSan builds run this test.
     @skip_in_sanitizer_build("address", "LeakSanitizer reports leaks of the uninstrumented g++ driver")
-    @skip_in_sanitizer_build("thread", "the TSan runtime preloaded into uninstrumented dash crashes it")
     def test_children_that_record_nothing_run_as_without_trainprof(self):
         commands = (["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], ["/usr/bin/c++", "--version"])
         for cmd, how, env in itertools.product(commands, ("posix_spawn", "vfork_execve", "fork_execle"), self.ENVS):

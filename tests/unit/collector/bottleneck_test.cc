@@ -57,17 +57,8 @@ struct TrainRun {
   Report Analyze() const { return collector::Analyze(Load(), {}); }
 };
 
-bool Has(const std::vector<std::string>& text, const std::string& s) {
-  for (const std::string& line : text) {
-    if (line.find(s) != std::string::npos) return true;
-  }
-  return false;
-}
-std::string Join(const std::vector<std::string>& text) {
-  std::string out;
-  for (const std::string& l : text) out += l + "\n";
-  return out;
-}
+using test::Has;
+using test::Join;
 
 // 10 steps of 40 ms: 30 ms waiting for data, 10 ms of compute; 2 workers fetch back to back, each
 // fetch 80 ms: `items` __getitem__ + collate + other.

@@ -52,17 +52,8 @@ const TrainingProcess& Only(const Report& r) {
   return r.bottleneck.processes.at(0);
 }
 
-bool Has(const std::vector<std::string>& text, const std::string& s) {
-  for (const std::string& line : text) {
-    if (line.find(s) != std::string::npos) return true;
-  }
-  return false;
-}
-std::string Join(const std::vector<std::string>& text) {
-  std::string out;
-  for (const std::string& l : text) out += l + "\n";
-  return out;
-}
+using test::Has;
+using test::Join;
 
 // (a) Each 10 ms step: 6 ms waiting for data (GPU idle), then forward and backward, each a 10 µs
 // launch and a kernel that runs to the end of the phase.

@@ -38,6 +38,21 @@ class ScratchDir {
   std::string path_;
 };
 
+/// Whether any line of `text` contains `s`.
+inline bool Has(const std::vector<std::string>& text, const std::string& s) {
+  for (const std::string& line : text) {
+    if (line.find(s) != std::string::npos) return true;
+  }
+  return false;
+}
+
+/// The lines of `text`, each ended by a newline (for failure messages).
+inline std::string Join(const std::vector<std::string>& text) {
+  std::string out;
+  for (const std::string& l : text) out += l + "\n";
+  return out;
+}
+
 inline std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream s;

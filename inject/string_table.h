@@ -31,8 +31,18 @@ inline uint64_t HashBytes(const char* s, size_t n) {
     n -= 8;
   }
   if (n != 0) {
-    uint64_t w = 0;
-    memcpy(&w, s, n);
+    // The 1..7 tail bytes as one word, from loads of the bytes themselves: copying them into a
+    // zeroed word and reading it back stalls on store forwarding (~10 ns a name on this VM).
+    uint64_t w;
+    if (n >= 4) {
+      uint32_t lo, hi;
+      memcpy(&lo, s, 4);
+      memcpy(&hi, s + n - 4, 4);
+      w = (uint64_t{hi} << 32) | lo;
+    } else {
+      const auto* u = reinterpret_cast<const unsigned char*>(s);
+      w = (uint64_t{u[0]} << 16) | (uint64_t{u[n >> 1]} << 8) | u[n - 1];
+    }
     h = (h ^ w) * 0x94d049bb133111ebull;
     h ^= h >> 29;
   }

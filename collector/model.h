@@ -3,14 +3,17 @@
 //   FileStatus     one per trace file: size, what could be read, damage found
 //   TraceImage     one per usable file = one process image (a pid between two execs)
 //     ├─ threads          ThreadInfo per writer thread
-//     ├─ nvtx             NvtxEvent, 32 bytes each, per thread in record order
+//     ├─ nvtx_summary     NVTX ranges matched and summarised while reading (nvtx_summary.h)
+//     ├─ nvtx             NvtxEvent, 32 bytes each, per thread in record order: all of them, or
+//     │                   only the Python phases' (ReadOptions::keep; what `report` keeps)
 //     ├─ process_events   fork / exec / exit / child exit / NVTX misuse (few)
 //     └─ cuda             CUDA API calls, GPU kernels/copies/memsets, devices, GPU status (cuda_model.h)
 //   Process        images of one (host, pid) merged, with tree links and derived identity
 //   Trace          all of the above plus the StringPool the ids point into
 //
-// Events are plain structs in per-image vectors (no per-event heap nodes) so a trace of 100M
-// records stays a few GB. Each event family has its own vectors in TraceImage and its own
+// Events are plain structs in per-image vectors (no per-event heap nodes). `trainprof report` keeps
+// NVTX statistics, not NVTX events (beyond the phases its step analysis needs), so its memory does
+// not grow with the number of NVTX records. Each event family has its own vectors in TraceImage and its own
 // statistics module (nvtx_stats; cuda_api_stats, gpu_kernel_stats, gpu_memory_stats, gpu_devices).
 #pragma once
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "collector/cuda_model.h"
+#include "collector/nvtx_summary.h"
 #include "collector/string_pool.h"
 #include "trainprof/trace_format.h"
 
@@ -119,7 +123,8 @@ struct TraceImage {
   // Records
   StringId role = 0;  ///< kRole (0 = none)
   std::vector<ThreadInfo> threads;
-  std::vector<NvtxEvent> nvtx;
+  NvtxSummary nvtx_summary;  ///< every NVTX range and mark of the image, matched (ids: the pool's)
+  std::vector<NvtxEvent> nvtx;  ///< the events ReadOptions::keep asked for
   std::vector<ProcessEvent> process_events;
   CudaData cuda;                ///< tags 48..59 (format version 2)
   uint64_t records = 0;         ///< all records decoded

@@ -45,7 +45,7 @@ class Csv {
 
 const std::vector<std::string> kRangeHeader = {"name",    "domain", "style",     "calls",  "total_ns",
                                                "percent", "mean_ns", "std_ns",   "min_ns", "median_ns",
-                                               "max_ns",  "unbalanced"};
+                                               "max_ns",  "unbalanced", "median_exact"};
 
 // The CUDA tables (docs/report.md, "CSV files"); with `pid` set, prefixed by pid and host.
 const std::vector<std::string> kTimeHeader = {"total_ns", "percent",   "mean_ns", "std_ns",
@@ -90,7 +90,7 @@ std::vector<std::string> MemoryFields(const MemoryOpRow& r) {
 std::vector<std::string> RangeFields(const RangeRow& r) {
   return {r.name,         r.domain,         r.style,        Num(r.calls),     Num(r.total_ns),
           Num(r.percent), Num(r.mean_ns),   Num(r.std_ns),  Num(r.min_ns),    Num(r.median_ns),
-          Num(r.max_ns),  Num(r.unbalanced)};
+          Num(r.max_ns),  Num(r.unbalanced), r.median_exact ? "true" : "false"};
 }
 
 }  // namespace

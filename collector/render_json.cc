@@ -28,6 +28,7 @@ Json RangesJson(const std::vector<RangeRow>& rows) {
                    {"std_ns", r.std_ns},
                    {"min_ns", r.min_ns},
                    {"median_ns", r.median_ns},
+                   {"median_exact", r.median_exact},
                    {"max_ns", r.max_ns},
                    {"unbalanced", r.unbalanced}});
   }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/duration_summary.h"
 #include "collector/render.h"
 #include "collector/render_text_cuda.h"
 #include "collector/text_safety.h"
@@ -61,12 +62,20 @@ std::string RangeTableText(const std::vector<RangeRow>& rows, size_t omitted, si
       continue;
     }
     t.Add({FormatPercent(r.percent), FormatDuration(static_cast<double>(r.total_ns)), std::to_string(r.calls),
-           FormatDuration(r.mean_ns), FormatDuration(r.median_ns), FormatDuration(static_cast<double>(r.min_ns)),
+           FormatDuration(r.mean_ns), (r.median_exact ? "" : "~") + FormatDuration(r.median_ns),
+           FormatDuration(static_cast<double>(r.min_ns)),
            FormatDuration(static_cast<double>(r.max_ns)), FormatDuration(r.std_ns), std::to_string(r.unbalanced),
            r.style, r.name});
   }
   std::string out = t.Render("  ");
   if (omitted > 0) out += "  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n";
+  if (std::any_of(rows.begin(), rows.end(), [](const RangeRow& r) { return r.calls > 0 && !r.median_exact; })) {
+    char note[160];
+    std::snprintf(note, sizeof note,
+                  "  ~ median estimated (over %zu calls): within %.2f%% of the exact value (log-linear histogram)\n",
+                  DurationSummary::kExactSamples, DurationSummary::kRelativeError * 100);
+    out += note;
+  }
   return out;
 }
 

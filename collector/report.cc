@@ -28,6 +28,7 @@ RangeRow ToRow(const RangeStats& s, const StringPool& strings) {
   row.std_ns = s.std_ns;
   row.min_ns = s.min_ns;
   row.median_ns = s.median_ns;
+  row.median_exact = s.median_exact;
   row.max_ns = s.max_ns;
   row.unbalanced = s.unbalanced;
   return row;

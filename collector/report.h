@@ -40,6 +40,7 @@ struct RangeRow {
   double std_ns = 0;
   uint64_t min_ns = 0;
   double median_ns = 0;
+  bool median_exact = true;  ///< false: estimated within DurationSummary::kRelativeError
   uint64_t max_ns = 0;
   uint64_t unbalanced = 0;
 };

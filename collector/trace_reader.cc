@@ -13,9 +13,12 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "collector/cuda_records.h"
+#include "collector/nvtx_matcher.h"
+#include "trainprof/phases.h"
 
 namespace trainprof::collector {
 namespace {
@@ -89,19 +92,80 @@ struct ChunkDesc {
   bool cut = false;  // data_end was clamped (end of file, or committed beyond the chunk)
 };
 
+// Where the decoder's bytes come from: a buffer already in memory, or a file read piecewise.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  uint64_t size() const { return size_; }
+  /// Bytes [off, off + len), fewer where the data ends (or the file shrank); valid until the next
+  /// View call.
+  virtual std::span<const uint8_t> View(uint64_t off, uint64_t len) = 0;
+  /// A read error met by View ("" if none).
+  const std::string& error() const { return error_; }
+
+ protected:
+  uint64_t size_ = 0;
+  std::string error_;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::span<const uint8_t> data) : data_(data) { size_ = data.size(); }
+  std::span<const uint8_t> View(uint64_t off, uint64_t len) override {
+    if (off >= size_) return {};
+    return data_.subspan(off, std::min(len, size_ - off));
+  }
+
+ private:
+  std::span<const uint8_t> data_;
+};
+
+// pread rather than mmap: a file that shrinks while we read it (a live process, a copy in
+// progress) would raise SIGBUS through a mapping; pread just returns less. One buffer of the
+// largest piece asked for (a chunk): memory does not grow with the file.
+class FileSource final : public ByteSource {
+ public:
+  FileSource(int fd, uint64_t size) : fd_(fd) { size_ = size; }
+  std::span<const uint8_t> View(uint64_t off, uint64_t len) override {
+    if (off >= size_) return {};
+    len = std::min(len, size_ - off);
+    if (buf_.size() < len) buf_.resize(len);
+    uint64_t got = 0;
+    while (got < len) {
+      ssize_t n = ::pread(fd_, buf_.data() + got, len - got, static_cast<off_t>(off + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        if (error_.empty()) error_ = std::string("read error at byte ") + std::to_string(off + got) + ": " + std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<uint64_t>(n);
+    }
+    return {buf_.data(), got};
+  }
+
+ private:
+  int fd_;
+  std::vector<uint8_t> buf_;
+};
+
 class Decoder {
  public:
-  Decoder(std::span<const uint8_t> data, FileStatus* status, TraceImage* image, StringPool* pool)
-      : data_(data),
+  Decoder(ByteSource* src, FileStatus* status, TraceImage* image, const ReadOptions& options)
+      : src_(src),
+        size_(src->size()),
         st_(*status),
         img_(*image),
-        pool_(*pool),
+        keep_(options.keep),
         cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }) {}
 
   bool ReadHeader();
   void ReadMetadata();
   void ReadChunks();
-  void Resolve();
+  /// Ends decoding: the source is not used afterwards.
+  void EndOfData();
+  /// Maps the file's ids into `pool` (which it interns into).
+  void Resolve(StringPool* pool);
   uint64_t skipped() const { return skipped_; }
 
  private:
@@ -118,11 +182,14 @@ class Decoder {
   uint32_t DomainRef(uint64_t raw);
   uint32_t ThreadFor(const ChunkDesc& c);
   void DecodeChunk(const ChunkDesc& c, uint32_t thread);
+  bool KeepEvent(uint32_t domain_ref);
 
-  std::span<const uint8_t> data_;
+  ByteSource* src_;
+  uint64_t size_;
   FileStatus& st_;
   TraceImage& img_;
-  StringPool& pool_;
+  KeepNvtx keep_;
+  NvtxMatcher matcher_;
   CudaRecordDecoder cuda_;
   uint64_t skipped_ = 0;
   size_t errors_dropped_ = 0;
@@ -131,6 +198,7 @@ class Decoder {
   uint32_t metadata_offset_ = 0;
   uint32_t metadata_size_ = 0;
   bool metadata_cut_ = false;
+  bool shrank_ = false;
 
   // Raw ids of the file are image-local. While decoding, events hold dense "refs" to them; Resolve()
   // maps refs to pool ids once every definition (possibly in a later chunk) has been seen.
@@ -139,7 +207,10 @@ class Decoder {
   std::vector<uint32_t> small_string_ref_;  // raw id < kSmallIds → ref (0 = none yet)
   std::vector<uint64_t> domain_ref_raw_{0};
   std::unordered_map<uint64_t, uint32_t> domain_ref_of_;
-  std::unordered_map<uint64_t, StringId> defined_strings_;  // raw string id → pool
+  std::unordered_map<uint64_t, uint32_t> defined_strings_;  // raw string id → string_bytes_ index
+  std::vector<std::string> string_bytes_;                   // interned into the pool by Resolve
+  std::unordered_set<uint64_t> phase_strings_;              // raw ids of strings == kPhaseDomain
+  std::vector<uint8_t> domain_is_phase_;                    // by domain ref: 0 unknown, 1 no, 2 yes
   std::unordered_map<uint64_t, uint64_t> domain_names_;     // raw domain id → raw string id
   std::unordered_map<uint32_t, uint32_t> thread_names_;     // tid → string ref
   std::unordered_map<uint32_t, uint32_t> thread_of_index_;  // ChunkHeader::thread_index → dense
@@ -149,8 +220,9 @@ class Decoder {
 };
 
 bool Decoder::ReadHeader() {
-  const uint8_t* d = data_.data();
-  const uint64_t size = data_.size();
+  const std::span<const uint8_t> head = src_->View(0, sizeof(FileHeader));
+  const uint8_t* d = head.data();
+  const uint64_t size = head.size() < sizeof(FileHeader) ? head.size() : size_;
   const std::string header_cut = " (the file header is " + Num(sizeof(FileHeader)) + " bytes)";
   if (size == 0) {
     Error("empty file (0 bytes)");
@@ -212,7 +284,7 @@ bool Decoder::ReadHeader() {
 
 void Decoder::ReadMetadata() {
   if (metadata_size_ == 0) return;
-  const uint64_t size = data_.size();
+  const uint64_t size = size_;
   if (metadata_offset_ < sizeof(FileHeader) || metadata_offset_ > header_region_ ||
       metadata_size_ > header_region_ - metadata_offset_) {
     Error("metadata (offset " + Num(metadata_offset_) + ", " + Num(metadata_size_) +
@@ -226,7 +298,10 @@ void Decoder::ReadMetadata() {
     Error("header truncated at byte " + Num(size) + " (metadata ends at byte " + Num(end) + ")");
     end = size;
   }
-  const uint8_t* d = data_.data();
+  // d[p] is the byte at file offset p, for p in [metadata_offset_, end).
+  const std::span<const uint8_t> meta = src_->View(metadata_offset_, end - metadata_offset_);
+  if (meta.size() < end - metadata_offset_) end = metadata_offset_ + meta.size();  // shrank meanwhile
+  const uint8_t* d = meta.data() - metadata_offset_;
   uint64_t p = metadata_offset_;
   while (p + 6 <= end) {
     auto key = static_cast<format::MetaKey>(Load<uint16_t>(d + p));
@@ -291,8 +366,7 @@ void Decoder::ReadMetadata() {
 }
 
 void Decoder::ReadChunks() {
-  const uint8_t* d = data_.data();
-  const uint64_t size = data_.size();
+  const uint64_t size = size_;
   if (size < header_region_) {
     st_.truncated = true;
     if (!metadata_cut_) {
@@ -306,8 +380,14 @@ void Decoder::ReadChunks() {
   for (uint64_t k = 0; k < slots; ++k) {
     const uint64_t off = header_region_ + k * chunk_size_;
     const uint64_t avail = std::min<uint64_t>(chunk_size_, size - off);
+    const std::span<const uint8_t> head = src_->View(off, std::min<uint64_t>(avail, sizeof(ChunkHeader)));
+    const uint8_t* const d = head.data() - off;  // d[x] is the byte at file offset x
+    if (head.size() < std::min<uint64_t>(avail, sizeof(ChunkHeader))) {
+      shrank_ = true;  // reported by EndOfData
+      break;
+    }
     if (avail < sizeof(ChunkHeader)) {
-      if (std::all_of(d + off, d + off + avail, [](uint8_t b) { return b == 0; })) continue;
+      if (std::all_of(head.begin(), head.end(), [](uint8_t b) { return b == 0; })) continue;
       st_.truncated = true;
       cut_reported = true;
       Error("chunk " + Num(k) + " truncated at byte " + Num(size) + " (inside its chunk header)");
@@ -423,17 +503,35 @@ uint32_t Decoder::DomainRef(uint64_t raw) {
   return it->second;
 }
 
+bool Decoder::KeepEvent(uint32_t domain_ref) {
+  if (keep_ == KeepNvtx::kAll) return true;
+  if (domain_ref == 0) return false;  // the default domain: never the phases'
+  if (domain_is_phase_.size() <= domain_ref) domain_is_phase_.resize(domain_ref + 1, 0);
+  uint8_t& known = domain_is_phase_[domain_ref];
+  if (known == 0) {
+    // The writer defines a domain (and its name) before using it; until both are seen (a damaged
+    // file), keep the event and ask again next time.
+    auto it = domain_names_.find(domain_ref_raw_[domain_ref]);
+    if (it == domain_names_.end() || !defined_strings_.contains(it->second)) return true;
+    known = phase_strings_.contains(it->second) ? 2 : 1;
+  }
+  return known == 2;
+}
+
 void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
-  const uint8_t* const base = data_.data();
-  const uint8_t* p = base + c.data_begin;
-  const uint8_t* const end = base + c.data_end;
+  const std::span<const uint8_t> view = src_->View(c.data_begin, c.data_end - c.data_begin);
+  const uint8_t* const base = view.data() - c.data_begin;  // base + x: the byte at file offset x
+  const uint8_t* p = view.data();
+  const uint8_t* const end = view.data() + view.size();
+  const bool cut = c.cut || view.size() < c.data_end - c.data_begin;
+  if (view.size() < c.data_end - c.data_begin) shrank_ = true;
   ThreadInfo& info = img_.threads[thread];
   uint64_t now = c.base_ns;
   uint64_t f[kMaxRecordFields];
   while (p < end) {
     const uint8_t* const rec = p;
     const uint8_t tag = *p++;
-    if (tag == 0 && c.cut) {
+    if (tag == 0 && cut) {
       // Past a committed count that overran the chunk: zeros are space nobody wrote.
       if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
     }
@@ -463,7 +561,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     if (!whole) {
       // A record cut by the end of the data is expected where the data was cut (already
       // reported); inside committed bytes it is damage.
-      if (!c.cut) {
+      if (!cut) {
         Error("malformed record (tag " + Num(tag) + ") at byte " + Num(static_cast<uint64_t>(rec - base)));
       }
       skipped_ += static_cast<uint64_t>(end - rec);
@@ -495,21 +593,37 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         e.domain = DomainRef(f[1]);
         e.name = StringRef(f[2]);
         e.category = static_cast<uint32_t>(f[3]);
-        if (tag == static_cast<uint8_t>(RecordTag::kRangeStart)) e.range_id = f[4];
-        img_.nvtx.push_back(e);
+        if (tag == static_cast<uint8_t>(RecordTag::kRangeStart)) {
+          e.range_id = f[4];
+          matcher_.Start(e.domain, e.name, e.range_id, now);
+          if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
+          break;
+        }
+        if (tag == static_cast<uint8_t>(RecordTag::kRangePush)) {
+          matcher_.Push(thread, e.domain, e.name, now);
+        } else {
+          matcher_.Mark(e.domain, e.name);
+        }
+        if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
         break;
       case RecordTag::kRangePop:
         e.kind_ = static_cast<uint8_t>(NvtxKind::kPop);
         e.domain = DomainRef(f[1]);
-        img_.nvtx.push_back(e);
+        matcher_.Pop(thread, e.domain, now);
+        if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
         break;
       case RecordTag::kRangeEnd:
         e.kind_ = static_cast<uint8_t>(NvtxKind::kEnd);
         e.range_id = f[1];
-        img_.nvtx.push_back(e);
+        matcher_.End(e.range_id, now);
+        if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
         break;
       case RecordTag::kString:
-        if (f[0] != 0) defined_strings_.try_emplace(f[0], pool_.Intern(bytes));
+        if (f[0] != 0 && !defined_strings_.contains(f[0])) {
+          defined_strings_.emplace(f[0], static_cast<uint32_t>(string_bytes_.size()));
+          string_bytes_.emplace_back(bytes);
+          if (bytes == format::kPhaseDomain) phase_strings_.insert(f[0]);
+        }
         break;
       case RecordTag::kDomain:
         if (f[0] != 0) domain_names_[f[0]] = f[1];
@@ -562,7 +676,22 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   }
 }
 
-void Decoder::Resolve() {
+void Decoder::EndOfData() {
+  if (!src_->error().empty()) {
+    st_.truncated = true;
+    Error(src_->error());
+  } else if (shrank_ || (size_ > 0 && src_->View(size_ - 1, 1).empty())) {
+    st_.truncated = true;
+    Error("the file shrank while it was read (was " + Num(size_) + " bytes): read up to where it ended");
+  }
+  src_ = nullptr;
+}
+
+void Decoder::Resolve(StringPool* pool) {
+  StringPool& pool_ = *pool;
+  // Definitions in the order the file gave them: pool ids do not depend on anything else.
+  std::vector<StringId> defined(string_bytes_.size());
+  for (size_t i = 0; i < string_bytes_.size(); ++i) defined[i] = pool_.Intern(string_bytes_[i]);
   // String refs → pool ids; ids never defined in this file become "<string #N>".
   std::vector<StringId> string_pool(string_ref_raw_.size(), 0);
   uint64_t undefined = 0, first_undefined = 0;
@@ -570,7 +699,7 @@ void Decoder::Resolve() {
     uint64_t raw = string_ref_raw_[r];
     auto it = defined_strings_.find(raw);
     if (it != defined_strings_.end()) {
-      string_pool[r] = it->second;
+      string_pool[r] = defined[it->second];
     } else {
       if (undefined++ == 0) first_undefined = raw;
       string_pool[r] = pool_.Intern("<string #" + Num(raw) + ">");
@@ -588,8 +717,8 @@ void Decoder::Resolve() {
     }
     // Name id 0 is "no name" (nvtxDomainCreateA(NULL)): an unnamed domain, never an error.
     auto s = it->second == 0 ? defined_strings_.end() : defined_strings_.find(it->second);
-    if (s != defined_strings_.end() && s->second != 0) {
-      domain_pool[r] = s->second;
+    if (s != defined_strings_.end() && defined[s->second] != 0) {
+      domain_pool[r] = defined[s->second];
     } else {
       if (it->second != 0 && s == defined_strings_.end() && undefined++ == 0) first_undefined = it->second;
       domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
@@ -616,6 +745,18 @@ void Decoder::Resolve() {
     e.name = string_pool[e.name];
     e.domain = domain_pool[e.domain];
   }
+  // The summary's keys were refs too; two refs can name the same string (a name defined twice
+  // under different ids), so keys may merge.
+  NvtxSummary by_ref = matcher_.Finish();
+  for (RangeSamples& r : by_ref.ranges) {
+    r.key.domain = domain_pool[r.key.domain];
+    r.key.name = string_pool[r.key.name];
+  }
+  for (MarkCount& m : by_ref.marks) {
+    m.domain = domain_pool[m.domain];
+    m.name = string_pool[m.name];
+  }
+  img_.nvtx_summary.Merge(by_ref);
   for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
   cuda_.Resolve(string_pool);
   img_.role = string_pool[role_ref_];
@@ -646,30 +787,57 @@ void Decoder::Resolve() {
 
 }  // namespace
 
-ReadResult ReadTraceBytes(std::span<const uint8_t> data, const std::string& path, StringPool* strings) {
-  ReadResult r;
-  r.status.path = path;
-  r.status.bytes = data.size();
+struct DecodedTrace::State {
+  ReadResult result;
   TraceImage image;
-  Decoder dec(data, &r.status, &image, strings);
-  if (!dec.ReadHeader()) return r;  // bytes_read stays 0: nothing was usable
-  r.status.usable = true;
-  dec.ReadMetadata();
-  dec.ReadChunks();
-  dec.Resolve();
-  image.truncated = r.status.truncated;
-  r.status.bytes_read = data.size() - std::min<uint64_t>(dec.skipped(), data.size());
-  r.image = std::move(image);
-  return r;
+  std::unique_ptr<Decoder> decoder;  // null: nothing usable (the status says why)
+
+  void Run(ByteSource* src, const std::string& path, const ReadOptions& options) {
+    result.status.path = path;
+    result.status.bytes = src->size();
+    decoder = std::make_unique<Decoder>(src, &result.status, &image, options);
+    if (!decoder->ReadHeader()) {  // bytes_read stays 0: nothing was usable
+      decoder.reset();
+      return;
+    }
+    result.status.usable = true;
+    decoder->ReadMetadata();
+    decoder->ReadChunks();
+    decoder->EndOfData();
+    image.truncated = result.status.truncated;
+    result.status.bytes_read = src->size() - std::min<uint64_t>(decoder->skipped(), src->size());
+  }
+};
+
+DecodedTrace::DecodedTrace() : state_(std::make_unique<State>()) {}
+DecodedTrace::~DecodedTrace() = default;
+DecodedTrace::DecodedTrace(DecodedTrace&&) noexcept = default;
+DecodedTrace& DecodedTrace::operator=(DecodedTrace&&) noexcept = default;
+
+ReadResult DecodedTrace::Finish(StringPool* strings) {
+  State& st = *state_;
+  if (st.decoder) {
+    st.decoder->Resolve(strings);
+    st.decoder.reset();
+    st.result.image = std::move(st.image);
+  }
+  return std::move(st.result);
 }
 
-ReadResult ReadTraceFile(const std::string& path, StringPool* strings) {
+DecodedTrace DecodeTraceBytes(std::span<const uint8_t> data, const std::string& path, const ReadOptions& options) {
+  MemorySource src(data);
+  DecodedTrace out;
+  out.state_->Run(&src, path, options);
+  return out;
+}
+
+DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options) {
   auto fail = [&](const std::string& what, uint64_t bytes) {
-    ReadResult r;
-    r.status.path = path;
-    r.status.bytes = bytes;
-    r.status.errors.push_back(what);
-    return r;
+    DecodedTrace out;
+    out.state_->result.status.path = path;
+    out.state_->result.status.bytes = bytes;
+    out.state_->result.status.errors.push_back(what);
+    return out;
   };
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno), 0);
@@ -683,28 +851,20 @@ ReadResult ReadTraceFile(const std::string& path, StringPool* strings) {
     ::close(fd);
     return fail("not a regular file", 0);
   }
-  // Read rather than mmap: a file that shrinks while we read it (a live process, a copy in
-  // progress) would raise SIGBUS through a mapping; read() just returns less.
-  const uint64_t want = static_cast<uint64_t>(sb.st_size);
-  std::unique_ptr<uint8_t[]> buf(new (std::nothrow) uint8_t[want == 0 ? 1 : want]);
-  if (!buf) {
-    ::close(fd);
-    return fail("cannot allocate " + std::to_string(want) + " bytes to read it", want);
-  }
-  uint64_t got = 0;
-  while (got < want) {
-    ssize_t n = ::read(fd, buf.get() + got, want - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      return fail(std::string("read error: ") + std::strerror(e), want);
-    }
-    if (n == 0) break;
-    got += static_cast<uint64_t>(n);
-  }
+  FileSource src(fd, static_cast<uint64_t>(sb.st_size));
+  DecodedTrace out;
+  out.state_->Run(&src, path, options);
   ::close(fd);
-  return ReadTraceBytes(std::span<const uint8_t>(buf.get(), got), path, strings);
+  return out;
+}
+
+ReadResult ReadTraceBytes(std::span<const uint8_t> data, const std::string& path, StringPool* strings,
+                          const ReadOptions& options) {
+  return DecodeTraceBytes(data, path, options).Finish(strings);
+}
+
+ReadResult ReadTraceFile(const std::string& path, StringPool* strings, const ReadOptions& options) {
+  return DecodeTraceFile(path, options).Finish(strings);
 }
 
 std::string DescribeDamage(const FileStatus& status) {

@@ -9,10 +9,13 @@
 //
 //   header (+ metadata TLVs) ──► chunk slots: skip magic 0, check magic/committed/EOF
 //        └─► group chunks by thread_index, order by thread_seq
-//             └─► records, each chunk from its own base_ns ──► TraceImage (string ids pooled)
+//             └─► records, each chunk from its own base_ns ──► TraceImage
+//                  NVTX records also feed an NvtxMatcher (summaries, not events)
+//   Finish: file-local string ids ──► the report's StringPool
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,12 +29,51 @@ struct ReadResult {
   std::optional<TraceImage> image;  ///< set iff status.usable
 };
 
-/// Decodes a whole trace held in memory; `path` only names it in messages.
-ReadResult ReadTraceBytes(std::span<const uint8_t> data, const std::string& path, StringPool* strings);
+/// Which NVTX events TraceImage::nvtx keeps. Every NVTX record is matched and summarised into
+/// TraceImage::nvtx_summary whatever this says.
+enum class KeepNvtx : uint8_t {
+  kAll,     ///< every push, pop, mark, start and end (export, tests)
+  kPhases,  ///< pushes, pops and marks of the phase domain (format/trainprof/phases.h) only:
+            ///< what the step analysis needs; memory then does not grow with NVTX records
+};
 
-/// Reads the file at `path` into memory and decodes it. A file that cannot be opened or read is
-/// reported in the status (usable == false), never thrown.
-ReadResult ReadTraceFile(const std::string& path, StringPool* strings);
+struct ReadOptions {
+  KeepNvtx keep = KeepNvtx::kAll;
+};
+
+/// A file decoded but not yet merged into a StringPool. Decoding touches no shared state, so
+/// several files can be decoded at once; Finish() interns the file's strings and must run on one
+/// thread at a time (in file order, so that pool ids do not depend on timing).
+class DecodedTrace {
+ public:
+  DecodedTrace();
+  ~DecodedTrace();
+  DecodedTrace(DecodedTrace&&) noexcept;
+  DecodedTrace& operator=(DecodedTrace&&) noexcept;
+
+  ReadResult Finish(StringPool* strings);
+
+ private:
+  friend DecodedTrace DecodeTraceBytes(std::span<const uint8_t>, const std::string&, const ReadOptions&);
+  friend DecodedTrace DecodeTraceFile(const std::string&, const ReadOptions&);
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// Decodes a whole trace held in memory (the bytes are not used after the call); `path` only names
+/// it in messages.
+DecodedTrace DecodeTraceBytes(std::span<const uint8_t> data, const std::string& path, const ReadOptions& options = {});
+
+/// Decodes the file at `path`, reading it a chunk at a time (memory: one chunk, not the file). A
+/// file that cannot be opened or read is reported in the status (usable == false), never thrown.
+DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options = {});
+
+/// DecodeTraceBytes(...).Finish(strings).
+ReadResult ReadTraceBytes(std::span<const uint8_t> data, const std::string& path, StringPool* strings,
+                          const ReadOptions& options = {});
+
+/// DecodeTraceFile(...).Finish(strings).
+ReadResult ReadTraceFile(const std::string& path, StringPool* strings, const ReadOptions& options = {});
 
 /// "what is wrong; what else (read N of M bytes)": the damage of one file on one line.
 std::string DescribeDamage(const FileStatus& status);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collector/model.h"
+#include "collector/trace_reader.h"
 
 namespace trainprof::collector {
 
@@ -22,8 +23,9 @@ struct TraceFileList {
 TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
 
 /// Reads every file (damaged ones are reported in Trace::files and skipped where unusable) and
-/// builds the process tree.
-Trace LoadTrace(const std::vector<std::string>& files);
+/// builds the process tree. Files are decoded in parallel, one per core (TRAINPROF_REPORT_THREADS
+/// sets the number); the result does not depend on it.
+Trace LoadTrace(const std::vector<std::string>& files, const ReadOptions& options = {});
 
 /// One trace file already in memory: its bytes (read during the call only), and the path that
 /// names it in Trace::files and in messages (it is never opened).
@@ -34,6 +36,6 @@ struct TraceBytes {
 
 /// LoadTrace over files already in memory (tests, the fuzz targets in tests/fuzz/): the same
 /// decoding (ReadTraceBytes) and the same merging into processes, without the file system.
-Trace LoadTraceBytes(const std::vector<TraceBytes>& files);
+Trace LoadTraceBytes(const std::vector<TraceBytes>& files, const ReadOptions& options = {});
 
 }  // namespace trainprof::collector

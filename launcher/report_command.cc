@@ -161,7 +161,9 @@ int RunReport(const ReportArgs& args) {
     return kInputError;
   }
 
-  collector::Trace trace = collector::LoadTrace(list.files);
+  // NVTX statistics are made while reading; only the Python phases' events are kept (the step
+  // analysis needs their times), so memory does not grow with the number of NVTX records.
+  collector::Trace trace = collector::LoadTrace(list.files, {.keep = collector::KeepNvtx::kPhases});
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "collector/nvtx_stats.h"
+#include "collector/render.h"
 #include "collector/report.h"
 #include "test_util.h"
 
@@ -245,6 +246,79 @@ TEST(NvtxStats, RangesDoNotCrossExec) {
   EXPECT_EQ(r.processes[0].unbalanced, 2u);
   EXPECT_EQ(Find(r.nvtx_ranges, "setup")->unbalanced, 1u);
   EXPECT_EQ(Find(r.nvtx_ranges, "parse")->total_ns, 10u);
+}
+
+}  // namespace
+}  // namespace trainprof::collector
+
+namespace trainprof::collector {
+namespace {
+
+// The end's thread is decoded before the start's (threads are read one after another): the
+// matcher holds the end until the start appears.
+TEST(NvtxStats, StartEndWhoseEndIsReadFirst) {
+  TraceBuilder b = Proc(1, 1'000);
+  int t0 = b.Thread(1), t1 = b.Thread(2);
+  b.EndRange(t0, 400, 7);       // thread 0 is decoded first
+  b.EndRange(t0, 450, 9);       // no start anywhere
+  b.Start(t1, 100, "load", 7);
+  b.Start(t1, 500, "late", 8);  // never ended
+  Report r = Analyze(TraceOf({&b}), {});
+  const RangeRow* load = Find(r.nvtx_ranges, "load", "start/end");
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->calls, 1u);
+  EXPECT_EQ(load->total_ns, 300u);
+  const RangeRow* late = Find(r.nvtx_ranges, "late", "start/end");
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(late->calls, 0u);
+  EXPECT_EQ(late->unbalanced, 1u);
+  const RangeRow* orphan = Find(r.nvtx_ranges, "<end without start>", "start/end");
+  ASSERT_NE(orphan, nullptr);
+  EXPECT_EQ(orphan->unbalanced, 1u);
+  EXPECT_EQ(r.processes[0].unbalanced, 2u);
+}
+
+// Past DurationSummary::kExactSamples calls the median is estimated: flagged in the row, stated
+// in the text report, within the stated error. Merged over processes the same way.
+TEST(NvtxStats, ManyCallsGiveAnEstimatedMedianThatSaysSo) {
+  TraceBuilder a = Proc(1, 100'000'000), b = Proc(2, 100'000'000);
+  std::vector<uint64_t> all;
+  for (TraceBuilder* p : {&a, &b}) {
+    int t = p->Thread(p == &a ? 1 : 2);
+    for (uint64_t i = 0; i < 3'001; ++i) {
+      uint64_t d = 1'000 + (i * 7919) % 5'000 + (p == &b ? 3'000 : 0);
+      p->Push(t, i * 20'000, "step");
+      p->Pop(t, i * 20'000 + d);
+      all.push_back(d);
+    }
+  }
+  Report r = Analyze(TraceOf({&a, &b}), {.by_process = true});
+  const RangeRow* merged = Find(r.nvtx_ranges, "step");
+  ASSERT_NE(merged, nullptr);
+  EXPECT_EQ(merged->calls, 6'002u);
+  EXPECT_FALSE(merged->median_exact);
+  std::vector<uint64_t> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  const double exact = (static_cast<double>(sorted[3'000]) + static_cast<double>(sorted[3'001])) / 2;
+  EXPECT_NEAR(merged->median_ns, exact, exact * DurationSummary::kRelativeError);
+  uint64_t total = 0;
+  for (uint64_t d : all) total += d;
+  EXPECT_EQ(merged->total_ns, total);
+  EXPECT_EQ(merged->min_ns, sorted.front());
+  EXPECT_EQ(merged->max_ns, sorted.back());
+  ASSERT_EQ(r.processes.size(), 2u);
+  EXPECT_FALSE(r.processes[0].nvtx_ranges[0].median_exact);
+  const std::string text = RenderText(r);
+  EXPECT_NE(text.find("~"), std::string::npos) << text;
+  EXPECT_NE(text.find("estimated"), std::string::npos) << text;
+  // A small table stays exact and says nothing.
+  TraceBuilder c = Proc(3, 1'000);
+  int t = c.Thread(3);
+  c.Push(t, 0, "x");
+  c.Pop(t, 10);
+  Report small = Analyze(TraceOf({&c}), {});
+  EXPECT_TRUE(small.nvtx_ranges[0].median_exact);
+  EXPECT_EQ(RenderText(small).find("estimated"), std::string::npos);
 }
 
 }  // namespace

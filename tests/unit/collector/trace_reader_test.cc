@@ -303,3 +303,83 @@ TEST(TraceReader, ReadsFilesFromDisk) {
 
 }  // namespace
 }  // namespace trainprof::collector
+
+namespace trainprof::collector {
+namespace {
+
+// KeepNvtx::kPhases keeps the phase domain's events only, while the summary has every range.
+TEST(TraceReader, KeepPhasesKeepsOnlyPhaseEventsButSummarisesAll) {
+  TraceBuilder b(10, 1, 0);
+  int t = b.Thread(10);
+  uint64_t phases = b.Domain(t, "trainprof");
+  uint64_t torch = b.Domain(t, "torch");
+  b.Push(t, 100, "forward", phases, 1);
+  b.Push(t, 110, "conv", torch);
+  b.Pop(t, 150, torch);
+  b.Mark(t, 160, "loss");
+  b.Start(t, 170, "epoch", 5);
+  b.EndRange(t, 180, 5);
+  b.Mark(t, 190, "batch ready", phases, 3);
+  b.Pop(t, 200, phases);
+  for (KeepNvtx keep : {KeepNvtx::kAll, KeepNvtx::kPhases}) {
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(b.Build(), b.FileName(), &pool, {.keep = keep});
+    ASSERT_TRUE(r.image);
+    const TraceImage& img = *r.image;
+    if (keep == KeepNvtx::kAll) {
+      EXPECT_EQ(img.nvtx.size(), 8u);
+    } else {
+      ASSERT_EQ(img.nvtx.size(), 3u);
+      for (const NvtxEvent& e : img.nvtx) EXPECT_EQ(pool.Get(e.domain), "trainprof");
+      EXPECT_EQ(img.nvtx[1].kind(), NvtxKind::kMark);
+      EXPECT_EQ(img.nvtx[2].time_ns, 200u);
+    }
+    // The same summary either way: 3 ranges, 2 marks.
+    ASSERT_EQ(img.nvtx_summary.ranges.size(), 3u) << static_cast<int>(keep);
+    uint64_t total = 0;
+    for (const RangeSamples& s : img.nvtx_summary.ranges) total += s.durations.total();
+    EXPECT_EQ(total, 100u + 40u + 10u);
+    EXPECT_EQ(img.nvtx_summary.marks.size(), 2u);
+    EXPECT_EQ(img.nvtx_summary.unbalanced, 0u);
+  }
+}
+
+// Reading from disk goes a chunk at a time; the result equals reading the bytes in memory, and a
+// file whose start is not a trace is rejected from its header without reading the rest.
+TEST(TraceReader, FileAndMemoryReadsAgree) {
+  TraceBuilder b(10, 1, 0);
+  int t0 = b.Thread(10), t1 = b.Thread(11);
+  for (int i = 0; i < 3000; ++i) {
+    b.Push(i % 2 ? t1 : t0, 1'000 * i, "step");
+    b.Pop(i % 2 ? t1 : t0, 1'000 * i + 10 + i % 7);
+  }
+  test::ScratchDir dir;
+  const std::string path = b.WriteTo(dir.path());
+  const std::vector<uint8_t> bytes = b.Build();
+  StringPool p1, p2;
+  ReadResult disk = ReadTraceFile(path, &p1), mem = ReadTraceBytes(bytes, path, &p2);
+  ASSERT_TRUE(disk.image && mem.image);
+  EXPECT_EQ(disk.status.errors, mem.status.errors);
+  EXPECT_EQ(disk.status.bytes_read, mem.status.bytes_read);
+  EXPECT_EQ(disk.image->records, mem.image->records);
+  EXPECT_EQ(disk.image->nvtx.size(), 6000u);
+  ASSERT_EQ(disk.image->nvtx_summary.ranges.size(), 1u);
+  EXPECT_EQ(disk.image->nvtx_summary.ranges[0].durations.count(), 3000u);
+  EXPECT_EQ(disk.image->nvtx_summary.ranges[0].durations.total(), mem.image->nvtx_summary.ranges[0].durations.total());
+
+  // A large file that is not a trace: refused from its first bytes (a sparse 8 GiB file would
+  // take seconds and gigabytes if it were read whole).
+  const std::string big = dir / "pid-11.trace";
+  {
+    std::ofstream f(big, std::ios::binary);
+    f << "not a trace";
+  }
+  std::filesystem::resize_file(big, uint64_t{8} << 30);
+  ReadResult junk = ReadTraceFile(big, &p1);
+  EXPECT_FALSE(junk.status.usable);
+  ASSERT_EQ(junk.status.errors.size(), 1u);
+  EXPECT_EQ(junk.status.errors[0], "not a trainprof trace (wrong magic)");
+}
+
+}  // namespace
+}  // namespace trainprof::collector

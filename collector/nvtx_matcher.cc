@@ -1,0 +1,177 @@
+#include "collector/nvtx_matcher.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace trainprof::collector {
+
+namespace {
+uint32_t& IndexCell(std::vector<std::vector<uint32_t>>* index, uint32_t domain, uint32_t name) {
+  if (index->size() <= domain) index->resize(domain + 1);
+  std::vector<uint32_t>& row = (*index)[domain];
+  if (row.size() <= name) row.resize(std::max<size_t>(name + 1, 2 * row.size()), 0);
+  return row[name];
+}
+}  // namespace
+
+RangeSamples& NvtxMatcher::Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan) {
+  uint32_t* cell;
+  if (orphan) {
+    const uint64_t k = uint64_t{domain} << 2 | static_cast<uint64_t>(style);
+    cell = &other_index_[k];
+  } else {
+    cell = &IndexCell(style == RangeStyle::kPushPop ? &push_pop_index_ : &start_end_index_, domain, name);
+  }
+  if (*cell == 0) {
+    ranges_.push_back({});
+    ranges_.back().key = {domain, name, style, orphan};
+    *cell = static_cast<uint32_t>(ranges_.size());
+  }
+  return ranges_[*cell - 1];
+}
+
+std::vector<NvtxMatcher::Open>& NvtxMatcher::Stack(uint32_t thread, uint32_t domain) {
+  const uint64_t key = uint64_t{thread} << 32 | domain;
+  if (key != last_stack_key_) {
+    last_stack_ = &stacks_[key];  // node-based map: the vector never moves
+    last_stack_key_ = key;
+  }
+  return *last_stack_;
+}
+
+void NvtxMatcher::Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns) {
+  Stack(thread, domain).push_back({time_ns, name, domain});
+}
+
+void NvtxMatcher::Pop(uint32_t thread, uint32_t domain, uint64_t time_ns) {
+  std::vector<Open>& stack = Stack(thread, domain);
+  if (stack.empty()) {
+    ++Slot(domain, 0, RangeStyle::kPushPop, true).unbalanced;
+    ++unbalanced_;
+    return;
+  }
+  const Open push = stack.back();
+  stack.pop_back();
+  Slot(push.domain, push.name, RangeStyle::kPushPop, false)
+      .durations.Add(time_ns >= push.time_ns ? time_ns - push.time_ns : 0);
+}
+
+void NvtxMatcher::Mark(uint32_t domain, uint32_t name) {
+  if (marks_.size() <= domain) marks_.resize(domain + 1);
+  std::vector<uint64_t>& row = marks_[domain];
+  if (row.size() <= name) row.resize(std::max<size_t>(name + 1, 2 * row.size()), 0);
+  ++row[name];
+}
+
+void NvtxMatcher::Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns) {
+  open_starts_[range_id].push_back({time_ns, name, domain});
+}
+
+void NvtxMatcher::End(uint64_t range_id, uint64_t time_ns) {
+  auto it = open_starts_.find(range_id);
+  if (it != open_starts_.end()) {
+    // The latest start of this id at or before the end (the stack rule of the sorted match).
+    std::vector<Open>& starts = it->second;
+    for (size_t i = starts.size(); i-- > 0;) {
+      if (starts[i].time_ns > time_ns) continue;
+      const Open s = starts[i];
+      starts.erase(starts.begin() + static_cast<std::ptrdiff_t>(i));
+      if (starts.empty()) open_starts_.erase(it);
+      Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(time_ns - s.time_ns);
+      return;
+    }
+  }
+  early_ends_[range_id].push_back(time_ns);  // its start may be on a thread decoded later
+}
+
+void NvtxMatcher::MatchLeftovers(uint64_t range_id, std::vector<Open>* starts, std::vector<uint64_t>* ends) {
+  (void)range_id;
+  // Time order, a start before an end at the same time; each end closes the latest open start.
+  struct Event {
+    uint64_t time_ns;
+    bool end;
+    size_t start;
+  };
+  std::vector<Event> events;
+  for (size_t i = 0; i < starts->size(); ++i) events.push_back({(*starts)[i].time_ns, false, i});
+  for (uint64_t t : *ends) events.push_back({t, true, 0});
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return std::tie(a.time_ns, a.end) < std::tie(b.time_ns, b.end);
+  });
+  std::vector<size_t> open;
+  for (const Event& e : events) {
+    if (!e.end) {
+      open.push_back(e.start);
+    } else if (open.empty()) {
+      ++Slot(0, 0, RangeStyle::kStartEnd, true).unbalanced;
+      ++unbalanced_;
+    } else {
+      const Open& s = (*starts)[open.back()];
+      open.pop_back();
+      Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(e.time_ns - s.time_ns);
+    }
+  }
+  for (size_t i : open) {
+    ++Slot((*starts)[i].domain, (*starts)[i].name, RangeStyle::kStartEnd, false).unbalanced;
+    ++unbalanced_;
+  }
+}
+
+NvtxSummary NvtxMatcher::Finish() {
+  std::vector<Open> none;
+  for (auto& [id, ends] : early_ends_) {
+    auto it = open_starts_.find(id);
+    MatchLeftovers(id, it == open_starts_.end() ? &none : &it->second, &ends);
+    if (it != open_starts_.end()) open_starts_.erase(it);
+  }
+  for (auto& [id, starts] : open_starts_) {
+    for (const Open& s : starts) {
+      ++Slot(s.domain, s.name, RangeStyle::kStartEnd, false).unbalanced;
+      ++unbalanced_;
+    }
+  }
+  for (auto& [key, stack] : stacks_) {
+    for (const Open& push : stack) {
+      ++Slot(push.domain, push.name, RangeStyle::kPushPop, false).unbalanced;
+      ++unbalanced_;
+    }
+  }
+  NvtxSummary out;
+  out.ranges = std::move(ranges_);
+  out.unbalanced = unbalanced_;
+  for (uint32_t d = 0; d < marks_.size(); ++d) {
+    for (uint32_t n = 0; n < marks_[d].size(); ++n) {
+      if (marks_[d][n] != 0) out.marks.push_back({d, n, marks_[d][n]});
+    }
+  }
+  *this = NvtxMatcher();
+  return out;
+}
+
+void NvtxSummary::Merge(const NvtxSummary& other) {
+  std::unordered_map<RangeKey, size_t, RangeKeyHash> index;
+  for (size_t i = 0; i < ranges.size(); ++i) index.emplace(ranges[i].key, i);
+  for (const RangeSamples& r : other.ranges) {
+    auto [it, inserted] = index.try_emplace(r.key, ranges.size());
+    if (inserted) {
+      ranges.push_back(r);
+    } else {
+      RangeSamples& into = ranges[it->second];
+      into.durations.Merge(r.durations);
+      into.unbalanced += r.unbalanced;
+    }
+  }
+  std::unordered_map<uint64_t, size_t> mark_index;
+  for (size_t i = 0; i < marks.size(); ++i) mark_index.emplace(uint64_t{marks[i].domain} << 32 | marks[i].name, i);
+  for (const MarkCount& m : other.marks) {
+    auto [it, inserted] = mark_index.try_emplace(uint64_t{m.domain} << 32 | m.name, marks.size());
+    if (inserted) {
+      marks.push_back(m);
+    } else {
+      marks[it->second].count += m.count;
+    }
+  }
+  unbalanced += other.unbalanced;
+}
+
+}  // namespace trainprof::collector

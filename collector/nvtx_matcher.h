@@ -1,0 +1,52 @@
+// Streaming NVTX range matcher: the reader hands it every NVTX record of one process image as it
+// decodes it (each thread's records in record order, threads one after another), and it keeps only
+// what is open (a stack per thread and domain, open start/end ranges by id) and one
+// DurationSummary per range name. Memory: the open ranges and the distinct names, not the events.
+// The rules are those of nvtx_summary.h. Ids are the reader's image-local refs, mapped to pool
+// ids afterwards (NvtxSummary keys may then merge).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/nvtx_summary.h"
+
+namespace trainprof::collector {
+
+class NvtxMatcher {
+ public:
+  void Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns);
+  void Pop(uint32_t thread, uint32_t domain, uint64_t time_ns);
+  void Mark(uint32_t domain, uint32_t name);
+  void Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns);
+  void End(uint64_t range_id, uint64_t time_ns);
+
+  /// Closes the image: ranges still open become unbalanced; ends that arrived before their start
+  /// (another thread decoded first) are matched by id and time. The matcher is empty afterwards.
+  NvtxSummary Finish();
+
+ private:
+  struct Open {
+    uint64_t time_ns;
+    uint32_t name;
+    uint32_t domain;
+  };
+  RangeSamples& Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan);
+  std::vector<Open>& Stack(uint32_t thread, uint32_t domain);
+  void MatchLeftovers(uint64_t range_id, std::vector<Open>* starts, std::vector<uint64_t>* ends);
+
+  std::vector<RangeSamples> ranges_;
+  std::vector<std::vector<uint32_t>> push_pop_index_;   // [domain][name] → ranges_ index + 1
+  std::vector<std::vector<uint32_t>> start_end_index_;  // the same for start/end ranges
+  std::unordered_map<uint64_t, uint32_t> other_index_;  // orphan rows
+  std::vector<std::vector<uint64_t>> marks_;            // [domain][name] → count
+  std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // thread << 32 | domain
+  uint64_t last_stack_key_ = UINT64_MAX;
+  std::vector<Open>* last_stack_ = nullptr;
+  std::unordered_map<uint64_t, std::vector<Open>> open_starts_;       // by range id
+  std::unordered_map<uint64_t, std::vector<uint64_t>> early_ends_;    // by range id: no start yet
+  uint64_t unbalanced_ = 0;
+};
+
+}  // namespace trainprof::collector

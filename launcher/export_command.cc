@@ -11,6 +11,7 @@
 #include "collector/output_sink.h"
 #include "collector/trace_reader.h"
 #include "collector/trace_set.h"
+#include "output_file.h"
 
 namespace trainprof::launcher {
 namespace {
@@ -68,8 +69,10 @@ int RunExport(const ExportArgs& args) {
   if (output.empty()) output = args.gzip ? "trace.json.gz" : "trace.json";
   const bool gzip = args.gzip || EndsWith(output, ".gz");
   const bool to_stdout = output == "-";
-  // Written under a temporary name and renamed, so a failed export never looks complete.
-  const std::string tmp = to_stdout ? output : output + ".tmp." + std::to_string(::getpid());
+  // Written under a temporary name and renamed, so a failed export never looks complete; devices
+  // and FIFOs in place, symlinks through (output_file.h).
+  const OutputFilePlan plan = to_stdout ? OutputFilePlan{output, ""} : PlanOutputFile(output);
+  const std::string& tmp = plan.write_to;
   std::string error;
   std::unique_ptr<collector::OutputSink> sink = collector::OpenOutput(tmp, gzip, &error);
   if (!sink) {
@@ -78,9 +81,11 @@ int RunExport(const ExportArgs& args) {
   }
   collector::ChromeExportStats stats = collector::ExportChrome(trace, sink.get());
   error = sink->Close();
-  if (error.empty() && !to_stdout && std::rename(tmp.c_str(), output.c_str()) != 0) error = std::strerror(errno);
+  if (error.empty() && !plan.rename_to.empty() && std::rename(tmp.c_str(), plan.rename_to.c_str()) != 0) {
+    error = std::strerror(errno);
+  }
   if (!error.empty()) {
-    if (!to_stdout) std::remove(tmp.c_str());
+    if (!plan.rename_to.empty()) std::remove(tmp.c_str());
     Error("cannot write " + (to_stdout ? std::string("to stdout") : output) + ": " + error);
     return kOutputError;
   }

@@ -15,6 +15,7 @@
 #include "collector/report.h"
 #include "collector/trace_reader.h"
 #include "collector/trace_set.h"
+#include "output_file.h"
 
 namespace trainprof::launcher {
 namespace {
@@ -29,9 +30,11 @@ constexpr int kInputError = 2;
 void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
 
 // Writes to a temporary name and renames it into place, so a half-written report never looks
-// complete (and an existing one stays intact when writing fails).
+// complete (and an existing one stays intact when writing fails); devices and FIFOs are written in
+// place, symlinks through (output_file.h).
 bool WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const OutputFilePlan plan = PlanOutputFile(path);
+  const std::string& tmp = plan.write_to;
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
     Error("cannot write " + path + ": " + std::strerror(errno));
@@ -43,12 +46,12 @@ bool WriteFileAtomically(const std::string& path, const std::string& content) {
     ok = false;
     e = errno;
   }
-  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (ok && !plan.rename_to.empty() && std::rename(tmp.c_str(), plan.rename_to.c_str()) != 0) {
     ok = false;
     e = errno;
   }
   if (!ok) {
-    std::remove(tmp.c_str());
+    if (!plan.rename_to.empty()) std::remove(tmp.c_str());
     Error("cannot write " + path + ": " + std::strerror(e));
   }
   return ok;
@@ -74,7 +77,7 @@ bool WriteStdout(const std::string& content) {
 // "# <table>.csv" line.
 int WriteCsv(const Report& report, const std::string& output) {
   std::vector<collector::CsvTable> tables = collector::RenderCsv(report);
-  if (output.empty()) {
+  if (output.empty() || output == "-") {
     std::string all;
     for (size_t i = 0; i < tables.size(); ++i) {
       if (i > 0) all += "\r\n";
@@ -116,7 +119,7 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();
   sub->add_option("-o,--output", args->output,
-                  "Write to this file instead of stdout; with --format csv a directory or a file name prefix "
+                  "Write to this file instead of stdout (- is stdout); with --format csv a directory or a file name prefix "
                   "(e.g. out/report- gives out/report-nvtx_ranges.csv)")
       ->type_name("PATH");
   sub->add_flag("--by-process", args->by_process, "Also print the NVTX range table of each process");
@@ -188,7 +191,7 @@ int RunReport(const ReportArgs& args) {
     status = WriteCsv(report, args.output);
   } else {
     std::string text = args.format == "json" ? collector::RenderJson(report) : collector::RenderText(report);
-    bool ok = args.output.empty() ? WriteStdout(text) : WriteFileAtomically(args.output, text);
+    bool ok = args.output.empty() || args.output == "-" ? WriteStdout(text) : WriteFileAtomically(args.output, text);
     status = ok ? kOk : kOutputError;
   }
   if (status != kOk) return status;

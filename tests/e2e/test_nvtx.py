@@ -3,6 +3,10 @@
 import gzip
 import json
 import os
+import shutil
+import stat
+import tempfile
+import threading
 import unittest
 
 from common import TraceTest, by_pid, program, ranges, exit_of
@@ -35,6 +39,38 @@ class ExportTest(TraceTest):
         # stdout export equals the file export
         plain = self.run_trainprof(["export", "-o", "-", self.out]).stdout
         self.assertEqual(json.loads(plain)["traceEvents"], events)
+
+    def test_output_into_a_fifo_or_through_a_symlink_keeps_them(self):
+        # -o never replaces what is there with a regular file: a FIFO is written in place (a reader
+        # gets the output), a symlink is written through; `report -o -` is stdout, as for export.
+        self.profile([program("nvtx_workload")])
+        report = self.run_trainprof(["report", "--format", "json", "-o", "-", self.out]).stdout
+        self.assertIn("nvtx_ranges", json.loads(report))
+        scratch = tempfile.mkdtemp(prefix="trainprof-e2e-outputs-")
+        self.addCleanup(shutil.rmtree, scratch, True)
+        target = os.path.join(scratch, "target.json")
+        with open(target, "w") as f:
+            f.write("old")
+        link = os.path.join(scratch, "link.json")
+        os.symlink("target.json", link)
+        for command in (["report", "--format", "json"], ["export"]):
+            self.run_trainprof(command + ["-o", link, self.out])
+            self.assertTrue(os.path.islink(link))
+            with open(target) as f:
+                self.assertIn("{", f.read(1))
+            fifo = os.path.join(scratch, "fifo")
+            os.mkfifo(fifo)
+            got = []
+            def read_fifo():
+                with open(fifo, "rb") as f:
+                    got.append(f.read())
+            reader = threading.Thread(target=read_fifo)
+            reader.start()
+            self.run_trainprof(command + ["-o", fifo, self.out])
+            reader.join(30)
+            self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+            self.assertIn(b"traceEvents" if command == ["export"] else b"nvtx_ranges", got[0])
+            os.remove(fifo)
 
 
 class NvtxWorkloadTest(TraceTest):

@@ -47,8 +47,12 @@ TEST(DurationSummary, BucketsCoverEveryValueWithinTheStatedWidth) {
     const uint64_t lo = DurationBucketLow(b), w = DurationBucketWidth(b);
     EXPECT_LE(lo, v) << v;
     EXPECT_LE(v - lo, w - 1) << v;  // v < lo + w without overflow
-    if (v >= 128) EXPECT_LE(static_cast<double>(w) / static_cast<double>(lo), 1.0 / 128) << v;
-    if (v > 0) EXPECT_EQ(DurationBucket(v - 1) <= b, true) << v;  // monotonic
+    if (v >= 128) {
+      EXPECT_LE(static_cast<double>(w) / static_cast<double>(lo), 1.0 / 128) << v;
+    }
+    if (v > 0) {
+      EXPECT_LE(DurationBucket(v - 1), b) << v;  // monotonic
+    }
   }
   EXPECT_EQ(DurationBucket(127), 127u);
   EXPECT_EQ(DurationBucket(128), 128u);

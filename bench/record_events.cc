@@ -5,6 +5,8 @@
 //     PAIRS    push+pop pairs (or marks) per thread
 //     THREADS  recording threads (default 1)
 //     KIND     pushpop (default) | mark | nested (push a, push b, pop, pop: depth 2)
+//              | mixed (per iteration 8 records: push "step", push one of 8 layer names, mark,
+//                start/end "prefetch", pop, pop, and a push/pop in a domain "torch")
 // Prints "events N" (records written by the program's NVTX calls) and its peak RSS (VmHWM) in KiB.
 #include <nvtx3/nvToolsExt.h>
 
@@ -32,6 +34,25 @@ int main(int argc, char** argv) {
         nvtxRangePop();
         nvtxRangePop();
       }
+    } else if (std::strcmp(kind, "mixed") == 0) {
+      static const char* const kLayers[8] = {"conv1", "conv2", "bn1", "relu", "pool", "fc1", "fc2", "loss"};
+      nvtxDomainHandle_t torch = nvtxDomainCreateA("torch");
+      nvtxEventAttributes_t attr = {};
+      attr.version = NVTX_VERSION;
+      attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+      attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+      attr.message.ascii = "aten::linear";
+      for (long long i = 0; i < pairs; ++i) {
+        nvtxRangePushA("step");
+        nvtxRangePushA(kLayers[i & 7]);
+        nvtxMarkA("batch ready");
+        nvtxRangeId_t id = nvtxRangeStartA("prefetch");
+        nvtxRangeEnd(id);
+        nvtxRangePop();
+        nvtxDomainRangePushEx(torch, &attr);
+        nvtxDomainRangePop(torch);
+        nvtxRangePop();
+      }
     } else {
       for (long long i = 0; i < pairs; ++i) {
         nvtxRangePushA("step");
@@ -43,7 +64,10 @@ int main(int argc, char** argv) {
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
-  const long long per = std::strcmp(kind, "mark") == 0 ? 1 : std::strcmp(kind, "nested") == 0 ? 4 : 2;
+  const long long per = std::strcmp(kind, "mark") == 0     ? 1
+                        : std::strcmp(kind, "nested") == 0 ? 4
+                        : std::strcmp(kind, "mixed") == 0  ? 9
+                                                           : 2;
   // Peak RSS of this process image (VmHWM: getrusage's ru_maxrss would carry the peak of the
   // process that exec'd us, e.g. a Python driver).
   long hwm_kib = -1;

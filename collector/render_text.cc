@@ -72,7 +72,7 @@ std::string RangeTableText(const std::vector<RangeRow>& rows, size_t omitted, si
   if (std::any_of(rows.begin(), rows.end(), [](const RangeRow& r) { return r.calls > 0 && !r.median_exact; })) {
     char note[160];
     std::snprintf(note, sizeof note,
-                  "  ~ median estimated (over %zu calls): within %.2f%% of the exact value (log-linear histogram)\n",
+                  "  ~ median of a row of more than %zu calls: estimated within %.2f%% of the exact value\n",
                   DurationSummary::kExactSamples, DurationSummary::kRelativeError * 100);
     out += note;
   }

@@ -208,9 +208,9 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
 
 }  // namespace
 
-std::vector<std::pair<pid_t, int>> ChildProcess::WaitDescendants(
+std::vector<ChildProcess::Reaped> ChildProcess::WaitDescendants(
     int note_after_ms, const std::function<void(const std::vector<pid_t>&)>& on_slow, WaitObserver* observer) {
-  std::vector<std::pair<pid_t, int>> reaped;
+  std::vector<Reaped> reaped;
   bool noted = false;
   timespec start{};
   clock_gettime(CLOCK_MONOTONIC, &start);
@@ -218,7 +218,7 @@ std::vector<std::pair<pid_t, int>> ChildProcess::WaitDescendants(
     int status = 0;
     pid_t r = waitpid(-1, &status, WNOHANG);
     if (r > 0) {
-      reaped.emplace_back(r, status);
+      reaped.push_back({r, status, NowNs()});
       continue;
     }
     if (r < 0 && errno == EINTR) continue;

@@ -88,8 +88,13 @@ class ChildProcess {
   /// After Wait(): waits for the descendants left behind (orphans reparented to trainprof, which
   /// Start() made a child subreaper), so their traces are complete and their exit statuses known.
   /// Calls `on_slow(pids)` once if some are still running after `note_after_ms`. Stops waiting at
-  /// SIGINT/SIGTERM/SIGHUP/SIGQUIT. Returns each reaped descendant's (pid, waitpid status).
-  std::vector<std::pair<pid_t, int>> WaitDescendants(int note_after_ms,
+  /// SIGINT/SIGTERM/SIGHUP/SIGQUIT. Returns each reaped descendant.
+  struct Reaped {
+    pid_t pid;
+    int status;         ///< waitpid status
+    uint64_t reaped_ns; ///< CLOCK_MONOTONIC when it was reaped (its end, within one poll)
+  };
+  std::vector<Reaped> WaitDescendants(int note_after_ms,
                                                      const std::function<void(const std::vector<pid_t>&)>& on_slow,
                                                      WaitObserver* observer = nullptr);
 

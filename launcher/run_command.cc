@@ -225,8 +225,11 @@ int RunRun(const RunArgs& args) {
     }
   }
   int wait_status = child.Wait(shutdown.get());
+  // Its end, for its header if the library could not write one (killed): not the time the last
+  // descendant ended, which --wait=all may wait for long after.
+  const uint64_t root_reaped_ns = MonotonicNowNs();
   int exit_status = ExitStatusFromWait(wait_status);
-  std::vector<std::pair<pid_t, int>> descendants;
+  std::vector<ChildProcess::Reaped> descendants;
   if (args.wait == "all") {
     descendants = child.WaitDescendants(2000, [&](const std::vector<pid_t>& running) {
       std::string pids;
@@ -247,11 +250,11 @@ int RunRun(const RunArgs& args) {
   }
 
   std::string patch_error;
-  if (!RecordRootEnd(dir, child.pid(), wait_status, &patch_error) && !patch_error.empty()) {
+  if (!RecordRootEnd(dir, child.pid(), wait_status, root_reaped_ns, &patch_error) && !patch_error.empty()) {
     Message("warning: " + patch_error);
   }
   // Orphans we reaped: their exit status is known here and nowhere else.
-  for (const auto& [pid, status] : descendants) RecordRootEnd(dir, pid, status, &patch_error);
+  for (const ChildProcess::Reaped& d : descendants) RecordRootEnd(dir, d.pid, d.status, d.reaped_ns, &patch_error);
   TraceDirSummary summary = SummarizeTraceDir(dir);
   if (summary.files == 0) {
     Message("no trace file was written in " + dir +

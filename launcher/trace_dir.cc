@@ -93,7 +93,7 @@ TraceDirSummary SummarizeTraceDir(const std::string& dir) {
   return s;
 }
 
-bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, std::string* error) {
+bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t reaped_ns, std::string* error) {
   std::string prefix = "pid-" + std::to_string(pid);
   std::string best;
   uint32_t best_image = 0;
@@ -135,11 +135,8 @@ bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, std::stri
     memcpy(end + 4, &code, 4);
     ok = pwrite(fd, end, sizeof(end), format::kEndKindOffset) == static_cast<ssize_t>(sizeof(end));
     if (ok && h.end_monotonic_ns == 0) {
-      timespec ts;
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-      ok = pwrite(fd, &now, sizeof(now), offsetof(FileHeader, end_monotonic_ns)) ==
-           static_cast<ssize_t>(sizeof(now));
+      ok = pwrite(fd, &reaped_ns, sizeof(reaped_ns), offsetof(FileHeader, end_monotonic_ns)) ==
+           static_cast<ssize_t>(sizeof(reaped_ns));
     }
     if (!ok) *error = path + ": cannot record the end status: " + strerror(errno);
   }

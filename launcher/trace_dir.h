@@ -26,10 +26,11 @@ struct TraceDirSummary {
 TraceDirSummary SummarizeTraceDir(const std::string& dir);
 
 /// Writes the end of process `pid` (a waitpid status) into the header of its last trace image in
-/// `dir`. Only touches files whose header has the trace magic and pid `pid`; never creates one.
-/// Returns true if a header was patched; false if there was none (or on an I/O error, with a
-/// message in *error).
-bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, std::string* error);
+/// `dir`, and its end time `reaped_ns` (CLOCK_MONOTONIC when it was reaped) unless the library
+/// wrote one already. Only touches files whose header has the trace magic and pid `pid`; never
+/// creates one. Returns true if a header was patched; false if there was none (or on an I/O error,
+/// with a message in *error).
+bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t reaped_ns, std::string* error);
 
 /// "512 B", "2.0 kB", "1.2 MB", "3.4 GB" (decimal units).
 std::string FormatBytes(uint64_t bytes);

@@ -39,6 +39,16 @@ class ProcessTest(TraceTest):
         rep = self.report()
         self.assertEqual(exit_of(rep["processes"][0]), ("signal", 9))
 
+    def test_killed_command_ends_when_it_died_not_when_its_descendants_did(self):
+        # The shell is killed at once; its background child runs 1.5 s more (--wait=all waits).
+        self.profile(["sh", "-c", "sleep 1.5 & kill -TERM $$"], expect_status=143)
+        procs = by_pid(self.report())
+        root = [p for p in procs.values() if p["ppid"] not in procs][0]
+        self.assertEqual(exit_of(root), ("signal", 15))
+        self.assertLess(root["wall_ns"], 500e6)  # was 1.5 s: the time trainprof stopped waiting
+        sleeper = [p for p in procs.values() if p is not root][0]
+        self.assertGreater(sleeper["wall_ns"], 1.4e9)
+
     def test_unwritable_output_directory_leaves_the_program_running(self):
         if os.geteuid() == 0:
             # root writes anywhere: use a path under a regular file instead

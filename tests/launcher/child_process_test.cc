@@ -63,9 +63,10 @@ TEST(ChildProcess, WaitsForOrphanedDescendantsAndReturnsTheirStatus) {
   std::vector<pid_t> slow;
   auto reaped = child.WaitDescendants(50, [&](const std::vector<pid_t>& running) { slow = running; });
   ASSERT_EQ(reaped.size(), 1u);
-  EXPECT_EQ(ExitStatusFromWait(reaped[0].second), 5);
+  EXPECT_EQ(ExitStatusFromWait(reaped[0].status), 5);
+  EXPECT_GT(reaped[0].reaped_ns, 0u);
   ASSERT_EQ(slow.size(), 1u);  // noted as still running after 50 ms
-  EXPECT_EQ(slow[0], reaped[0].first);
+  EXPECT_EQ(slow[0], reaped[0].pid);
   EXPECT_FALSE(SigintBlocked());
 }
 

@@ -69,11 +69,11 @@ TEST_F(TraceDirTest, PatchesTheLastImageOfTheRootPid) {
   WriteTrace("pid-100.1.trace", 100, 1);
   WriteTrace("pid-1000.trace", 1000, 0);  // matches the pid-100* prefix, but another pid
   std::string error;
-  ASSERT_TRUE(RecordRootEnd(dir_, 100, ExitedWith(3), &error)) << error;
+  ASSERT_TRUE(RecordRootEnd(dir_, 100, ExitedWith(3), 777, &error)) << error;
   End e = ReadEnd("pid-100.1.trace");
   EXPECT_EQ(e.kind, static_cast<uint32_t>(format::EndKind::kExit));
   EXPECT_EQ(e.code, 3);
-  EXPECT_NE(e.monotonic_ns, 0u);
+  EXPECT_EQ(e.monotonic_ns, 777u);  // when it was reaped
   EXPECT_EQ(ReadEnd("pid-100.trace").kind, 0u);
   EXPECT_EQ(ReadEnd("pid-1000.trace").kind, 0u);
 }
@@ -81,7 +81,7 @@ TEST_F(TraceDirTest, PatchesTheLastImageOfTheRootPid) {
 TEST_F(TraceDirTest, RecordsASignal) {
   WriteTrace("pid-7.trace", 7, 0, /*end_ns=*/12345);
   std::string error;
-  ASSERT_TRUE(RecordRootEnd(dir_, 7, SIGKILL, &error)) << error;
+  ASSERT_TRUE(RecordRootEnd(dir_, 7, SIGKILL, 777, &error)) << error;
   End e = ReadEnd("pid-7.trace");
   EXPECT_EQ(e.kind, static_cast<uint32_t>(format::EndKind::kSignal));
   EXPECT_EQ(e.code, SIGKILL);
@@ -91,7 +91,7 @@ TEST_F(TraceDirTest, RecordsASignal) {
 TEST_F(TraceDirTest, HeaderPidDecidesNotTheName) {
   WriteTrace("pid-8.trace", 9, 0);
   std::string error;
-  EXPECT_FALSE(RecordRootEnd(dir_, 8, ExitedWith(0), &error));
+  EXPECT_FALSE(RecordRootEnd(dir_, 8, ExitedWith(0), 777, &error));
   EXPECT_TRUE(error.empty());
   EXPECT_EQ(ReadEnd("pid-8.trace").kind, 0u);
 }
@@ -100,15 +100,15 @@ TEST_F(TraceDirTest, LeavesFilesWithoutMagicAlone) {
   std::string junk(sizeof(FileHeader), 'x');
   std::ofstream(dir_ + "/pid-5.trace", std::ios::binary) << junk;
   std::string error;
-  EXPECT_FALSE(RecordRootEnd(dir_, 5, ExitedWith(1), &error));
+  EXPECT_FALSE(RecordRootEnd(dir_, 5, ExitedWith(1), 777, &error));
   EXPECT_EQ(Contents("pid-5.trace"), junk);
 }
 
 TEST_F(TraceDirTest, NeverCreatesAFile) {
   std::string error;
-  EXPECT_FALSE(RecordRootEnd(dir_, 42, ExitedWith(0), &error));
+  EXPECT_FALSE(RecordRootEnd(dir_, 42, ExitedWith(0), 777, &error));
   EXPECT_TRUE(std::filesystem::is_empty(dir_));
-  EXPECT_FALSE(RecordRootEnd(dir_ + "/missing", 42, ExitedWith(0), &error));
+  EXPECT_FALSE(RecordRootEnd(dir_ + "/missing", 42, ExitedWith(0), 777, &error));
 }
 
 TEST_F(TraceDirTest, SummaryCountsFilesProcessesAndBytes) {

@@ -65,8 +65,10 @@ bool ListHas(const char* value, const char* item) {
 // gets the runtime in front of us. Normal builds: nothing.
 #ifdef TRAINPROF_SANITIZER_RUNTIME
 constexpr const char* kPreloadFirst = TRAINPROF_SANITIZER_RUNTIME;
+constexpr size_t kPreloadFirstBytes = sizeof(TRAINPROF_SANITIZER_RUNTIME);  // with the ':' after it
 #else
 constexpr const char* kPreloadFirst = nullptr;
+constexpr size_t kPreloadFirstBytes = 0;
 #endif
 
 // Rewrites a ':' list variable (LD_PRELOAD, PYTHONPATH) into scratch. Returns the new entry or
@@ -114,7 +116,7 @@ size_t RewrittenEnvCapacity(char* const* envp) {
 
 size_t RewriteScratchBytes(char* const* envp, const Config& cfg) {
   size_t extra = 64 + (cfg.lib_path ? strlen(cfg.lib_path) : 0) + (cfg.python_dir ? strlen(cfg.python_dir) : 0) +
-                 (kPreloadFirst != nullptr ? strlen(kPreloadFirst) + 1 : 0);
+                 kPreloadFirstBytes;
   size_t total = 2 * extra;
   if (envp != nullptr) {
     for (size_t i = 0; envp[i] != nullptr; ++i) {
@@ -158,7 +160,9 @@ char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out,
     if (!have_preload && cfg.lib_path != nullptr) {
       out[k++] = scratch;
       char* p = stpcpy(scratch, "LD_PRELOAD=");
-      if (kPreloadFirst != nullptr) p = stpcpy(stpcpy(p, kPreloadFirst), ":");
+#ifdef TRAINPROF_SANITIZER_RUNTIME
+      p = stpcpy(stpcpy(p, kPreloadFirst), ":");
+#endif
       scratch = stpcpy(p, cfg.lib_path) + 1;
     }
     if (!have_pythonpath && cfg.python_dir != nullptr) {

@@ -40,6 +40,7 @@ void AddExportOptions(CLI::App* sub, ExportArgs* args) {
   sub->add_option("-o,--output", args->output,
                   "Output file (default trace.json, or trace.json.gz with --gzip); - for stdout; a name "
                   "ending in .gz is gzip-compressed")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
       ->type_name("FILE");
   sub->add_flag("--gzip", args->gzip, "Compress the output with gzip");
   sub->footer("Exit status: 0 written (damaged files are warnings on stderr); 1 output not written;\n"

@@ -31,7 +31,19 @@ int main(int argc, char** argv) {
                "trainprof"};
   app.set_version_flag("--version", "trainprof " TRAINPROF_VERSION, "Print the version and exit");
   app.require_subcommand(1);
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    // An unknown option before `--` is an "extra" argument to CLI11: name it as such.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      std::vector<const CLI::App*> apps = {failed};
+      for (const CLI::App* sub : failed->get_subcommands()) apps.push_back(sub);
+      for (const CLI::App* a : apps) {
+        for (const std::string& extra : a->remaining()) {
+          if (extra.size() > 1 && extra[0] == '-' && extra != "--") {
+            return "trainprof: unknown option " + extra + "\nRun with --help for more information.\n";
+          }
+        }
+      }
+    }
     return "trainprof: " + std::string(e.what()) + "\nRun with --help for more information.\n";
   });
   app.footer("Start with: trainprof run -- python train.py; then trainprof report DIR.\n"
@@ -51,6 +63,11 @@ int main(int argc, char** argv) {
 
   if (argc <= 1) {
     std::cerr << app.help();
+    return kUsageError;
+  }
+  if (const std::string first = argv[1]; first[0] != '-' && first != "run" && first != "report" && first != "export") {
+    std::cerr << "trainprof: unknown subcommand '" << argv[1] << "' (run, report or export)\n"
+              << "Run with --help for more information.\n";
     return kUsageError;
   }
   try {

@@ -121,8 +121,9 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
   sub->add_option("-o,--output", args->output,
                   "Write to this file instead of stdout (- is stdout); with --format csv a directory or a file name prefix "
                   "(e.g. out/report- gives out/report-nvtx_ranges.csv)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
       ->type_name("PATH");
-  sub->add_flag("--by-process", args->by_process, "Also print the NVTX range table of each process");
+  sub->add_flag("--by-process", args->by_process, "Also print each process's tables (NVTX ranges, CUDA API, GPU kernels, memory operations)");
   sub->add_option("--top", args->top, "Rows per statistics table, the largest total time first (0 = all)")
       ->type_name("N")
       ->check(CLI::Validator(  // size_t would take "-1" as 2^64-1

@@ -62,9 +62,16 @@ missing_command)
   ;;
 unknown_option)
   run_tp run --bogus -- true
-  expect_rc 2; expect_err "bogus"
+  expect_rc 2; expect_err "unknown option --bogus"
+  run_tp report --top 3 --bogus x
+  expect_rc 2; expect_err "unknown option --bogus"
   run_tp frobnicate
-  expect_rc 2
+  expect_rc 2; expect_err "unknown subcommand 'frobnicate'"
+  for sub in "run -o '' -- touch ran" "report -o '' x" "export -o '' x"; do
+    eval "run_tp $sub"
+    expect_rc 2; expect_err "an empty path"
+  done
+  [ ! -e ran ] || fail "the command ran despite the usage error"
   ;;
 bad_trace)
   run_tp run -o out --trace=cuda,gpu -- touch ran

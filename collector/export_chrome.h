@@ -10,6 +10,8 @@
 //   NVTX start/end ranges         async events "b"/"e" with id = range id (they may cross threads)
 //   NVTX marks                    thread-scoped instants "i"
 //   fork / exec / exit            process-scoped instants "i", cat "process"
+//   CUDA API calls, kernels,      as torch.profiler's traces show them: export_chrome_cuda.h
+//   memcpys, memsets, launch flows
 // Times: "ts"/"dur" in microseconds with nanosecond precision (3 decimals), relative to the
 // earliest event of the trace; every host's CLOCK_MONOTONIC is mapped onto CLOCK_REALTIME through
 // its first file's (realtime, monotonic) pair, so ranks on several hosts share one axis.
@@ -29,6 +31,9 @@ namespace trainprof::collector {
 struct ChromeExportStats {
   uint64_t events = 0;      ///< trace events written (metadata included)
   uint64_t unmatched = 0;   ///< NVTX pops/ends without a begin, ranges never closed (not written)
+  uint64_t cuda_api_calls = 0;  ///< CUDA API calls written (export_chrome_cuda.h)
+  uint64_t gpu_ops = 0;         ///< kernels, memcpys and memsets written
+  uint64_t flows = 0;           ///< launch → GPU work flow links
 };
 
 /// Writes `trace` as Chrome Trace Event JSON into `out`. Never fails by itself; `out` remembers

@@ -4,6 +4,7 @@ used the process says so once, records GPU_STATUS unavailable, and records every
 
 The traces are read with trace_decode.py (the format, independently of the collector)."""
 
+import json
 import os
 import subprocess
 import unittest
@@ -350,6 +351,31 @@ class FakeCuptiTest(TraceTest):
         threads = {r["tid"]: string(t, r["name"]) for r in of(t, "THREAD_NAME")}
         kernel_threads = {threads.get(k["tid"]) for k in of(t, "GPU_KERNEL")}
         self.assertIn("trainprof-gpu", kernel_threads)
+        # The Chrome export shows it as torch.profiler's traces do: calls on the program's thread,
+        # GPU work on a "GPU 0" track per stream, launch -> kernel flows.
+        doc = json.loads(self.run_trainprof(["export", "-o", "-", self.out]).stdout)
+        events = doc["traceEvents"]
+        cats = {}
+        for e in events:
+            if e["ph"] == "X":
+                cats.setdefault(e["cat"], []).append(e)
+        self.assertIn("cudaLaunchKernel", {e["name"] for e in cats["cuda_runtime"]})
+        self.assertIn("_Z8lastKernv", {e["name"] for e in cats["kernel"]})
+        self.assertEqual({e["name"] for e in cats["gpu_memcpy"]},
+                         {"Memcpy HtoD (Pageable -> Device)", "Memcpy PtoP (Device -> Device)"})
+        self.assertEqual(len(cats["gpu_memset"]), 1)
+        gpu_pids = {e["pid"] for e in cats["kernel"]}
+        names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+        self.assertTrue(all(names[p].startswith("GPU 0: Fake GPU (pid ") for p in gpu_pids), names)
+        starts = {e["id"]: e for e in events if e["ph"] == "s"}
+        finishes = {e["id"]: e for e in events if e["ph"] == "f"}
+        self.assertEqual(starts.keys(), finishes.keys())
+        # cudaGraphLaunch (correlation 8) -> the graph's kernel with valid times.
+        [graph_launch] = [e for e in cats["cuda_runtime"] if e["name"] == "cudaGraphLaunch"]
+        [graph_kernel] = [e for e in cats["kernel"] if e["name"] == "_Z11graphKernelPf"]
+        self.assertEqual(graph_kernel["args"]["correlation"], 8)
+        self.assertIn((graph_launch["ts"], graph_kernel["ts"]),
+                      {(starts[i]["ts"], finishes[i]["ts"]) for i in starts})
 
     def test_cuda_profiler_api_capture_range(self):
         # --capture-range=cudaProfilerApi: only the calls from cudaProfilerStart to cudaProfilerStop

@@ -129,6 +129,87 @@ TEST(ExportChrome, EventsTimesAndIdsAreExact) {
   EXPECT_TRUE(thread_named);
 }
 
+// CUDA: API calls on their thread, GPU work on a track per (process, device) with a thread per
+// stream, and a launch → kernel flow; exact times, names and ids.
+TEST(ExportChrome, CudaCallsGpuTracksAndLaunchFlows) {
+  TraceBuilder b(10, 1, 1'000 * kMs);
+  b.StartRealtime(1'700'000'000'000'000'000ull).HeaderEnd(fmt::EndKind::kExit, 0, 1'100 * kMs);
+  const uint64_t base = 1'000 * kMs;
+  int t = b.Thread(10);
+  int g = b.Thread(99);  // the CUPTI buffer drainer
+  b.Device(g, 0, "NVIDIA H200");
+  b.ApiCall(t, base + 1'000, base + 6'000, "cudaLaunchKernel_v7000", 11);
+  b.ApiCall(t, base + 7'000, base + 9'000, "cuMemcpyHtoDAsync_v2", 12, 0, fmt::CudaApi::kDriver);
+  b.ApiCall(t, base + 10'000, base + 11'000, "cudaMemsetAsync_v3020", 13, /*status=*/2);
+  b.Kernel(g, {.start = base + 8'000, .end = base + 20'000, .name = "_Z6volumePf", .correlation = 11,
+               .grid = {4, 2, 1}, .block = {256, 1, 1}, .registers = 40, .static_shared = 1024, .dynamic_shared = 512});
+  b.Memcpy(g, {.start = base + 21'000, .end = base + 25'000, .kind = fmt::MemcpyKind::kHtoD, .bytes = 8'000,
+               .correlation = 12, .src = fmt::MemoryKind::kPageable, .dst = fmt::MemoryKind::kDevice, .stream = 9});
+  b.Memset(g, {.start = base + 26'000, .end = base + 27'000, .bytes = 64, .correlation = 13});
+  Trace trace = TraceOf({&b});
+  ScratchDir dir;
+  ChromeExportStats stats;
+  json doc = Export(trace, &stats, dir / "cuda.json");
+  EXPECT_EQ(stats.cuda_api_calls, 3u);
+  EXPECT_EQ(stats.gpu_ops, 3u);
+  EXPECT_EQ(stats.flows, 3u);
+
+  std::map<std::string, json> x;
+  for (const json& e : Events(doc, "X")) x[e["name"]] = e;
+  ASSERT_EQ(x.size(), 6u) << doc.dump(1);
+  const json& launch = x["cudaLaunchKernel"];
+  EXPECT_EQ(launch["cat"], "cuda_runtime");
+  EXPECT_EQ(launch["pid"], 10);
+  EXPECT_EQ(launch["tid"], 10);
+  EXPECT_DOUBLE_EQ(launch["ts"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(launch["dur"].get<double>(), 5.0);
+  EXPECT_EQ(launch["args"]["correlation"], 11);
+  EXPECT_EQ(x["cuMemcpyHtoDAsync_v2"]["cat"], "cuda_driver");
+  EXPECT_EQ(x["cudaMemsetAsync"]["args"]["status"], 2);
+
+  const int64_t gpu_pid = 1'000'000'000;  // process 0, device 0
+  const json& kernel = x["_Z6volumePf"];
+  EXPECT_EQ(kernel["cat"], "kernel");
+  EXPECT_EQ(kernel["pid"], gpu_pid);
+  EXPECT_EQ(kernel["tid"], 7);  // the stream
+  EXPECT_DOUBLE_EQ(kernel["ts"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(kernel["dur"].get<double>(), 12.0);
+  EXPECT_EQ(kernel["args"]["grid"], json::array({4, 2, 1}));
+  EXPECT_EQ(kernel["args"]["block"], json::array({256, 1, 1}));
+  EXPECT_EQ(kernel["args"]["registers per thread"], 40);
+  EXPECT_EQ(kernel["args"]["shared memory"], 1536);
+  EXPECT_EQ(kernel["args"]["correlation"], 11);
+  const json& copy = x["Memcpy HtoD (Pageable -> Device)"];
+  EXPECT_EQ(copy["cat"], "gpu_memcpy");
+  EXPECT_EQ(copy["tid"], 9);
+  EXPECT_EQ(copy["args"]["bytes"], 8'000);
+  EXPECT_DOUBLE_EQ(copy["args"]["memory bandwidth (GB/s)"].get<double>(), 2.0);  // 8000 B in 4 µs
+  EXPECT_EQ(x["Memset (Device)"]["cat"], "gpu_memset");
+
+  // Flows: each "s" on the calling thread at the call's start, its "f" on the GPU work's track.
+  std::vector<json> s = Events(doc, "s"), f = Events(doc, "f");
+  ASSERT_EQ(s.size(), 3u);
+  ASSERT_EQ(f.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(s[i]["id"], f[i]["id"]);
+    EXPECT_EQ(s[i]["cat"], "ac2g");
+    EXPECT_EQ(s[i]["pid"], 10);
+    EXPECT_EQ(f[i]["pid"], gpu_pid);
+    EXPECT_EQ(f[i]["bp"], "e");
+  }
+  EXPECT_DOUBLE_EQ(s[0]["ts"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(f[0]["ts"].get<double>(), 8.0);
+
+  std::map<int64_t, std::string> process_names, thread_names;
+  for (const json& m : Events(doc, "M")) {
+    if (m["name"] == "process_name") process_names[m["pid"]] = m["args"]["name"];
+    if (m["name"] == "thread_name" && m["pid"] == gpu_pid) thread_names[m["tid"]] = m["args"]["name"];
+  }
+  EXPECT_EQ(process_names[gpu_pid], "GPU 0: NVIDIA H200 (pid 10)");
+  EXPECT_EQ(thread_names[7], "stream 7");
+  EXPECT_EQ(thread_names[9], "stream 9");
+}
+
 TEST(ExportChrome, GzipDecompressesToTheSameBytes) {
   TwoHosts run;
   Trace trace = TraceOf({&run.a, &run.b});

@@ -298,21 +298,20 @@ void Decoder::ReadMetadata() {
     Error("header truncated at byte " + Num(size) + " (metadata ends at byte " + Num(end) + ")");
     end = size;
   }
-  // d[p] is the byte at file offset p, for p in [metadata_offset_, end).
   const std::span<const uint8_t> meta = src_->View(metadata_offset_, end - metadata_offset_);
   if (meta.size() < end - metadata_offset_) end = metadata_offset_ + meta.size();  // shrank meanwhile
-  const uint8_t* d = meta.data() - metadata_offset_;
+  auto at = [&](uint64_t file_offset) { return meta.data() + (file_offset - metadata_offset_); };
   uint64_t p = metadata_offset_;
   while (p + 6 <= end) {
-    auto key = static_cast<format::MetaKey>(Load<uint16_t>(d + p));
-    uint64_t len = Load<uint32_t>(d + p + 2);
+    auto key = static_cast<format::MetaKey>(Load<uint16_t>(at(p)));
+    uint64_t len = Load<uint32_t>(at(p + 2));
     if (key == format::MetaKey::kEnd) return;
     if (len > end - (p + 6)) {
       if (!metadata_cut_) Error("metadata entry at byte " + Num(p) + " runs past the metadata (length " + Num(len) + ")");
       skipped_ += end - p;
       return;
     }
-    std::string value(reinterpret_cast<const char*>(d + p + 6), len);
+    std::string value(reinterpret_cast<const char*>(at(p + 6)), len);
     switch (key) {
       case format::MetaKey::kHost: img_.host = std::move(value); break;
       case format::MetaKey::kExecutable: img_.executable = std::move(value); break;
@@ -381,7 +380,6 @@ void Decoder::ReadChunks() {
     const uint64_t off = header_region_ + k * chunk_size_;
     const uint64_t avail = std::min<uint64_t>(chunk_size_, size - off);
     const std::span<const uint8_t> head = src_->View(off, std::min<uint64_t>(avail, sizeof(ChunkHeader)));
-    const uint8_t* const d = head.data() - off;  // d[x] is the byte at file offset x
     if (head.size() < std::min<uint64_t>(avail, sizeof(ChunkHeader))) {
       shrank_ = true;  // reported by EndOfData
       break;
@@ -394,7 +392,7 @@ void Decoder::ReadChunks() {
       skipped_ += avail;
       continue;
     }
-    const uint32_t magic = Load<uint32_t>(d + off + offsetof(ChunkHeader, magic));
+    const uint32_t magic = Load<uint32_t>(head.data() + offsetof(ChunkHeader, magic));
     if (magic == 0) continue;  // claimed but not yet initialised, or preallocated zeros
     if (magic != format::kChunkMagic) {
       char hex[16];
@@ -406,11 +404,11 @@ void Decoder::ReadChunks() {
     ChunkDesc c;
     c.slot = k;
     c.offset = off;
-    c.tid = Load<uint32_t>(d + off + offsetof(ChunkHeader, tid));
-    c.thread_index = Load<uint32_t>(d + off + offsetof(ChunkHeader, thread_index));
-    c.seq = Load<uint32_t>(d + off + offsetof(ChunkHeader, thread_seq));
-    c.base_ns = Load<uint64_t>(d + off + offsetof(ChunkHeader, base_ns));
-    uint64_t committed = Load<uint32_t>(d + off + offsetof(ChunkHeader, committed));
+    c.tid = Load<uint32_t>(head.data() + offsetof(ChunkHeader, tid));
+    c.thread_index = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_index));
+    c.seq = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_seq));
+    c.base_ns = Load<uint64_t>(head.data() + offsetof(ChunkHeader, base_ns));
+    uint64_t committed = Load<uint32_t>(head.data() + offsetof(ChunkHeader, committed));
     const uint64_t room = chunk_size_ - sizeof(ChunkHeader);
     if (committed > room) {
       Error("chunk " + Num(k) + ": committed count " + Num(committed) + " beyond chunk size " +
@@ -520,8 +518,9 @@ bool Decoder::KeepEvent(uint32_t domain_ref) {
 
 void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   const std::span<const uint8_t> view = src_->View(c.data_begin, c.data_end - c.data_begin);
-  const uint8_t* const base = view.data() - c.data_begin;  // base + x: the byte at file offset x
   const uint8_t* p = view.data();
+  // The file offset of a byte of the view, for messages.
+  auto offset_of = [&](const uint8_t* q) { return c.data_begin + static_cast<uint64_t>(q - view.data()); };
   const uint8_t* const end = view.data() + view.size();
   const bool cut = c.cut || view.size() < c.data_end - c.data_begin;
   if (view.size() < c.data_end - c.data_begin) shrank_ = true;
@@ -537,7 +536,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     }
     const TagInfo layout = TagLayout(tag, img_.version);
     if (layout.fields == 0) {
-      Error("bad record tag " + Num(tag) + " at byte " + Num(static_cast<uint64_t>(rec - base)));
+      Error("bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
       skipped_ += static_cast<uint64_t>(end - rec);
       return;
     }
@@ -546,7 +545,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     std::string_view bytes;
     if (whole && tag == static_cast<uint8_t>(RecordTag::kString)) {
       if (f[1] > format::kMaxStringBytes) {
-        Error("string of " + Num(f[1]) + " bytes at byte " + Num(static_cast<uint64_t>(rec - base)) +
+        Error("string of " + Num(f[1]) + " bytes at byte " + Num(offset_of(rec)) +
               " (longer than kMaxStringBytes " + Num(format::kMaxStringBytes) + ")");
         skipped_ += static_cast<uint64_t>(end - rec);
         return;
@@ -562,7 +561,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       // A record cut by the end of the data is expected where the data was cut (already
       // reported); inside committed bytes it is damage.
       if (!cut) {
-        Error("malformed record (tag " + Num(tag) + ") at byte " + Num(static_cast<uint64_t>(rec - base)));
+        Error("malformed record (tag " + Num(tag) + ") at byte " + Num(offset_of(rec)));
       }
       skipped_ += static_cast<uint64_t>(end - rec);
       return;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -32,52 +33,31 @@ class CudaExport {
       : p_(p), img_(img), pi_(pi), pid_(pid), clock_(clock), w_(*w) {}
 
   ChromeCudaStats Run() {
-    std::unordered_map<uint64_t, const CudaCall*> by_correlation;
     for (const CudaCall& c : img_.cuda.calls) {
       if (!c.returned) continue;  // never returned: no duration to show
       WriteCall(c);
-      by_correlation.emplace(c.correlation, &c);
+      by_correlation_.emplace(c.correlation, &c);
     }
     for (const GpuKernel& k : img_.cuda.kernels) {
-      Gpu(k.device, k.stream, k.start_ns, k.end_ns, "kernel");
-      w_.Key("name");
-      w_.Raw(w_.Name(k.name));
-      w_.Raw(",\"args\":{");
-      Common(k.device, k.context, k.stream, k.correlation);
-      w_.Raw(",\"grid\":[");
-      Triple(k.grid);
-      w_.Raw("],\"block\":[");
-      Triple(k.block);
-      w_.Raw("],\"registers per thread\":");
-      w_.Num(k.registers);
-      w_.Raw(",\"shared memory\":");
-      w_.Num(uint64_t{k.static_shared} + k.dynamic_shared);
-      w_.Raw("}");
-      w_.End();
-      Flow(by_correlation, k.correlation, k.device, k.stream, k.start_ns);
+      GpuOp(k, "kernel", w_.Name(k.name), [&] {
+        w_.Raw(",\"grid\":[");
+        Triple(k.grid);
+        w_.Raw("],\"block\":[");
+        Triple(k.block);
+        w_.Raw("],\"registers per thread\":");
+        w_.Num(k.registers);
+        w_.Raw(",\"shared memory\":");
+        w_.Num(uint64_t{k.static_shared} + k.dynamic_shared);
+      });
     }
     for (const GpuMemcpy& m : img_.cuda.memcpys) {
-      Gpu(m.device, m.stream, m.start_ns, m.end_ns, "gpu_memcpy");
-      w_.Key("name");
-      w_.Raw(Quote("Memcpy " + MemcpyKindName(m.kind) + " (" + MemoryKindLabel(m.src_memory) + " -> " +
-                   MemoryKindLabel(m.dst_memory) + ")"));
-      w_.Raw(",\"args\":{");
-      Common(m.device, m.context, m.stream, m.correlation);
-      Bytes(m.bytes, m.duration());
-      w_.Raw("}");
-      w_.End();
-      Flow(by_correlation, m.correlation, m.device, m.stream, m.start_ns);
+      const std::string name = Quote("Memcpy " + MemcpyKindName(m.kind) + " (" + MemoryKindLabel(m.src_memory) +
+                                     " -> " + MemoryKindLabel(m.dst_memory) + ")");
+      GpuOp(m, "gpu_memcpy", name, [&] { Bytes(m.bytes, m.duration()); });
     }
     for (const GpuMemset& m : img_.cuda.memsets) {
-      Gpu(m.device, m.stream, m.start_ns, m.end_ns, "gpu_memset");
-      w_.Key("name");
-      w_.Raw(Quote(std::string("Memset (") + MemoryKindLabel(m.memory) + ")"));
-      w_.Raw(",\"args\":{");
-      Common(m.device, m.context, m.stream, m.correlation);
-      Bytes(m.bytes, m.duration());
-      w_.Raw("}");
-      w_.End();
-      Flow(by_correlation, m.correlation, m.device, m.stream, m.start_ns);
+      const std::string name = Quote(std::string("Memset (") + MemoryKindLabel(m.memory) + ")");
+      GpuOp(m, "gpu_memset", name, [&] { Bytes(m.bytes, m.duration()); });
     }
     return stats_;
   }
@@ -152,15 +132,25 @@ class CudaExport {
     w_.Raw("\"");
   }
 
-  void Common(uint32_t device, uint32_t context, uint32_t stream, uint64_t correlation) {
-    w_.Raw("\"device\":");
-    w_.Num(device);
+  // One kernel, memcpy or memset (`op`): the event with its common args, `more_args()` writing the
+  // rest, then the flow from the call that started it.
+  template <typename Op, typename MoreArgs>
+  void GpuOp(const Op& op, const char* cat, std::string_view quoted_name, MoreArgs more_args) {
+    Gpu(op.device, op.stream, op.start_ns, op.end_ns, cat);
+    w_.Key("name");
+    w_.Raw(quoted_name);
+    w_.Raw(",\"args\":{\"device\":");
+    w_.Num(op.device);
     w_.Raw(",\"context\":");
-    w_.Num(context);
+    w_.Num(op.context);
     w_.Raw(",\"stream\":");
-    w_.Num(stream);
+    w_.Num(op.stream);
     w_.Raw(",\"correlation\":");
-    w_.Num(correlation);
+    w_.Num(op.correlation);
+    more_args();
+    w_.Raw("}");
+    w_.End();
+    Flow(op.correlation, op.device, op.stream, op.start_ns);
   }
 
   void Triple(const uint32_t (&v)[3]) {
@@ -182,10 +172,9 @@ class CudaExport {
   }
 
   // "s" at the call's start on its thread, "f" (binding to the enclosing slice) at the GPU work.
-  void Flow(const std::unordered_map<uint64_t, const CudaCall*>& calls, uint64_t correlation, uint32_t device,
-            uint32_t stream, uint64_t start_ns) {
-    auto it = calls.find(correlation);
-    if (correlation == 0 || it == calls.end()) return;
+  void Flow(uint64_t correlation, uint32_t device, uint32_t stream, uint64_t start_ns) {
+    auto it = by_correlation_.find(correlation);
+    if (correlation == 0 || it == by_correlation_.end()) return;
     ++stats_.flows;
     const uint64_t id = (static_cast<uint64_t>(pi_) << 40) | (correlation & ((uint64_t{1} << 40) - 1));
     for (int end = 0; end < 2; ++end) {
@@ -213,6 +202,7 @@ class CudaExport {
   ChromeWriter& w_;
   ChromeCudaStats stats_;
   std::unordered_map<StringId, std::string> api_names_;
+  std::unordered_map<uint64_t, const CudaCall*> by_correlation_;  // returned calls
   std::set<uint32_t> named_devices_;
   std::set<std::pair<uint32_t, uint32_t>> named_streams_;
 };

@@ -12,6 +12,8 @@
 //   fork   forks; the child issues a callback, queues a kernel, calls InitializeInjection again and
 //          exits: it must not record CUDA, and must not flush (it prints whether it did)
 //   init   only InitializeInjection (for the cases where CUPTI cannot be used)
+//   calls N  only N runtime API calls (cudaLaunchKernel, enter and exit, correlations 1..N) and
+//            nothing else: scripts/bench's bytes per CUDA API call
 // Prints what it saw ("hooks: ...", "periodic flushes: N", ...).
 #include <cupti.h>
 #include <dlfcn.h>
@@ -155,6 +157,14 @@ int main(int argc, char** argv) {
          g.now() != 0 ? 1 : 0);
 
   const int R = CUPTI_CB_DOMAIN_RUNTIME_API, D = CUPTI_CB_DOMAIN_DRIVER_API;
+  if (strcmp(mode, "calls") == 0) {
+    const long n = argc > 2 ? atol(argv[2]) : 0;
+    for (long i = 1; i <= n; ++i) {
+      Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", static_cast<uint32_t>(i), 0);
+    }
+    printf("calls %ld\n", n);
+    return 0;
+  }
   // A runtime launch and the driver call it makes: one call (corr 1).
   Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", 1, 0,
        [&] { Call(D, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", 2, 0); });

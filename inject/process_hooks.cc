@@ -301,7 +301,8 @@ __attribute__((visibility("default"))) pid_t wait3(int* status, int options, str
 __attribute__((visibility("default"))) int waitid(idtype_t idtype, id_t id, siginfo_t* info, int options) {
   EnsureInit();
   int rc = g_real.waitid(idtype, id, info, options);
-  if (rc == 0 && info != nullptr && info->si_pid > 0) {
+  // WNOWAIT only peeks: the child is reaped (and recorded) by a later wait.
+  if (rc == 0 && info != nullptr && info->si_pid > 0 && (options & WNOWAIT) == 0) {
     if (info->si_code == CLD_EXITED) {
       NoteChildExit(info->si_pid, W_EXITCODE(info->si_status, 0));
     } else if (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED) {

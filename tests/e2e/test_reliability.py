@@ -18,6 +18,7 @@ import unittest
 
 from common import (PROGRAMS, SANITIZER, TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program,
                     ranges, skip_in_sanitizer_build, _limit_file_size)
+from trace_decode import of, read_trace
 
 
 def read_counts(path):
@@ -236,6 +237,10 @@ class SpawnTest(TraceTest):
                 # TSan runtime turns vfork into fork, so there vfork + exec is fork + exec too.)
                 forked = how.startswith("fork_") or (how == "vfork_execve" and SANITIZER == "thread")
                 self.assertEqual(len(child["files"]), 2 if forked else 1)
+                # Reaped once (after two waitid(WNOWAIT) peeks): one CHILD_EXIT record.
+                [parent_file] = [f for f in parent["files"]]
+                exits = [r for r in of(read_trace(parent_file), "CHILD_EXIT") if r["pid"] == child["pid"]]
+                self.assertEqual(len(exits), 1, exits)
 
     def test_without_follow_children_no_child_records(self):
         for how, env in itertools.product(self.HOWS, self.ENVS):

@@ -7,6 +7,7 @@
 //   ENV  inherit   the program's own environ
 //        null      envp = NULL: an empty environment (Linux execve; glibc's posix_spawn passes it on)
 //        explicit  {"TP_SPAWN=explicit", "PATH=/usr/bin:/bin"}: none of trainprof's variables
+// It peeks at the child's end with waitid(WNOWAIT) twice before reaping it with waitpid.
 // Prints "<HOW> <ENV>: exit=N" (or "signal=N"), then "environ unchanged" or what changed.
 // Exits 0 when the child could be started and environ is unchanged, else 1.
 #include <fcntl.h>
@@ -84,6 +85,12 @@ int main(int argc, char** argv) {
   if (rc != 0 || pid < 0) {
     printf("%s %s: cannot start %s: %s\n", how.c_str(), env.c_str(), prog, strerror(rc != 0 ? rc : errno));
     return 1;
+  }
+  // Peek at its end twice first (waitid with WNOWAIT, as Python's subprocess does): it is reaped
+  // once, by the waitpid below, and must be recorded once.
+  for (int peek = 0; peek < 2; ++peek) {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0) return 1;
   }
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return 1;

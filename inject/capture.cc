@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "runtime.h"
 #include "string_table.h"
 
 namespace trainprof::inject {
@@ -26,6 +27,10 @@ struct CaptureGlobals {
   int launcher_pid = 0;
   std::atomic<uint64_t> state{0};
   std::atomic<uint32_t> name_id{0};  ///< string id of the nvtx:NAME range name (0: not yet known)
+  // nvtx:DOMAIN:NAME, as the report shows a range of a domain: the part after the first ':' in the
+  // domain named by the part before it (0: the name has no such split, or not yet known).
+  std::atomic<uint32_t> split_name_id{0};
+  std::atomic<uint32_t> split_domain_id{0};
   std::atomic<uint64_t> ring[kCaptureRingSize] = {};  ///< CaptureRingWord of the last range changes
 };
 CaptureGlobals g;
@@ -124,6 +129,8 @@ void InitCapture(const Config& cfg, bool records) {
                        : CaptureSettings{};
   g.launcher_pid = cfg.launcher_pid;
   g.name_id.store(0, std::memory_order_relaxed);
+  g.split_name_id.store(0, std::memory_order_relaxed);
+  g.split_domain_id.store(0, std::memory_order_relaxed);
   for (auto& w : g.ring) w.store(0, std::memory_order_relaxed);
   g.state.store(InitialCaptureState(g.settings), std::memory_order_relaxed);
   g_capture_configured.store(g.settings.configured() ? 1 : 0, std::memory_order_release);
@@ -158,6 +165,19 @@ void CaptureThreadStarted(ThreadState* t) {
     // thread can push the range before the id is known.
     uint32_t id = InternBytes(t, g.settings.nvtx_name, g.settings.nvtx_name_len);
     if (id != 0) g.name_id.store(id, std::memory_order_relaxed);
+    const char* colon = static_cast<const char*>(memchr(g.settings.nvtx_name, ':', g.settings.nvtx_name_len));
+    const uint32_t prefix = colon == nullptr ? 0 : static_cast<uint32_t>(colon - g.settings.nvtx_name);
+    StringTable* table = Rt().strings;
+    if (colon != nullptr && prefix > 0 && prefix + 1 < g.settings.nvtx_name_len && table != nullptr) {
+      // The domain's id is the one nvtxDomainCreate gives for that name (the same for every call).
+      const uint32_t domain_name = InternBytes(t, g.settings.nvtx_name, prefix);
+      const uint32_t name = InternBytes(t, colon + 1, g.settings.nvtx_name_len - prefix - 1);
+      const uint32_t domain = domain_name != 0 ? table->Domain(t, domain_name) : 0;
+      if (name != 0 && domain != 0) {
+        g.split_name_id.store(name, std::memory_order_relaxed);
+        g.split_domain_id.store(domain, std::memory_order_relaxed);
+      }
+    }
   }
   StateAt(t, NowNs());
 }
@@ -175,7 +195,10 @@ int CapturePushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
   } else {
     uint64_t state = g.state.load(std::memory_order_acquire);
     if (g.settings.mode == CaptureMode::kNvtx && t->capture_level < 0 && name != 0 && !RangeOn(state) &&
-        (state & capture_bits::kRangeDone) == 0 && name == g.name_id.load(std::memory_order_relaxed)) {
+        (state & capture_bits::kRangeDone) == 0 &&
+        (name == g.name_id.load(std::memory_order_relaxed) ||
+         (domain != 0 && name == g.split_name_id.load(std::memory_order_relaxed) &&
+          domain == g.split_domain_id.load(std::memory_order_relaxed)))) {
       // The capture starts with this push (recorded); its matching pop on this thread ends it.
       bool began = false;
       state = Transition(t, now, CaptureEvent::kRangeBegin, CaptureReason::kNvtxRange, &began);

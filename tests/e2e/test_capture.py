@@ -44,6 +44,16 @@ class NvtxCaptureTest(TraceTest):
         self.assertEqual(len(notes), 1, rep["warnings"])
         self.assertIn("(--capture-range=nvtx:step --capture-range-end=stop): 1 interval captured", notes[0])
 
+    def test_domain_and_name_as_the_report_shows_them(self):
+        # nvtx:capture_test:step is "step" in the domain capture_test (as the report names it):
+        # only step 2, the one pushed in that domain.
+        self.profile([CAPTURE, "nvtx"], follow=False, extra=["--capture-range=nvtx:capture_test:step"])
+        rep = self.report()
+        main = rep["processes"][0]
+        self.assertEqual(calls(main), {"capture_test:step": 1, "inner": 2})
+        self.assertEqual(marks(rep), {"tick": 1})
+        self.assertIn("1 interval captured", capture_notes(rep)[0])
+
     def test_repeat_records_every_step_range_in_any_domain(self):
         rep, main = self.run_nvtx("repeat")
         self.assertEqual(calls(main), {"step": 3, "capture_test:step": 1, "inner": 7, "worker": 1,
@@ -172,13 +182,18 @@ class PythonShimTest(TraceTest):
     """Ranges the Python shim pushes through the library's C API start captures too."""
 
     def test_optimizer_step_ranges_only(self):
-        self.profile([PYTHON, os.path.join(WORKLOADS, "dataloader_train.py"), "--workers", "1", "--batches", "6"],
-                     follow=False, extra=["--capture-range=nvtx:Optimizer.step#SGD.step",
-                                          "--capture-range-end=repeat"], timeout=300)
-        rep = self.report()
-        main = rep["processes"][0]
-        self.assertEqual(calls(main), {"trainprof:Optimizer.step#SGD.step": 6})
-        self.assertIn("6 intervals captured", capture_notes(rep)[0])
+        # By its name, and by the name the report shows ("trainprof:" is the shim's NVTX domain).
+        for name in ("Optimizer.step#SGD.step", "trainprof:Optimizer.step#SGD.step"):
+            with self.subTest(name=name):
+                self.tearDown()
+                self.setUp()
+                self.profile([PYTHON, os.path.join(WORKLOADS, "dataloader_train.py"), "--workers", "1",
+                              "--batches", "6"], follow=False,
+                             extra=["--capture-range=nvtx:" + name, "--capture-range-end=repeat"], timeout=300)
+                rep = self.report()
+                main = rep["processes"][0]
+                self.assertEqual(calls(main), {"trainprof:Optimizer.step#SGD.step": 6})
+                self.assertIn("6 intervals captured", capture_notes(rep)[0])
 
 
 class UsageTest(TraceTest):

@@ -258,9 +258,13 @@ int RunRun(const RunArgs& args) {
   for (const ChildProcess::Reaped& d : descendants) RecordRootEnd(dir, d.pid, d.status, d.reaped_ns, &patch_error);
   TraceDirSummary summary = SummarizeTraceDir(dir);
   if (summary.files == 0) {
-    Message("no trace file was written in " + dir +
-            " \u2014 is the command statically linked, setuid/setgid (the loader then ignores "
-            "LD_PRELOAD), or did it clear LD_PRELOAD?");
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      Message("no trace file was written in " + dir + ": " + strerror(errno));
+    } else {
+      Message("no trace file was written in " + dir +
+              " \u2014 is the command statically linked, setuid/setgid (the loader then ignores "
+              "LD_PRELOAD), or did it clear LD_PRELOAD?");
+    }
     return exit_status;
   }
   Message(SummaryLine(dir, summary));

@@ -81,7 +81,13 @@ void NvtxMatcher::End(uint64_t range_id, uint64_t time_ns) {
       return;
     }
   }
+  if (held_ends_ >= kMaxHeldEnds) {
+    ++Slot(0, 0, RangeStyle::kStartEnd, true).unbalanced;
+    ++unbalanced_;
+    return;
+  }
   early_ends_[range_id].push_back(time_ns);  // its start may be on a thread decoded later
+  ++held_ends_;
 }
 
 void NvtxMatcher::MatchLeftovers(uint64_t range_id, std::vector<Open>* starts, std::vector<uint64_t>* ends) {

@@ -4,6 +4,9 @@
 // DurationSummary per range name. Memory: the open ranges and the distinct names, not the events.
 // The rules are those of nvtx_summary.h. Ids are the reader's image-local refs, mapped to pool
 // ids afterwards (NvtxSummary keys may then merge).
+// An end whose start has not been seen is held until the image ends (its start may be on a thread
+// decoded later); past kMaxHeldEnds such ends (a program ending ids it never started, in bulk)
+// further ones are counted as ends without a start at once, so memory stays bounded.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,8 @@ namespace trainprof::collector {
 
 class NvtxMatcher {
  public:
+  static constexpr size_t kMaxHeldEnds = size_t{1} << 20;
+
   void Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns);
   void Pop(uint32_t thread, uint32_t domain, uint64_t time_ns);
   void Mark(uint32_t domain, uint32_t name);
@@ -46,6 +51,7 @@ class NvtxMatcher {
   std::vector<Open>* last_stack_ = nullptr;
   std::unordered_map<uint64_t, std::vector<Open>> open_starts_;       // by range id
   std::unordered_map<uint64_t, std::vector<uint64_t>> early_ends_;    // by range id: no start yet
+  size_t held_ends_ = 0;                                               // Σ early_ends_ sizes
   uint64_t unbalanced_ = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "collector/nvtx_matcher.h"
 #include "collector/nvtx_stats.h"
 #include "collector/render.h"
 #include "collector/report.h"
@@ -319,6 +320,31 @@ TEST(NvtxStats, ManyCallsGiveAnEstimatedMedianThatSaysSo) {
   Report small = Analyze(TraceOf({&c}), {});
   EXPECT_TRUE(small.nvtx_ranges[0].median_exact);
   EXPECT_EQ(RenderText(small).find("estimated"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainprof::collector
+
+namespace trainprof::collector {
+namespace {
+
+// Ends of ids never started, in bulk: counted, with the matcher's memory bounded (the ends past
+// kMaxHeldEnds are counted at once).
+TEST(NvtxMatcher, EndsWithoutStartsAreCountedAndBounded) {
+  NvtxMatcher m;
+  const uint64_t n = NvtxMatcher::kMaxHeldEnds + 1000;
+  for (uint64_t i = 0; i < n; ++i) m.End(1'000'000 + i, i);
+  m.Start(1, 2, 5, 10);
+  m.End(5, 30);
+  NvtxSummary s = m.Finish();
+  EXPECT_EQ(s.unbalanced, n);
+  uint64_t orphans = 0, matched = 0;
+  for (const RangeSamples& r : s.ranges) {
+    if (r.key.orphan) orphans += r.unbalanced;
+    if (!r.key.orphan) matched += r.durations.count();
+  }
+  EXPECT_EQ(orphans, n);
+  EXPECT_EQ(matched, 1u);
 }
 
 }  // namespace

@@ -44,6 +44,13 @@ std::vector<CaptureInterval> CaptureIntervals(const Process& p) {
   return out;
 }
 
+uint64_t RecordedTime(const Process& p) {
+  if (!CaptureLimited(p)) return p.wall_ns;
+  uint64_t total = 0;
+  for (const CaptureInterval& i : CaptureIntervals(p)) total += i.end_ns - i.start_ns;
+  return total;
+}
+
 std::string DescribeCapture(const Process& p, uint64_t offset_ns) {
   const CaptureConfig* cfg = ConfigOf(p);
   if (cfg == nullptr) return "";

@@ -25,6 +25,10 @@ bool CaptureLimited(const Process& p);
 /// The captured intervals of `p`, in time order.
 std::vector<CaptureInterval> CaptureIntervals(const Process& p);
 
+/// The time `p` recorded for (ns): the summed captured intervals when recording was limited, else
+/// its wall time. The denominator of the NVTX tables' Time (%).
+uint64_t RecordedTime(const Process& p);
+
 /// "recording limited to capture ranges (--capture-range=nvtx:step): 2 intervals captured,
 /// 12.0 ms in all: +1.00 s to +1.01 s, ..." with times as offsets: `offset_ns` is the process's
 /// start relative to the report's time zero. "" when recording was not limited.

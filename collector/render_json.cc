@@ -287,6 +287,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"start_ns", p.start_ns},
                      {"end_ns", p.end_ns},
                      {"wall_ns", p.wall_ns},
+                     {"capture_limited", p.capture_limited},
                      {"exit", std::move(exit)},
                      {"events", p.events},
                      {"unbalanced_ranges", p.unbalanced},

@@ -220,6 +220,10 @@ std::string RenderText(const Report& r) {
     out += RangeTableText(r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top);
     out += "  Time (%) = total time / summed wall time of the processes the range occurs in; nested or\n"
            "  concurrent ranges can add up to more than 100%.\n";
+    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.capture_limited; })) {
+      out += "  For a process recorded only in capture ranges or a --delay/--duration window, its captured\n"
+             "  time stands for its wall time.\n";
+    }
   }
 
   if (!r.nvtx_marks.empty()) {

@@ -181,7 +181,7 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
   std::vector<uint64_t> walls(n);
   for (size_t i = 0; i < n; ++i) {
     nvtx[i] = CollectNvtx(trace.processes[i]);
-    walls[i] = trace.processes[i].wall_ns;
+    walls[i] = RecordedTime(trace.processes[i]);
   }
   for (const RangeStats& s : MergedRangeTable(nvtx, walls, strings)) r.nvtx_ranges.push_back(ToRow(s, strings));
   r.nvtx_ranges_omitted = CutToTop(&r.nvtx_ranges, options.top);
@@ -231,6 +231,7 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
     row.start_ns = p.start_ns;
     row.end_ns = p.end_ns;
     row.wall_ns = p.wall_ns;
+    row.capture_limited = CaptureLimited(p);
     row.offset_ns = p.start_realtime_ns - r.start_realtime_ns;
     row.exit_kind = ExitKindName(p.exit.kind);
     if (p.exit.kind != EndKind::kNone) row.exit_code = p.exit.code;
@@ -252,7 +253,7 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
         if (t.name != 0) tr.name = std::string(strings.Get(t.name));
       }
     }
-    for (const RangeStats& s : RangeTable(&nvtx[i], p.wall_ns, strings)) row.nvtx_ranges.push_back(ToRow(s, strings));
+    for (const RangeStats& s : RangeTable(&nvtx[i], walls[i], strings)) row.nvtx_ranges.push_back(ToRow(s, strings));
     row.nvtx_ranges_omitted = CutToTop(&row.nvtx_ranges, options.top);
 
     if (row.unbalanced > 0) {

@@ -75,6 +75,29 @@ TEST(CaptureNote, IntervalsFromRecordsOfEveryThread) {
   EXPECT_EQ(DescribeCapture(p, 0),
             "recording limited (--capture-range=cudaProfilerApi --capture-range-end=repeat): 2 intervals captured, "
             "25.0 ms in all: +10.0 ms to +20.0 ms, +30.0 ms to +45.0 ms");
+  EXPECT_EQ(RecordedTime(p), 25 * kMs);
+}
+
+// Time (%) of a capture-limited process is over the time it captured, not its wall time.
+TEST(CaptureNote, PercentOfTheCapturedTime) {
+  TraceBuilder b(100);
+  b.RawMeta(static_cast<uint16_t>(format::MetaKey::kCapture), "range=nvtx:step\0range_end=repeat"s);
+  int t = b.Thread(100);
+  for (int i = 0; i < 2; ++i) {
+    b.Capture(t, kStart + (100 * i + 10) * kMs, true, CaptureReason::kNvtxRange);
+    b.Push(t, kStart + (100 * i + 10) * kMs, "step");
+    b.Push(t, kStart + (100 * i + 12) * kMs, "inner");
+    b.Pop(t, kStart + (100 * i + 17) * kMs);
+    b.Pop(t, kStart + (100 * i + 20) * kMs);
+    b.Capture(t, kStart + (100 * i + 20) * kMs, false, CaptureReason::kNvtxRange);
+  }
+  b.ProcessEnd(t, kStart + 1'000 * kMs, format::EndKind::kExit, 0);
+  Report r = Analyze(TraceOf({&b}), {});
+  ASSERT_EQ(r.nvtx_ranges.size(), 2u);
+  EXPECT_EQ(r.nvtx_ranges[0].name, "step");
+  EXPECT_DOUBLE_EQ(r.nvtx_ranges[0].percent, 100.0);  // 20 ms of the 20 ms captured (not 2% of 1 s)
+  EXPECT_DOUBLE_EQ(r.nvtx_ranges[1].percent, 50.0);
+  EXPECT_DOUBLE_EQ(r.processes[0].nvtx_ranges[1].percent, 50.0);
 }
 
 TEST(CaptureNote, AnOpenIntervalClosesAtTheWindowEnd) {

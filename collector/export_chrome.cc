@@ -105,7 +105,14 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
         w.End();
       }
 
-      // NVTX: push/pop matched per (thread, domain); start/end as async events.
+      // NVTX: push/pop matched per (thread, domain); start/end as async events, for the ids that
+      // have both (an end without its start, or a start never ended, is left out and counted).
+      std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> start_end;  // id → (starts, ends)
+      for (const NvtxEvent& e : img.nvtx) {
+        if (e.kind() == NvtxKind::kStart) ++start_end[e.range_id].first;
+        if (e.kind() == NvtxKind::kEnd) ++start_end[e.range_id].second;
+      }
+      for (const auto& [id, n] : start_end) stats.unmatched += std::max(n.first, n.second) - std::min(n.first, n.second);
       std::unordered_map<uint64_t, std::vector<const NvtxEvent*>> open;
       uint64_t pushes_open = 0;
       for (const NvtxEvent& e : img.nvtx) {
@@ -156,7 +163,9 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
             w.End();
             break;
           case NvtxKind::kStart:
-          case NvtxKind::kEnd:
+          case NvtxKind::kEnd: {
+            const auto& n = start_end[e.range_id];
+            if (n.first == 0 || n.second == 0) break;
             w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid);
             w.Key("ts");
             w.Micros(ts(p, e.time_ns));
@@ -171,6 +180,7 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
             }
             w.End();
             break;
+          }
         }
       }
       stats.unmatched += pushes_open;

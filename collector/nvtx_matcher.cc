@@ -5,14 +5,16 @@
 
 namespace trainprof::collector {
 
-namespace {
-uint32_t& IndexCell(std::vector<std::vector<uint32_t>>* index, uint32_t domain, uint32_t name) {
-  if (index->size() <= domain) index->resize(domain + 1);
-  std::vector<uint32_t>& row = (*index)[domain];
-  if (row.size() <= name) row.resize(std::max<size_t>(name + 1, 2 * row.size()), 0);
-  return row[name];
+uint32_t* NvtxMatcher::IndexCell(uint32_t domain, uint32_t name, RangeStyle style) {
+  const uint64_t key = uint64_t{domain} << 32 | name;
+  const size_t s = static_cast<size_t>(style);
+  CacheEntry& c = cache_[s][(key * 0x9E3779B97F4A7C15ull) >> 56];  // kCacheSize = 2^8
+  if (c.key != key) {
+    c.key = key;
+    c.cell = &index_[s][key];  // node-based map: the value never moves
+  }
+  return c.cell;
 }
-}  // namespace
 
 RangeSamples& NvtxMatcher::Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan) {
   uint32_t* cell;
@@ -20,7 +22,7 @@ RangeSamples& NvtxMatcher::Slot(uint32_t domain, uint32_t name, RangeStyle style
     const uint64_t k = uint64_t{domain} << 2 | static_cast<uint64_t>(style);
     cell = &other_index_[k];
   } else {
-    cell = &IndexCell(style == RangeStyle::kPushPop ? &push_pop_index_ : &start_end_index_, domain, name);
+    cell = IndexCell(domain, name, style);
   }
   if (*cell == 0) {
     ranges_.push_back({});
@@ -56,12 +58,7 @@ void NvtxMatcher::Pop(uint32_t thread, uint32_t domain, uint64_t time_ns) {
       .durations.Add(time_ns >= push.time_ns ? time_ns - push.time_ns : 0);
 }
 
-void NvtxMatcher::Mark(uint32_t domain, uint32_t name) {
-  if (marks_.size() <= domain) marks_.resize(domain + 1);
-  std::vector<uint64_t>& row = marks_[domain];
-  if (row.size() <= name) row.resize(std::max<size_t>(name + 1, 2 * row.size()), 0);
-  ++row[name];
-}
+void NvtxMatcher::Mark(uint32_t domain, uint32_t name) { ++marks_[uint64_t{domain} << 32 | name]; }
 
 void NvtxMatcher::Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns) {
   open_starts_[range_id].push_back({time_ns, name, domain});
@@ -69,17 +66,11 @@ void NvtxMatcher::Start(uint32_t domain, uint32_t name, uint64_t range_id, uint6
 
 void NvtxMatcher::End(uint64_t range_id, uint64_t time_ns) {
   auto it = open_starts_.find(range_id);
-  if (it != open_starts_.end()) {
-    // The latest start of this id at or before the end (the stack rule of the sorted match).
-    std::vector<Open>& starts = it->second;
-    for (size_t i = starts.size(); i-- > 0;) {
-      if (starts[i].time_ns > time_ns) continue;
-      const Open s = starts[i];
-      starts.erase(starts.begin() + static_cast<std::ptrdiff_t>(i));
-      if (starts.empty()) open_starts_.erase(it);
-      Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(time_ns - s.time_ns);
-      return;
-    }
+  if (it != open_starts_.end() && it->second.size() == 1 && it->second[0].time_ns <= time_ns) {
+    const Open s = it->second[0];
+    open_starts_.erase(it);
+    Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(time_ns - s.time_ns);
+    return;
   }
   if (held_ends_ >= kMaxHeldEnds) {
     ++Slot(0, 0, RangeStyle::kStartEnd, true).unbalanced;
@@ -145,10 +136,8 @@ NvtxSummary NvtxMatcher::Finish() {
   NvtxSummary out;
   out.ranges = std::move(ranges_);
   out.unbalanced = unbalanced_;
-  for (uint32_t d = 0; d < marks_.size(); ++d) {
-    for (uint32_t n = 0; n < marks_[d].size(); ++n) {
-      if (marks_[d][n] != 0) out.marks.push_back({d, n, marks_[d][n]});
-    }
+  for (const auto& [key, count] : marks_) {
+    out.marks.push_back({static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key & 0xffffffffu), count});
   }
   *this = NvtxMatcher();
   return out;

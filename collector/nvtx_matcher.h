@@ -6,7 +6,10 @@
 // ids afterwards (NvtxSummary keys may then merge).
 // An end whose start has not been seen is held until the image ends (its start may be on a thread
 // decoded later); past kMaxHeldEnds such ends (a program ending ids it never started, in bulk)
-// further ones are counted as ends without a start at once, so memory stays bounded.
+// further ones are counted as ends without a start at once, so memory stays bounded. NVTX range
+// ids are unique in a process; an id started more than once (a forged or damaged file) has its
+// ends held too and matched at the end in time order, each to the latest open start before it.
+// Memory and time grow with the (domain, name) pairs used, not with the largest id.
 #pragma once
 
 #include <cstdint>
@@ -38,14 +41,22 @@ class NvtxMatcher {
     uint32_t domain;
   };
   RangeSamples& Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan);
+  uint32_t* IndexCell(uint32_t domain, uint32_t name, RangeStyle style);
   std::vector<Open>& Stack(uint32_t thread, uint32_t domain);
   void MatchLeftovers(uint64_t range_id, std::vector<Open>* starts, std::vector<uint64_t>* ends);
 
   std::vector<RangeSamples> ranges_;
-  std::vector<std::vector<uint32_t>> push_pop_index_;   // [domain][name] → ranges_ index + 1
-  std::vector<std::vector<uint32_t>> start_end_index_;  // the same for start/end ranges
-  std::unordered_map<uint64_t, uint32_t> other_index_;  // orphan rows
-  std::vector<std::vector<uint64_t>> marks_;            // [domain][name] → count
+  // (domain << 32 | name) → ranges_ index + 1, per style; orphan rows by domain << 2 | style.
+  std::unordered_map<uint64_t, uint32_t> index_[2];
+  std::unordered_map<uint64_t, uint32_t> other_index_;
+  // A direct-mapped cache in front of index_: ranges repeat, a hash-map lookup per pop does not.
+  struct CacheEntry {
+    uint64_t key = UINT64_MAX;
+    uint32_t* cell = nullptr;
+  };
+  static constexpr size_t kCacheSize = 256;
+  CacheEntry cache_[2][kCacheSize];
+  std::unordered_map<uint64_t, uint64_t> marks_;  // domain << 32 | name → count
   std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // thread << 32 | domain
   uint64_t last_stack_key_ = UINT64_MAX;
   std::vector<Open>* last_stack_ = nullptr;

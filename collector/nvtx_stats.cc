@@ -16,14 +16,19 @@ std::string DisplayName(StringId domain, StringId name, const StringPool& string
 }
 
 // Total time descending, then calls, then name: a stable, readable order.
+// (Display names are made once per row: a table of 100k names has many ties.)
 void SortTable(std::vector<RangeStats>* table, const StringPool& strings) {
-  std::stable_sort(table->begin(), table->end(), [&](const RangeStats& a, const RangeStats& b) {
+  std::vector<std::pair<std::string, RangeStats>> rows;
+  rows.reserve(table->size());
+  for (RangeStats& s : *table) rows.emplace_back(RangeDisplayName(s.key, strings), std::move(s));
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+    const RangeStats &a = x.second, &b = y.second;
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
     if (a.calls != b.calls) return a.calls > b.calls;
     if (a.unbalanced != b.unbalanced) return a.unbalanced > b.unbalanced;
-    return std::make_tuple(RangeDisplayName(a.key, strings), a.key.style, a.key.orphan) <
-           std::make_tuple(RangeDisplayName(b.key, strings), b.key.style, b.key.orphan);
+    return std::tie(x.first, a.key.style, a.key.orphan) < std::tie(y.first, b.key.style, b.key.orphan);
   });
+  for (size_t i = 0; i < rows.size(); ++i) (*table)[i] = std::move(rows[i].second);
 }
 
 }  // namespace

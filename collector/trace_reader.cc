@@ -102,6 +102,8 @@ class ByteSource {
   virtual std::span<const uint8_t> View(uint64_t off, uint64_t len) = 0;
   /// A read error met by View ("" if none).
   const std::string& error() const { return error_; }
+  /// The first offset >= off that may hold data (not in a hole of a sparse file); size() if none.
+  virtual uint64_t NextData(uint64_t off) { return off; }
 
  protected:
   uint64_t size_ = 0;
@@ -126,6 +128,11 @@ class MemorySource final : public ByteSource {
 class FileSource final : public ByteSource {
  public:
   FileSource(int fd, uint64_t size) : fd_(fd) { size_ = size; }
+  uint64_t NextData(uint64_t off) override {
+    const off_t data = ::lseek(fd_, static_cast<off_t>(off), SEEK_DATA);
+    if (data >= 0) return static_cast<uint64_t>(data);
+    return errno == ENXIO ? size_ : off;  // ENXIO: only a hole after off; other errors: no holes known
+  }
   std::span<const uint8_t> View(uint64_t off, uint64_t len) override {
     if (off >= size_) return {};
     len = std::min(len, size_ - off);
@@ -393,7 +400,13 @@ void Decoder::ReadChunks() {
       continue;
     }
     const uint32_t magic = Load<uint32_t>(head.data() + offsetof(ChunkHeader, magic));
-    if (magic == 0) continue;  // claimed but not yet initialised, or preallocated zeros
+    if (magic == 0) {
+      // Claimed but not yet initialised, or preallocated zeros. In a sparse file, jump over the
+      // hole (a file of a few chunks can claim gigabytes of slots).
+      const uint64_t data = src_->NextData(off);
+      if (data >= off + chunk_size_) k = std::max(k, (data - header_region_) / chunk_size_ - 1);
+      continue;
+    }
     if (magic != format::kChunkMagic) {
       char hex[16];
       std::snprintf(hex, sizeof hex, "0x%08x", magic);
@@ -568,6 +581,11 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     }
 
     if (layout.timed) {
+      if (f[0] > UINT64_MAX - now) {
+        Error("time overflow (delta " + Num(f[0]) + " ns) at byte " + Num(offset_of(rec)));
+        skipped_ += static_cast<uint64_t>(end - rec);
+        return;
+      }
       now += f[0];
       if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
       if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
@@ -813,6 +831,13 @@ DecodedTrace::~DecodedTrace() = default;
 DecodedTrace::DecodedTrace(DecodedTrace&&) noexcept = default;
 DecodedTrace& DecodedTrace::operator=(DecodedTrace&&) noexcept = default;
 
+DecodedTrace DecodedTrace::Failed(const std::string& path, const std::string& error) {
+  DecodedTrace out;
+  out.state_->result.status.path = path;
+  out.state_->result.status.errors.push_back(error);
+  return out;
+}
+
 ReadResult DecodedTrace::Finish(StringPool* strings) {
   State& st = *state_;
   if (st.decoder) {
@@ -838,7 +863,9 @@ DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options
     out.state_->result.status.errors.push_back(what);
     return out;
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (a path swapped after the directory was listed) must not wait for
+  // a writer; it is refused below. pread on a regular file ignores the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno), 0);
   struct stat sb {};
   if (::fstat(fd, &sb) != 0) {

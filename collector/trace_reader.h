@@ -53,6 +53,9 @@ class DecodedTrace {
 
   ReadResult Finish(StringPool* strings);
 
+  /// A file that could not be decoded at all: its status says `error` (e.g. out of memory).
+  static DecodedTrace Failed(const std::string& path, const std::string& error);
+
  private:
   friend DecodedTrace DecodeTraceBytes(std::span<const uint8_t>, const std::string&, const ReadOptions&);
   friend DecodedTrace DecodeTraceFile(const std::string&, const ReadOptions&);

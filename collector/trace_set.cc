@@ -1,14 +1,19 @@
 #include "collector/trace_set.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
-#include <mutex>
-#include <thread>
 #include <filesystem>
+#include <mutex>
+#include <new>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "collector/process_tree.h"
 #include "collector/trace_reader.h"
@@ -51,6 +56,11 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
       }
       std::error_code fe;
       if (it->path().extension() == ".trace" && it->is_regular_file(fe)) found.push_back(it->path());
+      // The iterator skips what it may not enter (skip_permission_denied); say so.
+      if (it->is_directory(fe) && !it->is_symlink(fe) && ::access(it->path().c_str(), R_OK | X_OK) != 0) {
+        out.warnings.push_back(it->path().string() + ": cannot read this directory (" + std::strerror(errno) +
+                               "): trace files in it are left out");
+      }
     }
     std::sort(found.begin(), found.end());
     for (const fs::path& p : found) add(p);
@@ -60,45 +70,59 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
 
 namespace {
 
-// Files decoded at once: one per core (TRAINPROF_REPORT_THREADS overrides; 1 = sequential).
+constexpr size_t kMaxDecodeThreads = 256;
+
+// Files decoded at once: one per core (TRAINPROF_REPORT_THREADS = 1..256 overrides; 1 = one at a
+// time; anything else is ignored).
 size_t DecodeThreads(size_t files) {
   size_t n = std::max(1u, std::thread::hardware_concurrency());
   if (const char* env = std::getenv("TRAINPROF_REPORT_THREADS"); env != nullptr && *env != 0) {
-    char* end = nullptr;
-    unsigned long v = std::strtoul(env, &end, 10);
-    if (end != nullptr && *end == 0 && v > 0) n = v;
+    size_t v = 0;
+    const char* c = env;
+    for (; *c >= '0' && *c <= '9' && v <= kMaxDecodeThreads; ++c) v = v * 10 + static_cast<size_t>(*c - '0');
+    if (*c == 0 && v >= 1 && v <= kMaxDecodeThreads) n = v;
   }
-  return std::min(n, std::max<size_t>(files, 1));
+  return std::min({n, kMaxDecodeThreads, std::max<size_t>(files, 1)});
 }
 
 // The one place where images become a Trace: `decode(i)` decodes the i-th of `count` files. Files
 // are decoded in parallel (they are independent); their strings are then pooled one file after
 // another, in order, so that the result does not depend on the timing.
-template <typename Decode>
-Trace Load(size_t count, Decode decode) {
+// `decode(i)` and `path(i)` give the i-th file's decoding and its name. A file whose decoding runs
+// out of memory is reported as such and the others are read.
+template <typename Decode, typename Path>
+Trace Load(size_t count, Decode decode, Path path) {
   std::vector<DecodedTrace> decoded(count);
-  const size_t threads = DecodeThreads(count);
-  if (threads <= 1) {
-    for (size_t i = 0; i < count; ++i) decoded[i] = decode(i);
-  } else {
-    std::atomic<size_t> next{0};
-    std::mutex failed_mu;
-    std::exception_ptr failed;
-    auto work = [&] {
-      try {
-        for (size_t i; (i = next.fetch_add(1)) < count;) decoded[i] = decode(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failed_mu);
-        if (!failed) failed = std::current_exception();
-        next.store(count);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
-    if (failed) std::rethrow_exception(failed);
+  auto one = [&](size_t i) {
+    try {
+      decoded[i] = decode(i);
+    } catch (const std::bad_alloc&) {
+      decoded[i] = DecodedTrace::Failed(path(i), "not enough memory to read it");
+    }
+  };
+  std::atomic<size_t> next{0};
+  std::mutex failed_mu;
+  std::exception_ptr failed;
+  auto work = [&] {
+    try {
+      for (size_t i; (i = next.fetch_add(1)) < count;) one(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failed_mu);
+      if (!failed) failed = std::current_exception();
+      next.store(count);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < DecodeThreads(count); ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads (limits): those started, and this one, do the work
+    }
   }
+  work();
+  for (std::thread& t : pool) t.join();
+  if (failed) std::rethrow_exception(failed);
   Trace trace;
   std::vector<TraceImage> images;
   for (size_t i = 0; i < count; ++i) {
@@ -117,11 +141,14 @@ Trace Load(size_t count, Decode decode) {
 }  // namespace
 
 Trace LoadTrace(const std::vector<std::string>& files, const ReadOptions& options) {
-  return Load(files.size(), [&](size_t i) { return DecodeTraceFile(files[i], options); });
+  return Load(
+      files.size(), [&](size_t i) { return DecodeTraceFile(files[i], options); }, [&](size_t i) { return files[i]; });
 }
 
 Trace LoadTraceBytes(const std::vector<TraceBytes>& files, const ReadOptions& options) {
-  return Load(files.size(), [&](size_t i) { return DecodeTraceBytes(files[i].bytes, files[i].path, options); });
+  return Load(
+      files.size(), [&](size_t i) { return DecodeTraceBytes(files[i].bytes, files[i].path, options); },
+      [&](size_t i) { return files[i].path; });
 }
 
 }  // namespace trainprof::collector

@@ -15,6 +15,7 @@ namespace trainprof::collector {
 struct TraceFileList {
   std::vector<std::string> files;   ///< each trace file once, in a stable order
   std::vector<std::string> errors;  ///< "PATH: reason" for paths that cannot be read
+  std::vector<std::string> warnings;  ///< "DIR: reason" for subdirectories that could not be searched
 };
 
 /// A file path is taken as it is (whatever its name); a directory is searched recursively for

@@ -159,6 +159,7 @@ int RunReport(const ReportArgs& args) {
   }
   collector::TraceFileList list = collector::FindTraceFiles(args.paths);
   for (const std::string& e : list.errors) Error(e);
+  for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
   if (!list.errors.empty()) return kInputError;
   if (list.files.empty()) {
     Error("no trace files (*.trace) found in " + JoinPaths(args.paths));

@@ -364,6 +364,22 @@ TEST(TraceDamage, HugeStringLengths) {
   EXPECT_EQ(r.image->host, "node0");  // entries before it were read
 }
 
+// A time delta that would wrap the clock past 2^64 ns is damage: the chunk is read up to it.
+TEST(TraceDamage, TimeOverflowIsDamage) {
+  TraceBuilder b(7);
+  int t = b.Thread(7);
+  b.Push(t, b.start_ns() + 10, "a");
+  b.Pop(t, b.start_ns() + 20);
+  for (int i = 0; i < 3; ++i) b.RawFields(t, static_cast<uint8_t>(fmt::RecordTag::kRangePop), {(1ull << 63) + 5, 0});
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(b.Build(), "t.trace", &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0].rfind("time overflow (delta 9223372036854775813 ns) at byte ", 0), 0u) << r.status.errors[0];
+  EXPECT_EQ(r.image->records, 4u);  // "a" defined, push, pop, the first huge pop; not the one that wraps
+  EXPECT_EQ(r.image->nvtx_summary.ranges.size(), 2u);  // "a" and the pop without push
+}
+
 TEST(TraceDamage, BadChunkMagicSkipsOnlyThatChunk) {
   TraceBuilder b(5, 1, 0);
   b.Layout(1024, 256);

@@ -1,6 +1,9 @@
 // Paths → trace files, and loading them from disk.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <filesystem>
 
 #include "test_util.h"
@@ -59,6 +62,68 @@ TEST(TraceSet, LoadTraceKeepsDamagedFilesInTheList) {
   ASSERT_EQ(trace.processes.size(), 2u);
   EXPECT_EQ(trace.processes[1].parent, 0);
   EXPECT_EQ(trace.processes[1].records, 2u);
+}
+
+}  // namespace
+}  // namespace trainprof::collector
+
+namespace trainprof::collector {
+namespace {
+
+// The number of decoding threads changes nothing in the result; a bad TRAINPROF_REPORT_THREADS
+// is ignored (was: "-1" read as ULONG_MAX threads, one per file, which could abort).
+TEST(TraceSet, DecodingThreadsDoNotChangeTheResult) {
+  test::ScratchDir dir;
+  std::vector<std::string> paths;
+  for (int pid = 1; pid <= 12; ++pid) {
+    TraceBuilder b(pid, pid == 1 ? 0 : 1);
+    int t = b.Thread(pid);
+    for (int i = 0; i < 50; ++i) {
+      b.Push(t, b.start_ns() + 100 * i, "name" + std::to_string((pid * 7 + i) % 9));
+      b.Pop(t, b.start_ns() + 100 * i + pid + i);
+    }
+    paths.push_back(b.WriteTo(dir.path()));
+  }
+  auto render = [&](const char* threads) {
+    if (threads) {
+      setenv("TRAINPROF_REPORT_THREADS", threads, 1);
+    } else {
+      unsetenv("TRAINPROF_REPORT_THREADS");
+    }
+    Trace trace = LoadTrace(paths);
+    unsetenv("TRAINPROF_REPORT_THREADS");
+    std::string out;
+    for (size_t i = 0; i < trace.strings.size(); ++i) out += std::string(trace.strings.Get(static_cast<StringId>(i))) + "\n";
+    for (const Process& p : trace.processes) {
+      for (const RangeSamples& r : p.first().nvtx_summary.ranges) {
+        out += std::to_string(p.pid) + " " + std::to_string(r.key.name) + " " + std::to_string(r.durations.total()) + "\n";
+      }
+    }
+    return out;
+  };
+  const std::string one = render("1");
+  EXPECT_EQ(render("2"), one);
+  EXPECT_EQ(render("8"), one);
+  EXPECT_EQ(render("-1"), one);
+  EXPECT_EQ(render("100000"), one);
+  EXPECT_EQ(render("zz"), one);
+  EXPECT_EQ(render(nullptr), one);
+}
+
+// A FIFO among the paths (e.g. swapped in after the directory was listed) is refused at once,
+// never waited on.
+TEST(TraceSet, AFifoIsRefusedWithoutWaiting) {
+  test::ScratchDir dir;
+  const std::string fifo = dir / "pid-9.trace";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  TraceBuilder a(1, 0);
+  const std::string pa = a.WriteTo(dir.path());
+  Trace trace = LoadTrace({pa, fifo});  // would block in open() without O_NONBLOCK
+  ASSERT_EQ(trace.files.size(), 2u);
+  EXPECT_TRUE(trace.files[0].usable);
+  EXPECT_FALSE(trace.files[1].usable);
+  ASSERT_EQ(trace.files[1].errors.size(), 1u);
+  EXPECT_EQ(trace.files[1].errors[0], "not a regular file");
 }
 
 }  // namespace

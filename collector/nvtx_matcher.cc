@@ -81,8 +81,7 @@ void NvtxMatcher::End(uint64_t range_id, uint64_t time_ns) {
   ++held_ends_;
 }
 
-void NvtxMatcher::MatchLeftovers(uint64_t range_id, std::vector<Open>* starts, std::vector<uint64_t>* ends) {
-  (void)range_id;
+void NvtxMatcher::MatchLeftovers(std::vector<Open>* starts, std::vector<uint64_t>* ends) {
   // Time order, a start before an end at the same time; each end closes the latest open start.
   struct Event {
     uint64_t time_ns;
@@ -118,7 +117,7 @@ NvtxSummary NvtxMatcher::Finish() {
   std::vector<Open> none;
   for (auto& [id, ends] : early_ends_) {
     auto it = open_starts_.find(id);
-    MatchLeftovers(id, it == open_starts_.end() ? &none : &it->second, &ends);
+    MatchLeftovers(it == open_starts_.end() ? &none : &it->second, &ends);
     if (it != open_starts_.end()) open_starts_.erase(it);
   }
   for (auto& [id, starts] : open_starts_) {

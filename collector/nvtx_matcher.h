@@ -43,7 +43,8 @@ class NvtxMatcher {
   RangeSamples& Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan);
   uint32_t* IndexCell(uint32_t domain, uint32_t name, RangeStyle style);
   std::vector<Open>& Stack(uint32_t thread, uint32_t domain);
-  void MatchLeftovers(uint64_t range_id, std::vector<Open>* starts, std::vector<uint64_t>* ends);
+  /// Matches one id's held ends with its open starts, in time order (the sorted rule).
+  void MatchLeftovers(std::vector<Open>* starts, std::vector<uint64_t>* ends);
 
   std::vector<RangeSamples> ranges_;
   // (domain << 32 | name) → ranges_ index + 1, per style; orphan rows by domain << 2 | style.

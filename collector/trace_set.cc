@@ -85,11 +85,10 @@ size_t DecodeThreads(size_t files) {
   return std::min({n, kMaxDecodeThreads, std::max<size_t>(files, 1)});
 }
 
-// The one place where images become a Trace: `decode(i)` decodes the i-th of `count` files. Files
-// are decoded in parallel (they are independent); their strings are then pooled one file after
-// another, in order, so that the result does not depend on the timing.
-// `decode(i)` and `path(i)` give the i-th file's decoding and its name. A file whose decoding runs
-// out of memory is reported as such and the others are read.
+// The one place where images become a Trace: `decode(i)` decodes the i-th of `count` files and
+// `path(i)` names it. Files are decoded in parallel (they are independent); their strings are then
+// pooled one file after another, in order, so that the result does not depend on the timing. A
+// file whose decoding runs out of memory is reported as such and the others are read.
 template <typename Decode, typename Path>
 Trace Load(size_t count, Decode decode, Path path) {
   std::vector<DecodedTrace> decoded(count);
@@ -113,7 +112,8 @@ Trace Load(size_t count, Decode decode, Path path) {
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < DecodeThreads(count); ++t) {
+  const size_t threads = DecodeThreads(count);
+  for (size_t t = 1; t < threads; ++t) {
     try {
       pool.emplace_back(work);
     } catch (const std::system_error&) {

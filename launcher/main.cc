@@ -6,6 +6,7 @@
 // Exit status 2 for usage errors; otherwise the subcommand's. docs/cli.md is the reference.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "export_command.h"
@@ -77,8 +78,13 @@ int main(int argc, char** argv) {
     return status == 0 ? 0 : kUsageError;
   }
 
-  if (run->parsed()) return RunRun(run_args);
-  if (report->parsed()) return RunReport(report_args);
-  if (exporter->parsed()) return RunExport(export_args);
+  try {
+    if (run->parsed()) return RunRun(run_args);
+    if (report->parsed()) return RunReport(report_args);
+    if (exporter->parsed()) return RunExport(export_args);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "trainprof: error: out of memory\n";
+    return 1;
+  }
   return kUsageError;  // unreachable with require_subcommand(1)
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "collector/capture_note.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -98,7 +100,8 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     }
   }
   t.steps = train.size();
-  t.warmup_skipped = train.size() >= kWarmupMinSteps;
+  t.recorded_from_delay = RecordedFromDelay(p);
+  t.warmup_skipped = train.size() >= kWarmupMinSteps && !t.recorded_from_delay;
   const Step* warmup = t.warmup_skipped ? train.front() : nullptr;
 
   std::vector<uint64_t> durations;

@@ -97,6 +97,7 @@ struct TrainingProcess {
   uint64_t data_waits = 0;
   uint64_t epoch_ends = 0;  ///< StopIteration calls (kDataEnd)
   bool warmup_skipped = false;
+  bool recorded_from_delay = false;  ///< a --delay window: the first recorded step is no warm-up
   StepStats step;  ///< over the steps in the statistics
   std::array<PartShare, kPartCount> parts{};
   double compute_mean_ns = 0;  ///< forward + backward + optimizer per step

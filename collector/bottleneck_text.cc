@@ -79,6 +79,7 @@ void DescribeProcess(TrainingProcess* tp) {
   s += ": mean " + D(t.step.mean_ns) + ", median " + D(t.step.median_ns) + ", p90 " + D(t.step.p90_ns) + ", std dev " +
        D(t.step.std_ns);
   if (t.warmup_skipped) s += " (step 0 left out as warm-up: " + std::to_string(kWarmupMinSteps) + " or more steps)";
+  if (t.recorded_from_delay) s += " (recorded from the --delay window on: no step left out as warm-up)";
   out.push_back(s + ".");
 
   // The verdict.

@@ -44,6 +44,11 @@ std::vector<CaptureInterval> CaptureIntervals(const Process& p) {
   return out;
 }
 
+bool RecordedFromDelay(const Process& p) {
+  const CaptureConfig* cfg = ConfigOf(p);
+  return cfg != nullptr && cfg->window_start_ns > p.start_ns;
+}
+
 uint64_t RecordedTime(const Process& p) {
   if (!CaptureLimited(p)) return p.wall_ns;
   uint64_t total = 0;

@@ -25,6 +25,10 @@ bool CaptureLimited(const Process& p);
 /// The captured intervals of `p`, in time order.
 std::vector<CaptureInterval> CaptureIntervals(const Process& p);
 
+/// Whether `p` recorded from a --delay window on (its first steps, warm-up included, were not
+/// recorded).
+bool RecordedFromDelay(const Process& p);
+
 /// The time `p` recorded for (ns): the summed captured intervals when recording was limited, else
 /// its wall time. The denominator of the NVTX tables' Time (%).
 uint64_t RecordedTime(const Process& p);

@@ -618,3 +618,33 @@ TEST(Bottleneck, CsvTables) {
 
 }  // namespace
 }  // namespace trainprof::collector
+
+namespace trainprof::collector {
+namespace {
+
+// Recorded from a --delay window on, the first recorded step is a step like the others: no
+// warm-up step is left out, and the report says why.
+TEST(Bottleneck, NoWarmupLeftOutWhenRecordingStartedAtADelay) {
+  for (bool delayed : {false, true}) {
+    TrainRun r;
+    if (delayed) {
+      r.main.RawMeta(static_cast<uint16_t>(fmt::MetaKey::kCapture),
+                     std::string("range_end=stop\0window_start_ns=", 31) + std::to_string(T0 + 5 * kMs));
+    }
+    uint64_t t = T0 + 10 * kMs;
+    t = r.m.Step(t, WithWait(kCompute10, 50 * kMs));  // a slow first step
+    for (int i = 0; i < 9; ++i) t = r.m.Step(t, WithWait(kCompute10, 1 * kMs));
+    Report rep = r.Analyze();
+    ASSERT_EQ(rep.bottleneck.processes.size(), 1u);
+    const TrainingProcess& tp = rep.bottleneck.processes[0];
+    EXPECT_EQ(tp.warmup_skipped, !delayed);
+    EXPECT_EQ(tp.recorded_from_delay, delayed);
+    EXPECT_EQ(tp.step.count, delayed ? 10u : 9u);
+    const std::string text = RenderText(rep);
+    EXPECT_EQ(text.find("no step left out as warm-up") != std::string::npos, delayed) << text;
+    EXPECT_EQ(text.find("step 0 left out as warm-up") != std::string::npos, !delayed) << text;
+  }
+}
+
+}  // namespace
+}  // namespace trainprof::collector

@@ -159,8 +159,11 @@ int RunRun(const RunArgs& args) {
   // user their run (said once, here; the library is then not injected at all).
   std::string dir;
   bool recording = true;
+  bool dir_existed = true;  // with %p the child makes a directory of its own
   if (!pattern->has_pid()) {
     dir = pattern->Expand(0);
+    struct stat before;
+    dir_existed = stat(dir.c_str(), &before) == 0;
     if (int err = MakeDirectories(dir)) {
       Message("cannot create output directory " + dir + ": " + strerror(err) + "; running " +
               args.command.front() + " without profiling");
@@ -215,6 +218,10 @@ int RunRun(const RunArgs& args) {
     switch (failure.stage) {
       case StartFailure::Stage::kExec:
         Message(DescribeExecError(args.command.front(), failure.error));
+        // Nothing ran, so nothing was recorded: leave no empty directory behind (rmdir only
+        // removes an empty one, and only one this run made).
+        if (recording && pattern->has_pid()) rmdir(pattern->Expand(child.pid()).c_str());
+        if (recording && !dir_existed) rmdir(dir.c_str());
         return ExitStatusForExecError(failure.error);
       case StartFailure::Stage::kPrepare:
         Message("cannot create output directory " + pattern->Expand(child.pid()) + ": " +

@@ -106,6 +106,14 @@ not_found)
   grep -q "trace file" "$tmp/err.txt" && fail "printed a trace summary"
   run_tp run -o out -- ./no/such/file
   expect_rc 127; expect_err "trainprof: ./no/such/file: No such file or directory"
+  # Nothing ran: no empty trace directory is left (one that was there stays).
+  [ ! -e out ] || fail "left an empty output directory"
+  run_tp run -o 'pid-%p' -- ./no/such/file
+  expect_rc 127
+  ls -d pid-* >/dev/null 2>&1 && fail "left an empty %p output directory"
+  mkdir kept
+  run_tp run -o kept -- ./no/such/file
+  [ -d kept ] || fail "removed a directory that was there before"
   ;;
 not_executable)
   echo 'echo hi' > script.txt

@@ -95,9 +95,20 @@ int WriteCsv(const Report& report, const std::string& output) {
       return kOutputError;
     }
   }
+  std::vector<std::string> written;
   for (const collector::CsvTable& t : tables) {
     std::string path = is_dir ? (fs::path(output) / t.name).string() : output + t.name;
     if (!WriteFileAtomically(path, t.text)) return kOutputError;
+    written.push_back(path);
+  }
+  // -o names a directory or a prefix (not a file): say where the tables went.
+  if (!written.empty()) {
+    std::cerr << "trainprof: " << written.size() << " CSV tables written: " << written.front()
+              << (written.size() > 1 ? " ... " + written.back() : "")
+              << (!is_dir && output.size() > 4 && output.compare(output.size() - 4, 4, ".csv") == 0
+                      ? " (-o is a directory, or a prefix such as out/report-)"
+                      : "")
+              << "\n";
   }
   return kOk;
 }

@@ -100,42 +100,36 @@ size_t EncodeKernel(const KernelRecord& k, uint64_t base_ns, uint32_t name, uint
   return Done(p, out);
 }
 
-size_t EncodeMemcpy(const MemcpyRecord& m, uint64_t base_ns, uint8_t* out) {
+namespace {
+// GPU_MEMCPY from either copy record: a plain copy (one device, or it and the host) or a peer copy.
+template <typename Record>
+size_t EncodeCopy(const Record& m, uint64_t correlation, uint32_t src_device, uint32_t dst_device, uint64_t base_ns,
+                  uint8_t* out) {
   uint8_t* p = Tag(out, RecordTag::kGpuMemcpy);
   p = PutTime(p, m.start, base_ns);
   p = PutTime(p, m.end, base_ns);
   p = PutVarint(p, m.deviceId);
   p = PutVarint(p, m.contextId);
   p = PutVarint(p, m.streamId);
-  p = PutVarint(p, MemcpyCorrelation(m));
+  p = PutVarint(p, correlation);
   p = PutVarint(p, m.copyKind);
   p = PutVarint(p, m.srcKind);
   p = PutVarint(p, m.dstKind);
   p = PutVarint(p, m.bytes);
-  p = PutVarint(p, m.deviceId);  // a copy within one device, or between it and the host
-  p = PutVarint(p, m.deviceId);
+  p = PutVarint(p, src_device);
+  p = PutVarint(p, dst_device);
   p = PutVarint(p, (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0);
   p = PutVarint(p, m.graphId);
   return Done(p, out);
 }
+}  // namespace
+
+size_t EncodeMemcpy(const MemcpyRecord& m, uint64_t base_ns, uint8_t* out) {
+  return EncodeCopy(m, MemcpyCorrelation(m), m.deviceId, m.deviceId, base_ns, out);
+}
 
 size_t EncodePeerMemcpy(const PeerMemcpyRecord& m, uint64_t base_ns, uint8_t* out) {
-  uint8_t* p = Tag(out, RecordTag::kGpuMemcpy);
-  p = PutTime(p, m.start, base_ns);
-  p = PutTime(p, m.end, base_ns);
-  p = PutVarint(p, m.deviceId);
-  p = PutVarint(p, m.contextId);
-  p = PutVarint(p, m.streamId);
-  p = PutVarint(p, m.correlationId);
-  p = PutVarint(p, m.copyKind);
-  p = PutVarint(p, m.srcKind);
-  p = PutVarint(p, m.dstKind);
-  p = PutVarint(p, m.bytes);
-  p = PutVarint(p, m.srcDeviceId);
-  p = PutVarint(p, m.dstDeviceId);
-  p = PutVarint(p, (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0);
-  p = PutVarint(p, m.graphId);
-  return Done(p, out);
+  return EncodeCopy(m, m.correlationId, m.srcDeviceId, m.dstDeviceId, base_ns, out);
 }
 
 size_t EncodeMemset(const MemsetRecord& m, uint64_t base_ns, uint8_t* out) {

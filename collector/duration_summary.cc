@@ -4,7 +4,6 @@
 #include <bit>
 #include <cmath>
 
-#include "collector/sample_stats.h"
 
 namespace trainprof::collector {
 
@@ -109,32 +108,24 @@ double DurationSummary::ValueAtRank(uint64_t rank) const {
   return static_cast<double>(max_);
 }
 
-double DurationSummary::mean() const {
-  if (count_ == 0) return 0;
+SampleStats DurationSummary::Stats() const {
   if (!histogram_) {
     std::vector<uint64_t> v = exact_;
-    return SummarizeSample(&v).mean;
+    return SummarizeSample(&v);
   }
-  return mean_;
+  SampleStats s;
+  s.count = count_;
+  s.total = total_;
+  s.min = min();
+  s.max = max_;
+  s.mean = mean_;
+  s.std = count_ < 2 ? 0 : std::sqrt(std::max(0.0, m2_) / static_cast<double>(count_ - 1));
+  s.median = count_ % 2 == 1 ? ValueAtRank(count_ / 2) : (ValueAtRank(count_ / 2 - 1) + ValueAtRank(count_ / 2)) / 2.0;
+  return s;
 }
 
-double DurationSummary::std_dev() const {
-  if (count_ < 2) return 0;
-  if (!histogram_) {
-    std::vector<uint64_t> v = exact_;
-    return SummarizeSample(&v).std;
-  }
-  return std::sqrt(std::max(0.0, m2_) / static_cast<double>(count_ - 1));
-}
-
-double DurationSummary::median() const {
-  if (count_ == 0) return 0;
-  if (!histogram_) {
-    std::vector<uint64_t> v = exact_;
-    return SummarizeSample(&v).median;
-  }
-  if (count_ % 2 == 1) return ValueAtRank(count_ / 2);
-  return (ValueAtRank(count_ / 2 - 1) + ValueAtRank(count_ / 2)) / 2.0;
-}
+double DurationSummary::mean() const { return Stats().mean; }
+double DurationSummary::std_dev() const { return Stats().std; }
+double DurationSummary::median() const { return Stats().median; }
 
 }  // namespace trainprof::collector

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "collector/sample_stats.h"
+
 namespace trainprof::collector {
 
 class DurationSummary {
@@ -40,6 +42,8 @@ class DurationSummary {
   double median() const;
   /// True while every value is kept, so that median() is exact.
   bool exact() const { return !histogram_; }
+  /// Every statistic at once (the exact values are sorted once, not once per statistic).
+  SampleStats Stats() const;
 
  private:
   void ToHistogram();

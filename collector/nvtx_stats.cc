@@ -60,15 +60,16 @@ RangeStats Summarize(const RangeKey& key, const DurationSummary& d, uint64_t unb
   s.key = key;
   s.unbalanced = unbalanced;
   s.wall_ns = wall_ns;
-  s.calls = d.count();
-  s.total_ns = d.total();
-  s.min_ns = d.min();
-  s.max_ns = d.max();
-  s.mean_ns = d.mean();
-  s.std_ns = d.std_dev();
-  s.median_ns = d.median();
+  const SampleStats st = d.Stats();
+  s.calls = st.count;
+  s.total_ns = st.total;
+  s.min_ns = st.min;
+  s.max_ns = st.max;
+  s.mean_ns = st.mean;
+  s.std_ns = st.std;
+  s.median_ns = st.median;
   s.median_exact = d.exact();
-  s.percent = wall_ns > 0 ? static_cast<double>(d.total()) * 100.0 / static_cast<double>(wall_ns) : 0.0;
+  s.percent = wall_ns > 0 ? static_cast<double>(st.total) * 100.0 / static_cast<double>(wall_ns) : 0.0;
   return s;
 }
 

@@ -126,7 +126,7 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
              "unbalanced_ranges", "dropped_records", "truncated", "nvtx_misuse_null_names", "nvtx_misuse_names_cut",
              "nvtx_misuse_bad_attributes", "nvtx_misuse_other", "nvtx_misuse_undefined_names",
              "nvtx_misuse_undefined_domains", "gpu_state", "gpu_cupti_result", "gpu_message", "gpu_records_dropped",
-             "gpu_invalid_timestamps", "cuda_calls", "cuda_calls_unfinished"});
+             "gpu_invalid_timestamps", "cuda_calls", "cuda_calls_unfinished", "capture_limited"});
   for (const ProcessRow& p : r.processes) {
     const NvtxMisuse& m = p.nvtx_misuse;
     procs.Row({Num(p.pid), Num(p.ppid), p.parent >= 0 ? Num(r.processes[p.parent].pid) : "", p.host, Opt(p.rank),
@@ -136,7 +136,7 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
                Num(m.names_cut), Num(m.bad_attributes), Num(m.other), Num(m.undefined_names),
                Num(m.undefined_domains), p.gpu.state, Opt(p.gpu.cupti_result), p.gpu.message,
                Num(p.gpu.records_dropped), Num(p.gpu.invalid_timestamps), Num(p.gpu.calls),
-               Num(p.gpu.unfinished_calls)});
+               Num(p.gpu.unfinished_calls), p.capture_limited ? "true" : "false"});
   }
   out.push_back(procs.Take());
 

@@ -1,6 +1,7 @@
 #include "report_command.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,13 +78,17 @@ bool WriteStdout(const std::string& content) {
 // "# <table>.csv" line.
 int WriteCsv(const Report& report, const std::string& output) {
   std::vector<collector::CsvTable> tables = collector::RenderCsv(report);
-  if (output.empty() || output == "-") {
-    std::string all;
-    for (size_t i = 0; i < tables.size(); ++i) {
-      if (i > 0) all += "\r\n";
-      all += "# " + tables[i].name + "\r\n" + tables[i].text;
-    }
-    return WriteStdout(all) ? kOk : kOutputError;
+  std::string all;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (i > 0) all += "\r\n";
+    all += "# " + tables[i].name + "\r\n" + tables[i].text;
+  }
+  if (output.empty() || output == "-") return WriteStdout(all) ? kOk : kOutputError;
+  // A device or FIFO (/dev/null, /dev/stdout, a pipe) gets the stream as stdout would, in place;
+  // never files named after it.
+  struct stat st {};
+  if (stat(output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+    return WriteFileAtomically(output, all) ? kOk : kOutputError;
   }
   std::error_code ec;
   bool is_dir = output.back() == '/' || fs::is_directory(output, ec);
@@ -198,6 +203,7 @@ int RunReport(const ReportArgs& args) {
   options.top = args.top;
   options.full_names = args.full_names;
   Report report = collector::Analyze(trace, options);
+  report.warnings.insert(report.warnings.begin(), list.warnings.begin(), list.warnings.end());
 
   int status = kOk;
   if (args.format == "csv") {

@@ -71,6 +71,16 @@ class ExportTest(TraceTest):
             self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
             self.assertIn(b"traceEvents" if command == ["export"] else b"nvtx_ranges", got[0])
             os.remove(fifo)
+        # CSV into a FIFO: the tables as stdout would get them, in place; no files named after it.
+        fifo = os.path.join(scratch, "csv-fifo")
+        os.mkfifo(fifo)
+        got = []
+        reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+        reader.start()
+        self.run_trainprof(["report", "--format", "csv", "-o", fifo, self.out])
+        reader.join(30)
+        self.assertIn(b"# nvtx_ranges.csv", got[0])
+        self.assertEqual(sorted(os.listdir(scratch)), ["csv-fifo", "link.json", "target.json"])
 
 
 class NvtxWorkloadTest(TraceTest):

@@ -2,6 +2,7 @@
 bottleneck each (tests/workloads/planted.py, ddp_straggler.py), run under --follow-children."""
 
 import os
+import shutil
 import unittest
 
 from common import PYTHON, WORKLOADS, TraceTest
@@ -62,8 +63,22 @@ class VerdictTest(TraceTest):
         self.assertTrue(p["advice"]["startup_significant"])
         self.assertIn("worker_init_fn", text)
 
+    def profile_ddp(self, command):
+        # PyTorch 2.x's gloo process group now and then aborts a rank as it tears down, after the
+        # steps ("terminate called without an active exception" from a std::thread of its own; the
+        # library has none; seen once in this project's full CI runs). That failure, and only it, is
+        # retried once; any other failure, or a second one, fails the test.
+        args = ["run", "-o", self.out, "--follow-children", "--"] + command
+        proc = self.run_trainprof(args, timeout=300, check=False)
+        if proc.returncode != 0 and "terminate called without an active exception" in proc.stderr:
+            shutil.rmtree(self.out, ignore_errors=True)
+            os.makedirs(self.out)
+            proc = self.run_trainprof(args, timeout=300, check=False)
+        self.assertEqual(proc.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (proc.stdout, proc.stderr))
+        return proc
+
     def test_ddp_straggler_rank_is_named(self):
-        self.profile([PYTHON, DDP, "--steps", "10", "--slow-rank", "1", "--port", "29547"])
+        self.profile_ddp([PYTHON, DDP, "--steps", "10", "--slow-rank", "1", "--port", "29547"])
         rep = self.report()
         ranks = rep["bottleneck"]["ranks"]
         self.assertEqual(sorted(r["rank"] for r in ranks["ranks"]), [0, 1])
@@ -78,7 +93,7 @@ class VerdictTest(TraceTest):
         self.assertIn("rank 1 is the straggler", text)
 
     def test_ddp_straggler_follows_the_slow_rank(self):
-        self.profile([PYTHON, DDP, "--steps", "8", "--slow-rank", "0", "--port", "29549"])
+        self.profile_ddp([PYTHON, DDP, "--steps", "8", "--slow-rank", "0", "--port", "29549"])
         self.assertEqual(self.report()["bottleneck"]["ranks"]["straggler"]["rank"], 0)
 
 

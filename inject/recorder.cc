@@ -2,11 +2,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -19,62 +20,85 @@ namespace trainprof::inject {
 
 using format::RecordTag;
 
-// The TLS model stays global-dynamic (the -fPIC default): the library can be dlopen'ed late,
-// when static TLS may be exhausted.
-thread_local ThreadState* tls_thread = nullptr;
+// Initial-exec TLS: an access is one %fs-relative load, never a call to __tls_get_addr, which on
+// a thread's first access after a dlopen may malloc a larger dtv (a deadlock when that access is
+// an NVTX call from a signal handler that interrupted malloc). Preloaded, the library always has
+// static TLS; dlopen'ed late, its few bytes come from the static TLS surplus glibc keeps for
+// such libraries (tests/programs/late_dlopen.cc).
+thread_local ThreadState* tls_thread __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
 pthread_key_t g_thread_key;
-pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+bool g_have_key = false;
 
-// pthread key destructor: the thread is exiting. Its records are already in the file; give back
-// the chunk mapping and the state.
-void ReleaseThread(void* p) {
-  auto* t = static_cast<ThreadState*>(p);
-  Runtime& rt = Rt();
-  // A state from before a fork (the forking thread's, never replaced in the child) belongs to
-  // the parent's Runtime and file: it stays abandoned with them. Its chunk is not ours to punch.
-  if (t->owner != &rt) {
-    if (tls_thread == t) tls_thread = nullptr;
-    return;
-  }
-  // Unlinked while tls_thread still names it: a signal handler that runs here records through
-  // it rather than creating a state (which would take threads_mu, held by this thread).
-  pthread_mutex_lock(&rt.threads_mu);
-  if (t->prev_live != nullptr) t->prev_live->next_live = t->next_live;
-  else rt.threads = t->next_live;
-  if (t->next_live != nullptr) t->next_live->prev_live = t->prev_live;
-  pthread_mutex_unlock(&rt.threads_mu);
-  if (tls_thread == t) tls_thread = nullptr;
-  TraceFile* f = rt.file.load(std::memory_order_acquire);
-  if (f != nullptr && t->chunk != nullptr && rt.pid == getpid()) f->ReleaseChunkOfExitedThread(t->chunk, t->chunk_offset);
-  delete t;
+// A thread's state is its own mapping, never malloc'ed: it is made on the thread's first event,
+// which may be an NVTX call from a signal handler that interrupted malloc (whose locks are not
+// re-entrant). mmap and munmap are system calls, safe there. errno is left as it was.
+constexpr size_t kStateBytes = (sizeof(ThreadState) + 4095) / 4096 * 4096;
+
+ThreadState* MapState() {
+  int saved = errno;
+  void* p = mmap(nullptr, kStateBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  errno = saved;
+  return p == MAP_FAILED ? nullptr : new (p) ThreadState();
 }
 
-void MakeKey() { pthread_key_create(&g_thread_key, ReleaseThread); }
+void UnmapState(ThreadState* t) {
+  int saved = errno;
+  munmap(t, kStateBytes);
+  errno = saved;
+}
+
+// pthread key destructor: the thread is exiting. Its records are already in the file; give back
+// the chunk mapping and the state. Signals are blocked meanwhile: a handler that recorded here
+// would find no state (or one being unmapped) and make one, and its chunk claim would wait for
+// the trace file's lock, which ReleaseChunkOfExitedThread may hold on this very thread. A signal
+// that arrives now is delivered when the mask is restored; its handler then makes a fresh state,
+// which glibc's next destructor round gives back in turn.
+void ReleaseThread(void* p) {
+  auto* t = static_cast<ThreadState*>(p);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  Runtime& rt = Rt();
+  if (tls_thread == t) tls_thread = nullptr;
+  // A state from before a fork (the forking thread's, never replaced in the child) belongs to
+  // the parent's file: its chunk is not ours to punch, and the state stays with the parent's.
+  if (t->owner == &rt) {
+    TraceFile* f = rt.file.load(std::memory_order_acquire);
+    if (f != nullptr && t->chunk != nullptr && rt.pid == getpid()) f->ReleaseChunkOfExitedThread(t->chunk, t->chunk_offset);
+    UnmapState(t);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
 
 }  // namespace
 
+void InitThreadStates() { g_have_key = pthread_key_create(&g_thread_key, ReleaseThread) == 0; }
+
+// Everything here is async-signal-safe (system calls, atomics, the string table's mmap'ed memory
+// under its own lock, which a signal handler on this thread never finds held by this thread: see
+// ThreadState::in_slow): a thread's first event may be an NVTX call from a signal handler.
 ThreadState* CurrentThreadSlow() {
-  EnsureInit();
-  auto* t = new (std::nothrow) ThreadState();
+  if (!InitDone()) EnsureInit();
+  ThreadState* t = MapState();
   if (t == nullptr) return nullptr;
   t->tid = static_cast<uint32_t>(syscall(SYS_gettid));
   t->thread_index = Rt().next_thread_index.fetch_add(1, std::memory_order_relaxed);
   t->prev_ns = NowNs();
-  // tls_thread first: a signal handler that runs while this thread holds threads_mu records
-  // through t instead of coming back here.
+  t->owner = &Rt();
+  // A signal handler that ran meanwhile on this thread made a state already: use that one.
+  if (ThreadState* other = tls_thread) {
+    UnmapState(t);
+    return other;
+  }
+  // tls_thread first: a signal handler that runs from here on records through t instead of
+  // coming back here.
   tls_thread = t;
-  Runtime& rt = Rt();
-  t->owner = &rt;
-  pthread_mutex_lock(&rt.threads_mu);
-  t->next_live = rt.threads;
-  if (rt.threads != nullptr) rt.threads->prev_live = t;
-  rt.threads = t;
-  pthread_mutex_unlock(&rt.threads_mu);
-  pthread_once(&g_key_once, MakeKey);
-  pthread_setspecific(g_thread_key, t);
+  // The key's value lives in the thread descriptor for the first 32 keys (glibc), so this
+  // allocates nothing: the key is made at start-up (InitThreadStates), among the first.
+  if (g_have_key) pthread_setspecific(g_thread_key, t);
   // Name the thread as the OS knows it (NVTX NameOsThread can rename it later).
   char comm[17] = {};
   if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0 && comm[0] != '\0') {

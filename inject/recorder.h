@@ -1,11 +1,15 @@
 // The recorder: per-thread, single-writer buffers that are windows of the trace file.
 //
-//   thread ──► ThreadState (heap, found through one TLS pointer)
+//   thread ──► ThreadState (its own mmap'ed pages, found through one initial-exec TLS pointer)
 //                cur ──────────────► [ChunkHeader | rec | rec | rec |   free   ]  (MAP_SHARED)
 //                                                               ▲committed (release store)
 // Hot path (Begin/Commit): read the clock, check room, encode varints, one release store.
 // No locks, no allocation, no system calls; a thread never writes a cache line another thread
 // writes. Slow path (ReserveSlow): claim the next chunk from TraceFile under its mutex.
+//
+// First event of a thread (CurrentThreadSlow): maps its state and registers its exit, all
+// async-signal-safe (no malloc, no lock the interrupted code can hold): that event may be an NVTX
+// call from a signal handler that interrupted malloc.
 //
 // Recording may be off in this process (not followed, file failed): the ThreadState still exists
 // so that NVTX nesting levels stay right, and Begin() returns nullptr.
@@ -50,11 +54,9 @@ struct ThreadState {
   volatile uint8_t in_slow = 0;
   uint64_t chunk_offset = 0; ///< file offset of `chunk`
   uint32_t cuda_runtime_depth = 0;  ///< CUDA runtime API calls this thread is inside (cupti/api_events.h)
-  /// The Runtime whose list of live threads holds this state (Runtime::threads). After a fork,
-  /// the parent's states belong to the parent's Runtime, which the child abandons with them.
+  /// The Runtime this state was made under. After a fork, the parent's states belong to the
+  /// parent's Runtime, which the child abandons with them.
   Runtime* owner = nullptr;
-  ThreadState* next_live = nullptr;
-  ThreadState* prev_live = nullptr;
   int32_t depth[kMaxDomains] = {};  ///< NVTX push/pop nesting per domain
   // Capture ranges (capture.h), used only when one is configured.
   int32_t capture_level = -1;  ///< level of the nvtx:NAME range that began the capture here (-1: none)
@@ -63,10 +65,16 @@ struct ThreadState {
   CachedString cache[kStringCacheSize];
 };
 
-extern thread_local ThreadState* tls_thread;
+extern thread_local ThreadState* tls_thread __attribute__((tls_model("initial-exec")));
 
 /// Creates this thread's state on its first event. nullptr only if out of memory.
+/// Async-signal-safe once the library is initialised.
 ThreadState* CurrentThreadSlow();
+
+/// Makes the pthread key whose destructor gives back a thread's state at its exit. Once, at
+/// start-up (runtime.cc Init): early, so that the key is among glibc's first 32, whose values
+/// need no allocation.
+void InitThreadStates();
 
 /// Returns this thread's state, creating it on first use. nullptr only if out of memory.
 inline ThreadState* CurrentThread() {

@@ -30,6 +30,7 @@ namespace {
 alignas(Runtime) unsigned char g_runtime_storage[sizeof(Runtime)];
 Runtime* g_runtime = nullptr;
 std::once_flag g_init_once;
+std::atomic<bool> g_init_done{false};
 
 // Opens this process's trace file if it is one we record. Runs at init and in fork children.
 void StartRecording(Runtime& rt, uint32_t flags) {
@@ -71,8 +72,10 @@ void Init() {
   rt->cfg = ReadConfig();
   g_runtime = rt;
   ResolveRealFunctions();
+  InitThreadStates();
   pthread_atfork(OnForkPrepare, nullptr, OnForkChild);
   StartRecording(*rt, 0);
+  g_init_done.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -81,6 +84,8 @@ Runtime& Rt() {
   if (__builtin_expect(g_runtime == nullptr, 0)) EnsureInit();
   return *g_runtime;
 }
+
+bool InitDone() { return g_init_done.load(std::memory_order_acquire); }
 
 void EnsureInit() { std::call_once(g_init_once, Init); }
 
@@ -96,11 +101,8 @@ void OnForkChild() {
   if (rt == nullptr) {  // out of memory: keep the parent's Runtime, recording nothing
     parent->file.store(nullptr);
     parent->recording.store(false);
-    // This thread's state writes into a chunk of the parent's file: drop it. The thread list's
-    // lock may be held by a thread that does not exist here: start the list afresh.
+    // This thread's state writes into a chunk of the parent's file: drop it.
     ForgetCurrentThread();
-    pthread_mutex_init(&parent->threads_mu, nullptr);
-    parent->threads = nullptr;
     return;
   }
   rt->cfg = parent->cfg;

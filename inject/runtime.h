@@ -5,7 +5,8 @@
 //            opens pid-<PID>.trace.
 //   fork ──► OnForkChild() in the child: the parent's file, threads and tables are abandoned
 //            (leaked on purpose: their locks may be held by threads that do not exist here, but
-//            kept reachable through Runtime::parent, so that leak checkers see them as kept);
+//            kept reachable through Runtime::parent, so that leak checkers see them as kept;
+//            thread states are mmap'ed, which leak checkers do not track);
 //            with --follow-children a new file is opened, otherwise recording stops.
 //   exit ──► RecordEnd() from exit()/_exit() hooks or the destructor.
 #pragma once
@@ -33,12 +34,6 @@ struct Runtime {
   std::atomic<uint32_t> next_thread_index{0};
   std::atomic<uint64_t> dropped{0};
   StringTable* strings = nullptr;
-  /// The states of this process's threads that have not exited, linked through
-  /// ThreadState::next_live (recorder.cc; thread start and exit only). A fork child abandons the
-  /// parent's states with the parent's Runtime: nothing else points to those of threads that do
-  /// not exist in the child, and LeakSanitizer would report them when the child exits normally.
-  pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
-  ThreadState* threads = nullptr;
   /// In a fork child, the parent's Runtime, abandoned on purpose (see OnForkChild).
   Runtime* parent = nullptr;
 };
@@ -50,6 +45,9 @@ extern std::atomic<uint64_t> g_nvtx_init_done_ns;
 
 /// The process-wide state. Valid after EnsureInit().
 Runtime& Rt();
+
+/// Whether initialisation has finished (one acquire load; async-signal-safe).
+bool InitDone();
 
 /// Initialises the library once (thread-safe, std::call_once). Cheap after the first call.
 void EnsureInit();

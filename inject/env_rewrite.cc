@@ -1,5 +1,7 @@
 #include "env_rewrite.h"
 
+#include <sys/mman.h>
+
 #include <cstring>
 #include <string_view>
 
@@ -104,7 +106,26 @@ char* RewriteList(const char* entry, const char* name, const char* item, bool fo
   return out;
 }
 
+void* MapEnvMemory(size_t bytes) {
+  int saved = errno;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  errno = saved;
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void UnmapEnvMemory(void* p, size_t bytes) {
+  int saved = errno;
+  munmap(p, bytes);
+  errno = saved;
+}
+
 }  // namespace
+
+EnvMemory g_env_memory = {MapEnvMemory, UnmapEnvMemory};
+
+size_t RewriteBytes(char* const* envp, const Config& cfg) {
+  return RewrittenEnvCapacity(envp) * sizeof(char*) + RewriteScratchBytes(envp, cfg);
+}
 
 size_t RewrittenEnvCapacity(char* const* envp) {
   size_t n = 0;

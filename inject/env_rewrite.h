@@ -1,6 +1,8 @@
 // The environment a child gets at exec. Runs inside exec wrappers, which may run in a vfork()
-// child that shares the parent's memory: no malloc, no locks, no writes to shared state; the
-// caller provides stack storage.
+// child that shares the parent's memory, or in a signal handler: no malloc, no locks, no writes
+// to shared state. Memory (WithRewrittenEnv): the stack up to kEnvStackBytes, beyond that one
+// mmap'ed region for the call (the environment may hold any number of variables; the thread
+// calling exec may have a small stack), unmapped after it returns.
 //
 //   follow children:  our variables are kept, and put back if the program scrubbed them
 //                     (LD_PRELOAD gets our library prepended if it lacks it);
@@ -8,6 +10,9 @@
 //                     so the child does not even load us.
 // The program's own `environ` is never edited.
 #pragma once
+
+#include <alloca.h>
+#include <errno.h>
 
 #include <cstddef>
 
@@ -23,5 +28,45 @@ size_t RewriteScratchBytes(char* const* envp, const Config& cfg);
 /// Writes the child's environment into out[] (capacity from RewrittenEnvCapacity), using
 /// `scratch` for rebuilt strings. envp may be nullptr (an empty environment). Returns out.
 char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out, char* scratch);
+
+/// Most stack bytes one rewrite uses (pointer array and scratch): about 1,500 variables.
+inline constexpr size_t kEnvStackBytes = 16 * 1024;
+
+/// Where a larger rewrite gets its memory: mmap/munmap (async-signal-safe, no allocator lock, errno
+/// kept). Replaceable by tests (e.g. a map that fails, as under RLIMIT_AS).
+struct EnvMemory {
+  void* (*map)(size_t bytes);  ///< nullptr when no memory
+  void (*unmap)(void* p, size_t bytes);
+};
+extern EnvMemory g_env_memory;
+
+/// Bytes one rewrite of envp needs: the pointer array, then the scratch.
+size_t RewriteBytes(char* const* envp, const Config& cfg);
+
+/// Returns call(env) with env the rewritten envp. If the rewrite cannot get its memory, calls
+/// call(envp) with envp unchanged (the program's own call still happens) and sets *refused (the
+/// caller says so once). A vfork child whose exec succeeds leaves the mapping (if one was made)
+/// in the parent: the environment's size, only for environments past kEnvStackBytes.
+template <typename Call>
+int WithRewrittenEnv(char* const* envp, const Config& cfg, bool follow, bool* refused, Call call) {
+  *refused = false;
+  const size_t cap = RewrittenEnvCapacity(envp);
+  const size_t bytes = RewriteBytes(envp, cfg);
+  if (bytes <= kEnvStackBytes) {
+    auto* out = static_cast<char**>(alloca(bytes));
+    return call(RewriteEnv(envp, cfg, follow, out, reinterpret_cast<char*>(out + cap)));
+  }
+  void* mem = g_env_memory.map(bytes);
+  if (mem == nullptr) {
+    *refused = true;
+    return call(envp);
+  }
+  auto* out = static_cast<char**>(mem);
+  int rc = call(RewriteEnv(envp, cfg, follow, out, reinterpret_cast<char*>(out + cap)));
+  int e = errno;
+  g_env_memory.unmap(mem, bytes);
+  errno = e;
+  return rc;
+}
 
 }  // namespace trainprof::inject

@@ -12,7 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+
+#include "config.h"
 #include "env_rewrite.h"
+#include "log.h"
 #include "recorder.h"
 #include "runtime.h"
 #include "string_table.h"
@@ -57,6 +61,18 @@ bool InOwnProcess() {
   return rt.file.load(std::memory_order_acquire) != nullptr && rt.pid == getpid();
 }
 
+// Said once per process, before the call (an exec that succeeds never returns).
+std::atomic<bool> g_env_refusal_said{false};
+
+void SayEnvRefused(char* const* envp, const Config& cfg, bool keep) {
+  if (cfg.quiet || g_env_refusal_said.exchange(true)) return;
+  char n[24], b[24];
+  LogLine("no memory to rewrite a child's environment (", FormatU64(RewrittenEnvCapacity(envp) - 3 - kNumOwnedVars, n),
+          " variables, ", FormatU64(RewriteBytes(envp, cfg), b), " bytes): the child gets it unchanged",
+          keep ? ", without trainprof's variables re-added (it may run unprofiled)" : ", trainprof's variables left in",
+          nullptr);
+}
+
 // Before an exec: note it in the trace (kept if exec fails; the header's end is reset then).
 void BeforeExec(const char* path) {
   if (!InOwnProcess()) return;
@@ -91,10 +107,11 @@ void NoteChildExit(pid_t pid, int status) {
   }
 }
 
-// Runs `call` with the rewritten environment on the stack (vfork-safe: no heap).
-// `same_process`: an exec that replaces this process (not a spawn, not in a vfork child). The
-// launched process keeps our variables when it execs itself even without --follow-children (a
-// pyenv `python3` shim script that execs the real python is still the launched command).
+// Runs `call` with the rewritten environment (env_rewrite.h: bounded stack, else mmap; vfork-
+// and signal-safe: no heap). `same_process`: an exec that replaces this process (not a spawn, not
+// in a vfork child). The launched process keeps our variables when it execs itself even without
+// --follow-children (a pyenv `python3` shim script that execs the real python is still the
+// launched command). Without memory for the rewrite, the program's own call is made unchanged.
 template <typename Call>
 int WithChildEnv(char* const* envp, bool same_process, Call call) {
   Runtime& rt = Rt();
@@ -102,11 +119,12 @@ int WithChildEnv(char* const* envp, bool same_process, Call call) {
   if (cfg.output_dir == nullptr && cfg.lib_path == nullptr) return call(envp);
   bool keep = cfg.follow_children ||
               (same_process && cfg.root_pid != 0 && getpid() == cfg.root_pid && !rt.inert.load());
-  size_t cap = RewrittenEnvCapacity(envp);
-  size_t scratch_bytes = RewriteScratchBytes(envp, cfg);
-  char** out = static_cast<char**>(alloca(cap * sizeof(char*)));
-  char* scratch = static_cast<char*>(alloca(scratch_bytes));
-  return call(RewriteEnv(envp, cfg, keep, out, scratch));
+  bool refused = false;
+  int rc = WithRewrittenEnv(envp, cfg, keep, &refused, [&](char* const* env) {
+    if (env == envp && refused) SayEnvRefused(envp, cfg, keep);
+    return call(env);
+  });
+  return rc;
 }
 
 // An exec that replaces this process: noted before, the child environment applied, and the

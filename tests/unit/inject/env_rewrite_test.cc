@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -113,4 +115,97 @@ TEST(EnvRewrite, SimilarNamesAreNotOurs) {
 }
 
 }  // namespace
+
+// A large environment gets its rewrite from EnvMemory (not the stack); when that has no memory,
+// the program's own call is made with its environment unchanged and the refusal is reported.
+int g_maps = 0, g_unmaps = 0;
+size_t g_mapped = 0;
+void* FailingMap(size_t) {
+  ++g_maps;
+  return nullptr;
+}
+std::vector<char> g_heap;
+void* CountingMap(size_t bytes) {
+  ++g_maps;
+  g_mapped = bytes;
+  g_heap.assign(bytes, '\0');
+  return g_heap.data();
+}
+void CountingUnmap(void*, size_t bytes) {
+  ++g_unmaps;
+  EXPECT_EQ(bytes, g_mapped);
+}
+
+struct BigEnv {
+  std::vector<std::string> strings;
+  std::vector<char*> ptrs;
+  explicit BigEnv(size_t n) {
+    for (size_t i = 0; i < n; ++i) strings.push_back("TP_BIG_" + std::to_string(i) + "=x");
+    strings.push_back("LD_PRELOAD=/usr/lib/libjemalloc.so");
+    for (auto& s : strings) ptrs.push_back(s.data());
+    ptrs.push_back(nullptr);
+  }
+};
+
+TEST(EnvRewrite, SmallEnvironmentsUseTheStackLargeOnesMappedMemory) {
+  const EnvMemory saved = g_env_memory;
+  g_env_memory = {CountingMap, CountingUnmap};
+  Config cfg = TestConfig();
+  g_maps = g_unmaps = 0;
+  BigEnv small(10);
+  bool refused = true;
+  size_t n = 0;
+  int rc = WithRewrittenEnv(small.ptrs.data(), cfg, true, &refused, [&](char* const* env) {
+    for (; env[n] != nullptr; ++n) {}
+    return 7;
+  });
+  EXPECT_EQ(rc, 7);
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(g_maps, 0);
+  EXPECT_EQ(n, 11u + 5u);  // ours put back: output dir, follow flag, lib, NVTX injection path, PYTHONPATH
+
+  BigEnv big(60000);
+  ASSERT_GT(RewriteBytes(big.ptrs.data(), cfg), kEnvStackBytes);
+  std::string preload;
+  rc = WithRewrittenEnv(big.ptrs.data(), cfg, true, &refused, [&](char* const* env) {
+    n = 0;
+    for (; env[n] != nullptr; ++n) {
+      if (strncmp(env[n], "LD_PRELOAD=", 11) == 0) preload = env[n];
+    }
+    errno = ENOENT;
+    return -1;
+  });
+  EXPECT_EQ(rc, -1);
+  EXPECT_EQ(errno, ENOENT);  // the call's errno survives the unmap
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(g_maps, 1);
+  EXPECT_EQ(g_unmaps, 1);
+  EXPECT_EQ(n, 60001u + 5u);
+  EXPECT_EQ(preload, "LD_PRELOAD=/opt/tp/libtrainprof_inject.so:/usr/lib/libjemalloc.so");
+  g_env_memory = saved;
+}
+
+TEST(EnvRewrite, WithoutMemoryTheCallIsMadeWithTheEnvironmentUnchanged) {
+  const EnvMemory saved = g_env_memory;
+  g_env_memory = {FailingMap, CountingUnmap};
+  g_maps = g_unmaps = 0;
+  Config cfg = TestConfig();
+  BigEnv big(60000);
+  bool refused = false;
+  char* const* got = nullptr;
+  int calls = 0;
+  int rc = WithRewrittenEnv(big.ptrs.data(), cfg, true, &refused, [&](char* const* env) {
+    got = env;
+    ++calls;
+    return 0;
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(got, big.ptrs.data());  // the program's own array, as given
+  EXPECT_EQ(g_maps, 1);
+  EXPECT_EQ(g_unmaps, 0);
+  g_env_memory = saved;
+}
+
 }  // namespace trainprof::inject

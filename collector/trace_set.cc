@@ -22,6 +22,27 @@ namespace trainprof::collector {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// "a FIFO", "a socket"... for a file that is neither a regular file nor a directory.
+const char* KindOf(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    default: return "not a regular file";
+  }
+}
+
+bool IsLoop(const std::error_code& ec) { return ec == std::errc::too_many_symbolic_link_levels; }
+
+std::string LoopWarning(const std::string& path, const std::error_code& ec) {
+  return path + ": a symbolic link loop (" + ec.message() + "): skipped";
+}
+
+}  // namespace
+
 TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
   TraceFileList out;
   std::set<std::string> seen;  // canonical paths
@@ -31,16 +52,26 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
     std::string key = ec ? p.lexically_normal().string() : canon.string();
     if (seen.insert(key).second) out.files.push_back(p.lexically_normal().string());
   };
+  // Nothing is opened here (stat only): a FIFO, socket or device is named and skipped, never
+  // read (reading one could block for ever, or never end).
   for (const std::string& arg : paths) {
     std::error_code ec;
     fs::path path(arg);
     fs::file_status st = fs::status(path, ec);
+    if (IsLoop(ec)) {
+      out.warnings.push_back(LoopWarning(arg, ec));
+      continue;
+    }
     if (ec || !fs::exists(st)) {
       out.errors.push_back(arg + ": " + (ec ? ec.message() : "no such file or directory"));
       continue;
     }
     if (!fs::is_directory(st)) {
-      add(path);
+      if (fs::is_regular_file(st)) {
+        add(path);
+      } else {
+        out.warnings.push_back(arg + ": " + KindOf(st.type()) + ", not a trace file: skipped");
+      }
       continue;
     }
     std::vector<fs::path> found;
@@ -55,7 +86,16 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
         break;
       }
       std::error_code fe;
-      if (it->path().extension() == ".trace" && it->is_regular_file(fe)) found.push_back(it->path());
+      if (it->path().extension() == ".trace") {
+        fs::file_status fst = it->status(fe);  // follows a symbolic link
+        if (IsLoop(fe)) {
+          out.warnings.push_back(LoopWarning(it->path().string(), fe));
+        } else if (!fe && fs::is_regular_file(fst)) {
+          found.push_back(it->path());
+        } else if (!fe && fs::exists(fst) && !fs::is_directory(fst)) {
+          out.warnings.push_back(it->path().string() + ": " + KindOf(fst.type()) + ", not a trace file: skipped");
+        }
+      }
       // The iterator skips what it may not enter (skip_permission_denied); say so.
       if (it->is_directory(fe) && !it->is_symlink(fe) && ::access(it->path().c_str(), R_OK | X_OK) != 0) {
         out.warnings.push_back(it->path().string() + ": cannot read this directory (" + std::strerror(errno) +
@@ -65,6 +105,9 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
     std::sort(found.begin(), found.end());
     for (const fs::path& p : found) add(p);
   }
+  // A path given and also found in a directory given is said once.
+  std::set<std::string> said;
+  std::erase_if(out.warnings, [&](const std::string& w) { return !said.insert(w).second; });
   return out;
 }
 

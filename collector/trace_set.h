@@ -15,11 +15,16 @@ namespace trainprof::collector {
 struct TraceFileList {
   std::vector<std::string> files;   ///< each trace file once, in a stable order
   std::vector<std::string> errors;  ///< "PATH: reason" for paths that cannot be read
-  std::vector<std::string> warnings;  ///< "DIR: reason" for subdirectories that could not be searched
+  /// "DIR: reason" for subdirectories that could not be searched; "PATH: a FIFO, not a trace
+  /// file: skipped" for a FIFO, socket or device (given, or named *.trace in a directory);
+  /// "PATH: a symbolic link loop (...): skipped" for a loop (given, or named *.trace).
+  std::vector<std::string> warnings;
 };
 
-/// A file path is taken as it is (whatever its name); a directory is searched recursively for
-/// regular files named *.trace (sorted by path). `out/` and `out/pid-*.trace` give the same list:
+/// A file path is taken as it is (whatever its name) if it is a regular file; a directory is
+/// searched recursively for regular files named *.trace (sorted by path). Nothing is opened:
+/// FIFOs, sockets, devices and symbolic link loops are warnings, never read.
+/// `out/` and `out/pid-*.trace` give the same list:
 /// a file reached twice is listed once.
 TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
 

@@ -209,7 +209,8 @@ bool TraceFile::FirstInRunToReportFailure(const Config& cfg) {
   if (snprintf(path, sizeof(path), "%s/pid-%d.trace", cfg.output_dir, cfg.root_pid) >= static_cast<int>(sizeof(path))) {
     return true;
   }
-  int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO or device planted at the name must not block the program here.
+  int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return true;
   struct stat st;
   // Only a file that already holds a whole header region: mapping it allocates nothing, so this
@@ -236,7 +237,7 @@ bool TraceFile::FirstInRunToReportFailure(const Config& cfg) {
 bool TraceFile::CheckFdLocked() {
   struct stat st;
   if (fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) return true;
-  int fd = open(path_, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path_, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);  // a FIFO swapped in: no wait
   if (fd < 0) return false;
   if (fstat(fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
     close(fd);

@@ -264,6 +264,10 @@ int RunRun(const RunArgs& args) {
   // Orphans we reaped: their exit status is known here and nowhere else.
   for (const ChildProcess::Reaped& d : descendants) RecordRootEnd(dir, d.pid, d.status, d.reaped_ns, &patch_error);
   TraceDirSummary summary = SummarizeTraceDir(dir);
+  // --report says the same about them itself (FindTraceFiles).
+  if (!args.report) {
+    for (const std::string& w : summary.skipped) Message("warning: " + w);
+  }
   if (summary.files == 0) {
     if (access(dir.c_str(), W_OK | X_OK) != 0) {
       Message("no trace file was written in " + dir + ": " + strerror(errno));

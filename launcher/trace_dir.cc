@@ -56,7 +56,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Calls fn(name) for each regular-looking "*.trace" entry of dir.
+// Calls fn(name) for each "*.trace" entry of dir that is not a directory.
 template <typename Fn>
 void ForEachTraceFile(const std::string& dir, Fn fn) {
   DIR* d = opendir(dir.c_str());
@@ -71,15 +71,52 @@ void ForEachTraceFile(const std::string& dir, Fn fn) {
 
 }  // namespace
 
+const char* FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+int OpenRegularFile(const std::string& path, int flags, mode_t* kind) {
+  *kind = 0;
+  // lstat first: a FIFO or device is never opened (opening one may block, or act on a device);
+  // the flags and fstat cover one swapped in after the lstat.
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return -1;
+  if (!S_ISREG(st.st_mode)) {
+    *kind = st.st_mode;
+    errno = EINVAL;
+    return -1;
+  }
+  int fd = open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *kind = st.st_mode;
+    close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
 TraceDirSummary SummarizeTraceDir(const std::string& dir) {
   TraceDirSummary s;
   std::set<long> pids;
   ForEachTraceFile(dir, [&](const std::string& name) {
     std::string path = dir + "/" + name;
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // a planted symlink is not ours
-    if (fd < 0) return;
+    mode_t kind;
+    int fd = OpenRegularFile(path, O_RDONLY, &kind);  // a planted symlink is not ours
+    if (fd < 0) {
+      // A FIFO, socket or device at a trace name (planted, or made by the command): skipped.
+      if (kind != 0 && !S_ISLNK(kind)) s.skipped.push_back(path + ": " + FileKind(kind) + ", not a trace file: skipped");
+      return;
+    }
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) == 0) {
       ++s.files;
       // Space on disk: chunks of exited threads have their unused tails punched out.
       uint64_t on_disk = static_cast<uint64_t>(st.st_blocks) * 512;
@@ -99,7 +136,8 @@ bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t 
   uint32_t best_image = 0;
   ForEachTraceFile(dir, [&](const std::string& name) {
     if (name.compare(0, prefix.size(), prefix) != 0) return;  // the header decides below
-    int fd = open((dir + "/" + name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    mode_t kind;
+    int fd = OpenRegularFile(dir + "/" + name, O_RDONLY, &kind);
     if (fd < 0) return;
     HeaderView h = ReadHeader(fd);
     close(fd);
@@ -112,7 +150,8 @@ bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t 
   if (best.empty()) return false;
 
   std::string path = dir + "/" + best;
-  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  mode_t kind;
+  int fd = OpenRegularFile(path, O_RDWR, &kind);
   if (fd < 0) {
     *error = path + ": " + strerror(errno);
     return false;

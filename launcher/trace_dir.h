@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainprof::launcher {
 
@@ -20,7 +21,19 @@ struct TraceDirSummary {
   size_t files = 0;      ///< *.trace files directly in the directory
   size_t processes = 0;  ///< distinct pids (from valid headers, else from pid-<PID> names)
   uint64_t bytes = 0;    ///< total size of those files
+  /// "PATH: a FIFO, not a trace file: skipped" for each FIFO, socket or device named *.trace
+  /// (never opened); symbolic links are left out without a word, as not written by trainprof.
+  std::vector<std::string> skipped;
 };
+
+/// "a FIFO", "a socket", "a character device"... for the file type bits of st_mode.
+const char* FileKind(mode_t mode);
+
+/// Opens path (flags: O_RDONLY or O_RDWR) if it is a regular file, never blocking: a FIFO,
+/// socket, device or symbolic link is not opened at all (lstat first), and one swapped in after
+/// that check is closed again (O_NONBLOCK, O_NOFOLLOW, then fstat). Returns the fd, or -1 with
+/// errno set; *kind is then the st_mode of the non-regular file found (0 if none was found).
+int OpenRegularFile(const std::string& path, int flags, mode_t* kind);
 
 /// Counts the *.trace files of `dir`. A missing directory is an empty summary.
 TraceDirSummary SummarizeTraceDir(const std::string& dir);

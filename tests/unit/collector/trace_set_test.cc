@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -44,6 +45,27 @@ TEST(TraceSet, UnreadablePathsAndEmptyDirectories) {
   TraceFileList e = FindTraceFiles({dir / "empty"});
   EXPECT_TRUE(e.errors.empty());
   EXPECT_TRUE(e.files.empty());
+}
+
+// FIFOs, sockets and symbolic link loops (given, or named *.trace in a directory) are warnings
+// that name them, found without opening anything; the other paths are still listed.
+TEST(TraceSet, NonRegularFilesAndLinkLoopsAreSkippedWithAWarning) {
+  test::ScratchDir dir;
+  std::filesystem::create_directories(dir / "out");
+  TraceBuilder a(1);
+  std::string pa = a.WriteTo(dir / "out");
+  const std::string fifo = dir / "out/f.trace", loop = dir / "out/loop.trace", outside = dir / "loop";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_symlink(loop, loop);
+  std::filesystem::create_symlink(outside, outside);
+  TraceFileList r = FindTraceFiles({outside, dir / "out", fifo});
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.files, (std::vector<std::string>{pa}));
+  std::sort(r.warnings.begin(), r.warnings.end());  // a directory lists in no set order
+  EXPECT_EQ(r.warnings, (std::vector<std::string>{
+                            outside + ": a symbolic link loop (Too many levels of symbolic links): skipped",
+                            fifo + ": a FIFO, not a trace file: skipped",
+                            loop + ": a symbolic link loop (Too many levels of symbolic links): skipped"}));
 }
 
 TEST(TraceSet, LoadTraceKeepsDamagedFilesInTheList) {

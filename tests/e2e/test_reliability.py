@@ -7,16 +7,20 @@ import itertools
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
+import socket
+import stat
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
-from common import (PROGRAMS, SANITIZER, TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program,
+from common import (PROGRAMS, PYTHON, SANITIZER, TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program,
                     ranges, skip_in_sanitizer_build, _limit_file_size)
 from trace_decode import of, read_trace
 
@@ -252,6 +256,47 @@ class SpawnTest(TraceTest):
                 self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
                 self.assertEqual(len(self.trace_files()), 1, self.trace_files())
 
+    def test_a_huge_environment_from_a_thread_with_a_small_stack(self):
+        # tests/programs/big_env.cc: 60,000 variables (about 1.4 MB with the pointers), none of
+        # trainprof's, given to posix_spawn / execve from a thread with a 256 KiB stack. The wrapper
+        # must not put the rewritten environment on that stack (it crashed), and must still put
+        # our variables back so that the child is followed.
+        for how in ("posix_spawn", "fork_execve", "vfork_execve"):
+            with self.subTest(how=how):
+                self.tearDown()
+                self.setUp()
+                proc = self.run_trainprof(["run", "-o", self.out, "--follow-children", "--", program("big_env"), how,
+                                           "60000", program("nvtx_child")], check=False, timeout=120)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, "%s 60000: exit=3\n" % how)
+                self.assertEqual([l for l in proc.stderr.splitlines() if "environment" in l], [], proc.stderr)
+                rep = self.report(extra=["--strict"])
+                procs = by_pid(rep)
+                self.assertEqual(len(procs), 2, [p["command"] for p in procs.values()])
+                child = [p for p in procs.values() if p["parent_pid"] is not None][0]
+                self.assertTrue(child["command"].endswith("tp_nvtx_child"), child["command"])
+                self.assertEqual(exit_of(child), ("exit", 3))
+                self.assertEqual(ranges(child["nvtx_ranges"])["exec_work"]["calls"], 7)
+
+    def test_no_memory_for_the_environment_rewrite_makes_the_call_unchanged(self):
+        # big_env ... tight: RLIMIT_AS leaves no room for the rewrite's copy of 60,000 pointers. The
+        # program's own call still happens, with its environment as given (so the child is not
+        # followed: our variables are not in it), and one trainprof: line says so.
+        for how in ("posix_spawn", "vfork_execve"):
+            with self.subTest(how=how):
+                self.tearDown()
+                self.setUp()
+                proc = self.run_trainprof(["run", "-o", self.out, "--follow-children", "--", program("big_env"), how,
+                                           "60000", program("nvtx_child"), "tight"], check=False, timeout=120)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, "%s 60000: exit=3\n" % how)
+                said = [l for l in proc.stderr.splitlines() if "environment" in l]
+                self.assertEqual(len(said), 1, proc.stderr)
+                self.assertRegex(said[0], r"^trainprof: no memory to rewrite a child's environment \(60001 variables, "
+                                          r"\d+ bytes\): the child gets it unchanged, without trainprof's variables "
+                                          r"re-added \(it may run unprofiled\)$")
+                self.assertEqual(len(by_pid(self.report())), 1)
+
     # The children here are other people's programs (dash, the g++ driver). Followed in the ASan
     # build, they get the runtime trainprof preloads for its sanitized library, and LeakSanitizer
     # reports the g++ driver's own leaks. The normal and TSan builds run this test.
@@ -445,6 +490,111 @@ class NvtxMisuseTest(TraceTest):
         csv = report("--format", "csv")
         self.assertIn("misuse", csv)
 
+class NonRegularTraceNameTest(TraceTest):
+    """A FIFO, a unix socket or a character device (/dev/zero's 1,5: read, it never ends) named
+    *.trace, planted in the output directory before the run or made by the command during it,
+    never hangs `trainprof run` (its summary line, --report), `report` or `export`: each is
+    skipped with a warning that names it. Symbolic link loops given as PATH, or named *.trace in
+    a directory, are warnings too, and the other paths are still reported."""
+
+    KINDS = (("fifo", "a FIFO"), ("socket", "a socket"), ("chardev", "a character device"))
+
+    def make(self, kind, path):
+        """Makes a `kind` at path; False if this system does not allow it (mknod in a container)."""
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "socket":
+            sock = socket.socket(socket.AF_UNIX)
+            sock.bind(path)
+            self.addCleanup(sock.close)
+        else:
+            try:
+                os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 5))
+            except PermissionError:
+                return False
+        return True
+
+    def warning(self, path, what):
+        return "trainprof: warning: %s: %s, not a trace file: skipped" % (path, what)
+
+    def check_reports(self, path, what):
+        """report and export of the directory, and of the path given explicitly with a trace file."""
+        traces = [os.path.join(self.out, f) for f in self.trace_files() if f != os.path.basename(path)]
+        for args in (["report", self.out], ["report", "--format", "json", path] + traces,
+                     ["export", "-o", os.path.join(self.scratch, "out.json"), self.out]):
+            proc = self.run_trainprof(args, timeout=30)
+            self.assertIn(self.warning(path, what), proc.stderr.splitlines(), args)
+        rep = json.loads(self.run_trainprof(["report", "--format", "json", path] + traces, timeout=30).stdout)
+        self.assertEqual(ranges(rep["processes"][0]["nvtx_ranges"])["exec_work"]["calls"], 7)
+        self.assertIn("%s: %s, not a trace file: skipped" % (path, what), rep["warnings"])
+
+    def setUp(self):
+        super().setUp()
+        self.scratch = tempfile.mkdtemp(prefix="trainprof-e2e-scratch-")
+        self.addCleanup(shutil.rmtree, self.scratch, True)
+
+    def test_planted_before_the_run(self):
+        for kind, what in self.KINDS:
+            with self.subTest(kind=kind):
+                self.tearDown()
+                self.setUp()
+                path = os.path.join(self.out, "planted.trace")
+                if not self.make(kind, path):
+                    continue
+                for report in ([], ["--report"]):
+                    proc = self.profile([program("nvtx_child")], follow=False, expect_status=3, timeout=60,
+                                        extra=report)
+                    lines = proc.stderr.splitlines()
+                    self.assertEqual(lines.count(self.warning(path, what)), 1, proc.stderr)
+                    self.assertTrue(any("1 trace file" in l for l in lines) or report, proc.stderr)
+                    for f in self.trace_files():
+                        if f != "planted.trace":
+                            os.remove(os.path.join(self.out, f))
+                self.profile([program("nvtx_child")], follow=False, expect_status=3, timeout=60)
+                self.check_reports(path, what)
+
+    def test_made_by_the_command_during_the_run(self):
+        for kind, what in self.KINDS:
+            with self.subTest(kind=kind):
+                self.tearDown()
+                self.setUp()
+                path = os.path.join(self.out, "made.trace")
+                if kind == "chardev" and not self.make(kind, os.path.join(self.scratch, "probe")):
+                    continue
+                # The command makes it (a socket stays bound while it runs: made by a child that
+                # outlives nothing, it is still a socket file), then execs the NVTX program.
+                code = ("import os, socket, stat, sys\n"
+                        "p = sys.argv[1]\n"
+                        "k = sys.argv[2]\n"
+                        "if k == 'fifo': os.mkfifo(p)\n"
+                        "elif k == 'socket': socket.socket(socket.AF_UNIX).bind(p)\n"
+                        "else: os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(1, 5))\n"
+                        "os.execv(sys.argv[3], [sys.argv[3]])\n")
+                proc = self.profile([PYTHON, "-c", code, path, kind, program("nvtx_child")], follow=False,
+                                    expect_status=3, timeout=60, extra=["--report"])
+                self.assertEqual(proc.stderr.splitlines().count(self.warning(path, what)), 1, proc.stderr)
+                self.assertIn("exec_work", proc.stdout)
+                self.check_reports(path, what)
+
+    def test_symbolic_link_loops(self):
+        self.profile([program("nvtx_child")], follow=False, expect_status=3, timeout=60)
+        [trace] = self.trace_files()
+        trace = os.path.join(self.out, trace)
+        loop = os.path.join(self.scratch, "loop")
+        os.symlink(loop, loop)
+        inside = os.path.join(self.out, "loop.trace")
+        os.symlink(inside, inside)
+        for args in (["report", loop, trace], ["report", self.out], ["report", loop, self.out],
+                     ["export", "-o", os.path.join(self.scratch, "out.json"), loop, trace]):
+            proc = self.run_trainprof(args, timeout=30)
+            lines = proc.stderr.splitlines()
+            for l in (loop, inside):
+                if l in args or (l == inside and self.out in args):
+                    self.assertIn("trainprof: warning: %s: a symbolic link loop (Too many levels of symbolic links):"
+                                  " skipped" % l, lines, args)
+            if args[0] == "report":
+                self.assertIn("exec_work", proc.stdout)
+
 
 class DamageTest(TraceTest):
     def test_a_truncated_trace_is_read_up_to_its_last_complete_record(self):
@@ -470,6 +620,43 @@ class DamageTest(TraceTest):
         self.assertEqual(strict.returncode, 2)
         self.assertRegex(strict.stdout, r"\n  %d +\d+ .* exit 4 +\d+ +\d+  yes +0\n" % p["pid"])
         self.assertIn("\n  %s: chunk 0 truncated at byte 20000 (its records end at byte " % path, strict.stdout)
+
+class SignalFirstCallTest(TraceTest):
+    """tests/programs/signal_first_call.cc: a thread's first NVTX call is made by a signal handler
+    that interrupted malloc (the thread loops on malloc/free past the tcache); 100 new threads in a
+    row, each signalled until its handler ran 3 times and then while it exits. A library that
+    allocates or takes a lock there (its thread state, TLS, a pthread key) deadlocks."""
+
+    THREADS = 100
+
+    def test_first_nvtx_call_of_a_thread_in_a_handler_that_interrupted_malloc(self):
+        # In a session of its own, so that a hung program is killed with trainprof.
+        run = subprocess.Popen([TRAINPROF, "run", "-o", self.out, "--", program("signal_first_call"), str(self.THREADS),
+                                "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=self.child_env(), start_new_session=True, preexec_fn=_limit_file_size)
+        try:
+            stdout, stderr = run.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+            self.fail("hung: a handler's first NVTX call of a thread deadlocked")
+        proc = subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        m = re.search(r"handler ranges: (\d+)", proc.stdout)
+        self.assertIsNotNone(m, proc.stdout)
+        handled = int(m.group(1))
+        self.assertGreaterEqual(handled, 3 * self.THREADS)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)  # the summary line only
+        p = self.report()["processes"][0]
+        rows = ranges(p["nvtx_ranges"])
+        self.assertEqual(rows["handler"]["calls"], handled)  # every handler's range recorded
+        self.assertEqual(rows["main"]["calls"], 1)
+        trace = read_trace(os.path.join(self.out, self.trace_files()[0]))
+        self.assertEqual(trace["header"]["records_dropped"], 0)
+        name = [i for i, s in trace["strings"].items() if s == "handler"]
+        pushes = [r for r in of(trace, "RANGE_PUSH") if r["name"] in name]
+        self.assertEqual(len(pushes), handled)
+        self.assertEqual(len({r["tid"] for r in pushes}), self.THREADS)  # each worker's first calls
 
 
 if __name__ == "__main__":

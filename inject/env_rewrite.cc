@@ -1,6 +1,10 @@
 #include "env_rewrite.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
+
+#include <atomic>
+#include <cstdint>
 
 #include <cstring>
 #include <string_view>
@@ -122,6 +126,46 @@ void UnmapEnvMemory(void* p, size_t bytes) {
 }  // namespace
 
 EnvMemory g_env_memory = {MapEnvMemory, UnmapEnvMemory};
+
+namespace {
+struct VforkRegion {
+  std::atomic<uintptr_t> owner{0};  ///< pthread_self() of the thread whose vfork children use it
+  void* mem = nullptr;
+  size_t bytes = 0;
+};
+VforkRegion g_vfork_regions[kVforkRegions];
+}  // namespace
+
+void* VforkChildMemory(size_t bytes, bool* kept) {
+  // In a vfork child pthread_self() is the suspended parent thread's: its region is ours alone.
+  const auto self = static_cast<uintptr_t>(pthread_self());
+  VforkRegion* mine = nullptr;
+  for (VforkRegion& r : g_vfork_regions) {
+    if (r.owner.load(std::memory_order_acquire) == self) {
+      mine = &r;
+      break;
+    }
+  }
+  for (size_t i = 0; mine == nullptr && i < kVforkRegions; ++i) {
+    uintptr_t none = 0;
+    if (g_vfork_regions[i].owner.compare_exchange_strong(none, self, std::memory_order_acq_rel)) mine = &g_vfork_regions[i];
+  }
+  if (mine == nullptr) {  // more vforking threads than regions: one for this call
+    *kept = false;
+    return g_env_memory.map(bytes);
+  }
+  if (mine->bytes < bytes) {
+    if (mine->mem != nullptr) g_env_memory.unmap(mine->mem, mine->bytes);
+    mine->bytes = 0;
+    // Room to grow: the next environment may be a little larger.
+    const size_t want = bytes + bytes / 4;
+    mine->mem = g_env_memory.map(want);
+    if (mine->mem == nullptr) return nullptr;
+    mine->bytes = want;
+  }
+  *kept = true;
+  return mine->mem;
+}
 
 size_t RewriteBytes(char* const* envp, const Config& cfg) {
   return RewrittenEnvCapacity(envp) * sizeof(char*) + RewriteScratchBytes(envp, cfg);

@@ -2,7 +2,8 @@
 // child that shares the parent's memory, or in a signal handler: no malloc, no locks, no writes
 // to shared state. Memory (WithRewrittenEnv): the stack up to kEnvStackBytes, beyond that one
 // mmap'ed region for the call (the environment may hold any number of variables; the thread
-// calling exec may have a small stack), unmapped after it returns.
+// calling exec may have a small stack), unmapped after it returns; in a vfork child, a region
+// kept per vforking thread (VforkChildMemory).
 //
 //   follow children:  our variables are kept, and put back if the program scrubbed them
 //                     (LD_PRELOAD gets our library prepended if it lacks it);
@@ -43,12 +44,20 @@ extern EnvMemory g_env_memory;
 /// Bytes one rewrite of envp needs: the pointer array, then the scratch.
 size_t RewriteBytes(char* const* envp, const Config& cfg);
 
+/// Memory for a rewrite in a vfork() child (which shares the parent's memory; its exec, when it
+/// succeeds, never returns to unmap anything): one region per vforking thread, kept and reused by
+/// that thread's later vfork children (the thread is suspended while its child runs, so no two
+/// use one region), grown when too small. Up to kVforkRegions threads; past that, a region of its
+/// own that a successful exec leaves in the parent. nullptr when no memory.
+inline constexpr size_t kVforkRegions = 32;
+void* VforkChildMemory(size_t bytes, bool* kept);
+
 /// Returns call(env) with env the rewritten envp. If the rewrite cannot get its memory, calls
 /// call(envp) with envp unchanged (the program's own call still happens) and sets *refused (the
-/// caller says so once). A vfork child whose exec succeeds leaves the mapping (if one was made)
-/// in the parent: the environment's size, only for environments past kEnvStackBytes.
+/// caller says so once). `vfork_child`: this is a vfork child (VforkChildMemory).
 template <typename Call>
-int WithRewrittenEnv(char* const* envp, const Config& cfg, bool follow, bool* refused, Call call) {
+int WithRewrittenEnv(char* const* envp, const Config& cfg, bool follow, bool vfork_child, bool* refused,
+                     Call call) {
   *refused = false;
   const size_t cap = RewrittenEnvCapacity(envp);
   const size_t bytes = RewriteBytes(envp, cfg);
@@ -56,16 +65,19 @@ int WithRewrittenEnv(char* const* envp, const Config& cfg, bool follow, bool* re
     auto* out = static_cast<char**>(alloca(bytes));
     return call(RewriteEnv(envp, cfg, follow, out, reinterpret_cast<char*>(out + cap)));
   }
-  void* mem = g_env_memory.map(bytes);
+  bool kept = false;
+  void* mem = vfork_child ? VforkChildMemory(bytes, &kept) : g_env_memory.map(bytes);
   if (mem == nullptr) {
     *refused = true;
     return call(envp);
   }
   auto* out = static_cast<char**>(mem);
   int rc = call(RewriteEnv(envp, cfg, follow, out, reinterpret_cast<char*>(out + cap)));
-  int e = errno;
-  g_env_memory.unmap(mem, bytes);
-  errno = e;
+  if (!kept) {
+    int e = errno;
+    g_env_memory.unmap(mem, bytes);
+    errno = e;
+  }
   return rc;
 }
 

@@ -120,7 +120,9 @@ int WithChildEnv(char* const* envp, bool same_process, Call call) {
   bool keep = cfg.follow_children ||
               (same_process && cfg.root_pid != 0 && getpid() == cfg.root_pid && !rt.inert.load());
   bool refused = false;
-  int rc = WithRewrittenEnv(envp, cfg, keep, &refused, [&](char* const* env) {
+  // A vfork child runs the parent's code under its own pid (a fork child's Runtime has its pid).
+  const bool vfork_child = rt.pid != 0 && getpid() != rt.pid;
+  int rc = WithRewrittenEnv(envp, cfg, keep, vfork_child, &refused, [&](char* const* env) {
     if (env == envp && refused) SayEnvRefused(envp, cfg, keep);
     return call(env);
   });

@@ -278,6 +278,16 @@ class SpawnTest(TraceTest):
                 self.assertEqual(exit_of(child), ("exit", 3))
                 self.assertEqual(ranges(child["nvtx_ranges"])["exec_work"]["calls"], 7)
 
+    def test_vfork_children_with_a_huge_environment_leave_no_memory_behind(self):
+        # A vfork child shares its parent's memory and its exec does not return: a rewrite region
+        # mapped per call would stay in the parent each time (about 600 kB here); the vforking
+        # thread's region is reused instead.
+        proc = self.run_trainprof(["run", "-o", self.out, "--follow-children", "--", program("big_env"),
+                                   "vfork_execve_20", "60000", program("nvtx_child")], check=False, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout, "vfork_execve_20 60000: exit=3\naddress space grew by 0 kB\n")
+        self.assertEqual(len(by_pid(self.report())), 21)
+
     def test_no_memory_for_the_environment_rewrite_makes_the_call_unchanged(self):
         # big_env ... tight: RLIMIT_AS leaves no room for the rewrite's copy of 60,000 pointers. The
         # program's own call still happens, with its environment as given (so the child is not

@@ -1,6 +1,8 @@
 // Starts a child with a huge environment from a thread with a small stack.
 // Usage: tp_big_env HOW VARS PROGRAM [tight]
-//   HOW   posix_spawn | fork_execve | vfork_execve
+//   HOW   posix_spawn | fork_execve | vfork_execve | vfork_execve_20 (20 times in a row; then also
+//         prints "address space grew by N kB" over the last 19: a rewrite's memory left behind
+//         by each vfork child would show)
 //   VARS  how many filler variables (TP_BIG_<i>=<i>) the child's environment holds
 //   tight just before the call, RLIMIT_AS is set 256 KiB above the address space in use: too
 //         little for a copy of the environment's pointers, enough for the call itself
@@ -29,6 +31,7 @@ struct Job {
   int status = -1;
   bool started = false;
   bool tight = false;
+  long grew_kb = -1;
 };
 
 // Address space in use (VmSize of /proc/self/status), in bytes; 0 if unknown.
@@ -71,6 +74,14 @@ void* Start(void* p) {
     }
   } else if (job->how == "vfork_execve") {
     pid = VforkExecve(job->program, argv, job->envp);
+  } else if (job->how == "vfork_execve_20") {
+    unsigned long before = 0;
+    for (int i = 0; i < 20; ++i) {
+      if (i == 1) before = VmBytes();
+      pid = VforkExecve(job->program, argv, job->envp);
+      if (i < 19 && (pid <= 0 || waitpid(pid, &job->status, 0) != pid)) return nullptr;
+    }
+    job->grew_kb = static_cast<long>((VmBytes() - before) / 1024);
   }
   if (job->tight) {
     rlimit lim{RLIM_INFINITY, RLIM_INFINITY};
@@ -117,5 +128,6 @@ int main(int argc, char** argv) {
   } else {
     printf("%s %ld: signal=%d\n", job.how.c_str(), vars, WTERMSIG(job.status));
   }
+  if (job.grew_kb >= 0) printf("address space grew by %ld kB\n", job.grew_kb);
   return 0;
 }

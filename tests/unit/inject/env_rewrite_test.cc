@@ -1,11 +1,13 @@
 #include "env_rewrite.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config.h"
@@ -155,7 +157,7 @@ TEST(EnvRewrite, SmallEnvironmentsUseTheStackLargeOnesMappedMemory) {
   BigEnv small(10);
   bool refused = true;
   size_t n = 0;
-  int rc = WithRewrittenEnv(small.ptrs.data(), cfg, true, &refused, [&](char* const* env) {
+  int rc = WithRewrittenEnv(small.ptrs.data(), cfg, true, false, &refused, [&](char* const* env) {
     for (; env[n] != nullptr; ++n) {}
     return 7;
   });
@@ -167,7 +169,7 @@ TEST(EnvRewrite, SmallEnvironmentsUseTheStackLargeOnesMappedMemory) {
   BigEnv big(60000);
   ASSERT_GT(RewriteBytes(big.ptrs.data(), cfg), kEnvStackBytes);
   std::string preload;
-  rc = WithRewrittenEnv(big.ptrs.data(), cfg, true, &refused, [&](char* const* env) {
+  rc = WithRewrittenEnv(big.ptrs.data(), cfg, true, false, &refused, [&](char* const* env) {
     n = 0;
     for (; env[n] != nullptr; ++n) {
       if (strncmp(env[n], "LD_PRELOAD=", 11) == 0) preload = env[n];
@@ -194,7 +196,7 @@ TEST(EnvRewrite, WithoutMemoryTheCallIsMadeWithTheEnvironmentUnchanged) {
   bool refused = false;
   char* const* got = nullptr;
   int calls = 0;
-  int rc = WithRewrittenEnv(big.ptrs.data(), cfg, true, &refused, [&](char* const* env) {
+  int rc = WithRewrittenEnv(big.ptrs.data(), cfg, true, false, &refused, [&](char* const* env) {
     got = env;
     ++calls;
     return 0;
@@ -205,6 +207,49 @@ TEST(EnvRewrite, WithoutMemoryTheCallIsMadeWithTheEnvironmentUnchanged) {
   EXPECT_EQ(got, big.ptrs.data());  // the program's own array, as given
   EXPECT_EQ(g_maps, 1);
   EXPECT_EQ(g_unmaps, 0);
+  g_env_memory = saved;
+}
+
+
+// In a vfork child the region is the vforking thread's, kept (a successful exec cannot unmap
+// it) and reused by its next vfork child; grown when too small; other threads get their own.
+TEST(EnvRewrite, VforkChildrenOfAThreadReuseOneRegion) {
+  const EnvMemory saved = g_env_memory;
+  g_env_memory = {[](size_t n) -> void* { ++g_maps; return mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); },
+                  [](void* p, size_t n) { ++g_unmaps; munmap(p, n); }};
+  g_maps = g_unmaps = 0;
+  Config cfg = TestConfig();
+  BigEnv big(60000);
+  bool refused = true;
+  const void* first = nullptr;
+  for (int i = 0; i < 3; ++i) {
+    int rc = WithRewrittenEnv(big.ptrs.data(), cfg, true, true, &refused, [&](char* const* env) {
+      if (i == 0) first = env;
+      EXPECT_EQ(env, first);
+      return 0;
+    });
+    EXPECT_EQ(rc, 0);
+    EXPECT_FALSE(refused);
+  }
+  EXPECT_EQ(g_maps, 1);
+  EXPECT_EQ(g_unmaps, 0);
+  BigEnv bigger(120000);
+  const void* grown = nullptr;
+  WithRewrittenEnv(bigger.ptrs.data(), cfg, true, true, &refused, [&](char* const* env) {
+    grown = env;
+    return 0;
+  });
+  EXPECT_EQ(g_maps, 2);
+  EXPECT_EQ(g_unmaps, 1);  // the smaller region, given back
+  const void* other = nullptr;
+  std::thread([&] {
+    WithRewrittenEnv(big.ptrs.data(), cfg, true, true, &refused, [&](char* const* env) {
+      other = env;
+      return 0;
+    });
+  }).join();
+  EXPECT_NE(other, grown);  // (the first region was given back: its address may be reused)
+  EXPECT_EQ(g_maps, 3);
   g_env_memory = saved;
 }
 

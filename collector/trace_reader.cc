@@ -865,7 +865,7 @@ DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options
   };
   // O_NONBLOCK: opening a FIFO (a path swapped after the directory was listed) must not wait for
   // a writer; it is refused below. pread on a regular file ignores the flag.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno), 0);
   struct stat sb {};
   if (::fstat(fd, &sb) != 0) {

@@ -140,8 +140,8 @@ void RecordEnd(format::EndKind kind, int32_t code) {
   if (f == nullptr || rt.pid != getpid()) return;
   if (f->header()->end_kind.load(std::memory_order_relaxed) != 0) return;
   uint64_t now = NowNs();
-  // Only a thread that already records writes the record: _exit() may be called from a signal
-  // handler, where creating a thread state (malloc) is not allowed. The header says it anyway.
+  // Only a thread that already records writes the record (a state made now would claim a chunk
+  // for this one record, perhaps in a signal handler calling _exit()). The header says it anyway.
   if (ThreadState* t = tls_thread) {
     CaptureProcessEnding(t);
     uint64_t fields[2] = {static_cast<uint64_t>(kind), format::ZigZag(code)};

@@ -1,9 +1,14 @@
 #include "trace_dir.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -123,6 +128,32 @@ TEST_F(TraceDirTest, SummaryCountsFilesProcessesAndBytes) {
   EXPECT_EQ(s.processes, 2u);
   EXPECT_EQ(s.bytes, 3 * sizeof(FileHeader) + 1000);
   EXPECT_EQ(SummarizeTraceDir(dir_ + "/missing").files, 0u);
+}
+
+// A FIFO, socket or device named *.trace is never opened (it would block, or never end): the
+// summary lists it as skipped, and RecordRootEnd passes it by, even at the root pid's name.
+TEST_F(TraceDirTest, FifosSocketsAndDevicesAreSkippedWithoutOpeningThem) {
+  WriteTrace("pid-7.trace", 7, 0);
+  ASSERT_EQ(mkfifo((dir_ + "/pid-7.1.trace").c_str(), 0600), 0);
+  int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string sock_path = dir_ + "/s.trace";
+  ASSERT_LT(sock_path.size(), sizeof(addr.sun_path));
+  memcpy(addr.sun_path, sock_path.c_str(), sock_path.size() + 1);
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const bool dev = mknod((dir_ + "/zero.trace").c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0;  // root only
+  TraceDirSummary s = SummarizeTraceDir(dir_);
+  EXPECT_EQ(s.files, 1u);
+  std::sort(s.skipped.begin(), s.skipped.end());
+  std::vector<std::string> want = {dir_ + "/pid-7.1.trace: a FIFO, not a trace file: skipped",
+                                   dir_ + "/s.trace: a socket, not a trace file: skipped"};
+  if (dev) want.push_back(dir_ + "/zero.trace: a character device, not a trace file: skipped");
+  EXPECT_EQ(s.skipped, want);
+  std::string error;
+  ASSERT_TRUE(RecordRootEnd(dir_, 7, ExitedWith(2), 777, &error)) << error;
+  EXPECT_EQ(ReadEnd("pid-7.trace").code, 2);
+  close(sock);
 }
 
 TEST(FormatBytes, DecimalUnits) {

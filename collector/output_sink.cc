@@ -102,4 +102,25 @@ std::unique_ptr<OutputSink> OpenOutput(const std::string& path, bool gzip, std::
   return std::make_unique<GzipSink>(gz);
 }
 
+std::unique_ptr<OutputSink> OpenOutputFd(int fd, bool gzip, std::string* error, int gzip_level) {
+  if (!gzip) {
+    FILE* f = fdopen(fd, "wb");
+    if (f == nullptr) {
+      *error = std::strerror(errno);
+      ::close(fd);
+      return nullptr;
+    }
+    return std::make_unique<FileSink>(f, true);
+  }
+  const std::string mode = "wb" + std::to_string(gzip_level < 0 || gzip_level > 9 ? 6 : gzip_level);
+  gzFile gz = gzdopen(fd, mode.c_str());
+  if (gz == nullptr) {
+    *error = errno != 0 ? std::strerror(errno) : "cannot open a gzip stream";
+    ::close(fd);
+    return nullptr;
+  }
+  gzbuffer(gz, 1 << 20);
+  return std::make_unique<GzipSink>(gz);
+}
+
 }  // namespace trainprof::collector

@@ -46,4 +46,8 @@ class OutputSink {
 /// if it cannot be opened. With `gzip`, the bytes are gzip-compressed (zlib, level 6 by default).
 std::unique_ptr<OutputSink> OpenOutput(const std::string& path, bool gzip, std::string* error, int gzip_level = 6);
 
+/// The same on an open descriptor `fd` (opened for writing), which the sink owns and closes in
+/// Close() or its destructor, even when this fails (nullptr, *error set).
+std::unique_ptr<OutputSink> OpenOutputFd(int fd, bool gzip, std::string* error, int gzip_level = 6);
+
 }  // namespace trainprof::collector

@@ -38,6 +38,11 @@ Config ReadConfig() {
     c.trace_python = Contains(trace, "python");
     c.trace_cuda = Contains(trace, "cuda");
   }
+  if (const char* m = getenv("TRAINPROF_UMASK"); m != nullptr && *m != '\0') {
+    char* end = nullptr;
+    unsigned long v = strtoul(m, &end, 8);
+    if (*end == '\0' && v <= 0777 && *m != '-' && *m != '+' && *m != ' ') c.umask = static_cast<unsigned>(v);
+  }
   c.capture_range = Get("TRAINPROF_CAPTURE_RANGE");
   c.capture_range_end = Get("TRAINPROF_CAPTURE_RANGE_END");
   if (const char* w = getenv("TRAINPROF_CAPTURE_WINDOW")) {

@@ -4,6 +4,8 @@
 //   TRAINPROF_FOLLOW_CHILDREN  "1": descendants record too; otherwise only TRAINPROF_ROOT_PID
 //   TRAINPROF_ROOT_PID         pid of the launched command
 //   TRAINPROF_TRACE            sources, e.g. "cuda,nvtx,python"
+//   TRAINPROF_UMASK            octal mask (`run --umask`, default 077): pid-*.trace get exactly
+//                              0666 & ~MASK, a directory the library creates 0777 & ~MASK
 //   TRAINPROF_LIB              absolute path of this library (also in LD_PRELOAD and
 //                              NVTX_INJECTION64_PATH)
 //   TRAINPROF_PYTHON_DIR       the Python shim folder the launcher put on PYTHONPATH
@@ -35,7 +37,7 @@ inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
     "TRAINPROF_CAPTURE_RANGE", "TRAINPROF_CAPTURE_RANGE_END", "TRAINPROF_CAPTURE_WINDOW",
-    "TRAINPROF_LAUNCHER_PID",
+    "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK",
     "CUDA_INJECTION64_PATH", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
@@ -46,6 +48,7 @@ struct Config {
   bool trace_nvtx = true;
   bool trace_python = true;
   bool trace_cuda = true;
+  unsigned umask = 077;               ///< TRAINPROF_UMASK (missing or not octal up to 0777: 077)
   const char* cupti_path = nullptr;  ///< TRAINPROF_CUPTI_PATH
   const char* cuda_home = nullptr;   ///< CUDA_HOME
   /// GPU activity flush interval (TRAINPROF_GPU_FLUSH_MS, clamped to kGpuFlushMs{Min,Max}).

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <mutex>
@@ -69,6 +71,22 @@ void OnForkPrepare() {
 
 void Init() {
   auto* rt = new (g_runtime_storage) Runtime();
+  // A secure-execution process (setuid, setgid, file capabilities: AT_SECURE) runs with more
+  // rights than whoever set its environment: the library takes nothing from that environment and
+  // does nothing (no trace file, no change to a child's environment, NVTX and CUDA left alone).
+  // The loader ignores our LD_PRELOAD there, but NVTX and the CUDA driver dlopen the library named
+  // in NVTX_INJECTION64_PATH / CUDA_INJECTION64_PATH.
+  if (getauxval(AT_SECURE) != 0) {
+    if (getenv("TRAINPROF_OUTPUT_DIR") != nullptr && getenv("TRAINPROF_QUIET") == nullptr) {
+      char pid[24];
+      LogLine("pid ", FormatU64(static_cast<unsigned>(getpid()), pid),
+              " is not recorded: it runs setuid, setgid or with file capabilities (secure execution)", nullptr);
+    }
+    g_runtime = rt;  // a default Config: no output directory, so inert
+    ResolveRealFunctions();
+    StartRecording(*rt, 0);
+    return;
+  }
   rt->cfg = ReadConfig();
   g_runtime = rt;
   ResolveRealFunctions();

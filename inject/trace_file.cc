@@ -54,8 +54,8 @@ const char* kRankVars[] = {"RANK",        "LOCAL_RANK",          "WORLD_SIZE",
                            "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
                            "SLURM_PROCID", "SLURM_LOCALID",      "SLURM_NTASKS"};
 
-// mkdir -p; EEXIST is fine.
-int MakeDirs(const char* dir) {
+// mkdir -p with `mode` (the umask may remove more); EEXIST is fine.
+int MakeDirs(const char* dir, mode_t mode) {
   char buf[4096];
   size_t n = strlen(dir);
   if (n == 0 || n >= sizeof(buf)) return ENAMETOOLONG;
@@ -64,7 +64,7 @@ int MakeDirs(const char* dir) {
     if (buf[i] == '/' || buf[i] == '\0') {
       char c = buf[i];
       buf[i] = '\0';
-      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return errno;
+      if (mkdir(buf, mode) != 0 && errno != EEXIST) return errno;
       buf[i] = c;
     }
   }
@@ -103,7 +103,8 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     snprintf(err, err_size, "%s: %s", what, strerror(e));
     return nullptr;
   };
-  if (int e = MakeDirs(cfg.output_dir); e != 0) return fail("cannot create the output directory", e);
+  const mode_t file_mode = 0666 & ~cfg.umask;
+  if (int e = MakeDirs(cfg.output_dir, 0777 & ~cfg.umask); e != 0) return fail("cannot create the output directory", e);
 
   const int pid = getpid();
   char path[4096];
@@ -115,10 +116,13 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     } else {
       snprintf(path, sizeof(path), "%s/pid-%d.%u.trace", cfg.output_dir, pid, image);
     }
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode);
     if (fd >= 0 || errno != EEXIST) break;
   }
   if (fd < 0) return fail(path, errno);
+  // Exactly 0666 & ~TRAINPROF_UMASK: the program's own umask is not ours to use (or to change: it
+  // is process-wide, and other threads may be creating files).
+  fchmod(fd, file_mode);
 
   auto* tf = new (std::nothrow) TraceFile();
   if (tf == nullptr) {

@@ -1,7 +1,7 @@
 // One process's trace file: creation, header, and chunk slots. Everything here is the slow path
 // (once per process, once per full chunk); the per-record path is in recorder.h.
 //
-//   Open() ── O_CREAT|O_EXCL|O_NOFOLLOW, 0644, pid-<PID>.trace (or pid-<PID>.<N>.trace if taken)
+//   Open() ── O_CREAT|O_EXCL|O_NOFOLLOW, mode 0666 & ~TRAINPROF_UMASK, pid-<PID>.trace (or pid-<PID>.<N>.trace if taken)
 //          ── header region posix_fallocate'd and mapped MAP_SHARED for the whole process life
 //   ClaimChunk() ── next slot; the file grows in kGrowBytes steps with posix_fallocate, which
 //                   reserves the blocks, so a full disk is an error here and never a SIGBUS later

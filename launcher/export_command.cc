@@ -71,25 +71,26 @@ int RunExport(const ExportArgs& args) {
   if (output.empty()) output = args.gzip ? "trace.json.gz" : "trace.json";
   const bool gzip = args.gzip || EndsWith(output, ".gz");
   const bool to_stdout = output == "-";
-  // Written under a temporary name and renamed, so a failed export never looks complete; devices
-  // and FIFOs in place, symlinks through (output_file.h).
-  const OutputFilePlan plan = to_stdout ? OutputFilePlan{output, ""} : PlanOutputFile(output);
-  const std::string& tmp = plan.write_to;
+  // Written to a new temporary beside the file and renamed, so a failed export never looks
+  // complete; devices and FIFOs in place, symlinks through when the rule allows (output_file.h).
   std::string error;
-  std::unique_ptr<collector::OutputSink> sink = collector::OpenOutput(tmp, gzip, &error);
+  std::unique_ptr<OutputFile> file;
+  std::unique_ptr<collector::OutputSink> sink;
+  if (to_stdout) {
+    sink = collector::OpenOutput(output, gzip, &error);
+  } else if ((file = OutputFile::Open(output, &error))) {
+    sink = collector::OpenOutputFd(file->ReleaseFd(), gzip, &error);
+  }
   if (!sink) {
     Error("cannot write " + output + ": " + error);
     return kOutputError;
   }
   collector::ChromeExportStats stats = collector::ExportChrome(trace, sink.get());
   error = sink->Close();
-  if (error.empty() && !plan.rename_to.empty() && std::rename(tmp.c_str(), plan.rename_to.c_str()) != 0) {
-    error = std::strerror(errno);
-  }
+  if (error.empty() && file != nullptr) file->Commit(&error);
   if (!error.empty()) {
-    if (!plan.rename_to.empty()) std::remove(tmp.c_str());
     Error("cannot write " + (to_stdout ? std::string("to stdout") : output) + ": " + error);
-    return kOutputError;
+    return kOutputError;  // the temporary is removed with `file`
   }
   if (!to_stdout) {
     std::cerr << "trainprof: " << stats.events << " events from " << usable << " trace file"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
 extern char** environ;
@@ -73,6 +74,26 @@ std::optional<unsigned> ParseTraceList(std::string_view list, std::string* error
     return std::nullopt;
   }
   return mask;
+}
+
+std::optional<unsigned> ParseUmask(std::string_view text, std::string* error) {
+  unsigned mask = 0;
+  bool ok = !text.empty() && text.size() <= 4;
+  for (char c : text) {
+    ok = ok && c >= '0' && c <= '7';
+    mask = mask * 8 + static_cast<unsigned>(c - '0');
+  }
+  if (!ok || mask > 0777) {
+    *error = "--umask: '" + std::string(text) + "' is not an octal mask from 000 to 777 (e.g. 077, 027, 022)";
+    return std::nullopt;
+  }
+  return mask;
+}
+
+std::string FormatUmask(unsigned mask) {
+  char buf[8];
+  snprintf(buf, sizeof(buf), "%03o", mask & 0777);
+  return buf;
 }
 
 std::string TraceListString(unsigned mask) {
@@ -212,6 +233,7 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   SetEnv(&env, "TRAINPROF_OUTPUT_DIR", config.output_dir);
   SetEnv(&env, "TRAINPROF_FOLLOW_CHILDREN", config.follow_children ? "1" : "0");
   SetEnv(&env, "TRAINPROF_TRACE", TraceListString(config.trace));
+  SetEnv(&env, "TRAINPROF_UMASK", FormatUmask(config.umask));
   if ((config.trace & kTracePython) && !config.files.python_shim.empty()) {
     const std::string& shim = config.files.python_shim;
     SetEnv(&env, "PYTHONPATH", PrependToList(GetEnv(env, "PYTHONPATH").value_or(""), shim));

@@ -11,6 +11,8 @@
 //   TRAINPROF_FOLLOW_CHILDREN  1 or 0
 //   TRAINPROF_TRACE            normalised source list, e.g. cuda,nvtx,python
 //   TRAINPROF_ROOT_PID         the command's own pid       (always set in the child, after fork)
+//   TRAINPROF_UMASK            octal --umask, e.g. 077: the library creates pid-*.trace with
+//                              mode 0666 & ~MASK (and a missing directory with 0777 & ~MASK)
 //   PYTHONPATH                 <shim>[:<previous PYTHONPATH>]  if python is traced and the shim exists
 //   TRAINPROF_PYTHON_DIR       <shim>                      idem (the library restores PYTHONPATH from it)
 #pragma once
@@ -67,7 +69,15 @@ struct InjectConfig {
   std::string output_dir;  ///< absolute
   bool follow_children = false;
   unsigned trace = kTraceAll;
+  unsigned umask = 077;  ///< --umask, for TRAINPROF_UMASK
 };
+
+/// Parses --umask: 1 to 4 octal digits, at most 0777 (e.g. "077", "0027", "22"). nullopt with a
+/// message in *error otherwise.
+std::optional<unsigned> ParseUmask(std::string_view text, std::string* error);
+
+/// `mask` as TRAINPROF_UMASK writes it: three octal digits ("077").
+std::string FormatUmask(unsigned mask);
 
 /// The command's environment: `base` ("NAME=value" entries, e.g. environ) with the variables
 /// above set. TRAINPROF_ROOT_PID is left for the child to set (SetEnv after fork).

@@ -1,5 +1,6 @@
 #include "output_path.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ std::optional<OutputPattern> OutputPattern::Parse(std::string_view pattern,
   OutputPattern out;
   out.cwd_ = ctx.cwd;
   out.literals_.emplace_back();
+  std::vector<std::vector<bool>> q_chars;            // per literal: true where a %q value put it
   for (size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
     if (c != '%') {
@@ -73,7 +75,20 @@ std::optional<OutputPattern> OutputPattern::Parse(std::string_view pattern,
                    "' in %q{...} is not an environment variable name";
           return std::nullopt;
         }
-        if (auto value = ctx.getenv ? ctx.getenv(name) : std::nullopt) out.literals_.back() += *value;
+        if (auto value = ctx.getenv ? ctx.getenv(name) : std::nullopt) {
+          std::string v = *value;
+          for (char& ch : v) ch = ch == '/' ? '_' : ch;
+          // Which characters of the literal came from a %q value, for the "." / ".." check below.
+          q_chars.resize(out.literals_.size());
+          q_chars.back().resize(out.literals_.back().size(), false);
+          q_chars.back().resize(out.literals_.back().size() + v.size(), true);
+          if (v != *value) {
+            out.notes_.push_back("note: %q{" + name + "} is '" + *value + "'; used as '" + v +
+                                 "' (a %q value is one name: '/' becomes '_'; for a directory from the environment write \"$" +
+                                 name + "\" for the shell)");
+          }
+          out.literals_.back() += v;
+        }
         i = close;
         break;
       }
@@ -81,6 +96,30 @@ std::optional<OutputPattern> OutputPattern::Parse(std::string_view pattern,
         *error = "output pattern '" + std::string(pattern) + "': unknown expansion '%" +
                  std::string(1, k) + "' (valid: %p pid, %h hostname, %q{VAR} environment, %% percent)";
         return std::nullopt;
+    }
+  }
+  // A path component "." or ".." that a %q value helped make: its dots from the value become
+  // '_'. Components touching a %p hold its digits, so only those inside one literal can be.
+  q_chars.resize(out.literals_.size());
+  for (size_t li = 0; li < out.literals_.size(); ++li) {
+    std::string& lit = out.literals_[li];
+    std::vector<bool>& from_q = q_chars[li];
+    from_q.resize(lit.size(), false);
+    size_t start = 0;
+    while (start <= lit.size()) {
+      size_t end = lit.find('/', start);
+      if (end == std::string::npos) end = lit.size();
+      bool touches_pid = (start == 0 && li > 0) || (end == lit.size() && li + 1 < out.literals_.size());
+      std::string_view comp(lit.data() + start, end - start);
+      if (!touches_pid && (comp == "." || comp == "..")) {
+        std::string was(comp);
+        for (size_t k = start; k < end; ++k) lit[k] = from_q[k] ? '_' : lit[k];
+        if (lit.compare(start, end - start, was) != 0) {
+          out.notes_.push_back("note: a %q{...} value made the path component '" + was + "'; used as '" +
+                               lit.substr(start, end - start) + "' (a %q value never leaves the directory)");
+        }
+      }
+      start = end + 1;
     }
   }
   if (!out.has_pid() && out.literals_.front().empty()) {
@@ -111,7 +150,7 @@ std::string DefaultOutputName(std::time_t now) {
   return buf;
 }
 
-int MakeDirectories(const std::string& dir) {
+int MakeDirectories(const std::string& dir, mode_t mode) {
   // Plain mkdir(2) per component: no exceptions, and usable in the forked child.
   std::string path;
   size_t pos = 0;
@@ -121,7 +160,17 @@ int MakeDirectories(const std::string& dir) {
     path = dir.substr(0, slash);
     pos = slash + 1;
     if (path.empty()) continue;  // the leading '/'
-    if (mkdir(path.c_str(), 0777) == 0) continue;
+    if (mkdir(path.c_str(), mode) == 0) {
+      // Exactly `mode`, whatever the umask: opened without following a link, in case the new
+      // directory was swapped for one since.
+      int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) return errno;
+      int rc = fchmod(fd, mode);
+      int err = errno;
+      close(fd);
+      if (rc != 0) return err;
+      continue;
+    }
     int err = errno;
     struct stat st;
     if (err == EEXIST || err == EACCES || err == EROFS) {

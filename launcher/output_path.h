@@ -3,7 +3,10 @@
 // Expansions (docs/cli.md, "Output directory"):
 //   %p        pid of the launched command
 //   %h        hostname (gethostname)
-//   %q{VAR}   value of environment variable VAR, empty if unset
+//   %q{VAR}   value of environment variable VAR, empty if unset: one name, never a path. Each '/'
+//             in the value becomes '_', and a value that would make a path component "." or ".."
+//             has its dots replaced by '_' (so `../x` gives `.._x`, `a/b` gives `a_b`, `..` gives
+//             `__`): whatever the variable holds, the directory stays where the pattern puts it.
 //   %%        a literal %
 // Any other %x, a lone trailing %, or an unterminated %q{ is an error.
 //
@@ -49,15 +52,22 @@ class OutputPattern {
   /// The absolute, lexically normalised directory for `pid` (no trailing slash).
   std::string Expand(pid_t pid) const;
 
+  /// One line per %q{VAR} value that was changed to stay one name (what it became), for the user.
+  const std::vector<std::string>& notes() const { return notes_; }
+
  private:
   std::vector<std::string> literals_;  ///< the expanded text between %p's: size() == count(%p) + 1
+  std::vector<std::string> notes_;
   std::string cwd_;
 };
 
 /// `trainprof-YYYYmmdd-HHMMSS` for local time `now`, without any directory part.
 std::string DefaultOutputName(std::time_t now);
 
-/// Creates `dir` and its parents (mkdir -p, mode 0777 & ~umask). Returns 0 or an errno value.
-int MakeDirectories(const std::string& dir);
+/// Creates `dir` and its parents (mkdir -p). Each directory it creates gets exactly `mode` (set
+/// with fchmod, whatever the umask); existing ones are left as they are. Follows no symlink
+/// itself beyond what path lookup of an existing component does: callers check `dir` with
+/// ResolveWithSymlinkRule (safe_path.h) first. Returns 0 or an errno value.
+int MakeDirectories(const std::string& dir, mode_t mode = 0777);
 
 }  // namespace trainprof::launcher

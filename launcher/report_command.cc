@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <system_error>
 
 #include "collector/render.h"
@@ -17,6 +18,7 @@
 #include "collector/trace_reader.h"
 #include "collector/trace_set.h"
 #include "output_file.h"
+#include "safe_path.h"
 
 namespace trainprof::launcher {
 namespace {
@@ -30,32 +32,14 @@ constexpr int kInputError = 2;
 
 void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
 
-// Writes to a temporary name and renames it into place, so a half-written report never looks
-// complete (and an existing one stays intact when writing fails); devices and FIFOs are written in
-// place, symlinks through (output_file.h).
+// Writes to a new temporary beside the file and renames it into place, so a half-written report
+// never looks complete (and an existing one stays intact when writing fails); devices and FIFOs
+// are written in place, symlinks through when the symlink rule allows (output_file.h).
 bool WriteFileAtomically(const std::string& path, const std::string& content) {
-  const OutputFilePlan plan = PlanOutputFile(path);
-  const std::string& tmp = plan.write_to;
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    Error("cannot write " + path + ": " + std::strerror(errno));
-    return false;
-  }
-  bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  int e = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    e = errno;
-  }
-  if (ok && !plan.rename_to.empty() && std::rename(tmp.c_str(), plan.rename_to.c_str()) != 0) {
-    ok = false;
-    e = errno;
-  }
-  if (!ok) {
-    if (!plan.rename_to.empty()) std::remove(tmp.c_str());
-    Error("cannot write " + path + ": " + std::strerror(e));
-  }
-  return ok;
+  std::string why;
+  if (WriteOutputFile(path, content, &why)) return true;
+  Error("cannot write " + path + ": " + why);
+  return false;
 }
 
 // stdout may be a full disk (>/dev/full), a closed descriptor or a file system that fails: a
@@ -94,7 +78,14 @@ int WriteCsv(const Report& report, const std::string& output) {
   bool is_dir = output.back() == '/' || fs::is_directory(output, ec);
   fs::path dir = is_dir ? fs::path(output) : fs::path(output).parent_path();
   if (!dir.empty()) {
-    fs::create_directories(dir, ec);
+    // Not through another user's symlink in a sticky world-writable directory (safe_path.h).
+    std::string why;
+    std::optional<std::string> resolved = ResolveWithSymlinkRule(dir.string(), &why);
+    if (!resolved) {
+      Error("cannot write the CSV tables to " + output + ": " + why);
+      return kOutputError;
+    }
+    fs::create_directories(*resolved, ec);
     if (ec) {
       Error("cannot create " + dir.string() + ": " + ec.message());
       return kOutputError;

@@ -19,6 +19,7 @@
 #include "inject_env.h"
 #include "output_path.h"
 #include "report_command.h"
+#include "safe_path.h"
 #include "trace_dir.h"
 
 namespace trainprof::launcher {
@@ -38,6 +39,19 @@ std::string DefaultOutputPattern() {
   std::error_code ec;
   for (int n = 2; std::filesystem::exists(name, ec) && n < 1000; ++n) name = base + "-" + std::to_string(n);
   return name;
+}
+
+// Creates the trace directory `dir` (mkdir -p, new directories get `mode`) unless a symlink on
+// the way is one the rule refuses (safe_path.h). False with *why (no "trainprof:" prefix).
+// Also runs in the forked child (%p): allocating is fine there (single-threaded launcher).
+bool PrepareOutputDirectory(const std::string& dir, mode_t mode, std::string* why) {
+  std::optional<std::string> resolved = ResolveWithSymlinkRule(dir, why);
+  if (!resolved) return false;
+  if (int err = MakeDirectories(*resolved, mode)) {
+    *why = strerror(err);
+    return false;
+  }
+  return true;
 }
 
 bool LooksLikePython(const std::string& command) {
@@ -99,6 +113,13 @@ void AddRunOptions(CLI::App* sub, RunArgs* args) {
                   "COMMAND is then ended")
       ->type_name("SEC")
       ->take_last();
+  sub->add_option("--umask", args->umask,
+                  "Octal mask for what the run creates: the trace directory gets 0777 & ~MASK, its "
+                  "trace files 0666 & ~MASK (default 077: only you can read them; the process umask "
+                  "is not used)")
+      ->type_name("MASK")
+      ->capture_default_str()
+      ->take_last();
   sub->add_option("COMMAND", args->command, "The program to profile, then its arguments")->required();
   // The first positional ends trainprof's options: `trainprof run python train.py --lr 3` passes
   // --lr to python, as nsys/strace/time do. `--` is still accepted (and needed if COMMAND
@@ -137,6 +158,12 @@ int RunRun(const RunArgs& args) {
     Message(error);
     return 2;
   }
+  std::optional<unsigned> umask = ParseUmask(args.umask, &error);
+  if (!umask) {
+    Message(error);
+    return 2;
+  }
+  const mode_t dir_mode = 0777 & ~*umask;
   PatternContext ctx = CurrentPatternContext();
   std::optional<OutputPattern> pattern =
       OutputPattern::Parse(args.output.empty() ? DefaultOutputPattern() : args.output, ctx, &error);
@@ -144,6 +171,7 @@ int RunRun(const RunArgs& args) {
     Message(error);
     return 2;
   }
+  for (const std::string& note : pattern->notes()) Message(note);
   std::optional<InjectFiles> files = FindInjectFiles(getenv("TRAINPROF_INJECT_LIB"), SelfExecutable(), &error);
   if (!files) {
     Message(error + "; " + args.command.front() + " was not run");
@@ -164,9 +192,10 @@ int RunRun(const RunArgs& args) {
     dir = pattern->Expand(0);
     struct stat before;
     dir_existed = stat(dir.c_str(), &before) == 0;
-    if (int err = MakeDirectories(dir)) {
-      Message("cannot create output directory " + dir + ": " + strerror(err) + "; running " +
-              args.command.front() + " without profiling");
+    std::string why;
+    if (!PrepareOutputDirectory(dir, dir_mode, &why)) {
+      Message("cannot create output directory " + dir + ": " + why + "; running " + args.command.front() +
+              " without profiling");
       recording = false;
     } else if (size_t old = SummarizeTraceDir(dir).files) {
       Message("warning: " + dir + " already holds " + std::to_string(old) +
@@ -181,6 +210,7 @@ int RunRun(const RunArgs& args) {
   config.output_dir = dir;  // with %p: set by the child below
   config.follow_children = args.follow_children;
   config.trace = *trace;
+  config.umask = *umask;
   std::vector<std::string> env = recording ? BuildChildEnvironment(CurrentEnvironment(), config) : CurrentEnvironment();
   // --delay/--duration count from here, the launch, in every process of the run.
   const uint64_t launch_ns = MonotonicNowNs();
@@ -189,14 +219,15 @@ int RunRun(const RunArgs& args) {
   // In the child, after fork: trainprof is single-threaded, so allocating here is safe.
   const OutputPattern& out = *pattern;
   const std::string& program = args.command.front();
-  auto prepare = [&out, recording, &program](std::vector<std::string>* child_env) -> int {
+  auto prepare = [&out, recording, &program, dir_mode](std::vector<std::string>* child_env) -> int {
     if (!recording) return 0;
     pid_t self = getpid();
     SetEnv(child_env, "TRAINPROF_ROOT_PID", std::to_string(self));
     if (out.has_pid()) {
       std::string own_dir = out.Expand(self);
-      if (int err = MakeDirectories(own_dir)) {
-        Message("cannot create output directory " + own_dir + ": " + strerror(err) + "; running " + program +
+      std::string why;
+      if (!PrepareOutputDirectory(own_dir, dir_mode, &why)) {
+        Message("cannot create output directory " + own_dir + ": " + why + "; running " + program +
                 " without profiling");
         *child_env = CurrentEnvironment();
         return 0;
@@ -273,8 +304,8 @@ int RunRun(const RunArgs& args) {
       Message("no trace file was written in " + dir + ": " + strerror(errno));
     } else {
       Message("no trace file was written in " + dir +
-              " \u2014 is the command statically linked, setuid/setgid (the loader then ignores "
-              "LD_PRELOAD), or did it clear LD_PRELOAD?");
+              " \u2014 is the command statically linked, setuid/setgid or with file capabilities "
+              "(trainprof records nothing there), or did it clear LD_PRELOAD?");
     }
     return exit_status;
   }

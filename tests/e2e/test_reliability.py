@@ -669,5 +669,221 @@ class SignalFirstCallTest(TraceTest):
         self.assertEqual(len({r["tid"] for r in pushes}), self.THREADS)  # each worker's first calls
 
 
+def only_root(test):
+    """Planting another user's file, or a setuid program, needs root (as the CI and dev machines run)."""
+    return unittest.skipIf(os.geteuid() != 0, "needs root to plant files owned by another user")(test)
+
+
+NOBODY = 65534   # owns what "another local user" planted
+STRANGER = 12345  # a second user with no name, who runs the setuid programs
+
+
+class SharedDirectoryTest(TraceTest):
+    """Output in directories other users can write (/tmp, a shared scratch folder): nothing another
+    user planted makes trainprof write somewhere else (docs/cli.md, "Files trainprof writes")."""
+
+    def setUp(self):
+        super().setUp()
+        self.traces = os.path.join(self.out, "traces")
+        proc = self.run_trainprof(["run", "-o", self.traces, "--", program("ends"), "exit", "100"], check=False)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.victim = os.path.join(self.out, "victim.txt")
+        with open(self.victim, "w") as f:
+            f.write("victim\n")
+        self.shared = os.path.join(self.out, "shared")  # like /tmp: sticky, world-writable
+        os.mkdir(self.shared)
+        os.chmod(self.shared, 0o1777)
+
+    def victim_intact(self):
+        with open(self.victim) as f:
+            self.assertEqual(f.read(), "victim\n")
+
+    def plant(self, path, target):
+        """A symlink at `path` to `target`, owned by another user."""
+        os.symlink(target, path)
+        os.lchown(path, NOBODY, NOBODY)
+
+    def test_a_symlink_at_the_old_predictable_temporary_name_is_not_written_through(self):
+        # The old code staged at <target>.tmp.<pid>, opened without O_EXCL. The shell plants the
+        # link at that name for its own pid, which trainprof keeps when exec'd.
+        plant_and_exec = 'ln -s "$1" "$2.tmp.$$" && exec "$3" "$4" --format "$5" -o "$2" "$6"'
+        for sub, fmt, name in (("report", "json", "report.json"), ("report", "text", "report.txt"),
+                               ("export", "chrome", "trace.json")):
+            target = os.path.join(self.shared, name)
+            args = ["sh", "-c", plant_and_exec, "sh", self.victim, target, TRAINPROF, sub, fmt, self.traces]
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.victim_intact()
+            self.assertFalse(os.path.islink(target), name)
+            with open(target) as f:
+                self.assertIn("done", f.read())  # the range name: a real report or export
+        # The CSV tables, one staged file per table.
+        prefix = os.path.join(self.shared, "csv-")
+        proc = subprocess.run(["sh", "-c", 'ln -s "$1" "$2nvtx_ranges.csv.tmp.$$" && exec "$3" report --format csv '
+                               '-o "$2" "$4"', "sh", self.victim, prefix, TRAINPROF, self.traces],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.victim_intact()
+        self.assertFalse(os.path.islink(prefix + "nvtx_ranges.csv"))
+        with open(prefix + "nvtx_ranges.csv") as f:
+            self.assertIn("done", f.read())
+        leftovers = [n for n in os.listdir(self.shared) if ".tmp-" in n]
+        self.assertEqual(leftovers, [])
+
+    @only_root
+    def test_another_users_symlink_at_the_target_in_a_sticky_directory_is_refused(self):
+        target = os.path.join(self.shared, "report.json")
+        self.plant(target, self.victim)
+        refused = "%s is a symlink owned by uid %d in the sticky world-writable directory %s" % (
+            target, NOBODY, self.shared)
+        for args in (["report", "--format", "json", "-o", target, self.traces],
+                     ["report", "-o", target, self.traces],
+                     ["export", "-o", target, self.traces],
+                     ["export", "--gzip", "-o", target, self.traces]):
+            proc = self.run_trainprof(args, check=False)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            self.assertIn("trainprof: error: cannot write %s: %s" % (target, refused), proc.stderr)
+            self.victim_intact()
+            self.assertEqual(os.readlink(target), self.victim)
+        # A CSV table planted under its name (prefix form), and a planted directory (directory form).
+        prefix = os.path.join(self.shared, "csv-")
+        self.plant(prefix + "gpu_kernels.csv", self.victim)
+        proc = self.run_trainprof(["report", "--format", "csv", "-o", prefix, self.traces], check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("is a symlink owned by uid %d" % NOBODY, proc.stderr)
+        self.victim_intact()
+        victim_dir = os.path.join(self.out, "victim-dir")
+        os.mkdir(victim_dir)
+        self.plant(os.path.join(self.shared, "tables"), victim_dir)
+        proc = self.run_trainprof(["report", "--format", "csv", "-o", os.path.join(self.shared, "tables") + "/",
+                                   self.traces], check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("trainprof: error: cannot write the CSV tables to %s/tables/: %s/tables is a symlink owned by "
+                      "uid %d" % (self.shared, self.shared, NOBODY), proc.stderr)
+        self.assertEqual(os.listdir(victim_dir), [])
+        # Our own link there is followed: the file it points to is replaced, the link stays.
+        os.lchown(target, os.geteuid(), os.getegid())
+        self.run_trainprof(["report", "--format", "json", "-o", target, self.traces])
+        self.assertEqual(os.readlink(target), self.victim)
+        with open(self.victim) as f:
+            self.assertEqual(json.loads(f.read())["processes"][0]["exit"]["code"], 4)
+
+    @only_root
+    def test_run_into_another_users_symlink_in_a_sticky_directory_is_refused(self):
+        victim_dir = os.path.join(self.out, "victim-dir")
+        os.mkdir(victim_dir)
+        self.plant(os.path.join(self.shared, "run"), victim_dir)
+        for pattern in ("run", "run/%p", "run/sub"):
+            out = os.path.join(self.shared, pattern)
+            proc = self.run_trainprof(["run", "-o", out, "--", program("ends"), "exit", "100"], check=False)
+            # The command runs, unprofiled, as when the directory cannot be created.
+            self.assertEqual((proc.returncode, proc.stdout), (4, "recorded 100\n"), proc.stderr)
+            self.assertRegex(proc.stderr, r"^trainprof: cannot create output directory %s: %s is a symlink owned by "
+                             r"uid %d in the sticky world-writable directory %s .*; running %s without profiling\n$"
+                             % (re.escape(out).replace("%p", r"\d+"), re.escape(os.path.join(self.shared, "run")),
+                                NOBODY, re.escape(self.shared), re.escape(program("ends"))))
+            self.assertEqual(os.listdir(victim_dir), [])
+
+    def test_trace_directory_and_files_are_private_unless_umask_says_otherwise(self):
+        def modes(d):
+            files = sorted(f for f in os.listdir(d) if f.endswith(".trace"))
+            return (os.stat(d).st_mode & 0o7777, {os.stat(os.path.join(d, f)).st_mode & 0o7777 for f in files}, len(files))
+
+        # Every process of the run, forked or exec'd, one that set its own umask 0 included.
+        ends = program("ends") + " exit 10"
+        command = ["sh", "-c", "%s; (umask 0; %s); %s & wait" % (ends, ends, ends)]
+        for extra, want in (([], (0o700, {0o600})), (["--umask", "027"], (0o750, {0o640})),
+                            (["--umask=0"], (0o777, {0o666}))):
+            out = os.path.join(self.out, "modes-%d" % len(os.listdir(self.out)))
+            proc = self.run_trainprof(["run", "--follow-children", "-o", out] + extra + ["--"] + command, check=False)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(modes(out)[:2], want, extra)
+            self.assertGreaterEqual(modes(out)[2], 4, extra)  # sh, its subshell, three tp_ends
+        # A directory that exists keeps its mode; %p directories are made by the child.
+        os.chmod(self.traces, 0o755)
+        self.run_trainprof(["run", "-o", self.traces, "--", "true"])
+        self.assertEqual(os.stat(self.traces).st_mode & 0o7777, 0o755)
+        proc = self.run_trainprof(["run", "-o", os.path.join(self.out, "p-%p", "d"), "--", program("ends"), "exit", "1"],
+                                  check=False)
+        [pdir] = [d for d in os.listdir(self.out) if d.startswith("p-")]
+        self.assertEqual(os.stat(os.path.join(self.out, pdir)).st_mode & 0o7777, 0o700)
+        self.assertEqual(modes(os.path.join(self.out, pdir, "d"))[:2], (0o700, {0o600}))
+        proc = self.run_trainprof(["run", "--umask", "8", "--", "true"], check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--umask: '8' is not an octal mask", proc.stderr)
+
+    def test_an_environment_value_in_the_pattern_stays_inside_the_directory(self):
+        runs = os.path.join(self.out, "runs")
+        os.mkdir(runs)
+        for value, name in (("../escaped", ".._escaped"), ("a/b", "a_b"), ("..", "__")):
+            env = dict(self.child_env(), TP_JOB=value)
+            proc = self.run_trainprof(["run", "-o", os.path.join(runs, "%q{TP_JOB}"), "--", program("ends"), "exit",
+                                       "10"], check=False, env=env)
+            self.assertEqual(proc.returncode, 4, proc.stderr)
+            self.assertIn("trainprof: note: ", proc.stderr)
+            self.assertIn("1 trace file, 1 process", proc.stderr)
+            self.assertEqual(len([f for f in os.listdir(os.path.join(runs, name)) if f.endswith(".trace")]), 1)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "escaped")))
+        self.assertFalse(os.path.exists(os.path.join(runs, "a")))
+        self.assertEqual(sorted(os.listdir(self.out)), sorted(["runs", "shared", "traces", "victim.txt"]))
+
+
+class SecureExecutionTest(TraceTest):
+    """A setuid program, or one with file capabilities, run by another user under trainprof: the
+    loader ignores LD_PRELOAD there, but NVTX dlopens NVTX_INJECTION64_PATH on its first call. The
+    library must then do nothing: no trace file, the program's output unchanged, at most one line."""
+
+    @only_root
+    @skip_in_sanitizer_build("address", "the loader ignores the sanitizer runtime's LD_PRELOAD in a setuid "
+                             "program, and a sanitized library dlopened without it aborts the program")
+    @skip_in_sanitizer_build("thread", "as in the address build")
+    def test_secure_execution_records_nothing(self):
+        if shutil.which("setpriv") is None:
+            self.skipTest("no setpriv to run as another user")
+        os.chmod(self.out, 0o755)
+        bin_dir = os.path.join(self.out, "bin")
+        os.mkdir(bin_dir, 0o755)
+        variants = []
+        setuid = os.path.join(bin_dir, "tp_ends_setuid")
+        shutil.copy(program("ends"), setuid)
+        os.chown(setuid, NOBODY, NOBODY)
+        os.chmod(setuid, 0o4755)
+        variants.append(setuid)
+        if shutil.which("setcap") is not None:
+            cap = os.path.join(bin_dir, "tp_ends_cap")
+            shutil.copy(program("ends"), cap)
+            os.chmod(cap, 0o755)
+            if subprocess.run(["setcap", "cap_net_bind_service=ep", cap], capture_output=True).returncode == 0:
+                variants.append(cap)
+        as_stranger = ["setpriv", "--reuid=%d" % STRANGER, "--regid=%d" % STRANGER, "--clear-groups", "--"]
+        for prog in variants:
+            traces = os.path.join(self.out, "traces-" + os.path.basename(prog))
+            os.mkdir(traces)
+            os.chmod(traces, 0o777)  # writable by whoever the program runs as: only the library's choice stops it
+            plain = subprocess.run(as_stranger + [prog, "exit", "100"], capture_output=True, text=True, timeout=60,
+                                   cwd=self.out)
+            self.assertEqual((plain.returncode, plain.stdout, plain.stderr), (4, "recorded 100\n", ""))
+            proc = subprocess.run(as_stranger + [TRAINPROF, "run", "-o", traces, "--", prog, "exit", "100"],
+                                  capture_output=True, text=True, timeout=60, cwd=self.out, env=self.child_env())
+            self.assertEqual((proc.returncode, proc.stdout), (4, "recorded 100\n"), proc.stderr)
+            self.assertEqual(os.listdir(traces), [], proc.stderr)  # nothing, not even an empty file
+            library_lines = [l for l in proc.stderr.splitlines() if "is not recorded" in l]
+            self.assertEqual(len(library_lines), 1, proc.stderr)
+            self.assertRegex(library_lines[0], r"^trainprof: pid \d+ is not recorded: it runs setuid, setgid or with "
+                             r"file capabilities \(secure execution\)$")
+            self.assertEqual(trainprof_lines(proc.stderr), proc.stderr.splitlines(), proc.stderr)
+        # The same program without the setuid bit or capability, as the same user, is recorded.
+        plain_copy = os.path.join(bin_dir, "tp_ends_plain")
+        shutil.copy(program("ends"), plain_copy)
+        os.chmod(plain_copy, 0o755)
+        traces = os.path.join(self.out, "traces-plain")
+        os.mkdir(traces)
+        os.chmod(traces, 0o777)
+        proc = subprocess.run(as_stranger + [TRAINPROF, "run", "-o", traces, "--", plain_copy, "exit", "100"],
+                              capture_output=True, text=True, timeout=60, cwd=self.out, env=self.child_env())
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertEqual(len(os.listdir(traces)), 1, proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -258,6 +258,63 @@ missing_library)
   expect_rc 1; expect_err "TRAINPROF_INJECT_LIB"
   [ ! -e ran ] || fail "the command ran"
   ;;
+umask_modes)
+  # The trace directory is private by default, whatever the process umask; --umask changes it.
+  mode_of() { stat -c %a "$1"; }
+  umask 022
+  run_tp run -o out -- env
+  expect_rc 0
+  [ "$(mode_of out)" = 700 ] || fail "trace directory mode $(mode_of out), want 700"
+  [ "$(env_of TRAINPROF_UMASK)" = 077 ] || fail "TRAINPROF_UMASK=$(env_of TRAINPROF_UMASK)"
+  run_tp run --umask 027 -o "runs/%p" -- env
+  d=$(env_of TRAINPROF_OUTPUT_DIR)
+  [ "$(mode_of "$d")" = 750 ] && [ "$(mode_of runs)" = 750 ] || fail "modes $(mode_of runs) $(mode_of "$d"), want 750"
+  [ "$(env_of TRAINPROF_UMASK)" = 027 ] || fail "TRAINPROF_UMASK=$(env_of TRAINPROF_UMASK)"
+  umask 077
+  run_tp run --umask 002 -o wide -- true
+  [ "$(mode_of wide)" = 775 ] || fail "--umask 002 gave $(mode_of wide), want 775 (exact, not & ~umask)"
+  # COMMAND keeps the umask it was started with.
+  run_tp run -o out -- sh -c umask
+  [ "$(cat out.txt)" = 0077 ] || fail "COMMAND's umask is $(cat out.txt)"
+  chmod 755 out
+  run_tp run -o out -- true
+  [ "$(mode_of out)" = 755 ] || fail "an existing directory's mode changed to $(mode_of out)"
+  for bad in 8 0778 1000 abc ""; do
+    run_tp run --umask "$bad" -o bad -- touch ran
+    expect_rc 2; expect_err "--umask"
+  done
+  [ ! -e ran ] || fail "the command ran"
+  ;;
+planted_output_symlink)
+  # Another user's symlink in a sticky world-writable directory: not followed by run -o.
+  [ "$(id -u)" = 0 ] || exit 77
+  mkdir shared victim && chmod 1777 shared
+  ln -s "$tmp/victim" shared/run && chown -h 65534:65534 shared/run
+  fake='[ -z "${TRAINPROF_OUTPUT_DIR:-}" ] || : > "$TRAINPROF_OUTPUT_DIR/pid-$$.trace"; echo "preload=${LD_PRELOAD:-}"'
+  for pattern in shared/run shared/run/%p shared/run/a/b; do
+    run_tp run -o "$pattern" -- sh -c "$fake"
+    expect_rc 0
+    expect_err "is a symlink owned by uid 65534 in the sticky world-writable directory $tmp/shared"
+    expect_err "without profiling"
+    [ "$(cat out.txt)" = "preload=" ] || fail "the command ran profiled: $(cat out.txt)"
+    [ -z "$(ls -A victim)" ] || fail "wrote through the planted link: $(ls -A victim)"
+  done
+  # Our own link there is followed.
+  chown -h 0:0 shared/run
+  run_tp run -o shared/run -- sh -c "$fake"
+  [ "$(cat out.txt)" != "preload=" ] || fail "our own link was refused: $(cat err.txt)"
+  ;;
+pattern_value_inside)
+  mkdir runs
+  TP_V=../up run_tp run -o 'runs/%q{TP_V}' -- true
+  expect_rc 0; expect_err "note: %q{TP_V} is '../up'; used as '.._up'"
+  [ -d runs/.._up ] && [ ! -e up ] || fail "%q{TP_V}=../up left runs/"
+  TP_V=a/b run_tp run -o 'runs/%q{TP_V}-%p' -- true
+  ls -d runs/a_b-* >/dev/null 2>&1 && [ ! -e runs/a ] || fail "%q{TP_V}=a/b made a subdirectory"
+  TP_V=.. run_tp run -o 'runs/%q{TP_V}' -- true
+  [ -d runs/__ ] || fail "%q{TP_V}=.. not replaced"
+  [ "$(ls | sort | tr '\n' ' ')" = "err.txt out.txt runs " ] || fail "created outside runs/: $(ls)"
+  ;;
 *)
   echo "unknown case $case_name" >&2
   exit 2

@@ -105,6 +105,7 @@ TEST(ChildEnvironment, SetsTheContractVariables) {
   EXPECT_EQ(GetEnv(env, "TRAINPROF_OUTPUT_DIR"), "/runs/out");
   EXPECT_EQ(GetEnv(env, "TRAINPROF_FOLLOW_CHILDREN"), "0");
   EXPECT_EQ(GetEnv(env, "TRAINPROF_TRACE"), "cuda,nvtx,python");
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_UMASK"), "077");  // trace files 0600 unless --umask says otherwise
   EXPECT_EQ(GetEnv(env, "PYTHONPATH"), "/opt/tp/share/trainprof/python");
   EXPECT_EQ(GetEnv(env, "TRAINPROF_PYTHON_DIR"), "/opt/tp/share/trainprof/python");
   EXPECT_EQ(GetEnv(env, "CUDA_INJECTION64_PATH"), lib);
@@ -113,6 +114,27 @@ TEST(ChildEnvironment, SetsTheContractVariables) {
   // The rest is passed on.
   EXPECT_EQ(GetEnv(env, "HOME"), "/root");
   EXPECT_EQ(GetEnv(env, "CUDA_VISIBLE_DEVICES"), "0");
+}
+
+TEST(ChildEnvironment, UmaskIsPassedAsThreeOctalDigits) {
+  InjectConfig c = Config();
+  c.umask = 027;
+  EXPECT_EQ(GetEnv(BuildChildEnvironment({}, c), "TRAINPROF_UMASK"), "027");
+  c.umask = 0;
+  EXPECT_EQ(GetEnv(BuildChildEnvironment({}, c), "TRAINPROF_UMASK"), "000");
+}
+
+TEST(Umask, ParsesOctalUpTo777) {
+  std::string error;
+  EXPECT_EQ(ParseUmask("077", &error), 077u);
+  EXPECT_EQ(ParseUmask("0027", &error), 027u);
+  EXPECT_EQ(ParseUmask("22", &error), 022u);
+  EXPECT_EQ(ParseUmask("0", &error), 0u);
+  EXPECT_EQ(ParseUmask("777", &error), 0777u);
+  for (const char* bad : {"", "8", "0778", "1000", "07777", "-1", "u=rwx", " 077", "0x1f"}) {
+    EXPECT_EQ(ParseUmask(bad, &error), std::nullopt) << bad;
+  }
+  EXPECT_NE(error.find("octal mask"), std::string::npos) << error;
 }
 
 TEST(ChildEnvironment, PrependsToExistingLists) {

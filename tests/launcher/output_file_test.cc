@@ -1,6 +1,9 @@
-// PlanOutputFile: report/export -o never replaces a device, FIFO or symlink with a regular file.
+// OutputFile: report/export -o never replaces a device, FIFO or symlink with a regular file, stages
+// under a fresh random name (nothing planted at a predictable name is written through), and
+// refuses another user's symlink in a sticky world-writable directory.
 #include "output_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace trainprof::launcher {
@@ -15,56 +19,166 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class OutputFile : public ::testing::Test {
+std::string Read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class OutputFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string t = ::testing::TempDir() + "trainprof-output-file-XXXXXX";
     ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = t;
+    dir_ = fs::canonical(t).string();
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
   std::string dir_;
 };
 
-const std::string kTmp = ".tmp." + std::to_string(::getpid());
+TEST_F(OutputFileTest, MissingOrRegularGoesThroughATemporaryRenamedIntoPlace) {
+  std::string error;
+  auto f = OutputFile::Open(Path("report.json"), &error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_EQ(f->target(), Path("report.json"));
+  ASSERT_FALSE(f->staged_name().empty());
+  EXPECT_EQ(f->staged_name().rfind("report.json.tmp-", 0), 0u) << f->staged_name();
+  EXPECT_FALSE(fs::exists(Path("report.json")));  // not before Commit
+  ASSERT_EQ(write(f->fd(), "new", 3), 3);
+  ASSERT_TRUE(f->Commit(&error)) << error;
+  EXPECT_EQ(Read(Path("report.json")), "new");
+  EXPECT_FALSE(fs::exists(Path(f->staged_name())));
 
-TEST_F(OutputFile, MissingOrRegularGoesThroughATemporaryRenamedIntoPlace) {
-  OutputFilePlan missing = PlanOutputFile(Path("report.json"));
-  EXPECT_EQ(missing.write_to, Path("report.json") + kTmp);
-  EXPECT_EQ(missing.rename_to, Path("report.json"));
   std::ofstream(Path("old.json")) << "old";
-  OutputFilePlan regular = PlanOutputFile(Path("old.json"));
-  EXPECT_EQ(regular.rename_to, Path("old.json"));
+  ASSERT_TRUE(WriteOutputFile(Path("old.json"), "replaced", &error)) << error;
+  EXPECT_EQ(Read(Path("old.json")), "replaced");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 2);  // no temporaries
 }
 
-TEST_F(OutputFile, DevicesAndFifosAreWrittenInPlace) {
-  OutputFilePlan null = PlanOutputFile("/dev/null");
-  EXPECT_EQ(null.write_to, "/dev/null");
-  EXPECT_TRUE(null.rename_to.empty());
+TEST_F(OutputFileTest, AnUncommittedFileLeavesNothingAndTheOldFileIntact) {
+  std::ofstream(Path("old.json")) << "old";
+  std::string error;
+  {
+    auto f = OutputFile::Open(Path("old.json"), &error);
+    ASSERT_TRUE(f) << error;
+    ASSERT_EQ(write(f->fd(), "half", 4), 4);
+  }
+  EXPECT_EQ(Read(Path("old.json")), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(OutputFileTest, TemporaryNamesAreFreshEachTime) {
+  std::string error;
+  auto a = OutputFile::Open(Path("r.json"), &error);
+  auto b = OutputFile::Open(Path("r.json"), &error);
+  ASSERT_TRUE(a && b) << error;
+  EXPECT_NE(a->staged_name(), b->staged_name());
+  EXPECT_EQ(a->staged_name().size(), std::string("r.json.tmp-").size() + 12);
+}
+
+// The old code staged at "<target>.tmp.<pid>", opened without O_EXCL: a symlink planted there
+// made it write the victim (and then rename the link onto the target).
+TEST_F(OutputFileTest, ASymlinkAtTheOldPredictableTemporaryNameIsNotWrittenThrough) {
+  std::ofstream(Path("victim")) << "victim";
+  fs::create_symlink(Path("victim"), Path("report.json.tmp." + std::to_string(getpid())));
+  std::string error;
+  ASSERT_TRUE(WriteOutputFile(Path("report.json"), "report", &error)) << error;
+  EXPECT_EQ(Read(Path("victim")), "victim");
+  EXPECT_FALSE(fs::is_symlink(Path("report.json")));
+  EXPECT_EQ(Read(Path("report.json")), "report");
+}
+
+TEST_F(OutputFileTest, DevicesAndFifosAreWrittenInPlace) {
+  std::string error;
+  auto null = OutputFile::Open("/dev/null", &error);
+  ASSERT_TRUE(null) << error;
+  EXPECT_EQ(null->target(), "/dev/null");
+  EXPECT_TRUE(null->staged_name().empty());
+  EXPECT_TRUE(null->Commit(&error)) << error;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+
   ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0600), 0);
-  OutputFilePlan fifo = PlanOutputFile(Path("fifo"));
-  EXPECT_EQ(fifo.write_to, Path("fifo"));
-  EXPECT_TRUE(fifo.rename_to.empty());
+  int reader = open(Path("fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  ASSERT_TRUE(WriteOutputFile(Path("fifo"), "through the fifo", &error)) << error;
+  char buf[64] = {};
+  EXPECT_EQ(read(reader, buf, sizeof(buf)), 16);
+  EXPECT_STREQ(buf, "through the fifo");
+  close(reader);
+  EXPECT_TRUE(fs::is_fifo(Path("fifo")));
 }
 
-TEST_F(OutputFile, SymlinksAreFollowedSoTheLinkStays) {
+TEST_F(OutputFileTest, ADirectoryIsAnError) {
+  std::string error;
+  EXPECT_FALSE(OutputFile::Open(dir_, &error));
+  EXPECT_EQ(error, "Is a directory");
+}
+
+TEST_F(OutputFileTest, OwnSymlinksAreFollowedSoTheLinkStays) {
   std::ofstream(Path("target")) << "old";
   fs::create_symlink("target", Path("link"));
   fs::create_symlink(Path("link"), Path("link2"));  // absolute, to a link
-  OutputFilePlan p = PlanOutputFile(Path("link2"));
-  EXPECT_EQ(p.rename_to, Path("target"));
-  EXPECT_EQ(p.write_to, Path("target") + kTmp);
+  std::string error;
+  auto f = OutputFile::Open(Path("link2"), &error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_EQ(f->target(), Path("target"));
+  ASSERT_TRUE(f->Commit(&error)) << error;
+  EXPECT_TRUE(fs::is_symlink(Path("link2")));
+  EXPECT_TRUE(fs::is_symlink(Path("link")));
+  EXPECT_EQ(Read(Path("target")), "");
+
   fs::create_symlink("nowhere", Path("dangling"));
-  EXPECT_EQ(PlanOutputFile(Path("dangling")).rename_to, Path("nowhere"));
+  ASSERT_TRUE(WriteOutputFile(Path("dangling"), "x", &error)) << error;
+  EXPECT_EQ(Read(Path("nowhere")), "x");
+  EXPECT_TRUE(fs::is_symlink(Path("dangling")));
+
   fs::create_symlink("/dev/null", Path("to-null"));
-  OutputFilePlan to_null = PlanOutputFile(Path("to-null"));
-  EXPECT_EQ(to_null.write_to, "/dev/null");
-  EXPECT_TRUE(to_null.rename_to.empty());
-  // A loop ends (the open then fails with ELOOP and is reported).
+  auto to_null = OutputFile::Open(Path("to-null"), &error);
+  ASSERT_TRUE(to_null) << error;
+  EXPECT_TRUE(to_null->staged_name().empty());
+
+  // A loop is an error, not a hang.
   fs::create_symlink("loop-b", Path("loop-a"));
   fs::create_symlink("loop-a", Path("loop-b"));
-  EXPECT_FALSE(PlanOutputFile(Path("loop-a")).write_to.empty());
+  EXPECT_FALSE(OutputFile::Open(Path("loop-a"), &error));
+  EXPECT_NE(error.find("Too many levels of symbolic links"), std::string::npos) << error;
+}
+
+// As root, "another user" is made with lchown; elsewhere the test cannot plant one.
+TEST_F(OutputFileTest, AnotherUsersSymlinkInAStickyWorldWritableDirectoryIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to plant a link owned by another user";
+  ASSERT_EQ(mkdir(Path("shared").c_str(), 0777), 0);
+  ASSERT_EQ(chmod(Path("shared").c_str(), 01777), 0);
+  std::ofstream(Path("victim")) << "victim";
+  const std::string link = Path("shared/report.json");
+  fs::create_symlink(Path("victim"), link);
+  ASSERT_EQ(lchown(link.c_str(), 65534, 65534), 0);
+  std::string error;
+  EXPECT_FALSE(OutputFile::Open(link, &error));
+  EXPECT_NE(error.find(link + " is a symlink owned by uid 65534 in the sticky world-writable directory " +
+                       Path("shared")),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(WriteOutputFile(link, "report", &error));
+  EXPECT_EQ(Read(Path("victim")), "victim");
+  EXPECT_EQ(fs::read_symlink(link), Path("victim"));
+  // The same link owned by us, or by the directory's owner, is followed.
+  ASSERT_EQ(lchown(link.c_str(), 0, 0), 0);
+  EXPECT_TRUE(WriteOutputFile(link, "mine", &error)) << error;
+  EXPECT_EQ(Read(Path("victim")), "mine");
+  ASSERT_EQ(chown(Path("shared").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(lchown(link.c_str(), 65534, 65534), 0);
+  EXPECT_TRUE(WriteOutputFile(link, "dir owner's", &error)) << error;
+  // Not sticky, or not world-writable: followed (the kernel's rule).
+  ASSERT_EQ(lchown(link.c_str(), 12345, 12345), 0);
+  EXPECT_FALSE(WriteOutputFile(link, "x", &error));
+  ASSERT_EQ(chmod(Path("shared").c_str(), 0777), 0);
+  EXPECT_TRUE(WriteOutputFile(link, "not sticky", &error)) << error;
+  ASSERT_EQ(chmod(Path("shared").c_str(), 01775), 0);
+  EXPECT_TRUE(WriteOutputFile(link, "not world-writable", &error)) << error;
+  EXPECT_EQ(Read(Path("victim")), "not world-writable");
 }
 
 }  // namespace

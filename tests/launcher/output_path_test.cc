@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <vector>
 
 namespace trainprof::launcher {
 namespace {
@@ -65,6 +66,47 @@ TEST(OutputPattern, HostnameAndEnvironment) {
   EXPECT_EQ(Expand("/t/job%q{SLURM_JOB_ID}"), "/t/job4242");
   EXPECT_EQ(Expand("/t/a%q{UNSET_VARIABLE}b"), "/t/ab");
   EXPECT_EQ(Expand("/t/a%q{EMPTY}b"), "/t/ab");
+}
+
+// A %q value is one name: '/' becomes '_' and a "." or ".." component it makes gets '_' for its
+// dots, so no value takes the directory anywhere the pattern does not put it.
+TEST(OutputPattern, EnvironmentValueStaysInsideTheDirectory) {
+  PatternContext ctx = TestContext();
+  ctx.getenv = [](const std::string& name) -> std::optional<std::string> {
+    static const std::map<std::string, std::string> vars = {
+        {"UP", "../x"}, {"SLASH", "a/b"}, {"DOTDOT", ".."}, {"DOT", "."}, {"ABS", "/etc"},
+        {"DEEP", "../../../../etc/cron.d"}, {"JOB", "1.5"}};
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+  auto expand = [&](const std::string& pattern, std::vector<std::string>* notes = nullptr) {
+    std::string error;
+    auto p = OutputPattern::Parse(pattern, ctx, &error);
+    EXPECT_TRUE(p.has_value()) << pattern << ": " << error;
+    if (notes != nullptr && p) *notes = p->notes();
+    return p ? p->Expand(9) : std::string();
+  };
+  std::vector<std::string> notes;
+  EXPECT_EQ(expand("/runs/%q{UP}", &notes), "/runs/.._x");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "note: %q{UP} is '../x'; used as '.._x' (a %q value is one name: '/' becomes '_'; for a "
+                      "directory from the environment write \"$UP\" for the shell)");
+  EXPECT_EQ(expand("/runs/%q{SLASH}"), "/runs/a_b");
+  EXPECT_EQ(expand("/runs/%q{DOTDOT}", &notes), "/runs/__");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("'..'; used as '__'"), std::string::npos) << notes[0];
+  EXPECT_EQ(expand("/runs/%q{DOT}/x"), "/runs/_/x");
+  EXPECT_EQ(expand("/runs/.%q{DOT}"), "/runs/._");  // with the pattern's own dot
+  EXPECT_EQ(expand("/runs/%q{DOT}%q{DOT}"), "/runs/__");
+  EXPECT_EQ(expand("/runs/%q{DOTDOT}-%p"), "/runs/..-9");  // a name, not "..": kept
+  EXPECT_EQ(expand("/runs/%q{DOT}%p"), "/runs/.9");
+  EXPECT_EQ(expand("%q{ABS}"), "/work/run/_etc");
+  EXPECT_EQ(expand("/runs/%q{DEEP}"), "/runs/.._.._.._.._etc_cron.d");
+  EXPECT_EQ(expand("/runs/job-%q{JOB}", &notes), "/runs/job-1.5");
+  EXPECT_TRUE(notes.empty());
+  // The pattern's own ".." is the user's: kept.
+  EXPECT_EQ(expand("/runs/../%q{SLASH}"), "/a_b");
 }
 
 TEST(OutputPattern, PercentPercentIsALiteralPercent) {
@@ -133,6 +175,25 @@ TEST_F(MakeDirectoriesTest, CreatesParentsAndAcceptsExisting) {
   EXPECT_TRUE(std::filesystem::is_directory(dir));
   EXPECT_EQ(MakeDirectories(dir), 0);
   EXPECT_EQ(MakeDirectories(dir + "/"), 0);
+}
+
+TEST_F(MakeDirectoriesTest, NewDirectoriesGetExactlyTheModeAndExistingOnesKeepTheirs) {
+  mode_t old_umask = umask(022);
+  std::string dir = root_ + "/p/q";
+  EXPECT_EQ(MakeDirectories(dir, 0700), 0);
+  struct stat st;
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(stat((root_ + "/p").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(MakeDirectories(root_ + "/g", 0775), 0);  // more than the umask allows: still exact
+  ASSERT_EQ(stat((root_ + "/g").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+  EXPECT_EQ(MakeDirectories(dir, 0700), 0);
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  umask(old_umask);
 }
 
 TEST_F(MakeDirectoriesTest, FileInTheWayIsAnError) {

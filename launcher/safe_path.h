@@ -1,0 +1,30 @@
+// Which symlinks trainprof follows when it writes: `report -o`, `export -o`, the CSV tables and
+// `run -o` (docs/cli.md, "Files trainprof writes").
+//
+// The rule is the kernel's fs.protected_symlinks rule (Documentation/admin-guide/sysctl/fs.rst),
+// applied by trainprof itself whatever the sysctl says: a symlink is followed unless it sits in a
+// sticky world-writable directory (/tmp, /dev/shm, a shared scratch folder) and is owned neither
+// by the effective user nor by that directory's owner. Such a link may have been planted by
+// another local user to make trainprof (possibly root) write somewhere they could not.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace trainprof::launcher {
+
+/// The rule for one link: `dir` is the lstat of the directory holding it, `link` its own lstat,
+/// `euid` the user trainprof writes as.
+bool SymlinkMayBeFollowed(const struct stat& dir, const struct stat& link, uid_t euid);
+
+/// Resolves `path` (absolute, or relative to the current directory) component by component, as
+/// path lookup does, following each symlink the rule allows (at most 40, like the kernel). The
+/// components from the first one that does not exist on are appended as written. Returns the
+/// absolute resolved path, or nullopt with *error saying which link was refused and why (no
+/// "trainprof:" prefix). Safe in a forked child of the single-threaded launcher (it allocates).
+std::optional<std::string> ResolveWithSymlinkRule(const std::string& path, std::string* error);
+
+}  // namespace trainprof::launcher

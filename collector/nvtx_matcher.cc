@@ -142,29 +142,45 @@ NvtxSummary NvtxMatcher::Finish() {
   return out;
 }
 
-void NvtxSummary::Merge(const NvtxSummary& other) {
-  std::unordered_map<RangeKey, size_t, RangeKeyHash> index;
-  for (size_t i = 0; i < ranges.size(); ++i) index.emplace(ranges[i].key, i);
-  for (const RangeSamples& r : other.ranges) {
-    auto [it, inserted] = index.try_emplace(r.key, ranges.size());
-    if (inserted) {
-      ranges.push_back(r);
+void NvtxSummary::Merge(NvtxSummary&& other) {
+  // Sorted by key, equal keys adjacent: merged in place, without an index of every key (a
+  // million names would cost a hash-map node each).
+  if (ranges.empty()) {
+    ranges = std::move(other.ranges);
+  } else {
+    ranges.reserve(ranges.size() + other.ranges.size());
+    for (RangeSamples& r : other.ranges) ranges.push_back(std::move(r));
+  }
+  other.ranges = {};
+  auto key_less = [](const RangeKey& a, const RangeKey& b) {
+    return std::tie(a.domain, a.name, a.style, a.orphan) < std::tie(b.domain, b.name, b.style, b.orphan);
+  };
+  std::sort(ranges.begin(), ranges.end(),
+            [&](const RangeSamples& a, const RangeSamples& b) { return key_less(a.key, b.key); });
+  size_t kept = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (kept > 0 && ranges[kept - 1].key == ranges[i].key) {
+      ranges[kept - 1].durations.Merge(ranges[i].durations);
+      ranges[kept - 1].unbalanced += ranges[i].unbalanced;
     } else {
-      RangeSamples& into = ranges[it->second];
-      into.durations.Merge(r.durations);
-      into.unbalanced += r.unbalanced;
+      if (kept != i) ranges[kept] = std::move(ranges[i]);
+      ++kept;
     }
   }
-  std::unordered_map<uint64_t, size_t> mark_index;
-  for (size_t i = 0; i < marks.size(); ++i) mark_index.emplace(uint64_t{marks[i].domain} << 32 | marks[i].name, i);
-  for (const MarkCount& m : other.marks) {
-    auto [it, inserted] = mark_index.try_emplace(uint64_t{m.domain} << 32 | m.name, marks.size());
-    if (inserted) {
-      marks.push_back(m);
+  ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(kept), ranges.end());
+  marks.insert(marks.end(), other.marks.begin(), other.marks.end());
+  std::sort(marks.begin(), marks.end(), [](const MarkCount& a, const MarkCount& b) {
+    return std::tie(a.domain, a.name) < std::tie(b.domain, b.name);
+  });
+  kept = 0;
+  for (size_t i = 0; i < marks.size(); ++i) {
+    if (kept > 0 && marks[kept - 1].domain == marks[i].domain && marks[kept - 1].name == marks[i].name) {
+      marks[kept - 1].count += marks[i].count;
     } else {
-      marks[it->second].count += m.count;
+      marks[kept++] = marks[i];
     }
   }
+  marks.resize(kept);
   unbalanced += other.unbalanced;
 }
 

@@ -55,8 +55,10 @@ struct NvtxSummary {
   std::vector<MarkCount> marks;      ///< one per (domain, name)
   uint64_t unbalanced = 0;           ///< all unbalanced ranges
 
-  /// Adds `other`'s ranges and marks, merging equal keys.
-  void Merge(const NvtxSummary& other);
+  /// Adds `other`'s ranges and marks, merging equal keys (rows end sorted by key). Memory: the
+  /// two summaries, no index.
+  void Merge(NvtxSummary&& other);
+  void Merge(const NvtxSummary& other) { Merge(NvtxSummary(other)); }
 };
 
 }  // namespace trainprof::collector

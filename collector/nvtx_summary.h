@@ -39,8 +39,10 @@ struct RangeKeyHash {
 
 struct RangeSamples {
   RangeKey key;
+  uint32_t names = 1;         ///< distinct names of a report row (> 1: a group, nvtx_stats.h)
   DurationSummary durations;  ///< ns, of matched ranges
   uint64_t unbalanced = 0;
+  uint64_t wall_ns = 0;       ///< a report row's denominator of percent (nvtx_stats.h)
 };
 
 struct MarkCount {

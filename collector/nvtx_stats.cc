@@ -113,16 +113,15 @@ RangeStats Summarize(const RangeKey& key, const DurationSummary& d, uint64_t unb
 }
 
 RangeStats Summarize(const RangeEntry& e) {
-  RangeStats s = Summarize(e.samples.key, e.samples.durations, e.samples.unbalanced, e.wall_ns);
+  RangeStats s = Summarize(e.key, e.durations, e.unbalanced, e.wall_ns);
   s.names = e.names;
   return s;
 }
 
 std::vector<RangeEntry> ProcessEntries(NvtxProcessData* data, uint64_t wall_ns) {
-  std::vector<RangeEntry> out;
-  out.reserve(data->ranges.size());
-  for (RangeSamples& r : data->ranges) out.push_back({std::move(r), wall_ns, 1});
+  std::vector<RangeEntry> out = std::move(data->ranges);  // no copy: a million names are 100 MB
   data->ranges = {};
+  for (RangeEntry& e : out) e.wall_ns = wall_ns;
   return out;
 }
 
@@ -132,20 +131,20 @@ std::vector<RangeEntry> MergedEntries(const std::vector<std::vector<RangeEntry>>
   std::vector<RangeEntry> out;
   for (const std::vector<RangeEntry>& table : per_process) {
     for (const RangeEntry& e : table) {
-      auto [it, inserted] = index.try_emplace(e.samples.key, out.size());
+      auto [it, inserted] = index.try_emplace(e.key, out.size());
       if (inserted) {
         out.push_back(e);
         continue;
       }
       RangeEntry& m = out[it->second];
-      m.samples.durations.Merge(e.samples.durations);
-      m.samples.unbalanced += e.samples.unbalanced;
+      m.durations.Merge(e.durations);
+      m.unbalanced += e.unbalanced;
       m.wall_ns += e.wall_ns;
     }
   }
   if (groups != nullptr) {
     for (RangeEntry& e : out) {
-      if (uint64_t n = groups->NamesOf(e.samples.key.name); n > 0 && !e.samples.key.orphan) e.names = n;
+      if (uint64_t n = groups->NamesOf(e.key.name); n > 0 && !e.key.orphan) e.names = static_cast<uint32_t>(n);
     }
   }
   return out;
@@ -163,7 +162,7 @@ NameGroups::NameGroups(const std::vector<const std::vector<RangeEntry>*>& tables
   std::string pattern;
   for (const std::vector<RangeEntry>* table : tables) {
     for (const RangeEntry& e : *table) {
-      const RangeKey& k = e.samples.key;
+      const RangeKey& k = e.key;
       if (k.orphan || k.name == 0 || !NamePattern(strings->Get(k.name), &pattern)) continue;
       if (tables.size() > 1 && !seen.insert(k).second) continue;
       Count& c = counts[GroupHash(pattern, k)];
@@ -173,7 +172,7 @@ NameGroups::NameGroups(const std::vector<const std::vector<RangeEntry>*>& tables
   seen = {};
   for (const auto& [hash, c] : counts) {
     if (c.names < 2) continue;
-    NamePattern(strings->Get(c.first->samples.key.name), &pattern);
+    NamePattern(strings->Get(c.first->key.name), &pattern);
     by_hash_.emplace(hash, static_cast<uint32_t>(groups_.size()));
     groups_.push_back({strings->Intern(pattern), c.names});
     names_of_[groups_.back().pattern] += c.names;
@@ -193,7 +192,7 @@ void NameGroups::Apply(std::vector<RangeEntry>* entries, const StringPool& strin
   size_t kept = 0;
   for (size_t i = 0; i < entries->size(); ++i) {
     RangeEntry& e = (*entries)[i];
-    const RangeKey& k = e.samples.key;
+    const RangeKey& k = e.key;
     bool into_group = false;
     if (!k.orphan && k.name != 0 && NamePattern(strings.Get(k.name), &pattern)) {
       auto g = by_hash_.find(GroupHash(pattern, k));
@@ -202,11 +201,16 @@ void NameGroups::Apply(std::vector<RangeEntry>* entries, const StringPool& strin
         gk.name = groups_[g->second].pattern;
         auto [it, inserted] = group_entry.try_emplace(gk, grouped.size());
         if (inserted) {
-          grouped.push_back({RangeSamples{gk, std::move(e.samples.durations), e.samples.unbalanced}, e.wall_ns, 1});
+          RangeEntry g;
+          g.key = gk;
+          g.durations = std::move(e.durations);
+          g.unbalanced = e.unbalanced;
+          g.wall_ns = e.wall_ns;
+          grouped.push_back(std::move(g));
         } else {
           RangeEntry& into = grouped[it->second];
-          into.samples.durations.Merge(e.samples.durations);
-          into.samples.unbalanced += e.samples.unbalanced;
+          into.durations.Merge(e.durations);
+          into.unbalanced += e.unbalanced;
           ++into.names;
         }
         into_group = true;
@@ -225,8 +229,9 @@ void NameGroups::Apply(std::vector<RangeEntry>* entries, const StringPool& strin
 std::vector<uint32_t> DisplayOrder(const std::vector<RangeEntry>& entries, const StringPool& strings) {
   std::vector<uint32_t> order(entries.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-    const RangeSamples &a = entries[x].samples, &b = entries[y].samples;
+  // Keys are distinct, so the order is total: std::sort is deterministic.
+  std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    const RangeSamples &a = entries[x], &b = entries[y];
     const uint64_t ta = a.durations.total(), tb = b.durations.total();
     if (ta != tb) return ta > tb;
     if (a.durations.count() != b.durations.count()) return a.durations.count() > b.durations.count();

@@ -48,12 +48,9 @@ struct RangeStats {
 /// The table row of one range key.
 RangeStats Summarize(const RangeKey& key, const DurationSummary& durations, uint64_t unbalanced, uint64_t wall_ns);
 
-/// One row's sources: a range key (key.name: the name, or a group's pattern) and its durations.
-struct RangeEntry {
-  RangeSamples samples;
-  uint64_t wall_ns = 0;  ///< the denominator of percent
-  uint64_t names = 1;    ///< distinct names the row stands for
-};
+/// One row's sources: a range key (key.name: the name, or a group's pattern), its durations,
+/// names and wall time (RangeSamples: the reader's summaries become table entries without a copy).
+using RangeEntry = RangeSamples;
 
 RangeStats Summarize(const RangeEntry& entry);
 

@@ -123,9 +123,6 @@ TEST(DurationSummary, EmptyAndConstant) {
   EXPECT_DOUBLE_EQ(k.std_dev(), 0.0);
 }
 
-}  // namespace
-}  // namespace trainprof::collector
-
 // A summary of a few values holds no buffer (they follow from min, max and total) and stays exact
 // through adds and merges; a million one-call names are a million 64-byte summaries.
 TEST(DurationSummary, FewValuesExactWithoutABuffer) {
@@ -156,3 +153,6 @@ TEST(DurationSummary, FewValuesExactWithoutABuffer) {
     EXPECT_DOUBLE_EQ(moved.median(), want.median);
   }
 }
+
+}  // namespace
+}  // namespace trainprof::collector

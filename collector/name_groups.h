@@ -10,11 +10,15 @@
 //   "seq = 123, op 0x7f3a" → "seq = <N>, op <N>"    "layer1.0.conv1"  → "layer1.<N>.conv1"
 //   "conv2d_3x3", "fp16", "layer3", "step17", "17th" → unchanged (the digits belong to a word)
 //
-// A report groups the names of a range table whose patterns are equal when at least two distinct
-// names share the pattern (collector/report.cc); CUDA kernel names are never grouped (template
-// arguments carry numbers that matter).
+// A report groups the range names that share a pattern when GroupsNames says so: at least two
+// names, and either many of them (kGroupAlways) or names called rarely (at most kRareCalls calls
+// each on average: a counter formatted into the name, "step 17"). So "worker_0" .. "worker_31",
+// each called thousands of times, stay apart (they name threads, workers, layers), while a
+// million one-call "step <N>" names become one row. CUDA kernel names are never grouped
+// (template arguments carry numbers that matter).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -26,5 +30,13 @@ inline constexpr std::string_view kNumberPlaceholder = "<N>";
 /// `name` with each number replaced by "<N>"; returns false (and leaves *pattern empty) when
 /// `name` holds no number, so that it can never be grouped.
 bool NamePattern(std::string_view name, std::string* pattern);
+
+inline constexpr uint64_t kGroupAlways = 64;  ///< distinct names that make a group whatever their calls
+inline constexpr uint64_t kRareCalls = 2;     ///< calls per name (mean) at or under which 2 names group
+
+/// Whether `names` distinct names sharing a pattern, with `calls` calls in all, form a group.
+inline bool GroupsNames(uint64_t names, uint64_t calls) {
+  return names >= 2 && (names >= kGroupAlways || calls <= kRareCalls * names);
+}
 
 }  // namespace trainprof::collector

@@ -155,6 +155,7 @@ NameGroups::NameGroups(const std::vector<const std::vector<RangeEntry>*>& tables
   // checked against the group's pattern when it is applied).
   struct Count {
     uint64_t names = 0;
+    uint64_t calls = 0;
     const RangeEntry* first = nullptr;
   };
   std::unordered_map<uint64_t, Count> counts;
@@ -164,14 +165,15 @@ NameGroups::NameGroups(const std::vector<const std::vector<RangeEntry>*>& tables
     for (const RangeEntry& e : *table) {
       const RangeKey& k = e.key;
       if (k.orphan || k.name == 0 || !NamePattern(strings->Get(k.name), &pattern)) continue;
-      if (tables.size() > 1 && !seen.insert(k).second) continue;
       Count& c = counts[GroupHash(pattern, k)];
+      c.calls += e.durations.count();
+      if (tables.size() > 1 && !seen.insert(k).second) continue;
       if (c.names++ == 0) c.first = &e;
     }
   }
   seen = {};
   for (const auto& [hash, c] : counts) {
-    if (c.names < 2) continue;
+    if (!GroupsNames(c.names, c.calls)) continue;
     NamePattern(strings->Get(c.first->key.name), &pattern);
     by_hash_.emplace(hash, static_cast<uint32_t>(groups_.size()));
     groups_.push_back({strings->Intern(pattern), c.names});

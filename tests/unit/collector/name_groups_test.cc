@@ -73,6 +73,26 @@ TEST(NameGroups, ReportGroupsNamesThatDifferInNumbers) {
   EXPECT_NE(RenderCsv(r)[3].text.find("step <N>,,push/pop,4,100,"), std::string::npos);
 }
 
+TEST(NameGroups, FewNamesCalledOftenStayApart) {
+  TraceBuilder b(100, 1, 0);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, 1'000'000);
+  int t = b.Thread(100);
+  uint64_t now = 10;
+  for (int w = 0; w < 4; ++w) {  // one name per worker, 10 calls each: workers, not a counter
+    for (int i = 0; i < 10; ++i, now += 100) {
+      b.Push(t, now, "worker_" + std::to_string(w));
+      b.Pop(t, now + 10);
+    }
+  }
+  Report r = Analyze(TraceOf({&b}), {});
+  ASSERT_EQ(r.nvtx_ranges.size(), 4u);
+  for (const RangeRow& row : r.nvtx_ranges) EXPECT_FALSE(row.grouped) << row.name;
+  EXPECT_FALSE(GroupsNames(4, 40));
+  EXPECT_TRUE(GroupsNames(4, 8));
+  EXPECT_TRUE(GroupsNames(64, 64'000));
+  EXPECT_FALSE(GroupsNames(1, 1));
+}
+
 TEST(NameGroups, TurnedOffEveryNameHasItsRow) {
   TraceBuilder b = Steps(100, 0, 4);
   ReportOptions o;

@@ -21,14 +21,17 @@ inline std::string Quote(std::string_view s) {
 
 class ChromeWriter {
  public:
-  ChromeWriter(const Trace& trace, OutputSink* out) : trace_(trace), out_(out), quoted_(trace.strings.size()) {}
+  ChromeWriter(const Trace& trace, OutputSink* out) : trace_(trace), out_(out), quoted_(kQuotedCache) {}
 
-  // The quoted, escaped form of an interned string, computed once per id.
+  // The quoted, escaped form of an interned string, from a direct-mapped cache of kQuotedCache
+  // ids: names repeat, and a million distinct names must not cost a string each.
   const std::string& Name(StringId id) {
-    if (id >= quoted_.size()) quoted_.resize(id + 1);
-    std::string& q = quoted_[id];
-    if (q.empty()) q = Quote(id == 0 ? std::string_view("<unnamed>") : trace_.strings.Get(id));
-    return q;
+    Quoted& q = quoted_[id % kQuotedCache];
+    if (q.id != id || q.text.empty()) {
+      q.id = id;
+      q.text = Quote(id == 0 ? std::string_view("<unnamed>") : trace_.strings.Get(id));
+    }
+    return q.text;
   }
 
   void Num(uint64_t v) {
@@ -80,7 +83,12 @@ class ChromeWriter {
  private:
   const Trace& trace_;
   OutputSink* out_;
-  std::vector<std::string> quoted_;
+  static constexpr size_t kQuotedCache = 4096;
+  struct Quoted {
+    StringId id = 0;
+    std::string text;
+  };
+  std::vector<Quoted> quoted_;
   std::string line_;
   bool first_ = true;
   uint64_t events_ = 0;

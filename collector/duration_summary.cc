@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+#include <vector>
 
 
 namespace trainprof::collector {
@@ -29,7 +34,64 @@ uint64_t DurationBucketWidth(uint32_t bucket) {
   return uint64_t{1} << ((bucket >> DurationSummary::kSubBits) - 1);
 }
 
+DurationSummary::DurationSummary(const DurationSummary& o)
+    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), mean_(o.mean_), m2_(o.m2_), first_(o.first_) {
+  if (o.data_ == nullptr) return;
+  const size_t used = o.count_ <= kExactSamples ? o.count_ : o.cap_;
+  Reserve(used);
+  std::memcpy(data_, o.data_, used * sizeof(uint64_t));
+  if (o.count_ > kExactSamples) cap_ = o.cap_;
+}
+
+DurationSummary::DurationSummary(DurationSummary&& o) noexcept
+    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), mean_(o.mean_), m2_(o.m2_), data_(o.data_),
+      cap_(o.cap_), first_(o.first_) {
+  o.data_ = nullptr;
+  o.cap_ = 0;
+  o.count_ = 0;
+}
+
+DurationSummary& DurationSummary::operator=(DurationSummary o) noexcept {
+  std::swap(count_, o.count_);
+  std::swap(total_, o.total_);
+  std::swap(min_, o.min_);
+  std::swap(max_, o.max_);
+  std::swap(mean_, o.mean_);
+  std::swap(m2_, o.m2_);
+  std::swap(data_, o.data_);
+  std::swap(cap_, o.cap_);
+  std::swap(first_, o.first_);
+  return *this;
+}
+
+DurationSummary::~DurationSummary() { std::free(data_); }
+
+void DurationSummary::Reserve(size_t slots) {
+  if (slots <= cap_) return;
+  size_t cap = cap_ == 0 ? 4 : cap_;
+  while (cap < slots) cap *= 2;
+  void* p = std::realloc(data_, cap * sizeof(uint64_t));
+  if (p == nullptr) throw std::bad_alloc();
+  data_ = static_cast<uint64_t*>(p);
+  cap_ = static_cast<uint32_t>(cap);
+}
+
+size_t DurationSummary::ExactValues(uint64_t* out) const {
+  if (count_ > kImplicit) {
+    std::memcpy(out, data_, count_ * sizeof(uint64_t));
+    return count_;
+  }
+  // Up to three values: min, max and (total - min - max, exact also when total wrapped) between.
+  if (count_ >= 1) out[0] = min_;
+  if (count_ >= 2) out[1] = max_;
+  if (count_ == 3) out[2] = total_ - min_ - max_;
+  return count_;
+}
+
 void DurationSummary::Add(uint64_t ns) {
+  const uint64_t before = count_;
+  uint64_t implicit[kImplicit];
+  if (before == kImplicit) ExactValues(implicit);
   ++count_;
   total_ += ns;
   min_ = std::min(min_, ns);
@@ -38,10 +100,19 @@ void DurationSummary::Add(uint64_t ns) {
   const double delta = x - mean_;
   mean_ += delta / static_cast<double>(count_);
   m2_ += delta * (x - mean_);
-  if (!histogram_) {
-    exact_.push_back(ns);
-    if (exact_.size() > kExactSamples) ToHistogram();
+  if (count_ <= kImplicit) return;
+  if (count_ <= kExactSamples) {
+    Reserve(count_);
+    if (before == kImplicit) std::memcpy(data_, implicit, sizeof implicit);
+    data_[count_ - 1] = ns;
     return;
+  }
+  if (before == kExactSamples) {
+    uint64_t* values = data_;
+    data_ = nullptr;
+    cap_ = 0;
+    ToHistogram(values, kExactSamples);
+    std::free(values);
   }
   AddToHistogram(ns, 1);
 }
@@ -52,6 +123,10 @@ void DurationSummary::Merge(const DurationSummary& o) {
     *this = o;
     return;
   }
+  uint64_t mine[kExactSamples], theirs[kExactSamples];
+  const size_t n_mine = count_ <= kExactSamples ? ExactValues(mine) : 0;
+  const size_t n_theirs = o.count_ <= kExactSamples ? o.ExactValues(theirs) : 0;
+  const bool was_exact = count_ <= kExactSamples;
   const double n1 = static_cast<double>(count_), n2 = static_cast<double>(o.count_);
   const double delta = o.mean_ - mean_;
   mean_ += delta * n2 / (n1 + n2);
@@ -60,45 +135,59 @@ void DurationSummary::Merge(const DurationSummary& o) {
   total_ += o.total_;
   min_ = std::min(min_, o.min_);
   max_ = std::max(max_, o.max_);
-  if (!histogram_ && !o.histogram_ && exact_.size() + o.exact_.size() <= kExactSamples) {
-    exact_.insert(exact_.end(), o.exact_.begin(), o.exact_.end());
+  if (count_ <= kExactSamples) {
+    if (count_ <= kImplicit) return;
+    Reserve(count_);
+    std::memcpy(data_, mine, n_mine * sizeof(uint64_t));
+    std::memcpy(data_ + n_mine, theirs, n_theirs * sizeof(uint64_t));
     return;
   }
-  if (!histogram_) ToHistogram();
-  if (!o.histogram_) {
-    for (uint64_t v : o.exact_) AddToHistogram(v, 1);
+  if (was_exact) {
+    std::free(data_);
+    data_ = nullptr;
+    cap_ = 0;
+    ToHistogram(mine, n_mine);
+  }
+  if (o.count_ <= kExactSamples) {
+    for (size_t i = 0; i < n_theirs; ++i) AddToHistogram(theirs[i], 1);
     return;
   }
-  for (size_t i = 0; i < o.buckets_.size(); ++i) {
-    if (o.buckets_[i] != 0) AddToHistogram(DurationBucketLow(o.first_ + static_cast<uint32_t>(i)), o.buckets_[i]);
+  for (size_t i = 0; i < o.cap_; ++i) {
+    if (o.data_[i] != 0) AddToHistogram(DurationBucketLow(o.first_ + static_cast<uint32_t>(i)), o.data_[i]);
   }
 }
 
-void DurationSummary::ToHistogram() {
-  histogram_ = true;
-  std::vector<uint64_t> values;
-  values.swap(exact_);
-  for (uint64_t v : values) AddToHistogram(v, 1);
+void DurationSummary::ToHistogram(const uint64_t* values, size_t n) {
+  for (size_t i = 0; i < n; ++i) AddToHistogram(values[i], 1);
 }
 
 void DurationSummary::AddToHistogram(uint64_t ns, uint64_t n) {
+  // Only called once count_ > kExactSamples: data_ holds cap_ bucket counts from first_.
   const uint32_t b = DurationBucket(ns);
-  if (buckets_.empty()) {
+  if (cap_ == 0) {
+    data_ = static_cast<uint64_t*>(std::calloc(1, sizeof(uint64_t)));
+    if (data_ == nullptr) throw std::bad_alloc();
     first_ = b;
-    buckets_.assign(1, 0);
-  } else if (b < first_) {
-    buckets_.insert(buckets_.begin(), first_ - b, 0);
-    first_ = b;
-  } else if (b - first_ >= buckets_.size()) {
-    buckets_.resize(b - first_ + 1, 0);
+    cap_ = 1;
+  } else if (b < first_ || b - first_ >= cap_) {
+    const uint32_t lo = std::min(first_, b);
+    const uint32_t hi = std::max(first_ + cap_ - 1, b);
+    const uint32_t size = hi - lo + 1;
+    auto* grown = static_cast<uint64_t*>(std::calloc(size, sizeof(uint64_t)));
+    if (grown == nullptr) throw std::bad_alloc();
+    std::memcpy(grown + (first_ - lo), data_, cap_ * sizeof(uint64_t));
+    std::free(data_);
+    data_ = grown;
+    first_ = lo;
+    cap_ = size;
   }
-  buckets_[b - first_] += n;
+  data_[b - first_] += n;
 }
 
 double DurationSummary::ValueAtRank(uint64_t rank) const {
   uint64_t seen = 0;
-  for (size_t i = 0; i < buckets_.size(); ++i) {
-    seen += buckets_[i];
+  for (size_t i = 0; i < cap_; ++i) {
+    seen += data_[i];
     if (seen > rank) {
       const uint32_t b = first_ + static_cast<uint32_t>(i);
       const double mid = static_cast<double>(DurationBucketLow(b)) + static_cast<double>(DurationBucketWidth(b) - 1) / 2.0;
@@ -109,8 +198,9 @@ double DurationSummary::ValueAtRank(uint64_t rank) const {
 }
 
 SampleStats DurationSummary::Stats() const {
-  if (!histogram_) {
-    std::vector<uint64_t> v = exact_;
+  if (count_ <= kExactSamples) {
+    std::vector<uint64_t> v(count_);
+    ExactValues(v.data());
     return SummarizeSample(&v);
   }
   SampleStats s;

@@ -12,11 +12,14 @@
 // Chan, Golub and LeVeque ("Algorithms for computing the sample variance", 1983).
 // Histogram memory: 8 bytes per bucket between the smallest and largest value's bucket (at most
 // 64 << kSubBits buckets; ~3.5 KB for values spanning 10x).
+// Memory per summary: 64 bytes, and nothing else while at most 3 values were added (they follow
+// from min, max and total); then the exact values in a buffer that doubles from 4 slots to
+// kExactSamples. A report holds one summary per range name: a million names called once each
+// cost 64 MB, not a million 1024-slot buffers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "collector/sample_stats.h"
 
@@ -27,6 +30,12 @@ class DurationSummary {
   static constexpr size_t kExactSamples = 1024;
   static constexpr int kSubBits = 7;
   static constexpr double kRelativeError = 1.0 / (2 << kSubBits);  ///< of an estimated median
+
+  DurationSummary() = default;
+  DurationSummary(const DurationSummary& other);
+  DurationSummary(DurationSummary&& other) noexcept;
+  DurationSummary& operator=(DurationSummary other) noexcept;
+  ~DurationSummary();
 
   void Add(uint64_t ns);
   void Merge(const DurationSummary& other);
@@ -41,12 +50,16 @@ class DurationSummary {
   /// kRelativeError of each middle value) when !exact().
   double median() const;
   /// True while every value is kept, so that median() is exact.
-  bool exact() const { return !histogram_; }
+  bool exact() const { return count_ <= kExactSamples; }
   /// Every statistic at once (the exact values are sorted once, not once per statistic).
   SampleStats Stats() const;
 
  private:
-  void ToHistogram();
+  static constexpr uint64_t kImplicit = 3;  ///< values that follow from min, max and total
+  /// The exact values (count_ <= kExactSamples), unsorted, into `out` (room for kExactSamples).
+  size_t ExactValues(uint64_t* out) const;
+  void Reserve(size_t slots);              ///< data_ holds at least `slots` values
+  void ToHistogram(const uint64_t* values, size_t n);
   void AddToHistogram(uint64_t ns, uint64_t n);
   double ValueAtRank(uint64_t rank) const;  ///< histogram estimate of the rank-th smallest (0-based)
 
@@ -56,9 +69,10 @@ class DurationSummary {
   uint64_t max_ = 0;
   double mean_ = 0;  // Welford
   double m2_ = 0;
-  bool histogram_ = false;
-  std::vector<uint64_t> exact_;     // while !histogram_
-  std::vector<uint64_t> buckets_;   // counts of buckets first_ .. first_ + size - 1
+  // count_ <= kImplicit: unused. count_ <= kExactSamples: the values (count_ of them, room for
+  // cap_). Beyond (the histogram): the counts of buckets first_ .. first_ + cap_ - 1.
+  uint64_t* data_ = nullptr;
+  uint32_t cap_ = 0;
   uint32_t first_ = 0;
 };
 

@@ -5,25 +5,49 @@
 
 namespace trainprof::collector {
 
-uint32_t* NvtxMatcher::IndexCell(uint32_t domain, uint32_t name, RangeStyle style) {
+namespace {
+uint64_t KeyHash(uint64_t key) {
+  key *= 0x9E3779B97F4A7C15ull;
+  return key ^ (key >> 29);
+}
+}  // namespace
+
+uint32_t NvtxMatcher::IndexOf(uint32_t domain, uint32_t name, RangeStyle style) {
   const uint64_t key = uint64_t{domain} << 32 | name;
   const size_t s = static_cast<size_t>(style);
   CacheEntry& c = cache_[s][(key * 0x9E3779B97F4A7C15ull) >> 56];  // kCacheSize = 2^8
-  if (c.key != key) {
-    c.key = key;
-    c.cell = &index_[s][key];  // node-based map: the value never moves
+  if (c.key == key) return c.value;
+  std::vector<uint32_t>& table = index_[s];
+  if ((index_used_[s] + 1) * 2 > table.size()) {  // grow: rehash every index by its range's key
+    std::vector<uint32_t> grown(std::max<size_t>(64, table.size() * 2), 0);
+    for (uint32_t v : table) {
+      if (v == 0) continue;
+      const RangeKey& k = ranges_[v - 1].key;
+      size_t i = KeyHash(uint64_t{k.domain} << 32 | k.name) & (grown.size() - 1);
+      while (grown[i] != 0) i = (i + 1) & (grown.size() - 1);
+      grown[i] = v;
+    }
+    table.swap(grown);
   }
-  return c.cell;
+  size_t i = KeyHash(key) & (table.size() - 1);
+  for (; table[i] != 0; i = (i + 1) & (table.size() - 1)) {
+    const RangeKey& k = ranges_[table[i] - 1].key;
+    if (k.domain == domain && k.name == name) break;
+  }
+  if (table[i] == 0) {
+    ranges_.push_back({});
+    ranges_.back().key = {domain, name, style, false};
+    table[i] = static_cast<uint32_t>(ranges_.size());
+    ++index_used_[s];
+  }
+  c = {key, table[i]};
+  return table[i];
 }
 
 RangeSamples& NvtxMatcher::Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan) {
-  uint32_t* cell;
-  if (orphan) {
-    const uint64_t k = uint64_t{domain} << 2 | static_cast<uint64_t>(style);
-    cell = &other_index_[k];
-  } else {
-    cell = IndexCell(domain, name, style);
-  }
+  if (!orphan) return ranges_[IndexOf(domain, name, style) - 1];
+  const uint64_t k = uint64_t{domain} << 2 | static_cast<uint64_t>(style);
+  uint32_t* cell = &other_index_[k];
   if (*cell == 0) {
     ranges_.push_back({});
     ranges_.back().key = {domain, name, style, orphan};
@@ -142,29 +166,45 @@ NvtxSummary NvtxMatcher::Finish() {
   return out;
 }
 
-void NvtxSummary::Merge(const NvtxSummary& other) {
-  std::unordered_map<RangeKey, size_t, RangeKeyHash> index;
-  for (size_t i = 0; i < ranges.size(); ++i) index.emplace(ranges[i].key, i);
-  for (const RangeSamples& r : other.ranges) {
-    auto [it, inserted] = index.try_emplace(r.key, ranges.size());
-    if (inserted) {
-      ranges.push_back(r);
+void NvtxSummary::Merge(NvtxSummary&& other) {
+  // Sorted by key, equal keys adjacent: merged in place, without an index of every key (a
+  // million names would cost a hash-map node each).
+  if (ranges.empty()) {
+    ranges = std::move(other.ranges);
+  } else {
+    ranges.reserve(ranges.size() + other.ranges.size());
+    for (RangeSamples& r : other.ranges) ranges.push_back(std::move(r));
+  }
+  other.ranges = {};
+  auto key_less = [](const RangeKey& a, const RangeKey& b) {
+    return std::tie(a.domain, a.name, a.style, a.orphan) < std::tie(b.domain, b.name, b.style, b.orphan);
+  };
+  std::sort(ranges.begin(), ranges.end(),
+            [&](const RangeSamples& a, const RangeSamples& b) { return key_less(a.key, b.key); });
+  size_t kept = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (kept > 0 && ranges[kept - 1].key == ranges[i].key) {
+      ranges[kept - 1].durations.Merge(ranges[i].durations);
+      ranges[kept - 1].unbalanced += ranges[i].unbalanced;
     } else {
-      RangeSamples& into = ranges[it->second];
-      into.durations.Merge(r.durations);
-      into.unbalanced += r.unbalanced;
+      if (kept != i) ranges[kept] = std::move(ranges[i]);
+      ++kept;
     }
   }
-  std::unordered_map<uint64_t, size_t> mark_index;
-  for (size_t i = 0; i < marks.size(); ++i) mark_index.emplace(uint64_t{marks[i].domain} << 32 | marks[i].name, i);
-  for (const MarkCount& m : other.marks) {
-    auto [it, inserted] = mark_index.try_emplace(uint64_t{m.domain} << 32 | m.name, marks.size());
-    if (inserted) {
-      marks.push_back(m);
+  ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(kept), ranges.end());
+  marks.insert(marks.end(), other.marks.begin(), other.marks.end());
+  std::sort(marks.begin(), marks.end(), [](const MarkCount& a, const MarkCount& b) {
+    return std::tie(a.domain, a.name) < std::tie(b.domain, b.name);
+  });
+  kept = 0;
+  for (size_t i = 0; i < marks.size(); ++i) {
+    if (kept > 0 && marks[kept - 1].domain == marks[i].domain && marks[kept - 1].name == marks[i].name) {
+      marks[kept - 1].count += marks[i].count;
     } else {
-      marks[it->second].count += m.count;
+      marks[kept++] = marks[i];
     }
   }
+  marks.resize(kept);
   unbalanced += other.unbalanced;
 }
 

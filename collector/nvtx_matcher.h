@@ -41,19 +41,23 @@ class NvtxMatcher {
     uint32_t domain;
   };
   RangeSamples& Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan);
-  uint32_t* IndexCell(uint32_t domain, uint32_t name, RangeStyle style);
+  /// ranges_ index + 1 of (domain, name, style), made if new.
+  uint32_t IndexOf(uint32_t domain, uint32_t name, RangeStyle style);
   std::vector<Open>& Stack(uint32_t thread, uint32_t domain);
   /// Matches one id's held ends with its open starts, in time order (the sorted rule).
   void MatchLeftovers(std::vector<Open>* starts, std::vector<uint64_t>* ends);
 
   std::vector<RangeSamples> ranges_;
-  // (domain << 32 | name) → ranges_ index + 1, per style; orphan rows by domain << 2 | style.
-  std::unordered_map<uint64_t, uint32_t> index_[2];
+  // (domain, name) → ranges_ index + 1, per style: open addressing (linear probing, at most half
+  // full) whose slots hold only the index, the key being the range's: 8 bytes a name, not a
+  // hash-map node (a million distinct names are common). Orphan rows by domain << 2 | style.
+  std::vector<uint32_t> index_[2];
+  size_t index_used_[2] = {0, 0};
   std::unordered_map<uint64_t, uint32_t> other_index_;
-  // A direct-mapped cache in front of index_: ranges repeat, a hash-map lookup per pop does not.
+  // A direct-mapped cache in front of index_: ranges repeat, a probe per pop does not.
   struct CacheEntry {
     uint64_t key = UINT64_MAX;
-    uint32_t* cell = nullptr;
+    uint32_t value = 0;
   };
   static constexpr size_t kCacheSize = 256;
   CacheEntry cache_[2][kCacheSize];

@@ -1,9 +1,13 @@
 #include "collector/nvtx_stats.h"
 
 #include <algorithm>
+#include <functional>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "collector/name_groups.h"
 #include "collector/sample_stats.h"
 
 namespace trainprof::collector {
@@ -15,20 +19,42 @@ std::string DisplayName(StringId domain, StringId name, const StringPool& string
   return std::string(strings.Get(domain)) + ":" + n;
 }
 
-// Total time descending, then calls, then name: a stable, readable order.
-// (Display names are made once per row: a table of 100k names has many ties.)
-void SortTable(std::vector<RangeStats>* table, const StringPool& strings) {
-  std::vector<std::pair<std::string, RangeStats>> rows;
-  rows.reserve(table->size());
-  for (RangeStats& s : *table) rows.emplace_back(RangeDisplayName(s.key, strings), std::move(s));
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
-    const RangeStats &a = x.second, &b = y.second;
-    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
-    if (a.calls != b.calls) return a.calls > b.calls;
-    if (a.unbalanced != b.unbalanced) return a.unbalanced > b.unbalanced;
-    return std::tie(x.first, a.key.style, a.key.orphan) < std::tie(y.first, b.key.style, b.key.orphan);
-  });
-  for (size_t i = 0; i < rows.size(); ++i) (*table)[i] = std::move(rows[i].second);
+// A display name as up to three pieces (domain, ":", name), to compare without building it.
+struct NameParts {
+  std::string_view part[3];
+};
+NameParts PartsOf(const RangeKey& key, const StringPool& strings) {
+  NameParts p;
+  std::string_view name;
+  if (key.orphan) {
+    name = key.style == RangeStyle::kPushPop ? "<pop without push>" : "<end without start>";
+  } else {
+    name = key.name == 0 || strings.Get(key.name).empty() ? std::string_view("<unnamed>") : strings.Get(key.name);
+  }
+  if (key.domain != 0 && !strings.Get(key.domain).empty()) {
+    p.part[0] = strings.Get(key.domain);
+    p.part[1] = ":";
+  }
+  p.part[2] = name;
+  return p;
+}
+// Lexicographic comparison of the concatenations (byte order, as std::string's <).
+int CompareParts(const NameParts& a, const NameParts& b) {
+  size_t ai = 0, ao = 0, bi = 0, bo = 0;
+  for (;;) {
+    while (ai < 3 && ao >= a.part[ai].size()) ++ai, ao = 0;
+    while (bi < 3 && bo >= b.part[bi].size()) ++bi, bo = 0;
+    if (ai == 3 || bi == 3) return ai == 3 ? (bi == 3 ? 0 : -1) : 1;
+    const auto ca = static_cast<unsigned char>(a.part[ai][ao]), cb = static_cast<unsigned char>(b.part[bi][bo]);
+    if (ca != cb) return ca < cb ? -1 : 1;
+    ++ao, ++bo;
+  }
+}
+
+uint64_t GroupHash(std::string_view pattern, const RangeKey& key) {
+  uint64_t h = std::hash<std::string_view>()(pattern);
+  h ^= (uint64_t{key.domain} << 1 | static_cast<uint64_t>(key.style)) * 0x9E3779B97F4A7C15ull;
+  return h * 0xbf58476d1ce4e5b9ull;
 }
 
 }  // namespace
@@ -55,6 +81,19 @@ NvtxProcessData CollectNvtx(const Process& process) {
   return out;
 }
 
+NvtxProcessData TakeNvtx(Process* process) {
+  NvtxProcessData out;
+  for (TraceImage& img : process->images) {
+    if (process->images.size() == 1) {
+      out = std::move(img.nvtx_summary);
+    } else {
+      out.Merge(std::move(img.nvtx_summary));
+    }
+    img.nvtx_summary = {};
+  }
+  return out;
+}
+
 RangeStats Summarize(const RangeKey& key, const DurationSummary& d, uint64_t unbalanced, uint64_t wall_ns) {
   RangeStats s;
   s.key = key;
@@ -73,35 +112,137 @@ RangeStats Summarize(const RangeKey& key, const DurationSummary& d, uint64_t unb
   return s;
 }
 
-std::vector<RangeStats> RangeTable(NvtxProcessData* data, uint64_t wall_ns, const StringPool& strings) {
-  std::vector<RangeStats> table;
-  table.reserve(data->ranges.size());
-  for (RangeSamples& r : data->ranges) table.push_back(Summarize(r.key, r.durations, r.unbalanced, wall_ns));
-  SortTable(&table, strings);
-  return table;
+RangeStats Summarize(const RangeEntry& e) {
+  RangeStats s = Summarize(e.key, e.durations, e.unbalanced, e.wall_ns);
+  s.names = e.names;
+  return s;
 }
 
-std::vector<RangeStats> MergedRangeTable(const std::vector<NvtxProcessData>& per_process,
-                                         const std::vector<uint64_t>& wall_ns, const StringPool& strings) {
-  struct Merged {
-    DurationSummary durations;
-    uint64_t unbalanced = 0;
-    uint64_t wall_ns = 0;
-  };
-  std::unordered_map<RangeKey, Merged, RangeKeyHash> merged;
-  for (size_t p = 0; p < per_process.size(); ++p) {
-    for (const RangeSamples& r : per_process[p].ranges) {
-      Merged& m = merged[r.key];
-      m.durations.Merge(r.durations);
-      m.unbalanced += r.unbalanced;
-      m.wall_ns += p < wall_ns.size() ? wall_ns[p] : 0;
+std::vector<RangeEntry> ProcessEntries(NvtxProcessData* data, uint64_t wall_ns) {
+  std::vector<RangeEntry> out = std::move(data->ranges);  // no copy: a million names are 100 MB
+  data->ranges = {};
+  for (RangeEntry& e : out) e.wall_ns = wall_ns;
+  return out;
+}
+
+std::vector<RangeEntry> MergedEntries(const std::vector<std::vector<RangeEntry>>& per_process,
+                                      const NameGroups* groups) {
+  std::unordered_map<RangeKey, size_t, RangeKeyHash> index;
+  std::vector<RangeEntry> out;
+  for (const std::vector<RangeEntry>& table : per_process) {
+    for (const RangeEntry& e : table) {
+      auto [it, inserted] = index.try_emplace(e.key, out.size());
+      if (inserted) {
+        out.push_back(e);
+        continue;
+      }
+      RangeEntry& m = out[it->second];
+      m.durations.Merge(e.durations);
+      m.unbalanced += e.unbalanced;
+      m.wall_ns += e.wall_ns;
     }
   }
-  std::vector<RangeStats> table;
-  table.reserve(merged.size());
-  for (auto& [key, m] : merged) table.push_back(Summarize(key, m.durations, m.unbalanced, m.wall_ns));
-  SortTable(&table, strings);
-  return table;
+  if (groups != nullptr) {
+    for (RangeEntry& e : out) {
+      if (uint64_t n = groups->NamesOf(e.key.name); n > 0 && !e.key.orphan) e.names = static_cast<uint32_t>(n);
+    }
+  }
+  return out;
+}
+
+NameGroups::NameGroups(const std::vector<const std::vector<RangeEntry>*>& tables, StringPool* strings) {
+  // Pass 1: distinct names per pattern hash (64 bits: a collision only keeps a name ungrouped,
+  // checked against the group's pattern when it is applied).
+  struct Count {
+    uint64_t names = 0;
+    uint64_t calls = 0;
+    const RangeEntry* first = nullptr;
+  };
+  std::unordered_map<uint64_t, Count> counts;
+  std::unordered_set<RangeKey, RangeKeyHash> seen;  // only with several tables
+  std::string pattern;
+  for (const std::vector<RangeEntry>* table : tables) {
+    for (const RangeEntry& e : *table) {
+      const RangeKey& k = e.key;
+      if (k.orphan || k.name == 0 || !NamePattern(strings->Get(k.name), &pattern)) continue;
+      Count& c = counts[GroupHash(pattern, k)];
+      c.calls += e.durations.count();
+      if (tables.size() > 1 && !seen.insert(k).second) continue;
+      if (c.names++ == 0) c.first = &e;
+    }
+  }
+  seen = {};
+  for (const auto& [hash, c] : counts) {
+    if (!GroupsNames(c.names, c.calls)) continue;
+    NamePattern(strings->Get(c.first->key.name), &pattern);
+    by_hash_.emplace(hash, static_cast<uint32_t>(groups_.size()));
+    groups_.push_back({strings->Intern(pattern), c.names});
+    names_of_[groups_.back().pattern] += c.names;
+  }
+}
+
+uint64_t NameGroups::NamesOf(StringId pattern_id) const {
+  auto it = names_of_.find(pattern_id);
+  return it == names_of_.end() ? 0 : it->second;
+}
+
+void NameGroups::Apply(std::vector<RangeEntry>* entries, const StringPool& strings) const {
+  if (groups_.empty()) return;
+  std::unordered_map<RangeKey, size_t, RangeKeyHash> group_entry;  // group key → index in out
+  std::vector<RangeEntry> grouped;
+  std::string pattern;
+  size_t kept = 0;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    RangeEntry& e = (*entries)[i];
+    const RangeKey& k = e.key;
+    bool into_group = false;
+    if (!k.orphan && k.name != 0 && NamePattern(strings.Get(k.name), &pattern)) {
+      auto g = by_hash_.find(GroupHash(pattern, k));
+      if (g != by_hash_.end() && strings.Get(groups_[g->second].pattern) == pattern) {
+        RangeKey gk = k;
+        gk.name = groups_[g->second].pattern;
+        auto [it, inserted] = group_entry.try_emplace(gk, grouped.size());
+        if (inserted) {
+          RangeEntry g;
+          g.key = gk;
+          g.durations = std::move(e.durations);
+          g.unbalanced = e.unbalanced;
+          g.wall_ns = e.wall_ns;
+          grouped.push_back(std::move(g));
+        } else {
+          RangeEntry& into = grouped[it->second];
+          into.durations.Merge(e.durations);
+          into.unbalanced += e.unbalanced;
+          ++into.names;
+        }
+        into_group = true;
+      }
+    }
+    if (!into_group) {
+      if (kept != i) (*entries)[kept] = std::move(e);
+      ++kept;
+    }
+  }
+  entries->resize(kept);
+  if (kept * 2 < entries->capacity()) entries->shrink_to_fit();  // a million names gone into a few groups
+  for (RangeEntry& g : grouped) entries->push_back(std::move(g));
+}
+
+std::vector<uint32_t> DisplayOrder(const std::vector<RangeEntry>& entries, const StringPool& strings) {
+  std::vector<uint32_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  // Keys are distinct, so the order is total: std::sort is deterministic.
+  std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    const RangeSamples &a = entries[x], &b = entries[y];
+    const uint64_t ta = a.durations.total(), tb = b.durations.total();
+    if (ta != tb) return ta > tb;
+    if (a.durations.count() != b.durations.count()) return a.durations.count() > b.durations.count();
+    if (a.unbalanced != b.unbalanced) return a.unbalanced > b.unbalanced;
+    const int c = CompareParts(PartsOf(a.key, strings), PartsOf(b.key, strings));
+    if (c != 0) return c < 0;
+    return std::tie(a.key.style, a.key.orphan) < std::tie(b.key.style, b.key.orphan);
+  });
+  return order;
 }
 
 std::vector<MarkCount> MergedMarks(const std::vector<NvtxProcessData>& per_process, const StringPool& strings) {

@@ -39,8 +39,10 @@ struct RangeKeyHash {
 
 struct RangeSamples {
   RangeKey key;
+  uint32_t names = 1;         ///< distinct names of a report row (> 1: a group, nvtx_stats.h)
   DurationSummary durations;  ///< ns, of matched ranges
   uint64_t unbalanced = 0;
+  uint64_t wall_ns = 0;       ///< a report row's denominator of percent (nvtx_stats.h)
 };
 
 struct MarkCount {
@@ -55,8 +57,10 @@ struct NvtxSummary {
   std::vector<MarkCount> marks;      ///< one per (domain, name)
   uint64_t unbalanced = 0;           ///< all unbalanced ranges
 
-  /// Adds `other`'s ranges and marks, merging equal keys.
-  void Merge(const NvtxSummary& other);
+  /// Adds `other`'s ranges and marks, merging equal keys (rows end sorted by key). Memory: the
+  /// two summaries, no index.
+  void Merge(NvtxSummary&& other);
+  void Merge(const NvtxSummary& other) { Merge(NvtxSummary(other)); }
 };
 
 }  // namespace trainprof::collector

@@ -42,6 +42,22 @@ class OutputSink {
   std::string error_;
 };
 
+/// Appends to a string (tests, and reports rendered whole into memory).
+class StringSink : public OutputSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  std::string Close() override {
+    Flush();
+    return "";
+  }
+
+ protected:
+  void WriteRaw(const char* data, size_t size) override { out_->append(data, size); }
+
+ private:
+  std::string* out_;
+};
+
 /// A file created (truncated) at `path`, or stdout for "" / "-". Returns nullptr and sets *error
 /// if it cannot be opened. With `gzip`, the bytes are gzip-compressed (zlib, level 6 by default).
 std::unique_ptr<OutputSink> OpenOutput(const std::string& path, bool gzip, std::string* error, int gzip_level = 6);

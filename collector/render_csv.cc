@@ -2,6 +2,7 @@
 // comma, quote, CR or LF), valid UTF-8 (invalid bytes replaced by U+FFFD, as in the JSON report).
 // Times in ns and sizes in bytes, as in the JSON report.
 #include <charconv>
+#include <memory>
 #include <optional>
 
 #include "collector/render.h"
@@ -26,26 +27,47 @@ std::string Opt(const std::optional<T>& v) {
   return v ? Num(*v) : "";
 }
 
+// One table being written: rows go straight to its sink.
 class Csv {
  public:
-  explicit Csv(std::string name) { table_.name = std::move(name); }
+  Csv(const std::function<OutputSink*(const std::string&)>& open, const char* name) : out_(open(name)) {}
   Csv& Row(const std::vector<std::string>& fields) {
+    line_.clear();
     for (size_t i = 0; i < fields.size(); ++i) {
-      if (i > 0) table_.text += ',';
-      table_.text += CsvField(fields[i]);
+      if (i > 0) line_ += ',';
+      line_ += CsvField(fields[i]);
     }
-    table_.text += "\r\n";
+    line_ += "\r\n";
+    if (out_ != nullptr) out_->Write(line_);
     return *this;
   }
-  CsvTable Take() { return std::move(table_); }
+  /// Whether rows go anywhere (open() gave a sink): big tables are not made for nothing.
+  bool on() const { return out_ != nullptr; }
 
  private:
-  CsvTable table_;
+  OutputSink* out_;
+  std::string line_;
 };
+
+// A plain decimal number as Num writes it ("-5", "0.25"): a number, never a formula.
+bool IsNumber(std::string_view s) {
+  size_t i = s.size() > 1 && s[0] == '-' ? 1 : 0;
+  bool digits = false, dot = false;
+  for (; i < s.size(); ++i) {
+    if (s[i] >= '0' && s[i] <= '9') {
+      digits = true;
+    } else if (s[i] == '.' && !dot && digits) {
+      dot = true;
+    } else {
+      return false;
+    }
+  }
+  return digits && s.back() != '.';
+}
 
 const std::vector<std::string> kRangeHeader = {"name",    "domain", "style",     "calls",  "total_ns",
                                                "percent", "mean_ns", "std_ns",   "min_ns", "median_ns",
-                                               "max_ns",  "unbalanced", "median_exact"};
+                                               "max_ns",  "unbalanced", "median_exact", "names"};
 
 // The CUDA tables (docs/report.md, "CSV files"); with `pid` set, prefixed by pid and host.
 const std::vector<std::string> kTimeHeader = {"total_ns", "percent",   "mean_ns", "std_ns",
@@ -90,14 +112,19 @@ std::vector<std::string> MemoryFields(const MemoryOpRow& r) {
 std::vector<std::string> RangeFields(const RangeRow& r) {
   return {r.name,         r.domain,         r.style,        Num(r.calls),     Num(r.total_ns),
           Num(r.percent), Num(r.mean_ns),   Num(r.std_ns),  Num(r.min_ns),    Num(r.median_ns),
-          Num(r.max_ns),  Num(r.unbalanced), r.median_exact ? "true" : "false"};
+          Num(r.max_ns),  Num(r.unbalanced), r.median_exact ? "true" : "false", Num(r.names)};
 }
 
 }  // namespace
 
 std::string CsvField(std::string_view raw) {
-  // Names come from traced programs: replace invalid UTF-8 as the JSON report does.
-  const std::string s = ValidUtf8(raw);
+  // Names come from traced programs: invalid UTF-8 replaced as the JSON report does, control
+  // characters escaped as the text report does; a cell a spreadsheet would take for a formula
+  // gets a leading ' (numbers excepted).
+  std::string s = EscapeControls(raw);
+  if (!raw.empty() && std::string_view("=+-@\t\r").find(raw[0]) != std::string_view::npos && !IsNumber(raw)) {
+    s.insert(s.begin(), '\'');
+  }
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
@@ -109,8 +136,23 @@ std::string CsvField(std::string_view raw) {
 
 std::vector<CsvTable> RenderCsv(const Report& r) {
   std::vector<CsvTable> out;
+  std::unique_ptr<StringSink> sink;
+  auto close = [&] {
+    if (sink) sink->Close();
+  };
+  RenderCsv(r, [&](const std::string& name) -> OutputSink* {
+    close();
+    out.push_back({name, ""});
+    sink = std::make_unique<StringSink>(&out.back().text);
+    return sink.get();
+  });
+  close();
+  return out;
+}
 
-  Csv files("files.csv");
+void RenderCsv(const Report& r, const std::function<OutputSink*(const std::string& name)>& open) {
+
+  Csv files(open, "files.csv");
   files.Row({"path", "pid", "bytes", "bytes_read", "truncated", "usable", "errors"});
   for (const FileStatus& f : r.files) {
     std::string errors;
@@ -118,9 +160,8 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
     files.Row({f.path, Opt(f.pid), Num(f.bytes), Num(f.bytes_read), f.truncated ? "true" : "false",
                f.usable ? "true" : "false", errors});
   }
-  out.push_back(files.Take());
 
-  Csv procs("processes.csv");
+  Csv procs(open, "processes.csv");
   procs.Row({"pid", "ppid", "parent_pid", "host", "rank", "local_rank", "world_size", "role", "command", "executable",
              "start_realtime_ns", "start_ns", "end_ns", "wall_ns", "exit_kind", "exit_code", "events",
              "unbalanced_ranges", "dropped_records", "truncated", "nvtx_misuse_null_names", "nvtx_misuse_names_cut",
@@ -138,27 +179,25 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
                Num(p.gpu.records_dropped), Num(p.gpu.invalid_timestamps), Num(p.gpu.calls),
                Num(p.gpu.unfinished_calls), p.capture_limited ? "true" : "false"});
   }
-  out.push_back(procs.Take());
 
-  Csv threads("threads.csv");
+  Csv threads(open, "threads.csv");
   threads.Row({"pid", "host", "tid", "name", "events"});
   for (const ProcessRow& p : r.processes) {
     for (const ThreadRow& t : p.threads) threads.Row({Num(p.pid), p.host, Num(t.tid), t.name, Num(t.events)});
   }
-  out.push_back(threads.Take());
 
-  Csv ranges("nvtx_ranges.csv");
+  Csv ranges(open, "nvtx_ranges.csv");
   ranges.Row(kRangeHeader);
-  for (const RangeRow& row : r.nvtx_ranges) ranges.Row(RangeFields(row));
-  out.push_back(ranges.Take());
+  if (ranges.on()) {
+    for (const RangeRow& row : r.nvtx_ranges) ranges.Row(RangeFields(row));  // one at a time
+  }
 
-  Csv marks("nvtx_marks.csv");
+  Csv marks(open, "nvtx_marks.csv");
   marks.Row({"name", "domain", "count"});
   for (const MarkRow& m : r.nvtx_marks) marks.Row({m.name, m.domain, Num(m.count)});
-  out.push_back(marks.Take());
 
   const Bottleneck& b = r.bottleneck;
-  Csv summary("bottleneck.csv");
+  Csv summary(open, "bottleneck.csv");
   std::vector<std::string> header = {"pid", "host", "rank", "role", "verdict", "steps", "steps_in_statistics",
                                      "warmup_skipped", "eval_steps", "mean_step_ns", "median_step_ns", "p90_step_ns",
                                      "std_step_ns"};
@@ -201,15 +240,15 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
     row.push_back(g ? (g->launch_bound ? "true" : "false") : "");
     summary.Row(row);
   }
-  out.push_back(summary.Take());
 
-  Csv steps("steps.csv");
+  Csv steps(open, "steps.csv");
   header = {"pid", "host", "rank", "step", "train_step", "kind", "in_statistics", "epoch", "tid", "data_waits",
             "start_ns", "end_ns", "duration_ns"};
   for (size_t i = 0; i < kPartCount; ++i) header.push_back(std::string(PartName(static_cast<Part>(i))) + "_ns");
   for (const char* h : {"arrival", "arrival_ns", "lateness_ns"}) header.push_back(h);
   steps.Row(header);
   for (const TrainingProcess& t : b.processes) {
+    if (!steps.on()) break;
     for (const StepRow& s : t.step_rows) {
       std::vector<std::string> row = {Num(t.pid), t.host, Opt(t.rank), Num(s.step), Opt(s.train_step),
                                       s.eval ? "eval" : "train", s.in_statistics ? "true" : "false", Num(s.epoch),
@@ -222,9 +261,8 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
       steps.Row(row);
     }
   }
-  out.push_back(steps.Take());
 
-  Csv workers("dataloader_workers.csv");
+  Csv workers(open, "dataloader_workers.csv");
   workers.Row({"training_pid", "host", "pid", "start_ns", "end_ns", "fetches", "fetch_ns", "getitem_ns", "collate_ns",
                "startup_ns", "init_fn_calls", "init_fn_ns", "window_ns", "busy_ns", "busy_percent",
                "lifetime_busy_percent"});
@@ -237,9 +275,8 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
                    Opt(w.lifetime_busy_percent)});
     }
   }
-  out.push_back(workers.Take());
 
-  Csv ranks("ranks.csv");
+  Csv ranks(open, "ranks.csv");
   ranks.Row({"rank", "pid", "host", "steps", "mean_step_ns", "mean_compute_ns", "mean_data_wait_ns", "arrival",
              "mean_lateness_ns", "median_lateness_ns", "last_steps", "wait_ns", "straggler"});
   if (b.ranks) {
@@ -251,24 +288,20 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
                  b.ranks->straggler && static_cast<int>(i) == b.ranks->latest ? "true" : "false"});
     }
   }
-  out.push_back(ranks.Take());
 
-  Csv api("cuda_api.csv");
+  Csv api(open, "cuda_api.csv");
   api.Row(ApiHeader());
   for (const CudaApiRow& row : r.cuda.api) api.Row(ApiFields(row));
-  out.push_back(api.Take());
 
-  Csv kernels("gpu_kernels.csv");
+  Csv kernels(open, "gpu_kernels.csv");
   kernels.Row(KernelHeader());
   for (const KernelRow& row : r.cuda.kernels) kernels.Row(KernelFields(row));
-  out.push_back(kernels.Take());
 
-  Csv memory("memory_ops.csv");
+  Csv memory(open, "memory_ops.csv");
   memory.Row(MemoryHeader());
   for (const MemoryOpRow& row : r.cuda.memory) memory.Row(MemoryFields(row));
-  out.push_back(memory.Take());
 
-  Csv devices("gpu_devices.csv");
+  Csv devices(open, "gpu_devices.csv");
   devices.Row({"pid", "host", "device", "name", "processes", "kernels", "kernel_ns", "memcpys", "memsets", "memory_ns",
                "busy_ns", "lifetime_ns", "busy_percent", "active_begin_ns", "active_end_ns", "active_busy_percent",
                "launch_latency_count", "launch_latency_mean_ns", "launch_latency_median_ns", "launch_latency_p95_ns"});
@@ -284,14 +317,14 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
   for (const ProcessRow& p : r.processes) {
     for (const DeviceRow& d : p.cuda.devices) device_row(d);
   }
-  out.push_back(devices.Take());
 
   if (r.options.by_process) {
-    Csv per("nvtx_ranges_by_process.csv");
+    Csv per(open, "nvtx_ranges_by_process.csv");
     header = {"pid", "host"};
     header.insert(header.end(), kRangeHeader.begin(), kRangeHeader.end());
     per.Row(header);
     for (const ProcessRow& p : r.processes) {
+      if (!per.on()) break;
       for (const RangeRow& row : p.nvtx_ranges) {
         std::vector<std::string> fields = {Num(p.pid), p.host};
         auto rest = RangeFields(row);
@@ -299,16 +332,14 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
         per.Row(fields);
       }
     }
-    out.push_back(per.Take());
 
     // CUDA tables per process: pid and host, then the columns of the merged table.
     auto per_process = [&](const char* name, std::vector<std::string> header, auto rows_of, auto fields_of) {
-      Csv t(name);
+      Csv t(open, name);
       t.Row(Concat({"pid", "host"}, header));
       for (const ProcessRow& p : r.processes) {
         for (const auto& row : rows_of(p)) t.Row(Concat({Num(p.pid), p.host}, fields_of(row)));
       }
-      out.push_back(t.Take());
     };
     per_process("cuda_api_by_process.csv", ApiHeader(), [](const ProcessRow& p) -> const auto& { return p.cuda.api; },
                 ApiFields);
@@ -317,7 +348,6 @@ std::vector<CsvTable> RenderCsv(const Report& r) {
     per_process("memory_ops_by_process.csv", MemoryHeader(),
                 [](const ProcessRow& p) -> const auto& { return p.cuda.memory; }, MemoryFields);
   }
-  return out;
 }
 
 }  // namespace trainprof::collector

@@ -15,10 +15,8 @@ Json OrNull(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
-Json RangesJson(const std::vector<RangeRow>& rows) {
-  Json out = Json::array();
-  for (const RangeRow& r : rows) {
-    out.push_back({{"name", r.name},
+Json RangeJson(const RangeRow& r) {
+    return Json{{"name", r.name},
                    {"domain", r.domain},
                    {"style", r.style},
                    {"calls", r.calls},
@@ -30,10 +28,100 @@ Json RangesJson(const std::vector<RangeRow>& rows) {
                    {"median_ns", r.median_ns},
                    {"median_exact", r.median_exact},
                    {"max_ns", r.max_ns},
-                   {"unbalanced", r.unbalanced}});
-  }
-  return out;
+                   {"unbalanced", r.unbalanced},
+                   {"names", r.names}};
 }
+
+// Pretty JSON exactly as nlohmann's dump(2) writes it, streamed: big arrays (range tables, the
+// processes) one element at a time, so that the document never exists whole in memory.
+class JsonWriter {
+ public:
+  explicit JsonWriter(OutputSink* out) : out_(out) {}
+  // A value at nesting `depth`: its lines after the first indented by 2 * depth.
+  void Value(const Json& v, int depth) {
+    std::string text = v.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (depth == 0 || text.find('\n') == std::string::npos) {
+      out_->Write(text);
+      return;
+    }
+    const std::string pad(2 * static_cast<size_t>(depth), ' ');
+    size_t from = 0;
+    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+      out_->Write(std::string_view(text).substr(from, nl + 1 - from));
+      out_->Write(pad);
+    }
+    out_->Write(std::string_view(text).substr(from));
+  }
+  /// An object at nesting `depth` (0: the document); its members are at depth + 1.
+  void BeginObject(int depth) {
+    open_.push_back({true, depth});
+    out_->Write("{");
+  }
+  void Key(std::string_view key) {
+    Open& o = open_.back();
+    out_->Write(o.first ? "\n" : ",\n");
+    o.first = false;
+    Pad(o.depth + 1);
+    out_->Write(Json(std::string(key)).dump());
+    out_->Write(": ");
+  }
+  void Member(std::string_view key, const Json& v) {
+    Key(key);
+    Value(v, open_.back().depth + 1);
+  }
+  /// Every member of `object`, in order.
+  void Members(const Json& object) {
+    for (const auto& [k, v] : object.items()) Member(k, v);
+  }
+  void EndObject() {
+    const Open o = open_.back();
+    open_.pop_back();
+    if (!o.first) {
+      out_->Write("\n");
+      Pad(o.depth);
+    }
+    out_->Write("}");
+  }
+  /// An array member of n elements; element(i, depth) writes element i at nesting `depth`.
+  template <typename F>
+  void ArrayMember(std::string_view key, size_t n, F element) {
+    Key(key);
+    if (n == 0) {
+      out_->Write("[]");
+      return;
+    }
+    out_->Write("[");
+    const int depth = open_.back().depth + 2;
+    for (size_t i = 0; i < n; ++i) {
+      out_->Write(i == 0 ? "\n" : ",\n");
+      Pad(depth);
+      element(i, depth);
+    }
+    out_->Write("\n");
+    Pad(depth - 1);
+    out_->Write("]");
+  }
+  void RangeArray(std::string_view key, const RangeRows& rows) {
+    ArrayMember(key, rows.size(), [&](size_t i, int depth) { Value(RangeJson(rows[i]), depth); });
+  }
+
+ private:
+  struct Open {
+    bool first;
+    int depth;
+  };
+  void Pad(int depth) {
+    static const std::string spaces(256, ' ');
+    size_t n = 2 * static_cast<size_t>(depth);
+    while (n > 0) {
+      const size_t k = std::min(n, spaces.size());
+      out_->Write(std::string_view(spaces).substr(0, k));
+      n -= k;
+    }
+  }
+  OutputSink* out_;
+  std::vector<Open> open_;
+};
 
 Json MisuseJson(const NvtxMisuse& m) {
   return {{"null_names", m.null_names},
@@ -237,7 +325,9 @@ Json BottleneckJson(const Bottleneck& b) {
 
 }  // namespace
 
-nlohmann::ordered_json ReportToJson(const Report& r) {
+void RenderJson(const Report& r, OutputSink* out) {
+  JsonWriter w(out);
+  w.BeginObject(0);
   Json doc;
   doc["trainprof_version"] = r.trainprof_version;
   doc["format_version"] = r.format_version;
@@ -264,9 +354,10 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"errors", f.errors}});
   }
   doc["files"] = std::move(files);
+  w.Members(doc);
 
-  Json procs = Json::array();
-  for (const ProcessRow& p : r.processes) {
+  w.ArrayMember("processes", r.processes.size(), [&](size_t index, int depth) {
+    const ProcessRow& p = r.processes[index];
     Json threads = Json::array();
     for (const ThreadRow& t : p.threads) threads.push_back({{"tid", t.tid}, {"name", t.name}, {"events", t.events}});
     Json exit = {{"kind", p.exit_kind},
@@ -294,15 +385,17 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"dropped_records", p.dropped},
                      {"truncated", p.truncated},
                      {"nvtx_misuse", MisuseJson(p.nvtx_misuse)},
-                     {"threads", std::move(threads)},
-                     {"nvtx_ranges", RangesJson(p.nvtx_ranges)},
-                     {"nvtx_ranges_omitted", p.nvtx_ranges_omitted},
-                     {"gpu", GpuTracingJson(p.gpu)}};
-    AddCudaTables(p.cuda, &proc);
-    procs.push_back(std::move(proc));
-  }
-  doc["processes"] = std::move(procs);
-  doc["nvtx_ranges"] = RangesJson(r.nvtx_ranges);
+                     {"threads", std::move(threads)}};
+    Json after = {{"nvtx_ranges_omitted", p.nvtx_ranges_omitted}, {"gpu", GpuTracingJson(p.gpu)}};
+    AddCudaTables(p.cuda, &after);
+    w.BeginObject(depth);
+    w.Members(proc);
+    w.RangeArray("nvtx_ranges", p.nvtx_ranges);
+    w.Members(after);
+    w.EndObject();
+  });
+  w.RangeArray("nvtx_ranges", r.nvtx_ranges);
+  doc = Json::object();
   doc["nvtx_ranges_omitted"] = r.nvtx_ranges_omitted;
   Json marks = Json::array();
   for (const MarkRow& m : r.nvtx_marks) marks.push_back({{"name", m.name}, {"domain", m.domain}, {"count", m.count}});
@@ -311,12 +404,17 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
   AddCudaTables(r.cuda, &doc);
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["warnings"] = r.warnings;
-  return doc;
+  w.Members(doc);
+  w.EndObject();
+  out->Write("\n");
 }
 
 std::string RenderJson(const Report& report) {
-  // Names come from traced programs and may hold invalid UTF-8: replace, never throw.
-  return ReportToJson(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string text;
+  StringSink sink(&text);
+  RenderJson(report, &sink);
+  sink.Close();
+  return text;
 }
 
 }  // namespace trainprof::collector

@@ -44,39 +44,66 @@ std::string DisplayCommand(const std::string& command) {
   return Shorten(c, kCommandWidth);
 }
 
-std::string RangeTableText(const std::vector<RangeRow>& rows, size_t omitted, size_t top) {
-  Table t({{"Time (%)", true},
-           {"Total Time", true},
-           {"Calls", true},
-           {"Mean", true},
-           {"Median", true},
-           {"Min", true},
-           {"Max", true},
-           {"StdDev", true},
-           {"Unbalanced", true},
-           {"Style", false},
-           {"Range", false}});
-  for (const RangeRow& r : rows) {
-    if (r.calls == 0) {
-      t.Add({"-", "-", "0", "-", "-", "-", "-", "-", std::to_string(r.unbalanced), r.style, r.name});
-      continue;
-    }
-    t.Add({FormatPercent(r.percent), FormatDuration(static_cast<double>(r.total_ns)), std::to_string(r.calls),
-           FormatDuration(r.mean_ns), (r.median_exact ? "" : "~") + FormatDuration(r.median_ns),
-           FormatDuration(static_cast<double>(r.min_ns)),
-           FormatDuration(static_cast<double>(r.max_ns)), FormatDuration(r.std_ns), std::to_string(r.unbalanced),
-           r.style, r.name});
+// The cells of one range row (escaped, as Table does).
+std::vector<std::string> RangeCells(const RangeRow& r) {
+  std::string name = r.grouped ? r.name + " (" + Plural(r.names, "name", "names") + ")" : r.name;
+  std::vector<std::string> cells;
+  if (r.calls == 0) {
+    cells = {"-", "-", "0", "-", "-", "-", "-", "-", std::to_string(r.unbalanced), r.style, std::move(name)};
+  } else {
+    cells = {FormatPercent(r.percent), FormatDuration(static_cast<double>(r.total_ns)), std::to_string(r.calls),
+             FormatDuration(r.mean_ns), (r.median_exact ? "" : "~") + FormatDuration(r.median_ns),
+             FormatDuration(static_cast<double>(r.min_ns)), FormatDuration(static_cast<double>(r.max_ns)),
+             FormatDuration(r.std_ns), std::to_string(r.unbalanced), r.style, std::move(name)};
   }
-  std::string out = t.Render("  ");
-  if (omitted > 0) out += "  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n";
-  if (std::any_of(rows.begin(), rows.end(), [](const RangeRow& r) { return r.calls > 0 && !r.median_exact; })) {
+  for (std::string& c : cells) c = EscapeControls(c);
+  return cells;
+}
+
+// A range table, streamed in two passes over the rows (column widths, then lines), as Table
+// lays it out, so that a million rows never exist as text at once.
+void RangeTableText(const RangeRows& rows, size_t omitted, size_t top, OutputSink* out) {
+  const std::vector<Column> columns = {{"Time (%)", true}, {"Total Time", true}, {"Calls", true}, {"Mean", true},
+                                       {"Median", true},   {"Min", true},        {"Max", true},   {"StdDev", true},
+                                       {"Unbalanced", true}, {"Style", false},   {"Range", false}};
+  std::vector<size_t> width(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) width[c] = Width(columns[c].header);
+  for (const RangeRow& r : rows) {
+    const std::vector<std::string> cells = RangeCells(r);
+    for (size_t c = 0; c < columns.size(); ++c) width[c] = std::max(width[c], Width(cells[c]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l = "  ";
+    for (size_t c = 0; c < columns.size(); ++c) {
+      std::string pad(width[c] - Width(cells[c]), ' ');
+      bool last = c + 1 == columns.size();
+      if (columns[c].right) {
+        l += pad + cells[c];
+      } else {
+        l += cells[c];
+        if (!last) l += pad;
+      }
+      if (!last) l += "  ";
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out->Write(l + "\n");
+  };
+  std::vector<std::string> headers, rule;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    headers.push_back(columns[c].header);
+    rule.push_back(std::string(width[c], '-'));
+  }
+  line(headers);
+  line(rule);
+  for (const RangeRow& r : rows) line(RangeCells(r));
+  if (omitted > 0) out->Write("  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n");
+  if (rows.any_estimated()) {
     char note[160];
     std::snprintf(note, sizeof note,
                   "  ~ median of a row of more than %zu calls: estimated within %.2f%% of the exact value\n",
                   DurationSummary::kExactSamples, DurationSummary::kRelativeError * 100);
-    out += note;
+    out->Write(note);
   }
-  return out;
 }
 
 std::string ProcessLabel(const ProcessRow& p) {
@@ -159,7 +186,7 @@ std::string BottleneckText(const Bottleneck& b) {
 
 }  // namespace
 
-std::string RenderText(const Report& r) {
+void RenderText(const Report& r, OutputSink* sink) {
   std::string out;
   // Title.
   out += "trainprof report: " + Plural(r.files.size(), "trace file", "trace files");
@@ -217,7 +244,12 @@ std::string RenderText(const Report& r) {
   if (r.nvtx_ranges.empty()) {
     out += "  none recorded\n";
   } else {
-    out += RangeTableText(r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top);
+    sink->Write(out);
+    out.clear();
+    RangeTableText(r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top, sink);
+    if (std::any_of(r.nvtx_ranges.begin(), r.nvtx_ranges.end(), [](const RangeRow& row) { return row.grouped; })) {
+      out += "  <N>: names that differ only in numbers, grouped (--no-group-names shows each name).\n";
+    }
     out += "  Time (%) = total time / summed wall time of the processes the range occurs in; nested or\n"
            "  concurrent ranges can add up to more than 100%.\n";
     if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.capture_limited; })) {
@@ -244,13 +276,23 @@ std::string RenderText(const Report& r) {
       if (p.nvtx_ranges.empty()) {
         out += "  none recorded\n";
       } else {
-        out += RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top);
+        sink->Write(out);
+        out.clear();
+        RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top, sink);
       }
       out += ProcessCudaText(p, r.options);
     }
     out += "\n  Per-process Time (%) = total time / the process's wall time.\n";
   }
-  return out;
+  sink->Write(out);
+}
+
+std::string RenderText(const Report& report) {
+  std::string text;
+  StringSink sink(&text);
+  RenderText(report, &sink);
+  sink.Close();
+  return text;
 }
 
 }  // namespace trainprof::collector

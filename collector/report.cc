@@ -31,7 +31,16 @@ RangeRow ToRow(const RangeStats& s, const StringPool& strings) {
   row.median_exact = s.median_exact;
   row.max_ns = s.max_ns;
   row.unbalanced = s.unbalanced;
+  row.names = s.names;
   return row;
+}
+
+// Gives every range table of the report the names its entries use.
+void AttachNames(Report* r, const std::shared_ptr<const StringPool>& names) {
+  if (r->nvtx_ranges.data()) r->nvtx_ranges.data()->strings = names;
+  for (ProcessRow& p : r->processes) {
+    if (p.nvtx_ranges.data()) p.nvtx_ranges.data()->strings = names;
+  }
 }
 
 template <typename T>
@@ -113,6 +122,29 @@ bool NeedsQuoting(const std::string& s) {
 
 const char* TrainprofVersion() { return TRAINPROF_VERSION; }
 
+RangeRow RangeRows::operator[](size_t i) const {
+  const RangeEntry& e = data_->entries[order_[i]];
+  RangeRow row = ToRow(Summarize(e), *data_->strings);
+  row.grouped = data_->groups != nullptr && data_->groups->NamesOf(e.key.name) > 0 && !e.key.orphan;
+  return row;
+}
+
+size_t RangeRows::CutTo(size_t n) {
+  if (n == 0 || order_.size() <= n) return 0;
+  const size_t cut = order_.size() - n;
+  order_.resize(n);
+  order_.shrink_to_fit();
+  return cut;
+}
+
+bool RangeRows::any_estimated() const {
+  for (uint32_t i : order_) {
+    const DurationSummary& d = data_->entries[i].durations;
+    if (d.count() > 0 && !d.exact()) return true;
+  }
+  return false;
+}
+
 NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
   null_names += o.null_names;
   names_cut += o.names_cut;
@@ -161,7 +193,37 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
   return out;
 }
 
+namespace {
+
+// The report; `nvtx` are the processes' NVTX summaries (consumed), `names` the pool the range
+// tables use (group patterns are interned into it); the caller attaches it to the tables.
+Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<NvtxProcessData> nvtx,
+                   StringPool* names);
+
+}  // namespace
+
 Report Analyze(const Trace& trace, const ReportOptions& options) {
+  std::vector<NvtxProcessData> nvtx;
+  for (const Process& p : trace.processes) nvtx.push_back(CollectNvtx(p));
+  auto names = std::make_shared<StringPool>();
+  for (size_t i = 1; i < trace.strings.size(); ++i) names->Intern(trace.strings.Get(static_cast<StringId>(i)));
+  Report r = AnalyzeWith(trace, options, std::move(nvtx), names.get());
+  AttachNames(&r, names);
+  return r;
+}
+
+Report Analyze(Trace&& trace, const ReportOptions& options) {
+  std::vector<NvtxProcessData> nvtx;
+  for (Process& p : trace.processes) nvtx.push_back(TakeNvtx(&p));
+  Report r = AnalyzeWith(trace, options, std::move(nvtx), &trace.strings);
+  AttachNames(&r, std::make_shared<StringPool>(std::move(trace.strings)));
+  return r;
+}
+
+namespace {
+
+Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<NvtxProcessData> nvtx,
+                   StringPool* names) {
   Report r;
   r.trainprof_version = TrainprofVersion();
   r.format_version = format::kFormatVersion;
@@ -177,14 +239,41 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
 
   const StringPool& strings = trace.strings;
   const size_t n = trace.processes.size();
-  std::vector<NvtxProcessData> nvtx(n);
   std::vector<uint64_t> walls(n);
-  for (size_t i = 0; i < n; ++i) {
-    nvtx[i] = CollectNvtx(trace.processes[i]);
-    walls[i] = RecordedTime(trace.processes[i]);
+  for (size_t i = 0; i < n; ++i) walls[i] = RecordedTime(trace.processes[i]);
+  // Range tables: each process's entries (its summaries, moved), names grouped by one decision
+  // over every table, then the merged table (the process's own when there is one process).
+  std::vector<std::shared_ptr<RangeTableData>> tables(n);
+  std::vector<std::vector<RangeEntry>> entries(n);
+  for (size_t i = 0; i < n; ++i) entries[i] = ProcessEntries(&nvtx[i], walls[i]);
+  std::shared_ptr<const NameGroups> groups;
+  if (options.group_names) {
+    std::vector<const std::vector<RangeEntry>*> all_tables;
+    for (const auto& e : entries) all_tables.push_back(&e);
+    auto g = std::make_shared<NameGroups>(all_tables, names);
+    for (auto& e : entries) g->Apply(&e, *names);
+    groups = std::move(g);
   }
-  for (const RangeStats& s : MergedRangeTable(nvtx, walls, strings)) r.nvtx_ranges.push_back(ToRow(s, strings));
-  r.nvtx_ranges_omitted = CutToTop(&r.nvtx_ranges, options.top);
+  std::shared_ptr<RangeTableData> merged;
+  if (n == 1) {
+    merged = std::make_shared<RangeTableData>();
+    merged->entries = std::move(entries[0]);
+    merged->groups = groups;
+    tables[0] = merged;
+  } else {
+    merged = std::make_shared<RangeTableData>();
+    merged->entries = MergedEntries(entries, groups.get());
+    merged->groups = groups;
+    for (size_t i = 0; i < n; ++i) {
+      tables[i] = std::make_shared<RangeTableData>();
+      tables[i]->entries = std::move(entries[i]);
+      tables[i]->groups = groups;
+    }
+  }
+  entries = {};
+  const std::vector<uint32_t> merged_order = DisplayOrder(merged->entries, *names);
+  r.nvtx_ranges = RangeRows(merged, merged_order);
+  r.nvtx_ranges_omitted = r.nvtx_ranges.CutTo(options.top);
   for (const MarkCount& m : MergedMarks(nvtx, strings)) {
     r.nvtx_marks.push_back({MarkDisplayName(m, strings), std::string(strings.Get(m.domain)), m.count});
   }
@@ -253,8 +342,9 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
         if (t.name != 0) tr.name = std::string(strings.Get(t.name));
       }
     }
-    for (const RangeStats& s : RangeTable(&nvtx[i], walls[i], strings)) row.nvtx_ranges.push_back(ToRow(s, strings));
-    row.nvtx_ranges_omitted = CutToTop(&row.nvtx_ranges, options.top);
+    // One process: its table is the merged one (same entries, same order, sorted once).
+    row.nvtx_ranges = n == 1 ? RangeRows(tables[0], merged_order) : RangeRows(tables[i], DisplayOrder(tables[i]->entries, *names));
+    row.nvtx_ranges_omitted = row.nvtx_ranges.CutTo(options.top);
 
     if (row.unbalanced > 0) {
       unbalanced_total += row.unbalanced;
@@ -287,5 +377,7 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
   r.bottleneck = AnalyzeBottleneck(trace);
   return r;
 }
+
+}  // namespace
 
 }  // namespace trainprof::collector

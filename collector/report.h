@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "collector/cuda_tables.h"
 #include "collector/gpu_tracing.h"
 #include "collector/model.h"
+#include "collector/nvtx_stats.h"
 
 namespace trainprof::collector {
 
@@ -27,6 +30,7 @@ struct ReportOptions {
   bool by_process = false;  ///< per-process NVTX tables in text and CSV (JSON always has them)
   size_t top = 0;           ///< rows per statistics table; 0 = all
   bool full_names = false;  ///< kernel names demangled but not shortened (--full-names)
+  bool group_names = true;  ///< NVTX names differing only in numbers grouped (name_groups.h; --no-group-names)
 };
 
 struct RangeRow {
@@ -43,6 +47,62 @@ struct RangeRow {
   bool median_exact = true;  ///< false: estimated within DurationSummary::kRelativeError
   uint64_t max_ns = 0;
   uint64_t unbalanced = 0;
+  uint64_t names = 1;  ///< distinct names in the row; a group ("step <N>") when grouped is true
+  bool grouped = false;  ///< name is a pattern of names differing only in numbers (name_groups.h)
+};
+
+/// The entries of one range table and the names they use, shared by the tables that show them.
+struct RangeTableData {
+  std::vector<RangeEntry> entries;
+  std::shared_ptr<const StringPool> strings;  ///< set when the report is complete
+  std::shared_ptr<const NameGroups> groups;   ///< the report's name groups (null: not grouped)
+};
+
+/// An NVTX range table of the report: rows made display-ready (RangeRow) one at a time, on
+/// demand, so that a table of a million names costs its summaries and 4 bytes a row, never a
+/// million RangeRows at once. Reads like a vector of RangeRow (size, [], range for).
+class RangeRows {
+ public:
+  RangeRows() = default;
+  RangeRows(std::shared_ptr<RangeTableData> data, std::vector<uint32_t> order)
+      : data_(std::move(data)), order_(std::move(order)) {}
+
+  size_t size() const { return order_.size(); }
+  bool empty() const { return order_.empty(); }
+  RangeRow operator[](size_t i) const;
+  RangeRow front() const { return (*this)[0]; }
+  /// Cuts the table to its first n rows; returns how many were cut.
+  size_t CutTo(size_t n);
+  /// Some row's median is estimated (more than DurationSummary::kExactSamples calls).
+  bool any_estimated() const;
+  const std::shared_ptr<RangeTableData>& data() const { return data_; }
+
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = RangeRow;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = RangeRow;
+    iterator(const RangeRows* rows, size_t i) : rows_(rows), i_(i) {}
+    RangeRow operator*() const { return (*rows_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const RangeRows* rows_;
+    size_t i_;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, order_.size()}; }
+
+ private:
+  std::shared_ptr<RangeTableData> data_;
+  std::vector<uint32_t> order_;  // indices into data_->entries, display order
 };
 
 struct MarkRow {
@@ -101,7 +161,7 @@ struct ProcessRow {
   bool truncated = false;
   NvtxMisuse nvtx_misuse;
   std::vector<ThreadRow> threads;
-  std::vector<RangeRow> nvtx_ranges;  ///< this process only, sorted, cut to --top
+  RangeRows nvtx_ranges;  ///< this process only, sorted, cut to --top
   size_t nvtx_ranges_omitted = 0;
   GpuTracing gpu;   ///< GPU tracing state and what was lost (gpu_tracing.h)
   CudaTables cuda;  ///< this process's CUDA tables, cut to --top; devices per device
@@ -113,7 +173,7 @@ struct Report {
   ReportOptions options;
   std::vector<FileStatus> files;
   std::vector<ProcessRow> processes;  ///< tree order
-  std::vector<RangeRow> nvtx_ranges;  ///< all processes, sorted, cut to --top
+  RangeRows nvtx_ranges;  ///< all processes, sorted, cut to --top
   size_t nvtx_ranges_omitted = 0;
   std::vector<MarkRow> nvtx_marks;
   size_t nvtx_marks_omitted = 0;
@@ -130,7 +190,10 @@ struct Report {
   uint64_t span_ns = 0;            ///< earliest start to latest end
 };
 
+/// The report of `trace`. The rvalue form moves the NVTX summaries and the names out of the trace
+/// (no copy: what `trainprof report` uses); the other copies them.
 Report Analyze(const Trace& trace, const ReportOptions& options);
+Report Analyze(Trace&& trace, const ReportOptions& options);
 
 /// argv as one shell-like line: arguments with spaces or quotes are single-quoted.
 std::string JoinCommand(const std::vector<std::string>& argv);

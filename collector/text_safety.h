@@ -2,8 +2,9 @@
 // renderer prints them:
 //
 //   ValidUtf8       every output format: invalid UTF-8 → U+FFFD, exactly as the JSON renderer's
-//                   nlohmann::json dump with error_handler_t::replace does (CSV uses it per field)
-//   EscapeControls  the text report: control characters shown as \t, \n, \r, \xHH (C0 and DEL)
+//                   nlohmann::json dump with error_handler_t::replace does
+//   EscapeControls  the text report and CSV fields (with formulas neutralised: render.h CsvField):
+//                   control characters shown as \t, \n, \r, \xHH (C0 and DEL)
 //                   or \u0080..\u009f (C1), so one name stays on one line and tables stay aligned
 #pragma once
 

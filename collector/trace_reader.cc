@@ -156,6 +156,44 @@ class FileSource final : public ByteSource {
   std::vector<uint8_t> buf_;
 };
 
+// The STRING definitions of one image: raw id → bytes. Ids are dense from 1 in files the writer
+// wrote, so ids below a bound that grows with the file (4 bytes a slot, at most the file's size)
+// take a vector slot; others (forged, damaged) a hash-map entry. The bytes live in one arena: a
+// million names cost their bytes and ~16 bytes each, not a std::string and a map node each.
+class DefinedStrings {
+ public:
+  explicit DefinedStrings(uint64_t file_bytes) : dense_limit_(std::max<uint64_t>(uint64_t{1} << 16, file_bytes / 4)) {}
+  /// Index of raw's definition, or UINT32_MAX.
+  uint32_t Find(uint64_t raw) const {
+    if (raw < dense_limit_) return raw < dense_.size() && dense_[raw] != 0 ? dense_[raw] - 1 : UINT32_MAX;
+    auto it = sparse_.find(raw);
+    return it == sparse_.end() ? UINT32_MAX : it->second;
+  }
+  bool contains(uint64_t raw) const { return Find(raw) != UINT32_MAX; }
+  void Add(uint64_t raw, std::string_view bytes) {
+    const auto index = static_cast<uint32_t>(spans_.size());
+    if (raw < dense_limit_) {
+      if (dense_.size() <= raw) dense_.resize(std::max<uint64_t>(raw + 1, dense_.size() * 2), 0);
+      dense_[raw] = index + 1;
+    } else {
+      sparse_.emplace(raw, index);
+    }
+    spans_.push_back({arena_.size(), bytes.size()});
+    arena_.append(bytes);
+  }
+  size_t size() const { return spans_.size(); }
+  std::string_view bytes(uint32_t index) const {
+    return std::string_view(arena_).substr(spans_[index].first, spans_[index].second);
+  }
+
+ private:
+  uint64_t dense_limit_;
+  std::vector<uint32_t> dense_;  // raw → index + 1 (0: not defined)
+  std::unordered_map<uint64_t, uint32_t> sparse_;
+  std::vector<std::pair<uint64_t, uint64_t>> spans_;  // offset, length in arena_
+  std::string arena_;
+};
+
 class Decoder {
  public:
   Decoder(ByteSource* src, FileStatus* status, TraceImage* image, const ReadOptions& options)
@@ -164,7 +202,10 @@ class Decoder {
         st_(*status),
         img_(*image),
         keep_(options.keep),
-        cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }) {}
+        cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }),
+        defined_strings_(size_),
+        small_ids_(std::max<uint64_t>(kSmallIds, size_ / 4)),
+        max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {}
 
   bool ReadHeader();
   void ReadMetadata();
@@ -214,8 +255,19 @@ class Decoder {
   std::vector<uint32_t> small_string_ref_;  // raw id < kSmallIds → ref (0 = none yet)
   std::vector<uint64_t> domain_ref_raw_{0};
   std::unordered_map<uint64_t, uint32_t> domain_ref_of_;
-  std::unordered_map<uint64_t, uint32_t> defined_strings_;  // raw string id → string_bytes_ index
-  std::vector<std::string> string_bytes_;                   // interned into the pool by Resolve
+  DefinedStrings defined_strings_;                          // interned into the pool by Resolve
+  // Raw ids below small_ids_ map to refs through small_string_ref_ (4 bytes a slot, at most the
+  // file's size in all); others through string_ref_of_.
+  uint64_t small_ids_;
+  // A forged file can name a new undefined string id in every record: each would cost a ref, a
+  // range row and a pool name. Past max_undefined_refs_ ids used before any definition (the
+  // writer defines every id before its first use; see Resolve for threads decoded out of order),
+  // further ones share one ref, named "<undefined strings>", and count as damage.
+  uint64_t max_undefined_refs_;
+  uint64_t undefined_refs_ = 0;      // refs made for ids not defined when first used
+  uint32_t overflow_ref_ = 0;        // the shared ref (0: none yet)
+  uint64_t overflow_uses_ = 0;       // uses mapped to it
+  static constexpr uint64_t kMinUndefinedRefs = 1 << 16;
   std::unordered_set<uint64_t> phase_strings_;              // raw ids of strings == kPhaseDomain
   std::vector<uint8_t> domain_is_phase_;                    // by domain ref: 0 unknown, 1 no, 2 yes
   std::unordered_map<uint64_t, uint64_t> domain_names_;     // raw domain id → raw string id
@@ -493,18 +545,34 @@ uint32_t Decoder::ThreadFor(const ChunkDesc& c) {
 
 uint32_t Decoder::StringRef(uint64_t raw) {
   if (raw == 0) return 0;
-  if (raw < kSmallIds) {
-    if (small_string_ref_.size() <= raw) small_string_ref_.resize(std::max<uint64_t>(raw + 1, 256), 0);
-    uint32_t& ref = small_string_ref_[raw];
-    if (ref == 0) {
-      ref = static_cast<uint32_t>(string_ref_raw_.size());
-      string_ref_raw_.push_back(raw);
+  uint32_t* ref;
+  if (raw < small_ids_) {
+    if (small_string_ref_.size() <= raw) {
+      small_string_ref_.resize(std::max<uint64_t>({raw + 1, 256, small_string_ref_.size() * 2}), 0);
     }
-    return ref;
+    ref = &small_string_ref_[raw];
+    if (*ref != 0) return *ref;
+  } else {
+    auto it = string_ref_of_.find(raw);
+    if (it != string_ref_of_.end()) return it->second;
+    ref = nullptr;
   }
-  auto [it, inserted] = string_ref_of_.try_emplace(raw, static_cast<uint32_t>(string_ref_raw_.size()));
-  if (inserted) string_ref_raw_.push_back(raw);
-  return it->second;
+  if (!defined_strings_.contains(raw) && undefined_refs_++ >= max_undefined_refs_) {
+    if (overflow_ref_ == 0) {
+      overflow_ref_ = static_cast<uint32_t>(string_ref_raw_.size());
+      string_ref_raw_.push_back(0);  // no raw id: Resolve names it
+    }
+    ++overflow_uses_;
+    return overflow_ref_;  // not remembered: a use after the id's definition gets its own ref
+  }
+  const auto made = static_cast<uint32_t>(string_ref_raw_.size());
+  string_ref_raw_.push_back(raw);
+  if (ref != nullptr) {
+    *ref = made;
+  } else {
+    string_ref_of_.emplace(raw, made);
+  }
+  return made;
 }
 
 uint32_t Decoder::DomainRef(uint64_t raw) {
@@ -637,8 +705,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         break;
       case RecordTag::kString:
         if (f[0] != 0 && !defined_strings_.contains(f[0])) {
-          defined_strings_.emplace(f[0], static_cast<uint32_t>(string_bytes_.size()));
-          string_bytes_.emplace_back(bytes);
+          defined_strings_.Add(f[0], bytes);
           if (bytes == format::kPhaseDomain) phase_strings_.insert(f[0]);
         }
         break;
@@ -707,16 +774,18 @@ void Decoder::EndOfData() {
 void Decoder::Resolve(StringPool* pool) {
   StringPool& pool_ = *pool;
   // Definitions in the order the file gave them: pool ids do not depend on anything else.
-  std::vector<StringId> defined(string_bytes_.size());
-  for (size_t i = 0; i < string_bytes_.size(); ++i) defined[i] = pool_.Intern(string_bytes_[i]);
+  std::vector<StringId> defined(defined_strings_.size());
+  for (size_t i = 0; i < defined.size(); ++i) defined[i] = pool_.Intern(defined_strings_.bytes(static_cast<uint32_t>(i)));
   // String refs → pool ids; ids never defined in this file become "<string #N>".
   std::vector<StringId> string_pool(string_ref_raw_.size(), 0);
   uint64_t undefined = 0, first_undefined = 0;
   for (size_t r = 1; r < string_ref_raw_.size(); ++r) {
     uint64_t raw = string_ref_raw_[r];
-    auto it = defined_strings_.find(raw);
-    if (it != defined_strings_.end()) {
-      string_pool[r] = defined[it->second];
+    const uint32_t def = defined_strings_.Find(raw);
+    if (r == overflow_ref_) {
+      string_pool[r] = pool_.Intern("<undefined strings>");
+    } else if (def != UINT32_MAX) {
+      string_pool[r] = defined[def];
     } else {
       if (undefined++ == 0) first_undefined = raw;
       string_pool[r] = pool_.Intern("<string #" + Num(raw) + ">");
@@ -733,17 +802,21 @@ void Decoder::Resolve(StringPool* pool) {
       continue;
     }
     // Name id 0 is "no name" (nvtxDomainCreateA(NULL)): an unnamed domain, never an error.
-    auto s = it->second == 0 ? defined_strings_.end() : defined_strings_.find(it->second);
-    if (s != defined_strings_.end() && defined[s->second] != 0) {
-      domain_pool[r] = defined[s->second];
+    const uint32_t s = it->second == 0 ? UINT32_MAX : defined_strings_.Find(it->second);
+    if (s != UINT32_MAX && defined[s] != 0) {
+      domain_pool[r] = defined[s];
     } else {
-      if (it->second != 0 && s == defined_strings_.end() && undefined++ == 0) first_undefined = it->second;
+      if (it->second != 0 && s == UINT32_MAX && undefined++ == 0) first_undefined = it->second;
       domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
     }
   }
   // An id nothing defines, in a file whose records all decoded and whose chunks are all there,
   // is the program's doing (the writer stores a definition before any use): NVTX misuse, counted
   // per process. In a file with other damage the definition may be what was lost: damage.
+  if (overflow_uses_ > 0) {
+    Error("more than " + Num(max_undefined_refs_) + " string ids used before any definition (forged or damaged): " +
+          Num(overflow_uses_) + " further uses shown as <undefined strings>");
+  }
   const bool intact = st_.errors.empty() && errors_dropped_ == 0 && !st_.truncated;
   if (intact) {
     img_.undefined_names = undefined;
@@ -773,7 +846,7 @@ void Decoder::Resolve(StringPool* pool) {
     m.domain = domain_pool[m.domain];
     m.name = string_pool[m.name];
   }
-  img_.nvtx_summary.Merge(by_ref);
+  img_.nvtx_summary.Merge(std::move(by_ref));
   for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
   cuda_.Resolve(string_pool);
   img_.role = string_pool[role_ref_];

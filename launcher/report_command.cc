@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <system_error>
 
+#include "collector/output_sink.h"
 #include "collector/render.h"
 #include "collector/report.h"
 #include "collector/trace_reader.h"
@@ -35,38 +38,52 @@ void Error(const std::string& what) { std::cerr << "trainprof: error: " << what 
 // Writes to a new temporary beside the file and renames it into place, so a half-written report
 // never looks complete (and an existing one stays intact when writing fails); devices and FIFOs
 // are written in place, symlinks through when the symlink rule allows (output_file.h).
-bool WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::string why;
-  if (WriteOutputFile(path, content, &why)) return true;
-  Error("cannot write " + path + ": " + why);
-  return false;
+// `write` streams the content into the sink it is given (the report is never whole in memory).
+bool WriteFileAtomically(const std::string& path, const std::function<void(collector::OutputSink*)>& write) {
+  std::string error;
+  std::unique_ptr<OutputFile> file = OutputFile::Open(path, &error);
+  std::unique_ptr<collector::OutputSink> sink;
+  if (file != nullptr) sink = collector::OpenOutputFd(file->ReleaseFd(), /*gzip=*/false, &error);
+  if (sink == nullptr) {
+    Error("cannot write " + path + ": " + error);
+    return false;
+  }
+  write(sink.get());
+  error = sink->Close();
+  if (error.empty()) file->Commit(&error);
+  if (!error.empty()) {
+    Error("cannot write " + path + ": " + error);  // the temporary is removed with `file`
+    return false;
+  }
+  return true;
 }
 
 // stdout may be a full disk (>/dev/full), a closed descriptor or a file system that fails: a
 // report that was not written must say so, not exit 1 silently.
-bool WriteStdout(const std::string& content) {
-  errno = 0;
-  bool ok = std::fwrite(content.data(), 1, content.size(), stdout) == content.size();
-  int e = errno;
-  if (std::fflush(stdout) != 0 && ok) {
-    ok = false;
-    e = errno;
+bool WriteStdout(const std::function<void(collector::OutputSink*)>& write) {
+  std::string error;
+  std::unique_ptr<collector::OutputSink> sink = collector::OpenOutput("", /*gzip=*/false, &error);
+  if (sink != nullptr) {
+    write(sink.get());
+    error = sink->Close();
   }
-  if (ok && std::ferror(stdout)) ok = false;  // an earlier write to stdout failed
-  if (!ok) Error(std::string("cannot write the report to stdout: ") + std::strerror(e != 0 ? e : EIO));
-  return ok;
+  if (!error.empty()) Error("cannot write the report to stdout: " + error);
+  return error.empty();
 }
 
 // CSV: a directory (existing, or named with a trailing '/') gets DIR/<table>.csv; anything else is
 // a prefix: PREFIX<table>.csv. Without -o the tables follow each other on stdout, each after a
 // "# <table>.csv" line.
 int WriteCsv(const Report& report, const std::string& output) {
-  std::vector<collector::CsvTable> tables = collector::RenderCsv(report);
-  std::string all;
-  for (size_t i = 0; i < tables.size(); ++i) {
-    if (i > 0) all += "\r\n";
-    all += "# " + tables[i].name + "\r\n" + tables[i].text;
-  }
+  // All tables in one stream, each after a "# <table>.csv" line.
+  auto all = [&](collector::OutputSink* sink) {
+    bool first = true;
+    collector::RenderCsv(report, [&](const std::string& name) {
+      sink->Write((first ? "# " : "\r\n# ") + name + "\r\n");
+      first = false;
+      return sink;
+    });
+  };
   if (output.empty() || output == "-") return WriteStdout(all) ? kOk : kOutputError;
   // A device or FIFO (/dev/null, /dev/stdout, a pipe) gets the stream as stdout would, in place;
   // never files named after it.
@@ -91,10 +108,21 @@ int WriteCsv(const Report& report, const std::string& output) {
       return kOutputError;
     }
   }
+  // One file per table, each streamed: the table's rows go to its file as they are made.
+  std::vector<std::string> names;
+  collector::RenderCsv(report, [&](const std::string& name) -> collector::OutputSink* {
+    names.push_back(name);
+    return nullptr;  // names only
+  });
   std::vector<std::string> written;
-  for (const collector::CsvTable& t : tables) {
-    std::string path = is_dir ? (fs::path(output) / t.name).string() : output + t.name;
-    if (!WriteFileAtomically(path, t.text)) return kOutputError;
+  for (const std::string& table : names) {
+    std::string path = is_dir ? (fs::path(output) / table).string() : output + table;
+    bool ok = WriteFileAtomically(path, [&](collector::OutputSink* sink) {
+      collector::RenderCsv(report, [&](const std::string& name) -> collector::OutputSink* {
+        return name == table ? sink : nullptr;
+      });
+    });
+    if (!ok) return kOutputError;
     written.push_back(path);
   }
   // -o names a directory or a prefix (not a file): say where the tables went.
@@ -140,6 +168,9 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
           },
           ""))
       ->capture_default_str();
+  sub->add_flag("--no-group-names", args->no_group_names,
+                "Show every NVTX range name on its own row (default: names that differ only in embedded numbers, "
+                "e.g. \"step 17\", grouped as \"step <N>\")");
   sub->add_flag("--strict", args->strict, "Exit with status 2 if any trace file is damaged or truncated");
   sub->add_flag("--full-names", args->full_names,
                 "Show GPU kernel names demangled in full (default: shortened, template arguments and parameters "
@@ -193,15 +224,22 @@ int RunReport(const ReportArgs& args) {
   options.by_process = args.by_process;
   options.top = args.top;
   options.full_names = args.full_names;
-  Report report = collector::Analyze(trace, options);
+  options.group_names = !args.no_group_names;
+  Report report = collector::Analyze(std::move(trace), options);
   report.warnings.insert(report.warnings.begin(), list.warnings.begin(), list.warnings.end());
 
   int status = kOk;
   if (args.format == "csv") {
     status = WriteCsv(report, args.output);
   } else {
-    std::string text = args.format == "json" ? collector::RenderJson(report) : collector::RenderText(report);
-    bool ok = args.output.empty() || args.output == "-" ? WriteStdout(text) : WriteFileAtomically(args.output, text);
+    auto render = [&](collector::OutputSink* sink) {
+      if (args.format == "json") {
+        collector::RenderJson(report, sink);
+      } else {
+        collector::RenderText(report, sink);
+      }
+    };
+    bool ok = args.output.empty() || args.output == "-" ? WriteStdout(render) : WriteFileAtomically(args.output, render);
     status = ok ? kOk : kOutputError;
   }
   if (status != kOk) return status;

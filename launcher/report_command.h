@@ -22,6 +22,7 @@ struct ReportArgs {
   size_t top = 0;                  ///< rows per table, 0 = all
   bool strict = false;             ///< exit 2 if any file was damaged
   bool full_names = false;         ///< kernel names demangled in full, not shortened
+  bool no_group_names = false;     ///< every NVTX name its own row (no "step <N>" groups)
 };
 
 /// Adds report's options/positionals to `sub` (the `report` subcommand), storing into *args.

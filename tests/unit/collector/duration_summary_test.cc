@@ -123,5 +123,36 @@ TEST(DurationSummary, EmptyAndConstant) {
   EXPECT_DOUBLE_EQ(k.std_dev(), 0.0);
 }
 
+// A summary of a few values holds no buffer (they follow from min, max and total) and stays exact
+// through adds and merges; a million one-call names are a million 64-byte summaries.
+TEST(DurationSummary, FewValuesExactWithoutABuffer) {
+  EXPECT_LE(sizeof(DurationSummary), 64u);
+  for (size_t n = 1; n <= 9; ++n) {
+    DurationSummary d, a, b;
+    std::vector<uint64_t> v;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t x = (i * 7919) % 13 + 1;
+      v.push_back(x);
+      d.Add(x);
+      (i % 2 == 0 ? a : b).Add(x);
+    }
+    a.Merge(b);
+    std::vector<uint64_t> sorted = v;
+    const SampleStats want = SummarizeSample(&sorted);
+    for (const DurationSummary* s : {&d, &a}) {
+      const SampleStats got = s->Stats();
+      EXPECT_EQ(got.count, want.count) << n;
+      EXPECT_EQ(got.total, want.total) << n;
+      EXPECT_EQ(got.min, want.min) << n;
+      EXPECT_EQ(got.max, want.max) << n;
+      EXPECT_DOUBLE_EQ(got.median, want.median) << n;
+      EXPECT_NEAR(got.std, want.std, 1e-9) << n;
+      EXPECT_TRUE(s->exact());
+    }
+    DurationSummary copy = d, moved = std::move(copy);
+    EXPECT_DOUBLE_EQ(moved.median(), want.median);
+  }
+}
+
 }  // namespace
 }  // namespace trainprof::collector

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <fstream>
 #include <string>
 
@@ -18,9 +19,11 @@ using test::TraceBuilder;
 using test::TraceOf;
 namespace fmt = trainprof::format;
 
-const RangeRow* Find(const std::vector<RangeRow>& rows, const std::string& name, const std::string& style = "push/pop") {
+// The row named `name` (rows are made on demand: a copy), or null.
+std::shared_ptr<const RangeRow> Find(const RangeRows& rows, const std::string& name,
+                                     const std::string& style = "push/pop") {
   for (const RangeRow& r : rows)
-    if (r.name == name && r.style == style) return &r;
+    if (r.name == name && r.style == style) return std::make_shared<const RangeRow>(r);
   return nullptr;
 }
 
@@ -70,11 +73,11 @@ TEST(NvtxStats, OddCountMedianAndSingleCall) {
   b.Push(t, 100, "once");
   b.Pop(t, 1'100);
   Report r = Analyze(TraceOf({&b}), {});
-  const RangeRow* a = Find(r.nvtx_ranges, "a");
+  auto a = Find(r.nvtx_ranges, "a");
   ASSERT_NE(a, nullptr);
   EXPECT_DOUBLE_EQ(a->median_ns, 5.0);
   EXPECT_DOUBLE_EQ(a->std_ns, 4.0);  // 1, 5, 9: mean 5, sum of squares 32, /2 = 16
-  const RangeRow* once = Find(r.nvtx_ranges, "once");
+  auto once = Find(r.nvtx_ranges, "once");
   ASSERT_NE(once, nullptr);
   EXPECT_EQ(once->calls, 1u);
   EXPECT_DOUBLE_EQ(once->std_ns, 0.0);
@@ -102,11 +105,11 @@ TEST(NvtxStats, NestingPerThreadAndDomain) {
   EXPECT_EQ(Find(r.nvtx_ranges, "outer")->total_ns, 100u);
   EXPECT_EQ(Find(r.nvtx_ranges, "inner")->total_ns, 20u);
   EXPECT_EQ(Find(r.nvtx_ranges, "other thread")->total_ns, 55u);
-  const RangeRow* torch_fwd = Find(r.nvtx_ranges, "torch:fwd");
+  auto torch_fwd = Find(r.nvtx_ranges, "torch:fwd");
   ASSERT_NE(torch_fwd, nullptr);
   EXPECT_EQ(torch_fwd->total_ns, 40u);
   EXPECT_EQ(torch_fwd->domain, "torch");
-  const RangeRow* fwd = Find(r.nvtx_ranges, "fwd");
+  auto fwd = Find(r.nvtx_ranges, "fwd");
   ASSERT_NE(fwd, nullptr);
   EXPECT_EQ(fwd->total_ns, 7u);
   EXPECT_EQ(fwd->domain, "");
@@ -123,13 +126,13 @@ TEST(NvtxStats, StartEndAcrossThreads) {
   b.Push(t0, 120, "prefetch");  // same name, other style: its own row
   b.Pop(t0, 121);
   Report r = Analyze(TraceOf({&b}), {});
-  const RangeRow* se = Find(r.nvtx_ranges, "prefetch", "start/end");
+  auto se = Find(r.nvtx_ranges, "prefetch", "start/end");
   ASSERT_NE(se, nullptr);
   EXPECT_EQ(se->calls, 2u);
   EXPECT_EQ(se->total_ns, 340u);
   EXPECT_EQ(se->min_ns, 40u);
   EXPECT_EQ(se->max_ns, 300u);
-  const RangeRow* pp = Find(r.nvtx_ranges, "prefetch", "push/pop");
+  auto pp = Find(r.nvtx_ranges, "prefetch", "push/pop");
   ASSERT_NE(pp, nullptr);
   EXPECT_EQ(pp->calls, 1u);
 }
@@ -146,20 +149,20 @@ TEST(NvtxStats, UnbalancedRangesAreCountedNotTimed) {
   b.Push(t1, 60, "never");    // never popped, no complete call
   Report r = Analyze(TraceOf({&b}), {});
   EXPECT_EQ(r.processes[0].unbalanced, 5u);
-  const RangeRow* step = Find(r.nvtx_ranges, "step");
+  auto step = Find(r.nvtx_ranges, "step");
   ASSERT_NE(step, nullptr);
   EXPECT_EQ(step->calls, 1u);
   EXPECT_EQ(step->total_ns, 10u);
   EXPECT_EQ(step->unbalanced, 1u);
-  const RangeRow* pop = Find(r.nvtx_ranges, "<pop without push>");
+  auto pop = Find(r.nvtx_ranges, "<pop without push>");
   ASSERT_NE(pop, nullptr);
   EXPECT_EQ(pop->calls, 0u);
   EXPECT_EQ(pop->unbalanced, 1u);
-  const RangeRow* end = Find(r.nvtx_ranges, "<end without start>", "start/end");
+  auto end = Find(r.nvtx_ranges, "<end without start>", "start/end");
   ASSERT_NE(end, nullptr);
   EXPECT_EQ(end->unbalanced, 1u);
   EXPECT_EQ(Find(r.nvtx_ranges, "load", "start/end")->unbalanced, 1u);
-  const RangeRow* never = Find(r.nvtx_ranges, "never");
+  auto never = Find(r.nvtx_ranges, "never");
   ASSERT_NE(never, nullptr);
   EXPECT_EQ(never->calls, 0u);
   EXPECT_EQ(never->total_ns, 0u);
@@ -194,7 +197,7 @@ TEST(NvtxStats, MergedOverProcessesPercentOfTheirWallTime) {
   c.Push(tc, 0, "only in c");
   c.Pop(tc, 600);
   Report r = Analyze(TraceOf({&a, &b, &c}), {});
-  const RangeRow* step = Find(r.nvtx_ranges, "step");
+  auto step = Find(r.nvtx_ranges, "step");
   ASSERT_NE(step, nullptr);
   EXPECT_EQ(step->calls, 3u);
   EXPECT_EQ(step->total_ns, 600u);
@@ -267,15 +270,15 @@ TEST(NvtxStats, StartEndWhoseEndIsReadFirst) {
   b.Start(t1, 100, "load", 7);
   b.Start(t1, 500, "late", 8);  // never ended
   Report r = Analyze(TraceOf({&b}), {});
-  const RangeRow* load = Find(r.nvtx_ranges, "load", "start/end");
+  auto load = Find(r.nvtx_ranges, "load", "start/end");
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->calls, 1u);
   EXPECT_EQ(load->total_ns, 300u);
-  const RangeRow* late = Find(r.nvtx_ranges, "late", "start/end");
+  auto late = Find(r.nvtx_ranges, "late", "start/end");
   ASSERT_NE(late, nullptr);
   EXPECT_EQ(late->calls, 0u);
   EXPECT_EQ(late->unbalanced, 1u);
-  const RangeRow* orphan = Find(r.nvtx_ranges, "<end without start>", "start/end");
+  auto orphan = Find(r.nvtx_ranges, "<end without start>", "start/end");
   ASSERT_NE(orphan, nullptr);
   EXPECT_EQ(orphan->unbalanced, 1u);
   EXPECT_EQ(r.processes[0].unbalanced, 2u);
@@ -296,7 +299,7 @@ TEST(NvtxStats, ManyCallsGiveAnEstimatedMedianThatSaysSo) {
     }
   }
   Report r = Analyze(TraceOf({&a, &b}), {.by_process = true});
-  const RangeRow* merged = Find(r.nvtx_ranges, "step");
+  auto merged = Find(r.nvtx_ranges, "step");
   ASSERT_NE(merged, nullptr);
   EXPECT_EQ(merged->calls, 6'002u);
   EXPECT_FALSE(merged->median_exact);

@@ -40,6 +40,7 @@ Json MisuseJson(const NvtxMisuse& m) {
           {"names_cut", m.names_cut},
           {"bad_attributes", m.bad_attributes},
           {"other", m.other},
+          {"domains_over_limit", m.domains_over_limit},
           {"undefined_names", m.undefined_names},
           {"undefined_domains", m.undefined_domains},
           {"total", m.total()}};
@@ -283,6 +284,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"command", p.command},
                      {"executable", p.executable},
                      {"files", p.files},
+                     {"recorded", p.recorded},
                      {"start_realtime_ns", p.start_realtime_ns},
                      {"start_ns", p.start_ns},
                      {"end_ns", p.end_ns},

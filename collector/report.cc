@@ -51,6 +51,14 @@ const char* SourceName(ExitInfo::Source s) {
   }
 }
 
+const char* RecordedName(Process::Recorded r) {
+  switch (r) {
+    case Process::Recorded::kNotRecorded: return "no";
+    case Process::Recorded::kExecNotRecorded: return "until_exec";
+    default: return "yes";
+  }
+}
+
 NvtxMisuse MisuseOf(const Process& p) {
   NvtxMisuse m;
   for (const TraceImage& img : p.images) {
@@ -62,6 +70,7 @@ NvtxMisuse MisuseOf(const Process& p) {
         case format::MisuseKind::kNullName: ++m.null_names; break;
         case format::MisuseKind::kNameTruncated: ++m.names_cut; break;
         case format::MisuseKind::kBadAttributes: ++m.bad_attributes; break;
+        case format::MisuseKind::kTooManyDomains: ++m.domains_over_limit; break;
         default: ++m.other; break;
       }
     }
@@ -118,6 +127,7 @@ NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
   names_cut += o.names_cut;
   bad_attributes += o.bad_attributes;
   other += o.other;
+  domains_over_limit += o.domains_over_limit;
   undefined_names += o.undefined_names;
   undefined_domains += o.undefined_domains;
   return *this;
@@ -133,6 +143,11 @@ std::string DescribeMisuse(const NvtxMisuse& m) {
                           "calls with bad event attributes or string handles"));
   }
   if (m.other) parts.push_back(Count(m.other, "misuse of an unknown kind", "misuses of an unknown kind"));
+  if (m.domains_over_limit) {
+    const std::string limit = std::to_string(format::kMaxDomainIds - 1);
+    parts.push_back(Count(m.domains_over_limit, "NVTX domain over the limit of " + limit + " (its ranges merged with the others over it)",
+                          "NVTX domains over the limit of " + limit + " (their ranges merged into one domain)"));
+  }
   if (m.undefined_names) parts.push_back(Count(m.undefined_names, "undefined name id", "undefined name ids"));
   if (m.undefined_domains) parts.push_back(Count(m.undefined_domains, "undefined domain id", "undefined domain ids"));
   std::string out;
@@ -173,6 +188,22 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
       ++r.damaged_files;
       r.warnings.push_back(f.path + ": " + DescribeDamage(f));
     }
+  }
+
+  // Files of several `trainprof run`s (one -o directory used twice, or at once): say so.
+  std::map<std::string, size_t> runs;  // run id → files
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images)
+      if (img.file != kNoFile && !img.run_id.empty()) ++runs[img.run_id];
+  }
+  if (runs.size() > 1) {
+    std::string list;
+    for (const auto& [id, files] : runs) {
+      list += (list.empty() ? "" : ", ") + id.substr(0, 8) + ": " + Count(files, "file", "files");
+    }
+    r.warnings.push_back("the trace files come from " + std::to_string(runs.size()) +
+                         " runs of `trainprof run` (run ids " + list +
+                         "): every table mixes them; give each run its own -o directory (or %p in its name)");
   }
 
   const StringPool& strings = trace.strings;
@@ -226,7 +257,9 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
     row.command = JoinCommand(p.last().argv);
     row.executable = p.last().executable;
     if (row.command.empty()) row.command = row.executable;
-    for (const TraceImage& img : p.images) row.files.push_back(trace.files[img.file].path);
+    for (const TraceImage& img : p.images)
+      if (img.file != kNoFile) row.files.push_back(trace.files[img.file].path);
+    row.recorded = RecordedName(p.recorded);
     row.start_realtime_ns = p.start_realtime_ns;
     row.start_ns = p.start_ns;
     row.end_ns = p.end_ns;

@@ -11,6 +11,8 @@
 //   TRAINPROF_FOLLOW_CHILDREN  1 or 0
 //   TRAINPROF_TRACE            normalised source list, e.g. cuda,nvtx,python
 //   TRAINPROF_ROOT_PID         the command's own pid       (always set in the child, after fork)
+//   TRAINPROF_RUN_ID           32 hex digits, random per run (InjectConfig::run_id): written in
+//                              every trace header, so a directory used by two runs can be told apart
 //   PYTHONPATH                 <shim>[:<previous PYTHONPATH>]  if python is traced and the shim exists
 //   TRAINPROF_PYTHON_DIR       <shim>                      idem (the library restores PYTHONPATH from it)
 #pragma once
@@ -67,7 +69,11 @@ struct InjectConfig {
   std::string output_dir;  ///< absolute
   bool follow_children = false;
   unsigned trace = kTraceAll;
+  std::string run_id;  ///< NewRunId(); empty: TRAINPROF_RUN_ID is removed
 };
+
+/// A fresh run id: 32 lowercase hex digits from getrandom(2) (the time and pid if that fails).
+std::string NewRunId();
 
 /// The command's environment: `base` ("NAME=value" entries, e.g. environ) with the variables
 /// above set. TRAINPROF_ROOT_PID is left for the child to set (SetEnv after fork).

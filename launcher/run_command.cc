@@ -164,7 +164,10 @@ int RunRun(const RunArgs& args) {
     dir = pattern->Expand(0);
     struct stat before;
     dir_existed = stat(dir.c_str(), &before) == 0;
-    if (int err = MakeDirectories(dir)) {
+    if (std::string why = TracePathProblem(dir); !why.empty()) {
+      Message(why + "; running " + args.command.front() + " without profiling");
+      recording = false;
+    } else if (int err = MakeDirectories(dir)) {
       Message("cannot create output directory " + dir + ": " + strerror(err) + "; running " +
               args.command.front() + " without profiling");
       recording = false;
@@ -181,6 +184,7 @@ int RunRun(const RunArgs& args) {
   config.output_dir = dir;  // with %p: set by the child below
   config.follow_children = args.follow_children;
   config.trace = *trace;
+  config.run_id = NewRunId();  // tells this run's files from another's in the same directory
   std::vector<std::string> env = recording ? BuildChildEnvironment(CurrentEnvironment(), config) : CurrentEnvironment();
   // --delay/--duration count from here, the launch, in every process of the run.
   const uint64_t launch_ns = MonotonicNowNs();
@@ -195,6 +199,11 @@ int RunRun(const RunArgs& args) {
     SetEnv(child_env, "TRAINPROF_ROOT_PID", std::to_string(self));
     if (out.has_pid()) {
       std::string own_dir = out.Expand(self);
+      if (std::string why = TracePathProblem(own_dir); !why.empty()) {
+        Message(why + "; running " + program + " without profiling");
+        *child_env = CurrentEnvironment();
+        return 0;
+      }
       if (int err = MakeDirectories(own_dir)) {
         Message("cannot create output directory " + own_dir + ": " + strerror(err) + "; running " + program +
                 " without profiling");
@@ -258,15 +267,20 @@ int RunRun(const RunArgs& args) {
   }
 
   std::string patch_error;
-  if (!RecordRootEnd(dir, child.pid(), wait_status, root_reaped_ns, &patch_error) && !patch_error.empty()) {
+  if (!RecordRootEnd(dir, child.pid(), wait_status, root_reaped_ns, &patch_error, config.run_id) &&
+      !patch_error.empty()) {
     Message("warning: " + patch_error);
   }
   // Orphans we reaped: their exit status is known here and nowhere else.
-  for (const ChildProcess::Reaped& d : descendants) RecordRootEnd(dir, d.pid, d.status, d.reaped_ns, &patch_error);
-  TraceDirSummary summary = SummarizeTraceDir(dir);
+  for (const ChildProcess::Reaped& d : descendants) {
+    RecordRootEnd(dir, d.pid, d.status, d.reaped_ns, &patch_error, config.run_id);
+  }
+  TraceDirSummary summary = SummarizeTraceDir(dir, config.run_id);
   if (summary.files == 0) {
     if (access(dir.c_str(), W_OK | X_OK) != 0) {
       Message("no trace file was written in " + dir + ": " + strerror(errno));
+    } else if (std::string full = NoRoomForTraces(dir); !full.empty()) {
+      Message("no trace file was written in " + dir + ": " + full);
     } else {
       Message("no trace file was written in " + dir +
               " \u2014 is the command statically linked, setuid/setgid (the loader then ignores "

@@ -241,7 +241,7 @@ class IdentityTest(TraceTest):
         os.chmod(setuid, 0o4755)
         os.chmod(setuid_dir, 0o755)
         proc = self.profile([program("identity"), "children", static, setuid])
-        words = proc.stdout.split()
+        words = [line for line in proc.stdout.splitlines() if line.startswith("forked_static ")][0].split()
         pids = {words[i]: (int(words[i + 1]), int(words[i + 2])) for i in range(0, len(words), 3)}
         self.assertEqual(pids["forked_static"][1], 7)
         self.assertEqual(pids["spawned_static"][1], 7)
@@ -268,6 +268,7 @@ class IdentityTest(TraceTest):
         self.assertIn("(not recorded after exec)", text)
         self.assertIn("no trace of the process", text)
         csv_dir = os.path.join(self.out, "csv")
+        os.mkdir(csv_dir)
         self.run_trainprof(["report", "--format", "csv", "-o", csv_dir, self.out])
         with open(os.path.join(csv_dir, "processes.csv")) as f:
             header, *rows = [line.rstrip("\n").split(",") for line in f]

@@ -91,7 +91,7 @@ struct FileHeader {
   std::atomic<uint64_t> records_dropped;  ///< records not written (recording failed or off)
   std::atomic<uint32_t> chunks_claimed;   ///< chunk slots handed out so far
   uint32_t reserved1;
-  // --- identity (all zero in files of trainprof before 0.5: unknown; such images are merged by
+  // --- identity (all zero in files of older writers: unknown; such images are merged by
   // (host, pid) and image_index alone). Two images are one process iff host, boot_id,
   // pid_namespace, pid and start_ticks are equal and the earlier one ended in exec.
   uint64_t pid_namespace;  ///< inode of /proc/self/ns/pid (0 = unknown); pid and ppid are in it

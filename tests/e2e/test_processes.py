@@ -7,6 +7,7 @@ import tempfile
 import unittest
 
 from common import TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program, ranges
+from trace_decode import read_trace
 
 
 class ProcessTest(TraceTest):
@@ -370,3 +371,14 @@ class ConcurrentRunsTest(TraceTest):
         self.assertEqual(len(runs), 1, rep["warnings"])
         self.assertIn("3 files", runs[0])
         self.assertIn("4 files", runs[0])
+        # The headers, read independently of the collector: two run ids, 3 and 4 files each; every
+        # file has its process's identity.
+        headers = [read_trace(os.path.join(self.out, f))["header"] for f in self.trace_files()]
+        per_run = {}
+        for h in headers:
+            per_run[h["run_id"]] = per_run.get(h["run_id"], 0) + 1
+            self.assertNotEqual(h["pid_namespace"], 0)
+            self.assertNotEqual(h["start_ticks"], 0)
+            self.assertEqual(len(h["boot_id"]), 32)
+        self.assertEqual(sorted(per_run.values()), [3, 4])
+        self.assertTrue(all(len(r) == 32 for r in per_run))

@@ -190,20 +190,24 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
     }
   }
 
-  // Files of several `trainprof run`s (one -o directory used twice, or at once): say so.
-  std::map<std::string, size_t> runs;  // run id → files
+  // A directory with the files of several `trainprof run`s (one -o directory used twice, or by two
+  // runs at once): say so, per directory (runs on several hosts are reported together on purpose).
+  std::map<std::string, std::map<std::string, size_t>> runs;  // directory → run id → files
   for (const Process& p : trace.processes) {
-    for (const TraceImage& img : p.images)
-      if (img.file != kNoFile && !img.run_id.empty()) ++runs[img.run_id];
-  }
-  if (runs.size() > 1) {
-    std::string list;
-    for (const auto& [id, files] : runs) {
-      list += (list.empty() ? "" : ", ") + id.substr(0, 8) + ": " + Count(files, "file", "files");
+    for (const TraceImage& img : p.images) {
+      if (img.file == kNoFile || img.run_id.empty()) continue;
+      const std::string& path = trace.files[img.file].path;
+      size_t slash = path.rfind('/');
+      ++runs[slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash)][img.run_id];
     }
-    r.warnings.push_back("the trace files come from " + std::to_string(runs.size()) +
+  }
+  for (const auto& [dir, ids] : runs) {
+    if (ids.size() < 2) continue;
+    std::string list;
+    for (const auto& [id, files] : ids) list += (list.empty() ? "" : ", ") + id.substr(0, 8) + ": " + Count(files, "file", "files");
+    r.warnings.push_back(dir + " holds the trace files of " + std::to_string(ids.size()) +
                          " runs of `trainprof run` (run ids " + list +
-                         "): every table mixes them; give each run its own -o directory (or %p in its name)");
+                         "): the report covers them all; if they are not one job, give each run its own -o directory");
   }
 
   const StringPool& strings = trace.strings;

@@ -367,7 +367,7 @@ class ConcurrentRunsTest(TraceTest):
         self.assertIn("4 trace files, 4 processes", err_b)
         self.assertEqual(len(self.trace_files()), 7)
         rep = self.report()
-        runs = [w for w in rep["warnings"] if "come from 2 runs" in w]
+        runs = [w for w in rep["warnings"] if w.startswith(self.out + " holds the trace files of 2 runs")]
         self.assertEqual(len(runs), 1, rep["warnings"])
         self.assertIn("3 files", runs[0])
         self.assertIn("4 files", runs[0])

@@ -352,12 +352,17 @@ TEST(ProcessTree, FilesOfTwoRunsAreNamedInTheWarnings) {
   Report r = Analyze(TraceOf({&a, &b, &c}), {});
   bool said = false;
   for (const std::string& w : r.warnings) {
-    said = said || (w.find("come from 2 runs") != std::string::npos && w.find("11111111: 1 file") != std::string::npos &&
-                    w.find("22222222: 2 files") != std::string::npos);
+    said = said || (w.find(" holds the trace files of 2 runs") != std::string::npos &&
+                    w.find("11111111: 1 file,") != std::string::npos && w.find("22222222: 2 files") != std::string::npos);
   }
-  EXPECT_TRUE(said);
+  EXPECT_TRUE(said) << testing::PrintToString(r.warnings);
   Report one = Analyze(TraceOf({&b, &c}), {});
   for (const std::string& w : one.warnings) EXPECT_EQ(w.find("runs"), std::string::npos) << w;
+  // One run per host directory, reported together: that is a multi-host job, not a mix-up.
+  std::vector<uint8_t> bytes_a = a.Build(), bytes_b = b.Build();
+  Report hosts = Analyze(LoadTraceBytes({{"host1/pid-1.trace", bytes_a}, {"host2/pid-2.trace", bytes_b}}), {});
+  EXPECT_EQ(hosts.processes.size(), 2u);
+  for (const std::string& w : hosts.warnings) EXPECT_EQ(w.find("runs"), std::string::npos) << w;
 }
 
 TEST(ProcessTree, DescribeExit) {

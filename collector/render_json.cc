@@ -285,6 +285,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"executable", p.executable},
                      {"files", p.files},
                      {"recorded", p.recorded},
+                     {"unrecorded_exec", p.unrecorded_exec.empty() ? Json(nullptr) : Json(p.unrecorded_exec)},
                      {"start_realtime_ns", p.start_realtime_ns},
                      {"start_ns", p.start_ns},
                      {"end_ns", p.end_ns},

@@ -160,7 +160,10 @@ std::string BottleneckText(const Bottleneck& b) {
 // The Command cell, with the "(not recorded)" marker of a process that left no trace.
 std::string RecordedCommand(const ProcessRow& p) {
   if (p.recorded == "no") return "(not recorded)";
-  if (p.recorded == "until_exec") return "(not recorded after exec) " + DisplayCommand(p.command);
+  if (p.recorded == "until_exec") {
+    std::string what = p.unrecorded_exec.empty() ? "exec" : "exec of " + DisplayCommand(p.unrecorded_exec);
+    return "(not recorded after " + what + ") " + DisplayCommand(p.command);
+  }
   return DisplayCommand(p.command);
 }
 

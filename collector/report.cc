@@ -264,6 +264,12 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
     for (const TraceImage& img : p.images)
       if (img.file != kNoFile) row.files.push_back(trace.files[img.file].path);
     row.recorded = RecordedName(p.recorded);
+    if (p.recorded == Process::Recorded::kExecNotRecorded) {
+      const ProcessEvent* exec = nullptr;
+      for (const ProcessEvent& e : p.last().process_events)
+        if (e.kind == ProcessEventKind::kExec && (exec == nullptr || e.time_ns >= exec->time_ns)) exec = &e;
+      if (exec != nullptr && exec->text != 0) row.unrecorded_exec = std::string(trace.strings.Get(exec->text));
+    }
     row.start_realtime_ns = p.start_realtime_ns;
     row.start_ns = p.start_ns;
     row.end_ns = p.end_ns;

@@ -91,6 +91,8 @@ struct ProcessRow {
   /// "yes"; "no": no trace file, known from its parent's fork and wait records (Process::Recorded);
   /// "until_exec": recorded until it exec'd a program that left no trace (static, setuid).
   std::string recorded = "yes";
+  /// With recorded "until_exec": the path the last exec ran (its EXEC record), "" if unknown.
+  std::string unrecorded_exec;
   uint64_t start_realtime_ns = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;

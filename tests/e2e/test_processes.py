@@ -260,13 +260,14 @@ class IdentityTest(TraceTest):
         for name, code in (("forked_static", 7), ("setuid", 0)):
             p = procs[pids[name][0]]
             self.assertEqual(p["recorded"], "until_exec", name)
+            self.assertEqual(p["unrecorded_exec"], static if name == "forked_static" else setuid, name)
             self.assertEqual(exit_of(p), ("exit", code), name)  # was ("exec", null)
         # An exec that failed: the child recorded, and exited 127.
         self.assertEqual(procs[pids["missing"][0]]["recorded"], "yes")
         self.assertEqual(exit_of(procs[pids["missing"][0]]), ("exit", 127))
         text = self.run_trainprof(["report", self.out]).stdout
         self.assertIn("(not recorded)", text)
-        self.assertIn("(not recorded after exec)", text)
+        self.assertIn("(not recorded after exec of tp_static_exit) ", text)
         self.assertIn("no trace of the process", text)
         csv_dir = os.path.join(self.out, "csv")
         os.mkdir(csv_dir)

@@ -205,6 +205,8 @@ struct Trace {
   StringPool strings;
   std::vector<FileStatus> files;
   std::vector<Process> processes;  ///< tree order: each parent before its children
+  /// Children known from fork records only, left out past kMaxNotRecorded (process_tree.h).
+  size_t not_recorded_omitted = 0;
 };
 
 }  // namespace trainprof::collector

@@ -135,7 +135,9 @@ Process NotRecordedChild(const Process& parent, int parent_index, int32_t pid, u
 
 }  // namespace
 
-std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings) {
+std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings,
+                                    size_t* not_recorded_omitted) {
+  if (not_recorded_omitted != nullptr) *not_recorded_omitted = 0;
   std::sort(images.begin(), images.end(), [](const TraceImage& a, const TraceImage& b) {
     return std::tie(a.host, a.boot_id, a.pid_namespace, a.pid, a.start_ns, a.image_index, a.file) <
            std::tie(b.host, b.boot_id, b.pid_namespace, b.pid, b.start_ns, b.image_index, b.file);
@@ -271,6 +273,10 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
     bool follow = false;
     for (const TraceImage& img : procs[f.parent].images) follow = follow || (img.flags & format::kFlagFollowChildren) != 0;
     if (!follow) continue;
+    if (procs.size() - traced >= kMaxNotRecorded) {
+      if (not_recorded_omitted != nullptr) ++*not_recorded_omitted;
+      continue;
+    }
     procs.push_back(NotRecordedChild(procs[f.parent], f.parent, f.pid, f.time_ns, f.other_namespace));
     seen_as.push_back(f.pid);
   }

@@ -26,7 +26,12 @@ namespace trainprof::collector {
 
 /// Builds processes in tree order (roots by start time, each followed by its subtree; children by
 /// start time). Parent/children/depth are indices into the returned vector.
-std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings);
+/// At most kMaxNotRecorded processes are made up from fork records (Process::Recorded::kNotRecorded);
+/// further ones are only counted in *not_recorded_omitted (when given): a hostile or runaway trace
+/// with millions of FORK records must not cost a Process each.
+inline constexpr size_t kMaxNotRecorded = 10000;
+std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings,
+                                    size_t* not_recorded_omitted = nullptr);
 
 /// "exit 0", "exit 3", "signal 9 (SIGKILL)", "exec'd", "returned", "unknown".
 std::string DescribeExit(const ExitInfo& exit);

@@ -210,6 +210,12 @@ Report Analyze(const Trace& trace, const ReportOptions& options) {
                          "): the report covers them all; if they are not one job, give each run its own -o directory");
   }
 
+  if (trace.not_recorded_omitted > 0) {
+    r.warnings.push_back(Count(trace.not_recorded_omitted, "more child", "more children") +
+                         " that left no trace (known from fork records only) not shown: " +
+                         std::to_string(kMaxNotRecorded) + " are");
+  }
+
   const StringPool& strings = trace.strings;
   const size_t n = trace.processes.size();
   std::vector<NvtxProcessData> nvtx(n);

@@ -325,6 +325,21 @@ TEST(ProcessTree, ChildWithoutTraceIsShownFromItsParentsRecords) {
   EXPECT_EQ(u.processes.size(), 1u);
 }
 
+// Children made up from fork records are capped (a runaway or hostile trace): the rest counted.
+TEST(ProcessTree, NotRecordedChildrenAreCapped) {
+  TraceBuilder parent(2, 1, 1'000);
+  parent.Flags(fmt::kFlagFollowChildren);
+  int t = parent.Thread(2);
+  for (int i = 0; i < static_cast<int>(kMaxNotRecorded) + 3; ++i) parent.Fork(t, 2'000 + i, 100 + i);
+  Trace tr = TraceOf({&parent});
+  EXPECT_EQ(tr.processes.size(), kMaxNotRecorded + 1);
+  EXPECT_EQ(tr.not_recorded_omitted, 3u);
+  Report r = Analyze(tr, {});
+  bool said = false;
+  for (const std::string& w : r.warnings) said = said || w.find("3 more children that left no trace") == 0;
+  EXPECT_TRUE(said);
+}
+
 // unshare --pid --fork: the parent's FORK names the child's pid in the parent's namespace, the
 // child's own header pid 1 (ppid 0) in the new one.
 TEST(ProcessTree, ForkIntoAnotherPidNamespaceLinksItsRoot) {

@@ -8,7 +8,8 @@
 //     │                   only the Python phases' (ReadOptions::keep; what `report` keeps)
 //     ├─ process_events   fork / exec / exit / child exit / NVTX misuse (few)
 //     └─ cuda             CUDA API calls, GPU kernels/copies/memsets, devices, GPU status (cuda_model.h)
-//   Process        images of one (host, pid) merged, with tree links and derived identity
+//   Process        images of one process merged (same host, boot, pid namespace, pid and start
+//                  time; chained by exec), with tree links and derived identity
 //   Trace          all of the above plus the StringPool the ids point into
 //
 // Events are plain structs in per-image vectors (no per-event heap nodes). `trainprof report` keeps
@@ -97,8 +98,10 @@ struct ThreadInfo {
 };
 
 /// One trace file's process image, decoded.
+inline constexpr size_t kNoFile = SIZE_MAX;  ///< TraceImage::file of a process not recorded
+
 struct TraceImage {
-  size_t file = 0;  ///< index into Trace::files
+  size_t file = 0;  ///< index into Trace::files (kNoFile: made up for a process not recorded)
   // FileHeader
   uint32_t version = 0;
   uint32_t flags = 0;  ///< format::HeaderFlags
@@ -112,6 +115,11 @@ struct TraceImage {
   uint64_t end_ns = 0;  ///< 0 = not set
   uint64_t records_dropped = 0;
   uint32_t chunks_claimed = 0;
+  // Identity (FileHeader; 0 / "" = unknown: a file of an older trainprof)
+  uint64_t pid_namespace = 0;  ///< inode of the pid namespace pid and ppid are numbered in
+  uint64_t start_ticks = 0;    ///< process start, clock ticks since boot (same for every image)
+  std::string boot_id;         ///< 32 hex digits
+  std::string run_id;          ///< 32 hex digits: the `trainprof run` that wrote the file
   // Metadata
   std::string host;
   std::vector<std::string> argv;
@@ -161,6 +169,13 @@ struct Process {
   std::string host;
   int32_t pid = 0;
   int32_t ppid = 0;
+  /// Every image of this process left a trace file. kNotRecorded: none did — the process is known
+  /// only from its parent's fork and child-exit records (statically linked, setuid, its exec
+  /// failed before the library loaded, or it cleared LD_PRELOAD); its one image is made up of those
+  /// (no file: TraceImage::file is kNoFile). kExecNotRecorded: it recorded until an exec, and the
+  /// exec'd image left no trace (a static or setuid program).
+  enum class Recorded { kYes, kNotRecorded, kExecNotRecorded };
+  Recorded recorded = Recorded::kYes;
   std::vector<TraceImage> images;  ///< by image_index; never empty
   // Tree (indices into Trace::processes).
   int parent = -1;
@@ -190,6 +205,8 @@ struct Trace {
   StringPool strings;
   std::vector<FileStatus> files;
   std::vector<Process> processes;  ///< tree order: each parent before its children
+  /// Children known from fork records only, left out past kMaxNotRecorded (process_tree.h).
+  size_t not_recorded_omitted = 0;
 };
 
 }  // namespace trainprof::collector

@@ -60,11 +60,30 @@ void DeriveLifetime(Process& p) {
   }
   p.wall_ns = p.end_ns > p.start_ns ? p.end_ns - p.start_ns : 0;
 
-  if (last.end_kind != EndKind::kNone) {
+  // The last image ended in exec, and no image follows: the exec'd program left no trace (static,
+  // setuid). Its end is the parent's waitpid() (or the launcher's, in the header), not "exec'd".
+  const ProcessEvent* last_event = nullptr;
+  for (const ProcessEvent& e : last.process_events) {
+    if ((e.kind == ProcessEventKind::kExec || e.kind == ProcessEventKind::kProcessEnd) &&
+        (last_event == nullptr || e.time_ns >= last_event->time_ns)) {
+      last_event = &e;
+    }
+  }
+  if (last.end_kind == EndKind::kExec ||
+      (last_event != nullptr && last_event->kind == ProcessEventKind::kExec && last.end_kind != EndKind::kNone &&
+       last.end_kind != EndKind::kReturned)) {
+    p.recorded = Process::Recorded::kExecNotRecorded;
+  }
+  if (last.end_kind == EndKind::kExec) {
+    p.end_known = false;
+    p.end_ns = std::max(p.end_ns, last.end_ns);
+  } else if (last.end_kind != EndKind::kNone) {
     p.exit = {last.end_kind, last.end_code, ExitInfo::Source::kHeader};
   } else if (end_record != nullptr && end_record->what >= 1 && end_record->what <= static_cast<uint32_t>(EndKind::kReturned)) {
     p.exit = {static_cast<EndKind>(end_record->what), end_record->code, ExitInfo::Source::kProcessEnd};
   }
+  // exit(256) is status 0, _exit(-1) 255: what waitpid() reports (older writers kept the argument).
+  if (p.exit.kind == EndKind::kExit) p.exit.code &= 0377;
   for (const TraceImage& img : p.images) {
     p.records += img.records;
     p.dropped += img.records_dropped;
@@ -72,19 +91,60 @@ void DeriveLifetime(Process& p) {
   }
 }
 
+// Where a pid number means one process: host, boot, pid namespace (unknown: "", 0), pid.
+using PidKey = std::tuple<std::string, std::string, uint64_t, int32_t>;
+PidKey KeyOf(const Process& p, int32_t pid) { return {p.host, p.first().boot_id, p.first().pid_namespace, pid}; }
+
+// Whether `next` (sorted after `prev`, same host, boot, namespace and pid) is the image `prev`
+// exec'd. With identities: the same start time and `prev` ended in exec (a pid reused within one
+// clock tick still differs there). Without (older files): image_index growing, as before.
+bool ContinuesProcess(const TraceImage& prev, const TraceImage& next) {
+  if (prev.host != next.host || prev.boot_id != next.boot_id || prev.pid_namespace != next.pid_namespace ||
+      prev.pid != next.pid || next.image_index <= prev.image_index) {
+    return false;
+  }
+  if (prev.start_ticks == 0 || next.start_ticks == 0) return prev.start_ticks == next.start_ticks;
+  return prev.start_ticks == next.start_ticks && prev.end_kind == EndKind::kExec;
+}
+
+// A process known only from its parent's kFork record (and kChildExit, if it was reaped).
+Process NotRecordedChild(const Process& parent, int parent_index, int32_t pid, uint64_t fork_ns, bool other_namespace) {
+  Process p;
+  p.host = parent.host;
+  p.pid = pid;
+  p.ppid = parent.pid;
+  p.recorded = Process::Recorded::kNotRecorded;
+  p.parent = parent_index;
+  TraceImage img;
+  img.file = kNoFile;
+  img.pid = pid;
+  img.ppid = parent.pid;
+  img.host = parent.host;
+  img.boot_id = parent.first().boot_id;
+  img.pid_namespace = other_namespace ? 0 : parent.first().pid_namespace;
+  img.run_id = parent.first().run_id;
+  img.start_ns = fork_ns;
+  const TraceImage& clock = parent.first();
+  img.start_realtime_ns = clock.start_realtime_ns + (fork_ns > clock.start_ns ? fork_ns - clock.start_ns : 0);
+  p.images.push_back(std::move(img));
+  p.start_ns = fork_ns;
+  p.end_ns = fork_ns;
+  p.start_realtime_ns = p.first().start_realtime_ns;
+  return p;
+}
+
 }  // namespace
 
-std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings) {
+std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings,
+                                    size_t* not_recorded_omitted) {
+  if (not_recorded_omitted != nullptr) *not_recorded_omitted = 0;
   std::sort(images.begin(), images.end(), [](const TraceImage& a, const TraceImage& b) {
-    return std::tie(a.host, a.pid, a.start_ns, a.image_index, a.file) <
-           std::tie(b.host, b.pid, b.start_ns, b.image_index, b.file);
+    return std::tie(a.host, a.boot_id, a.pid_namespace, a.pid, a.start_ns, a.image_index, a.file) <
+           std::tie(b.host, b.boot_id, b.pid_namespace, b.pid, b.start_ns, b.image_index, b.file);
   });
   std::vector<Process> procs;
   for (TraceImage& img : images) {
-    // The next image of the same pid continues the process (exec); image_index restarting
-    // means the pid was reused by a new process.
-    bool continues = !procs.empty() && procs.back().host == img.host && procs.back().pid == img.pid &&
-                     img.image_index > procs.back().last().image_index;
+    bool continues = !procs.empty() && ContinuesProcess(procs.back().last(), img);
     if (!continues) {
       procs.emplace_back();
       procs.back().host = img.host;
@@ -94,12 +154,13 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
   }
   for (Process& p : procs) DeriveLifetime(p);
 
-  // Parents: same host, pid == ppid, alive at the child's start; the latest such start wins.
-  std::map<std::pair<std::string, int32_t>, std::vector<int>> by_pid;
-  for (size_t i = 0; i < procs.size(); ++i) by_pid[{procs[i].host, procs[i].pid}].push_back(static_cast<int>(i));
+  // Parents: same host, boot and pid namespace, pid == ppid, alive at the child's start; the
+  // latest such start wins.
+  std::map<PidKey, std::vector<int>> by_pid;
+  for (size_t i = 0; i < procs.size(); ++i) by_pid[KeyOf(procs[i], procs[i].pid)].push_back(static_cast<int>(i));
   for (size_t i = 0; i < procs.size(); ++i) {
     Process& child = procs[i];
-    auto it = by_pid.find({child.host, child.ppid});
+    auto it = by_pid.find(KeyOf(child, child.ppid));
     if (it == by_pid.end()) continue;
     int best = -1;
     for (int q : it->second) {
@@ -116,22 +177,41 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
 
   // Orphans: a child whose parent exited before it opened its trace reads ppid 1 (or a
   // subreaper). The parent's kFork record still names it: take the fork nearest the child's start.
-  std::map<std::pair<std::string, uint64_t>, std::vector<std::pair<int, uint64_t>>> forks;  // → (proc, time)
+  struct Fork {
+    int parent;
+    uint64_t time_ns;
+    int32_t pid;  // as the parent sees it
+    bool other_namespace;
+    int child = -1;  // the process it made, once known
+  };
+  std::vector<Fork> fork_list;
+  std::map<PidKey, std::vector<size_t>> forks;  // same-namespace forks by the child's key
   for (size_t i = 0; i < procs.size(); ++i) {
     for (const TraceImage& img : procs[i].images) {
       for (const ProcessEvent& e : img.process_events) {
-        if (e.kind == ProcessEventKind::kFork) forks[{procs[i].host, e.value}].push_back({static_cast<int>(i), e.time_ns});
+        if (e.kind != ProcessEventKind::kFork) continue;
+        const bool other = (e.value & format::kForkOtherNamespace) != 0;
+        const auto pid = static_cast<int32_t>(static_cast<uint32_t>(e.value));
+        if (pid <= 0) continue;
+        fork_list.push_back({static_cast<int>(i), e.time_ns, pid, other});
+        if (!other) forks[KeyOf(procs[i], pid)].push_back(fork_list.size() - 1);
       }
     }
   }
+  auto closes_loop = [&](int parent, int child) {
+    for (int a = parent; a >= 0; a = procs[a].parent)
+      if (a == child) return true;
+    return false;
+  };
   for (size_t i = 0; i < procs.size(); ++i) {
     Process& child = procs[i];
     if (child.parent >= 0) continue;
-    auto it = forks.find({child.host, static_cast<uint64_t>(static_cast<uint32_t>(child.pid))});
+    auto it = forks.find(KeyOf(child, child.pid));
     if (it == forks.end()) continue;
     int best = -1;
     uint64_t best_gap = UINT64_MAX;
-    for (auto [q, t] : it->second) {
+    for (size_t f : it->second) {
+      auto [q, t] = std::pair{fork_list[f].parent, fork_list[f].time_ns};
       if (q == static_cast<int>(i) || procs[q].start_ns > child.start_ns) continue;
       uint64_t gap = t > child.start_ns ? t - child.start_ns : child.start_ns - t;
       if (gap < best_gap) {
@@ -139,9 +219,66 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
         best_gap = gap;
       }
     }
-    bool loop = false;
-    for (int a = best; a >= 0 && !loop; a = procs[a].parent) loop = a == static_cast<int>(i);
-    if (best >= 0 && !loop) child.parent = best;
+    if (best >= 0 && !closes_loop(best, static_cast<int>(i))) child.parent = best;
+  }
+
+  // Which fork made which child: per parent and pid, each child takes the unclaimed fork nearest
+  // its start (a pid reused by two children of one parent has two forks). A fork into another pid
+  // namespace (unshare --pid --fork) made the unlinked root of another namespace that started
+  // nearest to it: that process is its child (its own header says ppid 0).
+  std::map<std::pair<int, int32_t>, std::vector<size_t>> forks_by_parent;
+  for (size_t f = 0; f < fork_list.size(); ++f) {
+    if (!fork_list[f].other_namespace) forks_by_parent[{fork_list[f].parent, fork_list[f].pid}].push_back(f);
+  }
+  auto gap = [](uint64_t a, uint64_t b) { return a > b ? a - b : b - a; };
+  // The pid each process has in its parent's records (kChildExit): its own, except for a child
+  // forked into another pid namespace.
+  std::vector<int32_t> seen_as(procs.size());
+  for (size_t i = 0; i < procs.size(); ++i) seen_as[i] = procs[i].pid;
+  for (size_t i = 0; i < procs.size(); ++i) {
+    if (procs[i].parent < 0) continue;
+    auto it = forks_by_parent.find({procs[i].parent, procs[i].pid});
+    if (it == forks_by_parent.end()) continue;
+    size_t best = SIZE_MAX;
+    for (size_t f : it->second) {
+      if (fork_list[f].child >= 0) continue;
+      if (best == SIZE_MAX || gap(fork_list[f].time_ns, procs[i].start_ns) < gap(fork_list[best].time_ns, procs[i].start_ns)) best = f;
+    }
+    if (best != SIZE_MAX) fork_list[best].child = static_cast<int>(i);
+  }
+  for (Fork& f : fork_list) {
+    if (!f.other_namespace) continue;
+    const Process& parent = procs[f.parent];
+    int best = -1;
+    for (size_t i = 0; i < procs.size(); ++i) {
+      const Process& q = procs[i];
+      if (q.parent >= 0 || static_cast<int>(i) == f.parent || q.host != parent.host ||
+          q.first().boot_id != parent.first().boot_id || q.first().pid_namespace == 0 ||
+          q.first().pid_namespace == parent.first().pid_namespace || q.ppid != 0) {
+        continue;
+      }
+      if (best < 0 || gap(q.start_ns, f.time_ns) < gap(procs[best].start_ns, f.time_ns)) best = static_cast<int>(i);
+    }
+    if (best >= 0 && !closes_loop(f.parent, best)) {
+      procs[best].parent = f.parent;
+      f.child = best;
+      seen_as[best] = f.pid;
+    }
+  }
+  // A fork that made no traced process, by a process that meant its children to record
+  // (--follow-children): the child left no trace. It is shown from the fork and its reaping.
+  const size_t traced = procs.size();
+  for (const Fork& f : fork_list) {
+    if (f.child >= 0 || f.parent >= static_cast<int>(traced)) continue;
+    bool follow = false;
+    for (const TraceImage& img : procs[f.parent].images) follow = follow || (img.flags & format::kFlagFollowChildren) != 0;
+    if (!follow) continue;
+    if (procs.size() - traced >= kMaxNotRecorded) {
+      if (not_recorded_omitted != nullptr) ++*not_recorded_omitted;
+      continue;
+    }
+    procs.push_back(NotRecordedChild(procs[f.parent], f.parent, f.pid, f.time_ns, f.other_namespace));
+    seen_as.push_back(f.pid);
   }
 
   // The parent's waitpid() of a process that left no end of its own (killed by a signal, or it
@@ -149,13 +286,14 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
   // have (its last record would make a process SIGKILLed while idle look short-lived). The status
   // also replaces "returned": the library saw main return but not the status, which the parent's
   // waitpid() did see.
-  for (Process& p : procs) {
+  for (size_t i = 0; i < procs.size(); ++i) {
+    Process& p = procs[i];
     const bool want_exit = p.exit.kind == EndKind::kNone || p.exit.kind == EndKind::kReturned;
     if ((!want_exit && p.end_known) || p.parent < 0) continue;
     const ProcessEvent* seen = nullptr;
     for (const TraceImage& img : procs[p.parent].images) {
       for (const ProcessEvent& e : img.process_events) {
-        if (e.kind != ProcessEventKind::kChildExit || e.value != static_cast<uint64_t>(static_cast<uint32_t>(p.pid)) ||
+        if (e.kind != ProcessEventKind::kChildExit || e.value != static_cast<uint64_t>(static_cast<uint32_t>(seen_as[i])) ||
             e.time_ns < p.start_ns || e.what < 1 || e.what > static_cast<uint32_t>(EndKind::kReturned)) {
           continue;
         }
@@ -170,6 +308,8 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
       p.wall_ns = p.end_ns > p.start_ns ? p.end_ns - p.start_ns : 0;
     }
   }
+  for (Process& p : procs)
+    if (p.exit.kind == EndKind::kExit) p.exit.code &= 0377;
 
   // Ranks and roles.
   std::vector<int> strength(procs.size(), 0);

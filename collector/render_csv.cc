@@ -167,17 +167,17 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
              "unbalanced_ranges", "dropped_records", "truncated", "nvtx_misuse_null_names", "nvtx_misuse_names_cut",
              "nvtx_misuse_bad_attributes", "nvtx_misuse_other", "nvtx_misuse_undefined_names",
              "nvtx_misuse_undefined_domains", "gpu_state", "gpu_cupti_result", "gpu_message", "gpu_records_dropped",
-             "gpu_invalid_timestamps", "cuda_calls", "cuda_calls_unfinished", "capture_limited"});
+             "gpu_invalid_timestamps", "cuda_calls", "cuda_calls_unfinished", "capture_limited", "recorded"});
   for (const ProcessRow& p : r.processes) {
     const NvtxMisuse& m = p.nvtx_misuse;
     procs.Row({Num(p.pid), Num(p.ppid), p.parent >= 0 ? Num(r.processes[p.parent].pid) : "", p.host, Opt(p.rank),
                Opt(p.local_rank), Opt(p.world_size), p.role, p.command, p.executable, Num(p.start_realtime_ns),
                Num(p.start_ns), Num(p.end_ns), Num(p.wall_ns), p.exit_kind, Opt(p.exit_code), Num(p.events),
                Num(p.unbalanced), Num(p.dropped), p.truncated ? "true" : "false", Num(m.null_names),
-               Num(m.names_cut), Num(m.bad_attributes), Num(m.other), Num(m.undefined_names),
+               Num(m.names_cut), Num(m.bad_attributes), Num(m.other + m.domains_over_limit), Num(m.undefined_names),
                Num(m.undefined_domains), p.gpu.state, Opt(p.gpu.cupti_result), p.gpu.message,
                Num(p.gpu.records_dropped), Num(p.gpu.invalid_timestamps), Num(p.gpu.calls),
-               Num(p.gpu.unfinished_calls), p.capture_limited ? "true" : "false"});
+               Num(p.gpu.unfinished_calls), p.capture_limited ? "true" : "false", p.recorded});
   }
 
   Csv threads(open, "threads.csv");

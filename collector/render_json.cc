@@ -128,6 +128,7 @@ Json MisuseJson(const NvtxMisuse& m) {
           {"names_cut", m.names_cut},
           {"bad_attributes", m.bad_attributes},
           {"other", m.other},
+          {"domains_over_limit", m.domains_over_limit},
           {"undefined_names", m.undefined_names},
           {"undefined_domains", m.undefined_domains},
           {"total", m.total()}};
@@ -374,6 +375,8 @@ void RenderJson(const Report& r, OutputSink* out) {
                      {"command", p.command},
                      {"executable", p.executable},
                      {"files", p.files},
+                     {"recorded", p.recorded},
+                     {"unrecorded_exec", p.unrecorded_exec.empty() ? Json(nullptr) : Json(p.unrecorded_exec)},
                      {"start_realtime_ns", p.start_realtime_ns},
                      {"start_ns", p.start_ns},
                      {"end_ns", p.end_ns},

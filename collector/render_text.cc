@@ -184,6 +184,16 @@ std::string BottleneckText(const Bottleneck& b) {
   return out;
 }
 
+// The Command cell, with the "(not recorded)" marker of a process that left no trace.
+std::string RecordedCommand(const ProcessRow& p) {
+  if (p.recorded == "no") return "(not recorded)";
+  if (p.recorded == "until_exec") {
+    std::string what = p.unrecorded_exec.empty() ? "exec" : "exec of " + DisplayCommand(p.unrecorded_exec);
+    return "(not recorded after " + what + ") " + DisplayCommand(p.command);
+  }
+  return DisplayCommand(p.command);
+}
+
 }  // namespace
 
 void RenderText(const Report& r, OutputSink* sink) {
@@ -216,7 +226,7 @@ void RenderText(const Report& r, OutputSink* sink) {
     for (const ProcessRow& p : r.processes) {
       std::vector<std::string> row = {
           std::string(2 * static_cast<size_t>(p.depth), ' ') + std::to_string(p.pid), std::to_string(p.ppid),
-          p.rank ? std::to_string(*p.rank) : "-", p.role, DisplayCommand(p.command),
+          p.rank ? std::to_string(*p.rank) : "-", p.role, RecordedCommand(p),
           "+" + FormatDuration(static_cast<double>(p.offset_ns)), FormatDuration(static_cast<double>(p.wall_ns)),
           p.exit_text, std::to_string(p.events), std::to_string(p.unbalanced), p.truncated ? "yes" : "no",
           std::to_string(p.dropped)};
@@ -231,6 +241,10 @@ void RenderText(const Report& r, OutputSink* sink) {
     out += t.Render("  ");
     if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.exit_kind == "unknown"; })) {
       out += "  Exit \"unknown\": no exit record (killed?)\n";
+    }
+    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.recorded != "yes"; })) {
+      out += "  \"(not recorded)\": no trace of the process (or of the program it exec'd): statically linked, setuid,\n"
+             "  its exec failed, or LD_PRELOAD cleared; known from its parent's fork and wait records.\n";
     }
     if (r.has_cuda) {
       out += "  GPU: CUDA tracing on, unavailable (see Warnings) or - (no CUDA); GPU dropped: records CUPTI lost;\n"

@@ -60,6 +60,14 @@ const char* SourceName(ExitInfo::Source s) {
   }
 }
 
+const char* RecordedName(Process::Recorded r) {
+  switch (r) {
+    case Process::Recorded::kNotRecorded: return "no";
+    case Process::Recorded::kExecNotRecorded: return "until_exec";
+    default: return "yes";
+  }
+}
+
 NvtxMisuse MisuseOf(const Process& p) {
   NvtxMisuse m;
   for (const TraceImage& img : p.images) {
@@ -71,6 +79,7 @@ NvtxMisuse MisuseOf(const Process& p) {
         case format::MisuseKind::kNullName: ++m.null_names; break;
         case format::MisuseKind::kNameTruncated: ++m.names_cut; break;
         case format::MisuseKind::kBadAttributes: ++m.bad_attributes; break;
+        case format::MisuseKind::kTooManyDomains: ++m.domains_over_limit; break;
         default: ++m.other; break;
       }
     }
@@ -150,6 +159,7 @@ NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
   names_cut += o.names_cut;
   bad_attributes += o.bad_attributes;
   other += o.other;
+  domains_over_limit += o.domains_over_limit;
   undefined_names += o.undefined_names;
   undefined_domains += o.undefined_domains;
   return *this;
@@ -165,6 +175,11 @@ std::string DescribeMisuse(const NvtxMisuse& m) {
                           "calls with bad event attributes or string handles"));
   }
   if (m.other) parts.push_back(Count(m.other, "misuse of an unknown kind", "misuses of an unknown kind"));
+  if (m.domains_over_limit) {
+    const std::string limit = std::to_string(format::kMaxDomainIds - 1);
+    parts.push_back(Count(m.domains_over_limit, "NVTX domain over the limit of " + limit + " (its ranges merged with the others over it)",
+                          "NVTX domains over the limit of " + limit + " (their ranges merged into one domain)"));
+  }
   if (m.undefined_names) parts.push_back(Count(m.undefined_names, "undefined name id", "undefined name ids"));
   if (m.undefined_domains) parts.push_back(Count(m.undefined_domains, "undefined domain id", "undefined domain ids"));
   std::string out;
@@ -235,6 +250,32 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       ++r.damaged_files;
       r.warnings.push_back(f.path + ": " + DescribeDamage(f));
     }
+  }
+
+  // A directory with the files of several `trainprof run`s (one -o directory used twice, or by two
+  // runs at once): say so, per directory (runs on several hosts are reported together on purpose).
+  std::map<std::string, std::map<std::string, size_t>> runs;  // directory → run id → files
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) {
+      if (img.file == kNoFile || img.run_id.empty()) continue;
+      const std::string& path = trace.files[img.file].path;
+      size_t slash = path.rfind('/');
+      ++runs[slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash)][img.run_id];
+    }
+  }
+  for (const auto& [dir, ids] : runs) {
+    if (ids.size() < 2) continue;
+    std::string list;
+    for (const auto& [id, files] : ids) list += (list.empty() ? "" : ", ") + id.substr(0, 8) + ": " + Count(files, "file", "files");
+    r.warnings.push_back(dir + " holds the trace files of " + std::to_string(ids.size()) +
+                         " runs of `trainprof run` (run ids " + list +
+                         "): the report covers them all; if they are not one job, give each run its own -o directory");
+  }
+
+  if (trace.not_recorded_omitted > 0) {
+    r.warnings.push_back(Count(trace.not_recorded_omitted, "more child", "more children") +
+                         " that left no trace (known from fork records only) not shown: " +
+                         std::to_string(kMaxNotRecorded) + " are");
   }
 
   const StringPool& strings = trace.strings;
@@ -315,7 +356,15 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     row.command = JoinCommand(p.last().argv);
     row.executable = p.last().executable;
     if (row.command.empty()) row.command = row.executable;
-    for (const TraceImage& img : p.images) row.files.push_back(trace.files[img.file].path);
+    for (const TraceImage& img : p.images)
+      if (img.file != kNoFile) row.files.push_back(trace.files[img.file].path);
+    row.recorded = RecordedName(p.recorded);
+    if (p.recorded == Process::Recorded::kExecNotRecorded) {
+      const ProcessEvent* exec = nullptr;
+      for (const ProcessEvent& e : p.last().process_events)
+        if (e.kind == ProcessEventKind::kExec && (exec == nullptr || e.time_ns >= exec->time_ns)) exec = &e;
+      if (exec != nullptr && exec->text != 0) row.unrecorded_exec = std::string(trace.strings.Get(exec->text));
+    }
     row.start_realtime_ns = p.start_realtime_ns;
     row.start_ns = p.start_ns;
     row.end_ns = p.end_ns;

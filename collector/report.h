@@ -117,10 +117,13 @@ struct NvtxMisuse {
   uint64_t names_cut = 0;       ///< names longer than kMaxStringBytes, cut (kNameTruncated)
   uint64_t bad_attributes = 0;  ///< bad event attributes or registered string handle (kBadAttributes)
   uint64_t other = 0;           ///< MISUSE records of a kind this trainprof does not know
+  /// nvtxDomainCreate past format::kMaxDomainIds domains (kTooManyDomains): those domains' ranges
+  /// share one domain, "trainprof: NVTX domains over the limit".
+  uint64_t domains_over_limit = 0;
   uint64_t undefined_names = 0;   ///< name ids no STRING record defines (TraceImage::undefined_names)
   uint64_t undefined_domains = 0; ///< domain ids no DOMAIN record defines
   uint64_t total() const {
-    return null_names + names_cut + bad_attributes + other + undefined_names + undefined_domains;
+    return null_names + names_cut + bad_attributes + other + domains_over_limit + undefined_names + undefined_domains;
   }
   NvtxMisuse& operator+=(const NvtxMisuse& o);
 };
@@ -145,6 +148,11 @@ struct ProcessRow {
   std::string command;  ///< argv joined with spaces, shell-quoted where needed
   std::string executable;
   std::vector<std::string> files;
+  /// "yes"; "no": no trace file, known from its parent's fork and wait records (Process::Recorded);
+  /// "until_exec": recorded until it exec'd a program that left no trace (static, setuid).
+  std::string recorded = "yes";
+  /// With recorded "until_exec": the path the last exec ran (its EXEC record), "" if unknown.
+  std::string unrecorded_exec;
   uint64_t start_realtime_ns = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;

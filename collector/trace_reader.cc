@@ -43,6 +43,19 @@ T Load(const uint8_t* p) {
   return v;
 }
 
+// 16 bytes as 32 lowercase hex digits; "" when all zero (unknown).
+std::string HexId(const uint8_t* p) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  bool any = false;
+  for (int i = 0; i < 16; ++i) {
+    any = any || p[i] != 0;
+    out += kHex[p[i] >> 4];
+    out += kHex[p[i] & 15];
+  }
+  return any ? out : std::string();
+}
+
 // Fields of each record tag after the tag byte: how many varints (for kString: id and length,
 // followed by `length` bytes) and whether the first one is a dt. CUDA records (tags 48..59, format
 // version 2): cuda_records.h.
@@ -323,6 +336,10 @@ bool Decoder::ReadHeader() {
   img_.end_ns = Load<uint64_t>(d + offsetof(FileHeader, end_monotonic_ns));
   img_.records_dropped = Load<uint64_t>(d + offsetof(FileHeader, records_dropped));
   img_.chunks_claimed = Load<uint32_t>(d + offsetof(FileHeader, chunks_claimed));
+  img_.pid_namespace = Load<uint64_t>(d + offsetof(FileHeader, pid_namespace));
+  img_.start_ticks = Load<uint64_t>(d + offsetof(FileHeader, start_ticks));
+  img_.boot_id = HexId(d + offsetof(FileHeader, boot_id));
+  img_.run_id = HexId(d + offsetof(FileHeader, run_id));
 
   if (header_region_ < sizeof(FileHeader) || header_region_ > kMaxHeaderRegion) {
     Error("bad header: header_region_size " + Num(header_region_) + " (at byte " +

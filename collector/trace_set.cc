@@ -177,7 +177,7 @@ Trace Load(size_t count, Decode decode, Path path) {
     }
     trace.files.push_back(std::move(r.status));
   }
-  trace.processes = BuildProcesses(std::move(images), trace.strings);
+  trace.processes = BuildProcesses(std::move(images), trace.strings, &trace.not_recorded_omitted);
   return trace;
 }
 

@@ -60,27 +60,27 @@ __attribute__((visibility("default"))) uint32_t trainprof_string(const char* s) 
 /// Names category `category` of `domain` (like nvtxDomainNameCategoryA).
 __attribute__((visibility("default"))) void trainprof_category(uint32_t domain, uint32_t category, const char* name) {
   ThreadState* t = RecordingThread();
-  if (t != nullptr && domain < kMaxDomains) NameCategory(t, domain, category, InternCString(t, name));
+  if (t != nullptr && domain <= trainprof::format::kMaxDomainIds) NameCategory(t, domain, category, InternCString(t, name));
 }
 
 /// Pushes a range named by string id `name` (like nvtxDomainRangePushEx). Returns its level.
 __attribute__((visibility("default"))) int trainprof_push(uint32_t domain, uint32_t name, uint32_t category) {
   ThreadState* t = RecordingThread();
-  if (t == nullptr || domain >= kMaxDomains) return -1;
+  if (t == nullptr || domain > trainprof::format::kMaxDomainIds) return -1;
   return PushRange(t, domain, name, category);
 }
 
 /// Pops the innermost range of `domain` on this thread. Returns the level ended, -1 if none.
 __attribute__((visibility("default"))) int trainprof_pop(uint32_t domain) {
   ThreadState* t = RecordingThread();
-  if (t == nullptr || domain >= kMaxDomains) return -1;
+  if (t == nullptr || domain > trainprof::format::kMaxDomainIds) return -1;
   return PopRange(t, domain);
 }
 
 /// Records a mark named by string id `name`.
 __attribute__((visibility("default"))) void trainprof_mark(uint32_t domain, uint32_t name, uint32_t category) {
   ThreadState* t = RecordingThread();
-  if (t != nullptr && domain < kMaxDomains) MarkEvent(t, domain, name, category);
+  if (t != nullptr && domain <= trainprof::format::kMaxDomainIds) MarkEvent(t, domain, name, category);
 }
 
 }  // extern "C"

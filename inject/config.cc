@@ -33,6 +33,7 @@ Config ReadConfig() {
   const char* follow = getenv("TRAINPROF_FOLLOW_CHILDREN");
   c.follow_children = follow != nullptr && strcmp(follow, "1") == 0;
   if (const char* root = getenv("TRAINPROF_ROOT_PID")) c.root_pid = atoi(root);
+  c.run_id = Get("TRAINPROF_RUN_ID");
   if (const char* trace = getenv("TRAINPROF_TRACE")) {
     c.trace_nvtx = Contains(trace, "nvtx");
     c.trace_python = Contains(trace, "python");

@@ -3,6 +3,7 @@
 //   TRAINPROF_OUTPUT_DIR       absolute directory for pid-<PID>.trace (required to record)
 //   TRAINPROF_FOLLOW_CHILDREN  "1": descendants record too; otherwise only TRAINPROF_ROOT_PID
 //   TRAINPROF_ROOT_PID         pid of the launched command
+//   TRAINPROF_RUN_ID           32 hex digits naming this `trainprof run` (FileHeader::run_id)
 //   TRAINPROF_TRACE            sources, e.g. "cuda,nvtx,python"
 //   TRAINPROF_UMASK            octal mask (`run --umask`, default 077): pid-*.trace get exactly
 //                              0666 & ~MASK, a directory the library creates 0777 & ~MASK
@@ -37,7 +38,7 @@ inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
     "TRAINPROF_CAPTURE_RANGE", "TRAINPROF_CAPTURE_RANGE_END", "TRAINPROF_CAPTURE_WINDOW",
-    "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK",
+    "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK", "TRAINPROF_RUN_ID",
     "CUDA_INJECTION64_PATH", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
@@ -45,6 +46,7 @@ struct Config {
   const char* output_dir = nullptr;  ///< null: the library stays inert
   bool follow_children = false;
   int root_pid = 0;                  ///< 0: unknown (record in this process)
+  const char* run_id = nullptr;      ///< TRAINPROF_RUN_ID (null: none)
   bool trace_nvtx = true;
   bool trace_python = true;
   bool trace_cuda = true;

@@ -22,10 +22,10 @@ namespace {
 
 using format::RecordTag;
 
-// Our handles are small integers: domain ids (1..kMaxDomains-1) and string ids.
+// Our handles are small integers: domain ids (1..format::kMaxDomainIds) and string ids.
 inline uint32_t DomainId(nvtxDomainHandle_t d) {
   auto v = reinterpret_cast<uintptr_t>(d);
-  return v < kMaxDomains ? static_cast<uint32_t>(v) : 0;
+  return v <= format::kMaxDomainIds ? static_cast<uint32_t>(v) : 0;
 }
 
 void Misuse(ThreadState* t, format::MisuseKind kind, uint64_t detail) {

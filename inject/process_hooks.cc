@@ -17,6 +17,7 @@
 #include "config.h"
 #include "env_rewrite.h"
 #include "log.h"
+#include "process_identity.h"
 #include "recorder.h"
 #include "runtime.h"
 #include "string_table.h"
@@ -107,6 +108,18 @@ void NoteChildExit(pid_t pid, int status) {
   }
 }
 
+// In the parent, after a child was created (fork, posix_spawn): the kFork record that links the
+// child to us, and that shows it in the report even if it records nothing itself.
+void NoteChild(pid_t pid) {
+  if (pid <= 0 || !InOwnProcess()) return;
+  if (ThreadState* t = CurrentThread()) {
+    uint64_t child = static_cast<uint32_t>(pid);
+    if (ChildrenInOtherPidNamespace()) child |= format::kForkOtherNamespace;
+    uint64_t f[1] = {child};
+    RecordTimed(t, RecordTag::kFork, f);
+  }
+}
+
 // Runs `call` with the rewritten environment (env_rewrite.h: bounded stack, else mmap; vfork-
 // and signal-safe: no heap). `same_process`: an exec that replaces this process (not a spawn, not
 // in a vfork child). The launched process keeps our variables when it execs itself even without
@@ -194,12 +207,7 @@ extern "C" {
 __attribute__((visibility("default"))) pid_t fork() {
   EnsureInit();
   pid_t pid = g_real.fork();
-  if (pid > 0 && InOwnProcess()) {
-    if (ThreadState* t = CurrentThread()) {
-      uint64_t f[1] = {static_cast<uint64_t>(pid)};
-      RecordTimed(t, RecordTag::kFork, f);
-    }
-  }
+  if (pid > 0) NoteChild(pid);
   return pid;
 }
 
@@ -262,7 +270,11 @@ __attribute__((visibility("default"))) int posix_spawn(pid_t* pid, const char* p
                                                        const posix_spawnattr_t* attr, char* const argv[],
                                                        char* const envp[]) {
   EnsureInit();
-  return WithChildEnv(envp, false, [&](char* const* env) { return g_real.posix_spawn(pid, path, actions, attr, argv, env); });
+  pid_t local = 0;
+  int rc = WithChildEnv(envp, false, [&](char* const* env) { return g_real.posix_spawn(&local, path, actions, attr, argv, env); });
+  if (rc == 0) NoteChild(local);
+  if (pid != nullptr) *pid = local;
+  return rc;
 }
 
 __attribute__((visibility("default"))) int posix_spawnp(pid_t* pid, const char* file,
@@ -270,7 +282,11 @@ __attribute__((visibility("default"))) int posix_spawnp(pid_t* pid, const char* 
                                                         const posix_spawnattr_t* attr, char* const argv[],
                                                         char* const envp[]) {
   EnsureInit();
-  return WithChildEnv(envp, false, [&](char* const* env) { return g_real.posix_spawnp(pid, file, actions, attr, argv, env); });
+  pid_t local = 0;
+  int rc = WithChildEnv(envp, false, [&](char* const* env) { return g_real.posix_spawnp(&local, file, actions, attr, argv, env); });
+  if (rc == 0) NoteChild(local);
+  if (pid != nullptr) *pid = local;
+  return rc;
 }
 
 __attribute__((visibility("default"), noreturn)) void exit(int status) {

@@ -2,6 +2,10 @@
 // capture range configured they are gated (capture.h); otherwise that costs one relaxed load.
 // Levels follow the NVTX docs: push returns the 0-based level of the range being started, pop the
 // level of the range being ended, or -1 when nothing was pushed (the pop is still recorded).
+// Domains 1..kMaxDomains-1 have their levels counted per thread; domains past that (up to
+// format::kMaxDomainIds) are recorded with their own id just the same (the reader matches their
+// nesting), but push and pop return 0 there, and under a capture range they are recorded while
+// capturing.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +16,11 @@
 namespace trainprof::inject {
 
 inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
+  if (__builtin_expect(domain >= kMaxDomains, 0)) {
+    uint64_t f[3] = {domain, name, category};
+    if (CapturingNowLazy()) RecordTimed(t, format::RecordTag::kRangePush, f);
+    return 0;
+  }
   if (CaptureConfigured()) return CapturePushRange(t, domain, name, category);
   int level = t->depth[domain]++;
   uint64_t f[3] = {domain, name, category};
@@ -20,6 +29,11 @@ inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
 }
 
 inline int PopRange(ThreadState* t, uint32_t domain) {
+  if (__builtin_expect(domain >= kMaxDomains, 0)) {
+    uint64_t f[1] = {domain};
+    if (CapturingNowLazy()) RecordTimed(t, format::RecordTag::kRangePop, f);
+    return 0;
+  }
   if (CaptureConfigured()) return CapturePopRange(t, domain);
   uint64_t f[1] = {domain};
   RecordTimed(t, format::RecordTag::kRangePop, f);

@@ -25,7 +25,7 @@ namespace trainprof::inject {
 
 struct Runtime;
 
-inline constexpr uint32_t kMaxDomains = 256;      // NVTX domains with their own nesting level
+inline constexpr uint32_t kMaxDomains = 256;      // NVTX domains whose levels a thread counts (ranges.h)
 inline constexpr uint32_t kStringCacheSize = 512; // per-thread interned-name cache (power of 2)
 
 /// One entry of the per-thread name cache: a name already interned, keyed by its hash.

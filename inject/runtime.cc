@@ -157,6 +157,8 @@ void RecordEnd(format::EndKind kind, int32_t code) {
   TraceFile* f = rt.file.load(std::memory_order_acquire);
   if (f == nullptr || rt.pid != getpid()) return;
   if (f->header()->end_kind.load(std::memory_order_relaxed) != 0) return;
+  // exit(256) ends with status 0, _exit(-1) with 255: what the kernel keeps and waitpid reports.
+  if (kind == format::EndKind::kExit) code &= 0377;
   uint64_t now = NowNs();
   // Only a thread that already records writes the record (a state made now would claim a chunk
   // for this one record, perhaps in a signal handler calling _exit()). The header says it anyway.

@@ -97,20 +97,30 @@ uint32_t StringTable::Domain(ThreadState* t, uint32_t name_id) {
   if (t->in_record || t->in_slow) return 0;  // from a signal handler inside the library
   pthread_mutex_lock(&mu_);
   uint32_t id = 0;
+  bool overflow = false;
   for (uint32_t i = 1; i < domains_; ++i) {
     if (domain_names_[i] == name_id) id = i;
   }
   if (id == 0) {
-    if (domains_ < kMaxDomains) {
+    if (domains_ < format::kMaxDomainIds) {
       id = domains_++;
       domain_names_[id] = name_id;
       uint64_t f[2] = {id, name_id};
       RecordDefinition(t, RecordTag::kDomain, f, 2);
     } else {
-      id = kMaxDomains - 1;
+      id = format::kMaxDomainIds;
+      overflow = true;
     }
   }
   pthread_mutex_unlock(&mu_);
+  if (overflow) {  // outside the lock: interning takes it
+    uint64_t f[2] = {static_cast<uint64_t>(format::MisuseKind::kTooManyDomains), name_id};
+    RecordTimed(t, RecordTag::kMisuse, f);
+    if (!overflow_defined_.exchange(true)) {
+      uint64_t d[2] = {id, InternCString(t, "trainprof: NVTX domains over the limit")};
+      RecordDefinition(t, RecordTag::kDomain, d, 2);
+    }
+  }
   return id;
 }
 

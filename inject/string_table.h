@@ -57,7 +57,8 @@ class StringTable {
 
   /// Returns the id of an NVTX domain named `name_id`, creating it (kDomain record) if new.
   /// Creating the same name twice gives the same domain, as nvtxDomainCreate documents.
-  /// Ids run from 1; 0 is the default domain. Past kMaxDomains-1 domains, the last id is reused.
+  /// Ids run from 1; 0 is the default domain. Past format::kMaxDomainIds - 1 domains, a new name
+  /// is counted as misuse (MisuseKind::kTooManyDomains) and gets id kMaxDomainIds.
   uint32_t Domain(ThreadState* t, uint32_t name_id);
 
   /// Largest id handed out so far (lock-free): a registered-string handle above it is bogus.
@@ -82,8 +83,9 @@ class StringTable {
   uint32_t size_ = 0;
   uint32_t next_id_ = 1;
   std::atomic<uint32_t> max_id_{0};
-  uint32_t domain_names_[kMaxDomains] = {};  ///< name id of domain i (0 = unused)
+  uint32_t domain_names_[format::kMaxDomainIds] = {};  ///< name id of domain i (0 = unused)
   uint32_t domains_ = 1;
+  std::atomic<bool> overflow_defined_{false};  ///< domain kMaxDomainIds has its kDomain record
 };
 
 /// Id of a NUL-terminated name (cut to kMaxStringBytes). Hot path: no lock on a cache hit.

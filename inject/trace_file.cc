@@ -17,6 +17,7 @@
 #include "capture_logic.h"
 #include "clock.h"
 #include "config.h"
+#include "process_identity.h"
 
 #ifndef TRAINPROF_VERSION_STRING
 #define TRAINPROF_VERSION_STRING "0.0.0"
@@ -96,6 +97,33 @@ size_t ReadSmallFile(const char* path, char* buf, size_t cap) {
   return n;
 }
 
+// If `path` is an earlier image of this process (same pid, namespace, start time and boot, and it
+// ended in exec): the image index that follows it; else 0.
+uint32_t NextImageAfter(const char* path, int pid, const ProcessIdentity& self) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  unsigned char raw[sizeof(FileHeader)];
+  ssize_t n = pread(fd, raw, sizeof(raw), 0);
+  close(fd);
+  if (n != static_cast<ssize_t>(sizeof(raw)) || memcmp(raw, format::kFileMagic, sizeof(format::kFileMagic)) != 0) return 0;
+  auto field = [&](size_t off, void* out, size_t len) { memcpy(out, raw + off, len); };
+  int32_t other_pid = 0;
+  uint64_t ns = 0, ticks = 0;
+  uint32_t end_kind = 0, index = 0;
+  uint8_t boot[16];
+  field(offsetof(FileHeader, pid), &other_pid, 4);
+  field(offsetof(FileHeader, pid_namespace), &ns, 8);
+  field(offsetof(FileHeader, start_ticks), &ticks, 8);
+  field(offsetof(FileHeader, boot_id), boot, 16);
+  field(offsetof(FileHeader, end_kind), &end_kind, 4);
+  field(offsetof(FileHeader, image_index), &index, 4);
+  if (other_pid != pid || ns != self.pid_namespace || ticks != self.start_ticks ||
+      memcmp(boot, self.boot_id, 16) != 0 || end_kind != static_cast<uint32_t>(format::EndKind::kExec)) {
+    return 0;
+  }
+  return index + 1;
+}
+
 }  // namespace
 
 TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t err_size) {
@@ -107,17 +135,30 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   if (int e = MakeDirs(cfg.output_dir, 0777 & ~cfg.umask); e != 0) return fail("cannot create the output directory", e);
 
   const int pid = getpid();
+  const ProcessIdentity self = ReadProcessIdentity();
   char path[4096];
   int fd = -1;
+  // The first free name; the names taken belong to earlier images of this process (exec) or to
+  // other processes with this pid (reused, or in another pid namespace): never overwritten.
+  // Our image index is one past the last earlier image of this very process (same identity,
+  // ended in exec); without an identity (no /proc), the name's number, as before.
+  uint32_t name_index = 0;
   uint32_t image = 0;
-  for (; image < 1000; ++image) {
-    if (image == 0) {
-      snprintf(path, sizeof(path), "%s/pid-%d.trace", cfg.output_dir, pid);
-    } else {
-      snprintf(path, sizeof(path), "%s/pid-%d.%u.trace", cfg.output_dir, pid, image);
+  for (; name_index < 1000; ++name_index) {
+    int len = name_index == 0 ? snprintf(path, sizeof(path), "%s/pid-%d.trace", cfg.output_dir, pid)
+                              : snprintf(path, sizeof(path), "%s/pid-%d.%u.trace", cfg.output_dir, pid, name_index);
+    if (len < 0 || static_cast<size_t>(len) >= sizeof(path)) {
+      snprintf(err, err_size, "the trace file path %s/pid-%d.trace is too long (over %zu bytes, PATH_MAX)",
+               cfg.output_dir, pid, sizeof(path) - 1);
+      return nullptr;
     }
     fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode);
     if (fd >= 0 || errno != EEXIST) break;
+    if (self.start_ticks == 0 || self.pid_namespace == 0) {
+      image = name_index + 1;
+    } else if (uint32_t next = NextImageAfter(path, pid, self); next > image) {
+      image = next;
+    }
   }
   if (fd < 0) return fail(path, errno);
   // Exactly 0666 & ~TRAINPROF_UMASK: the program's own umask is not ours to use (or to change: it
@@ -162,6 +203,10 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   h->start_realtime_ns = RealtimeNs();
   h->start_monotonic_ns = NowNs();
   h->image_index = image;
+  h->pid_namespace = self.pid_namespace;
+  h->start_ticks = self.start_ticks;
+  memcpy(h->boot_id, self.boot_id, sizeof(h->boot_id));
+  ParseRunId(cfg.run_id, h->run_id);
 
   // Metadata TLVs after the fixed header.
   uint32_t off = sizeof(FileHeader);
@@ -228,7 +273,11 @@ bool TraceFile::FirstInRunToReportFailure(const Config& cfg) {
   if (m == MAP_FAILED) return true;
   auto* h = static_cast<FileHeader*>(m);
   bool first = true;
-  if (memcmp(h->magic, format::kFileMagic, sizeof(h->magic)) == 0 && h->pid == cfg.root_pid) {
+  // The root's file of this run: an earlier run's file of the same name is not (run id).
+  uint8_t run[16];
+  const bool have_run = ParseRunId(cfg.run_id, run);
+  if (memcmp(h->magic, format::kFileMagic, sizeof(h->magic)) == 0 && h->pid == cfg.root_pid &&
+      (!have_run || memcmp(h->run_id, run, sizeof(run)) == 0)) {
     uint32_t old = __atomic_fetch_or(&h->flags, format::kFlagRunFailureSaid, __ATOMIC_ACQ_REL);
     first = (old & format::kFlagRunFailureSaid) == 0;
   }

@@ -1,8 +1,12 @@
 #include "inject_env.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <ctime>
+
 #include <filesystem>
 
 extern char** environ;
@@ -234,6 +238,11 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   SetEnv(&env, "TRAINPROF_FOLLOW_CHILDREN", config.follow_children ? "1" : "0");
   SetEnv(&env, "TRAINPROF_TRACE", TraceListString(config.trace));
   SetEnv(&env, "TRAINPROF_UMASK", FormatUmask(config.umask));
+  if (!config.run_id.empty()) {
+    SetEnv(&env, "TRAINPROF_RUN_ID", config.run_id);
+  } else {
+    UnsetEnv(&env, "TRAINPROF_RUN_ID");  // inherited from an enclosing trainprof run
+  }
   if ((config.trace & kTracePython) && !config.files.python_shim.empty()) {
     const std::string& shim = config.files.python_shim;
     SetEnv(&env, "PYTHONPATH", PrependToList(GetEnv(env, "PYTHONPATH").value_or(""), shim));
@@ -242,6 +251,26 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
     UnsetEnv(&env, "TRAINPROF_PYTHON_DIR");
   }
   return env;
+}
+
+std::string NewRunId() {
+  uint8_t bytes[16] = {};
+  ssize_t got = getrandom(bytes, sizeof(bytes), GRND_NONBLOCK);
+  if (got != static_cast<ssize_t>(sizeof(bytes))) {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t a = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    uint64_t b = (static_cast<uint64_t>(getpid()) << 32) ^ reinterpret_cast<uintptr_t>(&got);
+    memcpy(bytes, &a, 8);
+    memcpy(bytes + 8, &b, 8);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
 }
 
 std::vector<std::string> CurrentEnvironment() {

@@ -13,6 +13,8 @@
 //   TRAINPROF_ROOT_PID         the command's own pid       (always set in the child, after fork)
 //   TRAINPROF_UMASK            octal --umask, e.g. 077: the library creates pid-*.trace with
 //                              mode 0666 & ~MASK (and a missing directory with 0777 & ~MASK)
+//   TRAINPROF_RUN_ID           32 hex digits, random per run (InjectConfig::run_id): written in
+//                              every trace header, so a directory used by two runs can be told apart
 //   PYTHONPATH                 <shim>[:<previous PYTHONPATH>]  if python is traced and the shim exists
 //   TRAINPROF_PYTHON_DIR       <shim>                      idem (the library restores PYTHONPATH from it)
 #pragma once
@@ -70,6 +72,7 @@ struct InjectConfig {
   bool follow_children = false;
   unsigned trace = kTraceAll;
   unsigned umask = 077;  ///< --umask, for TRAINPROF_UMASK
+  std::string run_id;  ///< NewRunId(); empty: TRAINPROF_RUN_ID is removed
 };
 
 /// Parses --umask: 1 to 4 octal digits, at most 0777 (e.g. "077", "0027", "22"). nullopt with a
@@ -78,6 +81,9 @@ std::optional<unsigned> ParseUmask(std::string_view text, std::string* error);
 
 /// `mask` as TRAINPROF_UMASK writes it: three octal digits ("077").
 std::string FormatUmask(unsigned mask);
+
+/// A fresh run id: 32 lowercase hex digits from getrandom(2) (the time and pid if that fails).
+std::string NewRunId();
 
 /// The command's environment: `base` ("NAME=value" entries, e.g. environ) with the variables
 /// above set. TRAINPROF_ROOT_PID is left for the child to set (SetEnv after fork).

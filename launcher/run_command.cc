@@ -192,8 +192,10 @@ int RunRun(const RunArgs& args) {
     dir = pattern->Expand(0);
     struct stat before;
     dir_existed = stat(dir.c_str(), &before) == 0;
-    std::string why;
-    if (!PrepareOutputDirectory(dir, dir_mode, &why)) {
+    if (std::string why = TracePathProblem(dir); !why.empty()) {
+      Message(why + "; running " + args.command.front() + " without profiling");
+      recording = false;
+    } else if (!PrepareOutputDirectory(dir, dir_mode, &why)) {
       Message("cannot create output directory " + dir + ": " + why + "; running " + args.command.front() +
               " without profiling");
       recording = false;
@@ -211,6 +213,7 @@ int RunRun(const RunArgs& args) {
   config.follow_children = args.follow_children;
   config.trace = *trace;
   config.umask = *umask;
+  config.run_id = NewRunId();  // tells this run's files from another's in the same directory
   std::vector<std::string> env = recording ? BuildChildEnvironment(CurrentEnvironment(), config) : CurrentEnvironment();
   // --delay/--duration count from here, the launch, in every process of the run.
   const uint64_t launch_ns = MonotonicNowNs();
@@ -225,6 +228,11 @@ int RunRun(const RunArgs& args) {
     SetEnv(child_env, "TRAINPROF_ROOT_PID", std::to_string(self));
     if (out.has_pid()) {
       std::string own_dir = out.Expand(self);
+      if (std::string why = TracePathProblem(own_dir); !why.empty()) {
+        Message(why + "; running " + program + " without profiling");
+        *child_env = CurrentEnvironment();
+        return 0;
+      }
       std::string why;
       if (!PrepareOutputDirectory(own_dir, dir_mode, &why)) {
         Message("cannot create output directory " + own_dir + ": " + why + "; running " + program +
@@ -289,12 +297,15 @@ int RunRun(const RunArgs& args) {
   }
 
   std::string patch_error;
-  if (!RecordRootEnd(dir, child.pid(), wait_status, root_reaped_ns, &patch_error) && !patch_error.empty()) {
+  if (!RecordRootEnd(dir, child.pid(), wait_status, root_reaped_ns, &patch_error, config.run_id) &&
+      !patch_error.empty()) {
     Message("warning: " + patch_error);
   }
   // Orphans we reaped: their exit status is known here and nowhere else.
-  for (const ChildProcess::Reaped& d : descendants) RecordRootEnd(dir, d.pid, d.status, d.reaped_ns, &patch_error);
-  TraceDirSummary summary = SummarizeTraceDir(dir);
+  for (const ChildProcess::Reaped& d : descendants) {
+    RecordRootEnd(dir, d.pid, d.status, d.reaped_ns, &patch_error, config.run_id);
+  }
+  TraceDirSummary summary = SummarizeTraceDir(dir, config.run_id);
   // --report says the same about them itself (FindTraceFiles).
   if (!args.report) {
     for (const std::string& w : summary.skipped) Message("warning: " + w);
@@ -302,6 +313,8 @@ int RunRun(const RunArgs& args) {
   if (summary.files == 0) {
     if (access(dir.c_str(), W_OK | X_OK) != 0) {
       Message("no trace file was written in " + dir + ": " + strerror(errno));
+    } else if (std::string full = NoRoomForTraces(dir); !full.empty()) {
+      Message("no trace file was written in " + dir + ": " + full);
     } else {
       Message("no trace file was written in " + dir +
               " \u2014 is the command statically linked, setuid/setgid or with file capabilities "

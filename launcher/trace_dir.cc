@@ -2,7 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 #include <ctime>
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "trainprof/trace_format.h"
 
@@ -31,6 +35,9 @@ struct HeaderView {
   int32_t pid = 0;
   uint32_t image_index = 0;
   uint64_t end_monotonic_ns = 0;
+  uint64_t pid_namespace = 0;
+  uint64_t start_ticks = 0;
+  std::string run_id;  ///< 32 hex digits, "" if none
 };
 
 template <typename T>
@@ -49,7 +56,23 @@ HeaderView ReadHeader(int fd) {
   h.pid = Field<int32_t>(raw, offsetof(FileHeader, pid));
   h.image_index = Field<uint32_t>(raw, offsetof(FileHeader, image_index));
   h.end_monotonic_ns = Field<uint64_t>(raw, offsetof(FileHeader, end_monotonic_ns));
+  h.pid_namespace = Field<uint64_t>(raw, offsetof(FileHeader, pid_namespace));
+  h.start_ticks = Field<uint64_t>(raw, offsetof(FileHeader, start_ticks));
+  static const char kHex[] = "0123456789abcdef";
+  const unsigned char* id = raw + offsetof(FileHeader, run_id);
+  bool any = false;
+  for (size_t i = 0; i < sizeof(FileHeader::run_id); ++i) {
+    any = any || id[i] != 0;
+    h.run_id += kHex[id[i] >> 4];
+    h.run_id += kHex[id[i] & 15];
+  }
+  if (!any) h.run_id.clear();
   return h;
+}
+
+uint64_t OwnPidNamespace() {
+  struct stat st;
+  return stat("/proc/self/ns/pid", &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -103,9 +126,9 @@ int OpenRegularFile(const std::string& path, int flags, mode_t* kind) {
   return fd;
 }
 
-TraceDirSummary SummarizeTraceDir(const std::string& dir) {
+TraceDirSummary SummarizeTraceDir(const std::string& dir, const std::string& run_id) {
   TraceDirSummary s;
-  std::set<long> pids;
+  std::set<std::tuple<uint64_t, int32_t, uint64_t>> processes;  // (pid namespace, pid, start)
   ForEachTraceFile(dir, [&](const std::string& name) {
     std::string path = dir + "/" + name;
     mode_t kind;
@@ -116,21 +139,31 @@ TraceDirSummary SummarizeTraceDir(const std::string& dir) {
       return;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0) {
-      ++s.files;
-      // Space on disk: chunks of exited threads have their unused tails punched out.
-      uint64_t on_disk = static_cast<uint64_t>(st.st_blocks) * 512;
-      s.bytes += std::min(on_disk, static_cast<uint64_t>(st.st_size));
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
       HeaderView h = ReadHeader(fd);
-      if (h.valid && h.pid > 0) pids.insert(h.pid);
+      if (!run_id.empty() && (!h.valid || h.run_id != run_id)) {
+        ++s.other_files;
+      } else {
+        ++s.files;
+        // Space on disk: chunks of exited threads have their unused tails punched out.
+        uint64_t on_disk = static_cast<uint64_t>(st.st_blocks) * 512;
+        s.bytes += std::min(on_disk, static_cast<uint64_t>(st.st_size));
+        if (h.valid && h.pid > 0) processes.insert({h.pid_namespace, h.pid, h.start_ticks});
+      }
     }
     close(fd);
   });
-  s.processes = pids.size();
+  s.processes = processes.size();
   return s;
 }
 
-bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t reaped_ns, std::string* error) {
+bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t reaped_ns, std::string* error,
+                   const std::string& run_id) {
+  const uint64_t own_ns = run_id.empty() ? 0 : OwnPidNamespace();
+  auto ours = [&](const HeaderView& h) {
+    return h.valid && h.pid == pid && (run_id.empty() || h.run_id == run_id) &&
+           (own_ns == 0 || h.pid_namespace == 0 || h.pid_namespace == own_ns);
+  };
   std::string prefix = "pid-" + std::to_string(pid);
   std::string best;
   uint32_t best_image = 0;
@@ -141,7 +174,7 @@ bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t 
     if (fd < 0) return;
     HeaderView h = ReadHeader(fd);
     close(fd);
-    if (!h.valid || h.pid != pid) return;  // e.g. pid-1234.trace when looking for pid 123
+    if (!ours(h)) return;  // e.g. pid-1234.trace when looking for pid 123
     if (best.empty() || h.image_index > best_image) {
       best = name;
       best_image = h.image_index;
@@ -157,7 +190,7 @@ bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t 
     return false;
   }
   HeaderView h = ReadHeader(fd);  // again, on the descriptor we write through
-  bool ok = h.valid && h.pid == pid;
+  bool ok = ours(h);
   if (ok) {
     uint32_t kind;
     int32_t code;
@@ -181,6 +214,33 @@ bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t 
   }
   close(fd);
   return ok;
+}
+
+std::string TracePathProblem(const std::string& dir) {
+  // The longest name the library makes: pid-<10 digits>.<3 digits>.trace.
+  constexpr size_t kLongestName = sizeof("/pid-4294967295.999.trace") - 1;
+  if (dir.size() + kLongestName < PATH_MAX) return "";
+  return "output directory " + dir.substr(0, 40) + "... (" + std::to_string(dir.size()) +
+         " bytes) is too long for trace files: its pid-<PID>.trace paths would pass PATH_MAX (" +
+         std::to_string(PATH_MAX) + " bytes)";
+}
+
+std::string NoRoomForTraces(const std::string& dir) {
+  rlimit lim;
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < format::kHeaderRegionSize) {
+    return "the file size limit (ulimit -f, RLIMIT_FSIZE) is " + FormatBytes(lim.rlim_cur) + ", under the " +
+           FormatBytes(format::kHeaderRegionSize) + " a trace file needs";
+  }
+  struct statvfs vfs;
+  if (statvfs(dir.c_str(), &vfs) == 0 && vfs.f_blocks > 0) {
+    uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    uint64_t reserve = std::min<uint64_t>(static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize / 20, 1ull << 30);
+    if (free_bytes < reserve + format::kHeaderRegionSize) {
+      return "its file system is full (" + FormatBytes(free_bytes) + " free; trainprof stops writing traces below " +
+             FormatBytes(reserve) + " free, so the program keeps room)";
+    }
+  }
+  return "";
 }
 
 std::string FormatBytes(uint64_t bytes) {
@@ -219,7 +279,11 @@ std::string ShellQuote(std::string_view s) {
 std::string SummaryLine(const std::string& dir, const TraceDirSummary& s) {
   return std::to_string(s.files) + (s.files == 1 ? " trace file, " : " trace files, ") +
          std::to_string(s.processes) + (s.processes == 1 ? " process, " : " processes, ") +
-         FormatBytes(s.bytes) + " in " + dir + " \u2014 next: trainprof report " + ShellQuote(dir);
+         FormatBytes(s.bytes) + " in " + dir +
+         (s.other_files == 0 ? ""
+                             : " (which also holds " + std::to_string(s.other_files) +
+                                   (s.other_files == 1 ? " trace file of another run)" : " trace files of other runs)")) +
+         " \u2014 next: trainprof report " + ShellQuote(dir);
 }
 
 }  // namespace trainprof::launcher

@@ -18,12 +18,15 @@
 namespace trainprof::launcher {
 
 struct TraceDirSummary {
-  size_t files = 0;      ///< *.trace files directly in the directory
-  size_t processes = 0;  ///< distinct pids (from valid headers, else from pid-<PID> names)
+  size_t files = 0;      ///< *.trace files directly in the directory (of the run asked for)
+  size_t processes = 0;  ///< distinct processes of those: (pid namespace, pid, start time) from
+                         ///< valid headers; exec'd images of one process count once
   uint64_t bytes = 0;    ///< total size of those files
   /// "PATH: a FIFO, not a trace file: skipped" for each FIFO, socket or device named *.trace
   /// (never opened); symbolic links are left out without a word, as not written by trainprof.
   std::vector<std::string> skipped;
+  size_t other_files = 0;  ///< *.trace files of other runs (another run id, or none), when a
+                           ///< run id was asked for
 };
 
 /// "a FIFO", "a socket", "a character device"... for the file type bits of st_mode.
@@ -35,15 +38,29 @@ const char* FileKind(mode_t mode);
 /// errno set; *kind is then the st_mode of the non-regular file found (0 if none was found).
 int OpenRegularFile(const std::string& path, int flags, mode_t* kind);
 
-/// Counts the *.trace files of `dir`. A missing directory is an empty summary.
-TraceDirSummary SummarizeTraceDir(const std::string& dir);
+/// Counts the *.trace files of `dir`; with a `run_id` (32 hex digits, FileHeader::run_id) only
+/// those of that run, the others in other_files. A missing directory is an empty summary.
+TraceDirSummary SummarizeTraceDir(const std::string& dir, const std::string& run_id = "");
 
 /// Writes the end of process `pid` (a waitpid status) into the header of its last trace image in
 /// `dir`, and its end time `reaped_ns` (CLOCK_MONOTONIC when it was reaped) unless the library
 /// wrote one already. Only touches files whose header has the trace magic and pid `pid`; never
-/// creates one. Returns true if a header was patched; false if there was none (or on an I/O error,
-/// with a message in *error).
-bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t reaped_ns, std::string* error);
+/// creates one. With a `run_id`, only files of that run, and only files of this process's pid
+/// namespace (or of none recorded): another run's, or another namespace's, process with the same
+/// pid is left alone. Returns true if a header was patched; false if there was none (or on an I/O
+/// error, with a message in *error).
+bool RecordRootEnd(const std::string& dir, pid_t pid, int wait_status, uint64_t reaped_ns, std::string* error,
+                   const std::string& run_id = "");
+
+/// Why `dir` cannot hold trace files by name: "" if it can, else a message (without "trainprof: ")
+/// saying that DIR/pid-<PID>.<N>.trace would be longer than PATH_MAX.
+std::string TracePathProblem(const std::string& dir);
+
+/// Why no trace file fits in `dir`, checked after a run that left none: the file size limit
+/// (RLIMIT_FSIZE, inherited by the command) is under one header region, or the file system is
+/// as full as the library allows (it leaves min(1 GiB, 5%) free; inject/trace_file.cc). "" if
+/// neither.
+std::string NoRoomForTraces(const std::string& dir);
 
 /// "512 B", "2.0 kB", "1.2 MB", "3.4 GB" (decimal units).
 std::string FormatBytes(uint64_t bytes);
@@ -52,7 +69,8 @@ std::string FormatBytes(uint64_t bytes);
 std::string ShellQuote(std::string_view s);
 
 /// The line printed after the run, without "trainprof: " and newline, e.g.
-/// "3 trace files, 3 processes, 1.2 MB in /abs/dir — next: trainprof report /abs/dir".
+/// "3 trace files, 3 processes, 1.2 MB in /abs/dir — next: trainprof report /abs/dir"; with files
+/// of other runs in it, "... in /abs/dir (which also holds 2 trace files of other runs) — next: ...".
 std::string SummaryLine(const std::string& dir, const TraceDirSummary& summary);
 
 }  // namespace trainprof::launcher

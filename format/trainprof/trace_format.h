@@ -1,8 +1,11 @@
 // trainprof trace format, version 2: the one contract between the writer (inject/) and
 // the reader (collector/). Documented for people in docs/trace-format.md; change both together.
 //
-// A trace file holds one process image (pid-<PID>.trace; a later exec of the same pid gets
-// pid-<PID>.<N>.trace). All integers are little-endian.
+// A trace file holds one process image, named pid-<PID>.trace, or pid-<PID>.<N>.trace with the
+// first free N when that name is taken: by an earlier image of the same process (exec), or by
+// another process with the same pid (pid reuse, another pid namespace). The name only keeps files
+// apart; the header's identity (pid_namespace, start_ticks, boot_id, image_index) says which
+// process an image belongs to. All integers are little-endian.
 //
 //   offset 0                     kHeaderRegionSize               + k * chunk_size
 //   ┌──────────────────────────────┬───────────────────────┬───────────────────────┬──
@@ -47,7 +50,8 @@ inline constexpr uint32_t kMaxFixedRecordBytes = 96;
 /// How a process image ended, FileHeader::end_kind and PROCESS_END / CHILD_EXIT records.
 enum class EndKind : uint32_t {
   kNone = 0,        ///< no end recorded: killed, crashed, or still running
-  kExit = 1,        ///< exit()/_exit() with end_code as status
+  kExit = 1,        ///< exit()/_exit() with end_code as status (status & 0377, as waitpid() reports
+                     ///< it; older writers stored the argument of exit(): readers mask it)
   kSignal = 2,      ///< killed by signal end_code (seen by the launcher or a parent's waitpid)
   kExec = 3,        ///< replaced itself with execve(); the next image has the same pid
   kReturned = 4,    ///< library destructor ran (main returned) but the exit status was not seen
@@ -87,11 +91,27 @@ struct FileHeader {
   std::atomic<uint64_t> records_dropped;  ///< records not written (recording failed or off)
   std::atomic<uint32_t> chunks_claimed;   ///< chunk slots handed out so far
   uint32_t reserved1;
-  uint64_t reserved[8];
+  // --- identity (all zero in files of older writers: unknown; such images are merged by
+  // (host, pid) and image_index alone). Two images are one process iff host, boot_id,
+  // pid_namespace, pid and start_ticks are equal and the earlier one ended in exec.
+  uint64_t pid_namespace;  ///< inode of /proc/self/ns/pid (0 = unknown); pid and ppid are in it
+  uint64_t start_ticks;    ///< process start, clock ticks since boot (/proc/self/stat field 22;
+                           ///< unchanged by exec; 0 = unknown)
+  uint8_t boot_id[16];     ///< /proc/sys/kernel/random/boot_id as 16 bytes (all zero = unknown)
+  uint8_t run_id[16];      ///< the `trainprof run` that wrote the file (TRAINPROF_RUN_ID, 32 hex
+                           ///< digits; all zero = not started by trainprof run, or unknown)
+  uint64_t reserved[2];
 };
 static_assert(sizeof(FileHeader) == 160, "FileHeader layout is part of the format");
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 inline constexpr size_t kEndKindOffset = offsetof(FileHeader, end_kind);
+static_assert(offsetof(FileHeader, pid_namespace) == 96 && offsetof(FileHeader, run_id) == 128,
+              "identity fields live where v2's reserved[0..5] were");
+
+/// Bit of a kFork record's child pid field: the child is in another pid namespace than the parent
+/// (the parent had called unshare(CLONE_NEWPID) or setns); the low 32 bits are its pid as the
+/// parent sees it, which is not the pid the child's own header records.
+inline constexpr uint64_t kForkOtherNamespace = 1ull << 32;
 
 /// Metadata TLV keys: u16 key, u32 length, bytes. A zero key ends the list.
 enum class MetaKey : uint16_t {
@@ -143,7 +163,8 @@ enum class RecordTag : uint8_t {
                      ///<                       the header's MetaKey::kEnv of the same NAME)
   // Process events.
   kProcessEnd = 32,  ///< dt, kind (EndKind), z code
-  kFork = 33,        ///< dt, child pid        (in the parent, after fork() returned)
+  kFork = 33,        ///< dt, child pid        (in the parent, after fork() / posix_spawn() returned;
+                     ///<                       | kForkOtherNamespace: see there)
   kExec = 34,        ///< dt, path             (just before execve(); kept if it fails)
   kChildExit = 35,   ///< dt, pid, kind, z code (a waitpid() of this process reaped pid)
   kMisuse = 36,      ///< dt, what (MisuseKind), detail   (NVTX used wrongly)
@@ -218,7 +239,13 @@ enum class MisuseKind : uint32_t {
   kNullName = 1,       ///< NULL message / attributes
   kNameTruncated = 2,  ///< name longer than kMaxStringBytes
   kBadAttributes = 3,  ///< unknown message type or attribute version
+  kTooManyDomains = 4, ///< nvtxDomainCreate past kMaxDomainIds domains (detail: the name's string
+                       ///< id); that domain's events are recorded in domain kMaxDomainIds
 };
+
+/// NVTX domain ids the writer hands out: 1 .. kMaxDomainIds - 1, each with its own name and
+/// nesting; creating more is counted as kTooManyDomains misuse.
+inline constexpr uint32_t kMaxDomainIds = 4096;
 
 // ----- varints ---------------------------------------------------------------------------------
 

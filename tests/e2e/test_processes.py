@@ -1,10 +1,13 @@
 """Process handling: exit statuses, fork under load, the program's output left alone."""
 
 import os
+import shutil
 import subprocess
+import tempfile
 import unittest
 
-from common import TRAINPROF, TraceTest, by_pid, program, ranges, exit_of
+from common import TRAINPROF, TraceTest, by_pid, exit_of, file_size_limit, program, ranges
+from trace_decode import read_trace
 
 
 class ProcessTest(TraceTest):
@@ -163,3 +166,220 @@ class HostileProgramTest(TraceTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _can_unshare_pid():
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class IdentityTest(TraceTest):
+    """Two processes with one pid are two processes; a child that left no trace is still shown."""
+
+    def test_ranks_in_separate_pid_namespaces_sharing_a_directory_stay_apart(self):
+        if not _can_unshare_pid():
+            self.skipTest("unshare --pid --fork is not permitted here")
+        # Both ranks are pid 1 of their own namespace, on one host, writing into one directory.
+        script = ('RANK=0 WORLD_SIZE=2 unshare --pid --fork "$1" rank 5 & '
+                  'RANK=1 WORLD_SIZE=2 unshare --pid --fork "$1" rank 7 & wait')
+        proc = self.profile(["sh", "-c", script, "sh", program("identity")])
+        self.assertEqual(proc.stdout.count("pid 1\n"), 2, proc.stdout)
+        ranks = {p["rank"]: p for p in self.report()["processes"] if p["pid"] == 1}
+        self.assertEqual(sorted(ranks), [0, 1])  # was: one process pid 1, rank 1, 12 ranges
+        self.assertEqual(ranges(ranks[0]["nvtx_ranges"])["rank_step"]["calls"], 5)
+        self.assertEqual(ranges(ranks[1]["nvtx_ranges"])["rank_step"]["calls"], 7)
+        for p in ranks.values():
+            self.assertEqual(exit_of(p), ("exit", 0))
+            self.assertEqual(p["recorded"], "yes")
+        # Each rank hangs under the unshare that forked it into its namespace.
+        procs = self.report()["processes"]
+        for p in ranks.values():
+            parent = [q for q in procs if q["pid"] == p["parent_pid"]]
+            self.assertEqual(len(parent), 1, p)
+            self.assertIn("unshare", parent[0]["command"])
+        self.assertNotIn("(not recorded)", self.run_trainprof(["report", self.out]).stdout)
+
+    def test_a_pid_reused_within_one_run_is_two_processes(self):
+        if not _can_unshare_pid():
+            self.skipTest("unshare --pid --fork is not permitted here")
+        proc = self.run_trainprof(["run", "-o", self.out, "--follow-children", "--", "unshare", "--pid", "--fork",
+                                   program("identity"), "reuse"], check=False)
+        if proc.returncode == 77:
+            self.skipTest("ns_last_pid did not give the pid again: " + proc.stdout)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        pid = int(proc.stdout.split("reused ")[1])
+        same = [p for p in self.report()["processes"] if p["pid"] == pid]
+        self.assertEqual(len(same), 2, same)  # was: one process with both children's ranges
+        first, second = sorted(same, key=lambda p: p["start_ns"])
+        self.assertEqual(set(ranges(first["nvtx_ranges"])), {"first_child"})
+        self.assertEqual(ranges(first["nvtx_ranges"])["first_child"]["calls"], 2)
+        self.assertEqual(set(ranges(second["nvtx_ranges"])), {"second_child"})
+        self.assertEqual(ranges(second["nvtx_ranges"])["second_child"]["calls"], 5)
+        self.assertEqual(exit_of(first), ("exit", 3))
+        self.assertEqual(exit_of(second), ("exit", 4))
+
+    def test_exit_statuses_are_the_low_eight_bits_as_waitpid_reports_them(self):
+        proc = self.profile([program("identity"), "exits"])
+        self.assertIn("statuses 0 255 232", proc.stdout)
+        children = [p for p in self.report()["processes"] if p["parent_pid"] is not None]
+        self.assertEqual(sorted(exit_of(p)[1] for p in children), [0, 232, 255])  # was 256, -1, 1000
+        self.assertTrue(all(exit_of(p)[0] == "exit" for p in children))
+
+    def test_children_that_leave_no_trace_are_in_the_process_table(self):
+        static = program("static_exit")
+        if not os.path.exists(static):
+            self.skipTest("tp_static_exit was not built (no static C library)")
+        # A setuid copy of a dynamic program, owned by another user: the loader ignores LD_PRELOAD.
+        setuid_dir = tempfile.mkdtemp(prefix="trainprof-setuid-")
+        self.addCleanup(shutil.rmtree, setuid_dir, True)
+        setuid = os.path.join(setuid_dir, "tp_identity_setuid")
+        shutil.copy(program("identity"), setuid)
+        if os.geteuid() != 0:
+            self.skipTest("making a setuid program needs root")
+        os.chown(setuid, 65534, 65534)
+        os.chmod(setuid, 0o4755)
+        os.chmod(setuid_dir, 0o755)
+        proc = self.profile([program("identity"), "children", static, setuid])
+        words = [line for line in proc.stdout.splitlines() if line.startswith("forked_static ")][0].split()
+        pids = {words[i]: (int(words[i + 1]), int(words[i + 2])) for i in range(0, len(words), 3)}
+        self.assertEqual(pids["forked_static"][1], 7)
+        self.assertEqual(pids["spawned_static"][1], 7)
+        self.assertEqual(pids["missing"][1], 127)
+        rep = self.report()
+        procs = by_pid(rep)
+        root = [p for p in rep["processes"] if p["parent_pid"] is None][0]
+        # posix_spawn of a static program: no file at all, shown from the parent's records.
+        spawned = procs[pids["spawned_static"][0]]
+        self.assertEqual(spawned["recorded"], "no")
+        self.assertEqual(spawned["files"], [])
+        self.assertEqual(spawned["parent_pid"], root["pid"])
+        self.assertEqual(exit_of(spawned), ("exit", 7))
+        # fork + exec of a static or a setuid program: recorded up to the exec.
+        for name, code in (("forked_static", 7), ("setuid", 0)):
+            p = procs[pids[name][0]]
+            self.assertEqual(p["recorded"], "until_exec", name)
+            self.assertEqual(p["unrecorded_exec"], static if name == "forked_static" else setuid, name)
+            self.assertEqual(exit_of(p), ("exit", code), name)  # was ("exec", null)
+        # An exec that failed: the child recorded, and exited 127.
+        self.assertEqual(procs[pids["missing"][0]]["recorded"], "yes")
+        self.assertEqual(exit_of(procs[pids["missing"][0]]), ("exit", 127))
+        text = self.run_trainprof(["report", self.out]).stdout
+        self.assertIn("(not recorded)", text)
+        self.assertIn("(not recorded after exec of tp_static_exit) ", text)
+        self.assertIn("no trace of the process", text)
+        csv_dir = os.path.join(self.out, "csv")
+        os.mkdir(csv_dir)
+        self.run_trainprof(["report", "--format", "csv", "-o", csv_dir, self.out])
+        with open(os.path.join(csv_dir, "processes.csv")) as f:
+            header, *rows = [line.rstrip("\n").split(",") for line in f]
+        col = header.index("recorded")
+        self.assertEqual(sorted(r[col] for r in rows).count("no"), 1)
+
+    def test_no_not_recorded_rows_without_follow_children(self):
+        self.profile([program("identity"), "exits"], follow=False)
+        rep = self.report()
+        self.assertEqual(len(rep["processes"]), 1)
+        self.assertEqual(rep["processes"][0]["recorded"], "yes")
+
+
+class NvtxDomainsTest(TraceTest):
+    def test_three_hundred_domains_keep_their_names_and_nesting(self):
+        self.profile([program("identity"), "domains", "300"])
+        rep = self.report(extra=["--top", "0"])
+        rows = {(r["domain"], r["name"]): r for r in rep["nvtx_ranges"]}
+        for i in range(300):
+            outer = [r for (d, n), r in rows.items() if d == "dom%d" % i and n.endswith("outer%d" % i)]
+            inner = [r for (d, n), r in rows.items() if d == "dom%d" % i and n.endswith("inner")]
+            self.assertEqual(len(outer), 1, "dom%d" % i)  # was: domains 255..299 merged into one
+            self.assertEqual(outer[0]["calls"], 1)
+            self.assertEqual(len(inner), 1, "dom%d" % i)
+            self.assertEqual(inner[0]["calls"], 2)
+        p = rep["processes"][0]
+        self.assertEqual(p["unbalanced_ranges"], 0)
+        self.assertEqual(p["nvtx_misuse"]["total"], 0)
+
+
+class OutputPathTest(TraceTest):
+    def test_an_output_path_too_long_for_trace_files_is_said_once(self):
+        # Components of at most 200 bytes, 4085 bytes in all: the directory can be made (under
+        # PATH_MAX, 4096), DIR/pid-N.trace in it cannot.
+        target = self.out
+        while len(target) < 4085:
+            target += "/" + "d" * min(200, 4085 - len(target) - 1)
+        self.assertEqual(len(target), 4085)
+        proc = self.run_trainprof(["run", "-o", target, "--follow-children", "--", "sh", "-c", "echo ran; sh -c true"],
+                                  check=False)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, "ran\n")
+        self.assertEqual(proc.stderr.count("trainprof: "), 1, proc.stderr)
+        self.assertIn("too long for trace files", proc.stderr)
+        self.assertIn("PATH_MAX", proc.stderr)
+        self.assertNotIn("statically linked", proc.stderr)
+        for root, _, files in os.walk(self.out):
+            self.assertEqual(files, [], root)  # was: a file "pid-N.tr" with its suffix cut
+
+    def test_a_file_size_limit_under_one_header_is_named_not_static_linking(self):
+        proc = self.run_trainprof(["run", "-o", self.out, "--", "sh", "-c", "exit 0"], check=False,
+                                  preexec_fn=file_size_limit(8192))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("no trace file was written", proc.stderr)
+        self.assertIn("RLIMIT_FSIZE", proc.stderr)
+        self.assertNotIn("statically linked", proc.stderr)
+
+
+    def test_a_full_file_system_is_named_not_static_linking(self):
+        mnt = os.path.join(self.out, "mnt")
+        os.mkdir(mnt)
+        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m none " + mnt],
+                               capture_output=True, text=True, timeout=30)
+        if probe.returncode != 0:
+            self.skipTest("cannot mount a tmpfs in a user namespace: " + probe.stderr.strip())
+        # Fill the tmpfs, then run: no trace file fits at all.
+        script = """mount -t tmpfs -o size=1m none "$1"
+dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+"$2" run -o "$1/out" -- sh -c 'exit 0' >"$3/run.out" 2>"$3/run.err"
+echo $? >"$3/run.rc"
+"""
+        subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", mnt, os.path.abspath(TRAINPROF), self.out],
+                       timeout=120, check=True)
+        with open(os.path.join(self.out, "run.err")) as f:
+            err = f.read()
+        with open(os.path.join(self.out, "run.rc")) as f:
+            self.assertEqual(f.read(), "0\n", err)
+        self.assertIn("no trace file was written", err)
+        self.assertIn("its file system is full", err)
+        self.assertNotIn("statically linked", err)
+
+
+class ConcurrentRunsTest(TraceTest):
+    def test_two_runs_into_one_directory_count_their_own_files(self):
+        cmd = lambda n: [TRAINPROF, "run", "-o", self.out, "--follow-children", "--", program("identity"), "sleepy",
+                         str(n), "600"]
+        env = self.child_env()
+        a = subprocess.Popen(cmd(2), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        b = subprocess.Popen(cmd(3), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        out_a, err_a = a.communicate(timeout=120)
+        out_b, err_b = b.communicate(timeout=120)
+        self.assertEqual((a.returncode, b.returncode), (0, 0), err_a + err_b)
+        # Each summary counts its own run only: the parent and its children.
+        self.assertIn("3 trace files, 3 processes", err_a)  # was: 7 files, or as many as had appeared
+        self.assertIn("4 trace files, 4 processes", err_b)
+        self.assertEqual(len(self.trace_files()), 7)
+        rep = self.report()
+        runs = [w for w in rep["warnings"] if w.startswith(self.out + " holds the trace files of 2 runs")]
+        self.assertEqual(len(runs), 1, rep["warnings"])
+        self.assertIn("3 files", runs[0])
+        self.assertIn("4 files", runs[0])
+        # The headers, read independently of the collector: two run ids, 3 and 4 files each; every
+        # file has its process's identity.
+        headers = [read_trace(os.path.join(self.out, f))["header"] for f in self.trace_files()]
+        per_run = {}
+        for h in headers:
+            per_run[h["run_id"]] = per_run.get(h["run_id"], 0) + 1
+            self.assertNotEqual(h["pid_namespace"], 0)
+            self.assertNotEqual(h["start_ticks"], 0)
+            self.assertEqual(len(h["boot_id"]), 32)
+        self.assertEqual(sorted(per_run.values()), [3, 4])
+        self.assertTrue(all(len(r) == 32 for r in per_run))

@@ -471,7 +471,8 @@ class NvtxMisuseTest(TraceTest):
         p = rep["processes"][0]
         self.assertEqual(exit_of(p), ("exit", 5))
         self.assertEqual(p["nvtx_misuse"], {"null_names": 6, "names_cut": 4, "bad_attributes": 0, "other": 0,
-                                            "undefined_names": 0, "undefined_domains": 0, "total": 10})
+                                            "domains_over_limit": 0, "undefined_names": 0, "undefined_domains": 0,
+                                            "total": 10})
         self.assertEqual(rep["summary"]["nvtx_misuse"]["total"], 10)
         self.assertIn("pid %d: NVTX misuse: 6 NULL names, 4 names cut at 4096 bytes" % p["pid"], rep["warnings"])
         rows = nvtx_rows(p["nvtx_ranges"])

@@ -14,7 +14,7 @@ import sys
 
 MAGIC = b"TRPROF\r\n"
 CHUNK_MAGIC = 0x4B435054
-HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQII64x")  # FileHeader, 160 bytes
+HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQIIQQ16s16s16x")  # FileHeader, 160 bytes
 CHUNK = struct.Struct("<IIIIQII32x")  # ChunkHeader, 64 bytes
 
 # tag: (name, fields). "dt" makes a record timed; "zs"/"ze" are zigzag times relative to the
@@ -126,10 +126,15 @@ def read_trace(path):
     if len(buf) < HEADER.size or buf[:8] != MAGIC:
         raise TraceError("%s: not a trainprof trace" % path)
     (magic, version, region, chunk_size, flags, pid, ppid, start_rt, start_mono, meta_off, meta_size, image,
-     _r0, end_kind, end_code, end_mono, dropped, chunks, _r1) = HEADER.unpack_from(buf, 0)
+     _r0, end_kind, end_code, end_mono, dropped, chunks, _r1, pid_ns, start_ticks, boot_id,
+     run_id) = HEADER.unpack_from(buf, 0)
+    # Identity (zero = unknown): one process = same boot, pid namespace, pid and start ticks.
     header = dict(version=version, chunk_size=chunk_size, flags=flags, pid=pid, ppid=ppid,
                   start_monotonic_ns=start_mono, end_kind=end_kind, end_code=end_code,
-                  end_monotonic_ns=end_mono, records_dropped=dropped, chunks_claimed=chunks, image=image)
+                  end_monotonic_ns=end_mono, records_dropped=dropped, chunks_claimed=chunks, image=image,
+                  pid_namespace=pid_ns, start_ticks=start_ticks,
+                  boot_id=boot_id.hex() if any(boot_id) else "",
+                  run_id=run_id.hex() if any(run_id) else "")
     # Metadata TLVs: u16 key, u32 length, bytes; key 0 ends them.
     meta = {}
     pos, end = meta_off, min(meta_off + meta_size, region, len(buf))

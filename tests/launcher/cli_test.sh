@@ -234,9 +234,15 @@ root_end_status)
   # trainprof must record that end in the header (FileHeader::end_kind at offset 64).
   cat > fake.sh <<'EOF'
 le32() { printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"; }
+runid() {  # TRAINPROF_RUN_ID (32 hex digits) as 16 bytes, as the library writes FileHeader::run_id
+  h=$TRAINPROF_RUN_ID
+  while [ -n "$h" ]; do b=${h%"${h#??}"}; h=${h#??}; printf "$(printf '\\%03o' $((0x$b)))"; done
+}
 f="$TRAINPROF_OUTPUT_DIR/pid-$$.trace"
 { printf 'TRPROF\r\n'; le32 1; le32 16384; le32 65536; le32 0; le32 $$; } > "$f"
-head -c 132 /dev/zero >> "$f"  # up to sizeof(FileHeader) = 160
+head -c 100 /dev/zero >> "$f"  # up to FileHeader::run_id (offset 128)
+runid >> "$f"
+head -c 16 /dev/zero >> "$f"  # up to sizeof(FileHeader) = 160
 kill -TERM $$
 EOF
   run_tp run -o "out-%p" -- sh fake.sh

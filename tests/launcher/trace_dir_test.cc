@@ -1,6 +1,7 @@
 #include "trace_dir.h"
 
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -39,7 +40,7 @@ class TraceDirTest : public ::testing::Test {
 
   // A header-only trace file (plus `extra` bytes) as the injection library would write it.
   void WriteTrace(const std::string& name, int32_t pid, uint32_t image, uint64_t end_ns = 0,
-                  size_t extra = 0) {
+                  size_t extra = 0, uint8_t run = 0, uint64_t pid_ns = 0, uint64_t ticks = 0) {
     std::string bytes(sizeof(FileHeader) + extra, '\0');
     memcpy(bytes.data(), format::kFileMagic, sizeof(format::kFileMagic));
     uint32_t version = format::kFormatVersion;
@@ -47,6 +48,9 @@ class TraceDirTest : public ::testing::Test {
     memcpy(bytes.data() + offsetof(FileHeader, pid), &pid, 4);
     memcpy(bytes.data() + offsetof(FileHeader, image_index), &image, 4);
     memcpy(bytes.data() + offsetof(FileHeader, end_monotonic_ns), &end_ns, 8);
+    memset(bytes.data() + offsetof(FileHeader, run_id), run, sizeof(FileHeader::run_id));
+    memcpy(bytes.data() + offsetof(FileHeader, pid_namespace), &pid_ns, 8);
+    memcpy(bytes.data() + offsetof(FileHeader, start_ticks), &ticks, 8);
     std::ofstream(dir_ + "/" + name, std::ios::binary) << bytes;
   }
 
@@ -177,6 +181,50 @@ TEST(SummaryLine, ReadsLikeTheDocs) {
             "3 trace files, 3 processes, 1.2 MB in /abs/dir \u2014 next: trainprof report /abs/dir");
   EXPECT_EQ(SummaryLine("/a b", {1, 1, 10}),
             "1 trace file, 1 process, 10 B in /a b \u2014 next: trainprof report '/a b'");
+}
+
+}  // namespace
+}  // namespace trainprof::launcher
+
+namespace trainprof::launcher {
+namespace {
+
+const std::string kRunA(32, 'a');  // FileHeader::run_id of bytes 0xaa, in hex
+const std::string kRunB(32, 'b');
+
+TEST_F(TraceDirTest, SummaryOfOneRunCountsOnlyItsFiles) {
+  WriteTrace("pid-100.trace", 100, 0, 0, 0, 0xaa, 9, 50);
+  WriteTrace("pid-100.1.trace", 100, 1, 0, 0, 0xaa, 9, 50);  // its exec'd image: one process
+  WriteTrace("pid-1.trace", 1, 0, 0, 0, 0xaa, 10, 60);        // pid 1 of two namespaces:
+  WriteTrace("pid-1.1.trace", 1, 0, 0, 0, 0xaa, 11, 60);      // two processes
+  WriteTrace("pid-200.trace", 200, 0, 0, 0, 0xbb, 9, 70);     // another run at the same time
+  WriteTrace("pid-300.trace", 300, 0);                        // an older file, no run id
+  TraceDirSummary s = SummarizeTraceDir(dir_, kRunA);
+  EXPECT_EQ(s.files, 4u);
+  EXPECT_EQ(s.processes, 3u);
+  EXPECT_EQ(s.other_files, 2u);
+  EXPECT_EQ(SummarizeTraceDir(dir_, kRunB).files, 1u);
+  EXPECT_EQ(SummarizeTraceDir(dir_).files, 6u);
+  EXPECT_NE(SummaryLine("/d", s).find("in /d (which also holds 2 trace files of other runs) \u2014 next"),
+            std::string::npos)
+      << SummaryLine("/d", s);
+}
+
+TEST_F(TraceDirTest, RootEndGoesOnlyIntoThisRunsFile) {
+  WriteTrace("pid-100.trace", 100, 0, 0, 0, 0xbb);    // an earlier run's root, same pid
+  WriteTrace("pid-100.1.trace", 100, 0, 0, 0, 0xaa);  // ours
+  std::string error;
+  ASSERT_TRUE(RecordRootEnd(dir_, 100, ExitedWith(2), 777, &error, kRunA)) << error;
+  EXPECT_EQ(ReadEnd("pid-100.1.trace").code, 2);
+  EXPECT_EQ(ReadEnd("pid-100.trace").kind, 0u);
+}
+
+TEST(TracePathProblem, SaysWhenTraceFilesWouldPassPathMax) {
+  EXPECT_EQ(TracePathProblem("/tmp/out"), "");
+  std::string deep = "/" + std::string(PATH_MAX - 20, 'd');
+  std::string why = TracePathProblem(deep);
+  EXPECT_NE(why.find("too long for trace files"), std::string::npos) << why;
+  EXPECT_NE(why.find("PATH_MAX (4096 bytes)"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -399,9 +399,9 @@ TEST(CudaTables, Csv) {
   EXPECT_NE(devices.find("\r\n400,node0,0,NVIDIA H100 80GB HBM3,1,4,650000,3,1,113000,763000,10000000,7.63,"),
             std::string::npos)
       << devices;
-  EXPECT_NE(csv["processes.csv"].find(",on,,,7,1,11,1,false\r\n"), std::string::npos) << csv["processes.csv"];
+  EXPECT_NE(csv["processes.csv"].find(",on,,,7,1,11,1,false,yes\r\n"), std::string::npos) << csv["processes.csv"];
   EXPECT_NE(csv["processes.csv"].find(
-                ",unavailable,39,CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another profiler holds CUPTI,0,0,0,0,false\r\n"),
+                ",unavailable,39,CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another profiler holds CUPTI,0,0,0,0,false,yes\r\n"),
             std::string::npos);
   EXPECT_NE(csv["gpu_kernels_by_process.csv"].find("\r\n500,node0,matmul,_Z6matmulPdS_S_i,1,400000,"),
             std::string::npos);

@@ -186,7 +186,9 @@ TEST(ProcessTree, ExitKindsAndTheirSources) {
   EXPECT_EQ(row(5).exit_kind, "unknown");
   EXPECT_FALSE(row(5).exit_code);
   EXPECT_EQ(row(5).exit_source, "");
-  EXPECT_EQ(row(6).exit_text, "exec'd");
+  // Its last image ended in exec and no image follows: the exec'd program left no trace.
+  EXPECT_EQ(row(6).exit_text, "unknown");
+  EXPECT_EQ(row(6).recorded, "until_exec");
   EXPECT_EQ(row(7).exit_text, "returned");
   EXPECT_EQ(row(2).wall_ns, 4'800u);  // header end
   bool noted = false;
@@ -232,6 +234,150 @@ TEST(ProcessTree, KilledProcessEndsWhenItWasReaped) {
   EXPECT_EQ(r.processes.at(1).pid, 11);
   EXPECT_EQ(r.processes.at(1).wall_ns, 400'000'000u);
   EXPECT_NE(RenderText(r).find("signal 9 (SIGKILL)"), std::string::npos);
+}
+
+// Ranks in separate pid namespaces (containers, unshare --pid) are each pid 1, on one host.
+TEST(ProcessTree, SamePidInTwoPidNamespacesIsTwoProcesses) {
+  TraceBuilder a(1, 0, 1'000), b(1, 0, 1'200);
+  a.Identity(4026531836, 500).Env("RANK", "0").HeaderEnd(fmt::EndKind::kExit, 0, 5'000);
+  b.Identity(4026532999, 500).Env("RANK", "1").ImageIndex(1).HeaderEnd(fmt::EndKind::kExit, 0, 6'000);
+  Trace t = TraceOf({&a, &b});
+  ASSERT_EQ(t.processes.size(), 2u);  // was one, rank 1, ending at 6'000
+  EXPECT_EQ(t.processes[0].rank, 0);
+  EXPECT_EQ(t.processes[1].rank, 1);
+  EXPECT_EQ(t.processes[0].images.size(), 1u);
+}
+
+// A pid reused within one clock tick has the same start_ticks: the earlier image ended in exit,
+// not exec, so the later one is another process. The writer named the later file pid-50.1.trace.
+TEST(ProcessTree, PidReusedWithinOneTickIsTwoProcessesExecIsOne) {
+  TraceBuilder first(50, 10, 1'000), second(50, 10, 3'000);
+  first.Identity(77, 900).HeaderEnd(fmt::EndKind::kExit, 3, 2'000);
+  second.Identity(77, 900).ImageIndex(1).HeaderEnd(fmt::EndKind::kExit, 4, 4'000);
+  Trace t = TraceOf({&first, &second});
+  ASSERT_EQ(t.processes.size(), 2u);
+  EXPECT_EQ(t.processes[0].exit.code, 3);
+  EXPECT_EQ(t.processes[1].exit.code, 4);
+
+  TraceBuilder before(60, 10, 1'000), after(60, 10, 3'000), other(60, 10, 5'000);
+  before.Identity(77, 900).HeaderEnd(fmt::EndKind::kExec, 0, 2'000);
+  after.Identity(77, 900).ImageIndex(1).HeaderEnd(fmt::EndKind::kExit, 0, 4'000);
+  other.Identity(77, 950).ImageIndex(2).HeaderEnd(fmt::EndKind::kExit, 0, 6'000);  // another start time
+  Trace u = TraceOf({&other, &after, &before});
+  ASSERT_EQ(u.processes.size(), 2u);
+  EXPECT_EQ(u.processes[0].images.size(), 2u);
+  EXPECT_EQ(u.processes[0].recorded, Process::Recorded::kYes);
+  EXPECT_EQ(u.processes[1].images.size(), 1u);
+}
+
+TEST(ProcessTree, ExitStatusIsTheLowEightBits) {
+  TraceBuilder a(1, 0, 100), b(2, 0, 200), c(3, 0, 300), d(4, 0, 400);
+  a.HeaderEnd(fmt::EndKind::kExit, 256, 1'000);
+  b.HeaderEnd(fmt::EndKind::kExit, -1, 1'000);
+  c.HeaderEnd(fmt::EndKind::kExit, 1000, 1'000);
+  int td = d.Thread(4);
+  d.ProcessEnd(td, 900, fmt::EndKind::kExit, 511);
+  Trace t = TraceOf({&a, &b, &c, &d});
+  EXPECT_EQ(ByPid(t, 1)->exit.code, 0);
+  EXPECT_EQ(ByPid(t, 2)->exit.code, 255);
+  EXPECT_EQ(ByPid(t, 3)->exit.code, 232);
+  EXPECT_EQ(ByPid(t, 4)->exit.code, 255);
+}
+
+// A --follow-children parent forked 77 (no trace: static, setuid) and 78 (traced), and reaped 77.
+TEST(ProcessTree, ChildWithoutTraceIsShownFromItsParentsRecords) {
+  TraceBuilder parent(70, 1, 1'000), child(78, 70, 2'600);
+  parent.Flags(fmt::kFlagFollowChildren).Identity(5, 100).HeaderEnd(fmt::EndKind::kExit, 0, 9'000);
+  child.Flags(fmt::kFlagFollowChildren | fmt::kFlagForkedChild).Identity(5, 101).HeaderEnd(fmt::EndKind::kExit, 0, 3'000);
+  int tp = parent.Thread(70);
+  parent.Fork(tp, 2'000, 77);
+  parent.ChildExit(tp, 2'400, 77, fmt::EndKind::kExit, 7);
+  parent.Fork(tp, 2'500, 78);
+  parent.ChildExit(tp, 3'100, 78, fmt::EndKind::kExit, 0);
+  Trace t = TraceOf({&parent, &child});
+  ASSERT_EQ(t.processes.size(), 3u);
+  const Process* lost = ByPid(t, 77);
+  ASSERT_NE(lost, nullptr);
+  EXPECT_EQ(lost->recorded, Process::Recorded::kNotRecorded);
+  EXPECT_EQ(t.processes[lost->parent].pid, 70);
+  EXPECT_EQ(lost->start_ns, 2'000u);
+  EXPECT_EQ(lost->end_ns, 2'400u);
+  EXPECT_EQ(lost->exit.kind, fmt::EndKind::kExit);
+  EXPECT_EQ(lost->exit.code, 7);
+  EXPECT_EQ(lost->exit.source, ExitInfo::Source::kParentWait);
+  EXPECT_EQ(ByPid(t, 78)->recorded, Process::Recorded::kYes);
+  Report r = Analyze(t, {});
+  for (const ProcessRow& row : r.processes) {
+    if (row.pid != 77) continue;
+    EXPECT_EQ(row.recorded, "no");
+    EXPECT_TRUE(row.files.empty());
+    EXPECT_EQ(row.exit_text, "exit 7");
+  }
+  std::string text = RenderText(r);
+  EXPECT_NE(text.find("(not recorded)"), std::string::npos) << text;
+  EXPECT_NE(text.find("known from its parent's fork and wait records"), std::string::npos);
+
+  // Without --follow-children, children were not meant to record: none is made up.
+  TraceBuilder alone(80, 1, 1'000);
+  int ta = alone.Thread(80);
+  alone.Fork(ta, 2'000, 81);
+  Trace u = TraceOf({&alone});
+  EXPECT_EQ(u.processes.size(), 1u);
+}
+
+// Children made up from fork records are capped (a runaway or hostile trace): the rest counted.
+TEST(ProcessTree, NotRecordedChildrenAreCapped) {
+  TraceBuilder parent(2, 1, 1'000);
+  parent.Flags(fmt::kFlagFollowChildren);
+  int t = parent.Thread(2);
+  for (int i = 0; i < static_cast<int>(kMaxNotRecorded) + 3; ++i) parent.Fork(t, 2'000 + i, 100 + i);
+  Trace tr = TraceOf({&parent});
+  EXPECT_EQ(tr.processes.size(), kMaxNotRecorded + 1);
+  EXPECT_EQ(tr.not_recorded_omitted, 3u);
+  Report r = Analyze(tr, {});
+  bool said = false;
+  for (const std::string& w : r.warnings) said = said || w.find("3 more children that left no trace") == 0;
+  EXPECT_TRUE(said);
+}
+
+// unshare --pid --fork: the parent's FORK names the child's pid in the parent's namespace, the
+// child's own header pid 1 (ppid 0) in the new one.
+TEST(ProcessTree, ForkIntoAnotherPidNamespaceLinksItsRoot) {
+  TraceBuilder unshare(40, 10, 1'000), rank(1, 0, 2'010);
+  unshare.Flags(fmt::kFlagFollowChildren).Identity(4026531836, 100);
+  rank.Flags(fmt::kFlagFollowChildren | fmt::kFlagForkedChild).Identity(4026532000, 101).Env("RANK", "0");
+  rank.HeaderEnd(fmt::EndKind::kReturned, 0, 4'900);
+  int t = unshare.Thread(40);
+  unshare.ForkIntoOtherNamespace(t, 2'000, 41);
+  unshare.ChildExit(t, 5'000, 41, fmt::EndKind::kExit, 0);
+  Trace tr = TraceOf({&unshare, &rank});
+  ASSERT_EQ(tr.processes.size(), 2u);  // no made-up "not recorded" 41
+  const Process* r = ByPid(tr, 1);
+  ASSERT_GE(r->parent, 0);
+  EXPECT_EQ(tr.processes[r->parent].pid, 40);
+  EXPECT_EQ(r->exit.kind, fmt::EndKind::kExit);  // unshare's waitpid of 41 saw the status
+  EXPECT_EQ(r->exit.source, ExitInfo::Source::kParentWait);
+}
+
+TEST(ProcessTree, FilesOfTwoRunsAreNamedInTheWarnings) {
+  TraceBuilder a(1, 0, 1'000), b(2, 0, 1'000), c(3, 0, 1'000);
+  a.RunId(0x11);
+  b.RunId(0x22);
+  c.RunId(0x22);
+  Report r = Analyze(TraceOf({&a, &b, &c}), {});
+  bool said = false;
+  for (const std::string& w : r.warnings) {
+    said = said || (w.find(" holds the trace files of 2 runs") != std::string::npos &&
+                    w.find("11111111: 1 file,") != std::string::npos && w.find("22222222: 2 files") != std::string::npos);
+  }
+  EXPECT_TRUE(said) << testing::PrintToString(r.warnings);
+  Report one = Analyze(TraceOf({&b, &c}), {});
+  for (const std::string& w : one.warnings) EXPECT_EQ(w.find("runs"), std::string::npos) << w;
+  // One run per host directory, reported together: that is a multi-host job, not a mix-up.
+  std::vector<uint8_t> bytes_a = a.Build(), bytes_b = b.Build();
+  Report hosts = Analyze(LoadTraceBytes({{"host1/pid-1.trace", bytes_a}, {"host2/pid-2.trace", bytes_b}}), {});
+  EXPECT_EQ(hosts.processes.size(), 2u);
+  for (const std::string& w : hosts.warnings) EXPECT_EQ(w.find("runs"), std::string::npos) << w;
 }
 
 TEST(ProcessTree, DescribeExit) {

@@ -187,10 +187,10 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
             "end_ns,wall_ns,exit_kind,exit_code,events,unbalanced_ranges,dropped_records,truncated,"
             "nvtx_misuse_null_names,nvtx_misuse_names_cut,nvtx_misuse_bad_attributes,nvtx_misuse_other,"
             "nvtx_misuse_undefined_names,nvtx_misuse_undefined_domains,gpu_state,gpu_cupti_result,gpu_message,"
-            "gpu_records_dropped,gpu_invalid_timestamps,cuda_calls,cuda_calls_unfinished,capture_limited");
+            "gpu_records_dropped,gpu_invalid_timestamps,cuda_calls,cuda_calls_unfinished,capture_limited,recorded");
   EXPECT_NE(procs.find("\r\n100,1,,node0,,,,launcher,/usr/bin/python3 /usr/local/bin/torchrun --nproc-per-node=2 "
                        "train.py,/usr/bin/python3.11,1700000001000000000,1000000000,3000000000,2000000000,exit,0,0,0,0,"
-                       "false,0,0,0,0,0,0,none,,,0,0,0,0,false\r\n"),
+                       "false,0,0,0,0,0,0,none,,,0,0,0,0,false,yes\r\n"),
             std::string::npos)
       << procs;
   EXPECT_EQ(tables[4].text, "name,domain,count\r\ncheckpoint,,1\r\n");
@@ -228,6 +228,7 @@ TEST(Report, NvtxMisusePerProcessAndInTotal) {
                                                                {"names_cut", 1},
                                                                {"bad_attributes", 1},
                                                                {"other", 1},
+                                                               {"domains_over_limit", 0},
                                                                {"undefined_names", 0},
                                                                {"undefined_domains", 0},
                                                                {"total", 5}}));
@@ -238,8 +239,8 @@ TEST(Report, NvtxMisusePerProcessAndInTotal) {
   EXPECT_EQ(j["summary"]["damaged_files"], 0);
 
   const std::string procs = RenderCsv(r)[1].text;
-  EXPECT_NE(procs.find(",false,2,1,1,1,0,0,none,,,0,0,0,0,false\r\n"), std::string::npos) << procs;
-  EXPECT_NE(procs.find(",false,1,0,0,0,1,0,none,,,0,0,0,0,false\r\n"), std::string::npos) << procs;
+  EXPECT_NE(procs.find(",false,2,1,1,1,0,0,none,,,0,0,0,0,false,yes\r\n"), std::string::npos) << procs;
+  EXPECT_NE(procs.find(",false,1,0,0,0,1,0,none,,,0,0,0,0,false,yes\r\n"), std::string::npos) << procs;
 }
 
 // CSV holds valid UTF-8, with the JSON report's replacement (U+FFFD) in every field.

@@ -51,6 +51,16 @@ class TraceBuilder {
   TraceBuilder& Env(std::string name, std::string value) { env_.emplace_back(std::move(name), std::move(value)); return *this; }
   TraceBuilder& Flags(uint32_t f) { flags_ = f; return *this; }
   TraceBuilder& ImageIndex(uint32_t i) { image_index_ = i; return *this; }
+  /// FileHeader identity: pid namespace inode, start ticks, boot id (a byte repeated 16 times;
+  /// 0 = unknown). Default: all unknown, as in files of older trainprof versions.
+  TraceBuilder& Identity(uint64_t pid_namespace, uint64_t start_ticks, uint8_t boot = 0xb0) {
+    pid_namespace_ = pid_namespace;
+    start_ticks_ = start_ticks;
+    std::memset(boot_id_, boot, sizeof boot_id_);
+    return *this;
+  }
+  /// FileHeader::run_id: a byte repeated 16 times (0 = none).
+  TraceBuilder& RunId(uint8_t id) { std::memset(run_id_, id, sizeof run_id_); return *this; }
   TraceBuilder& StartRealtime(uint64_t ns) { start_realtime_ns_ = ns; return *this; }
   TraceBuilder& HeaderEnd(fmt::EndKind kind, int32_t code, uint64_t end_ns) {
     end_kind_ = kind;
@@ -140,6 +150,10 @@ class TraceBuilder {
     Timed(th, t, fmt::RecordTag::kProcessEnd, {static_cast<uint64_t>(kind), fmt::ZigZag(code)});
   }
   void Fork(int th, uint64_t t, int32_t child) { Timed(th, t, fmt::RecordTag::kFork, {static_cast<uint64_t>(child)}); }
+  /// A FORK record of a child in another pid namespace (fmt::kForkOtherNamespace).
+  void ForkIntoOtherNamespace(int th, uint64_t t, int32_t child) {
+    Timed(th, t, fmt::RecordTag::kFork, {static_cast<uint64_t>(static_cast<uint32_t>(child)) | fmt::kForkOtherNamespace});
+  }
   void Exec(int th, uint64_t t, std::string_view path) {
     uint64_t id = String(th, path);
     Timed(th, t, fmt::RecordTag::kExec, {id});
@@ -286,6 +300,10 @@ class TraceBuilder {
     Store<uint64_t>(&out, offsetof(H, start_realtime_ns), start_realtime_ns_);
     Store<uint64_t>(&out, offsetof(H, start_monotonic_ns), start_ns_);
     Store<uint32_t>(&out, offsetof(H, image_index), image_index_);
+    Store<uint64_t>(&out, offsetof(H, pid_namespace), pid_namespace_);
+    Store<uint64_t>(&out, offsetof(H, start_ticks), start_ticks_);
+    std::memcpy(out.data() + offsetof(H, boot_id), boot_id_, sizeof boot_id_);
+    std::memcpy(out.data() + offsetof(H, run_id), run_id_, sizeof run_id_);
     Store<uint32_t>(&out, offsetof(H, end_kind), static_cast<uint32_t>(end_kind_));
     Store<int32_t>(&out, offsetof(H, end_code), end_code_);
     Store<uint64_t>(&out, offsetof(H, end_monotonic_ns), end_ns_);
@@ -455,6 +473,8 @@ class TraceBuilder {
   std::vector<RawMetaEntry> raw_meta_;
   uint32_t flags_ = 0;
   uint32_t image_index_ = 0;
+  uint64_t pid_namespace_ = 0, start_ticks_ = 0;
+  uint8_t boot_id_[16] = {}, run_id_[16] = {};
   fmt::EndKind end_kind_ = fmt::EndKind::kNone;
   int32_t end_code_ = 0;
   uint64_t end_ns_ = 0;

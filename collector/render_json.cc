@@ -288,6 +288,7 @@ nlohmann::ordered_json ReportToJson(const Report& r) {
                      {"end_ns", p.end_ns},
                      {"wall_ns", p.wall_ns},
                      {"capture_limited", p.capture_limited},
+                     {"python_shim_off", p.python_shim_off.empty() ? Json(nullptr) : Json(p.python_shim_off)},
                      {"exit", std::move(exit)},
                      {"events", p.events},
                      {"unbalanced_ranges", p.unbalanced},

@@ -222,6 +222,18 @@ class ShimTest(TraceTest):
         proc = self.run_program(["bad_lr"], expect_status=1)
         self.assert_traceback_without_trainprof(proc, "Invalid learning rate")
 
+    def test_a_failing_import_torch_reads_as_without_trainprof(self):
+        # A broken torch install: the shim's import hook runs torch's module code.
+        self.write("torch/__init__.py", "raise RuntimeError('planted in torch')\n")
+        command = [PYTHON, "-c", "import torch"]
+        plain = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=self.site))
+        self.assertIn("planted in torch", plain.stderr)
+        proc = self.run_trainprof(["run", "-o", self.out, "--"] + command, check=False,
+                                  env=dict(self.child_env(), PYTHONPATH=self.site))
+        self.assertEqual(proc.returncode, 1)
+        self.assertTrue(proc.stderr.startswith(plain.stderr), "with trainprof:\n%s\nwithout:\n%s"
+                        % (proc.stderr, plain.stderr))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "collector/capture_note.h"
+#include "collector/python_shim_note.h"
 
 namespace trainprof::collector {
 namespace {
@@ -188,6 +189,35 @@ const char* InputCauseName(InputCause c) {
   }
 }
 
+namespace {
+
+// The "no_phases" message when Python processes were started with options that kept the shim
+// out (python_shim_note.h); "" when none was.
+std::string ShimKeptOutMessage(const Trace& trace) {
+  constexpr size_t kListed = 4;
+  std::string listed, options;
+  size_t count = 0;
+  for (const Process& p : trace.processes) {
+    const std::string off = PythonShimOff(p);
+    if (off.empty()) continue;
+    if (++count > kListed) continue;
+    listed += std::string(listed.empty() ? "" : "; ") + "pid " + std::to_string(p.pid) + ": " + PythonShimOffReason(off);
+    for (const char* o : {"-E", "-I", "-S"}) {
+      if (off.find(o) != std::string::npos && options.find(o) == std::string::npos) {
+        options += std::string(options.empty() ? "" : " or ") + o;
+      }
+    }
+  }
+  if (count == 0) return "";
+  if (count > kListed) listed += "; and " + std::to_string(count - kListed) + " more";
+  return "No training phases recorded: trainprof's Python shim (its sitecustomize, put first on PYTHONPATH) could not "
+         "load in " + std::string(count == 1 ? "the Python process" : std::to_string(count) + " Python processes") +
+         " (" + listed + "), so the Python phases were not recorded. Run Python without " + options +
+         " to record them; meanwhile the NVTX range statistics show where the time goes by name.";
+}
+
+}  // namespace
+
 Bottleneck AnalyzeBottleneck(const Trace& trace) {
   Bottleneck b;
   for (const Process& p : trace.processes) {
@@ -205,6 +235,8 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
   }
   if (!any_phase) {
     b.status = "no_phases";
+    b.message = ShimKeptOutMessage(trace);
+    if (!b.message.empty()) return b;
     b.message =
         "No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs "
         "using PyTorch (DataLoader waits, forward, backward, optimizer), so run the script as `trainprof run "

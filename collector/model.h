@@ -128,6 +128,7 @@ struct TraceImage {
   std::string writer_version;
   std::vector<std::pair<std::string, std::string>> env;  ///< rank variables, in file order
   CaptureConfig capture;
+  std::string python_shim_off;  ///< MetaKey::kPythonShimOff: "-I", "-E -S", ... ("" = none)
   // Records
   StringId role = 0;  ///< kRole (0 = none)
   std::vector<ThreadInfo> threads;

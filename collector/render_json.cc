@@ -382,6 +382,7 @@ void RenderJson(const Report& r, OutputSink* out) {
                      {"end_ns", p.end_ns},
                      {"wall_ns", p.wall_ns},
                      {"capture_limited", p.capture_limited},
+                     {"python_shim_off", p.python_shim_off.empty() ? Json(nullptr) : Json(p.python_shim_off)},
                      {"exit", std::move(exit)},
                      {"events", p.events},
                      {"unbalanced_ranges", p.unbalanced},

@@ -7,6 +7,7 @@
 #include "collector/capture_note.h"
 #include "collector/nvtx_stats.h"
 #include "collector/process_tree.h"
+#include "collector/python_shim_note.h"
 #include "collector/trace_reader.h"
 
 #ifndef TRAINPROF_VERSION
@@ -370,6 +371,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     row.end_ns = p.end_ns;
     row.wall_ns = p.wall_ns;
     row.capture_limited = CaptureLimited(p);
+    row.python_shim_off = PythonShimOff(p);
     row.offset_ns = p.start_realtime_ns - r.start_realtime_ns;
     row.exit_kind = ExitKindName(p.exit.kind);
     if (p.exit.kind != EndKind::kNone) row.exit_code = p.exit.code;
@@ -406,6 +408,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     }
     if (row.nvtx_misuse.total() > 0) notes.push_back(who + ": NVTX misuse: " + DescribeMisuse(row.nvtx_misuse));
     if (std::string capture = DescribeCapture(p, row.offset_ns); !capture.empty()) notes.push_back(who + ": " + capture);
+    if (!row.python_shim_off.empty()) notes.push_back(who + ": " + DescribePythonShimOff(row.python_shim_off));
     for (const TraceImage& img : p.images) {
       if ((img.flags & format::kFlagRecordingFailed) == 0) continue;
       notes.push_back(who + ": recording stopped early (no space or I/O error): " + trace.files[img.file].path +

@@ -158,6 +158,7 @@ struct ProcessRow {
   uint64_t end_ns = 0;
   uint64_t wall_ns = 0;
   bool capture_limited = false;  ///< recorded only in capture ranges / a --delay/--duration window
+  std::string python_shim_off;   ///< options that kept the Python shim out ("-I", ...; "" = none)
   uint64_t offset_ns = 0;  ///< start relative to the earliest process (realtime clock)
   std::string exit_kind;   ///< "exit", "signal", "exec", "returned", "unknown"
   std::optional<int64_t> exit_code;

@@ -433,6 +433,7 @@ void Decoder::ReadMetadata() {
         }
         break;
       }
+      case format::MetaKey::kPythonShimOff: img_.python_shim_off = std::move(value); break;
       default: break;  // a key from a newer writer: skip it
     }
     p += 6 + len;

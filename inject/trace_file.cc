@@ -1,5 +1,6 @@
 #include "trace_file.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -18,6 +19,7 @@
 #include "clock.h"
 #include "config.h"
 #include "process_identity.h"
+#include "python_options.h"
 
 #ifndef TRAINPROF_VERSION_STRING
 #define TRAINPROF_VERSION_STRING "0.0.0"
@@ -124,6 +126,15 @@ uint32_t NextImageAfter(const char* path, int pid, const ProcessIdentity& self) 
   return index + 1;
 }
 
+// The CPython options ("-I", "-E -S") that keep the Python shim out of this interpreter, into out
+// (kPythonShimBlockersCap bytes); 0 when the shim is off anyway (--trace=-python), when this is no
+// CPython interpreter (named python*, exporting Py_BytesMain or Py_Main) or when none was given.
+size_t PythonShimOff(const Config& cfg, const char* exe, const char* cmdline, size_t cmdline_len, char* out) {
+  if (!cfg.trace_python || cfg.python_dir == nullptr || !LooksLikePythonExecutable(exe)) return 0;
+  if (dlsym(RTLD_DEFAULT, "Py_BytesMain") == nullptr && dlsym(RTLD_DEFAULT, "Py_Main") == nullptr) return 0;
+  return PythonShimBlockers(cmdline, cmdline_len, out, kPythonShimBlockersCap);
+}
+
 }  // namespace
 
 TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t err_size) {
@@ -219,8 +230,10 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   }
   PutMeta(region, cap, &off, MetaKey::kVersion, TRAINPROF_VERSION_STRING,
           static_cast<uint32_t>(strlen(TRAINPROF_VERSION_STRING)));
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf));
-  if (n > 0) PutMeta(region, cap, &off, MetaKey::kExecutable, buf, static_cast<uint32_t>(n));
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[n > 0 ? n : 0] = '\0';
+  if (n > 0) PutMeta(region, cap, &off, MetaKey::kExecutable, exe, static_cast<uint32_t>(n));
   if (getcwd(buf, sizeof(buf)) != nullptr) {
     PutMeta(region, cap, &off, MetaKey::kWorkingDir, buf, static_cast<uint32_t>(strlen(buf)));
   }
@@ -238,9 +251,13 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     uint32_t len = FormatCaptureMetadata(capture, buf, sizeof(buf));
     if (len > 0) PutMeta(region, cap, &off, MetaKey::kCapture, buf, len);
   }
-  // Command line last: it is the one that may not fit; cut it to the room left (~15 KiB).
   static char cmdline[format::kHeaderRegionSize];
   size_t cl = ReadSmallFile("/proc/self/cmdline", cmdline, sizeof(cmdline));
+  char shim_off[kPythonShimBlockersCap];
+  if (size_t len = PythonShimOff(cfg, exe, cmdline, cl, shim_off); len > 0) {
+    PutMeta(region, cap, &off, MetaKey::kPythonShimOff, shim_off, static_cast<uint32_t>(len));
+  }
+  // Command line last: it is the one that may not fit; cut it to the room left (~15 KiB).
   while (cl > 0 && cmdline[cl - 1] == '\0') --cl;
   if (cl > cap - off - 8) cl = cap - off - 8;
   PutMeta(region, cap, &off, MetaKey::kCommandLine, cmdline, static_cast<uint32_t>(cl));

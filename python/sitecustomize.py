@@ -1,12 +1,25 @@
 """trainprof's Python shim, put first on PYTHONPATH by `trainprof run` (see python/README.md).
 
 It must never change what the program does: every step is guarded, nothing is printed on stdout,
-and it costs nothing until `torch` is imported. It then runs the `sitecustomize` the program
-would have had without us.
+and it costs nothing until `torch` is imported. At start-up it imports the `sitecustomize` the
+program would have had without us (a module, a package, a sourceless .pyc, an extension module:
+the next one Python's import system finds), which becomes the module `import sitecustomize` gives.
 """
 
 import os
 import sys
+
+
+def _trainprof_drop_frames(exc):
+    """Drops the leading traceback entries of exc that are this module's frames, before a bare
+    `raise` (CPython 3.11+ re-raises with the exception's own traceback: _trainprof/frames.py)."""
+    try:
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None and tb.tb_frame.f_globals is globals():
+            tb = tb.tb_next
+        exc.__traceback__ = tb
+    except Exception:
+        pass
 
 
 def _trainprof_install_import_hook():
@@ -29,7 +42,11 @@ def _trainprof_install_import_hook():
 
             lightning_phases.install(module)
 
+    if any(getattr(f, "_trainprof_hook", False) for f in sys.meta_path):
+        return  # this module run again (`import sitecustomize` after the program's own failed)
+
     class _ImportHook(importlib.abc.MetaPathFinder):
+        _trainprof_hook = True
         busy = False
         # Lightning's profiler modules: _trainprof/lightning_phases.py MODULES (not imported here:
         # a program without torch pays for nothing but this set).
@@ -56,7 +73,11 @@ def _trainprof_install_import_hook():
                     pass
 
             def exec_and_instrument(module):
-                exec_module(module)
+                try:
+                    exec_module(module)
+                except BaseException as e:  # e.g. a broken torch install: its traceback as without us
+                    _trainprof_drop_frames(e)
+                    raise
                 try:
                     instrument(fullname, module)
                 except Exception:
@@ -68,17 +89,59 @@ def _trainprof_install_import_hook():
     sys.meta_path.insert(0, _ImportHook())
 
 
-def _trainprof_next_sitecustomize():
-    """The sitecustomize.py Python would have found without our folder first, or None."""
+def _trainprof_next_sitecustomize_spec():
+    """The spec of the `sitecustomize` Python's import system would have found without our folder
+    on sys.path: a module, a package (`sitecustomize/__init__.py`), a sourceless `.pyc`, an
+    extension module, or what another finder on sys.meta_path provides; None when there is none."""
+    import importlib.machinery
+
     here = os.path.dirname(os.path.abspath(__file__))
-    for entry in sys.path:
-        folder = os.path.abspath(entry or os.getcwd())
-        if folder == here:
+    ours = {here, os.path.realpath(here)}
+
+    def is_ours(entry):
+        try:
+            folder = os.path.abspath(entry or os.getcwd())
+            return folder in ours or os.path.realpath(folder) in ours
+        except Exception:  # not a str path (bytes, an object a path hook knows): not ours
+            return False
+
+    rest = [entry for entry in sys.path if not is_ours(entry)]
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None:
             continue
-        candidate = os.path.join(folder, "sitecustomize.py")
-        if os.path.isfile(candidate):
-            return candidate
+        try:
+            if finder is importlib.machinery.PathFinder:
+                spec = find_spec("sitecustomize", rest)
+            else:
+                spec = find_spec("sitecustomize", None)
+        except Exception:
+            continue
+        if spec is None:
+            continue
+        origin = getattr(spec, "origin", None)
+        if isinstance(origin, str) and is_ours(os.path.dirname(origin)):
+            continue  # a finder that searched sys.path itself found us again
+        return spec
     return None
+
+
+def _trainprof_load(spec):
+    """Imports `sitecustomize` from spec as the import system would, and makes it the module that
+    `import sitecustomize` gives the program (importlib keeps what sys.modules holds when this
+    module's code ends). An exception from the program's sitecustomize propagates, so that `site`
+    reports it as it would without trainprof ("Error in sitecustomize; ...")."""
+    import importlib.util
+
+    loader = spec.loader
+    if loader is not None and not hasattr(loader, "exec_module") and hasattr(loader, "load_module"):
+        del sys.modules[spec.name]
+        return loader.load_module(spec.name)  # a legacy loader: it puts the module in sys.modules
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    if loader is not None:
+        loader.exec_module(module)
+    return module
 
 
 if os.environ.get("TRAINPROF_LIB") and "torch" not in sys.modules:
@@ -87,15 +150,14 @@ if os.environ.get("TRAINPROF_LIB") and "torch" not in sys.modules:
     except Exception:
         pass
 
-# Run the program's own sitecustomize in this module's namespace: `import sitecustomize` then gives
-# the program its module's names, as without trainprof.
+# Then the program's own sitecustomize, whatever form it has.
 try:
-    _trainprof_next = _trainprof_next_sitecustomize()
-    if _trainprof_next is not None:
-        with open(_trainprof_next, "rb") as _trainprof_f:
-            _trainprof_code = compile(_trainprof_f.read(), _trainprof_next, "exec")
-        __file__ = _trainprof_next
-        exec(_trainprof_code, globals())
-except Exception as _trainprof_error:  # the program's own sitecustomize failed: say so as Python would
-    sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n"
-                     % (type(_trainprof_error).__name__, _trainprof_error))
+    _trainprof_next = _trainprof_next_sitecustomize_spec()
+except Exception:
+    _trainprof_next = None
+if _trainprof_next is not None:
+    try:
+        _trainprof_load(_trainprof_next)
+    except BaseException as _trainprof_error:  # the program's own: reported by `site` as usual
+        _trainprof_drop_frames(_trainprof_error)
+        raise

@@ -127,6 +127,11 @@ enum class MetaKey : uint16_t {
   /// stop-shutdown|repeat, window_start_ns=N and window_end_ns=N (CLOCK_MONOTONIC; absent:
   /// unbounded). Unknown keys are skipped.
   kCapture = 7,
+  /// The CPython options that kept trainprof's Python shim from loading ("-I", "-E", "-S", or
+  /// several, space-separated, e.g. "-E -S"): present only in a CPython interpreter started with
+  /// them while the Python source was traced. -E and -I ignore PYTHONPATH, -S skips `site`, which
+  /// imports the shim (sitecustomize), so the process records no Python phases.
+  kPythonShimOff = 8,
 };
 
 /// Header of every chunk, at the chunk's first byte.

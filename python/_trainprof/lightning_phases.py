@@ -18,6 +18,7 @@ import os
 import threading
 
 from . import native as N
+from .frames import drop_own_frames
 
 _local = threading.local()
 _MARKER = "_trainprof_lightning"
@@ -64,12 +65,19 @@ def _wrap_start(fn):
     @functools.wraps(fn)
     def start(self, action_name, *args, **kwargs):
         if getattr(_local, "in_start", False):  # a subclass's start calling super().start()
-            return fn(self, action_name, *args, **kwargs)
+            try:
+                return fn(self, action_name, *args, **kwargs)
+            except BaseException as e:
+                drop_own_frames(e)
+                raise
         _local.in_start = True
         try:
             result = fn(self, action_name, *args, **kwargs)
-        finally:
+        except BaseException as e:
             _local.in_start = False
+            drop_own_frames(e)
+            raise
+        _local.in_start = False
         nat = N.get()
         if nat is not None and nat.enabled and isinstance(action_name, str):
             try:
@@ -102,9 +110,13 @@ def _wrap_stop(fn):
                         break
         _local.in_stop = True
         try:
-            return fn(self, action_name, *args, **kwargs)
-        finally:
+            result = fn(self, action_name, *args, **kwargs)
+        except BaseException as e:
             _local.in_stop = False
+            drop_own_frames(e)
+            raise
+        _local.in_stop = False
+        return result
 
     setattr(stop, _MARKER, True)
     return stop

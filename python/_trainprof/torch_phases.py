@@ -9,7 +9,8 @@ names where it has them; categories follow format/trainprof/phases.h.
 
 Every wrapper is re-entrancy guarded per thread and phase (only the outermost call records: a
 top-level module's submodules, torch's own nested wrappers), and calls straight through when
-this process does not record.
+this process does not record. An exception from the wrapped call is re-raised without the
+wrapper's frame in its traceback (frames.py).
 """
 
 import functools
@@ -18,6 +19,7 @@ import os
 import threading
 
 from . import native as N
+from .frames import drop_own_frames
 
 _local = threading.local()
 _MARKER = "_trainprof_phase"
@@ -31,18 +33,30 @@ def _phase_wrapper(fn, category, name_of, guard=None):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if nat is None or not nat.enabled or getattr(_local, guard, False):
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as e:
+                drop_own_frames(e)
+                raise
         setattr(_local, guard, True)
         try:
             nat.push(name_of(args), category)
+            pushed = True
         except Exception:
             setattr(_local, guard, False)
-            return fn(*args, **kwargs)
+            pushed = False
         try:
-            return fn(*args, **kwargs)
-        finally:
+            result = fn(*args, **kwargs)
+        except BaseException as e:
+            if pushed:
+                nat.pop()
+                setattr(_local, guard, False)
+            drop_own_frames(e)
+            raise
+        if pushed:
             nat.pop()
             setattr(_local, guard, False)
+        return result
 
     setattr(wrapper, _MARKER, category)
     return wrapper
@@ -85,16 +99,22 @@ def _patch_dataloader_iter(torch):
     @functools.wraps(orig)
     def __next__(self):
         if nat is None or not nat.enabled:
-            return orig(self)
+            try:
+                return orig(self)
+            except BaseException as e:
+                drop_own_frames(e)
+                raise
         nat.push(name_of((self,)), N.DATA_WAIT)
         try:
             batch = orig(self)
-        except StopIteration:
+        except StopIteration as e:
             nat.pop()
             nat.mark("DataLoader StopIteration", N.DATA_END)
+            drop_own_frames(e)
             raise
-        except BaseException:
+        except BaseException as e:
             nat.pop()
+            drop_own_frames(e)
             raise
         nat.pop()
         return batch
@@ -112,14 +132,23 @@ def _getitem_wrapper(fn, name):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if nat is None or not nat.enabled or not getattr(_local, "in_fetch", False) or getattr(_local, "in_item", False):
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as e:
+                drop_own_frames(e)
+                raise
         _local.in_item = True
         nat.push(name, N.GET_ITEM)
         try:
-            return fn(*args, **kwargs)
-        finally:
+            item = fn(*args, **kwargs)
+        except BaseException as e:
             nat.pop()
             _local.in_item = False
+            drop_own_frames(e)
+            raise
+        nat.pop()
+        _local.in_item = False
+        return item
 
     setattr(wrapper, _MARKER, N.GET_ITEM)
     return wrapper
@@ -166,15 +195,24 @@ def _patch_fetchers(torch):
             @functools.wraps(orig)
             def fetch_batch(self, *args, **kwargs):
                 if nat is None or not nat.enabled or getattr(_local, "in_fetch", False):
-                    return orig(self, *args, **kwargs)
+                    try:
+                        return orig(self, *args, **kwargs)
+                    except BaseException as e:
+                        drop_own_frames(e)
+                        raise
                 _instrument_fetcher(self)
                 _local.in_fetch = True
                 nat.push(name, N.FETCH)
                 try:
-                    return orig(self, *args, **kwargs)
-                finally:
+                    batch = orig(self, *args, **kwargs)
+                except BaseException as e:
                     nat.pop()
                     _local.in_fetch = False
+                    drop_own_frames(e)
+                    raise
+                nat.pop()
+                _local.in_fetch = False
+                return batch
 
             setattr(fetch_batch, _MARKER, N.FETCH)
             return fetch_batch
@@ -209,7 +247,11 @@ def _patch_worker_loop(torch):
                         args, kwargs = bound.args, bound.kwargs
             except Exception:
                 pass
-        return orig(*args, **kwargs)
+        try:
+            return orig(*args, **kwargs)
+        except BaseException as e:
+            drop_own_frames(e)
+            raise
 
     setattr(_worker_loop, _MARKER, N.WORKER_INIT)
     worker._worker_loop = _worker_loop
@@ -240,7 +282,11 @@ def _patch_optimizer(torch):
 
     @functools.wraps(orig_init)
     def __init__(self, *args, **kwargs):
-        orig_init(self, *args, **kwargs)
+        try:
+            orig_init(self, *args, **kwargs)
+        except BaseException as e:
+            drop_own_frames(e)
+            raise
         try:
             for cls in type(self).__mro__:
                 if cls is object:
@@ -280,7 +326,11 @@ def _patch_init_process_group(torch):
 
     @functools.wraps(orig)
     def init_process_group(*args, **kwargs):
-        result = orig(*args, **kwargs)
+        try:
+            result = orig(*args, **kwargs)
+        except BaseException as e:
+            drop_own_frames(e)
+            raise
         nat = N.get()
         if nat is not None and nat.enabled:
             try:

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <deque>
 
+#include "trainprof/path_walk.h"
+
 namespace trainprof::launcher {
 namespace {
 
@@ -33,8 +35,25 @@ void DropLast(std::string* p) {
 }  // namespace
 
 bool SymlinkMayBeFollowed(const struct stat& dir, const struct stat& link, uid_t euid) {
-  bool sticky_world_writable = (dir.st_mode & S_ISVTX) != 0 && (dir.st_mode & S_IWOTH) != 0;
-  return !sticky_world_writable || link.st_uid == euid || link.st_uid == dir.st_uid;
+  return pathwalk::SymlinkMayBeFollowed(dir, link, euid);
+}
+
+std::optional<std::string> OpenOutputDirectory(const std::string& dir, bool create, mode_t mode, std::string* error) {
+  int fd = -1;
+  char why[1024];
+  if (int e = pathwalk::WalkPath(dir.c_str(), pathwalk::Want::kDirectory, create, mode, &fd, nullptr, why,
+                                 sizeof(why))) {
+    *error = why[0] != '\0' ? why : strerror(e);
+    return std::nullopt;
+  }
+  char path[PATH_MAX];
+  bool known = pathwalk::FdPath(fd, path, sizeof(path));
+  close(fd);
+  if (!known) {
+    *error = "cannot tell the resolved path of " + dir;
+    return std::nullopt;
+  }
+  return std::string(path);
 }
 
 std::optional<std::string> ResolveWithSymlinkRule(const std::string& path, std::string* error) {

@@ -27,4 +27,11 @@ bool SymlinkMayBeFollowed(const struct stat& dir, const struct stat& link, uid_t
 /// "trainprof:" prefix). Safe in a forked child of the single-threaded launcher (it allocates).
 std::optional<std::string> ResolveWithSymlinkRule(const std::string& path, std::string* error);
 
+/// Opens the directory `dir` as trainprof/path_walk.h walks it (one component at a time, links
+/// under the rule above), making missing directories with exactly `mode` when `create`. Returns
+/// its resolved absolute path (no symlink left in it), or nullopt with *error (which link was
+/// refused, or the strerror text; no "trainprof:" prefix). Safe in the forked child of the
+/// single-threaded launcher (it allocates).
+std::optional<std::string> OpenOutputDirectory(const std::string& dir, bool create, mode_t mode, std::string* error);
+
 }  // namespace trainprof::launcher

@@ -18,7 +18,7 @@
 #include "collector/trace_reader.h"
 #include "collector/trace_set.h"
 #include "output_file.h"
-#include "safe_path.h"
+#include "trainprof/path_walk.h"
 
 namespace trainprof::launcher {
 namespace {
@@ -68,34 +68,57 @@ int WriteCsv(const Report& report, const std::string& output) {
     all += "# " + tables[i].name + "\r\n" + tables[i].text;
   }
   if (output.empty() || output == "-") return WriteStdout(all) ? kOk : kOutputError;
-  // A device or FIFO (/dev/null, /dev/stdout, a pipe) gets the stream as stdout would, in place;
-  // never files named after it.
+  // /dev/stdout, /dev/fd/N...: that stream, as stdout would get them. A device or FIFO (/dev/null,
+  // a pipe) the same, in place; never files named after it.
   struct stat st {};
-  if (stat(output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+  if (StreamPathFd(output) || (stat(output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) {
     return WriteFileAtomically(output, all) ? kOk : kOutputError;
   }
   std::error_code ec;
   bool is_dir = output.back() == '/' || fs::is_directory(output, ec);
   fs::path dir = is_dir ? fs::path(output) : fs::path(output).parent_path();
   if (!dir.empty()) {
-    // Not through another user's symlink in a sticky world-writable directory (safe_path.h).
-    std::string why;
-    std::optional<std::string> resolved = ResolveWithSymlinkRule(dir.string(), &why);
-    if (!resolved) {
-      Error("cannot write the CSV tables to " + output + ": " + why);
+    // Made component by component, not through another user's symlink in a sticky
+    // world-writable directory (path_walk.h); new directories 0777 & ~umask.
+    mode_t mask = umask(0);
+    umask(mask);
+    int dir_fd = -1;
+    char why[1024];
+    int e = pathwalk::WalkPath(dir.c_str(), pathwalk::Want::kDirectory, true, 0777 & ~mask, &dir_fd, nullptr, why,
+                               sizeof(why));
+    if (e != 0) {
+      Error("cannot write the CSV tables to " + output + ": " + (why[0] != '\0' ? std::string(why) : strerror(e)));
       return kOutputError;
     }
-    fs::create_directories(*resolved, ec);
-    if (ec) {
-      Error("cannot create " + dir.string() + ": " + ec.message());
+    close(dir_fd);
+  }
+  // Every table's file is checked and staged before any is written, and all are renamed into
+  // place at the end: a refused name leaves no partial set behind.
+  std::vector<std::string> written;
+  std::vector<std::unique_ptr<OutputFile>> files;
+  for (const collector::CsvTable& t : tables) {
+    std::string path = is_dir ? (fs::path(output) / t.name).string() : output + t.name;
+    std::string why;
+    files.push_back(OutputFile::Open(path, &why));
+    if (!files.back()) {
+      Error("cannot write " + path + ": " + why + "; no CSV table was written");
+      return kOutputError;
+    }
+    written.push_back(path);
+  }
+  for (size_t i = 0; i < tables.size(); ++i) {
+    std::string why;
+    if (!WriteAll(files[i]->fd(), tables[i].text, &why)) {
+      Error("cannot write " + written[i] + ": " + why + "; no CSV table was written");
       return kOutputError;
     }
   }
-  std::vector<std::string> written;
-  for (const collector::CsvTable& t : tables) {
-    std::string path = is_dir ? (fs::path(output) / t.name).string() : output + t.name;
-    if (!WriteFileAtomically(path, t.text)) return kOutputError;
-    written.push_back(path);
+  for (size_t i = 0; i < tables.size(); ++i) {
+    std::string why;
+    if (!files[i]->Commit(&why)) {
+      Error("cannot write " + written[i] + ": " + why + (i == 0 ? "; no CSV table was written" : ""));
+      return kOutputError;
+    }
   }
   // -o names a directory or a prefix (not a file): say where the tables went.
   if (!written.empty()) {

@@ -38,6 +38,7 @@ std::optional<OutputPattern> OutputPattern::Parse(std::string_view pattern,
                                                   const PatternContext& ctx, std::string* error) {
   OutputPattern out;
   out.cwd_ = ctx.cwd;
+  out.relative_ = pattern.empty() || pattern[0] != '/';
   out.literals_.emplace_back();
   std::vector<std::vector<bool>> q_chars;            // per literal: true where a %q value put it
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -135,8 +136,9 @@ std::string OutputPattern::Expand(pid_t pid) const {
     joined += std::to_string(pid);
     joined += literals_[i];
   }
-  std::filesystem::path p(joined);
-  if (p.is_relative()) p = std::filesystem::path(cwd_) / p;
+  // A relative pattern stays relative whatever its values: an empty %q{VAR} at its start must not
+  // make "%q{VAR}/x" the absolute "/x".
+  std::filesystem::path p(relative_ ? cwd_ + "/" + joined : joined);
   std::string s = p.lexically_normal().string();
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   return s;

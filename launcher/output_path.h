@@ -59,6 +59,7 @@ class OutputPattern {
   std::vector<std::string> literals_;  ///< the expanded text between %p's: size() == count(%p) + 1
   std::vector<std::string> notes_;
   std::string cwd_;
+  bool relative_ = true;  ///< the pattern does not start with '/' (whatever its values)
 };
 
 /// `trainprof-YYYYmmdd-HHMMSS` for local time `now`, without any directory part.

@@ -109,6 +109,15 @@ TEST(OutputPattern, EnvironmentValueStaysInsideTheDirectory) {
   EXPECT_EQ(expand("/runs/../%q{SLASH}"), "/a_b");
 }
 
+// An empty value at the start of a relative pattern made it absolute: "%q{UNSET}/x" was "/x".
+TEST(OutputPattern, AnEmptyValueKeepsARelativePatternRelative) {
+  EXPECT_EQ(Expand("%q{UNSET}/tpq-escape"), "/work/run/tpq-escape");
+  EXPECT_EQ(Expand("%q{EMPTY}/tpq-escape"), "/work/run/tpq-escape");
+  EXPECT_EQ(Expand("%q{EMPTY}/"), "/work/run");
+  EXPECT_EQ(Expand("%q{EMPTY}//%q{EMPTY}/x-%p"), "/work/run/x-123");
+  EXPECT_EQ(Expand("/%q{EMPTY}/abs"), "/abs");  // an absolute pattern stays absolute
+}
+
 TEST(OutputPattern, PercentPercentIsALiteralPercent) {
   EXPECT_EQ(Expand("/t/100%%-%p"), "/t/100%-123");
   EXPECT_EQ(Expand("/t/%%p"), "/t/%p");

@@ -165,7 +165,9 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   uint32_t off = sizeof(FileHeader);
   const uint32_t cap = format::kHeaderRegionSize;
   h->metadata_offset = off;
-  char buf[8192];
+  // Static like cmdline below (one Open at a time per process): off the caller's stack, which may
+  // be a small thread's that forked (the child opens its trace on it).
+  static char buf[8192];
   if (gethostname(buf, sizeof(buf)) == 0) {
     buf[sizeof(buf) - 1] = '\0';
     PutMeta(region, cap, &off, MetaKey::kHost, buf, static_cast<uint32_t>(strlen(buf)));

@@ -152,39 +152,4 @@ std::string DefaultOutputName(std::time_t now) {
   return buf;
 }
 
-int MakeDirectories(const std::string& dir, mode_t mode) {
-  // Plain mkdir(2) per component: no exceptions, and usable in the forked child.
-  std::string path;
-  size_t pos = 0;
-  while (pos <= dir.size()) {
-    size_t slash = dir.find('/', pos);
-    if (slash == std::string::npos) slash = dir.size();
-    path = dir.substr(0, slash);
-    pos = slash + 1;
-    if (path.empty()) continue;  // the leading '/'
-    if (mkdir(path.c_str(), mode) == 0) {
-      // Exactly `mode`, whatever the umask: opened without following a link, in case the new
-      // directory was swapped for one since.
-      int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0) return errno;
-      int rc = fchmod(fd, mode);
-      int err = errno;
-      close(fd);
-      if (rc != 0) return err;
-      continue;
-    }
-    int err = errno;
-    struct stat st;
-    if (err == EEXIST || err == EACCES || err == EROFS) {
-      // An existing component is fine, even one we may not write to (e.g. /home).
-      if (stat(path.c_str(), &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) return ENOTDIR;
-        continue;
-      }
-    }
-    return err;
-  }
-  return 0;
-}
-
 }  // namespace trainprof::launcher

@@ -65,10 +65,4 @@ class OutputPattern {
 /// `trainprof-YYYYmmdd-HHMMSS` for local time `now`, without any directory part.
 std::string DefaultOutputName(std::time_t now);
 
-/// Creates `dir` and its parents (mkdir -p). Each directory it creates gets exactly `mode` (set
-/// with fchmod, whatever the umask); existing ones are left as they are. Follows no symlink
-/// itself beyond what path lookup of an existing component does: callers check `dir` with
-/// ResolveWithSymlinkRule (safe_path.h) first. Returns 0 or an errno value.
-int MakeDirectories(const std::string& dir, mode_t mode = 0777);
-
 }  // namespace trainprof::launcher

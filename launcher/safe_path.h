@@ -1,5 +1,5 @@
 // Which symlinks trainprof follows when it writes: `report -o`, `export -o`, the CSV tables and
-// `run -o` (docs/cli.md, "Files trainprof writes").
+// `run -o` (docs/cli.md, "Files trainprof writes"); the walk itself is trainprof/path_walk.h.
 //
 // The rule is the kernel's fs.protected_symlinks rule (Documentation/admin-guide/sysctl/fs.rst),
 // applied by trainprof itself whatever the sysctl says: a symlink is followed unless it sits in a
@@ -19,13 +19,6 @@ namespace trainprof::launcher {
 /// The rule for one link: `dir` is the lstat of the directory holding it, `link` its own lstat,
 /// `euid` the user trainprof writes as.
 bool SymlinkMayBeFollowed(const struct stat& dir, const struct stat& link, uid_t euid);
-
-/// Resolves `path` (absolute, or relative to the current directory) component by component, as
-/// path lookup does, following each symlink the rule allows (at most 40, like the kernel). The
-/// components from the first one that does not exist on are appended as written. Returns the
-/// absolute resolved path, or nullopt with *error saying which link was refused and why (no
-/// "trainprof:" prefix). Safe in a forked child of the single-threaded launcher (it allocates).
-std::optional<std::string> ResolveWithSymlinkRule(const std::string& path, std::string* error);
 
 /// Opens the directory `dir` as trainprof/path_walk.h walks it (one component at a time, links
 /// under the rule above), making missing directories with exactly `mode` when `create`. Returns

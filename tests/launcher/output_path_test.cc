@@ -167,49 +167,5 @@ TEST(DefaultOutputName, HasTheDocumentedShape) {
   }
 }
 
-class MakeDirectoriesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/trainprof-output-path-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-  std::string root_;
-};
-
-TEST_F(MakeDirectoriesTest, CreatesParentsAndAcceptsExisting) {
-  std::string dir = root_ + "/a/b/c";
-  EXPECT_EQ(MakeDirectories(dir), 0);
-  EXPECT_TRUE(std::filesystem::is_directory(dir));
-  EXPECT_EQ(MakeDirectories(dir), 0);
-  EXPECT_EQ(MakeDirectories(dir + "/"), 0);
-}
-
-TEST_F(MakeDirectoriesTest, NewDirectoriesGetExactlyTheModeAndExistingOnesKeepTheirs) {
-  mode_t old_umask = umask(022);
-  std::string dir = root_ + "/p/q";
-  EXPECT_EQ(MakeDirectories(dir, 0700), 0);
-  struct stat st;
-  ASSERT_EQ(stat(dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  ASSERT_EQ(stat((root_ + "/p").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  EXPECT_EQ(MakeDirectories(root_ + "/g", 0775), 0);  // more than the umask allows: still exact
-  ASSERT_EQ(stat((root_ + "/g").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0775u);
-  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
-  EXPECT_EQ(MakeDirectories(dir, 0700), 0);
-  ASSERT_EQ(stat(dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0755u);
-  umask(old_umask);
-}
-
-TEST_F(MakeDirectoriesTest, FileInTheWayIsAnError) {
-  std::ofstream(root_ + "/file") << "x";
-  EXPECT_EQ(MakeDirectories(root_ + "/file"), ENOTDIR);
-  EXPECT_EQ(MakeDirectories(root_ + "/file/sub"), ENOTDIR);
-}
-
 }  // namespace
 }  // namespace trainprof::launcher

@@ -30,8 +30,10 @@ size_t RewriteScratchBytes(char* const* envp, const Config& cfg);
 /// `scratch` for rebuilt strings. envp may be nullptr (an empty environment). Returns out.
 char** RewriteEnv(char* const* envp, const Config& cfg, bool follow, char** out, char* scratch);
 
-/// Most stack bytes one rewrite uses (pointer array and scratch): about 1,500 variables.
-inline constexpr size_t kEnvStackBytes = 16 * 1024;
+/// Most stack bytes one rewrite uses (pointer array and scratch): a few dozen variables. Small:
+/// the caller may be a thread or a signal handler (sigaltstack) with a 16 KiB stack that an
+/// unprofiled exec fits in; anything larger is mmap'ed.
+inline constexpr size_t kEnvStackBytes = 1024;
 
 /// Where a larger rewrite gets its memory: mmap/munmap (async-signal-safe, no allocator lock, errno
 /// kept). Replaceable by tests (e.g. a map that fails, as under RLIMIT_AS).

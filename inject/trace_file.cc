@@ -20,6 +20,7 @@
 #include "config.h"
 #include "process_identity.h"
 #include "python_options.h"
+#include "trainprof/path_walk.h"
 
 #ifndef TRAINPROF_VERSION_STRING
 #define TRAINPROF_VERSION_STRING "0.0.0"
@@ -57,23 +58,6 @@ const char* kRankVars[] = {"RANK",        "LOCAL_RANK",          "WORLD_SIZE",
                            "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
                            "SLURM_PROCID", "SLURM_LOCALID",      "SLURM_NTASKS"};
 
-// mkdir -p with `mode` (the umask may remove more); EEXIST is fine.
-int MakeDirs(const char* dir, mode_t mode) {
-  char buf[4096];
-  size_t n = strlen(dir);
-  if (n == 0 || n >= sizeof(buf)) return ENAMETOOLONG;
-  memcpy(buf, dir, n + 1);
-  for (size_t i = 1; i <= n; ++i) {
-    if (buf[i] == '/' || buf[i] == '\0') {
-      char c = buf[i];
-      buf[i] = '\0';
-      if (mkdir(buf, mode) != 0 && errno != EEXIST) return errno;
-      buf[i] = c;
-    }
-  }
-  return 0;
-}
-
 // Appends one metadata TLV; returns false when the header region is full.
 bool PutMeta(uint8_t* region, uint32_t cap, uint32_t* off, MetaKey key, const void* data, uint32_t len) {
   if (*off + 6 + len + 2 > cap) return false;
@@ -99,10 +83,10 @@ size_t ReadSmallFile(const char* path, char* buf, size_t cap) {
   return n;
 }
 
-// If `path` is an earlier image of this process (same pid, namespace, start time and boot, and it
-// ended in exec): the image index that follows it; else 0.
-uint32_t NextImageAfter(const char* path, int pid, const ProcessIdentity& self) {
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+// If `name` in the directory `dir_fd` is an earlier image of this process (same pid, namespace,
+// start time and boot, and it ended in exec): the image index that follows it; else 0.
+uint32_t NextImageAfter(int dir_fd, const char* name, int pid, const ProcessIdentity& self) {
+  int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return 0;
   unsigned char raw[sizeof(FileHeader)];
   ssize_t n = pread(fd, raw, sizeof(raw), 0);
@@ -143,7 +127,20 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     return nullptr;
   };
   const mode_t file_mode = 0666 & ~cfg.umask;
-  if (int e = MakeDirs(cfg.output_dir, 0777 & ~cfg.umask); e != 0) return fail("cannot create the output directory", e);
+  // Walked component by component under the symlink rule, missing directories made with exactly
+  // 0777 & ~umask (path_walk.h); the files are created relative to the directory reached, so a
+  // link planted at its name since the launcher checked it is not written through.
+  int dir_fd = -1;
+  char why[512];
+  if (int e = pathwalk::WalkPath(cfg.output_dir, pathwalk::Want::kDirectory, true, 0777 & ~cfg.umask, &dir_fd,
+                                 nullptr, why, sizeof(why));
+      e != 0) {
+    if (why[0] != '\0') {
+      snprintf(err, err_size, "cannot create the output directory %s: %s", cfg.output_dir, why);
+      return nullptr;
+    }
+    return fail("cannot create the output directory", e);
+  }
 
   const int pid = getpid();
   const ProcessIdentity self = ReadProcessIdentity();
@@ -163,14 +160,15 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
                cfg.output_dir, pid, sizeof(path) - 1);
       return nullptr;
     }
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode);
+    fd = openat(dir_fd, strrchr(path, '/') + 1, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode);
     if (fd >= 0 || errno != EEXIST) break;
     if (self.start_ticks == 0 || self.pid_namespace == 0) {
       image = name_index + 1;
-    } else if (uint32_t next = NextImageAfter(path, pid, self); next > image) {
+    } else if (uint32_t next = NextImageAfter(dir_fd, strrchr(path, '/') + 1, pid, self); next > image) {
       image = next;
     }
   }
+  close(dir_fd);
   if (fd < 0) return fail(path, errno);
   // Exactly 0666 & ~TRAINPROF_UMASK: the program's own umask is not ours to use (or to change: it
   // is process-wide, and other threads may be creating files).
@@ -223,7 +221,9 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   uint32_t off = sizeof(FileHeader);
   const uint32_t cap = format::kHeaderRegionSize;
   h->metadata_offset = off;
-  char buf[8192];
+  // Static like cmdline below (one Open at a time per process): off the caller's stack, which may
+  // be a small thread's that forked (the child opens its trace on it).
+  static char buf[8192];
   if (gethostname(buf, sizeof(buf)) == 0) {
     buf[sizeof(buf) - 1] = '\0';
     PutMeta(region, cap, &off, MetaKey::kHost, buf, static_cast<uint32_t>(strlen(buf)));

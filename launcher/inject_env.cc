@@ -91,6 +91,12 @@ std::optional<unsigned> ParseUmask(std::string_view text, std::string* error) {
     *error = "--umask: '" + std::string(text) + "' is not an octal mask from 000 to 777 (e.g. 077, 027, 022)";
     return std::nullopt;
   }
+  if ((mask & 0700) != 0) {
+    // The trace directory would be one its owner cannot enter or write (silently unprofiled).
+    *error = "--umask: '" + std::string(text) + "' takes the owner's own permissions away (the trace "
+             "directory needs rwx for you, the files rw): the first digit must be 0 (e.g. 077, 027, 022)";
+    return std::nullopt;
+  }
   return mask;
 }
 

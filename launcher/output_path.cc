@@ -38,6 +38,7 @@ std::optional<OutputPattern> OutputPattern::Parse(std::string_view pattern,
                                                   const PatternContext& ctx, std::string* error) {
   OutputPattern out;
   out.cwd_ = ctx.cwd;
+  out.relative_ = pattern.empty() || pattern[0] != '/';
   out.literals_.emplace_back();
   std::vector<std::vector<bool>> q_chars;            // per literal: true where a %q value put it
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -135,8 +136,9 @@ std::string OutputPattern::Expand(pid_t pid) const {
     joined += std::to_string(pid);
     joined += literals_[i];
   }
-  std::filesystem::path p(joined);
-  if (p.is_relative()) p = std::filesystem::path(cwd_) / p;
+  // A relative pattern stays relative whatever its values: an empty %q{VAR} at its start must not
+  // make "%q{VAR}/x" the absolute "/x".
+  std::filesystem::path p(relative_ ? cwd_ + "/" + joined : joined);
   std::string s = p.lexically_normal().string();
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   return s;
@@ -148,41 +150,6 @@ std::string DefaultOutputName(std::time_t now) {
   char buf[64];
   strftime(buf, sizeof(buf), "trainprof-%Y%m%d-%H%M%S", &tm);
   return buf;
-}
-
-int MakeDirectories(const std::string& dir, mode_t mode) {
-  // Plain mkdir(2) per component: no exceptions, and usable in the forked child.
-  std::string path;
-  size_t pos = 0;
-  while (pos <= dir.size()) {
-    size_t slash = dir.find('/', pos);
-    if (slash == std::string::npos) slash = dir.size();
-    path = dir.substr(0, slash);
-    pos = slash + 1;
-    if (path.empty()) continue;  // the leading '/'
-    if (mkdir(path.c_str(), mode) == 0) {
-      // Exactly `mode`, whatever the umask: opened without following a link, in case the new
-      // directory was swapped for one since.
-      int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0) return errno;
-      int rc = fchmod(fd, mode);
-      int err = errno;
-      close(fd);
-      if (rc != 0) return err;
-      continue;
-    }
-    int err = errno;
-    struct stat st;
-    if (err == EEXIST || err == EACCES || err == EROFS) {
-      // An existing component is fine, even one we may not write to (e.g. /home).
-      if (stat(path.c_str(), &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) return ENOTDIR;
-        continue;
-      }
-    }
-    return err;
-  }
-  return 0;
 }
 
 }  // namespace trainprof::launcher

@@ -59,15 +59,10 @@ class OutputPattern {
   std::vector<std::string> literals_;  ///< the expanded text between %p's: size() == count(%p) + 1
   std::vector<std::string> notes_;
   std::string cwd_;
+  bool relative_ = true;  ///< the pattern does not start with '/' (whatever its values)
 };
 
 /// `trainprof-YYYYmmdd-HHMMSS` for local time `now`, without any directory part.
 std::string DefaultOutputName(std::time_t now);
-
-/// Creates `dir` and its parents (mkdir -p). Each directory it creates gets exactly `mode` (set
-/// with fchmod, whatever the umask); existing ones are left as they are. Follows no symlink
-/// itself beyond what path lookup of an existing component does: callers check `dir` with
-/// ResolveWithSymlinkRule (safe_path.h) first. Returns 0 or an errno value.
-int MakeDirectories(const std::string& dir, mode_t mode = 0777);
 
 }  // namespace trainprof::launcher

@@ -21,7 +21,7 @@
 #include "collector/trace_reader.h"
 #include "collector/trace_set.h"
 #include "output_file.h"
-#include "safe_path.h"
+#include "trainprof/path_walk.h"
 
 namespace trainprof::launcher {
 namespace {
@@ -85,45 +85,70 @@ int WriteCsv(const Report& report, const std::string& output) {
     });
   };
   if (output.empty() || output == "-") return WriteStdout(all) ? kOk : kOutputError;
-  // A device or FIFO (/dev/null, /dev/stdout, a pipe) gets the stream as stdout would, in place;
-  // never files named after it.
+  // /dev/stdout, /dev/fd/N...: that stream, as stdout would get them. A device or FIFO (/dev/null,
+  // a pipe) the same, in place; never files named after it.
   struct stat st {};
-  if (stat(output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+  if (StreamPathFd(output) || (stat(output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) {
     return WriteFileAtomically(output, all) ? kOk : kOutputError;
   }
   std::error_code ec;
   bool is_dir = output.back() == '/' || fs::is_directory(output, ec);
   fs::path dir = is_dir ? fs::path(output) : fs::path(output).parent_path();
   if (!dir.empty()) {
-    // Not through another user's symlink in a sticky world-writable directory (safe_path.h).
-    std::string why;
-    std::optional<std::string> resolved = ResolveWithSymlinkRule(dir.string(), &why);
-    if (!resolved) {
-      Error("cannot write the CSV tables to " + output + ": " + why);
+    // Made component by component, not through another user's symlink in a sticky
+    // world-writable directory (path_walk.h); new directories 0777 & ~umask.
+    mode_t mask = umask(0);
+    umask(mask);
+    int dir_fd = -1;
+    char why[1024];
+    int e = pathwalk::WalkPath(dir.c_str(), pathwalk::Want::kDirectory, true, 0777 & ~mask, &dir_fd, nullptr, why,
+                               sizeof(why));
+    if (e != 0) {
+      Error("cannot write the CSV tables to " + output + ": " + (why[0] != '\0' ? std::string(why) : strerror(e)));
       return kOutputError;
     }
-    fs::create_directories(*resolved, ec);
-    if (ec) {
-      Error("cannot create " + dir.string() + ": " + ec.message());
-      return kOutputError;
-    }
+    close(dir_fd);
   }
-  // One file per table, each streamed: the table's rows go to its file as they are made.
+  // Every table's file is checked and staged before any is written, and all are renamed into
+  // place at the end: a refused name leaves no partial set behind. Each table is streamed into its
+  // file: its rows go out as they are made.
   std::vector<std::string> names;
   collector::RenderCsv(report, [&](const std::string& name) -> collector::OutputSink* {
     names.push_back(name);
     return nullptr;  // names only
   });
   std::vector<std::string> written;
+  std::vector<std::unique_ptr<OutputFile>> files;
   for (const std::string& table : names) {
     std::string path = is_dir ? (fs::path(output) / table).string() : output + table;
-    bool ok = WriteFileAtomically(path, [&](collector::OutputSink* sink) {
-      collector::RenderCsv(report, [&](const std::string& name) -> collector::OutputSink* {
-        return name == table ? sink : nullptr;
-      });
-    });
-    if (!ok) return kOutputError;
+    std::string why;
+    files.push_back(OutputFile::Open(path, &why));
+    if (!files.back()) {
+      Error("cannot write " + path + ": " + why + "; no CSV table was written");
+      return kOutputError;
+    }
     written.push_back(path);
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string why;
+    std::unique_ptr<collector::OutputSink> sink = collector::OpenOutputFd(files[i]->ReleaseFd(), false, &why);
+    if (sink != nullptr) {
+      collector::RenderCsv(report, [&](const std::string& name) -> collector::OutputSink* {
+        return name == names[i] ? sink.get() : nullptr;
+      });
+      why = sink->Close();
+    }
+    if (!why.empty()) {
+      Error("cannot write " + written[i] + ": " + why + "; no CSV table was written");
+      return kOutputError;
+    }
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string why;
+    if (!files[i]->Commit(&why)) {
+      Error("cannot write " + written[i] + ": " + why + (i == 0 ? "; no CSV table was written" : ""));
+      return kOutputError;
+    }
   }
   // -o names a directory or a prefix (not a file): say where the tables went.
   if (!written.empty()) {

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "capture_shutdown.h"
+#include "collector/text_safety.h"
 #include "child_process.h"
 #include "inject_env.h"
 #include "output_path.h"
@@ -26,8 +27,9 @@ namespace trainprof::launcher {
 
 namespace {
 
+// Control bytes (from a %q value, a file name) shown as \xHH, as the text report does.
 void Message(const std::string& text) {
-  std::string line = "trainprof: " + text + "\n";
+  std::string line = "trainprof: " + collector::EscapeControls(text) + "\n";
   fputs(line.c_str(), stderr);
 }
 
@@ -36,22 +38,18 @@ void Message(const std::string& text) {
 std::string DefaultOutputPattern() {
   std::string base = DefaultOutputName(std::time(nullptr));
   std::string name = base;
-  std::error_code ec;
-  for (int n = 2; std::filesystem::exists(name, ec) && n < 1000; ++n) name = base + "-" + std::to_string(n);
+  // lstat: a dangling link (another user's, in a shared directory) takes the name too.
+  struct stat st;
+  for (int n = 2; lstat(name.c_str(), &st) == 0 && n < 1000; ++n) name = base + "-" + std::to_string(n);
   return name;
 }
 
-// Creates the trace directory `dir` (mkdir -p, new directories get `mode`) unless a symlink on
-// the way is one the rule refuses (safe_path.h). False with *why (no "trainprof:" prefix).
-// Also runs in the forked child (%p): allocating is fine there (single-threaded launcher).
-bool PrepareOutputDirectory(const std::string& dir, mode_t mode, std::string* why) {
-  std::optional<std::string> resolved = ResolveWithSymlinkRule(dir, why);
-  if (!resolved) return false;
-  if (int err = MakeDirectories(*resolved, mode)) {
-    *why = strerror(err);
-    return false;
-  }
-  return true;
+// Creates the trace directory `dir` (mkdir -p, new directories get exactly `mode`) unless a
+// symlink on the way is one the rule refuses (OpenOutputDirectory). Returns the directory's
+// resolved path, which the library and the launcher use from then on, or nullopt with *why (no
+// "trainprof:" prefix). Also runs in the forked child (%p): allocating is fine there.
+std::optional<std::string> PrepareOutputDirectory(const std::string& dir, mode_t mode, std::string* why) {
+  return OpenOutputDirectory(dir, true, mode, why);
 }
 
 bool LooksLikePython(const std::string& command) {
@@ -192,14 +190,25 @@ int RunRun(const RunArgs& args) {
     dir = pattern->Expand(0);
     struct stat before;
     dir_existed = stat(dir.c_str(), &before) == 0;
+    std::optional<std::string> resolved;
     if (std::string why = TracePathProblem(dir); !why.empty()) {
       Message(why + "; running " + args.command.front() + " without profiling");
       recording = false;
-    } else if (!PrepareOutputDirectory(dir, dir_mode, &why)) {
+    } else if (!(resolved = PrepareOutputDirectory(dir, dir_mode, &why))) {
       Message("cannot create output directory " + dir + ": " + why + "; running " + args.command.front() +
               " without profiling");
       recording = false;
-    } else if (size_t old = SummarizeTraceDir(dir).files) {
+    } else {
+      dir = *resolved;  // what is used from here on: no link is looked up again
+      struct stat owner;
+      if (stat(dir.c_str(), &owner) == 0 && owner.st_uid != geteuid() && owner.st_uid != 0) {
+        // Theirs to read, replace, or rename away for another directory of theirs (docs/cli.md).
+        Message("warning: output directory " + dir + " is owned by uid " + std::to_string(owner.st_uid) +
+                ", who can read and replace the traces, or swap the directory for another of theirs; write "
+                "traces in a directory only you can change");
+      }
+    }
+    if (size_t old = recording ? SummarizeTraceDir(dir).files : 0) {
       Message("warning: " + dir + " already holds " + std::to_string(old) +
               (old == 1 ? " trace file" : " trace files") +
               " from an earlier run; a report of it will mix both runs (use a fresh -o directory, "
@@ -234,13 +243,14 @@ int RunRun(const RunArgs& args) {
         return 0;
       }
       std::string why;
-      if (!PrepareOutputDirectory(own_dir, dir_mode, &why)) {
+      std::optional<std::string> resolved = PrepareOutputDirectory(own_dir, dir_mode, &why);
+      if (!resolved) {
         Message("cannot create output directory " + own_dir + ": " + why + "; running " + program +
                 " without profiling");
         *child_env = CurrentEnvironment();
         return 0;
       }
-      SetEnv(child_env, "TRAINPROF_OUTPUT_DIR", own_dir);
+      SetEnv(child_env, "TRAINPROF_OUTPUT_DIR", *resolved);
     }
     return 0;
   };
@@ -291,9 +301,10 @@ int RunRun(const RunArgs& args) {
   if (shutdown != nullptr && shutdown->started()) Message(shutdown->Summary(exit_status));
   if (!recording) return exit_status;
   if (pattern->has_pid()) {
-    dir = pattern->Expand(child.pid());
-    struct stat st;
-    if (stat(dir.c_str(), &st) != 0) return exit_status;  // the child said why it could not create it
+    std::string why;
+    std::optional<std::string> resolved = OpenOutputDirectory(pattern->Expand(child.pid()), false, 0, &why);
+    if (!resolved) return exit_status;  // the child said why it could not create it
+    dir = *resolved;
   }
 
   std::string patch_error;

@@ -1,5 +1,5 @@
 // Which symlinks trainprof follows when it writes: `report -o`, `export -o`, the CSV tables and
-// `run -o` (docs/cli.md, "Files trainprof writes").
+// `run -o` (docs/cli.md, "Files trainprof writes"); the walk itself is trainprof/path_walk.h.
 //
 // The rule is the kernel's fs.protected_symlinks rule (Documentation/admin-guide/sysctl/fs.rst),
 // applied by trainprof itself whatever the sysctl says: a symlink is followed unless it sits in a
@@ -20,11 +20,11 @@ namespace trainprof::launcher {
 /// `euid` the user trainprof writes as.
 bool SymlinkMayBeFollowed(const struct stat& dir, const struct stat& link, uid_t euid);
 
-/// Resolves `path` (absolute, or relative to the current directory) component by component, as
-/// path lookup does, following each symlink the rule allows (at most 40, like the kernel). The
-/// components from the first one that does not exist on are appended as written. Returns the
-/// absolute resolved path, or nullopt with *error saying which link was refused and why (no
-/// "trainprof:" prefix). Safe in a forked child of the single-threaded launcher (it allocates).
-std::optional<std::string> ResolveWithSymlinkRule(const std::string& path, std::string* error);
+/// Opens the directory `dir` as trainprof/path_walk.h walks it (one component at a time, links
+/// under the rule above), making missing directories with exactly `mode` when `create`. Returns
+/// its resolved absolute path (no symlink left in it), or nullopt with *error (which link was
+/// refused, or the strerror text; no "trainprof:" prefix). Safe in the forked child of the
+/// single-threaded launcher (it allocates).
+std::optional<std::string> OpenOutputDirectory(const std::string& dir, bool create, mode_t mode, std::string* error);
 
 }  // namespace trainprof::launcher

@@ -278,6 +278,20 @@ class SpawnTest(TraceTest):
                 self.assertEqual(exit_of(child), ("exit", 3))
                 self.assertEqual(ranges(child["nvtx_ranges"])["exec_work"]["calls"], 7)
 
+    def test_a_thread_or_signal_handler_with_a_small_stack_execs_as_without_trainprof(self):
+        # 1,000 variables from a 16 KiB stack (a thread's, or a sigaltstack a handler runs on): fine
+        # unprofiled; the rewrite put up to 16 KiB on that stack and crashed it (SIGSEGV).
+        for how in ("posix_spawn", "fork_execve", "vfork_execve", "signal_fork_execve"):
+            with self.subTest(how=how):
+                self.tearDown()
+                self.setUp()
+                args = [program("big_env"), how, "1000", program("nvtx_child"), "stack=16384"]
+                plain = subprocess.run(args, capture_output=True, text=True, timeout=60)
+                self.assertEqual((plain.returncode, plain.stdout), (0, "%s 1000: exit=3\n" % how), plain.stderr)
+                proc = self.run_trainprof(["run", "-o", self.out, "--follow-children", "--"] + args, check=False)
+                self.assertEqual((proc.returncode, proc.stdout), (0, "%s 1000: exit=3\n" % how), proc.stderr)
+                self.assertEqual(len(by_pid(self.report())), 2)
+
     def test_vfork_children_with_a_huge_environment_leave_no_memory_behind(self):
         # A vfork child shares its parent's memory and its exec does not return: a rewrite region
         # mapped per call would stay in the parent each time (about 600 kB here); the vforking
@@ -688,7 +702,7 @@ class SharedDirectoryTest(TraceTest):
     user planted makes trainprof write somewhere else (docs/cli.md, "Files trainprof writes")."""
 
     def setUp(self):
-        super().setUp()
+        TraceTest.setUp(self)  # also SharedDirectoryAttackTest.setUp
         self.traces = os.path.join(self.out, "traces")
         proc = self.run_trainprof(["run", "-o", self.traces, "--", program("ends"), "exit", "100"], check=False)
         self.assertEqual(proc.returncode, 4, proc.stderr)
@@ -732,7 +746,7 @@ class SharedDirectoryTest(TraceTest):
         self.assertFalse(os.path.islink(prefix + "nvtx_ranges.csv"))
         with open(prefix + "nvtx_ranges.csv") as f:
             self.assertIn("done", f.read())
-        leftovers = [n for n in os.listdir(self.shared) if ".tmp-" in n]
+        leftovers = [n for n in os.listdir(self.shared) if ".tmp-" in n or n.startswith(".trainprof-")]
         self.assertEqual(leftovers, [])
 
     @only_root
@@ -831,6 +845,171 @@ class SharedDirectoryTest(TraceTest):
         self.assertFalse(os.path.exists(os.path.join(self.out, "escaped")))
         self.assertFalse(os.path.exists(os.path.join(runs, "a")))
         self.assertEqual(sorted(os.listdir(self.out)), sorted(["runs", "shared", "traces", "victim.txt"]))
+
+
+class SharedDirectoryAttackTest(TraceTest):
+    """What another local user can do to a shared directory during or before a run, and the
+    names trainprof is given (docs/cli.md, "Files trainprof writes")."""
+
+    setUp = SharedDirectoryTest.setUp
+    victim_intact = SharedDirectoryTest.victim_intact
+    plant = SharedDirectoryTest.plant
+
+    @only_root
+    def test_a_link_swapped_in_for_the_run_directory_during_the_run_is_not_written_through(self):
+        # Another user's directory in /tmp, renamed away during the run and replaced by their link
+        # to a directory of ours: the processes started after that must not write through it.
+        run1 = os.path.join(self.shared, "run1")
+        os.mkdir(run1)
+        os.chmod(run1, 0o777)
+        os.chown(run1, NOBODY, NOBODY)
+        victim_dir = os.path.join(self.out, "victim-dir")
+        os.mkdir(victim_dir)
+        # One process does the swap (no process of the run starts in between), then starts one.
+        swap = ("import os, subprocess, sys; r, v, p = sys.argv[1:]; os.rename(r, r + '.away'); os.symlink(v, r); "
+                "os.lchown(r, %d, %d); sys.exit(subprocess.call([p, 'exit', '10']))" % (NOBODY, NOBODY))
+        proc = self.run_trainprof(["run", "--follow-children", "-o", run1, "--", sys.executable, "-c", swap, run1,
+                                   victim_dir, program("ends")], check=False)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertEqual(os.listdir(victim_dir), [], proc.stderr)
+        self.assertIn("is a symlink owned by uid %d in the sticky world-writable directory %s" % (NOBODY, self.shared),
+                      proc.stderr)
+        self.assertIn("trainprof: warning: output directory %s is owned by uid %d, who can read and replace the traces"
+                      % (run1, NOBODY), proc.stderr)
+
+    def test_the_library_recreates_a_removed_directory_with_the_runs_mode(self):
+        d = os.path.join(self.out, "md")
+        proc = self.run_trainprof(["run", "--umask", "022", "--follow-children", "-o", d, "--", "sh", "-c",
+                                   'rm -rf "$1"; umask 077; "$2" exit 10', "sh", d, program("ends")], check=False)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o755)
+        self.assertEqual(len([f for f in os.listdir(d) if f.endswith(".trace")]), 1)
+
+    def test_a_fifo_at_the_output_name_is_never_waited_for(self):
+        fifo = os.path.join(self.shared, "report.txt")
+        os.mkfifo(fifo, 0o666)
+        for args in (["report", "-o", fifo, self.traces], ["export", "-o", fifo, self.traces],
+                     ["report", "--format", "csv", "-o", fifo, self.traces]):
+            proc = self.run_trainprof(args, check=False, timeout=60)  # the old code hung here
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            self.assertIn("trainprof: error: cannot write %s: it is a FIFO that nothing reads from" % fifo, proc.stderr)
+        if os.geteuid() == 0:
+            os.chown(fifo, NOBODY, NOBODY)
+            reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                proc = self.run_trainprof(["report", "-o", fifo, self.traces], check=False, timeout=60)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn("it is a FIFO owned by uid %d in the sticky world-writable directory %s" % (
+                    NOBODY, self.shared), proc.stderr)
+                self.assertEqual(os.read(reader, 100), b"")
+            finally:
+                os.close(reader)
+
+    def test_dev_stdout_is_the_redirected_stream_written_in_place(self):
+        log = os.path.join(self.out, "log.txt")
+        with open(log, "w") as f:
+            f.write("first\n")
+        ino = os.stat(log).st_ino
+        script = '{ echo before; "$1" report -o /dev/stdout "$2"; "$1" report --format csv -o /dev/stdout "$2"; ' \
+                 '"$1" report --format json -o /dev/stderr "$2"; echo after; } >> "$3" 2>&1'
+        proc = subprocess.run(["sh", "-c", script, "sh", TRAINPROF, self.traces, log], capture_output=True, text=True,
+                              timeout=120, env=self.child_env())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(os.stat(log).st_ino, ino)
+        with open(log) as f:
+            text = f.read()
+        self.assertTrue(text.startswith("first\nbefore\n"), text[:200])
+        self.assertTrue(text.endswith("}\nafter\n"), text[-200:])
+        self.assertIn("# nvtx_ranges.csv", text)
+        self.assertIn('"processes"', text)
+        self.assertEqual([n for n in os.listdir("/dev") if n.startswith("stdout") and n != "stdout"], [])
+
+    def test_a_name_ending_in_a_slash_is_a_directory_and_long_names_work(self):
+        for sub in ("report", "export"):
+            target = os.path.join(self.out, "new-" + sub) + "/"
+            proc = self.run_trainprof([sub, "-o", target, self.traces], check=False)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            self.assertIn("cannot write %s: Is a directory" % target, proc.stderr)
+            self.assertFalse(os.path.exists(target[:-1]))
+        long_name = os.path.join(self.out, "r" * 250)
+        self.run_trainprof(["report", "-o", long_name, self.traces])
+        with open(long_name) as f:
+            self.assertIn("done", f.read())
+
+    @only_root
+    def test_one_refused_csv_table_leaves_no_table_written(self):
+        prefix = os.path.join(self.shared, "t-")
+        self.plant(prefix + "threads.csv", self.victim)
+        proc = self.run_trainprof(["report", "--format", "csv", "-o", prefix, self.traces], check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("no CSV table was written", proc.stderr)
+        self.assertEqual(sorted(os.listdir(self.shared)), ["t-threads.csv"])
+        self.victim_intact()
+
+    def test_an_unusable_umask_is_a_usage_error(self):
+        for mask in ("777", "200", "100"):
+            d = os.path.join(self.out, "u" + mask)
+            proc = self.run_trainprof(["run", "--umask", mask, "-o", d, "--", "true"], check=False)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("--umask: '%s' takes the owner's own permissions away" % mask, proc.stderr)
+            self.assertFalse(os.path.exists(d))
+
+    def test_an_empty_value_keeps_a_relative_pattern_relative(self):
+        env = self.child_env()
+        env.pop("TP_UNSET_JOB", None)
+        proc = self.run_trainprof(["run", "-o", "%q{TP_UNSET_JOB}/tpq-escape", "--", program("ends"), "exit", "10"],
+                                  check=False, env=env, cwd=self.out)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertEqual(len([f for f in os.listdir(os.path.join(self.out, "tpq-escape")) if f.endswith(".trace")]), 1)
+        self.assertFalse(os.path.exists("/tpq-escape"))
+
+    @only_root
+    def test_the_default_name_moves_past_another_users_dangling_link(self):
+        # Links at the names of the next seconds, as another user can plant in a shared directory.
+        now = time.time()
+        for t in range(-1, 8):
+            name = os.path.join(self.shared, time.strftime("trainprof-%Y%m%d-%H%M%S", time.localtime(now + t)))
+            self.plant(name, "/nonexistent-%d" % t)
+        proc = self.run_trainprof(["run", "--", program("ends"), "exit", "10"], check=False, cwd=self.shared)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertRegex(proc.stderr, r"1 trace file, 1 process, .* in %s/trainprof-\d{8}-\d{6}-2 " % re.escape(self.shared))
+
+    def test_control_bytes_from_a_value_are_escaped_in_messages(self):
+        env = dict(self.child_env(), TP_JOB="a\x1b[2Jb")
+        proc = self.run_trainprof(["run", "-o", os.path.join(self.out, "%q{TP_JOB}"), "--", program("ends"), "exit",
+                                   "10"], check=False, env=env)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertNotIn("\x1b", proc.stderr)
+        self.assertIn("a\\x1b[2Jb", proc.stderr)
+
+    @only_root
+    def test_refusals_to_replace_a_file_say_why(self):
+        ro = os.path.join(self.out, "ro")
+        os.mkdir(ro, 0o755)
+        target = os.path.join(ro, "report.txt")
+        with open(target, "w") as f:
+            f.write("old")
+        os.chmod(target, 0o666)
+        for d, _, files in os.walk(self.out):
+            os.chmod(d, os.stat(d).st_mode | 0o755)
+            for n in files:
+                os.chmod(os.path.join(d, n), os.stat(os.path.join(d, n)).st_mode | 0o644)
+        theirs = os.path.join(self.shared, "theirs.txt")
+        with open(theirs, "w") as f:
+            f.write("theirs")
+        os.chown(theirs, 12345, 12345)
+        os.chmod(theirs, 0o666)
+        def as_nobody():
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+        for path, why in ((target, "the directory %s is not writable (the file is written as a new file in it, then "
+                                   "renamed onto report.txt): Permission denied" % ro),
+                          (theirs, "it is owned by uid 12345 in the sticky directory %s: only its owner, the "
+                                   "directory's owner or root may replace it" % self.shared)):
+            proc = self.run_trainprof(["report", "-o", path, self.traces], check=False, preexec_fn=as_nobody)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            self.assertIn("trainprof: error: cannot write %s: %s" % (path, why), proc.stderr)
 
 
 class SecureExecutionTest(TraceTest):

@@ -130,11 +130,23 @@ TEST(Umask, ParsesOctalUpTo777) {
   EXPECT_EQ(ParseUmask("0027", &error), 027u);
   EXPECT_EQ(ParseUmask("22", &error), 022u);
   EXPECT_EQ(ParseUmask("0", &error), 0u);
-  EXPECT_EQ(ParseUmask("777", &error), 0777u);
+  EXPECT_EQ(ParseUmask("077", &error), 077u);
   for (const char* bad : {"", "8", "0778", "1000", "07777", "-1", "u=rwx", " 077", "0x1f"}) {
     EXPECT_EQ(ParseUmask(bad, &error), std::nullopt) << bad;
   }
   EXPECT_NE(error.find("octal mask"), std::string::npos) << error;
+}
+
+// 777, 200, 100 left a trace directory its owner could not use (d---------: silently unprofiled).
+TEST(Umask, RefusesMasksThatTakeTheOwnersBits) {
+  std::string error;
+  for (const char* bad : {"777", "200", "100", "400", "0700", "177"}) {
+    error.clear();
+    EXPECT_EQ(ParseUmask(bad, &error), std::nullopt) << bad;
+    EXPECT_NE(error.find("takes the owner's own permissions away"), std::string::npos) << error;
+  }
+  EXPECT_EQ(ParseUmask("0077", &error), 077u);
+  EXPECT_EQ(ParseUmask("0", &error), 0u);
 }
 
 TEST(ChildEnvironment, PrependsToExistingLists) {

@@ -109,6 +109,15 @@ TEST(OutputPattern, EnvironmentValueStaysInsideTheDirectory) {
   EXPECT_EQ(expand("/runs/../%q{SLASH}"), "/a_b");
 }
 
+// An empty value at the start of a relative pattern made it absolute: "%q{UNSET}/x" was "/x".
+TEST(OutputPattern, AnEmptyValueKeepsARelativePatternRelative) {
+  EXPECT_EQ(Expand("%q{UNSET}/tpq-escape"), "/work/run/tpq-escape");
+  EXPECT_EQ(Expand("%q{EMPTY}/tpq-escape"), "/work/run/tpq-escape");
+  EXPECT_EQ(Expand("%q{EMPTY}/"), "/work/run");
+  EXPECT_EQ(Expand("%q{EMPTY}//%q{EMPTY}/x-%p"), "/work/run/x-123");
+  EXPECT_EQ(Expand("/%q{EMPTY}/abs"), "/abs");  // an absolute pattern stays absolute
+}
+
 TEST(OutputPattern, PercentPercentIsALiteralPercent) {
   EXPECT_EQ(Expand("/t/100%%-%p"), "/t/100%-123");
   EXPECT_EQ(Expand("/t/%%p"), "/t/%p");
@@ -156,50 +165,6 @@ TEST(DefaultOutputName, HasTheDocumentedShape) {
   for (size_t i : {10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24}) {
     EXPECT_TRUE(name[i] >= '0' && name[i] <= '9') << name;
   }
-}
-
-class MakeDirectoriesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/trainprof-output-path-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-  std::string root_;
-};
-
-TEST_F(MakeDirectoriesTest, CreatesParentsAndAcceptsExisting) {
-  std::string dir = root_ + "/a/b/c";
-  EXPECT_EQ(MakeDirectories(dir), 0);
-  EXPECT_TRUE(std::filesystem::is_directory(dir));
-  EXPECT_EQ(MakeDirectories(dir), 0);
-  EXPECT_EQ(MakeDirectories(dir + "/"), 0);
-}
-
-TEST_F(MakeDirectoriesTest, NewDirectoriesGetExactlyTheModeAndExistingOnesKeepTheirs) {
-  mode_t old_umask = umask(022);
-  std::string dir = root_ + "/p/q";
-  EXPECT_EQ(MakeDirectories(dir, 0700), 0);
-  struct stat st;
-  ASSERT_EQ(stat(dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  ASSERT_EQ(stat((root_ + "/p").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  EXPECT_EQ(MakeDirectories(root_ + "/g", 0775), 0);  // more than the umask allows: still exact
-  ASSERT_EQ(stat((root_ + "/g").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0775u);
-  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
-  EXPECT_EQ(MakeDirectories(dir, 0700), 0);
-  ASSERT_EQ(stat(dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0755u);
-  umask(old_umask);
-}
-
-TEST_F(MakeDirectoriesTest, FileInTheWayIsAnError) {
-  std::ofstream(root_ + "/file") << "x";
-  EXPECT_EQ(MakeDirectories(root_ + "/file"), ENOTDIR);
-  EXPECT_EQ(MakeDirectories(root_ + "/file/sub"), ENOTDIR);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// ResolveWithSymlinkRule: the kernel's fs.protected_symlinks rule applied by trainprof itself, to
+// OpenOutputDirectory (trainprof/path_walk.h): the kernel's fs.protected_symlinks rule applied by trainprof itself, to
 // every symlink on the way (directories too), which is what run -o and the CSV tables rely on.
 #include "safe_path.h"
 
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace trainprof::launcher {
 namespace {
@@ -32,6 +33,8 @@ TEST(SymlinkRule, IsTheKernelsProtectedSymlinksRule) {
   EXPECT_FALSE(SymlinkMayBeFollowed(Mode(S_IFDIR | 01773, dir_owner), Mode(S_IFLNK | 0777, other), me));
 }
 
+// OpenOutputDirectory walks with trainprof/path_walk.h: links as path lookup follows them (".."
+// after a link is its target's parent), missing directories made.
 class ResolveTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,7 +46,7 @@ class ResolveTest : public ::testing::Test {
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
   std::string Resolve(const std::string& p) {
     std::string error;
-    auto r = ResolveWithSymlinkRule(p, &error);
+    auto r = OpenOutputDirectory(p, true, 0700, &error);
     EXPECT_TRUE(r.has_value()) << p << ": " << error;
     return r.value_or("");
   }
@@ -57,6 +60,7 @@ TEST_F(ResolveTest, FollowsLinksLikePathLookup) {
   EXPECT_EQ(Resolve(Path("rel/sub/x")), Path("real/sub/x"));
   EXPECT_EQ(Resolve(Path("abs/../y")), Path("real/y"));  // ".." after a link: its target's parent
   EXPECT_EQ(Resolve(Path("missing/a/../b")), Path("missing/b"));
+  EXPECT_TRUE(fs::is_directory(Path("missing/a")));
   EXPECT_EQ(Resolve(Path("./real//sub/")), Path("real/sub"));
   EXPECT_EQ(Resolve("/"), "/");
   std::string cwd = fs::current_path().string();
@@ -73,15 +77,47 @@ TEST_F(ResolveTest, RefusesAnotherUsersLinkAnywhereOnTheWay) {
   fs::create_symlink(Path("victim"), Path("tmp/run"));
   ASSERT_EQ(lchown(Path("tmp/run").c_str(), 65534, 65534), 0);
   std::string error;
-  EXPECT_FALSE(ResolveWithSymlinkRule(Path("tmp/run"), &error));
-  EXPECT_FALSE(ResolveWithSymlinkRule(Path("tmp/run/data/pid-1.trace"), &error));
+  EXPECT_FALSE(OpenOutputDirectory(Path("tmp/run"), false, 0700, &error));
+  EXPECT_FALSE(OpenOutputDirectory(Path("tmp/run/data/new"), true, 0700, &error));
   EXPECT_NE(error.find("uid 65534"), std::string::npos) << error;
   // Reached through one of our own links: still refused.
   fs::create_symlink(Path("tmp"), Path("mine"));
-  EXPECT_FALSE(ResolveWithSymlinkRule(Path("mine/run/data"), &error));
+  EXPECT_FALSE(OpenOutputDirectory(Path("mine/run/data"), false, 0700, &error));
+  EXPECT_FALSE(fs::exists(Path("victim/data/new")));
   // Our own link there is fine.
   ASSERT_EQ(lchown(Path("tmp/run").c_str(), geteuid(), getegid()), 0);
   EXPECT_EQ(Resolve(Path("mine/run/data")), Path("victim/data"));
+}
+
+TEST_F(ResolveTest, NewDirectoriesGetExactlyTheModeAndExistingOnesKeepTheirs) {
+  mode_t old_umask = umask(022);
+  std::string error;
+  EXPECT_EQ(OpenOutputDirectory(Path("p/q"), true, 0700, &error), Path("p/q")) << error;
+  struct stat st;
+  ASSERT_EQ(stat(Path("p/q").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(stat(Path("p").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_TRUE(OpenOutputDirectory(Path("g"), true, 0775, &error)) << error;  // more than the umask allows
+  ASSERT_EQ(stat(Path("g").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+  ASSERT_EQ(chmod(Path("p/q").c_str(), 0755), 0);
+  EXPECT_TRUE(OpenOutputDirectory(Path("p/q"), true, 0700, &error)) << error;
+  ASSERT_EQ(stat(Path("p/q").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  umask(old_umask);
+}
+
+TEST_F(ResolveTest, AFileInTheWayOrAMissingDirectoryWithoutCreateIsAnError) {
+  std::ofstream(Path("file")) << "x";
+  std::string error;
+  EXPECT_FALSE(OpenOutputDirectory(Path("file"), true, 0700, &error));
+  EXPECT_EQ(error, "Not a directory");
+  EXPECT_FALSE(OpenOutputDirectory(Path("file/sub"), true, 0700, &error));
+  EXPECT_EQ(error, "Not a directory");
+  EXPECT_FALSE(OpenOutputDirectory(Path("none"), false, 0700, &error));
+  EXPECT_EQ(error, "No such file or directory");
+  EXPECT_FALSE(fs::exists(Path("none")));
 }
 
 }  // namespace

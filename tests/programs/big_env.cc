@@ -1,17 +1,23 @@
 // Starts a child with a huge environment from a thread with a small stack.
-// Usage: tp_big_env HOW VARS PROGRAM [tight]
-//   HOW   posix_spawn | fork_execve | vfork_execve | vfork_execve_20 (20 times in a row; then also
+// Usage: tp_big_env HOW VARS PROGRAM [tight | stack=BYTES]
+//   HOW   posix_spawn | fork_execve | vfork_execve | signal_fork_execve (fork and execve from a
+//         SIGUSR1 handler running on a sigaltstack of the thread's stack size) |
+//         vfork_execve_20 (20 times in a row; then also
 //         prints "address space grew by N kB" over the last 19: a rewrite's memory left behind
 //         by each vfork child would show)
 //   VARS  how many filler variables (TP_BIG_<i>=<i>) the child's environment holds
 //   tight just before the call, RLIMIT_AS is set 256 KiB above the address space in use: too
 //         little for a copy of the environment's pointers, enough for the call itself
-// The call is made from a thread with a 256 KiB stack. The environment given is explicit: the
+//   stack=BYTES  the thread's stack size (default 256 KiB), e.g. 16384: what a small-stack
+//         thread of a real program has; enough for the call without trainprof
+// The call is made from a thread with a 256 KiB stack (or stack=). The environment given is explicit: the
 // filler variables and PATH only, none of trainprof's, so a followed child is one whose
 // environment the library rewrote (our variables put back). Prints "<HOW> <VARS>: exit=N" and
 // exits 0 when the child ran, 1 otherwise.
 #include <pthread.h>
 #include <spawn.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,7 +38,21 @@ struct Job {
   bool started = false;
   bool tight = false;
   long grew_kb = -1;
+  size_t stack = 256 * 1024;
 };
+
+Job* g_job = nullptr;
+pid_t g_signal_pid = -1;
+
+void ForkExecFromHandler(int) {
+  char* argv[] = {const_cast<char*>(g_job->program), nullptr};
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(g_job->program, argv, g_job->envp);
+    _exit(127);
+  }
+  g_signal_pid = pid;
+}
 
 // Address space in use (VmSize of /proc/self/status), in bytes; 0 if unknown.
 unsigned long VmBytes() {
@@ -74,6 +94,24 @@ void* Start(void* p) {
     }
   } else if (job->how == "vfork_execve") {
     pid = VforkExecve(job->program, argv, job->envp);
+  } else if (job->how == "signal_fork_execve") {
+    // A guarded alternate stack as small as the thread's, the handler run on it.
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t size = (job->stack + page - 1) / page * page;
+    auto* m = static_cast<char*>(mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (m == MAP_FAILED) return nullptr;
+    mprotect(m, page, PROT_NONE);
+    stack_t ss{};
+    ss.ss_sp = m + page;
+    ss.ss_size = size;
+    if (sigaltstack(&ss, nullptr) != 0) return nullptr;
+    struct sigaction sa{};
+    sa.sa_handler = ForkExecFromHandler;
+    sa.sa_flags = SA_ONSTACK;
+    sigaction(SIGUSR1, &sa, nullptr);
+    g_job = job;
+    pthread_kill(pthread_self(), SIGUSR1);
+    pid = g_signal_pid;
   } else if (job->how == "vfork_execve_20") {
     unsigned long before = 0;
     for (int i = 0; i < 20; ++i) {
@@ -94,12 +132,15 @@ void* Start(void* p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "tight") == 0)) {
-    fprintf(stderr, "usage: %s HOW VARS PROGRAM [tight]\n", argv[0]);
-    return 2;
-  }
   Job job;
-  job.tight = argc == 5;
+  if (argc == 5 && strncmp(argv[4], "stack=", 6) == 0) {
+    job.stack = strtoul(argv[4] + 6, nullptr, 10);
+  } else if (argc != 4 && !(argc == 5 && strcmp(argv[4], "tight") == 0)) {
+    fprintf(stderr, "usage: %s HOW VARS PROGRAM [tight | stack=BYTES]\n", argv[0]);
+    return 2;
+  } else {
+    job.tight = argc == 5;
+  }
   job.how = argv[1];
   long vars = atol(argv[2]);
   job.program = argv[3];
@@ -115,7 +156,7 @@ int main(int argc, char** argv) {
 
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
+  if (pthread_attr_setstacksize(&attr, job.stack) != 0) return 2;
   pthread_t th;
   if (pthread_create(&th, &attr, Start, &job) != 0) return 1;
   pthread_join(th, nullptr);

@@ -144,7 +144,7 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
 
   const int pid = getpid();
   const ProcessIdentity self = ReadProcessIdentity();
-  char path[4096];
+  static char path[4096];  // static as buf below: off a small forking thread's stack
   int fd = -1;
   // The first free name; the names taken belong to earlier images of this process (exec) or to
   // other processes with this pid (reused, or in another pid namespace): never overwritten.
@@ -230,7 +230,7 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   }
   PutMeta(region, cap, &off, MetaKey::kVersion, TRAINPROF_VERSION_STRING,
           static_cast<uint32_t>(strlen(TRAINPROF_VERSION_STRING)));
-  char exe[4096];
+  static char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[n > 0 ? n : 0] = '\0';
   if (n > 0) PutMeta(region, cap, &off, MetaKey::kExecutable, exe, static_cast<uint32_t>(n));
@@ -253,7 +253,7 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   }
   static char cmdline[format::kHeaderRegionSize];
   size_t cl = ReadSmallFile("/proc/self/cmdline", cmdline, sizeof(cmdline));
-  char shim_off[kPythonShimBlockersCap];
+  static char shim_off[kPythonShimBlockersCap];
   if (size_t len = PythonShimOff(cfg, exe, cmdline, cl, shim_off); len > 0) {
     PutMeta(region, cap, &off, MetaKey::kPythonShimOff, shim_off, static_cast<uint32_t>(len));
   }

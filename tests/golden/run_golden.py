@@ -12,7 +12,7 @@ tests/golden/<case>/:
     report.json           trainprof report --format json .
     csv/*.csv             trainprof report --format csv -o ../out/csv/ .
     export.json           trainprof export -o ../out/export.json .
-    report-by-process.txt trainprof report --by-process .      (the cases in BY_PROCESS)
+    ...                   the commands in EXTRA (--by-process, --top/--full-names, --strict)
     status.txt            each command line, its exit status and its stderr
 
 Nothing is normalised: the inputs are deterministic (fixed pids, hosts, clocks) and the commands
@@ -31,8 +31,13 @@ import sys
 import tempfile
 
 GOLDEN_DIR = os.path.dirname(os.path.abspath(__file__))
-# Cases whose per-process tables are pinned too (report --by-process).
-BY_PROCESS = {"pytorch_dataloader"}
+# More commands for some cases: (argv after `trainprof`, stdout file or None).
+EXTRA = {
+    "pytorch_dataloader": [(["report", "--by-process", "."], "report-by-process.txt"),
+                           (["report", "--by-process", "--format", "csv", "-o", "../out/csv-by-process/", "."], None)],
+    "cuda": [(["report", "--top", "2", "--full-names", "."], "report-top2-full-names.txt")],
+    "damaged": [(["report", "--strict", "-o", "/dev/null", "."], None)],
+}
 # Files of tests/golden/ that are not a case's.
 NOT_CASES = {"README.md", "CMakeLists.txt", "make_golden_traces.cc", "run_golden.py", "__pycache__"}
 
@@ -45,9 +50,7 @@ def commands(case):
         (["report", "--format", "csv", "-o", "../out/csv/", "."], None),
         (["export", "-o", "../out/export.json", "."], None),
     ]
-    if case in BY_PROCESS:
-        cmds.append((["report", "--by-process", "."], "report-by-process.txt"))
-    return cmds
+    return cmds + EXTRA.get(case, [])
 
 
 def environment():
@@ -133,6 +136,8 @@ def main():
     ap.add_argument("--keep", help="leave the traces and outputs in this directory")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
+    args.trainprof = os.path.abspath(args.trainprof)  # the commands run in the trace directory
+    args.make_traces = os.path.abspath(args.make_traces)
 
     all_cases = subprocess.run([args.make_traces, "--list"], check=True, stdout=subprocess.PIPE,
                                text=True).stdout.split()
@@ -153,7 +158,7 @@ def main():
                 write(case, got)
                 continue
             bad = compare(case, got, expected(case))
-            print("golden %s: %s" % (case, "ok (%d files)" % len(got) if not bad else "%d files differ" % bad))
+            print("golden %s: %s" % (case, "ok (%d files)" % len(got) if not bad else "%d of %d files differ" % (bad, len(got))))
             if bad:
                 failed.append(case)
     finally:

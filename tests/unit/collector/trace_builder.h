@@ -121,6 +121,13 @@ class TraceBuilder {
     uint64_t id = String(th, name);
     Untimed(th, fmt::RecordTag::kThreadName, {tid, id});
   }
+  /// nvtxNameCategory (domain 0) / nvtxDomainNameCategory: kCategoryName.
+  void CategoryName(int th, uint64_t domain, uint64_t category, std::string_view name) {
+    uint64_t id = String(th, name);
+    Untimed(th, fmt::RecordTag::kCategoryName, {domain, category, id});
+  }
+  /// nvtxDomainDestroy at t: kDomainDestroy.
+  void DomainDestroy(int th, uint64_t t, uint64_t domain) { Timed(th, t, fmt::RecordTag::kDomainDestroy, {domain}); }
   void Role(int th, std::string_view name) {
     uint64_t id = String(th, name);
     Untimed(th, fmt::RecordTag::kRole, {id});

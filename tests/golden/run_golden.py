@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Golden outputs of `trainprof report` and `trainprof export` (tests/golden/README.md).
+
+    run_golden.py --trainprof BIN --make-traces BIN [--update] [--keep DIR] [CASE...]
+
+For each case of `make_golden_traces --list` (or the CASEs named): writes its input traces into a
+temporary directory, runs the real trainprof on them from inside that directory (so every path it
+prints is relative: `.`, `../out/...`), and compares each output byte for byte with
+tests/golden/<case>/:
+
+    report.txt            trainprof report .
+    report.json           trainprof report --format json .
+    csv/*.csv             trainprof report --format csv -o ../out/csv/ .
+    export.json           trainprof export -o ../out/export.json .
+    ...                   the commands in EXTRA (--by-process, --top/--full-names, --strict)
+    status.txt            each command line, its exit status and its stderr
+
+Nothing is normalised: the inputs are deterministic (fixed pids, hosts, clocks) and the commands
+see only relative paths. On a mismatch it prints a unified diff per file (missing and extra files
+too) and exits 1. --update writes the outputs into tests/golden/<case>/ instead (scripts/update-
+golden), removing files and case folders that no longer exist. --keep DIR leaves the traces and
+outputs in DIR. Standard library only.
+"""
+
+import argparse
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+GOLDEN_DIR = os.path.dirname(os.path.abspath(__file__))
+# More commands for some cases: (argv after `trainprof`, stdout file or None).
+EXTRA = {
+    "pytorch_dataloader": [(["report", "--by-process", "."], "report-by-process.txt"),
+                           (["report", "--by-process", "--format", "csv", "-o", "../out/csv-by-process/", "."], None)],
+    "cuda": [(["report", "--top", "2", "--full-names", "."], "report-top2-full-names.txt")],
+    "damaged": [(["report", "--strict", "-o", "/dev/null", "."], None)],
+}
+# Files of tests/golden/ that are not a case's.
+NOT_CASES = {"README.md", "CMakeLists.txt", "make_golden_traces.cc", "run_golden.py", "__pycache__"}
+
+
+def commands(case):
+    """(argv after `trainprof`, stdout file or None) of each output, in order."""
+    cmds = [
+        (["report", "."], "report.txt"),
+        (["report", "--format", "json", "."], "report.json"),
+        (["report", "--format", "csv", "-o", "../out/csv/", "."], None),
+        (["export", "-o", "../out/export.json", "."], None),
+    ]
+    return cmds + EXTRA.get(case, [])
+
+
+def environment():
+    """The caller's environment without TRAINPROF_* settings (none may change the output; a stray
+    one must not either) and with a fixed locale and time zone."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPROF_")}
+    env.update(LC_ALL="C", TZ="UTC")
+    return env
+
+
+def produce(case, trainprof, make_traces, work):
+    """Writes the case's traces under work/traces, runs the commands; returns {name: bytes}."""
+    traces = os.path.join(work, "traces")
+    out = os.path.join(work, "out")
+    os.makedirs(out)
+    subprocess.run([make_traces, case, traces], check=True)
+    outputs = {}
+    status = []
+    for argv, stdout_name in commands(case):
+        p = subprocess.run([trainprof] + argv, cwd=traces, env=environment(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        status.append(("$ trainprof %s\nexit %d\n" % (" ".join(argv), p.returncode)).encode() + p.stderr)
+        if stdout_name:
+            outputs[stdout_name] = p.stdout
+        elif p.stdout:
+            status.append(b"stdout:\n" + p.stdout)
+    outputs["status.txt"] = b"".join(status)
+    for root, _, files in os.walk(out):
+        for f in files:
+            path = os.path.join(root, f)
+            with open(path, "rb") as fh:
+                outputs[os.path.relpath(path, out)] = fh.read()
+    return outputs
+
+
+def expected(case):
+    """{name: bytes} of tests/golden/<case>/ ({} if the folder does not exist)."""
+    base = os.path.join(GOLDEN_DIR, case)
+    files = {}
+    for root, _, names in os.walk(base):
+        for f in names:
+            path = os.path.join(root, f)
+            with open(path, "rb") as fh:
+                files[os.path.relpath(path, base)] = fh.read()
+    return files
+
+
+def lines(data):
+    return data.decode("utf-8", errors="backslashreplace").splitlines(keepends=True)
+
+
+def compare(case, got, want):
+    """Prints a unified diff per differing file; returns the number of differing files."""
+    bad = 0
+    for name in sorted(set(got) | set(want)):
+        a, b = want.get(name), got.get(name)
+        if a == b:
+            continue
+        bad += 1
+        old = "tests/golden/%s/%s" % (case, name) if a is not None else "/dev/null"
+        new = "actual/%s/%s" % (case, name) if b is not None else "/dev/null"
+        diff = difflib.unified_diff(lines(a or b""), lines(b or b""), old, new)
+        for line in diff:
+            sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return bad
+
+
+def write(case, got):
+    base = os.path.join(GOLDEN_DIR, case)
+    shutil.rmtree(base, ignore_errors=True)
+    for name, data in got.items():
+        path = os.path.join(base, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trainprof", required=True)
+    ap.add_argument("--make-traces", required=True)
+    ap.add_argument("--update", action="store_true", help="rewrite tests/golden/<case>/ instead of comparing")
+    ap.add_argument("--keep", help="leave the traces and outputs in this directory")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+    args.trainprof = os.path.abspath(args.trainprof)  # the commands run in the trace directory
+    args.make_traces = os.path.abspath(args.make_traces)
+
+    all_cases = subprocess.run([args.make_traces, "--list"], check=True, stdout=subprocess.PIPE,
+                               text=True).stdout.split()
+    cases = args.cases or all_cases
+    unknown = [c for c in cases if c not in all_cases]
+    if unknown:
+        sys.exit("run_golden: no case %s (make_golden_traces --list: %s)" % (", ".join(unknown), " ".join(all_cases)))
+    stale = sorted(d for d in os.listdir(GOLDEN_DIR) if d not in NOT_CASES and d not in all_cases)
+
+    work = args.keep or tempfile.mkdtemp(prefix="trainprof-golden-")
+    failed = []
+    try:
+        for case in cases:
+            case_work = os.path.join(work, case)
+            shutil.rmtree(case_work, ignore_errors=True)
+            got = produce(case, args.trainprof, args.make_traces, case_work)
+            if args.update:
+                write(case, got)
+                continue
+            bad = compare(case, got, expected(case))
+            print("golden %s: %s" % (case, "ok (%d files)" % len(got) if not bad else "%d of %d files differ" % (bad, len(got))))
+            if bad:
+                failed.append(case)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+    if args.update:
+        for d in stale if not args.cases else []:
+            shutil.rmtree(os.path.join(GOLDEN_DIR, d))
+            print("golden: removed %s (no such case)" % d)
+        return 0
+    if stale and not args.cases:
+        print("golden: tests/golden/ has folders of no case: %s (scripts/update-golden removes them)" % " ".join(stale))
+        failed += stale
+    if failed:
+        print("golden: FAILED: %s. If the change is intended, run scripts/update-golden and commit the new "
+              "outputs with it (the diff is part of the review)." % " ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

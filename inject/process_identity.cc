@@ -9,19 +9,6 @@
 namespace trainprof::inject {
 namespace {
 
-size_t ReadSmall(const char* path, char* buf, size_t cap) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t n = 0;
-  while (n < cap) {
-    ssize_t r = read(fd, buf + n, cap - n);
-    if (r <= 0) break;
-    n += static_cast<size_t>(r);
-  }
-  close(fd);
-  return n;
-}
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -36,12 +23,25 @@ uint64_t NamespaceInode(const char* path) {
 
 }  // namespace
 
+size_t ReadSmallFile(const char* path, char* buf, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  close(fd);
+  return n;
+}
+
 ProcessIdentity ReadProcessIdentity() {
   ProcessIdentity id;
   id.pid_namespace = NamespaceInode("/proc/self/ns/pid");
   // "pid (comm) state ppid ..." — comm may hold spaces and parentheses: count from the last ')'.
   char buf[1024];
-  size_t n = ReadSmall("/proc/self/stat", buf, sizeof(buf) - 1);
+  size_t n = ReadSmallFile("/proc/self/stat", buf, sizeof(buf) - 1);
   buf[n] = '\0';
   const char* p = strrchr(buf, ')');
   if (p != nullptr) {
@@ -60,7 +60,7 @@ ProcessIdentity ReadProcessIdentity() {
     if (any && field == 22) id.start_ticks = v == 0 ? 1 : v;
   }
   // "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n"
-  n = ReadSmall("/proc/sys/kernel/random/boot_id", buf, 64);
+  n = ReadSmallFile("/proc/sys/kernel/random/boot_id", buf, 64);
   uint8_t out[16] = {};
   size_t nibbles = 0;
   for (size_t i = 0; i < n && nibbles < 32; ++i) {

@@ -4,6 +4,7 @@
 // Slow path only (once per process, once per fork); system calls only, no allocation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace trainprof::inject {
@@ -13,6 +14,10 @@ struct ProcessIdentity {
   uint64_t start_ticks = 0;    ///< /proc/self/stat field 22, clock ticks since boot (0 = unknown)
   uint8_t boot_id[16] = {};    ///< /proc/sys/kernel/random/boot_id (all zero = unknown)
 };
+
+/// Reads the small file `path` (a /proc entry) into buf, at most cap bytes, with plain system calls
+/// (no allocation). Returns the bytes read; 0 if it cannot be opened.
+size_t ReadSmallFile(const char* path, char* buf, size_t cap);
 
 /// Reads this process's identity from /proc. Fields it cannot read stay zero (unknown).
 ProcessIdentity ReadProcessIdentity();

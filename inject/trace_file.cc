@@ -69,20 +69,6 @@ bool PutMeta(uint8_t* region, uint32_t cap, uint32_t* off, MetaKey key, const vo
   return true;
 }
 
-// Reads a small /proc file into buf; returns bytes read.
-size_t ReadSmallFile(const char* path, char* buf, size_t cap) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t n = 0;
-  while (n < cap) {
-    ssize_t r = read(fd, buf + n, cap - n);
-    if (r <= 0) break;
-    n += static_cast<size_t>(r);
-  }
-  close(fd);
-  return n;
-}
-
 // If `name` in the directory `dir_fd` is an earlier image of this process (same pid, namespace,
 // start time and boot, and it ended in exec): the image index that follows it; else 0.
 uint32_t NextImageAfter(int dir_fd, const char* name, int pid, const ProcessIdentity& self) {

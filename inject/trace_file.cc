@@ -160,7 +160,14 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   // is process-wide, and other threads may be creating files).
   fchmod(fd, file_mode);
 
-  auto* tf = new (std::nothrow) TraceFile();
+  // Its own pages, not the allocator's: a fork child opens its trace from the fork's atfork
+  // handler, and fork() may be called from a signal handler (async-signal-safe: no malloc).
+  void* tf_pages = mmap(nullptr, sizeof(TraceFile), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  auto* tf = tf_pages == MAP_FAILED ? nullptr : new (tf_pages) TraceFile();
+  auto discard = [&]() {
+    tf->~TraceFile();
+    munmap(tf_pages, sizeof(TraceFile));
+  };
   if (tf == nullptr) {
     close(fd);
     return fail("out of memory", ENOMEM);
@@ -177,14 +184,14 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     int e = errno;
     close(fd);
     unlink(path);
-    delete tf;
+    discard();
     return fail("cannot allocate the trace file", e);
   }
   void* m = mmap(nullptr, format::kHeaderRegionSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED) {
     int e = errno;
     close(fd);
-    delete tf;
+    discard();
     return fail("cannot map the trace file", e);
   }
   auto* region = static_cast<uint8_t*>(m);

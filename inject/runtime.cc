@@ -12,6 +12,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "log.h"
+#include "page_new.h"
 #include "process_hooks.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -41,7 +42,8 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   bool ours = c.output_dir != nullptr && (c.follow_children || c.root_pid == 0 || c.root_pid == rt.pid);
   rt.inert.store(!ours, std::memory_order_relaxed);
   InitCapture(c, ours);
-  rt.strings = new (std::nothrow) StringTable();
+  // On pages of its own in a fork child too (page_new.h: fork may run in a signal handler).
+  rt.strings = NewOnPages<StringTable>();
   if (!ours || rt.strings == nullptr) return;
   if (c.follow_children) flags |= format::kFlagFollowChildren;
   char err[512];
@@ -107,6 +109,9 @@ bool InitDone() { return g_init_done.load(std::memory_order_acquire); }
 
 void EnsureInit() { std::call_once(g_init_once, Init); }
 
+// The Runtime a fork child abandoned (see OnForkChild).
+Runtime* g_abandoned_parent = nullptr;
+
 void OnForkChild() {
 #if TRAINPROF_HAVE_CUPTI
   cupti::OnForkChildCuda();  // the inherited CUDA/CUPTI state is never touched in a child
@@ -115,7 +120,9 @@ void OnForkChild() {
   // The parent's Runtime may be mid-update by a thread that does not exist here: leave it, and
   // build a fresh one with the same configuration.
   Runtime* parent = g_runtime;
-  auto* rt = new (std::nothrow) Runtime();
+  // Kept reachable from a global: the child's Runtime is on pages LeakSanitizer does not scan.
+  g_abandoned_parent = parent;
+  auto* rt = NewOnPages<Runtime>();  // no malloc: fork() may have been called in a signal handler
   if (rt == nullptr) {  // out of memory: keep the parent's Runtime, recording nothing
     parent->file.store(nullptr);
     parent->recording.store(false);
@@ -130,7 +137,7 @@ void OnForkChild() {
   if (!rt->cfg.follow_children) {
     rt->pid = getpid();
     rt->inert.store(true);
-    rt->strings = new (std::nothrow) StringTable();
+    rt->strings = NewOnPages<StringTable>();
     InitCapture(rt->cfg, false);
     return;
   }

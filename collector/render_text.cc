@@ -72,22 +72,7 @@ void RangeTableText(const RangeRows& rows, size_t omitted, size_t top, OutputSin
     const std::vector<std::string> cells = RangeCells(r);
     for (size_t c = 0; c < columns.size(); ++c) width[c] = std::max(width[c], Width(cells[c]));
   }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string l = "  ";
-    for (size_t c = 0; c < columns.size(); ++c) {
-      std::string pad(width[c] - Width(cells[c]), ' ');
-      bool last = c + 1 == columns.size();
-      if (columns[c].right) {
-        l += pad + cells[c];
-      } else {
-        l += cells[c];
-        if (!last) l += pad;
-      }
-      if (!last) l += "  ";
-    }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out->Write(l + "\n");
-  };
+  auto line = [&](const std::vector<std::string>& cells) { out->Write(TableLine(columns, width, cells, "  ")); };
   std::vector<std::string> headers, rule;
   for (size_t c = 0; c < columns.size(); ++c) {
     headers.push_back(columns[c].header);

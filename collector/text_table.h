@@ -36,6 +36,26 @@ struct Column {
   bool right = false;
 };
 
+/// One line of a table: cells padded to `width` (right- or left-aligned per column), two spaces
+/// between columns, trailing spaces dropped, "\n" at the end.
+inline std::string TableLine(const std::vector<Column>& columns, const std::vector<size_t>& width,
+                             const std::vector<std::string>& cells, const std::string& indent) {
+  std::string l = indent;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    std::string pad(width[c] - Width(cells[c]), ' ');
+    bool last = c + 1 == columns.size();
+    if (columns[c].right) {
+      l += pad + cells[c];
+    } else {
+      l += cells[c];
+      if (!last) l += pad;
+    }
+    if (!last) l += "  ";
+  }
+  while (!l.empty() && l.back() == ' ') l.pop_back();
+  return l + "\n";
+}
+
 class Table {
  public:
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
@@ -51,22 +71,7 @@ class Table {
       for (const auto& row : rows_) width[c] = std::max(width[c], Width(row[c]));
     }
     std::string out;
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string l = indent;
-      for (size_t c = 0; c < columns_.size(); ++c) {
-        std::string pad(width[c] - Width(cells[c]), ' ');
-        bool last = c + 1 == columns_.size();
-        if (columns_[c].right) {
-          l += pad + cells[c];
-        } else {
-          l += cells[c];
-          if (!last) l += pad;
-        }
-        if (!last) l += "  ";
-      }
-      while (!l.empty() && l.back() == ' ') l.pop_back();
-      out += l + "\n";
-    };
+    auto line = [&](const std::vector<std::string>& cells) { out += TableLine(columns_, width, cells, indent); };
     std::vector<std::string> headers;
     for (const Column& c : columns_) headers.push_back(c.header);
     line(headers);

@@ -37,15 +37,8 @@ struct RangeRow {
   std::string name;    ///< display name: "name", "domain:name", "<unnamed>", "<pop without push>"
   std::string domain;  ///< "" for the default domain
   std::string style;   ///< "push/pop" or "start/end"
-  uint64_t calls = 0;
-  uint64_t total_ns = 0;
+  SampleStats time;  ///< durations (ns): time.count = calls; time.exact false: median estimated
   double percent = 0;
-  double mean_ns = 0;
-  double std_ns = 0;
-  uint64_t min_ns = 0;
-  double median_ns = 0;
-  bool median_exact = true;  ///< false: estimated within DurationSummary::kRelativeError
-  uint64_t max_ns = 0;
   uint64_t unbalanced = 0;
   uint64_t names = 1;  ///< distinct names in the row; a group ("step <N>") when grouped is true
   bool grouped = false;  ///< name is a pattern of names differing only in numbers (name_groups.h)

@@ -272,6 +272,11 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     for (const DeviceRow& d : p.cuda.devices) device_row(d);
   }
 
+  for (const TableRows& t : r.tables) {
+    DeclaredCsv(open, t.def->csv, *t.def, r, false, [&](const ProcessRow*) -> const auto& { return t.rows; },
+                [](const Cells& c) { return c; });
+  }
+
   if (r.options.by_process) {
     DeclaredCsv(open, "nvtx_ranges_by_process.csv", RangeTable(), r, true, ranges, RangeCells);
     // CUDA tables per process: pid and host, then the columns of the merged table.

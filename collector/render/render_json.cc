@@ -382,6 +382,7 @@ void RenderJson(const Report& r, OutputSink* out) {
   doc["nvtx_marks"] = TableJson(MarkTable(), RowsOf(r.nvtx_marks, MarkCells));
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
   AddCudaTables(r.cuda, &doc);
+  for (const TableRows& t : r.tables) doc[t.def->name] = TableJson(*t.def, t.source());
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["warnings"] = r.warnings;
   w.Members(doc);

@@ -225,6 +225,10 @@ void RenderText(const Report& r, OutputSink* sink) {
   }
 
   out += CudaSectionsText(r);
+  for (const TableRows& t : r.tables) {
+    out += "\n" + t.title + "\n";
+    out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, t.source(), "  ");
+  }
 
   if (r.options.by_process) {
     for (const ProcessRow& p : r.processes) {

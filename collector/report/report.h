@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collector/analysis/bottleneck.h"
+#include "collector/base/table.h"
 #include "collector/stats/cuda_tables.h"
 #include "collector/stats/gpu_tracing.h"
 #include "collector/model/model.h"
@@ -181,6 +182,10 @@ struct Report {
   size_t nvtx_marks_omitted = 0;
   bool has_cuda = false;  ///< some process has CUDA records (calls, GPU activity, or a GPU status)
   CudaTables cuda;        ///< over all processes; devices merged per host and device
+  /// Further tables, each with its declaration (report_tables.h): every renderer shows them
+  /// generically (text: a section after the GPU tables; JSON: a member before "bottleneck"; CSV:
+  /// a file after gpu_devices.csv). A new table goes here (collector/README.md, "Adding a table").
+  std::vector<TableRows> tables;
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
   std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
   NvtxMisuse nvtx_misuse;             ///< summed over all processes

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collector/render/render.h"
 #include "collector/render/table_render.h"
 #include "collector/report/report_tables.h"
 
@@ -165,6 +166,43 @@ TEST(ReportTables, NestedKeysNestInJsonAndJoinInCsv) {
   EXPECT_EQ(CsvFields(DeviceTable(), cells)[0], "");  // pid: null is empty
   EXPECT_EQ(TextCells(DeviceTable(), cells)[0], "all");
   EXPECT_EQ(TextCells(DeviceTable(), cells)[3], "-");  // Busy: none
+}
+
+}  // namespace
+}  // namespace trainprof::collector
+
+namespace trainprof::collector {
+namespace {
+
+// The recipe of collector/README.md ("Adding a table"): a declaration and rows in Report::tables
+// are all the renderers need.
+TEST(ReportTables, ATableInReportTablesIsInEveryFormat) {
+  static const TableDef kQueues{"queues",
+                                "queues.csv",
+                                {{"name", "Queue", Unit::kText, Align::kLeft, "queue name"},
+                                 {"wait_ns", "Wait", Unit::kNs, Align::kRight, "summed wait"},
+                                 {"share", nullptr, Unit::kPercent, Align::kRight, "share of the run", Show::kData}},
+                                {"wait_ns", "name"}};
+  Report r;
+  r.tables.push_back({&kQueues, "Queues", {{"h2d", uint64_t{1'500'000}, 12.5}, {"d2h", uint64_t{20}, 0.5}}});
+  const std::string text = RenderText(r);
+  EXPECT_NE(text.find("\nQueues\n"
+                      "     Wait  Queue\n"
+                      "  -------  -----\n"
+                      "  1.50 ms  h2d\n"
+                      "    20 ns  d2h\n"),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(json["queues"][0]["wait_ns"], 1'500'000);
+  EXPECT_EQ(json["queues"][1]["share"], 0.5);
+  bool found = false;
+  for (const CsvTable& t : RenderCsv(r)) {
+    if (t.name != "queues.csv") continue;
+    found = true;
+    EXPECT_EQ(t.text, "name,wait_ns,share\r\nh2d,1500000,12.5\r\nd2h,20,0.5\r\n");
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -391,11 +391,7 @@ void RenderJson(const Report& r, OutputSink* out) {
 }
 
 std::string RenderJson(const Report& report) {
-  std::string text;
-  StringSink sink(&text);
-  RenderJson(report, &sink);
-  sink.Close();
-  return text;
+  return WrittenText([&](OutputSink* out) { RenderJson(report, out); });
 }
 
 }  // namespace trainprof::collector

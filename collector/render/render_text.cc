@@ -248,11 +248,7 @@ void RenderText(const Report& r, OutputSink* sink) {
 }
 
 std::string RenderText(const Report& report) {
-  std::string text;
-  StringSink sink(&text);
-  RenderText(report, &sink);
-  sink.Close();
-  return text;
+  return WrittenText([&](OutputSink* out) { RenderText(report, out); });
 }
 
 }  // namespace trainprof::collector

@@ -103,11 +103,7 @@ void TextTable(const TableDef& def, const RowSource& rows, const std::string& in
 }
 
 std::string TextTable(const TableDef& def, const RowSource& rows, const std::string& indent, bool cut) {
-  std::string text;
-  StringSink sink(&text);
-  TextTable(def, rows, indent, &sink, cut);
-  sink.Close();
-  return text;
+  return WrittenText([&](OutputSink* out) { TextTable(def, rows, indent, out, cut); });
 }
 
 nlohmann::ordered_json RowJson(const TableDef& def, const Cells& row) {

@@ -153,14 +153,18 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// The declaration made by `make`, made once.
+template <TableDef (*make)()>
+const TableDef& Declared() {
+  static const TableDef t = make();
+  return t;
+}
+
 Cell Pct(const std::optional<double>& p) { return p ? Cell(*p).Text(FormatPercent(*p) + "%") : Cell(nullptr); }
 
 }  // namespace
 
-const TableDef& RangeTable() {
-  static const TableDef t = MakeRangeTable();
-  return t;
-}
+const TableDef& RangeTable() { return Declared<MakeRangeTable>(); }
 Cells RangeCells(const RangeRow& r) {
   Cells c = {r.name, r.domain, r.style, r.time.count};
   AddTimeCells(&c, r.time, r.percent, true, r.time.count == 0);
@@ -169,16 +173,10 @@ Cells RangeCells(const RangeRow& r) {
   return c;
 }
 
-const TableDef& MarkTable() {
-  static const TableDef t = MakeMarkTable();
-  return t;
-}
+const TableDef& MarkTable() { return Declared<MakeMarkTable>(); }
 Cells MarkCells(const MarkRow& m) { return {m.name, m.domain, m.count}; }
 
-const TableDef& CudaApiTableDef() {
-  static const TableDef t = MakeApiTable();
-  return t;
-}
+const TableDef& CudaApiTableDef() { return Declared<MakeApiTable>(); }
 Cells CudaApiCells(const CudaApiRow& r) {
   Cells c = {r.name, r.api, r.time.count};
   AddTimeCells(&c, r.time, r.percent, false, r.time.count == 0);
@@ -186,10 +184,7 @@ Cells CudaApiCells(const CudaApiRow& r) {
   return c;
 }
 
-const TableDef& KernelTableDef() {
-  static const TableDef t = MakeKernelTable();
-  return t;
-}
+const TableDef& KernelTableDef() { return Declared<MakeKernelTable>(); }
 Cells KernelCells(const KernelRow& r) {
   Cells c = {r.name, r.mangled, r.time.count};
   AddTimeCells(&c, r.time, r.percent, false, false);
@@ -197,10 +192,7 @@ Cells KernelCells(const KernelRow& r) {
   return c;
 }
 
-const TableDef& MemoryTableDef() {
-  static const TableDef t = MakeMemoryTable();
-  return t;
-}
+const TableDef& MemoryTableDef() { return Declared<MakeMemoryTable>(); }
 Cells MemoryCells(const MemoryOpRow& r) {
   Cells c = {r.kind, r.label, r.time.count};
   AddTimeCells(&c, r.time, r.percent, false, false);
@@ -215,10 +207,7 @@ Cells MemoryCells(const MemoryOpRow& r) {
   return c;
 }
 
-const TableDef& DeviceTable() {
-  static const TableDef t = MakeDeviceTable();
-  return t;
-}
+const TableDef& DeviceTable() { return Declared<MakeDeviceTable>(); }
 Cells DeviceCells(const DeviceRow& d, const std::string& who) {
   const bool lat = d.latency_count > 0;
   return {who,

@@ -52,6 +52,14 @@ std::vector<std::string> DocumentedFields(const std::string& doc, const std::str
   return fields;
 }
 
+// A file of the source tree, whole ("" when it cannot be read).
+std::string SourceFile(const std::string& path) {
+  std::ifstream in(TRAINPROF_SOURCE_DIR "/" + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 TEST(ReportTables, EveryDeclarationIsConsistent) {
   for (const TableDef* def : DeclaredTables()) {
     SCOPED_TRACE(def->name);
@@ -73,13 +81,11 @@ TEST(ReportTables, EveryDeclarationIsConsistent) {
 }
 
 TEST(ReportTables, SchemaDocListsTheDeclaredFieldsInOrder) {
-  std::ifstream in(TRAINPROF_SOURCE_DIR "/docs/report-schema.md");
-  ASSERT_TRUE(in) << "docs/report-schema.md not found";
-  std::stringstream doc;
-  doc << in.rdbuf();
+  const std::string doc = SourceFile("docs/report-schema.md");
+  ASSERT_NE(doc, "") << "docs/report-schema.md not found";
   for (const TableDef* def : DeclaredTables()) {
     SCOPED_TRACE(def->name);
-    EXPECT_EQ(DocumentedFields(doc.str(), def->name), JsonKeys(*def));
+    EXPECT_EQ(DocumentedFields(doc, def->name), JsonKeys(*def));
   }
 }
 
@@ -100,13 +106,11 @@ std::vector<std::string> DocumentedCsvColumns(const std::string& doc, const std:
 }
 
 TEST(ReportTables, ReportDocListsTheDeclaredCsvColumnsInOrder) {
-  std::ifstream in(TRAINPROF_SOURCE_DIR "/docs/report.md");
-  ASSERT_TRUE(in) << "docs/report.md not found";
-  std::stringstream doc;
-  doc << in.rdbuf();
+  const std::string doc = SourceFile("docs/report.md");
+  ASSERT_NE(doc, "") << "docs/report.md not found";
   for (const TableDef* def : DeclaredTables()) {
     SCOPED_TRACE(def->csv);
-    EXPECT_EQ(DocumentedCsvColumns(doc.str(), def->csv), CsvHeader(*def));
+    EXPECT_EQ(DocumentedCsvColumns(doc, def->csv), CsvHeader(*def));
   }
 }
 

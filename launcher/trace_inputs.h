@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/trace_set.h"
+#include "collector/read/trace_set.h"
 
 namespace trainprof::launcher {
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "collector/render.h"
+#include "collector/render/render.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

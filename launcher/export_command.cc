@@ -7,10 +7,10 @@
 #include <cstring>
 #include <iostream>
 
-#include "collector/export_chrome.h"
-#include "collector/output_sink.h"
-#include "collector/trace_reader.h"
-#include "collector/trace_set.h"
+#include "collector/export/export_chrome.h"
+#include "collector/base/output_sink.h"
+#include "collector/read/trace_reader.h"
+#include "collector/read/trace_set.h"
 #include "output_file.h"
 
 namespace trainprof::launcher {

@@ -15,11 +15,11 @@
 #include <optional>
 #include <system_error>
 
-#include "collector/output_sink.h"
-#include "collector/render.h"
-#include "collector/report.h"
-#include "collector/trace_reader.h"
-#include "collector/trace_set.h"
+#include "collector/base/output_sink.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
+#include "collector/read/trace_reader.h"
+#include "collector/read/trace_set.h"
 #include "output_file.h"
 #include "trainprof/path_walk.h"
 

@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "capture_shutdown.h"
-#include "collector/text_safety.h"
+#include "collector/base/text_safety.h"
 #include "child_process.h"
 #include "inject_env.h"
 #include "output_path.h"

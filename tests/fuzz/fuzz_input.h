@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/trace_set.h"
+#include "collector/read/trace_set.h"
 #include "trainprof/trace_format.h"
 
 namespace trainprof::fuzz {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "collector/trace_reader.h"
-#include "collector/trace_set.h"
+#include "collector/read/trace_reader.h"
+#include "collector/read/trace_set.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "collector/render.h"
-#include "collector/report.h"
-#include "collector/trace_reader.h"
-#include "collector/trace_set.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
+#include "collector/read/trace_reader.h"
+#include "collector/read/trace_set.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,14 +1,14 @@
 // The bottleneck verdict on synthetic runs with planted bottlenecks and exact timings: the numbers,
 // the sentences, and the JSON/CSV/text renderings (docs/analysis.md).
-#include "collector/bottleneck.h"
+#include "collector/analysis/bottleneck.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "phase_builder.h"
 #include "test_util.h"
 

@@ -1,11 +1,11 @@
 // CAPTURE records and the capture settings: read, turned into intervals, noted in the report.
-#include "collector/capture_note.h"
+#include "collector/analysis/capture_note.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "collector/report.h"
+#include "collector/report/report.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

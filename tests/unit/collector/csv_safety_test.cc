@@ -1,7 +1,7 @@
 // CSV cells from recorded data: formulas neutralised, control characters escaped (render.h).
 #include <gtest/gtest.h>
 
-#include "collector/render.h"
+#include "collector/render/render.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

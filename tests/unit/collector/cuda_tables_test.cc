@@ -7,8 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

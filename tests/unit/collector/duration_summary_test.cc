@@ -1,6 +1,6 @@
 // DurationSummary: exact up to kExactSamples values, then a log-linear histogram whose median is
 // within kRelativeError of the exact one; mergeable.
-#include "collector/duration_summary.h"
+#include "collector/base/duration_summary.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "collector/sample_stats.h"
+#include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collector/export_chrome.h"
-#include "collector/output_sink.h"
+#include "collector/export/export_chrome.h"
+#include "collector/base/output_sink.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

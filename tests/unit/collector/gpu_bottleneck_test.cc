@@ -7,9 +7,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "collector/bottleneck.h"
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/analysis/bottleneck.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "phase_builder.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 // Kernel names: demangling (abi::__cxa_demangle) and the shortened display form.
-#include "collector/kernel_names.h"
+#include "collector/base/kernel_names.h"
 
 #include <gtest/gtest.h>
 

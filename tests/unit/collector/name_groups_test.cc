@@ -1,10 +1,10 @@
-// Name groups (collector/name_groups.h): the rule, and how a report groups range names.
-#include "collector/name_groups.h"
+// Name groups (collector/base/name_groups.h): the rule, and how a report groups range names.
+#include "collector/base/name_groups.h"
 
 #include <gtest/gtest.h>
 
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

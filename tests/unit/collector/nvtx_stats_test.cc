@@ -6,10 +6,10 @@
 #include <fstream>
 #include <string>
 
-#include "collector/nvtx_matcher.h"
-#include "collector/nvtx_stats.h"
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/read/nvtx_matcher.h"
+#include "collector/stats/nvtx_stats.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

@@ -1,9 +1,9 @@
 // Process images → process tree: parent links, roles, ranks, exec merge, exits, lifetimes.
 #include <gtest/gtest.h>
 
-#include "collector/process_tree.h"
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/read/process_tree.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

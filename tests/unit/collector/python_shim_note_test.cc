@@ -1,14 +1,14 @@
 // Python processes the shim could not load into (header key 8, python_shim_note.h): the field, the
 // warning line, and the bottleneck's no_phases message instead of advice to use `trainprof run`.
-#include "collector/python_shim_note.h"
+#include "collector/analysis/python_shim_note.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

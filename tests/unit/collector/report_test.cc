@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collector/render.h"
-#include "collector/report.h"
-#include "collector/text_safety.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
+#include "collector/base/text_safety.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "collector/process_tree.h"
-#include "collector/trace_reader.h"
-#include "collector/trace_set.h"
+#include "collector/read/process_tree.h"
+#include "collector/read/trace_reader.h"
+#include "collector/read/trace_set.h"
 #include "trace_builder.h"
 
 namespace trainprof::test {

@@ -1,5 +1,5 @@
 // Text safety of names from traced programs: UTF-8 replacement (all formats), control escapes (text).
-#include "collector/text_safety.h"
+#include "collector/base/text_safety.h"
 
 #include <gtest/gtest.h>
 

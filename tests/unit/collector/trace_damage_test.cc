@@ -5,8 +5,8 @@
 #include <chrono>
 #include <random>
 
-#include "collector/render.h"
-#include "collector/report.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
 #include "test_util.h"
 
 namespace trainprof::collector {

@@ -1,12 +1,12 @@
 // Interval arithmetic, phase collection and step splitting (docs/analysis.md, "Steps" and "Step
 // breakdown"), on synthetic traces with exact timings.
-#include "collector/training_steps.h"
+#include "collector/analysis/training_steps.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "collector/intervals.h"
+#include "collector/base/intervals.h"
 #include "phase_builder.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-#include "collector/units.h"
+#include "collector/base/units.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,309 @@
+#include "collector/analysis/bottleneck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "collector/analysis/capture_note.h"
+#include "collector/analysis/python_shim_note.h"
+
+namespace trainprof::collector {
+namespace {
+
+double Percent(double part, double whole) { return whole > 0 ? part * 100.0 / whole : 0.0; }
+
+StepStats Stats(std::vector<uint64_t> d) {
+  StepStats s;
+  s.count = d.size();
+  if (d.empty()) return s;
+  std::sort(d.begin(), d.end());
+  long double total = 0;
+  for (uint64_t v : d) {
+    total += v;
+    s.total_ns += v;
+  }
+  const size_t n = d.size();
+  s.min_ns = d.front();
+  s.max_ns = d.back();
+  const long double mean = total / n;
+  s.mean_ns = static_cast<double>(mean);
+  if (n > 1) {
+    long double sq = 0;
+    for (uint64_t v : d) sq += (v - mean) * (v - mean);
+    s.std_ns = static_cast<double>(std::sqrt(sq / (n - 1)));
+  }
+  s.median_ns =
+      n % 2 ? static_cast<double>(d[n / 2]) : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2.0;
+  const double pos = 0.9 * static_cast<double>(n - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const double frac = pos - static_cast<double>(lo);
+  s.p90_ns = lo + 1 < n
+                 ? static_cast<double>(d[lo]) + frac * (static_cast<double>(d[lo + 1]) - static_cast<double>(d[lo]))
+                 : static_cast<double>(d[lo]);
+  return s;
+}
+
+InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t all_steps_ns) {
+  InputAdvice a;
+  a.batch_ns = in.fetch_mean_ns();
+  a.compute_ns = std::max(0.0, t.step.mean_ns - t.part(Part::kDataWait).mean_ns);
+  a.startup_step_percent = Percent(static_cast<double>(in.startup_wait_ns), static_cast<double>(all_steps_ns));
+  a.startup_significant = in.startup_wait_ns > 0 && a.startup_step_percent >= kStartupStepPercent;
+  if (in.loading == Loading::kWorkers && in.concurrent_workers > 0) a.delivery_ns = a.batch_ns / in.concurrent_workers;
+  if (a.compute_ns > 0 && a.batch_ns > 0) {
+    a.workers_needed = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(a.batch_ns / a.compute_ns)));
+  }
+  if (t.part(Part::kDataWait).percent < kPartlyInputBoundPercent) return a;
+  switch (in.loading) {
+    case Loading::kNone: a.cause = InputCause::kNotTraced; break;
+    case Loading::kMainProcess: a.cause = InputCause::kMainProcess; break;
+    case Loading::kWorkers:
+      if (2 * in.startup_wait_counted_ns >= t.part(Part::kDataWait).total_ns) {
+        a.cause = InputCause::kStartup;  // at least half of the wait: workers were not up yet
+      } else if (!in.busy_percent) {
+        a.cause = InputCause::kNotTraced;
+      } else if (*in.busy_percent >= kWorkersBusyPercent) {
+        const FetchStats& f = in.fetch;
+        const uint64_t other = f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns);
+        a.cause = f.getitem_ns >= f.collate_ns && f.getitem_ns >= other ? InputCause::kGetItem
+                  : f.collate_ns >= other                               ? InputCause::kCollate
+                                                                        : InputCause::kFetch;
+      } else {
+        a.cause = InputCause::kTransfer;
+      }
+      break;
+  }
+  return a;
+}
+
+// "…: the loader delivers a batch every X/N while a step computes in Y: use about K workers".
+
+TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<ProcessPhases>& phases,
+                               const std::vector<bool>& training, bool cuda) {
+  const Process& p = trace.processes[index];
+  TrainingProcess t;
+  t.process = index;
+  t.pid = p.pid;
+  t.host = p.host;
+  t.rank = p.rank;
+  t.role = p.role;
+  StepSplit split = SplitSteps(phases[index]);
+  t.data_waits = split.data_waits;
+  t.epoch_ends = split.epoch_ends;
+  t.dropped_steps = split.dropped;
+
+  std::vector<const Step*> train;
+  for (const Step& s : split.steps) {
+    if (s.eval) {
+      ++t.eval_steps;
+    } else {
+      train.push_back(&s);
+    }
+  }
+  t.steps = train.size();
+  t.recorded_from_delay = RecordedFromDelay(p);
+  t.warmup_skipped = train.size() >= kWarmupMinSteps && !t.recorded_from_delay;
+  const Step* warmup = t.warmup_skipped ? train.front() : nullptr;
+
+  std::vector<uint64_t> durations;
+  std::vector<Interval> waits_counted, waits_all, spans, spans_counted;
+  uint64_t all_steps_ns = 0;
+  uint64_t k = 0;
+  for (size_t i = 0; i < split.steps.size(); ++i) {
+    const Step& s = split.steps[i];
+    StepRow row;
+    row.step = i;
+    row.eval = s.eval;
+    row.in_statistics = !s.eval && &s != warmup;
+    if (!s.eval) row.train_step = k++;
+    row.epoch = s.epoch;
+    row.tid = s.tid;
+    row.data_waits = s.data_waits;
+    row.start_ns = s.begin_ns;
+    row.end_ns = s.end_ns;
+    row.parts = s.parts;
+    row.arrival = s.arrival;
+    if (s.arrival != Arrival::kNone) row.arrival_ns = s.arrival_ns;
+    t.step_rows.push_back(row);
+    if (s.eval) continue;
+    all_steps_ns += s.duration();
+    spans.push_back({s.begin_ns, s.end_ns});
+    waits_all.insert(waits_all.end(), s.waits.begin(), s.waits.end());
+    if (!row.in_statistics) continue;
+    durations.push_back(s.duration());
+    spans_counted.push_back({s.begin_ns, s.end_ns});
+    waits_counted.insert(waits_counted.end(), s.waits.begin(), s.waits.end());
+    for (size_t part = 0; part < kPartCount; ++part) t.parts[part].total_ns += s.parts[part];
+  }
+  t.step = Stats(durations);
+  if (t.step.count == 0) return t;
+
+  for (PartShare& part : t.parts) {
+    part.mean_ns = static_cast<double>(part.total_ns) / static_cast<double>(t.step.count);
+    part.percent = Percent(static_cast<double>(part.total_ns), static_cast<double>(t.step.total_ns));
+  }
+  t.compute_mean_ns =
+      t.part(Part::kForward).mean_ns + t.part(Part::kBackward).mean_ns + t.part(Part::kOptimizer).mean_ns;
+  const double wait = t.part(Part::kDataWait).percent;
+  t.verdict = wait >= kInputBoundPercent         ? Verdict::kInputBound
+              : wait >= kPartlyInputBoundPercent ? Verdict::kPartlyInputBound
+                                                 : Verdict::kComputeBound;
+  t.largest = Part::kForward;
+  for (Part part : {Part::kBackward, Part::kOptimizer, Part::kCollective, Part::kOther}) {
+    if (t.part(part).total_ns > t.part(t.largest).total_ns) t.largest = part;
+  }
+
+  InputContext ctx;
+  ctx.process = index;
+  ctx.phases = &phases;
+  ctx.training = &training;
+  ctx.waits_counted = Union(std::move(waits_counted));
+  ctx.waits_all = Union(std::move(waits_all));
+  ctx.steps = Union(std::move(spans));
+  t.input = AnalyzeInput(trace, ctx);
+  t.advice = Advise(t, *t.input, all_steps_ns);
+  if (cuda) t.gpu = AnalyzeGpuIdle(trace.processes[index], spans_counted, ctx.waits_counted, trace.strings);
+  return t;
+}
+}  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kComputeBound: return "compute_bound";
+    case Verdict::kPartlyInputBound: return "partly_input_bound";
+    case Verdict::kInputBound: return "input_bound";
+    default: return "no_steps";
+  }
+}
+
+const char* InputCauseName(InputCause c) {
+  switch (c) {
+    case InputCause::kNotTraced: return "not_traced";
+    case InputCause::kMainProcess: return "main_process";
+    case InputCause::kGetItem: return "getitem";
+    case InputCause::kCollate: return "collate";
+    case InputCause::kFetch: return "fetch";
+    case InputCause::kTransfer: return "transfer";
+    case InputCause::kStartup: return "startup";
+    default: return "";
+  }
+}
+
+namespace {
+
+// The "no_phases" message when Python processes were started with options that kept the shim
+// out (python_shim_note.h); "" when none was.
+std::string ShimKeptOutMessage(const Trace& trace) {
+  constexpr size_t kListed = 4;
+  std::string listed, options;
+  size_t count = 0;
+  for (const Process& p : trace.processes) {
+    const std::string off = PythonShimOff(p);
+    if (off.empty()) continue;
+    if (++count > kListed) continue;
+    listed += std::string(listed.empty() ? "" : "; ") + "pid " + std::to_string(p.pid) + ": " + PythonShimOffReason(off);
+    for (const char* o : {"-E", "-I", "-S"}) {
+      if (off.find(o) != std::string::npos && options.find(o) == std::string::npos) {
+        options += std::string(options.empty() ? "" : " or ") + o;
+      }
+    }
+  }
+  if (count == 0) return "";
+  if (count > kListed) listed += "; and " + std::to_string(count - kListed) + " more";
+  return "No training phases recorded: trainprof's Python shim (its sitecustomize, put first on PYTHONPATH) could not "
+         "load in " + std::string(count == 1 ? "the Python process" : std::to_string(count) + " Python processes") +
+         " (" + listed + "), so the Python phases were not recorded. Run Python without " + options +
+         " to record them; meanwhile the NVTX range statistics show where the time goes by name.";
+}
+
+}  // namespace
+
+Bottleneck AnalyzeBottleneck(const Trace& trace) {
+  Bottleneck b;
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) b.gpu.recorded = b.gpu.recorded || img.cuda.any();
+  }
+  const size_t n = trace.processes.size();
+  const StringId domain = trace.strings.Find(format::kPhaseDomain);
+  std::vector<ProcessPhases> phases(n);
+  std::vector<bool> training(n, false);
+  bool any_phase = false;
+  for (size_t i = 0; i < n; ++i) {
+    phases[i] = CollectPhases(trace.processes[i], domain);
+    any_phase = any_phase || !phases[i].empty();
+    training[i] = phases[i].Count(Phase::kDataWait) > 0;
+  }
+  if (!any_phase) {
+    b.status = "no_phases";
+    b.message = ShimKeptOutMessage(trace);
+    if (!b.message.empty()) return b;
+    b.message =
+        "No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs "
+        "using PyTorch (DataLoader waits, forward, backward, optimizer), so run the script as `trainprof run "
+        "--follow-children -- python train.py` without --trace=-python. Other programs can record the same phases as "
+        "NVTX push/pop ranges in domain \"trainprof\" with the categories of docs/trace-format.md (\"Training "
+        "phases\"); meanwhile the NVTX range statistics show where the time goes by name.";
+    return b;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!training[i]) continue;
+    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded));
+  }
+  // Ranks first, by rank; the others in tree order.
+  std::stable_sort(b.processes.begin(), b.processes.end(), [](const TrainingProcess& x, const TrainingProcess& y) {
+    return std::make_pair(!x.rank, x.rank.value_or(0)) < std::make_pair(!y.rank, y.rank.value_or(0));
+  });
+  if (b.processes.empty()) {
+    b.status = "no_steps";
+    b.message =
+        "Training phases were recorded, but no process waited on a DataLoader: steps are delimited by the waits for "
+        "the "
+        "next batch (torch.utils.data.DataLoader iteration), so there is no step breakdown. Were the workers traced "
+        "without their main process?";
+    return b;
+  }
+
+  // Ranks: compare the training processes that have one.
+  std::vector<RankInput> ranks;
+  std::set<std::string> hosts;
+  for (const TrainingProcess& t : b.processes) {
+    if (!t.rank) continue;
+    const Process& p = trace.processes[t.process];
+    RankInput r;
+    r.rank = *t.rank;
+    r.pid = t.pid;
+    r.host = t.host;
+    r.realtime_offset_ns = static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_ns);
+    for (const StepRow& s : t.step_rows) {
+      if (s.eval) continue;
+      r.steps.push_back(
+          {s.arrival, s.arrival_ns.value_or(0),
+           s.parts[static_cast<size_t>(Part::kBackward)] + s.parts[static_cast<size_t>(Part::kCollective)]});
+    }
+    r.mean_step_ns = t.step.mean_ns;
+    r.mean_compute_ns = t.compute_mean_ns;
+    r.mean_data_wait_ns = t.part(Part::kDataWait).mean_ns;
+    hosts.insert(t.host);
+    ranks.push_back(std::move(r));
+  }
+  if (ranks.size() >= 2) {
+    b.ranks = AnalyzeRanks(std::move(ranks), kWarmupMinSteps, kStragglerStepPercent, kStragglerMinNs);
+    for (const RankRow& row : b.ranks->ranks) {
+      for (TrainingProcess& t : b.processes) {
+        if (t.pid != row.pid || t.host != row.host) continue;
+        for (StepRow& s : t.step_rows) {
+          if (s.train_step && *s.train_step < row.lateness_ns.size()) s.lateness_ns = row.lateness_ns[*s.train_step];
+        }
+      }
+    }
+    b.rank_text = DescribeRanks(*b.ranks, hosts.size());
+  }
+  for (TrainingProcess& t : b.processes) DescribeProcess(&t);
+  const bool any_steps =
+      std::any_of(b.processes.begin(), b.processes.end(), [](const TrainingProcess& t) { return t.step.count > 0; });
+  b.status = any_steps ? "ok" : "no_steps";
+  if (!any_steps) b.message = "DataLoader waits were recorded but no complete training step.";
+  return b;
+}
+
+}  // namespace trainprof::collector

@@ -1,0 +1,137 @@
+// The bottleneck verdict: for each training process (a process that waits on a DataLoader), its
+// steps and their breakdown, whether it is input-bound and where in the input pipeline, and with
+// several ranks, the straggler. Every sentence carries the numbers behind it.
+// Definitions, thresholds and their reasons: docs/analysis.md.
+//
+//   Trace ─► CollectPhases (per process) ─► SplitSteps ─► step statistics, parts, verdict
+//                                                      ─► AnalyzeInput (workers)  ─► cause, advice
+//                                                      ─► AnalyzeRanks (ranks)    ─► straggler
+//                                                      ─► AnalyzeGpuIdle (CUDA)   ─► GPU busy, idle by host activity
+//         ─► DescribeProcess / DescribeRanks (bottleneck_text.cc) ─► sentences with their numbers
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/gpu_idle.h"
+#include "collector/analysis/input_pipeline.h"
+#include "collector/model/model.h"
+#include "collector/analysis/rank_sync.h"
+#include "collector/analysis/training_steps.h"
+
+namespace trainprof::collector {
+
+// Thresholds (docs/analysis.md, "Thresholds").
+inline constexpr double kInputBoundPercent = 20;        ///< data wait share of the step: input-bound
+inline constexpr double kPartlyInputBoundPercent = 5;   ///< ... "partly limiting"
+inline constexpr double kWorkersBusyPercent = 80;       ///< workers busy during waits: workers are the limit
+inline constexpr size_t kWarmupMinSteps = 5;            ///< steps from which step 0 is left out as warm-up
+inline constexpr double kStragglerStepPercent = 10;     ///< lateness share of the mean step ...
+inline constexpr uint64_t kStragglerMinNs = 1'000'000;  ///< ... and at least this: a straggler
+inline constexpr double kStartupStepPercent = 10;       ///< start-up wait share of all step time: advice
+inline constexpr double kInitFnStartupPercent = 50;     ///< worker_init_fn share of start-up: name it
+
+struct StepStats {
+  uint64_t count = 0;
+  uint64_t total_ns = 0;
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  double mean_ns = 0;
+  double median_ns = 0;  ///< mean of the two middle steps for an even count
+  double p90_ns = 0;     ///< linear interpolation between closest ranks
+  double std_ns = 0;     ///< sample standard deviation (n−1)
+};
+
+struct PartShare {
+  uint64_t total_ns = 0;  ///< over the steps in the statistics
+  double mean_ns = 0;     ///< per step
+  double percent = 0;     ///< total / summed step time
+};
+
+/// One row of steps.csv.
+struct StepRow {
+  uint64_t step = 0;                   ///< position among the process's steps (train and eval)
+  std::optional<uint64_t> train_step;  ///< k: index among training steps (matched across ranks)
+  bool eval = false;
+  bool in_statistics = false;  ///< not warm-up, not eval
+  uint32_t epoch = 0;
+  uint32_t tid = 0;
+  uint32_t data_waits = 1;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  std::array<uint64_t, kPartCount> parts{};
+  Arrival arrival = Arrival::kNone;
+  std::optional<uint64_t> arrival_ns;
+  std::optional<uint64_t> lateness_ns;  ///< with several ranks, on matched steps
+};
+
+enum class Verdict : uint8_t { kNoSteps, kComputeBound, kPartlyInputBound, kInputBound };
+const char* VerdictName(Verdict v);  ///< "no_steps", "compute_bound", "partly_input_bound", "input_bound"
+
+/// What limits the input pipeline, when the data wait is 5% or more (docs/analysis.md, "Advice").
+enum class InputCause : uint8_t { kNone, kNotTraced, kMainProcess, kGetItem, kCollate, kFetch, kTransfer, kStartup };
+const char* InputCauseName(InputCause c);  ///< "", "not_traced", "main_process", "getitem", ...
+
+struct InputAdvice {
+  InputCause cause = InputCause::kNone;
+  double batch_ns = 0;                     ///< X: mean fetch time of one batch (per worker)
+  double compute_ns = 0;                   ///< Y: mean step time minus data wait
+  std::optional<double> delivery_ns;       ///< X / N: a batch every ... from N workers
+  std::optional<uint64_t> workers_needed;  ///< ceil(X / Y)
+  bool startup_significant = false;        ///< start-up wait ≥ kStartupStepPercent of all step time
+  double startup_step_percent = 0;
+};
+
+struct TrainingProcess {
+  int process = -1;  ///< index into Trace::processes (and Report::processes)
+  int32_t pid = 0;
+  std::string host;
+  std::optional<int64_t> rank;
+  std::string role;
+  uint64_t steps = 0;          ///< training steps
+  uint64_t eval_steps = 0;     ///< steps without backward/optimizer beside training steps
+  uint64_t dropped_steps = 0;  ///< last data waits with no phase after them
+  uint64_t data_waits = 0;
+  uint64_t epoch_ends = 0;  ///< StopIteration calls (kDataEnd)
+  bool warmup_skipped = false;
+  bool recorded_from_delay = false;  ///< a --delay window: the first recorded step is no warm-up
+  StepStats step;  ///< over the steps in the statistics
+  std::array<PartShare, kPartCount> parts{};
+  double compute_mean_ns = 0;  ///< forward + backward + optimizer per step
+  Verdict verdict = Verdict::kNoSteps;
+  Part largest = Part::kOther;         ///< largest part other than data wait
+  std::optional<InputPipeline> input;  ///< when workers or fetches were recorded
+  InputAdvice advice;
+  std::optional<GpuIdle> gpu;  ///< when some process of the trace has CUDA records (gpu_idle.h)
+  std::vector<StepRow> step_rows;
+  std::vector<std::string> text;  ///< the verdict sentences, each with its numbers
+
+  const PartShare& part(Part p) const { return parts[static_cast<size_t>(p)]; }
+};
+
+/// Whether the trace has CUDA data at all; per training process: TrainingProcess::gpu.
+struct GpuActivity {
+  bool recorded = false;  ///< some process has CUDA records
+};
+
+struct Bottleneck {
+  std::string status = "no_phases";        ///< "ok", "no_phases", "no_steps"
+  std::string message;                     ///< why there is no verdict (status != "ok")
+  std::vector<TrainingProcess> processes;  ///< ranks by rank, then the others in tree order
+  std::optional<RankSync> ranks;           ///< two or more training processes with a rank
+  std::vector<std::string> rank_text;
+  GpuActivity gpu;
+};
+
+Bottleneck AnalyzeBottleneck(const Trace& trace);
+
+// The sentences (bottleneck_text.cc), from the numbers above.
+/// Fills t->text: the steps, the verdict, the input pipeline and its advice, worker start-up.
+void DescribeProcess(TrainingProcess* t);
+/// The straggler sentence (or why there is none), and notes on clocks and duplicate ranks.
+std::vector<std::string> DescribeRanks(const RankSync& ranks, size_t hosts);
+
+}  // namespace trainprof::collector

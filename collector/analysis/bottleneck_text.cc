@@ -1,0 +1,271 @@
+// The sentences of the Bottleneck section: each states a finding with the numbers behind it
+// (docs/analysis.md). Pure functions of the numbers in bottleneck.h.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "collector/analysis/bottleneck.h"
+#include "collector/base/units.h"
+
+namespace trainprof::collector {
+namespace {
+
+std::string D(double ns) { return FormatDuration(ns); }
+std::string P(double percent) { return FormatPercent(percent) + "%"; }
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+double Percent(double part, double whole) { return whole > 0 ? part * 100.0 / whole : 0.0; }
+
+std::string Who(const TrainingProcess& t) {
+  return t.rank ? "rank " + std::to_string(*t.rank) + " (pid " + std::to_string(t.pid) + ")"
+                : "pid " + std::to_string(t.pid);
+}
+
+// Breakdown of a batch fetch: "__getitem__ 97.0%, collate_fn 2.0%, other 1.0%; 8 items of 9.70 ms".
+std::string FetchBreakdown(const InputPipeline& in) {
+  const FetchStats& f = in.fetch;
+  const double whole = static_cast<double>(f.fetch_ns);
+  const double other = static_cast<double>(f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns));
+  std::string s = "__getitem__ " + P(Percent(static_cast<double>(f.getitem_ns), whole)) + ", collate_fn " +
+                  P(Percent(static_cast<double>(f.collate_ns), whole)) + ", other " + P(Percent(other, whole));
+  if (f.getitem_calls > 0) {
+    char items[32];
+    std::snprintf(items, sizeof items, "%.3g", in.items_per_batch());
+    s += "; " + std::string(items) + " items of " + D(in.getitem_mean_ns()) + " each";
+  }
+  return s;
+}
+
+std::string WorkerEstimate(const InputPipeline& in, const InputAdvice& a, const std::string& faster) {
+  const size_t n = in.concurrent_workers;
+  std::string s = "with " + Plural(n, "worker", "workers") + " the loader delivers a batch every " +
+                  D(a.delivery_ns.value_or(a.batch_ns)) + " while a step computes in " + D(a.compute_ns) + ": ";
+  if (!a.workers_needed) return s + faster;
+  const std::string k = std::to_string(*a.workers_needed);
+  const std::string formula = "ceil(" + D(a.batch_ns) + " / " + D(a.compute_ns) + ")";
+  if (*a.workers_needed > n) {
+    return s + "use more workers (about " + k + " = " + formula + ", given that many free CPU cores) or " + faster;
+  }
+  return s + "the estimate " + formula + " = " + k + " is not above the " + std::to_string(n) +
+         " workers in use, so the workers are probably slowed down by competing for CPU cores: " + faster +
+         " (more workers help only on free cores)";
+}
+
+std::string ArrivalPoint(const std::string& arrival) {
+  if (arrival == "collective") return "its first collective";
+  if (arrival == "forward_end") return "the end of its forward";
+  return "the gradient synchronisation (start of backward)";
+}
+
+}  // namespace
+
+void DescribeProcess(TrainingProcess* tp) {
+  TrainingProcess& t = *tp;
+  std::vector<std::string>& out = t.text;
+  const std::string who = Who(t);
+  if (t.verdict == Verdict::kNoSteps) {
+    out.push_back(who + ": " + Plural(t.data_waits, "DataLoader wait", "DataLoader waits") +
+                  " but no complete training step (a step needs a forward, backward, optimizer or collective range "
+                  "after its wait).");
+    return;
+  }
+  // The steps.
+  std::set<uint32_t> epochs;
+  for (const StepRow& r : t.step_rows) epochs.insert(r.epoch);
+  std::string s = who + ": " + Plural(t.steps, "training step", "training steps");
+  if (epochs.size() > 1) s += " in " + std::to_string(epochs.size()) + " epochs";
+  if (t.eval_steps > 0) s += " and " + Plural(t.eval_steps, "evaluation step", "evaluation steps") + " (left out)";
+  s += ": mean " + D(t.step.mean_ns) + ", median " + D(t.step.median_ns) + ", p90 " + D(t.step.p90_ns) + ", std dev " +
+       D(t.step.std_ns);
+  if (t.warmup_skipped) s += " (step 0 left out as warm-up: " + std::to_string(kWarmupMinSteps) + " or more steps)";
+  if (t.recorded_from_delay) s += " (recorded from the --delay window on: no step left out as warm-up)";
+  out.push_back(s + ".");
+
+  // The verdict.
+  const PartShare& wait = t.part(Part::kDataWait);
+  const PartShare& big = t.part(t.largest);
+  const std::string wait_numbers =
+      P(wait.percent) + " of the step (mean " + D(wait.mean_ns) + " of " + D(t.step.mean_ns);
+  const std::string largest = "the largest phase is " + std::string(PartLabel(t.largest)) + ", " + P(big.percent) +
+                              " of the step (mean " + D(big.mean_ns) + ")";
+  switch (t.verdict) {
+    case Verdict::kInputBound:
+      out.push_back("Input-bound: waiting for data is " + wait_numbers + "; input-bound from " +
+                    FormatPercent(kInputBoundPercent) + "%).");
+      break;
+    case Verdict::kPartlyInputBound:
+      out.push_back("Data loading is partly limiting: waiting for data is " + wait_numbers + "; " +
+                    FormatPercent(kPartlyInputBoundPercent) + "% to " + FormatPercent(kInputBoundPercent) + "%); " +
+                    largest + ".");
+      break;
+    default:
+      out.push_back("Compute-bound: waiting for data is " + wait_numbers + "; below " +
+                    FormatPercent(kPartlyInputBoundPercent) + "%); " + largest + ".");
+      break;
+  }
+  if (t.gpu) DescribeGpuIdle(*t.gpu, &out);  // the GPU during the steps (gpu_idle_text.cc)
+
+  // The input pipeline.
+  if (!t.input) return;
+  const InputPipeline& in = *t.input;
+  const InputAdvice& a = t.advice;
+  const bool waits = t.verdict != Verdict::kComputeBound;
+  if (!waits && !a.startup_significant) return;
+  if (in.loading == Loading::kWorkers) {
+    std::string line = "Input pipeline: " + Plural(in.concurrent_workers, "DataLoader worker", "DataLoader workers");
+    if (in.workers_recreated()) line += " (" + std::to_string(in.worker_processes) + " worker processes)";
+    if (in.busy_percent)
+      line +=
+          "; while the main process waited for data, the workers were fetching " + P(*in.busy_percent) + " of the time";
+    line += "; a batch fetch takes " + D(in.fetch_mean_ns()) + " (" + FetchBreakdown(in) + ").";
+    out.push_back(line);
+  } else if (in.loading == Loading::kMainProcess) {
+    out.push_back("Input pipeline: batches are fetched in the main process (num_workers=0); a batch fetch takes " +
+                  D(in.fetch_mean_ns()) + " (" + FetchBreakdown(in) + ").");
+  }
+  const FetchStats& f = in.fetch;
+  switch (a.cause) {
+    case InputCause::kNotTraced:
+      if (in.loading == Loading::kWorkers) {
+        out.push_back(
+            "The input pipeline cannot be judged: the traced DataLoader workers were not running while the "
+            "main process waited for data (the workers of this loader may not be traced).");
+        break;
+      }
+      out.push_back(in.worker_processes > 0
+                        ? "The input pipeline cannot be analysed: " +
+                              Plural(in.worker_processes, "DataLoader worker was", "DataLoader workers were") +
+                              " traced but recorded no batch fetch (Python phases off in the workers?)."
+                        : "The input pipeline cannot be analysed: no batch fetch was recorded (run `trainprof run "
+                          "--follow-children` so that DataLoader workers are traced).");
+      break;
+    case InputCause::kMainProcess:
+      out.push_back("Data loading runs in the main process (num_workers=0): each batch takes " + D(a.batch_ns) +
+                    " to fetch while a step computes in " + D(a.compute_ns) + ": use DataLoader(num_workers=" +
+                    (a.workers_needed ? std::to_string(*a.workers_needed) : std::string("N")) + ") (about ceil(" +
+                    D(a.batch_ns) + " / " + D(a.compute_ns) +
+                    ")) so that batches are prepared while the model computes.");
+      break;
+    case InputCause::kGetItem:
+      out.push_back("__getitem__ is the bottleneck: each batch needs " + D(a.batch_ns) +
+                    " of dataset work per worker (" +
+                    P(Percent(static_cast<double>(f.getitem_ns), static_cast<double>(f.fetch_ns))) +
+                    " of it in __getitem__); " + WorkerEstimate(in, a, "a faster __getitem__") + ".");
+      break;
+    case InputCause::kCollate:
+      out.push_back("collate_fn is the bottleneck: it takes " +
+                    P(Percent(static_cast<double>(f.collate_ns), static_cast<double>(f.fetch_ns))) + " of each " +
+                    D(a.batch_ns) + " batch fetch (" + D(static_cast<double>(f.collate_ns) / f.fetches) +
+                    " per batch); " + WorkerEstimate(in, a, "a faster collate_fn") + ".");
+      break;
+    case InputCause::kFetch:
+      out.push_back("The batch fetch outside __getitem__ and collate_fn is the bottleneck (" +
+                    P(Percent(static_cast<double>(f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns)),
+                              static_cast<double>(f.fetch_ns))) +
+                    " of each " + D(a.batch_ns) + " fetch: sampler, __getitems__, IterableDataset iteration); " +
+                    WorkerEstimate(in, a, "a faster dataset") + ".");
+      break;
+    case InputCause::kTransfer:
+      out.push_back("The workers are fetching only " + P(*in.busy_percent) + " of the time the main process waits (" +
+                    D(wait.mean_ns) + " per step, while a fetch takes " + D(a.batch_ns) +
+                    "): the cost is in transfer to the main process or in the main process itself (pin_memory, large "
+                    "batches, IPC).");
+      break;
+    case InputCause::kStartup:
+      out.push_back("Most of the wait is for workers to start: " + D(static_cast<double>(in.startup_wait_counted_ns)) +
+                    " of the " + D(static_cast<double>(wait.total_ns)) + " of data wait (" +
+                    P(Percent(static_cast<double>(in.startup_wait_counted_ns), static_cast<double>(wait.total_ns))) +
+                    ") falls while workers start (see worker start-up).");
+      break;
+    case InputCause::kNone: break;
+  }
+
+  // Worker start-up.
+  if (in.worker_processes == 0 || (in.init_fn_calls == 0 && !in.workers_recreated() && !a.startup_significant)) return;
+  std::string line = "Worker start-up: " + Plural(in.worker_processes, "worker process", "worker processes") + " for " +
+                     Plural(in.concurrent_workers, "concurrent worker", "concurrent workers");
+  if (in.workers_recreated()) line += " (workers were re-created, e.g. each epoch)";
+  line += "; start to first batch fetch takes " + D(static_cast<double>(in.startup_ns) / in.worker_processes) +
+          " per worker";
+  if (in.init_fn_calls > 0) {
+    line += ", of which worker_init_fn " + D(static_cast<double>(in.init_fn_ns) / in.init_fn_calls) + " (" +
+            Plural(in.init_fn_calls, "call", "calls") + ", " + D(static_cast<double>(in.init_fn_ns)) + " in all)";
+  }
+  line += "; the main process waited " + D(static_cast<double>(in.startup_wait_ns)) + " for start-ups (" +
+          P(a.startup_step_percent) + " of all step time, warm-up included).";
+  out.push_back(line);
+  if (!a.startup_significant) return;
+  std::vector<std::string> fixes;
+  if (in.workers_recreated()) fixes.push_back("persistent_workers=True (workers then start once, not every epoch)");
+  if (in.init_fn_calls > 0 &&
+      Percent(static_cast<double>(in.init_fn_ns), static_cast<double>(in.startup_ns)) >= kInitFnStartupPercent) {
+    fixes.push_back("a cheaper worker_init_fn (" + D(static_cast<double>(in.init_fn_ns) / in.init_fn_calls) +
+                    " per worker)");
+  }
+  std::string advice = "Worker start-up costs " + P(a.startup_step_percent) + " of the step time (" +
+                       FormatPercent(kStartupStepPercent) + "% or more): ";
+  if (fixes.empty()) {
+    advice +=
+        "the workers' process start and imports dominate a short run; fewer workers or persistent_workers=True "
+        "for several epochs.";
+  } else {
+    advice += "use " + fixes[0] + (fixes.size() > 1 ? " and " + fixes[1] : std::string()) + ".";
+  }
+  out.push_back(advice);
+}
+
+std::vector<std::string> DescribeRanks(const RankSync& rs, size_t hosts) {
+  std::vector<std::string> out;
+  for (int64_t r : rs.duplicate_ranks) {
+    out.push_back("Rank " + std::to_string(r) +
+                  " appears in several processes (restarted?): the one with most steps is used.");
+  }
+  if (rs.clock == "realtime") {
+    out.push_back(
+        "Ranks on " + std::to_string(hosts) +
+        " hosts: arrivals compared on CLOCK_REALTIME (aligned with each process's start), so lateness is only "
+        "as exact as the hosts' clock synchronisation.");
+  }
+  if (rs.matched_steps == 0 || rs.latest < 0) {
+    out.push_back(
+        "No straggler analysis: no step could be matched across the ranks (a rank without training steps, or "
+        "steps without forward, backward or collective).");
+    return out;
+  }
+  const RankRow& s = rs.ranks[rs.latest];
+  const double pct = Percent(*s.mean_lateness_ns, rs.mean_step_ns);
+  const std::string over = " over " + Plural(rs.matched_steps, "matched step", "matched steps") +
+                           (rs.warmup_skipped ? " (step 0 left out)" : "");
+  if (!rs.straggler) {
+    out.push_back("No straggler: the latest rank, rank " + std::to_string(s.rank) + ", reaches " +
+                  ArrivalPoint(s.arrival) + " " + D(*s.mean_lateness_ns) + " after the first on average, " + P(pct) +
+                  " of the mean step " + D(rs.mean_step_ns) + over + " (a straggler is " +
+                  FormatPercent(kStragglerStepPercent) + "% and " + D(static_cast<double>(kStragglerMinNs)) +
+                  " or more).");
+    return out;
+  }
+  std::string first = "the first rank to arrive";
+  if (rs.ranks.size() == 2) first = "rank " + std::to_string(rs.ranks[rs.latest == 0 ? 1 : 0].rank);
+  std::string line = "rank " + std::to_string(s.rank) + " is the straggler: it reaches " + ArrivalPoint(s.arrival) +
+                     " " + D(*s.median_lateness_ns) + " (median; mean " + D(*s.mean_lateness_ns) + ", " + P(pct) +
+                     " of the mean step " + D(rs.mean_step_ns) + ") after " + first + " and arrives last in " +
+                     P(Percent(static_cast<double>(s.last_steps), static_cast<double>(rs.matched_steps))) +
+                     " of steps (" + std::to_string(s.last_steps) + " of " + std::to_string(rs.matched_steps) + ")";
+  std::vector<std::string> waits;
+  for (const RankRow& r : rs.ranks) {
+    if (r.rank == s.rank || !r.wait_ns) continue;
+    waits.push_back("rank " + std::to_string(r.rank) + " waits " + D(*r.wait_ns) + " per step");
+  }
+  if (waits.size() > 3) {
+    double sum = 0;
+    for (const RankRow& r : rs.ranks) sum += r.rank == s.rank || !r.wait_ns ? 0 : *r.wait_ns;
+    line += "; the other ranks wait " + D(sum / static_cast<double>(waits.size())) + " per step on average for it";
+  } else {
+    for (size_t i = 0; i < waits.size(); ++i) line += (i == 0 ? "; " : ", ") + waits[i];
+    if (!waits.empty()) line += " for it";
+  }
+  out.push_back(line + " (backward+collective beyond rank " + std::to_string(s.rank) + "'s)" + over + ".");
+  return out;
+}
+}  // namespace trainprof::collector

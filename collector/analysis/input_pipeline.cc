@@ -1,0 +1,136 @@
+#include "collector/analysis/input_pipeline.h"
+
+#include <algorithm>
+
+namespace trainprof::collector {
+namespace {
+
+// Traced descendants of `root` that look like DataLoader workers.
+std::vector<int> FindWorkers(const Trace& trace, const InputContext& ctx) {
+  std::vector<int> out;
+  std::vector<int> todo = trace.processes[ctx.process].children;
+  while (!todo.empty()) {
+    int c = todo.back();
+    todo.pop_back();
+    if ((*ctx.training)[c]) continue;  // a training process of its own, with its own workers
+    const Process& p = trace.processes[c];
+    if (p.role == kWorkerRole || (*ctx.phases)[c].Count(Phase::kFetch) > 0) out.push_back(c);
+    todo.insert(todo.end(), p.children.begin(), p.children.end());  // forkserver: workers are grandchildren
+  }
+  std::sort(out.begin(), out.end(), [&](int a, int b) {
+    return std::make_pair(trace.processes[a].start_ns, a) < std::make_pair(trace.processes[b].start_ns, b);
+  });
+  return out;
+}
+
+size_t MostAlive(const std::vector<WorkerStats>& workers) {
+  std::vector<std::pair<uint64_t, int>> edges;  // (time, +1 start / -1 end); ends first at a tie
+  for (const WorkerStats& w : workers) {
+    edges.push_back({w.start_ns, +1});
+    edges.push_back({std::max(w.end_ns, w.start_ns), -1});
+  }
+  std::sort(edges.begin(), edges.end());
+  int alive = 0, most = 0;
+  for (const auto& [t, d] : edges) {
+    alive += d;
+    most = std::max(most, alive);
+  }
+  return workers.empty() ? 0 : std::max<size_t>(1, static_cast<size_t>(most));  // a zero-length life still ran
+}
+
+double Percent(uint64_t part, uint64_t whole) {
+  return whole ? static_cast<double>(part) * 100.0 / static_cast<double>(whole) : 0.0;
+}
+
+}  // namespace
+
+const char* LoadingName(Loading l) {
+  switch (l) {
+    case Loading::kWorkers: return "workers";
+    case Loading::kMainProcess: return "main_process";
+    default: return "none";
+  }
+}
+
+void FetchStats::Add(const FetchStats& o) {
+  fetches += o.fetches;
+  fetch_ns += o.fetch_ns;
+  getitem_ns += o.getitem_ns;
+  collate_ns += o.collate_ns;
+  getitem_calls += o.getitem_calls;
+  getitem_total_ns += o.getitem_total_ns;
+}
+
+FetchStats MeasureFetches(const ProcessPhases& phases) {
+  FetchStats s;
+  for (const PhaseThread& t : phases.threads) {
+    const IntervalSet& fetch = t.by_phase[static_cast<size_t>(Phase::kFetch)];
+    if (fetch.empty()) continue;
+    const IntervalSet getitem = Intersect(t.by_phase[static_cast<size_t>(Phase::kGetItem)], fetch);
+    const IntervalSet collate = Subtract(Intersect(t.by_phase[static_cast<size_t>(Phase::kCollate)], fetch), getitem);
+    s.fetches += t.count[static_cast<size_t>(Phase::kFetch)];
+    s.fetch_ns += t.total_ns[static_cast<size_t>(Phase::kFetch)];
+    s.getitem_ns += Length(getitem);
+    s.collate_ns += Length(collate);
+    s.getitem_calls += t.count[static_cast<size_t>(Phase::kGetItem)];
+    s.getitem_total_ns += t.total_ns[static_cast<size_t>(Phase::kGetItem)];
+  }
+  return s;
+}
+
+InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx) {
+  InputPipeline in;
+  IntervalSet startups;
+  for (int c : FindWorkers(trace, ctx)) {
+    const Process& p = trace.processes[c];
+    const ProcessPhases& ph = (*ctx.phases)[c];
+    if (LengthWithin(ctx.steps, p.start_ns, std::max(p.end_ns, p.start_ns)) == 0) {
+      ++in.other_workers;
+      continue;
+    }
+    WorkerStats w;
+    w.process = c;
+    w.pid = p.pid;
+    w.start_ns = p.start_ns;
+    w.end_ns = std::max(p.end_ns, p.start_ns);
+    w.fetch = MeasureFetches(ph);
+    const IntervalSet fetches = ph.Union(Phase::kFetch);
+    const uint64_t ready = fetches.empty() ? w.end_ns : std::max(fetches.front().begin, w.start_ns);
+    w.startup_ns = ready - w.start_ns;
+    w.init_fn_calls = ph.Count(Phase::kWorkerInit);
+    w.init_fn_ns = ph.TotalNs(Phase::kWorkerInit);
+    if (ready > w.start_ns) startups.push_back({w.start_ns, ready});
+    // Judged only once it fetches: start-up is counted on its own.
+    const IntervalSet window = Clip(ctx.waits_counted, ready, w.end_ns);
+    w.window_ns = Length(window);
+    w.busy_ns = Length(Intersect(fetches, window));
+    if (w.window_ns > 0) w.busy_percent = Percent(w.busy_ns, w.window_ns);
+    if (w.end_ns > ready && !fetches.empty()) w.lifetime_busy_percent = Percent(Length(fetches), w.end_ns - ready);
+    in.fetch.Add(w.fetch);
+    in.window_ns += w.window_ns;
+    in.busy_ns += w.busy_ns;
+    in.startup_ns += w.startup_ns;
+    in.init_fn_calls += w.init_fn_calls;
+    in.init_fn_ns += w.init_fn_ns;
+    in.workers.push_back(std::move(w));
+  }
+  in.worker_processes = in.workers.size();
+  in.concurrent_workers = MostAlive(in.workers);
+  if (in.window_ns > 0) in.busy_percent = Percent(in.busy_ns, in.window_ns);
+  const IntervalSet starting = Union(std::move(startups));
+  in.startup_wait_ns = Length(Intersect(ctx.waits_all, starting));
+  in.startup_wait_counted_ns = Length(Intersect(ctx.waits_counted, starting));
+
+  if (in.fetch.fetches > 0) {
+    in.loading = Loading::kWorkers;
+  } else {
+    FetchStats own = MeasureFetches((*ctx.phases)[ctx.process]);
+    if (own.fetches > 0) {
+      in.loading = Loading::kMainProcess;
+      in.fetch = own;
+    }
+  }
+  return in;
+}
+
+}  // namespace trainprof::collector

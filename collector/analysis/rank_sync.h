@@ -1,0 +1,73 @@
+// Several ranks: per-rank step time and compute, and the straggler — the rank the others wait
+// for. Definitions and thresholds: docs/analysis.md, "Ranks and the straggler".
+//
+//   step k     rank 0  |wait|fwd|··········|bwd (waits in the all-reduce)···|opt|
+//              rank 1  |wait|fwd|extra work|bwd|opt|
+//                                ^ arrival 0 ^ arrival 1: lateness of rank 1 = arrival 1 − arrival 0
+//
+// Steps are matched by index (the k-th training step of every rank); a rank's arrival is where DDP
+// synchronises: its first collective in the step, else the start of its backward, else the end of
+// its forward. Ranks on one host share CLOCK_MONOTONIC; across hosts arrivals are put on
+// CLOCK_REALTIME with each process's (realtime, monotonic) start pair.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/training_steps.h"
+
+namespace trainprof::collector {
+
+/// What the straggler analysis needs of one training step.
+struct RankStep {
+  Arrival arrival = Arrival::kNone;
+  uint64_t arrival_ns = 0;  ///< CLOCK_MONOTONIC of the rank's host
+  uint64_t sync_ns = 0;     ///< backward + collective time of the step
+};
+
+/// One rank's training steps (evaluation steps left out), in order.
+struct RankInput {
+  int64_t rank = 0;
+  int32_t pid = 0;
+  std::string host;
+  int64_t realtime_offset_ns = 0;  ///< start_realtime_ns − start_ns of the process
+  std::vector<RankStep> steps;
+  double mean_step_ns = 0;     ///< over the steps in its statistics
+  double mean_compute_ns = 0;  ///< forward + backward + optimizer
+  double mean_data_wait_ns = 0;
+};
+
+struct RankRow {
+  int64_t rank = 0;
+  int32_t pid = 0;
+  std::string host;
+  uint64_t steps = 0;
+  double mean_step_ns = 0;
+  double mean_compute_ns = 0;
+  double mean_data_wait_ns = 0;
+  std::string arrival;                     ///< the arrival kind of most matched steps
+  std::optional<double> mean_lateness_ns;  ///< none without matched steps
+  std::optional<double> median_lateness_ns;
+  uint64_t last_steps = 0;                           ///< matched steps in which it arrived last (and late)
+  std::optional<double> wait_ns;                     ///< mean backward+collective beyond the straggler's
+  std::vector<std::optional<uint64_t>> lateness_ns;  ///< per training step index k (matched ones)
+};
+
+struct RankSync {
+  std::vector<RankRow> ranks;            ///< by rank
+  std::string clock;                     ///< "monotonic" (one host) or "realtime" (several hosts)
+  uint64_t matched_steps = 0;            ///< steps compared (all ranks have an arrival)
+  bool warmup_skipped = false;           ///< step 0 left out (5 or more steps per rank)
+  double mean_step_ns = 0;               ///< mean of the ranks' mean steps
+  int latest = -1;                       ///< index into ranks: largest mean lateness
+  bool straggler = false;                ///< latest is a straggler (thresholds met)
+  std::vector<int64_t> duplicate_ranks;  ///< ranks seen in several processes: the one with most steps kept
+};
+
+/// Matches steps across ranks (at least two) and finds the straggler.
+RankSync AnalyzeRanks(std::vector<RankInput> ranks, size_t warmup_min_steps, double straggler_step_percent,
+                      uint64_t straggler_min_ns);
+
+}  // namespace trainprof::collector

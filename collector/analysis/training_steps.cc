@@ -1,0 +1,325 @@
+#include "collector/analysis/training_steps.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace trainprof::collector {
+namespace {
+
+size_t Slot(Phase p) { return static_cast<size_t>(p); }
+
+// The phases that make up the compute of a step (everything but the input pipeline).
+constexpr Phase kComputePhases[] = {Phase::kForward,    Phase::kBackward,     Phase::kOptimizerStep, Phase::kZeroGrad,
+                                    Phase::kCollective, Phase::kTrainingStep, Phase::kValidationStep};
+
+bool IsCompute(Phase p) {
+  return std::find(std::begin(kComputePhases), std::end(kComputePhases), p) != std::end(kComputePhases);
+}
+
+IntervalSet UnionOf(const PhaseThread& t, std::initializer_list<Phase> phases) {
+  std::vector<Interval> v;
+  for (Phase p : phases) v.insert(v.end(), t.by_phase[Slot(p)].begin(), t.by_phase[Slot(p)].end());
+  return Union(std::move(v));
+}
+
+template <typename It>
+IntervalSet UnionOf(const PhaseThread& t, It first, It last) {
+  std::vector<Interval> v;
+  for (It p = first; p != last; ++p) v.insert(v.end(), t.by_phase[Slot(*p)].begin(), t.by_phase[Slot(*p)].end());
+  return Union(std::move(v));
+}
+
+// The step part a compute phase's own time goes to (docs/analysis.md, "Step breakdown").
+Part PartOf(Phase p) {
+  switch (p) {
+    case Phase::kBackward: return Part::kBackward;
+    case Phase::kOptimizerStep:
+    case Phase::kZeroGrad: return Part::kOptimizer;
+    case Phase::kCollective: return Part::kCollective;
+    default: return Part::kForward;  // kForward, kTrainingStep, kValidationStep
+  }
+}
+
+using SelfTime = std::array<IntervalSet, kPartCount>;
+
+// Each instant covered by compute phases goes to the innermost one (its self time), except that
+// everything inside a backward range is backward. Ranges of one thread nest (push/pop); one that
+// overhangs its parent (not possible from push/pop) is cut at the parent's end.
+SelfTime InnermostSelfTime(const PhaseThread& t) {
+  std::vector<const PhaseRange*> ranges;
+  for (const PhaseRange& r : t.ranges) {
+    if (IsCompute(r.phase) && r.end_ns > r.begin_ns) ranges.push_back(&r);
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const PhaseRange* a, const PhaseRange* b) {
+    return std::tie(a->begin_ns, b->end_ns) < std::tie(b->begin_ns, a->end_ns);
+  });
+  std::array<std::vector<Interval>, kPartCount> pieces;
+  struct Open {
+    uint64_t end;
+    Part part;
+  };
+  std::vector<Open> stack;
+  uint64_t cursor = 0;
+  auto emit = [&](uint64_t until) {  // [cursor, until) belongs to the innermost open range
+    if (!stack.empty() && until > cursor) pieces[static_cast<size_t>(stack.back().part)].push_back({cursor, until});
+    cursor = std::max(cursor, until);
+  };
+  auto close_until = [&](uint64_t time) {
+    while (!stack.empty() && stack.back().end <= time) {
+      emit(stack.back().end);
+      stack.pop_back();
+    }
+  };
+  for (const PhaseRange* r : ranges) {
+    close_until(r->begin_ns);
+    emit(r->begin_ns);
+    cursor = std::max(cursor, r->begin_ns);
+    if (!stack.empty() && stack.back().part == Part::kBackward) continue;  // inside backward: backward
+    const uint64_t end = stack.empty() ? r->end_ns : std::min(r->end_ns, stack.back().end);
+    if (end > cursor) stack.push_back({end, PartOf(r->phase)});
+  }
+  close_until(UINT64_MAX);
+  SelfTime out;
+  for (size_t i = 0; i < kPartCount; ++i) out[i] = Union(std::move(pieces[i]));
+  return out;
+}
+
+void SplitThread(const PhaseThread& t, StepSplit* out) {
+  // Outermost data waits, by begin (an enclosing range first when two begin together).
+  std::vector<Interval> waits;
+  {
+    std::vector<Interval> all;
+    for (const PhaseRange& r : t.ranges) {
+      if (r.phase == Phase::kDataWait) all.push_back({r.begin_ns, r.end_ns});
+    }
+    std::sort(all.begin(), all.end(),
+              [](const Interval& a, const Interval& b) { return std::tie(a.begin, b.end) < std::tie(b.begin, a.end); });
+    for (const Interval& w : all) {
+      if (!waits.empty() && w.begin < waits.back().end) continue;  // nested in the previous wait
+      waits.push_back(w);
+    }
+  }
+  if (waits.empty()) return;
+  out->data_waits += waits.size();
+
+  // A wait followed by a kDataEnd mark before the next wait is the StopIteration call.
+  std::vector<bool> epoch_end(waits.size(), false);
+  for (uint64_t m : t.data_end_marks) {
+    auto it =
+        std::upper_bound(waits.begin(), waits.end(), m, [](uint64_t x, const Interval& w) { return x < w.begin; });
+    if (it == waits.begin()) continue;
+    epoch_end[static_cast<size_t>(it - waits.begin()) - 1] = true;
+  }
+  for (bool e : epoch_end) out->epoch_ends += e;
+
+  const SelfTime self = InnermostSelfTime(t);
+  const IntervalSet& backward = t.by_phase[Slot(Phase::kBackward)];
+  const IntervalSet& collective = t.by_phase[Slot(Phase::kCollective)];
+  const IntervalSet forward = UnionOf(t, {Phase::kForward, Phase::kTrainingStep, Phase::kValidationStep});
+  const IntervalSet training =
+      UnionOf(t, {Phase::kBackward, Phase::kOptimizerStep, Phase::kZeroGrad, Phase::kTrainingStep});
+  const IntervalSet compute = UnionOf(t, std::begin(kComputePhases), std::end(kComputePhases));
+
+  std::vector<Step> steps;
+  std::vector<bool> before_epoch_end;  // per step: an epoch-end wait ends it
+  for (size_t i = 0; i < waits.size();) {
+    if (epoch_end[i]) {
+      ++i;
+      continue;
+    }
+    // Waits with no compute between them are one step (zip of two loaders, a prefetching
+    // wrapper); only on threads that record compute at all (docs/analysis.md, "Steps").
+    size_t j = i + 1;
+    while (!compute.empty() && j < waits.size() && !epoch_end[j] &&
+           LengthWithin(compute, waits[j - 1].end, waits[j].begin) == 0) {
+      ++j;
+    }
+    Step s;
+    s.tid = t.tid;
+    s.begin_ns = waits[i].begin;
+    s.data_waits = static_cast<uint32_t>(j - i);
+    if (j < waits.size()) {
+      s.end_ns = waits[j].begin;
+    } else {
+      // The thread's last step ends with the last compute range that starts after its wait.
+      const uint64_t after = waits[j - 1].end;
+      uint64_t end = 0;
+      bool found = false;
+      for (const PhaseRange& r : t.ranges) {
+        if (IsCompute(r.phase) && r.begin_ns >= after) {
+          end = std::max(end, r.end_ns);
+          found = true;
+        }
+      }
+      if (!found) {
+        ++out->dropped;
+        break;
+      }
+      s.end_ns = end;
+      s.ended_by_phase = true;
+    }
+    if (s.end_ns < s.begin_ns) s.end_ns = s.begin_ns;
+    const uint64_t b = s.begin_ns, e = s.end_ns;
+
+    std::vector<Interval> group(waits.begin() + static_cast<ptrdiff_t>(i), waits.begin() + static_cast<ptrdiff_t>(j));
+    s.waits = Clip(Union(std::move(group)), b, e);
+    IntervalSet covered = s.waits;
+    s.parts[static_cast<size_t>(Part::kDataWait)] = Length(covered);
+    for (Part part : {Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective}) {
+      // Self-time sets are disjoint: only the data waits can cover them.
+      IntervalSet fresh = Subtract(Clip(self[static_cast<size_t>(part)], b, e), s.waits);
+      s.parts[static_cast<size_t>(part)] = Length(fresh);
+      covered = Union(covered, fresh);
+    }
+    s.parts[static_cast<size_t>(Part::kOther)] = s.duration() - Length(covered);
+
+    if (IntervalSet c = Clip(collective, b, e); !c.empty()) {
+      s.arrival = Arrival::kCollective;
+      s.arrival_ns = c.front().begin;
+    } else if (IntervalSet bw = Clip(backward, b, e); !bw.empty()) {
+      s.arrival = Arrival::kBackward;
+      s.arrival_ns = bw.front().begin;
+    } else if (IntervalSet fw = Clip(forward, b, e); !fw.empty()) {
+      s.arrival = Arrival::kForwardEnd;
+      s.arrival_ns = fw.back().end;
+    }
+    s.eval = LengthWithin(training, b, e) == 0;  // corrected below for threads that never train
+    steps.push_back(std::move(s));
+    before_epoch_end.push_back(j < waits.size() && epoch_end[j]);
+    i = j;
+  }
+  // Evaluation steps exist only beside training steps: a thread that never records backward or
+  // optimizer (inference, a loop the shim does not see into) has only steps.
+  const bool trains = std::any_of(steps.begin(), steps.end(), [](const Step& s) { return !s.eval; });
+  if (!trains) {
+    for (Step& s : steps) s.eval = false;
+  }
+  // A new epoch starts with the first training step after a StopIteration that ended a training
+  // step: the validation loop between two epochs (its own StopIteration included) stays in the
+  // epoch it validates.
+  uint32_t epoch = 0;
+  bool pending = false;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    if (!steps[k].eval && pending) {
+      ++epoch;
+      pending = false;
+    }
+    steps[k].epoch = epoch;
+    if (!steps[k].eval && before_epoch_end[k]) pending = true;
+  }
+  out->steps.insert(out->steps.end(), steps.begin(), steps.end());
+}
+
+}  // namespace
+
+const char* PartName(Part part) {
+  switch (part) {
+    case Part::kDataWait: return "data_wait";
+    case Part::kForward: return "forward";
+    case Part::kBackward: return "backward";
+    case Part::kOptimizer: return "optimizer";
+    case Part::kCollective: return "collective";
+    case Part::kOther: return "other";
+    default: return "?";
+  }
+}
+
+const char* PartLabel(Part part) {
+  switch (part) {
+    case Part::kDataWait: return "data wait";
+    default: return PartName(part);
+  }
+}
+
+const char* ArrivalName(Arrival a) {
+  switch (a) {
+    case Arrival::kCollective: return "collective";
+    case Arrival::kBackward: return "backward";
+    case Arrival::kForwardEnd: return "forward_end";
+    default: return "none";
+  }
+}
+
+uint64_t ProcessPhases::Count(Phase p) const {
+  uint64_t n = 0;
+  for (const PhaseThread& t : threads) n += t.count[Slot(p)];
+  return n;
+}
+
+uint64_t ProcessPhases::TotalNs(Phase p) const {
+  uint64_t n = 0;
+  for (const PhaseThread& t : threads) n += t.total_ns[Slot(p)];
+  return n;
+}
+
+IntervalSet ProcessPhases::Union(Phase p) const {
+  std::vector<Interval> v;
+  for (const PhaseThread& t : threads) v.insert(v.end(), t.by_phase[Slot(p)].begin(), t.by_phase[Slot(p)].end());
+  return collector::Union(std::move(v));
+}
+
+ProcessPhases CollectPhases(const Process& process, StringId phase_domain) {
+  ProcessPhases out;
+  if (phase_domain == 0) return out;
+  std::map<std::pair<uint32_t, uint32_t>, PhaseThread> threads;  // (image, thread) → ranges
+  for (uint32_t ii = 0; ii < process.images.size(); ++ii) {
+    const TraceImage& img = process.images[ii];
+    auto thread = [&](uint32_t t) -> PhaseThread& {
+      PhaseThread& pt = threads[{ii, t}];
+      pt.image = ii;
+      pt.thread = t;
+      pt.tid = t < img.threads.size() ? img.threads[t].tid : 0;
+      return pt;
+    };
+    // A stack per thread: pops in one domain close the innermost push of that domain, whatever
+    // its category (NVTX semantics). Ranges still open at the end are not counted.
+    std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> stacks;
+    for (const NvtxEvent& e : img.nvtx) {
+      if (e.domain != phase_domain) continue;
+      switch (e.kind()) {
+        case NvtxKind::kPush: stacks[e.thread].push_back(&e); break;
+        case NvtxKind::kPop: {
+          auto& stack = stacks[e.thread];
+          if (stack.empty()) break;  // counted as unbalanced by nvtx_stats
+          const NvtxEvent* push = stack.back();
+          stack.pop_back();
+          if (push->category == 0 || push->category >= kPhaseSlots) break;
+          thread(e.thread).ranges.push_back(
+              {push->time_ns, std::max(e.time_ns, push->time_ns), static_cast<Phase>(push->category)});
+          break;
+        }
+        case NvtxKind::kMark:
+          if (e.category == static_cast<uint32_t>(Phase::kDataEnd))
+            thread(e.thread).data_end_marks.push_back(e.time_ns);
+          break;
+        default: break;  // the shim records push/pop ranges only
+      }
+    }
+  }
+  for (auto& [key, t] : threads) {
+    std::stable_sort(t.ranges.begin(), t.ranges.end(),
+                     [](const PhaseRange& a, const PhaseRange& b) { return a.begin_ns < b.begin_ns; });
+    std::sort(t.data_end_marks.begin(), t.data_end_marks.end());
+    std::array<std::vector<Interval>, kPhaseSlots> raw;
+    for (const PhaseRange& r : t.ranges) {
+      raw[Slot(r.phase)].push_back({r.begin_ns, r.end_ns});
+      ++t.count[Slot(r.phase)];
+      t.total_ns[Slot(r.phase)] += r.end_ns - r.begin_ns;
+    }
+    for (size_t p = 0; p < kPhaseSlots; ++p) t.by_phase[p] = collector::Union(std::move(raw[p]));
+    out.threads.push_back(std::move(t));
+  }
+  return out;
+}
+
+StepSplit SplitSteps(const ProcessPhases& phases) {
+  StepSplit out;
+  for (const PhaseThread& t : phases.threads) SplitThread(t, &out);
+  std::stable_sort(out.steps.begin(), out.steps.end(),
+                   [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
+  return out;
+}
+
+}  // namespace trainprof::collector

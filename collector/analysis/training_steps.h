@@ -1,0 +1,100 @@
+// Training phases and steps of one process, from the ranges the Python shim records
+// (format/trainprof/phases.h). Definitions and their reasons: docs/analysis.md, "Steps".
+//
+//   NVTX push/pop in domain "trainprof" ─► PhaseRange (completed ranges only, keyed by category)
+//                                      ─► per thread: one IntervalSet per phase (union)
+//   kDataWait ranges of a thread       ─► Step: [start of a data wait, start of the next data wait)
+//
+//   thread: |wait|fwd|bwd|opt|   |wait|fwd|bwd|opt|   |wait| + kDataEnd mark   (validation)   |wait|...
+//           ^ step 0             ^ step 1             ^ epoch end: ends step 1, starts none ^ step 2
+//
+// A step's time is split into parts that never overlap: each instant goes to the innermost
+// compute phase covering it (self time), except that data wait wins over everything and that all
+// of a backward range is backward; the rest is "other". So Lightning's training_step (forward)
+// keeps only what is not backward or optimizer inside it, and a closure run inside
+// Optimizer.step is forward and backward, not optimizer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "collector/base/intervals.h"
+#include "collector/model/model.h"
+#include "trainprof/phases.h"
+
+namespace trainprof::collector {
+
+using format::Phase;
+inline constexpr size_t kPhaseSlots = static_cast<size_t>(Phase::kPhaseCount);
+
+/// One completed phase range (push and pop seen, in domain "trainprof").
+struct PhaseRange {
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+  Phase phase = Phase::kNone;
+};
+
+/// The phase ranges of one thread of one process image.
+struct PhaseThread {
+  uint32_t image = 0;   ///< index into Process::images
+  uint32_t thread = 0;  ///< index into TraceImage::threads
+  uint32_t tid = 0;
+  std::vector<PhaseRange> ranges;                 ///< by begin
+  std::vector<uint64_t> data_end_marks;           ///< kDataEnd marks, by time
+  std::array<IntervalSet, kPhaseSlots> by_phase;  ///< union of the ranges of each phase
+  std::array<uint64_t, kPhaseSlots> count{};      ///< completed ranges per phase
+  std::array<uint64_t, kPhaseSlots> total_ns{};   ///< summed durations per phase (not a union)
+};
+
+/// Every phase range of one process.
+struct ProcessPhases {
+  std::vector<PhaseThread> threads;  ///< threads with at least one phase range or mark
+  bool empty() const { return threads.empty(); }
+  uint64_t Count(Phase p) const;
+  uint64_t TotalNs(Phase p) const;
+  /// Union over all threads.
+  IntervalSet Union(Phase p) const;
+};
+
+/// Phase ranges of a process. `phase_domain` is the StringId of "trainprof" (0: none recorded).
+ProcessPhases CollectPhases(const Process& process, StringId phase_domain);
+
+/// The parts of a step (docs/analysis.md, "Step breakdown").
+enum class Part : uint8_t { kDataWait, kForward, kBackward, kOptimizer, kCollective, kOther, kCount };
+inline constexpr size_t kPartCount = static_cast<size_t>(Part::kCount);
+const char* PartName(Part part);   ///< "data_wait", "forward", ...
+const char* PartLabel(Part part);  ///< "data wait", "forward", ...
+
+/// Where a rank reaches the point at which ranks synchronise in a step (docs/analysis.md, "Ranks").
+enum class Arrival : uint8_t { kNone, kCollective, kBackward, kForwardEnd };
+const char* ArrivalName(Arrival a);  ///< "collective", "backward", "forward_end", "none"
+
+struct Step {
+  uint32_t tid = 0;
+  uint32_t epoch = 0;  ///< training epochs (ended by StopIteration) before this step on its thread
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+  bool eval = false;                         ///< no backward or optimizer step on a thread that has them
+  bool ended_by_phase = false;               ///< the thread's last step: ends at its last phase range
+  uint32_t data_waits = 1;                   ///< DataLoader waits merged into this step (zip of loaders)
+  std::array<uint64_t, kPartCount> parts{};  ///< ns; they add up to the duration
+  IntervalSet waits;                         ///< the data-wait time of this step
+  Arrival arrival = Arrival::kNone;
+  uint64_t arrival_ns = 0;  ///< CLOCK_MONOTONIC, when arrival != kNone
+  uint64_t duration() const { return end_ns - begin_ns; }
+  uint64_t part(Part p) const { return parts[static_cast<size_t>(p)]; }
+};
+
+struct StepSplit {
+  std::vector<Step> steps;  ///< every thread's steps, by begin
+  uint64_t data_waits = 0;  ///< kDataWait ranges (outermost)
+  uint64_t epoch_ends = 0;  ///< of which StopIteration calls (followed by kDataEnd)
+  uint64_t dropped = 0;     ///< last steps with no phase range after their data wait
+};
+
+/// Steps of every thread with kDataWait ranges.
+StepSplit SplitSteps(const ProcessPhases& phases);
+
+}  // namespace trainprof::collector

@@ -1,0 +1,221 @@
+#include "collector/base/duration_summary.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+#include <vector>
+
+
+namespace trainprof::collector {
+
+namespace {
+constexpr uint64_t kSub = uint64_t{1} << DurationSummary::kSubBits;
+}  // namespace
+
+uint32_t DurationBucket(uint64_t v) {
+  if (v < kSub) return static_cast<uint32_t>(v);
+  const int e = 63 - std::countl_zero(v);  // >= kSubBits
+  const int shift = e - DurationSummary::kSubBits;
+  return static_cast<uint32_t>((static_cast<uint64_t>(shift + 1) << DurationSummary::kSubBits) + ((v >> shift) - kSub));
+}
+
+uint64_t DurationBucketLow(uint32_t bucket) {
+  if (bucket < kSub) return bucket;
+  const uint32_t shift = (bucket >> DurationSummary::kSubBits) - 1;
+  return (kSub + (bucket & (kSub - 1))) << shift;
+}
+
+uint64_t DurationBucketWidth(uint32_t bucket) {
+  if (bucket < kSub) return 1;
+  return uint64_t{1} << ((bucket >> DurationSummary::kSubBits) - 1);
+}
+
+DurationSummary::DurationSummary(const DurationSummary& o)
+    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), mean_(o.mean_), m2_(o.m2_), first_(o.first_) {
+  if (o.data_ == nullptr) return;
+  const size_t used = o.count_ <= kExactSamples ? o.count_ : o.cap_;
+  Reserve(used);
+  std::memcpy(data_, o.data_, used * sizeof(uint64_t));
+  if (o.count_ > kExactSamples) cap_ = o.cap_;
+}
+
+DurationSummary::DurationSummary(DurationSummary&& o) noexcept
+    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), mean_(o.mean_), m2_(o.m2_), data_(o.data_),
+      cap_(o.cap_), first_(o.first_) {
+  o.data_ = nullptr;
+  o.cap_ = 0;
+  o.count_ = 0;
+}
+
+DurationSummary& DurationSummary::operator=(DurationSummary o) noexcept {
+  std::swap(count_, o.count_);
+  std::swap(total_, o.total_);
+  std::swap(min_, o.min_);
+  std::swap(max_, o.max_);
+  std::swap(mean_, o.mean_);
+  std::swap(m2_, o.m2_);
+  std::swap(data_, o.data_);
+  std::swap(cap_, o.cap_);
+  std::swap(first_, o.first_);
+  return *this;
+}
+
+DurationSummary::~DurationSummary() { std::free(data_); }
+
+void DurationSummary::Reserve(size_t slots) {
+  if (slots <= cap_) return;
+  size_t cap = cap_ == 0 ? 4 : cap_;
+  while (cap < slots) cap *= 2;
+  void* p = std::realloc(data_, cap * sizeof(uint64_t));
+  if (p == nullptr) throw std::bad_alloc();
+  data_ = static_cast<uint64_t*>(p);
+  cap_ = static_cast<uint32_t>(cap);
+}
+
+size_t DurationSummary::ExactValues(uint64_t* out) const {
+  if (count_ > kImplicit) {
+    std::memcpy(out, data_, count_ * sizeof(uint64_t));
+    return count_;
+  }
+  // Up to three values: min, max and (total - min - max, exact also when total wrapped) between.
+  if (count_ >= 1) out[0] = min_;
+  if (count_ >= 2) out[1] = max_;
+  if (count_ == 3) out[2] = total_ - min_ - max_;
+  return count_;
+}
+
+void DurationSummary::Add(uint64_t ns) {
+  const uint64_t before = count_;
+  uint64_t implicit[kImplicit];
+  if (before == kImplicit) ExactValues(implicit);
+  ++count_;
+  total_ += ns;
+  min_ = std::min(min_, ns);
+  max_ = std::max(max_, ns);
+  const double x = static_cast<double>(ns);
+  const double delta = x - mean_;
+  mean_ += delta / static_cast<double>(count_);
+  m2_ += delta * (x - mean_);
+  if (count_ <= kImplicit) return;
+  if (count_ <= kExactSamples) {
+    Reserve(count_);
+    if (before == kImplicit) std::memcpy(data_, implicit, sizeof implicit);
+    data_[count_ - 1] = ns;
+    return;
+  }
+  if (before == kExactSamples) {
+    uint64_t* values = data_;
+    data_ = nullptr;
+    cap_ = 0;
+    ToHistogram(values, kExactSamples);
+    std::free(values);
+  }
+  AddToHistogram(ns, 1);
+}
+
+void DurationSummary::Merge(const DurationSummary& o) {
+  if (o.count_ == 0) return;
+  if (count_ == 0) {
+    *this = o;
+    return;
+  }
+  uint64_t mine[kExactSamples], theirs[kExactSamples];
+  const size_t n_mine = count_ <= kExactSamples ? ExactValues(mine) : 0;
+  const size_t n_theirs = o.count_ <= kExactSamples ? o.ExactValues(theirs) : 0;
+  const bool was_exact = count_ <= kExactSamples;
+  const double n1 = static_cast<double>(count_), n2 = static_cast<double>(o.count_);
+  const double delta = o.mean_ - mean_;
+  mean_ += delta * n2 / (n1 + n2);
+  m2_ += o.m2_ + delta * delta * n1 * n2 / (n1 + n2);
+  count_ += o.count_;
+  total_ += o.total_;
+  min_ = std::min(min_, o.min_);
+  max_ = std::max(max_, o.max_);
+  if (count_ <= kExactSamples) {
+    if (count_ <= kImplicit) return;
+    Reserve(count_);
+    std::memcpy(data_, mine, n_mine * sizeof(uint64_t));
+    std::memcpy(data_ + n_mine, theirs, n_theirs * sizeof(uint64_t));
+    return;
+  }
+  if (was_exact) {
+    std::free(data_);
+    data_ = nullptr;
+    cap_ = 0;
+    ToHistogram(mine, n_mine);
+  }
+  if (o.count_ <= kExactSamples) {
+    for (size_t i = 0; i < n_theirs; ++i) AddToHistogram(theirs[i], 1);
+    return;
+  }
+  for (size_t i = 0; i < o.cap_; ++i) {
+    if (o.data_[i] != 0) AddToHistogram(DurationBucketLow(o.first_ + static_cast<uint32_t>(i)), o.data_[i]);
+  }
+}
+
+void DurationSummary::ToHistogram(const uint64_t* values, size_t n) {
+  for (size_t i = 0; i < n; ++i) AddToHistogram(values[i], 1);
+}
+
+void DurationSummary::AddToHistogram(uint64_t ns, uint64_t n) {
+  // Only called once count_ > kExactSamples: data_ holds cap_ bucket counts from first_.
+  const uint32_t b = DurationBucket(ns);
+  if (cap_ == 0) {
+    data_ = static_cast<uint64_t*>(std::calloc(1, sizeof(uint64_t)));
+    if (data_ == nullptr) throw std::bad_alloc();
+    first_ = b;
+    cap_ = 1;
+  } else if (b < first_ || b - first_ >= cap_) {
+    const uint32_t lo = std::min(first_, b);
+    const uint32_t hi = std::max(first_ + cap_ - 1, b);
+    const uint32_t size = hi - lo + 1;
+    auto* grown = static_cast<uint64_t*>(std::calloc(size, sizeof(uint64_t)));
+    if (grown == nullptr) throw std::bad_alloc();
+    std::memcpy(grown + (first_ - lo), data_, cap_ * sizeof(uint64_t));
+    std::free(data_);
+    data_ = grown;
+    first_ = lo;
+    cap_ = size;
+  }
+  data_[b - first_] += n;
+}
+
+double DurationSummary::ValueAtRank(uint64_t rank) const {
+  uint64_t seen = 0;
+  for (size_t i = 0; i < cap_; ++i) {
+    seen += data_[i];
+    if (seen > rank) {
+      const uint32_t b = first_ + static_cast<uint32_t>(i);
+      const double mid = static_cast<double>(DurationBucketLow(b)) + static_cast<double>(DurationBucketWidth(b) - 1) / 2.0;
+      return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
+    }
+  }
+  return static_cast<double>(max_);
+}
+
+SampleStats DurationSummary::Stats() const {
+  if (count_ <= kExactSamples) {
+    std::vector<uint64_t> v(count_);
+    ExactValues(v.data());
+    return SummarizeSample(&v);
+  }
+  SampleStats s;
+  s.count = count_;
+  s.total = total_;
+  s.min = min();
+  s.max = max_;
+  s.mean = mean_;
+  s.std = count_ < 2 ? 0 : std::sqrt(std::max(0.0, m2_) / static_cast<double>(count_ - 1));
+  s.median = count_ % 2 == 1 ? ValueAtRank(count_ / 2) : (ValueAtRank(count_ / 2 - 1) + ValueAtRank(count_ / 2)) / 2.0;
+  return s;
+}
+
+double DurationSummary::mean() const { return Stats().mean; }
+double DurationSummary::std_dev() const { return Stats().std; }
+double DurationSummary::median() const { return Stats().median; }
+
+}  // namespace trainprof::collector

@@ -1,0 +1,45 @@
+// What a CUDA API call is, for the tables and the GPU idle attribution (docs/analysis.md, "GPU
+// idle time"): its display name, and whether it launches GPU work or blocks the host until the GPU
+// is done (a synchronising call).
+//
+//   "cudaLaunchKernel_v7000"  ──CudaApiDisplayName──►  "cudaLaunchKernel"   (CUPTI's _vNNNN suffix dropped;
+//                                                                           "cuMemcpyDtoH_v2" stays: it is the
+//                                                                           driver's own name)
+//   kSync     cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize,
+//             cudaThreadSynchronize, cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize
+//   kCopy     a copy that blocks the host: a synchronous cudaMemcpy* / cuMemcpy* (no "Async" in the
+//             name), or an asynchronous one whose copy involves pageable host memory (CUDA runs
+//             those synchronously: CUDA Runtime API, "API synchronization behavior")
+//   kLaunch   cudaLaunch*, cuLaunch*, cudaGraphLaunch, cuGraphLaunch, or any call with a correlated
+//             kernel record (launches through other entry points)
+//   kOther    everything else
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "collector/model/model.h"
+
+namespace trainprof::collector {
+
+/// CUPTI's function name without its "_v<digits>" version suffix (4 digits or more).
+std::string CudaApiDisplayName(std::string_view recorded);
+
+enum class CallClass : uint8_t { kOther, kLaunch, kSync, kCopy };
+
+/// The GPU records of one image by correlation id.
+struct Correlated {
+  std::unordered_map<uint64_t, const GpuMemcpy*> copies;
+  std::unordered_map<uint64_t, const GpuKernel*> kernels;
+};
+Correlated CorrelateGpuRecords(const CudaData& data);
+
+/// The class of a call, from its display name and the copy/kernel it started (nullptr: none).
+CallClass ClassifyCall(std::string_view display_name, const GpuMemcpy* copy, bool has_kernel);
+
+/// "HtoD", "DtoH", ... as CUPTI's memcpy kinds; "kind N" for a number this trainprof does not know.
+std::string MemcpyKindName(format::MemcpyKind kind);
+
+}  // namespace trainprof::collector

@@ -1,0 +1,213 @@
+// The decoded trace: what the reader produces and every analysis consumes.
+//
+//   FileStatus     one per trace file: size, what could be read, damage found
+//   TraceImage     one per usable file = one process image (a pid between two execs)
+//     ├─ threads          ThreadInfo per writer thread
+//     ├─ nvtx_summary     NVTX ranges matched and summarised while reading (nvtx_summary.h)
+//     ├─ nvtx             NvtxEvent, 32 bytes each, per thread in record order: all of them, or
+//     │                   only the Python phases' (ReadOptions::keep; what `report` keeps)
+//     ├─ process_events   fork / exec / exit / child exit / NVTX misuse (few)
+//     └─ cuda             CUDA API calls, GPU kernels/copies/memsets, devices, GPU status (cuda_model.h)
+//   Process        images of one process merged (same host, boot, pid namespace, pid and start
+//                  time; chained by exec), with tree links and derived identity
+//   Trace          all of the above plus the StringPool the ids point into
+//
+// Events are plain structs in per-image vectors (no per-event heap nodes). `trainprof report` keeps
+// NVTX statistics, not NVTX events (beyond the phases its step analysis needs), so its memory does
+// not grow with the number of NVTX records. Each event family has its own vectors in TraceImage and its own
+// statistics module (nvtx_stats; cuda_api_stats, gpu_kernel_stats, gpu_memory_stats, gpu_devices).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collector/model/cuda_model.h"
+#include "collector/model/nvtx_summary.h"
+#include "collector/base/string_pool.h"
+#include "trainprof/trace_format.h"
+
+namespace trainprof::collector {
+
+using format::EndKind;
+
+/// What was read from one file and what was wrong with it.
+struct FileStatus {
+  std::string path;
+  std::optional<int32_t> pid;  ///< once the header got that far
+  uint64_t bytes = 0;          ///< file size
+  uint64_t bytes_read = 0;     ///< bytes decoded as valid (== bytes for an intact file)
+  bool truncated = false;      ///< the file ends before what its header or chunks announce
+  bool usable = false;         ///< the header was valid: the file is one process image
+  std::vector<std::string> errors;
+
+  bool damaged() const { return !errors.empty(); }
+};
+
+enum class NvtxKind : uint8_t { kPush, kPop, kMark, kStart, kEnd };
+
+/// One NVTX record. Push/Mark/Start use name, domain, category; Start/End use range_id;
+/// Pop uses domain.
+struct NvtxEvent {
+  uint64_t time_ns = 0;   ///< CLOCK_MONOTONIC
+  uint64_t range_id = 0;  ///< kStart / kEnd
+  StringId name = 0;      ///< range or mark name (0 = none)
+  StringId domain = 0;    ///< the domain's name (0 = the default domain)
+  uint32_t category = 0;
+  uint32_t thread : 24;   ///< index into TraceImage::threads
+  uint32_t kind_ : 8;
+
+  NvtxEvent() : thread(0), kind_(0) {}
+  NvtxKind kind() const { return static_cast<NvtxKind>(kind_); }
+};
+static_assert(sizeof(NvtxEvent) == 32, "keep NVTX events compact: traces hold millions");
+
+inline constexpr uint32_t kMaxThreadsPerImage = 1u << 24;  // NvtxEvent::thread width
+
+enum class ProcessEventKind : uint8_t { kProcessEnd, kFork, kExec, kChildExit, kMisuse };
+
+struct ProcessEvent {
+  uint64_t time_ns = 0;
+  ProcessEventKind kind = ProcessEventKind::kProcessEnd;
+  uint32_t thread = 0;
+  uint32_t what = 0;  ///< kProcessEnd/kChildExit: EndKind; kMisuse: MisuseKind
+  int64_t code = 0;   ///< exit status or signal number
+  uint64_t value = 0; ///< kFork/kChildExit: the child pid; kMisuse: detail
+  StringId text = 0;  ///< kExec: the path
+};
+
+/// Capture settings of the run, from the header (MetaKey::kCapture): recording was limited to
+/// capture ranges and/or a --delay/--duration window. `present` false: everything was recorded.
+struct CaptureConfig {
+  bool present = false;
+  std::string range;      ///< "cudaProfilerApi", "nvtx:NAME", or "" (none: only the window)
+  std::string range_end;  ///< "stop", "stop-shutdown", "repeat"
+  uint64_t window_start_ns = 0;  ///< CLOCK_MONOTONIC; 0: from the start
+  uint64_t window_end_ns = 0;    ///< 0: to the end
+};
+
+struct ThreadInfo {
+  uint32_t tid = 0;           ///< OS thread id
+  uint32_t writer_index = 0;  ///< ChunkHeader::thread_index
+  StringId name = 0;          ///< from kThreadName (0 = unnamed)
+  uint64_t events = 0;        ///< records decoded from this thread's chunks
+  uint32_t chunks = 0;
+};
+
+/// One trace file's process image, decoded.
+inline constexpr size_t kNoFile = SIZE_MAX;  ///< TraceImage::file of a process not recorded
+
+struct TraceImage {
+  size_t file = 0;  ///< index into Trace::files (kNoFile: made up for a process not recorded)
+  // FileHeader
+  uint32_t version = 0;
+  uint32_t flags = 0;  ///< format::HeaderFlags
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  uint32_t image_index = 0;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_ns = 0;
+  EndKind end_kind = EndKind::kNone;
+  int32_t end_code = 0;
+  uint64_t end_ns = 0;  ///< 0 = not set
+  uint64_t records_dropped = 0;
+  uint32_t chunks_claimed = 0;
+  // Identity (FileHeader; 0 / "" = unknown: a file of an older trainprof)
+  uint64_t pid_namespace = 0;  ///< inode of the pid namespace pid and ppid are numbered in
+  uint64_t start_ticks = 0;    ///< process start, clock ticks since boot (same for every image)
+  std::string boot_id;         ///< 32 hex digits
+  std::string run_id;          ///< 32 hex digits: the `trainprof run` that wrote the file
+  // Metadata
+  std::string host;
+  std::vector<std::string> argv;
+  std::string executable;
+  std::string working_dir;
+  std::string writer_version;
+  std::vector<std::pair<std::string, std::string>> env;  ///< rank variables, in file order
+  CaptureConfig capture;
+  std::string python_shim_off;  ///< MetaKey::kPythonShimOff: "-I", "-E -S", ... ("" = none)
+  // Records
+  StringId role = 0;  ///< kRole (0 = none)
+  std::vector<ThreadInfo> threads;
+  NvtxSummary nvtx_summary;  ///< every NVTX range and mark of the image, matched (ids: the pool's)
+  std::vector<NvtxEvent> nvtx;  ///< the events ReadOptions::keep asked for
+  std::vector<ProcessEvent> process_events;
+  CudaData cuda;                ///< tags 48..59 (format version 2)
+  uint64_t records = 0;         ///< all records decoded
+  uint64_t first_record_ns = 0; ///< time of the earliest timed record (valid if has_timed_records)
+  uint64_t last_record_ns = 0;
+  bool has_timed_records = false;
+  bool truncated = false;
+  /// Distinct string ids used as names (of ranges, marks, threads, domains, ...) that no kString
+  /// record defines, and domain ids that no kDomain record defines, in a file without any other
+  /// problem: the program's doing (e.g. a bogus registered string handle), so counted here as NVTX
+  /// misuse, not as damage. In a damaged file they are one of its errors instead (the definition
+  /// may be what was lost).
+  uint64_t undefined_names = 0;
+  uint64_t undefined_domains = 0;
+
+  /// Value of a rank variable, if the file recorded it.
+  const std::string* Env(std::string_view name) const {
+    for (const auto& [k, v] : env)
+      if (k == name) return &v;
+    return nullptr;
+  }
+};
+
+/// How a process ended and where we learned it.
+struct ExitInfo {
+  enum class Source { kNone, kHeader, kProcessEnd, kParentWait };
+  EndKind kind = EndKind::kNone;
+  int64_t code = 0;
+  Source source = Source::kNone;
+};
+
+/// The images of one process (same host and pid, one run of exec'd images) with derived identity.
+struct Process {
+  std::string host;
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  /// Every image of this process left a trace file. kNotRecorded: none did — the process is known
+  /// only from its parent's fork and child-exit records (statically linked, setuid, its exec
+  /// failed before the library loaded, or it cleared LD_PRELOAD); its one image is made up of those
+  /// (no file: TraceImage::file is kNoFile). kExecNotRecorded: it recorded until an exec, and the
+  /// exec'd image left no trace (a static or setuid program).
+  enum class Recorded { kYes, kNotRecorded, kExecNotRecorded };
+  Recorded recorded = Recorded::kYes;
+  std::vector<TraceImage> images;  ///< by image_index; never empty
+  // Tree (indices into Trace::processes).
+  int parent = -1;
+  std::vector<int> children;  ///< by start time
+  int depth = 0;
+  // Derived.
+  std::optional<int64_t> rank, local_rank, world_size;
+  std::string role;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  /// End from the header, a kProcessEnd record or the parent's kChildExit record (the time it was
+  /// reaped), not the last record.
+  bool end_known = false;
+  uint64_t wall_ns = 0;
+  ExitInfo exit;
+  uint64_t records = 0;
+  uint64_t dropped = 0;
+  bool truncated = false;
+
+  const TraceImage& first() const { return images.front(); }
+  const TraceImage& last() const { return images.back(); }
+};
+
+/// Everything read for one report.
+struct Trace {
+  StringPool strings;
+  std::vector<FileStatus> files;
+  std::vector<Process> processes;  ///< tree order: each parent before its children
+  /// Children known from fork records only, left out past kMaxNotRecorded (process_tree.h).
+  size_t not_recorded_omitted = 0;
+};
+
+}  // namespace trainprof::collector

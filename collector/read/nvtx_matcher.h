@@ -1,0 +1,74 @@
+// Streaming NVTX range matcher: the reader hands it every NVTX record of one process image as it
+// decodes it (each thread's records in record order, threads one after another), and it keeps only
+// what is open (a stack per thread and domain, open start/end ranges by id) and one
+// DurationSummary per range name. Memory: the open ranges and the distinct names, not the events.
+// The rules are those of nvtx_summary.h. Ids are the reader's image-local refs, mapped to pool
+// ids afterwards (NvtxSummary keys may then merge).
+// An end whose start has not been seen is held until the image ends (its start may be on a thread
+// decoded later); past kMaxHeldEnds such ends (a program ending ids it never started, in bulk)
+// further ones are counted as ends without a start at once, so memory stays bounded. NVTX range
+// ids are unique in a process; an id started more than once (a forged or damaged file) has its
+// ends held too and matched at the end in time order, each to the latest open start before it.
+// Memory and time grow with the (domain, name) pairs used, not with the largest id.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/model/nvtx_summary.h"
+
+namespace trainprof::collector {
+
+class NvtxMatcher {
+ public:
+  static constexpr size_t kMaxHeldEnds = size_t{1} << 20;
+
+  void Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns);
+  void Pop(uint32_t thread, uint32_t domain, uint64_t time_ns);
+  void Mark(uint32_t domain, uint32_t name);
+  void Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns);
+  void End(uint64_t range_id, uint64_t time_ns);
+
+  /// Closes the image: ranges still open become unbalanced; ends that arrived before their start
+  /// (another thread decoded first) are matched by id and time. The matcher is empty afterwards.
+  NvtxSummary Finish();
+
+ private:
+  struct Open {
+    uint64_t time_ns;
+    uint32_t name;
+    uint32_t domain;
+  };
+  RangeSamples& Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan);
+  /// ranges_ index + 1 of (domain, name, style), made if new.
+  uint32_t IndexOf(uint32_t domain, uint32_t name, RangeStyle style);
+  std::vector<Open>& Stack(uint32_t thread, uint32_t domain);
+  /// Matches one id's held ends with its open starts, in time order (the sorted rule).
+  void MatchLeftovers(std::vector<Open>* starts, std::vector<uint64_t>* ends);
+
+  std::vector<RangeSamples> ranges_;
+  // (domain, name) → ranges_ index + 1, per style: open addressing (linear probing, at most half
+  // full) whose slots hold only the index, the key being the range's: 8 bytes a name, not a
+  // hash-map node (a million distinct names are common). Orphan rows by domain << 2 | style.
+  std::vector<uint32_t> index_[2];
+  size_t index_used_[2] = {0, 0};
+  std::unordered_map<uint64_t, uint32_t> other_index_;
+  // A direct-mapped cache in front of index_: ranges repeat, a probe per pop does not.
+  struct CacheEntry {
+    uint64_t key = UINT64_MAX;
+    uint32_t value = 0;
+  };
+  static constexpr size_t kCacheSize = 256;
+  CacheEntry cache_[2][kCacheSize];
+  std::unordered_map<uint64_t, uint64_t> marks_;  // domain << 32 | name → count
+  std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // thread << 32 | domain
+  uint64_t last_stack_key_ = UINT64_MAX;
+  std::vector<Open>* last_stack_ = nullptr;
+  std::unordered_map<uint64_t, std::vector<Open>> open_starts_;       // by range id
+  std::unordered_map<uint64_t, std::vector<uint64_t>> early_ends_;    // by range id: no start yet
+  size_t held_ends_ = 0;                                               // Σ early_ends_ sizes
+  uint64_t unbalanced_ = 0;
+};
+
+}  // namespace trainprof::collector

@@ -1,0 +1,41 @@
+// Process images → processes: merge the images of one process (exec), link parents, derive
+// lifetime, exit, rank and role; add the children that left no trace.
+//
+//   images (any order) ─► group by (host, boot id, pid namespace, pid); an image continues the
+//                        previous one only if it has the same start time and the previous one
+//                        ended in exec (pid reuse, other namespaces: separate processes; files
+//                        without identity: image_index growing)
+//                     ─► lifetime: first image's start → last image's end
+//                     ─► parent: traced process on the same host with pid == ppid whose lifetime
+//                        contains the child's start (pids are reused); for an orphan (ppid 1
+//                        after its parent exited) the process whose kFork record names it; a
+//                        fork into another pid namespace: the root there that started nearest
+//                     ─► a kFork with no traced child, by a --follow-children process: a process
+//                        "not recorded" (Process::recorded), from the fork and its reaping
+//                     ─► exit: header end_kind, else kProcessEnd, else the parent's kChildExit
+//                        (kExit codes & 0377, as waitpid() reports them)
+//                     ─► rank (RANK / OMPI / PMI / SLURM variables) and role
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collector/model/model.h"
+
+namespace trainprof::collector {
+
+/// Builds processes in tree order (roots by start time, each followed by its subtree; children by
+/// start time). Parent/children/depth are indices into the returned vector.
+/// At most kMaxNotRecorded processes are made up from fork records (Process::Recorded::kNotRecorded);
+/// further ones are only counted in *not_recorded_omitted (when given): a hostile or runaway trace
+/// with millions of FORK records must not cost a Process each.
+inline constexpr size_t kMaxNotRecorded = 10000;
+std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings,
+                                    size_t* not_recorded_omitted = nullptr);
+
+/// "exit 0", "exit 3", "signal 9 (SIGKILL)", "exec'd", "returned", "unknown".
+std::string DescribeExit(const ExitInfo& exit);
+/// "exit", "signal", "exec", "returned", "unknown" (the JSON/CSV exit kind).
+const char* ExitKindName(EndKind kind);
+
+}  // namespace trainprof::collector

@@ -1,0 +1,999 @@
+#include "collector/read/trace_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "collector/read/cuda_records.h"
+#include "collector/read/nvtx_matcher.h"
+#include "trainprof/phases.h"
+
+namespace trainprof::collector {
+namespace {
+
+using format::ChunkHeader;
+using format::FileHeader;
+using format::RecordTag;
+
+static_assert(std::endian::native == std::endian::little,
+              "the trace format is little-endian; the reader loads fields directly");
+
+// Sanity bounds for header fields. The writer uses 16 KiB and 64 KiB; anything past these is a
+// damaged header, and trusting it would make the slot arithmetic meaningless.
+constexpr uint64_t kMaxHeaderRegion = 64ull << 20;
+constexpr uint64_t kMaxChunkSize = 1ull << 30;
+constexpr size_t kMaxErrorsPerFile = 32;  // further problems are only counted
+
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// 16 bytes as 32 lowercase hex digits; "" when all zero (unknown).
+std::string HexId(const uint8_t* p) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  bool any = false;
+  for (int i = 0; i < 16; ++i) {
+    any = any || p[i] != 0;
+    out += kHex[p[i] >> 4];
+    out += kHex[p[i] & 15];
+  }
+  return any ? out : std::string();
+}
+
+// Fields of each record tag after the tag byte: how many varints (for kString: id and length,
+// followed by `length` bytes) and whether the first one is a dt. CUDA records (tags 48..59, format
+// version 2): cuda_records.h.
+struct TagInfo {
+  uint8_t fields = 0;  // 0 = unknown tag
+  bool timed = false;
+};
+constexpr TagInfo NvtxAndProcessLayout(uint8_t tag) {
+  switch (static_cast<RecordTag>(tag)) {
+    case RecordTag::kRangePush: return {4, true};
+    case RecordTag::kRangePop: return {2, true};
+    case RecordTag::kMark: return {4, true};
+    case RecordTag::kRangeStart: return {5, true};
+    case RecordTag::kRangeEnd: return {2, true};
+    case RecordTag::kString: return {2, false};
+    case RecordTag::kDomain: return {2, false};
+    case RecordTag::kThreadName: return {2, false};
+    case RecordTag::kCategoryName: return {3, false};
+    case RecordTag::kDomainDestroy: return {2, true};
+    case RecordTag::kRole: return {1, false};
+    case RecordTag::kProcessEnv: return {1, false};
+    case RecordTag::kProcessEnd: return {3, true};
+    case RecordTag::kFork: return {2, true};
+    case RecordTag::kExec: return {2, true};
+    case RecordTag::kChildExit: return {4, true};
+    case RecordTag::kMisuse: return {3, true};
+    default: return {};
+  }
+}
+
+TagInfo TagLayout(uint8_t tag, uint32_t version) {
+  const TagInfo t = NvtxAndProcessLayout(tag);
+  if (t.fields != 0) return t;
+  const CudaTagLayout c = CudaLayout(tag, version);
+  return {c.fields, c.timed};
+}
+
+struct ChunkDesc {
+  uint64_t slot = 0;
+  uint64_t offset = 0;
+  uint32_t tid = 0;
+  uint32_t thread_index = 0;
+  uint32_t seq = 0;
+  uint64_t base_ns = 0;
+  uint64_t data_begin = 0;
+  uint64_t data_end = 0;
+  bool cut = false;  // data_end was clamped (end of file, or committed beyond the chunk)
+};
+
+// Where the decoder's bytes come from: a buffer already in memory, or a file read piecewise.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  uint64_t size() const { return size_; }
+  /// Bytes [off, off + len), fewer where the data ends (or the file shrank); valid until the next
+  /// View call.
+  virtual std::span<const uint8_t> View(uint64_t off, uint64_t len) = 0;
+  /// A read error met by View ("" if none).
+  const std::string& error() const { return error_; }
+  /// The first offset >= off that may hold data (not in a hole of a sparse file); size() if none.
+  virtual uint64_t NextData(uint64_t off) { return off; }
+
+ protected:
+  uint64_t size_ = 0;
+  std::string error_;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::span<const uint8_t> data) : data_(data) { size_ = data.size(); }
+  std::span<const uint8_t> View(uint64_t off, uint64_t len) override {
+    if (off >= size_) return {};
+    return data_.subspan(off, std::min(len, size_ - off));
+  }
+
+ private:
+  std::span<const uint8_t> data_;
+};
+
+// pread rather than mmap: a file that shrinks while we read it (a live process, a copy in
+// progress) would raise SIGBUS through a mapping; pread just returns less. One buffer of the
+// largest piece asked for (a chunk): memory does not grow with the file.
+class FileSource final : public ByteSource {
+ public:
+  FileSource(int fd, uint64_t size) : fd_(fd) { size_ = size; }
+  uint64_t NextData(uint64_t off) override {
+    const off_t data = ::lseek(fd_, static_cast<off_t>(off), SEEK_DATA);
+    if (data >= 0) return static_cast<uint64_t>(data);
+    return errno == ENXIO ? size_ : off;  // ENXIO: only a hole after off; other errors: no holes known
+  }
+  std::span<const uint8_t> View(uint64_t off, uint64_t len) override {
+    if (off >= size_) return {};
+    len = std::min(len, size_ - off);
+    if (buf_.size() < len) buf_.resize(len);
+    uint64_t got = 0;
+    while (got < len) {
+      ssize_t n = ::pread(fd_, buf_.data() + got, len - got, static_cast<off_t>(off + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        if (error_.empty()) error_ = std::string("read error at byte ") + std::to_string(off + got) + ": " + std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<uint64_t>(n);
+    }
+    return {buf_.data(), got};
+  }
+
+ private:
+  int fd_;
+  std::vector<uint8_t> buf_;
+};
+
+// The STRING definitions of one image: raw id → bytes. Ids are dense from 1 in files the writer
+// wrote, so ids below a bound that grows with the file (4 bytes a slot, at most the file's size)
+// take a vector slot; others (forged, damaged) a hash-map entry. The bytes live in one arena: a
+// million names cost their bytes and ~16 bytes each, not a std::string and a map node each.
+class DefinedStrings {
+ public:
+  explicit DefinedStrings(uint64_t file_bytes) : dense_limit_(std::max<uint64_t>(uint64_t{1} << 16, file_bytes / 4)) {}
+  /// Index of raw's definition, or UINT32_MAX.
+  uint32_t Find(uint64_t raw) const {
+    if (raw < dense_limit_) return raw < dense_.size() && dense_[raw] != 0 ? dense_[raw] - 1 : UINT32_MAX;
+    auto it = sparse_.find(raw);
+    return it == sparse_.end() ? UINT32_MAX : it->second;
+  }
+  bool contains(uint64_t raw) const { return Find(raw) != UINT32_MAX; }
+  void Add(uint64_t raw, std::string_view bytes) {
+    const auto index = static_cast<uint32_t>(spans_.size());
+    if (raw < dense_limit_) {
+      if (dense_.size() <= raw) dense_.resize(std::max<uint64_t>(raw + 1, dense_.size() * 2), 0);
+      dense_[raw] = index + 1;
+    } else {
+      sparse_.emplace(raw, index);
+    }
+    spans_.push_back({arena_.size(), bytes.size()});
+    arena_.append(bytes);
+  }
+  size_t size() const { return spans_.size(); }
+  std::string_view bytes(uint32_t index) const {
+    return std::string_view(arena_).substr(spans_[index].first, spans_[index].second);
+  }
+
+ private:
+  uint64_t dense_limit_;
+  std::vector<uint32_t> dense_;  // raw → index + 1 (0: not defined)
+  std::unordered_map<uint64_t, uint32_t> sparse_;
+  std::vector<std::pair<uint64_t, uint64_t>> spans_;  // offset, length in arena_
+  std::string arena_;
+};
+
+class Decoder {
+ public:
+  Decoder(ByteSource* src, FileStatus* status, TraceImage* image, const ReadOptions& options)
+      : src_(src),
+        size_(src->size()),
+        st_(*status),
+        img_(*image),
+        keep_(options.keep),
+        cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }),
+        defined_strings_(size_),
+        small_ids_(std::max<uint64_t>(kSmallIds, size_ / 4)),
+        max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {}
+
+  bool ReadHeader();
+  void ReadMetadata();
+  void ReadChunks();
+  /// Ends decoding: the source is not used afterwards.
+  void EndOfData();
+  /// Maps the file's ids into `pool` (which it interns into).
+  void Resolve(StringPool* pool);
+  uint64_t skipped() const { return skipped_; }
+
+ private:
+  void Error(std::string what) {
+    if (st_.errors.size() < kMaxErrorsPerFile) {
+      st_.errors.push_back(std::move(what));
+    } else {
+      ++errors_dropped_;
+    }
+  }
+  static std::string Num(uint64_t v) { return std::to_string(v); }
+
+  uint32_t StringRef(uint64_t raw);
+  uint32_t DomainRef(uint64_t raw);
+  uint32_t ThreadFor(const ChunkDesc& c);
+  void DecodeChunk(const ChunkDesc& c, uint32_t thread);
+  bool KeepEvent(uint32_t domain_ref);
+
+  ByteSource* src_;
+  uint64_t size_;
+  FileStatus& st_;
+  TraceImage& img_;
+  KeepNvtx keep_;
+  NvtxMatcher matcher_;
+  CudaRecordDecoder cuda_;
+  uint64_t skipped_ = 0;
+  size_t errors_dropped_ = 0;
+  uint32_t header_region_ = 0;
+  uint32_t chunk_size_ = 0;
+  uint32_t metadata_offset_ = 0;
+  uint32_t metadata_size_ = 0;
+  bool metadata_cut_ = false;
+  bool shrank_ = false;
+
+  // Raw ids of the file are image-local. While decoding, events hold dense "refs" to them; Resolve()
+  // maps refs to pool ids once every definition (possibly in a later chunk) has been seen.
+  std::vector<uint64_t> string_ref_raw_{0};
+  std::unordered_map<uint64_t, uint32_t> string_ref_of_;
+  std::vector<uint32_t> small_string_ref_;  // raw id < kSmallIds → ref (0 = none yet)
+  std::vector<uint64_t> domain_ref_raw_{0};
+  std::unordered_map<uint64_t, uint32_t> domain_ref_of_;
+  DefinedStrings defined_strings_;                          // interned into the pool by Resolve
+  // Raw ids below small_ids_ map to refs through small_string_ref_ (4 bytes a slot, at most the
+  // file's size in all); others through string_ref_of_.
+  uint64_t small_ids_;
+  // A forged file can name a new undefined string id in every record: each would cost a ref, a
+  // range row and a pool name. Past max_undefined_refs_ ids used before any definition (the
+  // writer defines every id before its first use; see Resolve for threads decoded out of order),
+  // further ones share one ref, named "<undefined strings>", and count as damage.
+  uint64_t max_undefined_refs_;
+  uint64_t undefined_refs_ = 0;      // refs made for ids not defined when first used
+  uint32_t overflow_ref_ = 0;        // the shared ref (0: none yet)
+  uint64_t overflow_uses_ = 0;       // uses mapped to it
+  static constexpr uint64_t kMinUndefinedRefs = 1 << 16;
+  std::unordered_set<uint64_t> phase_strings_;              // raw ids of strings == kPhaseDomain
+  std::vector<uint8_t> domain_is_phase_;                    // by domain ref: 0 unknown, 1 no, 2 yes
+  std::unordered_map<uint64_t, uint64_t> domain_names_;     // raw domain id → raw string id
+  std::unordered_map<uint32_t, uint32_t> thread_names_;     // tid → string ref
+  std::unordered_map<uint32_t, uint32_t> thread_of_index_;  // ChunkHeader::thread_index → dense
+  uint32_t role_ref_ = 0;
+  std::vector<uint32_t> env_refs_;  // kProcessEnv "NAME=value" string refs, in decoding order
+  static constexpr uint64_t kSmallIds = 1 << 16;
+};
+
+bool Decoder::ReadHeader() {
+  const std::span<const uint8_t> head = src_->View(0, sizeof(FileHeader));
+  const uint8_t* d = head.data();
+  const uint64_t size = head.size() < sizeof(FileHeader) ? head.size() : size_;
+  const std::string header_cut = " (the file header is " + Num(sizeof(FileHeader)) + " bytes)";
+  if (size == 0) {
+    Error("empty file (0 bytes)");
+    return false;
+  }
+  if (std::memcmp(d, format::kFileMagic, std::min<uint64_t>(size, sizeof format::kFileMagic)) != 0) {
+    Error("not a trainprof trace (wrong magic)");
+    return false;
+  }
+  if (size < offsetof(FileHeader, version) + 4) {
+    Error("header truncated at byte " + Num(size) + header_cut);
+    return false;
+  }
+  img_.version = Load<uint32_t>(d + offsetof(FileHeader, version));
+  if (img_.version < format::kMinReadableVersion || img_.version > format::kFormatVersion) {
+    std::string reads = format::kMinReadableVersion == format::kFormatVersion
+                            ? "version " + Num(format::kFormatVersion)
+                            : "versions " + Num(format::kMinReadableVersion) + " to " + Num(format::kFormatVersion);
+    Error("unsupported format version " + Num(img_.version) + " (this trainprof reads " + reads + ")");
+    return false;
+  }
+  if (size >= offsetof(FileHeader, pid) + 4) st_.pid = Load<int32_t>(d + offsetof(FileHeader, pid));
+  if (size < sizeof(FileHeader)) {
+    Error("header truncated at byte " + Num(size) + header_cut);
+    return false;
+  }
+  header_region_ = Load<uint32_t>(d + offsetof(FileHeader, header_region_size));
+  chunk_size_ = Load<uint32_t>(d + offsetof(FileHeader, chunk_size));
+  img_.flags = Load<uint32_t>(d + offsetof(FileHeader, flags));
+  img_.pid = Load<int32_t>(d + offsetof(FileHeader, pid));
+  img_.ppid = Load<int32_t>(d + offsetof(FileHeader, ppid));
+  img_.start_realtime_ns = Load<uint64_t>(d + offsetof(FileHeader, start_realtime_ns));
+  img_.start_ns = Load<uint64_t>(d + offsetof(FileHeader, start_monotonic_ns));
+  metadata_offset_ = Load<uint32_t>(d + offsetof(FileHeader, metadata_offset));
+  metadata_size_ = Load<uint32_t>(d + offsetof(FileHeader, metadata_size));
+  img_.image_index = Load<uint32_t>(d + offsetof(FileHeader, image_index));
+  uint32_t end_kind = Load<uint32_t>(d + offsetof(FileHeader, end_kind));
+  img_.end_code = Load<int32_t>(d + offsetof(FileHeader, end_code));
+  img_.end_ns = Load<uint64_t>(d + offsetof(FileHeader, end_monotonic_ns));
+  img_.records_dropped = Load<uint64_t>(d + offsetof(FileHeader, records_dropped));
+  img_.chunks_claimed = Load<uint32_t>(d + offsetof(FileHeader, chunks_claimed));
+  img_.pid_namespace = Load<uint64_t>(d + offsetof(FileHeader, pid_namespace));
+  img_.start_ticks = Load<uint64_t>(d + offsetof(FileHeader, start_ticks));
+  img_.boot_id = HexId(d + offsetof(FileHeader, boot_id));
+  img_.run_id = HexId(d + offsetof(FileHeader, run_id));
+
+  if (header_region_ < sizeof(FileHeader) || header_region_ > kMaxHeaderRegion) {
+    Error("bad header: header_region_size " + Num(header_region_) + " (at byte " +
+          Num(offsetof(FileHeader, header_region_size)) + ")");
+    return false;
+  }
+  if (chunk_size_ <= sizeof(ChunkHeader) || chunk_size_ > kMaxChunkSize) {
+    Error("bad header: chunk_size " + Num(chunk_size_) + " (at byte " + Num(offsetof(FileHeader, chunk_size)) + ")");
+    return false;
+  }
+  if (end_kind > static_cast<uint32_t>(EndKind::kReturned)) {
+    Error("bad header: end_kind " + Num(end_kind) + " (at byte " + Num(offsetof(FileHeader, end_kind)) + ")");
+    end_kind = 0;
+  }
+  img_.end_kind = static_cast<EndKind>(end_kind);
+  return true;
+}
+
+void Decoder::ReadMetadata() {
+  if (metadata_size_ == 0) return;
+  const uint64_t size = size_;
+  if (metadata_offset_ < sizeof(FileHeader) || metadata_offset_ > header_region_ ||
+      metadata_size_ > header_region_ - metadata_offset_) {
+    Error("metadata (offset " + Num(metadata_offset_) + ", " + Num(metadata_size_) +
+          " bytes) lies outside the header region");
+    return;
+  }
+  uint64_t end = uint64_t{metadata_offset_} + metadata_size_;
+  if (end > size) {
+    st_.truncated = true;
+    metadata_cut_ = true;
+    Error("header truncated at byte " + Num(size) + " (metadata ends at byte " + Num(end) + ")");
+    end = size;
+  }
+  const std::span<const uint8_t> meta = src_->View(metadata_offset_, end - metadata_offset_);
+  if (meta.size() < end - metadata_offset_) end = metadata_offset_ + meta.size();  // shrank meanwhile
+  auto at = [&](uint64_t file_offset) { return meta.data() + (file_offset - metadata_offset_); };
+  uint64_t p = metadata_offset_;
+  while (p + 6 <= end) {
+    auto key = static_cast<format::MetaKey>(Load<uint16_t>(at(p)));
+    uint64_t len = Load<uint32_t>(at(p + 2));
+    if (key == format::MetaKey::kEnd) return;
+    if (len > end - (p + 6)) {
+      if (!metadata_cut_) Error("metadata entry at byte " + Num(p) + " runs past the metadata (length " + Num(len) + ")");
+      skipped_ += end - p;
+      return;
+    }
+    std::string value(reinterpret_cast<const char*>(at(p + 6)), len);
+    switch (key) {
+      case format::MetaKey::kHost: img_.host = std::move(value); break;
+      case format::MetaKey::kExecutable: img_.executable = std::move(value); break;
+      case format::MetaKey::kWorkingDir: img_.working_dir = std::move(value); break;
+      case format::MetaKey::kVersion: img_.writer_version = std::move(value); break;
+      case format::MetaKey::kCommandLine: {
+        img_.argv.clear();
+        size_t start = 0;
+        while (start <= value.size()) {
+          size_t nul = value.find('\0', start);
+          if (nul == std::string::npos) nul = value.size();
+          img_.argv.emplace_back(value, start, nul - start);
+          start = nul + 1;
+        }
+        while (!img_.argv.empty() && img_.argv.back().empty()) img_.argv.pop_back();
+        break;
+      }
+      case format::MetaKey::kEnv: {
+        size_t eq = value.find('=');
+        if (eq == std::string::npos) {
+          img_.env.emplace_back(std::move(value), std::string());
+        } else {
+          img_.env.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+        }
+        break;
+      }
+      case format::MetaKey::kCapture: {
+        // "key=value" entries separated by NUL bytes; unknown keys skipped.
+        img_.capture.present = true;
+        size_t start = 0;
+        while (start < value.size()) {
+          size_t nul = value.find('\0', start);
+          if (nul == std::string::npos) nul = value.size();
+          std::string_view entry(value.data() + start, nul - start);
+          start = nul + 1;
+          size_t eq = entry.find('=');
+          if (eq == std::string_view::npos) continue;
+          std::string_view k = entry.substr(0, eq), v = entry.substr(eq + 1);
+          if (k == "range") img_.capture.range = v;
+          if (k == "range_end") img_.capture.range_end = v;
+          if (k == "window_start_ns") img_.capture.window_start_ns = std::strtoull(std::string(v).c_str(), nullptr, 10);
+          if (k == "window_end_ns") img_.capture.window_end_ns = std::strtoull(std::string(v).c_str(), nullptr, 10);
+        }
+        break;
+      }
+      case format::MetaKey::kPythonShimOff: img_.python_shim_off = std::move(value); break;
+      default: break;  // a key from a newer writer: skip it
+    }
+    p += 6 + len;
+  }
+  skipped_ += end - p;  // a partial entry at the end
+}
+
+void Decoder::ReadChunks() {
+  const uint64_t size = size_;
+  if (size < header_region_) {
+    st_.truncated = true;
+    if (!metadata_cut_) {
+      Error("file truncated at byte " + Num(size) + ", inside the header region (" + Num(header_region_) + " bytes)");
+    }
+    return;
+  }
+  bool cut_reported = false;
+  std::vector<ChunkDesc> chunks;
+  const uint64_t slots = (size - header_region_ + chunk_size_ - 1) / chunk_size_;
+  for (uint64_t k = 0; k < slots; ++k) {
+    const uint64_t off = header_region_ + k * chunk_size_;
+    const uint64_t avail = std::min<uint64_t>(chunk_size_, size - off);
+    const std::span<const uint8_t> head = src_->View(off, std::min<uint64_t>(avail, sizeof(ChunkHeader)));
+    if (head.size() < std::min<uint64_t>(avail, sizeof(ChunkHeader))) {
+      shrank_ = true;  // reported by EndOfData
+      break;
+    }
+    if (avail < sizeof(ChunkHeader)) {
+      if (std::all_of(head.begin(), head.end(), [](uint8_t b) { return b == 0; })) continue;
+      st_.truncated = true;
+      cut_reported = true;
+      Error("chunk " + Num(k) + " truncated at byte " + Num(size) + " (inside its chunk header)");
+      skipped_ += avail;
+      continue;
+    }
+    const uint32_t magic = Load<uint32_t>(head.data() + offsetof(ChunkHeader, magic));
+    if (magic == 0) {
+      // Claimed but not yet initialised, or preallocated zeros. In a sparse file, jump over the
+      // hole (a file of a few chunks can claim gigabytes of slots).
+      const uint64_t data = src_->NextData(off);
+      if (data >= off + chunk_size_) k = std::max(k, (data - header_region_) / chunk_size_ - 1);
+      continue;
+    }
+    if (magic != format::kChunkMagic) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%08x", magic);
+      Error("chunk " + Num(k) + ": bad chunk magic " + hex + " at byte " + Num(off));
+      skipped_ += avail;
+      continue;
+    }
+    ChunkDesc c;
+    c.slot = k;
+    c.offset = off;
+    c.tid = Load<uint32_t>(head.data() + offsetof(ChunkHeader, tid));
+    c.thread_index = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_index));
+    c.seq = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_seq));
+    c.base_ns = Load<uint64_t>(head.data() + offsetof(ChunkHeader, base_ns));
+    uint64_t committed = Load<uint32_t>(head.data() + offsetof(ChunkHeader, committed));
+    const uint64_t room = chunk_size_ - sizeof(ChunkHeader);
+    if (committed > room) {
+      Error("chunk " + Num(k) + ": committed count " + Num(committed) + " beyond chunk size " +
+            Num(chunk_size_) + " (at byte " + Num(off + offsetof(ChunkHeader, committed)) + ")");
+      committed = room;
+      c.cut = true;
+    }
+    c.data_begin = off + sizeof(ChunkHeader);
+    c.data_end = c.data_begin + committed;
+    if (c.data_end > size) {
+      st_.truncated = true;
+      cut_reported = true;
+      Error("chunk " + Num(k) + " truncated at byte " + Num(size) + " (its records end at byte " + Num(c.data_end) + ")");
+      c.data_end = size;
+      c.cut = true;
+    }
+    chunks.push_back(c);
+  }
+  const uint64_t claimed_end = header_region_ + uint64_t{img_.chunks_claimed} * chunk_size_;
+  if (claimed_end > size) {
+    st_.truncated = true;
+    if (!cut_reported) {
+      Error("file truncated at byte " + Num(size) + " (" + Num(img_.chunks_claimed) +
+            (img_.chunks_claimed == 1 ? " chunk claimed ends" : " chunks claimed end") + " at byte " +
+            Num(claimed_end) + ")");
+    }
+  }
+
+  // Each thread's chunks in sequence order; threads in writer order.
+  std::sort(chunks.begin(), chunks.end(), [](const ChunkDesc& a, const ChunkDesc& b) {
+    if (a.thread_index != b.thread_index) return a.thread_index < b.thread_index;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    return a.slot < b.slot;
+  });
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const ChunkDesc& c = chunks[i];
+    if (i > 0 && chunks[i - 1].thread_index == c.thread_index && chunks[i - 1].seq == c.seq) {
+      Error("chunks " + Num(chunks[i - 1].slot) + " and " + Num(c.slot) + " are both sequence " + Num(c.seq) +
+            " of thread " + Num(c.thread_index));
+    }
+    uint32_t thread = ThreadFor(c);
+    if (thread == UINT32_MAX) {
+      skipped_ += c.data_end - c.data_begin;
+      continue;
+    }
+    DecodeChunk(c, thread);
+  }
+}
+
+uint32_t Decoder::ThreadFor(const ChunkDesc& c) {
+  auto [it, inserted] = thread_of_index_.try_emplace(c.thread_index, static_cast<uint32_t>(img_.threads.size()));
+  if (inserted) {
+    if (img_.threads.size() >= kMaxThreadsPerImage) {
+      thread_of_index_.erase(it);
+      Error("chunk " + Num(c.slot) + ": more than " + Num(kMaxThreadsPerImage) + " threads");
+      return UINT32_MAX;
+    }
+    ThreadInfo t;
+    t.tid = c.tid;
+    t.writer_index = c.thread_index;
+    img_.threads.push_back(t);
+  } else if (img_.threads[it->second].tid != c.tid) {
+    Error("chunk " + Num(c.slot) + ": thread " + Num(c.thread_index) + " has tid " + Num(c.tid) +
+          ", its earlier chunks tid " + Num(img_.threads[it->second].tid));
+  }
+  ++img_.threads[it->second].chunks;
+  return it->second;
+}
+
+uint32_t Decoder::StringRef(uint64_t raw) {
+  if (raw == 0) return 0;
+  uint32_t* ref;
+  if (raw < small_ids_) {
+    if (small_string_ref_.size() <= raw) {
+      small_string_ref_.resize(std::max<uint64_t>({raw + 1, 256, small_string_ref_.size() * 2}), 0);
+    }
+    ref = &small_string_ref_[raw];
+    if (*ref != 0) return *ref;
+  } else {
+    auto it = string_ref_of_.find(raw);
+    if (it != string_ref_of_.end()) return it->second;
+    ref = nullptr;
+  }
+  if (!defined_strings_.contains(raw) && undefined_refs_++ >= max_undefined_refs_) {
+    if (overflow_ref_ == 0) {
+      overflow_ref_ = static_cast<uint32_t>(string_ref_raw_.size());
+      string_ref_raw_.push_back(0);  // no raw id: Resolve names it
+    }
+    ++overflow_uses_;
+    return overflow_ref_;  // not remembered: a use after the id's definition gets its own ref
+  }
+  const auto made = static_cast<uint32_t>(string_ref_raw_.size());
+  string_ref_raw_.push_back(raw);
+  if (ref != nullptr) {
+    *ref = made;
+  } else {
+    string_ref_of_.emplace(raw, made);
+  }
+  return made;
+}
+
+uint32_t Decoder::DomainRef(uint64_t raw) {
+  if (raw == 0) return 0;
+  auto [it, inserted] = domain_ref_of_.try_emplace(raw, static_cast<uint32_t>(domain_ref_raw_.size()));
+  if (inserted) domain_ref_raw_.push_back(raw);
+  return it->second;
+}
+
+bool Decoder::KeepEvent(uint32_t domain_ref) {
+  if (keep_ == KeepNvtx::kAll) return true;
+  if (domain_ref == 0) return false;  // the default domain: never the phases'
+  if (domain_is_phase_.size() <= domain_ref) domain_is_phase_.resize(domain_ref + 1, 0);
+  uint8_t& known = domain_is_phase_[domain_ref];
+  if (known == 0) {
+    // The writer defines a domain (and its name) before using it; until both are seen (a damaged
+    // file), keep the event and ask again next time.
+    auto it = domain_names_.find(domain_ref_raw_[domain_ref]);
+    if (it == domain_names_.end() || !defined_strings_.contains(it->second)) return true;
+    known = phase_strings_.contains(it->second) ? 2 : 1;
+  }
+  return known == 2;
+}
+
+void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
+  const std::span<const uint8_t> view = src_->View(c.data_begin, c.data_end - c.data_begin);
+  const uint8_t* p = view.data();
+  // The file offset of a byte of the view, for messages.
+  auto offset_of = [&](const uint8_t* q) { return c.data_begin + static_cast<uint64_t>(q - view.data()); };
+  const uint8_t* const end = view.data() + view.size();
+  const bool cut = c.cut || view.size() < c.data_end - c.data_begin;
+  if (view.size() < c.data_end - c.data_begin) shrank_ = true;
+  ThreadInfo& info = img_.threads[thread];
+  uint64_t now = c.base_ns;
+  uint64_t f[kMaxRecordFields];
+  while (p < end) {
+    const uint8_t* const rec = p;
+    const uint8_t tag = *p++;
+    if (tag == 0 && cut) {
+      // Past a committed count that overran the chunk: zeros are space nobody wrote.
+      if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
+    }
+    const TagInfo layout = TagLayout(tag, img_.version);
+    if (layout.fields == 0) {
+      Error("bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
+      skipped_ += static_cast<uint64_t>(end - rec);
+      return;
+    }
+    bool whole = true;
+    for (int i = 0; i < layout.fields && whole; ++i) whole = format::GetVarint(&p, end, &f[i]);
+    std::string_view bytes;
+    if (whole && tag == static_cast<uint8_t>(RecordTag::kString)) {
+      if (f[1] > format::kMaxStringBytes) {
+        Error("string of " + Num(f[1]) + " bytes at byte " + Num(offset_of(rec)) +
+              " (longer than kMaxStringBytes " + Num(format::kMaxStringBytes) + ")");
+        skipped_ += static_cast<uint64_t>(end - rec);
+        return;
+      }
+      if (f[1] > static_cast<uint64_t>(end - p)) {
+        whole = false;
+      } else {
+        bytes = std::string_view(reinterpret_cast<const char*>(p), f[1]);
+        p += f[1];
+      }
+    }
+    if (!whole) {
+      // A record cut by the end of the data is expected where the data was cut (already
+      // reported); inside committed bytes it is damage.
+      if (!cut) {
+        Error("malformed record (tag " + Num(tag) + ") at byte " + Num(offset_of(rec)));
+      }
+      skipped_ += static_cast<uint64_t>(end - rec);
+      return;
+    }
+
+    if (layout.timed) {
+      if (f[0] > UINT64_MAX - now) {
+        Error("time overflow (delta " + Num(f[0]) + " ns) at byte " + Num(offset_of(rec)));
+        skipped_ += static_cast<uint64_t>(end - rec);
+        return;
+      }
+      now += f[0];
+      if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
+      if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
+      img_.has_timed_records = true;
+    }
+    ++img_.records;
+    ++info.events;
+
+    NvtxEvent e;
+    e.time_ns = now;
+    e.thread = thread;
+    ProcessEvent pe;
+    pe.time_ns = now;
+    pe.thread = thread;
+    switch (static_cast<RecordTag>(tag)) {
+      case RecordTag::kRangePush:
+      case RecordTag::kMark:
+      case RecordTag::kRangeStart:
+        e.kind_ = static_cast<uint8_t>(tag == static_cast<uint8_t>(RecordTag::kRangePush) ? NvtxKind::kPush
+                                       : tag == static_cast<uint8_t>(RecordTag::kMark)    ? NvtxKind::kMark
+                                                                                          : NvtxKind::kStart);
+        e.domain = DomainRef(f[1]);
+        e.name = StringRef(f[2]);
+        e.category = static_cast<uint32_t>(f[3]);
+        if (tag == static_cast<uint8_t>(RecordTag::kRangeStart)) {
+          e.range_id = f[4];
+          matcher_.Start(e.domain, e.name, e.range_id, now);
+          if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
+          break;
+        }
+        if (tag == static_cast<uint8_t>(RecordTag::kRangePush)) {
+          matcher_.Push(thread, e.domain, e.name, now);
+        } else {
+          matcher_.Mark(e.domain, e.name);
+        }
+        if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
+        break;
+      case RecordTag::kRangePop:
+        e.kind_ = static_cast<uint8_t>(NvtxKind::kPop);
+        e.domain = DomainRef(f[1]);
+        matcher_.Pop(thread, e.domain, now);
+        if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
+        break;
+      case RecordTag::kRangeEnd:
+        e.kind_ = static_cast<uint8_t>(NvtxKind::kEnd);
+        e.range_id = f[1];
+        matcher_.End(e.range_id, now);
+        if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
+        break;
+      case RecordTag::kString:
+        if (f[0] != 0 && !defined_strings_.contains(f[0])) {
+          defined_strings_.Add(f[0], bytes);
+          if (bytes == format::kPhaseDomain) phase_strings_.insert(f[0]);
+        }
+        break;
+      case RecordTag::kDomain:
+        if (f[0] != 0) domain_names_[f[0]] = f[1];
+        break;
+      case RecordTag::kThreadName:
+        if (f[0] <= UINT32_MAX) thread_names_[static_cast<uint32_t>(f[0])] = StringRef(f[1]);
+        break;
+      case RecordTag::kRole:
+        role_ref_ = StringRef(f[0]);
+        break;
+      case RecordTag::kProcessEnv:
+        env_refs_.push_back(StringRef(f[0]));
+        break;
+      case RecordTag::kProcessEnd:
+        pe.kind = ProcessEventKind::kProcessEnd;
+        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
+        pe.code = format::UnZigZag(f[2]);
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kFork:
+        pe.kind = ProcessEventKind::kFork;
+        pe.value = f[1];
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kExec:
+        pe.kind = ProcessEventKind::kExec;
+        pe.text = StringRef(f[1]);
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kChildExit:
+        pe.kind = ProcessEventKind::kChildExit;
+        pe.value = f[1];
+        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[2], UINT32_MAX));
+        pe.code = format::UnZigZag(f[3]);
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kMisuse:
+        pe.kind = ProcessEventKind::kMisuse;
+        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
+        pe.value = f[2];
+        img_.process_events.push_back(pe);
+        break;
+      case RecordTag::kCategoryName:
+      case RecordTag::kDomainDestroy:  // counted, not needed by the report yet
+        break;
+      default:  // CUDA records: the layout accepted only those of this format version
+        cuda_.Add(tag, f, now, c.base_ns, thread);
+        break;
+    }
+  }
+}
+
+void Decoder::EndOfData() {
+  if (!src_->error().empty()) {
+    st_.truncated = true;
+    Error(src_->error());
+  } else if (shrank_ || (size_ > 0 && src_->View(size_ - 1, 1).empty())) {
+    st_.truncated = true;
+    Error("the file shrank while it was read (was " + Num(size_) + " bytes): read up to where it ended");
+  }
+  src_ = nullptr;
+}
+
+void Decoder::Resolve(StringPool* pool) {
+  StringPool& pool_ = *pool;
+  // Definitions in the order the file gave them: pool ids do not depend on anything else.
+  std::vector<StringId> defined(defined_strings_.size());
+  for (size_t i = 0; i < defined.size(); ++i) defined[i] = pool_.Intern(defined_strings_.bytes(static_cast<uint32_t>(i)));
+  // String refs → pool ids; ids never defined in this file become "<string #N>".
+  std::vector<StringId> string_pool(string_ref_raw_.size(), 0);
+  uint64_t undefined = 0, first_undefined = 0;
+  for (size_t r = 1; r < string_ref_raw_.size(); ++r) {
+    uint64_t raw = string_ref_raw_[r];
+    const uint32_t def = defined_strings_.Find(raw);
+    if (r == overflow_ref_) {
+      string_pool[r] = pool_.Intern("<undefined strings>");
+    } else if (def != UINT32_MAX) {
+      string_pool[r] = defined[def];
+    } else {
+      if (undefined++ == 0) first_undefined = raw;
+      string_pool[r] = pool_.Intern("<string #" + Num(raw) + ">");
+    }
+  }
+  std::vector<StringId> domain_pool(domain_ref_raw_.size(), 0);
+  uint64_t undefined_domains = 0, first_undefined_domain = 0;
+  for (size_t r = 1; r < domain_ref_raw_.size(); ++r) {
+    uint64_t raw = domain_ref_raw_[r];
+    auto it = domain_names_.find(raw);
+    if (it == domain_names_.end()) {
+      if (undefined_domains++ == 0) first_undefined_domain = raw;
+      domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
+      continue;
+    }
+    // Name id 0 is "no name" (nvtxDomainCreateA(NULL)): an unnamed domain, never an error.
+    const uint32_t s = it->second == 0 ? UINT32_MAX : defined_strings_.Find(it->second);
+    if (s != UINT32_MAX && defined[s] != 0) {
+      domain_pool[r] = defined[s];
+    } else {
+      if (it->second != 0 && s == UINT32_MAX && undefined++ == 0) first_undefined = it->second;
+      domain_pool[r] = pool_.Intern("<domain #" + Num(raw) + ">");
+    }
+  }
+  // An id nothing defines, in a file whose records all decoded and whose chunks are all there,
+  // is the program's doing (the writer stores a definition before any use): NVTX misuse, counted
+  // per process. In a file with other damage the definition may be what was lost: damage.
+  if (overflow_uses_ > 0) {
+    Error("more than " + Num(max_undefined_refs_) + " string ids used before any definition (forged or damaged): " +
+          Num(overflow_uses_) + " further uses shown as <undefined strings>");
+  }
+  const bool intact = st_.errors.empty() && errors_dropped_ == 0 && !st_.truncated;
+  if (intact) {
+    img_.undefined_names = undefined;
+    img_.undefined_domains = undefined_domains;
+  } else {
+    if (undefined > 0) {
+      Error("undefined string id " + Num(first_undefined) +
+            (undefined > 1 ? " (" + Num(undefined) + " ids in all)" : ""));
+    }
+    if (undefined_domains > 0) {
+      Error("undefined domain id " + Num(first_undefined_domain) +
+            (undefined_domains > 1 ? " (" + Num(undefined_domains) + " ids in all)" : ""));
+    }
+  }
+  for (NvtxEvent& e : img_.nvtx) {
+    e.name = string_pool[e.name];
+    e.domain = domain_pool[e.domain];
+  }
+  // The summary's keys were refs too; two refs can name the same string (a name defined twice
+  // under different ids), so keys may merge.
+  NvtxSummary by_ref = matcher_.Finish();
+  for (RangeSamples& r : by_ref.ranges) {
+    r.key.domain = domain_pool[r.key.domain];
+    r.key.name = string_pool[r.key.name];
+  }
+  for (MarkCount& m : by_ref.marks) {
+    m.domain = domain_pool[m.domain];
+    m.name = string_pool[m.name];
+  }
+  img_.nvtx_summary.Merge(std::move(by_ref));
+  for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
+  cuda_.Resolve(string_pool);
+  img_.role = string_pool[role_ref_];
+  // Rank variables learned after start win over the header's (docs/trace-format.md, PROCESS_ENV),
+  // found through an index by name: a damaged file can hold a million of them, all different.
+  std::unordered_map<std::string, size_t> env_index;  // name → its first entry in img_.env
+  for (size_t i = 0; i < img_.env.size(); ++i) env_index.try_emplace(img_.env[i].first, i);
+  for (uint32_t ref : env_refs_) {
+    const std::string_view nv = pool_.Get(string_pool[ref]);
+    const size_t eq = nv.find('=');
+    if (nv.empty() || eq == 0) continue;
+    std::string name(nv.substr(0, eq)), value(eq == std::string_view::npos ? "" : nv.substr(eq + 1));
+    auto [it, inserted] = env_index.try_emplace(name, img_.env.size());
+    if (inserted) {
+      img_.env.emplace_back(std::move(name), std::move(value));
+    } else {
+      img_.env[it->second].second = std::move(value);
+    }
+  }
+  for (ThreadInfo& t : img_.threads) {
+    auto it = thread_names_.find(t.tid);
+    if (it != thread_names_.end()) t.name = string_pool[it->second];
+  }
+  if (errors_dropped_ > 0) {
+    st_.errors.push_back("and " + Num(errors_dropped_) + (errors_dropped_ == 1 ? " more problem" : " more problems"));
+  }
+}
+
+}  // namespace
+
+struct DecodedTrace::State {
+  ReadResult result;
+  TraceImage image;
+  std::unique_ptr<Decoder> decoder;  // null: nothing usable (the status says why)
+
+  void Run(ByteSource* src, const std::string& path, const ReadOptions& options) {
+    result.status.path = path;
+    result.status.bytes = src->size();
+    decoder = std::make_unique<Decoder>(src, &result.status, &image, options);
+    if (!decoder->ReadHeader()) {  // bytes_read stays 0: nothing was usable
+      decoder.reset();
+      return;
+    }
+    result.status.usable = true;
+    decoder->ReadMetadata();
+    decoder->ReadChunks();
+    decoder->EndOfData();
+    image.truncated = result.status.truncated;
+    result.status.bytes_read = src->size() - std::min<uint64_t>(decoder->skipped(), src->size());
+  }
+};
+
+DecodedTrace::DecodedTrace() : state_(std::make_unique<State>()) {}
+DecodedTrace::~DecodedTrace() = default;
+DecodedTrace::DecodedTrace(DecodedTrace&&) noexcept = default;
+DecodedTrace& DecodedTrace::operator=(DecodedTrace&&) noexcept = default;
+
+DecodedTrace DecodedTrace::Failed(const std::string& path, const std::string& error) {
+  DecodedTrace out;
+  out.state_->result.status.path = path;
+  out.state_->result.status.errors.push_back(error);
+  return out;
+}
+
+ReadResult DecodedTrace::Finish(StringPool* strings) {
+  State& st = *state_;
+  if (st.decoder) {
+    st.decoder->Resolve(strings);
+    st.decoder.reset();
+    st.result.image = std::move(st.image);
+  }
+  return std::move(st.result);
+}
+
+DecodedTrace DecodeTraceBytes(std::span<const uint8_t> data, const std::string& path, const ReadOptions& options) {
+  MemorySource src(data);
+  DecodedTrace out;
+  out.state_->Run(&src, path, options);
+  return out;
+}
+
+DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options) {
+  auto fail = [&](const std::string& what, uint64_t bytes) {
+    DecodedTrace out;
+    out.state_->result.status.path = path;
+    out.state_->result.status.bytes = bytes;
+    out.state_->result.status.errors.push_back(what);
+    return out;
+  };
+  // O_NONBLOCK: opening a FIFO (a path swapped after the directory was listed) must not wait for
+  // a writer; it is refused below. pread on a regular file ignores the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno), 0);
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0) {
+    int e = errno;
+    ::close(fd);
+    return fail(std::string("cannot stat: ") + std::strerror(e), 0);
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file", 0);
+  }
+  FileSource src(fd, static_cast<uint64_t>(sb.st_size));
+  DecodedTrace out;
+  out.state_->Run(&src, path, options);
+  ::close(fd);
+  return out;
+}
+
+ReadResult ReadTraceBytes(std::span<const uint8_t> data, const std::string& path, StringPool* strings,
+                          const ReadOptions& options) {
+  return DecodeTraceBytes(data, path, options).Finish(strings);
+}
+
+ReadResult ReadTraceFile(const std::string& path, StringPool* strings, const ReadOptions& options) {
+  return DecodeTraceFile(path, options).Finish(strings);
+}
+
+std::string DescribeDamage(const FileStatus& status) {
+  std::string out;
+  const size_t shown = std::min<size_t>(status.errors.size(), 3);
+  for (size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += "; ";
+    out += status.errors[i];
+  }
+  if (status.errors.size() > shown) out += "; +" + std::to_string(status.errors.size() - shown) + " more";
+  out += " (read " + std::to_string(status.bytes_read) + " of " + std::to_string(status.bytes) + " bytes)";
+  return out;
+}
+
+}  // namespace trainprof::collector

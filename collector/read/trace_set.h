@@ -1,0 +1,47 @@
+// From the paths a user gives to the whole decoded trace: expand directories into their *.trace
+// files (recursively), read each file, merge the images into processes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collector/model/model.h"
+#include "collector/read/trace_reader.h"
+
+namespace trainprof::collector {
+
+struct TraceFileList {
+  std::vector<std::string> files;   ///< each trace file once, in a stable order
+  std::vector<std::string> errors;  ///< "PATH: reason" for paths that cannot be read
+  /// "DIR: reason" for subdirectories that could not be searched; "PATH: a FIFO, not a trace
+  /// file: skipped" for a FIFO, socket or device (given, or named *.trace in a directory);
+  /// "PATH: a symbolic link loop (...): skipped" for a loop (given, or named *.trace).
+  std::vector<std::string> warnings;
+};
+
+/// A file path is taken as it is (whatever its name) if it is a regular file; a directory is
+/// searched recursively for regular files named *.trace (sorted by path). Nothing is opened:
+/// FIFOs, sockets, devices and symbolic link loops are warnings, never read.
+/// `out/` and `out/pid-*.trace` give the same list:
+/// a file reached twice is listed once.
+TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
+
+/// Reads every file (damaged ones are reported in Trace::files and skipped where unusable) and
+/// builds the process tree. Files are decoded in parallel, one per core (TRAINPROF_REPORT_THREADS
+/// sets the number); the result does not depend on it.
+Trace LoadTrace(const std::vector<std::string>& files, const ReadOptions& options = {});
+
+/// One trace file already in memory: its bytes (read during the call only), and the path that
+/// names it in Trace::files and in messages (it is never opened).
+struct TraceBytes {
+  std::string path;
+  std::span<const uint8_t> bytes;
+};
+
+/// LoadTrace over files already in memory (tests, the fuzz targets in tests/fuzz/): the same
+/// decoding (ReadTraceBytes) and the same merging into processes, without the file system.
+Trace LoadTraceBytes(const std::vector<TraceBytes>& files, const ReadOptions& options = {});
+
+}  // namespace trainprof::collector

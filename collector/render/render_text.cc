@@ -1,0 +1,297 @@
+// Text report. Layout (docs/report.md):
+//
+//   title line
+//   Warnings            one line each
+//   Processes           the tree, indented by depth in the PID column
+//   Bottleneck          steps per training process, verdict sentences, ranks, GPU placeholder
+//   NVTX ranges         merged over all processes, like `nsys stats --report nvtx_sum`
+//   NVTX marks          if any
+//   GPU devices, CUDA API, GPU kernels, GPU memory operations   with CUDA data (render_text_cuda.cc)
+//   per-process NVTX (and CUDA) tables with --by-process
+//
+// Names, commands, paths and roles come from programs: every table cell and every line of
+// free text goes through EscapeControls, so a tab or newline in a name cannot break the layout.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "collector/base/duration_summary.h"
+#include "collector/render/render.h"
+#include "collector/render/render_text_cuda.h"
+#include "collector/base/text_safety.h"
+#include "collector/render/text_table.h"
+#include "collector/base/units.h"
+
+namespace trainprof::collector {
+namespace {
+
+constexpr size_t kCommandWidth = 60;
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// "python3 train.py --lr 3e-4": the program's base name, then its arguments.
+std::string DisplayCommand(const std::string& command) {
+  std::string c = EscapeControls(command);
+  size_t first_end = c.find(' ');
+  std::string first = c.substr(0, first_end);
+  if (!first.empty() && first[0] != '\'') {
+    size_t slash = first.rfind('/');
+    if (slash != std::string::npos && slash + 1 < first.size()) c = c.substr(slash + 1);
+  }
+  return Shorten(c, kCommandWidth);
+}
+
+// The cells of one range row (escaped, as Table does).
+std::vector<std::string> RangeCells(const RangeRow& r) {
+  std::string name = r.grouped ? r.name + " (" + Plural(r.names, "name", "names") + ")" : r.name;
+  std::vector<std::string> cells;
+  if (r.calls == 0) {
+    cells = {"-", "-", "0", "-", "-", "-", "-", "-", std::to_string(r.unbalanced), r.style, std::move(name)};
+  } else {
+    cells = {FormatPercent(r.percent), FormatDuration(static_cast<double>(r.total_ns)), std::to_string(r.calls),
+             FormatDuration(r.mean_ns), (r.median_exact ? "" : "~") + FormatDuration(r.median_ns),
+             FormatDuration(static_cast<double>(r.min_ns)), FormatDuration(static_cast<double>(r.max_ns)),
+             FormatDuration(r.std_ns), std::to_string(r.unbalanced), r.style, std::move(name)};
+  }
+  for (std::string& c : cells) c = EscapeControls(c);
+  return cells;
+}
+
+// A range table, streamed in two passes over the rows (column widths, then lines), as Table
+// lays it out, so that a million rows never exist as text at once.
+void RangeTableText(const RangeRows& rows, size_t omitted, size_t top, OutputSink* out) {
+  const std::vector<Column> columns = {{"Time (%)", true}, {"Total Time", true}, {"Calls", true}, {"Mean", true},
+                                       {"Median", true},   {"Min", true},        {"Max", true},   {"StdDev", true},
+                                       {"Unbalanced", true}, {"Style", false},   {"Range", false}};
+  std::vector<size_t> width(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) width[c] = Width(columns[c].header);
+  for (const RangeRow& r : rows) {
+    const std::vector<std::string> cells = RangeCells(r);
+    for (size_t c = 0; c < columns.size(); ++c) width[c] = std::max(width[c], Width(cells[c]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) { out->Write(TableLine(columns, width, cells, "  ")); };
+  std::vector<std::string> headers, rule;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    headers.push_back(columns[c].header);
+    rule.push_back(std::string(width[c], '-'));
+  }
+  line(headers);
+  line(rule);
+  for (const RangeRow& r : rows) line(RangeCells(r));
+  if (omitted > 0) out->Write("  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n");
+  if (rows.any_estimated()) {
+    char note[160];
+    std::snprintf(note, sizeof note,
+                  "  ~ median of a row of more than %zu calls: estimated within %.2f%% of the exact value\n",
+                  DurationSummary::kExactSamples, DurationSummary::kRelativeError * 100);
+    out->Write(note);
+  }
+}
+
+std::string ProcessLabel(const ProcessRow& p) {
+  std::string label = "pid " + std::to_string(p.pid);
+  if (!p.role.empty()) label += " (" + p.role + ")";
+  std::string cmd = DisplayCommand(p.command);
+  if (!cmd.empty()) label += ": " + cmd;
+  return EscapeControls(label);
+}
+
+const char* VerdictText(Verdict v) {
+  switch (v) {
+    case Verdict::kInputBound: return "input-bound";
+    case Verdict::kPartlyInputBound: return "partly input-bound";
+    case Verdict::kComputeBound: return "compute-bound";
+    default: return "no steps";
+  }
+}
+
+std::string Dur(double ns) { return FormatDuration(ns); }
+std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration(*ns) : "-"; }
+
+// The Bottleneck section (docs/analysis.md): a table of steps, the sentences behind the verdict.
+std::string BottleneckText(const Bottleneck& b) {
+  std::string out = "\nBottleneck\n";
+  if (b.processes.empty()) return out + "  " + EscapeControls(b.message) + "\n";
+  std::vector<Column> columns = {{"PID", false},       {"Rank", true},       {"Steps", true},     {"Mean", true},
+                                 {"Median", true},     {"P90", true},        {"StdDev", true},    {"Data wait", true},
+                                 {"Forward", true},    {"Backward", true},   {"Optimizer", true}, {"Collective", true},
+                                 {"Other", true}};
+  if (b.gpu.recorded) columns.push_back({"GPU busy", true});  // share of the step the GPU ran work (gpu_idle.h)
+  columns.push_back({"Verdict", false});
+  Table steps(std::move(columns));
+  for (const TrainingProcess& t : b.processes) {
+    std::vector<std::string> row = {std::to_string(t.pid), t.rank ? std::to_string(*t.rank) : "-",
+                                    std::to_string(t.steps)};
+    if (t.step.count == 0) {
+      for (int i = 0; i < (b.gpu.recorded ? 11 : 10); ++i) row.push_back("-");
+    } else {
+      for (double v : {t.step.mean_ns, t.step.median_ns, t.step.p90_ns, t.step.std_ns}) row.push_back(Dur(v));
+      for (Part p :
+           {Part::kDataWait, Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective, Part::kOther}) {
+        row.push_back(FormatPercent(t.part(p).percent) + "%");
+      }
+      if (b.gpu.recorded) row.push_back(t.gpu && t.gpu->recorded ? FormatPercent(t.gpu->busy_percent) + "%" : "-");
+    }
+    row.push_back(VerdictText(t.verdict));
+    steps.Add(std::move(row));
+  }
+  out += steps.Render("  ");
+  out += "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
+  if (b.gpu.recorded) out += "  GPU busy: share of the step in which the GPU ran a kernel, memcpy or memset of the process.\n";
+  for (const TrainingProcess& t : b.processes) {
+    out += "\n";
+    for (size_t i = 0; i < t.text.size(); ++i) out += (i == 0 ? "  " : "    ") + EscapeControls(t.text[i]) + "\n";
+  }
+  if (b.ranks) {
+    out += "\n  Ranks\n";
+    Table ranks({{"Rank", true},
+                 {"PID", true},
+                 {"Steps", true},
+                 {"Mean step", true},
+                 {"Mean compute", true},
+                 {"Data wait", true},
+                 {"Late (mean)", true},
+                 {"Late (median)", true},
+                 {"Last", true},
+                 {"Waits for straggler", true}});
+    for (const RankRow& r : b.ranks->ranks) {
+      ranks.Add({std::to_string(r.rank), std::to_string(r.pid), std::to_string(r.steps), Dur(r.mean_step_ns),
+                 Dur(r.mean_compute_ns), Dur(r.mean_data_wait_ns), OptDur(r.mean_lateness_ns),
+                 OptDur(r.median_lateness_ns), std::to_string(r.last_steps), OptDur(r.wait_ns)});
+    }
+    out += ranks.Render("  ");
+    for (const std::string& line : b.rank_text) out += "  " + EscapeControls(line) + "\n";
+  }
+  if (!b.gpu.recorded) out += "\n  GPU activity: not recorded (no CUDA data in these traces)\n";
+  return out;
+}
+
+// The Command cell, with the "(not recorded)" marker of a process that left no trace.
+std::string RecordedCommand(const ProcessRow& p) {
+  if (p.recorded == "no") return "(not recorded)";
+  if (p.recorded == "until_exec") {
+    std::string what = p.unrecorded_exec.empty() ? "exec" : "exec of " + DisplayCommand(p.unrecorded_exec);
+    return "(not recorded after " + what + ") " + DisplayCommand(p.command);
+  }
+  return DisplayCommand(p.command);
+}
+
+}  // namespace
+
+void RenderText(const Report& r, OutputSink* sink) {
+  std::string out;
+  // Title.
+  out += "trainprof report: " + Plural(r.files.size(), "trace file", "trace files");
+  if (r.damaged_files > 0) out += " (" + std::to_string(r.damaged_files) + " damaged)";
+  out += ", " + Plural(r.processes.size(), "process", "processes") + " on " + Plural(r.hosts, "host", "hosts");
+  if (!r.processes.empty()) {
+    out += ", " + FormatDuration(static_cast<double>(r.span_ns)) + " from " + FormatUtc(r.start_realtime_ns);
+  }
+  out += "\n";
+
+  if (!r.warnings.empty()) {
+    out += "\nWarnings\n";
+    for (const std::string& w : r.warnings) out += "  " + EscapeControls(w) + "\n";
+  }
+
+  out += "\nProcesses\n";
+  if (r.processes.empty()) {
+    out += "  none\n";
+  } else {
+    std::vector<Column> columns = {{"PID", false},    {"PPID", true},       {"Rank", true},  {"Role", false},
+                                   {"Command", false}, {"Start", true},       {"Wall", true},  {"Exit", false},
+                                   {"Events", true},   {"Unbalanced", true}, {"Truncated", false}, {"Dropped", true}};
+    if (r.has_cuda) {  // GPU tracing: state, GPU records dropped by CUPTI, invalid timestamps, calls never returned
+      columns.insert(columns.end(), {{"GPU", false}, {"GPU dropped", true}, {"Bad times", true}, {"Unreturned", true}});
+    }
+    Table t(std::move(columns));
+    for (const ProcessRow& p : r.processes) {
+      std::vector<std::string> row = {
+          std::string(2 * static_cast<size_t>(p.depth), ' ') + std::to_string(p.pid), std::to_string(p.ppid),
+          p.rank ? std::to_string(*p.rank) : "-", p.role, RecordedCommand(p),
+          "+" + FormatDuration(static_cast<double>(p.offset_ns)), FormatDuration(static_cast<double>(p.wall_ns)),
+          p.exit_text, std::to_string(p.events), std::to_string(p.unbalanced), p.truncated ? "yes" : "no",
+          std::to_string(p.dropped)};
+      if (r.has_cuda) {
+        row.push_back(p.gpu.state == "none" ? "-" : p.gpu.state);
+        row.push_back(std::to_string(p.gpu.records_dropped));
+        row.push_back(std::to_string(p.gpu.invalid_timestamps));
+        row.push_back(std::to_string(p.gpu.unfinished_calls));
+      }
+      t.Add(std::move(row));
+    }
+    out += t.Render("  ");
+    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.exit_kind == "unknown"; })) {
+      out += "  Exit \"unknown\": no exit record (killed?)\n";
+    }
+    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.recorded != "yes"; })) {
+      out += "  \"(not recorded)\": no trace of the process (or of the program it exec'd): statically linked, setuid,\n"
+             "  its exec failed, or LD_PRELOAD cleared; known from its parent's fork and wait records.\n";
+    }
+    if (r.has_cuda) {
+      out += "  GPU: CUDA tracing on, unavailable (see Warnings) or - (no CUDA); GPU dropped: records CUPTI lost;\n"
+             "  Bad times: GPU records with a zero or reversed timestamp (left out); Unreturned: CUDA calls never returned.\n";
+    }
+  }
+
+  out += BottleneckText(r.bottleneck);
+
+  out += "\nNVTX ranges (all processes)\n";
+  if (r.nvtx_ranges.empty()) {
+    out += "  none recorded\n";
+  } else {
+    sink->Write(out);
+    out.clear();
+    RangeTableText(r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top, sink);
+    if (std::any_of(r.nvtx_ranges.begin(), r.nvtx_ranges.end(), [](const RangeRow& row) { return row.grouped; })) {
+      out += "  <N>: names that differ only in numbers, grouped (--no-group-names shows each name).\n";
+    }
+    out += "  Time (%) = total time / summed wall time of the processes the range occurs in; nested or\n"
+           "  concurrent ranges can add up to more than 100%.\n";
+    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.capture_limited; })) {
+      out += "  For a process recorded only in capture ranges or a --delay/--duration window, its captured\n"
+             "  time stands for its wall time.\n";
+    }
+  }
+
+  if (!r.nvtx_marks.empty()) {
+    out += "\nNVTX marks (all processes)\n";
+    Table t({{"Count", true}, {"Mark", false}});
+    for (const MarkRow& m : r.nvtx_marks) t.Add({std::to_string(m.count), m.name});
+    out += t.Render("  ");
+    if (r.nvtx_marks_omitted > 0) {
+      out += "  ... " + Plural(r.nvtx_marks_omitted, "more row", "more rows") + " (--top " + std::to_string(r.options.top) + ")\n";
+    }
+  }
+
+  out += CudaSectionsText(r);
+
+  if (r.options.by_process) {
+    for (const ProcessRow& p : r.processes) {
+      out += "\nNVTX ranges: " + ProcessLabel(p) + "\n";
+      if (p.nvtx_ranges.empty()) {
+        out += "  none recorded\n";
+      } else {
+        sink->Write(out);
+        out.clear();
+        RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top, sink);
+      }
+      out += ProcessCudaText(p, r.options);
+    }
+    out += "\n  Per-process Time (%) = total time / the process's wall time.\n";
+  }
+  sink->Write(out);
+}
+
+std::string RenderText(const Report& report) {
+  std::string text;
+  StringSink sink(&text);
+  RenderText(report, &sink);
+  sink.Close();
+  return text;
+}
+
+}  // namespace trainprof::collector

@@ -1,0 +1,435 @@
+#include "collector/report/report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "collector/analysis/capture_note.h"
+#include "collector/stats/nvtx_stats.h"
+#include "collector/read/process_tree.h"
+#include "collector/analysis/python_shim_note.h"
+#include "collector/read/trace_reader.h"
+
+#ifndef TRAINPROF_VERSION
+#define TRAINPROF_VERSION "0.0.0"
+#endif
+
+namespace trainprof::collector {
+namespace {
+
+RangeRow ToRow(const RangeStats& s, const StringPool& strings) {
+  RangeRow row;
+  row.name = RangeDisplayName(s.key, strings);
+  row.domain = std::string(strings.Get(s.key.domain));
+  row.style = RangeStyleName(s.key.style);
+  row.calls = s.calls;
+  row.total_ns = s.total_ns;
+  row.percent = s.percent;
+  row.mean_ns = s.mean_ns;
+  row.std_ns = s.std_ns;
+  row.min_ns = s.min_ns;
+  row.median_ns = s.median_ns;
+  row.median_exact = s.median_exact;
+  row.max_ns = s.max_ns;
+  row.unbalanced = s.unbalanced;
+  row.names = s.names;
+  return row;
+}
+
+// Gives every range table of the report the names its entries use.
+void AttachNames(Report* r, const std::shared_ptr<const StringPool>& names) {
+  if (r->nvtx_ranges.data()) r->nvtx_ranges.data()->strings = names;
+  for (ProcessRow& p : r->processes) {
+    if (p.nvtx_ranges.data()) p.nvtx_ranges.data()->strings = names;
+  }
+}
+
+template <typename T>
+size_t CutToTop(std::vector<T>* rows, size_t top) {
+  if (top == 0 || rows->size() <= top) return 0;
+  size_t omitted = rows->size() - top;
+  rows->resize(top);
+  return omitted;
+}
+
+const char* SourceName(ExitInfo::Source s) {
+  switch (s) {
+    case ExitInfo::Source::kHeader: return "header";
+    case ExitInfo::Source::kProcessEnd: return "process_end";
+    case ExitInfo::Source::kParentWait: return "parent_wait";
+    default: return "";
+  }
+}
+
+const char* RecordedName(Process::Recorded r) {
+  switch (r) {
+    case Process::Recorded::kNotRecorded: return "no";
+    case Process::Recorded::kExecNotRecorded: return "until_exec";
+    default: return "yes";
+  }
+}
+
+NvtxMisuse MisuseOf(const Process& p) {
+  NvtxMisuse m;
+  for (const TraceImage& img : p.images) {
+    m.undefined_names += img.undefined_names;
+    m.undefined_domains += img.undefined_domains;
+    for (const ProcessEvent& e : img.process_events) {
+      if (e.kind != ProcessEventKind::kMisuse) continue;
+      switch (static_cast<format::MisuseKind>(e.what)) {
+        case format::MisuseKind::kNullName: ++m.null_names; break;
+        case format::MisuseKind::kNameTruncated: ++m.names_cut; break;
+        case format::MisuseKind::kBadAttributes: ++m.bad_attributes; break;
+        case format::MisuseKind::kTooManyDomains: ++m.domains_over_limit; break;
+        default: ++m.other; break;
+      }
+    }
+  }
+  return m;
+}
+
+std::string Count(uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Warnings about GPU tracing of one process (docs/report.md, "Warnings").
+std::vector<std::string> GpuNotes(const GpuTracing& g, const Process& p) {
+  std::vector<std::string> out;
+  if (g.state == "unavailable") {
+    std::string why = g.message.empty() ? "no reason recorded" : g.message;
+    out.push_back("GPU tracing unavailable: " + why + " (CUPTI result " + std::to_string(g.cupti_result.value_or(0)) +
+                  "); NVTX ranges and Python phases were still recorded");
+  }
+  if (g.records_dropped > 0) {
+    out.push_back(Count(g.records_dropped, "GPU activity record", "GPU activity records") +
+                  " dropped by CUPTI (buffers full): GPU statistics are incomplete");
+  }
+  if (g.invalid_timestamps > 0) {
+    out.push_back(Count(g.invalid_timestamps, "GPU record", "GPU records") +
+                  " with an invalid timestamp (zero, or end before start): left out of every statistic");
+  }
+  if (g.unfinished_calls > 0) {
+    std::string names;
+    for (const std::string& n : g.unfinished_names) names += (names.empty() ? "" : ", ") + n;
+    out.push_back(Count(g.unfinished_calls, "CUDA call", "CUDA calls") + " never returned (" + names +
+                  "): the process ended inside; not in the durations");
+  }
+  if (g.unmatched_exits > 0) {
+    out.push_back(Count(g.unmatched_exits, "CUDA call exit", "CUDA call exits") + " without their enter (not counted)");
+  }
+  if (g.state == "on" && !g.flushed && p.exit.kind == EndKind::kNone) {
+    out.push_back("GPU activity not flushed at the end (killed?): its last GPU records may be missing");
+  }
+  return out;
+}
+
+bool NeedsQuoting(const std::string& s) {
+  if (s.empty()) return true;
+  return s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") != std::string::npos;
+}
+
+}  // namespace
+
+const char* TrainprofVersion() { return TRAINPROF_VERSION; }
+
+RangeRow RangeRows::operator[](size_t i) const {
+  const RangeEntry& e = data_->entries[order_[i]];
+  RangeRow row = ToRow(Summarize(e), *data_->strings);
+  row.grouped = data_->groups != nullptr && data_->groups->NamesOf(e.key.name) > 0 && !e.key.orphan;
+  return row;
+}
+
+size_t RangeRows::CutTo(size_t n) {
+  if (n == 0 || order_.size() <= n) return 0;
+  const size_t cut = order_.size() - n;
+  order_.resize(n);
+  order_.shrink_to_fit();
+  return cut;
+}
+
+bool RangeRows::any_estimated() const {
+  for (uint32_t i : order_) {
+    const DurationSummary& d = data_->entries[i].durations;
+    if (d.count() > 0 && !d.exact()) return true;
+  }
+  return false;
+}
+
+NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
+  null_names += o.null_names;
+  names_cut += o.names_cut;
+  bad_attributes += o.bad_attributes;
+  other += o.other;
+  domains_over_limit += o.domains_over_limit;
+  undefined_names += o.undefined_names;
+  undefined_domains += o.undefined_domains;
+  return *this;
+}
+
+std::string DescribeMisuse(const NvtxMisuse& m) {
+  const std::string max = std::to_string(format::kMaxStringBytes);
+  std::vector<std::string> parts;
+  if (m.null_names) parts.push_back(Count(m.null_names, "NULL name", "NULL names"));
+  if (m.names_cut) parts.push_back(Count(m.names_cut, "name cut at " + max + " bytes", "names cut at " + max + " bytes"));
+  if (m.bad_attributes) {
+    parts.push_back(Count(m.bad_attributes, "call with bad event attributes or string handle",
+                          "calls with bad event attributes or string handles"));
+  }
+  if (m.other) parts.push_back(Count(m.other, "misuse of an unknown kind", "misuses of an unknown kind"));
+  if (m.domains_over_limit) {
+    const std::string limit = std::to_string(format::kMaxDomainIds - 1);
+    parts.push_back(Count(m.domains_over_limit, "NVTX domain over the limit of " + limit + " (its ranges merged with the others over it)",
+                          "NVTX domains over the limit of " + limit + " (their ranges merged into one domain)"));
+  }
+  if (m.undefined_names) parts.push_back(Count(m.undefined_names, "undefined name id", "undefined name ids"));
+  if (m.undefined_domains) parts.push_back(Count(m.undefined_domains, "undefined domain id", "undefined domain ids"));
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
+  return out;
+}
+
+std::string JoinCommand(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    if (!NeedsQuoting(a)) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) {
+      if (c == '\'') {
+        out += "'\\''";
+      } else {
+        out += c;
+      }
+    }
+    out += '\'';
+  }
+  return out;
+}
+
+namespace {
+
+// The report; `nvtx` are the processes' NVTX summaries (consumed), `names` the pool the range
+// tables use (group patterns are interned into it); the caller attaches it to the tables.
+Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<NvtxProcessData> nvtx,
+                   StringPool* names);
+
+}  // namespace
+
+Report Analyze(const Trace& trace, const ReportOptions& options) {
+  std::vector<NvtxProcessData> nvtx;
+  for (const Process& p : trace.processes) nvtx.push_back(CollectNvtx(p));
+  auto names = std::make_shared<StringPool>();
+  for (size_t i = 1; i < trace.strings.size(); ++i) names->Intern(trace.strings.Get(static_cast<StringId>(i)));
+  Report r = AnalyzeWith(trace, options, std::move(nvtx), names.get());
+  AttachNames(&r, names);
+  return r;
+}
+
+Report Analyze(Trace&& trace, const ReportOptions& options) {
+  std::vector<NvtxProcessData> nvtx;
+  for (Process& p : trace.processes) nvtx.push_back(TakeNvtx(&p));
+  Report r = AnalyzeWith(trace, options, std::move(nvtx), &trace.strings);
+  AttachNames(&r, std::make_shared<StringPool>(std::move(trace.strings)));
+  return r;
+}
+
+namespace {
+
+Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<NvtxProcessData> nvtx,
+                   StringPool* names) {
+  Report r;
+  r.trainprof_version = TrainprofVersion();
+  r.format_version = format::kFormatVersion;
+  r.options = options;
+  r.files = trace.files;
+  for (const FileStatus& f : trace.files) {
+    if (f.usable) ++r.usable_files;
+    if (f.damaged()) {
+      ++r.damaged_files;
+      r.warnings.push_back(f.path + ": " + DescribeDamage(f));
+    }
+  }
+
+  // A directory with the files of several `trainprof run`s (one -o directory used twice, or by two
+  // runs at once): say so, per directory (runs on several hosts are reported together on purpose).
+  std::map<std::string, std::map<std::string, size_t>> runs;  // directory → run id → files
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) {
+      if (img.file == kNoFile || img.run_id.empty()) continue;
+      const std::string& path = trace.files[img.file].path;
+      size_t slash = path.rfind('/');
+      ++runs[slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash)][img.run_id];
+    }
+  }
+  for (const auto& [dir, ids] : runs) {
+    if (ids.size() < 2) continue;
+    std::string list;
+    for (const auto& [id, files] : ids) list += (list.empty() ? "" : ", ") + id.substr(0, 8) + ": " + Count(files, "file", "files");
+    r.warnings.push_back(dir + " holds the trace files of " + std::to_string(ids.size()) +
+                         " runs of `trainprof run` (run ids " + list +
+                         "): the report covers them all; if they are not one job, give each run its own -o directory");
+  }
+
+  if (trace.not_recorded_omitted > 0) {
+    r.warnings.push_back(Count(trace.not_recorded_omitted, "more child", "more children") +
+                         " that left no trace (known from fork records only) not shown: " +
+                         std::to_string(kMaxNotRecorded) + " are");
+  }
+
+  const StringPool& strings = trace.strings;
+  const size_t n = trace.processes.size();
+  std::vector<uint64_t> walls(n);
+  for (size_t i = 0; i < n; ++i) walls[i] = RecordedTime(trace.processes[i]);
+  // Range tables: each process's entries (its summaries, moved), names grouped by one decision
+  // over every table, then the merged table (the process's own when there is one process).
+  std::vector<std::shared_ptr<RangeTableData>> tables(n);
+  std::vector<std::vector<RangeEntry>> entries(n);
+  for (size_t i = 0; i < n; ++i) entries[i] = ProcessEntries(&nvtx[i], walls[i]);
+  std::shared_ptr<const NameGroups> groups;
+  if (options.group_names) {
+    std::vector<const std::vector<RangeEntry>*> all_tables;
+    for (const auto& e : entries) all_tables.push_back(&e);
+    auto g = std::make_shared<NameGroups>(all_tables, names);
+    for (auto& e : entries) g->Apply(&e, *names);
+    groups = std::move(g);
+  }
+  std::shared_ptr<RangeTableData> merged;
+  if (n == 1) {
+    merged = std::make_shared<RangeTableData>();
+    merged->entries = std::move(entries[0]);
+    merged->groups = groups;
+    tables[0] = merged;
+  } else {
+    merged = std::make_shared<RangeTableData>();
+    merged->entries = MergedEntries(entries, groups.get());
+    merged->groups = groups;
+    for (size_t i = 0; i < n; ++i) {
+      tables[i] = std::make_shared<RangeTableData>();
+      tables[i]->entries = std::move(entries[i]);
+      tables[i]->groups = groups;
+    }
+  }
+  entries = {};
+  const std::vector<uint32_t> merged_order = DisplayOrder(merged->entries, *names);
+  r.nvtx_ranges = RangeRows(merged, merged_order);
+  r.nvtx_ranges_omitted = r.nvtx_ranges.CutTo(options.top);
+  for (const MarkCount& m : MergedMarks(nvtx, strings)) {
+    r.nvtx_marks.push_back({MarkDisplayName(m, strings), std::string(strings.Get(m.domain)), m.count});
+  }
+  r.nvtx_marks_omitted = CutToTop(&r.nvtx_marks, options.top);
+
+  std::vector<const Process*> all;
+  for (const Process& p : trace.processes) {
+    all.push_back(&p);
+    for (const TraceImage& img : p.images) r.has_cuda = r.has_cuda || img.cuda.any();
+  }
+  if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true);
+
+  std::set<std::string> hosts;
+  uint64_t first_start = UINT64_MAX, last_end = 0;
+  for (const Process& p : trace.processes) {
+    first_start = std::min(first_start, p.start_realtime_ns);
+    last_end = std::max(last_end, p.start_realtime_ns + p.wall_ns);
+    hosts.insert(p.host);
+  }
+  r.hosts = hosts.size();
+  r.start_realtime_ns = n > 0 ? first_start : 0;
+  r.span_ns = n > 0 && last_end > first_start ? last_end - first_start : 0;
+
+  uint64_t unbalanced_total = 0;
+  size_t unbalanced_processes = 0;
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < n; ++i) {
+    const Process& p = trace.processes[i];
+    ProcessRow row;
+    row.pid = p.pid;
+    row.ppid = p.ppid;
+    row.parent = p.parent;
+    row.depth = p.depth;
+    row.host = p.host;
+    row.rank = p.rank;
+    row.local_rank = p.local_rank;
+    row.world_size = p.world_size;
+    row.role = p.role;
+    row.command = JoinCommand(p.last().argv);
+    row.executable = p.last().executable;
+    if (row.command.empty()) row.command = row.executable;
+    for (const TraceImage& img : p.images)
+      if (img.file != kNoFile) row.files.push_back(trace.files[img.file].path);
+    row.recorded = RecordedName(p.recorded);
+    if (p.recorded == Process::Recorded::kExecNotRecorded) {
+      const ProcessEvent* exec = nullptr;
+      for (const ProcessEvent& e : p.last().process_events)
+        if (e.kind == ProcessEventKind::kExec && (exec == nullptr || e.time_ns >= exec->time_ns)) exec = &e;
+      if (exec != nullptr && exec->text != 0) row.unrecorded_exec = std::string(trace.strings.Get(exec->text));
+    }
+    row.start_realtime_ns = p.start_realtime_ns;
+    row.start_ns = p.start_ns;
+    row.end_ns = p.end_ns;
+    row.wall_ns = p.wall_ns;
+    row.capture_limited = CaptureLimited(p);
+    row.python_shim_off = PythonShimOff(p);
+    row.offset_ns = p.start_realtime_ns - r.start_realtime_ns;
+    row.exit_kind = ExitKindName(p.exit.kind);
+    if (p.exit.kind != EndKind::kNone) row.exit_code = p.exit.code;
+    row.exit_text = DescribeExit(p.exit);
+    row.exit_source = SourceName(p.exit.source);
+    row.events = p.records;
+    row.unbalanced = nvtx[i].unbalanced;
+    row.dropped = p.dropped;
+    row.truncated = p.truncated;
+    row.nvtx_misuse = MisuseOf(p);
+    r.nvtx_misuse += row.nvtx_misuse;
+    std::map<uint32_t, size_t> thread_row;
+    for (const TraceImage& img : p.images) {
+      for (const ThreadInfo& t : img.threads) {
+        auto [it, inserted] = thread_row.try_emplace(t.tid, row.threads.size());
+        if (inserted) row.threads.push_back({t.tid, "", 0});
+        ThreadRow& tr = row.threads[it->second];
+        tr.events += t.events;
+        if (t.name != 0) tr.name = std::string(strings.Get(t.name));
+      }
+    }
+    // One process: its table is the merged one (same entries, same order, sorted once).
+    row.nvtx_ranges = n == 1 ? RangeRows(tables[0], merged_order) : RangeRows(tables[i], DisplayOrder(tables[i]->entries, *names));
+    row.nvtx_ranges_omitted = row.nvtx_ranges.CutTo(options.top);
+
+    if (row.unbalanced > 0) {
+      unbalanced_total += row.unbalanced;
+      ++unbalanced_processes;
+    }
+    const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
+    if (p.exit.kind == EndKind::kNone) notes.push_back(who + ": no exit record (killed?)");
+    if (p.dropped > 0) {
+      notes.push_back(who + ": " + Count(p.dropped, "record", "records") + " dropped (not in the trace)");
+    }
+    if (row.nvtx_misuse.total() > 0) notes.push_back(who + ": NVTX misuse: " + DescribeMisuse(row.nvtx_misuse));
+    if (std::string capture = DescribeCapture(p, row.offset_ns); !capture.empty()) notes.push_back(who + ": " + capture);
+    if (!row.python_shim_off.empty()) notes.push_back(who + ": " + DescribePythonShimOff(row.python_shim_off));
+    for (const TraceImage& img : p.images) {
+      if ((img.flags & format::kFlagRecordingFailed) == 0) continue;
+      notes.push_back(who + ": recording stopped early (no space or I/O error): " + trace.files[img.file].path +
+                      " holds what was recorded until then");
+    }
+    row.gpu = GpuTracingOf(p, strings);
+    if (row.gpu.any) row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false);
+    for (std::string& note : GpuNotes(row.gpu, p)) notes.push_back(who + ": " + note);
+    r.processes.push_back(std::move(row));
+  }
+  if (unbalanced_total > 0) {
+    r.warnings.push_back(std::to_string(unbalanced_total) + " unbalanced NVTX range" + (unbalanced_total == 1 ? "" : "s") +
+                         " in " + std::to_string(unbalanced_processes) + " process" +
+                         (unbalanced_processes == 1 ? "" : "es") +
+                         " (pop without push, end without start, or open at the end of the trace): not in the durations");
+  }
+  r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
+  r.bottleneck = AnalyzeBottleneck(trace);
+  return r;
+}
+
+}  // namespace
+
+}  // namespace trainprof::collector

@@ -1,0 +1,210 @@
+// The report: everything the renderers print, computed once from a Trace.
+//
+//   Trace ──Analyze()──► Report ──► RenderText / RenderJson / RenderCsv (render.h)
+//
+// The Report holds display-ready values (strings for names, integers in ns and bytes) so the three
+// renderers agree by construction. Each analysis (NVTX statistics, CUDA API calls, GPU kernels,
+// memory operations, devices, the bottleneck verdict) has its own module and its own rows here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/bottleneck.h"
+#include "collector/stats/cuda_tables.h"
+#include "collector/stats/gpu_tracing.h"
+#include "collector/model/model.h"
+#include "collector/stats/nvtx_stats.h"
+
+namespace trainprof::collector {
+
+/// trainprof's version ("0.1.0"), as written into JSON reports.
+const char* TrainprofVersion();
+
+struct ReportOptions {
+  bool by_process = false;  ///< per-process NVTX tables in text and CSV (JSON always has them)
+  size_t top = 0;           ///< rows per statistics table; 0 = all
+  bool full_names = false;  ///< kernel names demangled but not shortened (--full-names)
+  bool group_names = true;  ///< NVTX names differing only in numbers grouped (name_groups.h; --no-group-names)
+};
+
+struct RangeRow {
+  std::string name;    ///< display name: "name", "domain:name", "<unnamed>", "<pop without push>"
+  std::string domain;  ///< "" for the default domain
+  std::string style;   ///< "push/pop" or "start/end"
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  double percent = 0;
+  double mean_ns = 0;
+  double std_ns = 0;
+  uint64_t min_ns = 0;
+  double median_ns = 0;
+  bool median_exact = true;  ///< false: estimated within DurationSummary::kRelativeError
+  uint64_t max_ns = 0;
+  uint64_t unbalanced = 0;
+  uint64_t names = 1;  ///< distinct names in the row; a group ("step <N>") when grouped is true
+  bool grouped = false;  ///< name is a pattern of names differing only in numbers (name_groups.h)
+};
+
+/// The entries of one range table and the names they use, shared by the tables that show them.
+struct RangeTableData {
+  std::vector<RangeEntry> entries;
+  std::shared_ptr<const StringPool> strings;  ///< set when the report is complete
+  std::shared_ptr<const NameGroups> groups;   ///< the report's name groups (null: not grouped)
+};
+
+/// An NVTX range table of the report: rows made display-ready (RangeRow) one at a time, on
+/// demand, so that a table of a million names costs its summaries and 4 bytes a row, never a
+/// million RangeRows at once. Reads like a vector of RangeRow (size, [], range for).
+class RangeRows {
+ public:
+  RangeRows() = default;
+  RangeRows(std::shared_ptr<RangeTableData> data, std::vector<uint32_t> order)
+      : data_(std::move(data)), order_(std::move(order)) {}
+
+  size_t size() const { return order_.size(); }
+  bool empty() const { return order_.empty(); }
+  RangeRow operator[](size_t i) const;
+  RangeRow front() const { return (*this)[0]; }
+  /// Cuts the table to its first n rows; returns how many were cut.
+  size_t CutTo(size_t n);
+  /// Some row's median is estimated (more than DurationSummary::kExactSamples calls).
+  bool any_estimated() const;
+  const std::shared_ptr<RangeTableData>& data() const { return data_; }
+
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = RangeRow;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = RangeRow;
+    iterator(const RangeRows* rows, size_t i) : rows_(rows), i_(i) {}
+    RangeRow operator*() const { return (*rows_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const RangeRows* rows_;
+    size_t i_;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, order_.size()}; }
+
+ private:
+  std::shared_ptr<RangeTableData> data_;
+  std::vector<uint32_t> order_;  // indices into data_->entries, display order
+};
+
+struct MarkRow {
+  std::string name;  ///< display name, as for ranges
+  std::string domain;
+  uint64_t count = 0;
+};
+
+/// NVTX used wrongly by the program: MISUSE records by kind, and names the file never defines.
+struct NvtxMisuse {
+  uint64_t null_names = 0;      ///< NULL message or attributes (MisuseKind::kNullName)
+  uint64_t names_cut = 0;       ///< names longer than kMaxStringBytes, cut (kNameTruncated)
+  uint64_t bad_attributes = 0;  ///< bad event attributes or registered string handle (kBadAttributes)
+  uint64_t other = 0;           ///< MISUSE records of a kind this trainprof does not know
+  /// nvtxDomainCreate past format::kMaxDomainIds domains (kTooManyDomains): those domains' ranges
+  /// share one domain, "trainprof: NVTX domains over the limit".
+  uint64_t domains_over_limit = 0;
+  uint64_t undefined_names = 0;   ///< name ids no STRING record defines (TraceImage::undefined_names)
+  uint64_t undefined_domains = 0; ///< domain ids no DOMAIN record defines
+  uint64_t total() const {
+    return null_names + names_cut + bad_attributes + other + domains_over_limit + undefined_names + undefined_domains;
+  }
+  NvtxMisuse& operator+=(const NvtxMisuse& o);
+};
+
+/// "2 NULL names, 1 name cut at 4096 bytes, ..." ("" when there is none).
+std::string DescribeMisuse(const NvtxMisuse& m);
+
+struct ThreadRow {
+  uint32_t tid = 0;
+  std::string name;
+  uint64_t events = 0;
+};
+
+struct ProcessRow {
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  int parent = -1;  ///< index into Report::processes
+  int depth = 0;
+  std::string host;
+  std::optional<int64_t> rank, local_rank, world_size;
+  std::string role;
+  std::string command;  ///< argv joined with spaces, shell-quoted where needed
+  std::string executable;
+  std::vector<std::string> files;
+  /// "yes"; "no": no trace file, known from its parent's fork and wait records (Process::Recorded);
+  /// "until_exec": recorded until it exec'd a program that left no trace (static, setuid).
+  std::string recorded = "yes";
+  /// With recorded "until_exec": the path the last exec ran (its EXEC record), "" if unknown.
+  std::string unrecorded_exec;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t wall_ns = 0;
+  bool capture_limited = false;  ///< recorded only in capture ranges / a --delay/--duration window
+  std::string python_shim_off;   ///< options that kept the Python shim out ("-I", ...; "" = none)
+  uint64_t offset_ns = 0;  ///< start relative to the earliest process (realtime clock)
+  std::string exit_kind;   ///< "exit", "signal", "exec", "returned", "unknown"
+  std::optional<int64_t> exit_code;
+  std::string exit_text;   ///< "exit 0", "signal 9 (SIGKILL)", ...
+  std::string exit_source; ///< "header", "process_end", "parent_wait", "" (unknown)
+  uint64_t events = 0;
+  uint64_t unbalanced = 0;
+  uint64_t dropped = 0;
+  bool truncated = false;
+  NvtxMisuse nvtx_misuse;
+  std::vector<ThreadRow> threads;
+  RangeRows nvtx_ranges;  ///< this process only, sorted, cut to --top
+  size_t nvtx_ranges_omitted = 0;
+  GpuTracing gpu;   ///< GPU tracing state and what was lost (gpu_tracing.h)
+  CudaTables cuda;  ///< this process's CUDA tables, cut to --top; devices per device
+};
+
+struct Report {
+  std::string trainprof_version;
+  uint32_t format_version = 0;
+  ReportOptions options;
+  std::vector<FileStatus> files;
+  std::vector<ProcessRow> processes;  ///< tree order
+  RangeRows nvtx_ranges;  ///< all processes, sorted, cut to --top
+  size_t nvtx_ranges_omitted = 0;
+  std::vector<MarkRow> nvtx_marks;
+  size_t nvtx_marks_omitted = 0;
+  bool has_cuda = false;  ///< some process has CUDA records (calls, GPU activity, or a GPU status)
+  CudaTables cuda;        ///< over all processes; devices merged per host and device
+  Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
+  std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
+  NvtxMisuse nvtx_misuse;             ///< summed over all processes
+  // Summary for the title line.
+  size_t usable_files = 0;
+  size_t damaged_files = 0;
+  size_t hosts = 0;
+  uint64_t start_realtime_ns = 0;  ///< earliest process start
+  uint64_t span_ns = 0;            ///< earliest start to latest end
+};
+
+/// The report of `trace`. The rvalue form moves the NVTX summaries and the names out of the trace
+/// (no copy: what `trainprof report` uses); the other copies them.
+Report Analyze(const Trace& trace, const ReportOptions& options);
+Report Analyze(Trace&& trace, const ReportOptions& options);
+
+/// argv as one shell-like line: arguments with spaces or quotes are single-quoted.
+std::string JoinCommand(const std::vector<std::string>& argv);
+
+}  // namespace trainprof::collector

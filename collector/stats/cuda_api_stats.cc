@@ -1,0 +1,54 @@
+#include "collector/stats/cuda_api_stats.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "collector/model/cuda_calls.h"
+
+namespace trainprof::collector {
+
+std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaData*>& images, const StringPool& strings) {
+  struct Samples {
+    std::vector<uint64_t> durations;
+    uint64_t errors = 0;
+    uint64_t unfinished = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Samples> by_name;  // (name, api) → samples
+  std::unordered_map<StringId, std::string> display;               // recorded name → display name
+  for (const CudaData* data : images) {
+    for (const CudaCall& c : data->calls) {
+      auto [it, inserted] = display.try_emplace(c.name);
+      if (inserted) it->second = c.name == 0 ? "<unnamed>" : CudaApiDisplayName(strings.Get(c.name));
+      Samples& s = by_name[{it->second, c.api == format::CudaApi::kDriver ? "driver" : "runtime"}];
+      if (!c.returned) {
+        ++s.unfinished;
+        continue;
+      }
+      s.durations.push_back(c.duration());
+      if (c.status != 0) ++s.errors;
+    }
+  }
+  std::vector<CudaApiRow> rows;
+  uint64_t all = 0;
+  for (auto& [key, s] : by_name) {
+    CudaApiRow row;
+    row.name = key.first;
+    row.api = key.second;
+    row.time = SummarizeSample(&s.durations);
+    row.errors = s.errors;
+    row.unfinished = s.unfinished;
+    all += row.time.total;
+    rows.push_back(std::move(row));
+  }
+  for (CudaApiRow& row : rows) {
+    row.percent = all > 0 ? static_cast<double>(row.time.total) * 100.0 / static_cast<double>(all) : 0.0;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const CudaApiRow& a, const CudaApiRow& b) {
+    return std::make_tuple(b.time.total, b.time.count, b.unfinished) <
+           std::make_tuple(a.time.total, a.time.count, a.unfinished);
+  });
+  return rows;
+}
+
+}  // namespace trainprof::collector

@@ -1,0 +1,56 @@
+#include "collector/stats/gpu_tracing.h"
+
+#include <algorithm>
+
+#include "collector/model/cuda_calls.h"
+
+namespace trainprof::collector {
+
+GpuTracing GpuTracingOf(const Process& process, const StringPool& strings) {
+  GpuTracing g;
+  for (const TraceImage& img : process.images) {
+    const CudaData& c = img.cuda;
+    g.any = g.any || c.any();
+    g.records_dropped += c.records_dropped;
+    g.invalid_timestamps += c.invalid_timestamps;
+    g.unmatched_exits += c.unmatched_exits;
+    g.calls += c.calls.size();
+    for (const CudaCall& call : c.calls) {
+      if (!call.returned) {
+        ++g.unfinished_calls;
+        std::string name = call.name == 0 ? "<unnamed>" : CudaApiDisplayName(strings.Get(call.name));
+        if (std::find(g.unfinished_names.begin(), g.unfinished_names.end(), name) == g.unfinished_names.end()) {
+          g.unfinished_names.push_back(std::move(name));
+        }
+      } else if (call.status != 0) {
+        ++g.api_errors;
+      }
+    }
+    for (const GpuOverhead& o : c.overheads) g.overhead_ns += o.end_ns - o.start_ns;
+    for (const CaptureEvent& e : c.captures) g.capture_pauses += e.on ? 0 : 1;
+    for (const GpuStatusEvent& s : c.status) {
+      if (s.cupti_version != 0) g.cupti_version = s.cupti_version;
+      if (s.driver_version != 0) g.driver_version = s.driver_version;
+      switch (s.state) {
+        case format::GpuState::kUnavailable:
+          g.state = "unavailable";
+          g.cupti_result = s.cupti_result;
+          g.message = std::string(strings.Get(s.message));
+          break;
+        case format::GpuState::kOn:
+          if (g.state != "unavailable") g.state = "on";
+          break;
+        case format::GpuState::kFlushed:
+          g.flushed = true;
+          if (g.state == "none") g.state = "on";
+          break;
+        default:
+          if (g.state == "none") g.state = "state " + std::to_string(s.raw_state);
+          break;
+      }
+    }
+  }
+  return g;
+}
+
+}  // namespace trainprof::collector

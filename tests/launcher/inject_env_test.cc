@@ -243,7 +243,21 @@ class FindInjectFilesTest : public test::TempDirTest {
 TEST_F(FindInjectFilesTest, BuildTreeLayout) { ExpectFoundAt("inject/libtrainprof_inject.so", "python"); }
 
 TEST_F(FindInjectFilesTest, InstalledLayout) {
-  ExpectFoundAt("lib/trainprof/libtrainprof_inject.so", "share/trainprof/python");
+  // The folders `cmake --install` uses (GNUInstallDirs), relative to bin/ (a moved prefix works).
+  const std::filesystem::path bin = "bin";
+  ExpectFoundAt((bin / kInstalledLibraryDir / "libtrainprof_inject.so").lexically_normal(),
+                (bin / kInstalledShimDir).lexically_normal());
+}
+
+TEST_F(FindInjectFilesTest, InstalledFoldersAreRelativeToTheExecutable) {
+  // GNUInstallDirs' relative folders (bin/, lib/ or lib/<multiarch>/, share/) give relative paths:
+  // what makes a moved prefix work (tests/e2e/test_install.py moves one).
+  for (const char* dir : {kInstalledLibraryDir, kInstalledShimDir}) {
+    EXPECT_FALSE(std::filesystem::path(dir).is_absolute()) << dir;
+    EXPECT_EQ(std::string(dir).rfind("../", 0), 0u) << dir;
+  }
+  EXPECT_TRUE(std::string(kInstalledLibraryDir).ends_with("/trainprof")) << kInstalledLibraryDir;
+  EXPECT_TRUE(std::string(kInstalledShimDir).ends_with("/trainprof/python")) << kInstalledShimDir;
 }
 
 TEST_F(FindInjectFilesTest, OverrideWinsAndMustExist) {
@@ -262,7 +276,9 @@ TEST_F(FindInjectFilesTest, MissingLibraryNamesWhereItLooked) {
   std::string error;
   EXPECT_FALSE(FindInjectFiles(nullptr, exe_, &error).has_value());
   EXPECT_NE(error.find(root_ + "/inject/libtrainprof_inject.so"), std::string::npos) << error;
-  EXPECT_NE(error.find(root_ + "/lib/trainprof/libtrainprof_inject.so"), std::string::npos) << error;
+  const std::filesystem::path installed = std::filesystem::path(root_ + "/bin") / kInstalledLibraryDir;
+  EXPECT_NE(error.find((installed / "libtrainprof_inject.so").lexically_normal().string()), std::string::npos)
+      << error;
   EXPECT_NE(error.find("TRAINPROF_INJECT_LIB"), std::string::npos) << error;
 }
 

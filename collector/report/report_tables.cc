@@ -44,19 +44,29 @@ std::vector<const char*> Concat(std::vector<const char*> a, const std::vector<co
   return a;
 }
 
+// A statistics table: `lead` columns (the last one the count), the time columns, `trail`
+// columns; the text table: the time columns with the count, then `text_trail`.
+TableDef StatsTable(const char* name, const char* csv, std::vector<ColumnDef> lead, bool exact,
+                    std::vector<ColumnDef> trail, const std::vector<const char*>& text_trail) {
+  TableDef t{name, csv, std::move(lead), {}};
+  const char* count = t.columns.back().key;
+  AddTimeColumns(&t.columns, exact);
+  t.columns.insert(t.columns.end(), trail.begin(), trail.end());
+  t.text = Concat(TimeText(count), text_trail);
+  return t;
+}
+
 TableDef MakeRangeTable() {
-  TableDef t{"nvtx_ranges", "nvtx_ranges.csv", {}, {}};
-  t.columns = {{"name", nullptr, Unit::kText, L, "display name (domain:name, <unnamed>, a group's pattern)", Show::kData},
+  return StatsTable("nvtx_ranges", "nvtx_ranges.csv",
+                    {{"name", nullptr, Unit::kText, L, "display name (domain:name, <unnamed>, a group's pattern)", Show::kData},
                {"domain", nullptr, Unit::kText, L, "NVTX domain, \"\" for the default", Show::kData},
                {"style", "Style", Unit::kText, L, "push/pop or start/end"},
-               {"calls", "Calls", Unit::kCount, R, "completed ranges"}};
-  AddTimeColumns(&t.columns, true);
-  t.columns.insert(t.columns.end(),
-                   {{"unbalanced", "Unbalanced", Unit::kCount, R, "ranges left open, or unmatched pops/ends"},
+               {"calls", "Calls", Unit::kCount, R, "completed ranges"}},
+                    true,
+                    {{"unbalanced", "Unbalanced", Unit::kCount, R, "ranges left open, or unmatched pops/ends"},
                     {"names", nullptr, Unit::kCount, R, "distinct names of the row (a group: > 1)", Show::kData},
-                    {"range", "Range", Unit::kText, L, "the name, with \"(N names)\" for a group", Show::kText}});
-  t.text = Concat(TimeText("calls"), {"unbalanced", "style", "range"});
-  return t;
+                    {"range", "Range", Unit::kText, L, "the name, with \"(N names)\" for a group", Show::kText}},
+                    {"unbalanced", "style", "range"});
 }
 
 TableDef MakeMarkTable() {
@@ -69,55 +79,50 @@ TableDef MakeMarkTable() {
 }
 
 TableDef MakeApiTable() {
-  TableDef t{"cuda_api", "cuda_api.csv", {}, {}};
-  t.columns = {{"name", "Name", Unit::kText, L, "function name without CUPTI's _vNNNN suffix"},
+  return StatsTable("cuda_api", "cuda_api.csv",
+                    {{"name", "Name", Unit::kText, L, "function name without CUPTI's _vNNNN suffix"},
                {"api", nullptr, Unit::kText, L, "runtime or driver", Show::kData},
-               {"calls", "Calls", Unit::kCount, R, "calls that returned"}};
-  AddTimeColumns(&t.columns, false);
-  t.columns.insert(t.columns.end(), {{"errors", "Errors", Unit::kCount, R, "returned calls with a non-zero status"},
-                                     {"unfinished", "Unfinished", Unit::kCount, R, "calls that never returned"}});
-  t.text = Concat(TimeText("calls"), {"errors", "unfinished", "name"});
-  return t;
+               {"calls", "Calls", Unit::kCount, R, "calls that returned"}},
+                    false,
+                    {{"errors", "Errors", Unit::kCount, R, "returned calls with a non-zero status"},
+                                     {"unfinished", "Unfinished", Unit::kCount, R, "calls that never returned"}},
+                    {"errors", "unfinished", "name"});
 }
 
 constexpr size_t kKernelNameWidth = 100;  // display names longer than this are cut, unless --full-names
 
 TableDef MakeKernelTable() {
-  TableDef t{"gpu_kernels", "gpu_kernels.csv", {}, {}};
-  t.columns = {{"name", "Name", Unit::kText, L, "demangled (shortened unless --full-names)", Show::kBoth,
+  return StatsTable("gpu_kernels", "gpu_kernels.csv",
+                    {{"name", "Name", Unit::kText, L, "demangled (shortened unless --full-names)", Show::kBoth,
                 kKernelNameWidth},
                {"mangled", nullptr, Unit::kText, L, "the name as recorded: the key of the row", Show::kData},
-               {"instances", "Instances", Unit::kCount, R, "kernel executions"}};
-  AddTimeColumns(&t.columns, false);
-  t.columns.insert(t.columns.end(),
-                   {{"grid", "Grid", Unit::kText, L, "XxYxZ when every instance used it, else varies"},
+               {"instances", "Instances", Unit::kCount, R, "kernel executions"}},
+                    false,
+                    {{"grid", "Grid", Unit::kText, L, "XxYxZ when every instance used it, else varies"},
                     {"block", "Block", Unit::kText, L, "XxYxZ when every instance used it, else varies"},
                     {"grid_most_common", nullptr, Unit::kText, L, "most frequent grid", Show::kData},
                     {"block_most_common", nullptr, Unit::kText, L, "most frequent block", Show::kData},
                     {"grid_variants", nullptr, Unit::kCount, R, "distinct grids", Show::kData},
-                    {"block_variants", nullptr, Unit::kCount, R, "distinct blocks", Show::kData}});
-  t.text = Concat(TimeText("instances"), {"grid", "block", "name"});
-  return t;
+                    {"block_variants", nullptr, Unit::kCount, R, "distinct blocks", Show::kData}},
+                    {"grid", "block", "name"});
 }
 
 TableDef MakeMemoryTable() {
-  TableDef t{"memory_ops", "memory_ops.csv", {}, {}};
-  t.columns = {{"kind", nullptr, Unit::kText, L, "memcpy_htod, memcpy_dtoh, ..., memset", Show::kData},
+  return StatsTable("memory_ops", "memory_ops.csv",
+                    {{"kind", nullptr, Unit::kText, L, "memcpy_htod, memcpy_dtoh, ..., memset", Show::kData},
                {"label", "Operation", Unit::kText, L, "memcpy HtoD, ..., memset"},
-               {"count", "Count", Unit::kCount, R, "operations"}};
-  AddTimeColumns(&t.columns, false);
-  t.columns.insert(t.columns.end(),
-                   {{"total_bytes", "Total Size", Unit::kBytes, R, "sum of the sizes"},
+               {"count", "Count", Unit::kCount, R, "operations"}},
+                    false,
+                    {{"total_bytes", "Total Size", Unit::kBytes, R, "sum of the sizes"},
                     {"mean_bytes", nullptr, Unit::kBytes, R, "mean size", Show::kData},
                     {"min_bytes", "Min Size", Unit::kBytes, R, "smallest size"},
                     {"median_bytes", nullptr, Unit::kBytes, R, "median size", Show::kData},
                     {"max_bytes", "Max Size", Unit::kBytes, R, "largest size"},
                     {"bandwidth_gbps", "Bandwidth", Unit::kNumber, R, "total bytes / total time, GB/s"},
                     {"pageable_count", "Pageable", Unit::kCount, R, "copies with pageable host memory"},
-                    {"pageable_bytes", nullptr, Unit::kBytes, R, "their bytes", Show::kData}});
-  t.text = Concat(TimeText("count"), {"total_bytes", "min_bytes", "max_bytes", "bandwidth_gbps", "pageable_count",
+                    {"pageable_bytes", nullptr, Unit::kBytes, R, "their bytes", Show::kData}},
+                    {"total_bytes", "min_bytes", "max_bytes", "bandwidth_gbps", "pageable_count",
                                       "label"});
-  return t;
 }
 
 TableDef MakeDeviceTable() {

@@ -26,8 +26,7 @@ extern "C" {
 __attribute__((visibility("default"))) int trainprof_set_role(const char* role) {
   ThreadState* t = RecordingThread();
   if (t == nullptr || role == nullptr) return 0;
-  uint64_t f[1] = {InternCString(t, role)};
-  RecordDefinition(t, trainprof::format::RecordTag::kRole, f, 1);
+  RecordDefinition(t, trainprof::format::rec::Role{.name = InternCString(t, role)});
   return 1;
 }
 
@@ -36,8 +35,7 @@ __attribute__((visibility("default"))) int trainprof_set_role(const char* role) 
 __attribute__((visibility("default"))) int trainprof_set_env(const char* name_value) {
   ThreadState* t = RecordingThread();
   if (t == nullptr || name_value == nullptr) return 0;
-  uint64_t f[1] = {InternCString(t, name_value)};
-  RecordDefinition(t, trainprof::format::RecordTag::kProcessEnv, f, 1);
+  RecordDefinition(t, trainprof::format::rec::ProcessEnv{.name = InternCString(t, name_value)});
   return 1;
 }
 

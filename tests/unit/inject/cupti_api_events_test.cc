@@ -77,13 +77,9 @@ void Callback(FakeThread* ft, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
   ASSERT_TRUE(DecodeApiCallback(domain, cbid, &d, &c));
   if (!TrackNesting(&ft->t.cuda_runtime_depth, d.correlationData, c)) return;
   if (c.enter) {
-    uint64_t f[4];
-    ApiEnterFields(c, name_id, f);
-    RecordTimed(&ft->t, RecordTag::kCudaApiEnter, f);
+    RecordTimed(&ft->t, ApiEnterRecord(c, name_id));
   } else {
-    uint64_t f[2];
-    ApiExitFields(c, f);
-    RecordTimed(&ft->t, RecordTag::kCudaApiExit, f);
+    RecordTimed(&ft->t, ApiExitRecord(c));
   }
 }
 
@@ -141,21 +137,21 @@ TEST(CuptiApiEvents, RuntimeCallWithItsDriverCallsIsOneCall) {
   auto recs = ft.Records();
   ASSERT_EQ(recs.size(), 4u);
   EXPECT_EQ(recs[0].tag, RecordTag::kCudaApiEnter);
-  EXPECT_EQ(recs[0].f[1], static_cast<uint64_t>(CudaApi::kRuntime));
-  EXPECT_EQ(recs[0].f[2], static_cast<uint64_t>(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
-  EXPECT_EQ(recs[0].f[3], 101u);
-  EXPECT_EQ(recs[0].f[4], 10u);
+  EXPECT_EQ(recs[0].As<format::rec::CudaApiEnter>().api, static_cast<uint64_t>(CudaApi::kRuntime));
+  EXPECT_EQ(recs[0].As<format::rec::CudaApiEnter>().cbid, static_cast<uint64_t>(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+  EXPECT_EQ(recs[0].As<format::rec::CudaApiEnter>().name, 101u);
+  EXPECT_EQ(recs[0].As<format::rec::CudaApiEnter>().correlation, 10u);
   EXPECT_EQ(recs[1].tag, RecordTag::kCudaApiExit);
-  EXPECT_EQ(recs[1].f[1], 10u);
-  EXPECT_EQ(recs[1].f[2], 2u);  // the call's status
+  EXPECT_EQ(recs[1].As<format::rec::CudaApiExit>().correlation, 10u);
+  EXPECT_EQ(recs[1].As<format::rec::CudaApiExit>().status, 2u);  // the call's status
   EXPECT_EQ(recs[2].tag, RecordTag::kCudaApiEnter);
-  EXPECT_EQ(recs[2].f[1], static_cast<uint64_t>(CudaApi::kDriver));
-  EXPECT_EQ(recs[2].f[2], static_cast<uint64_t>(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
-  EXPECT_EQ(recs[2].f[3], 104u);
-  EXPECT_EQ(recs[2].f[4], 13u);
+  EXPECT_EQ(recs[2].As<format::rec::CudaApiEnter>().api, static_cast<uint64_t>(CudaApi::kDriver));
+  EXPECT_EQ(recs[2].As<format::rec::CudaApiEnter>().cbid, static_cast<uint64_t>(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  EXPECT_EQ(recs[2].As<format::rec::CudaApiEnter>().name, 104u);
+  EXPECT_EQ(recs[2].As<format::rec::CudaApiEnter>().correlation, 13u);
   EXPECT_EQ(recs[3].tag, RecordTag::kCudaApiExit);
-  EXPECT_EQ(recs[3].f[1], 13u);
-  EXPECT_EQ(recs[3].f[2], 0u);
+  EXPECT_EQ(recs[3].As<format::rec::CudaApiExit>().correlation, 13u);
+  EXPECT_EQ(recs[3].As<format::rec::CudaApiExit>().status, 0u);
   // dt: non-decreasing times on one thread.
   uint64_t t = ft.t.chunk->base_ns;
   for (const auto& r : recs) t += r.f[0];
@@ -197,10 +193,10 @@ TEST(CuptiApiEvents, EveryKindOfLaunchCarriesItsCorrelation) {
   for (size_t i = 0; i < std::size(launches); ++i) {
     SCOPED_TRACE(launches[i].name);
     EXPECT_EQ(recs[2 * i].tag, RecordTag::kCudaApiEnter);
-    EXPECT_EQ(recs[2 * i].f[2], launches[i].cbid);
-    EXPECT_EQ(recs[2 * i].f[4], 1000 + i);
+    EXPECT_EQ(recs[2 * i].As<format::rec::CudaApiEnter>().cbid, launches[i].cbid);
+    EXPECT_EQ(recs[2 * i].As<format::rec::CudaApiEnter>().correlation, 1000 + i);
     EXPECT_EQ(recs[2 * i + 1].tag, RecordTag::kCudaApiExit);
-    EXPECT_EQ(recs[2 * i + 1].f[1], 1000 + i);
+    EXPECT_EQ(recs[2 * i + 1].As<format::rec::CudaApiExit>().correlation, 1000 + i);
   }
 }
 

@@ -17,6 +17,7 @@ using format::RecordTag;
 using testing::DecodeOne;
 using testing::Decoded;
 using testing::Time;
+namespace rec = format::rec;
 
 constexpr uint64_t kBase = 5'000'000'000ull;  // the chunk's base_ns
 
@@ -68,24 +69,24 @@ TEST(CuptiConvert, KernelEveryField) {
   Decoded d = Roundtrip(&k, /*name=*/77);
   ASSERT_EQ(d.tag, RecordTag::kGpuKernel);
   ASSERT_EQ(d.f.size(), 18u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 1000);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 251000);
-  EXPECT_EQ(d.f[2], 1u);      // device
-  EXPECT_EQ(d.f[3], 7u);      // context
-  EXPECT_EQ(d.f[4], 13u);     // stream
-  EXPECT_EQ(d.f[5], 4242u);   // correlation
-  EXPECT_EQ(d.f[6], 77u);     // name id
-  EXPECT_EQ(d.f[7], 1024u);   // grid
-  EXPECT_EQ(d.f[8], 2u);
-  EXPECT_EQ(d.f[9], 3u);
-  EXPECT_EQ(d.f[10], 256u);   // block
-  EXPECT_EQ(d.f[11], 4u);
-  EXPECT_EQ(d.f[12], 1u);
-  EXPECT_EQ(d.f[13], 40u);    // registers per thread
-  EXPECT_EQ(d.f[14], 4096u);  // static shared
-  EXPECT_EQ(d.f[15], 49152u); // dynamic shared
-  EXPECT_EQ(d.f[16], 0u);     // graph id
-  EXPECT_EQ(d.f[17], static_cast<uint64_t>(format::KernelLaunch::kRegular));
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().zs, kBase), kBase + 1000);
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().ze, kBase), kBase + 251000);
+  EXPECT_EQ(d.As<rec::GpuKernel>().device, 1u);      // device
+  EXPECT_EQ(d.As<rec::GpuKernel>().context, 7u);      // context
+  EXPECT_EQ(d.As<rec::GpuKernel>().stream, 13u);     // stream
+  EXPECT_EQ(d.As<rec::GpuKernel>().correlation, 4242u);   // correlation
+  EXPECT_EQ(d.As<rec::GpuKernel>().name, 77u);     // name id
+  EXPECT_EQ(d.As<rec::GpuKernel>().grid_x, 1024u);   // grid
+  EXPECT_EQ(d.As<rec::GpuKernel>().grid_y, 2u);
+  EXPECT_EQ(d.As<rec::GpuKernel>().grid_z, 3u);
+  EXPECT_EQ(d.As<rec::GpuKernel>().block_x, 256u);   // block
+  EXPECT_EQ(d.As<rec::GpuKernel>().block_y, 4u);
+  EXPECT_EQ(d.As<rec::GpuKernel>().block_z, 1u);
+  EXPECT_EQ(d.As<rec::GpuKernel>().registers, 40u);    // registers per thread
+  EXPECT_EQ(d.As<rec::GpuKernel>().static_shared, 4096u);  // static shared
+  EXPECT_EQ(d.As<rec::GpuKernel>().dynamic_shared, 49152u); // dynamic shared
+  EXPECT_EQ(d.As<rec::GpuKernel>().graph, 0u);     // graph id
+  EXPECT_EQ(d.As<rec::GpuKernel>().launch, static_cast<uint64_t>(format::KernelLaunch::kRegular));
   EXPECT_STREQ(ActivityName(reinterpret_cast<const CUpti_Activity*>(&k)), "_Z6vecAddPKfS0_Pfi");
 }
 
@@ -94,7 +95,7 @@ TEST(CuptiConvert, SerialKernelKindConvertsLikeConcurrent) {
   k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
   Decoded d = Roundtrip(&k, 5);
   EXPECT_EQ(d.tag, RecordTag::kGpuKernel);
-  EXPECT_EQ(d.f[5], 4242u);
+  EXPECT_EQ(d.As<rec::GpuKernel>().correlation, 4242u);
 }
 
 TEST(CuptiConvert, KernelLaunchKinds) {
@@ -111,8 +112,8 @@ TEST(CuptiConvert, KernelLaunchKinds) {
   KernelRecord k = SampleKernel();
   k.graphId = 31;
   Decoded d = Roundtrip(&k, 1);
-  EXPECT_EQ(d.f[16], 31u);
-  EXPECT_EQ(d.f[17], static_cast<uint64_t>(format::KernelLaunch::kGraph));
+  EXPECT_EQ(d.As<rec::GpuKernel>().graph, 31u);
+  EXPECT_EQ(d.As<rec::GpuKernel>().launch, static_cast<uint64_t>(format::KernelLaunch::kGraph));
 }
 
 TEST(CuptiConvert, ZeroTimestampsAreKeptForTheReader) {
@@ -120,9 +121,9 @@ TEST(CuptiConvert, ZeroTimestampsAreKeptForTheReader) {
   k.start = 0;
   k.end = 0;
   Decoded d = Roundtrip(&k, 1);
-  EXPECT_EQ(Time(d.f[0], kBase), 0u);
-  EXPECT_EQ(Time(d.f[1], kBase), 0u);
-  EXPECT_EQ(format::UnZigZag(d.f[0]), -static_cast<int64_t>(kBase));
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().zs, kBase), 0u);
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().ze, kBase), 0u);
+  EXPECT_EQ(d.As<rec::GpuKernel>().zs, -static_cast<int64_t>(kBase));
 }
 
 TEST(CuptiConvert, ReversedTimestampsAreKeptForTheReader) {
@@ -130,8 +131,8 @@ TEST(CuptiConvert, ReversedTimestampsAreKeptForTheReader) {
   k.start = kBase + 900;
   k.end = kBase + 100;
   Decoded d = Roundtrip(&k, 1);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 900);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 100);
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().zs, kBase), kBase + 900);
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().ze, kBase), kBase + 100);
 }
 
 TEST(CuptiConvert, TimesBeforeTheChunkBaseAreNegative) {
@@ -140,9 +141,9 @@ TEST(CuptiConvert, TimesBeforeTheChunkBaseAreNegative) {
   k.start = kBase - 3'000'000'000ull;
   k.end = kBase - 2'999'000'000ull;
   Decoded d = Roundtrip(&k, 1);
-  EXPECT_LT(format::UnZigZag(d.f[0]), 0);
-  EXPECT_EQ(Time(d.f[0], kBase), k.start);
-  EXPECT_EQ(Time(d.f[1], kBase), k.end);
+  EXPECT_LT(d.As<rec::GpuKernel>().zs, 0);
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().zs, kBase), k.start);
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().ze, kBase), k.end);
 }
 
 TEST(CuptiConvert, ExtremeValuesFitTheRecordBound) {
@@ -155,9 +156,9 @@ TEST(CuptiConvert, ExtremeValuesFitTheRecordBound) {
   k.registersPerThread = 0xFFFF;
   k.graphId = 0xFFFFFFFFu;
   Decoded d = Roundtrip(&k, 0xFFFFFFFFu, /*base=*/0);
-  EXPECT_EQ(Time(d.f[0], 0), ~0ull);
-  EXPECT_EQ(d.f[7], 0xFFFFFFFFu);  // a negative int32 size is written as its unsigned bits
-  EXPECT_EQ(d.f[13], 0xFFFFu);
+  EXPECT_EQ(Time(d.As<rec::GpuKernel>().zs, 0), ~0ull);
+  EXPECT_EQ(d.As<rec::GpuKernel>().grid_x, 0xFFFFFFFFu);  // a negative int32 size is written as its unsigned bits
+  EXPECT_EQ(d.As<rec::GpuKernel>().registers, 0xFFFFu);
 }
 
 TEST(CuptiConvert, MemcpyEveryField) {
@@ -179,29 +180,29 @@ TEST(CuptiConvert, MemcpyEveryField) {
   Decoded d = Roundtrip(&m);
   ASSERT_EQ(d.tag, RecordTag::kGpuMemcpy);
   ASSERT_EQ(d.f.size(), 14u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 10);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 20);
-  EXPECT_EQ(d.f[2], 2u);
-  EXPECT_EQ(d.f[3], 3u);
-  EXPECT_EQ(d.f[4], 4u);
-  EXPECT_EQ(d.f[5], 900u);
-  EXPECT_EQ(d.f[6], static_cast<uint64_t>(format::MemcpyKind::kHtoD));
-  EXPECT_EQ(d.f[7], static_cast<uint64_t>(format::MemoryKind::kPageable));
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[9], 6ull << 30);
-  EXPECT_EQ(d.f[10], 2u);  // src device: the copy's device
-  EXPECT_EQ(d.f[11], 2u);  // dst device
-  EXPECT_EQ(d.f[12], 1u);  // async
-  EXPECT_EQ(d.f[13], 12u);
+  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().zs, kBase), kBase + 10);
+  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().ze, kBase), kBase + 20);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().device, 2u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().context, 3u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().stream, 4u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().correlation, 900u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().copy_kind, static_cast<uint64_t>(format::MemcpyKind::kHtoD));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_kind, static_cast<uint64_t>(format::MemoryKind::kPageable));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_kind, static_cast<uint64_t>(format::MemoryKind::kDevice));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().bytes_copied, 6ull << 30);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_device, 2u);  // src device: the copy's device
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_device, 2u);  // dst device
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().flags, 1u);  // async
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().graph, 12u);
 
   m.flags = 0;
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
   m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   d = Roundtrip(&m);
-  EXPECT_EQ(d.f[6], static_cast<uint64_t>(format::MemcpyKind::kDtoH));
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kPinned));
-  EXPECT_EQ(d.f[12], 0u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().copy_kind, static_cast<uint64_t>(format::MemcpyKind::kDtoH));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_kind, static_cast<uint64_t>(format::MemoryKind::kPinned));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().flags, 0u);
 }
 
 TEST(CuptiConvert, MemcpyLinksToTheRuntimeCallWhenCuptiGivesIt) {
@@ -210,7 +211,7 @@ TEST(CuptiConvert, MemcpyLinksToTheRuntimeCallWhenCuptiGivesIt) {
   m.correlationId = 501;  // the driver call inside
   m.runtimeCorrelationId = 500;
   EXPECT_EQ(MemcpyCorrelation(m), 500u);
-  EXPECT_EQ(Roundtrip(&m).f[5], 500u);
+  EXPECT_EQ(Roundtrip(&m).As<rec::GpuMemcpy>().correlation, 500u);
   m.runtimeCorrelationId = 0;
   EXPECT_EQ(MemcpyCorrelation(m), 501u);
 }
@@ -234,20 +235,20 @@ TEST(CuptiConvert, PeerMemcpyNamesBothDevices) {
   m.graphId = 0;
   Decoded d = Roundtrip(&m);
   ASSERT_EQ(d.tag, RecordTag::kGpuMemcpy);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 5);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 6);
-  EXPECT_EQ(d.f[2], 0u);
-  EXPECT_EQ(d.f[3], 1u);
-  EXPECT_EQ(d.f[4], 14u);
-  EXPECT_EQ(d.f[5], 77u);
-  EXPECT_EQ(d.f[6], static_cast<uint64_t>(format::MemcpyKind::kPtoP));
-  EXPECT_EQ(d.f[7], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[9], 1u << 20);
-  EXPECT_EQ(d.f[10], 0u);
-  EXPECT_EQ(d.f[11], 3u);
-  EXPECT_EQ(d.f[12], 1u);
-  EXPECT_EQ(d.f[13], 0u);
+  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().zs, kBase), kBase + 5);
+  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().ze, kBase), kBase + 6);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().device, 0u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().context, 1u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().stream, 14u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().correlation, 77u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().copy_kind, static_cast<uint64_t>(format::MemcpyKind::kPtoP));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_kind, static_cast<uint64_t>(format::MemoryKind::kDevice));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_kind, static_cast<uint64_t>(format::MemoryKind::kDevice));
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().bytes_copied, 1u << 20);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_device, 0u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_device, 3u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().flags, 1u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>().graph, 0u);
 }
 
 TEST(CuptiConvert, MemsetEveryField) {
@@ -267,17 +268,17 @@ TEST(CuptiConvert, MemsetEveryField) {
   Decoded d = Roundtrip(&m);
   ASSERT_EQ(d.tag, RecordTag::kGpuMemset);
   ASSERT_EQ(d.f.size(), 11u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 40);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 4000);
-  EXPECT_EQ(d.f[2], 0u);
-  EXPECT_EQ(d.f[3], 1u);
-  EXPECT_EQ(d.f[4], 7u);
-  EXPECT_EQ(d.f[5], 31u);
-  EXPECT_EQ(d.f[6], 123456789u);
-  EXPECT_EQ(d.f[7], 0xABu);
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[9], 1u);
-  EXPECT_EQ(d.f[10], 5u);
+  EXPECT_EQ(Time(d.As<rec::GpuMemset>().zs, kBase), kBase + 40);
+  EXPECT_EQ(Time(d.As<rec::GpuMemset>().ze, kBase), kBase + 4000);
+  EXPECT_EQ(d.As<rec::GpuMemset>().device, 0u);
+  EXPECT_EQ(d.As<rec::GpuMemset>().context, 1u);
+  EXPECT_EQ(d.As<rec::GpuMemset>().stream, 7u);
+  EXPECT_EQ(d.As<rec::GpuMemset>().correlation, 31u);
+  EXPECT_EQ(d.As<rec::GpuMemset>().bytes_set, 123456789u);
+  EXPECT_EQ(d.As<rec::GpuMemset>().value, 0xABu);
+  EXPECT_EQ(d.As<rec::GpuMemset>().memory, static_cast<uint64_t>(format::MemoryKind::kDevice));
+  EXPECT_EQ(d.As<rec::GpuMemset>().flags, 1u);
+  EXPECT_EQ(d.As<rec::GpuMemset>().graph, 5u);
 }
 
 TEST(CuptiConvert, SyncStreamIsPlusOneAndNoneIsZero) {
@@ -292,18 +293,18 @@ TEST(CuptiConvert, SyncStreamIsPlusOneAndNoneIsZero) {
   Decoded d = Roundtrip(&s);
   ASSERT_EQ(d.tag, RecordTag::kGpuSync);
   ASSERT_EQ(d.f.size(), 6u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 1);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 1000001);
-  EXPECT_EQ(d.f[2], 1u);
-  EXPECT_EQ(d.f[3], 1u);
-  EXPECT_EQ(d.f[4], static_cast<uint64_t>(format::SyncType::kStreamSynchronize));
-  EXPECT_EQ(d.f[5], 64u);
+  EXPECT_EQ(Time(d.As<rec::GpuSync>().zs, kBase), kBase + 1);
+  EXPECT_EQ(Time(d.As<rec::GpuSync>().ze, kBase), kBase + 1000001);
+  EXPECT_EQ(d.As<rec::GpuSync>().context, 1u);
+  EXPECT_EQ(d.As<rec::GpuSync>().stream_plus_1, 1u);
+  EXPECT_EQ(d.As<rec::GpuSync>().type, static_cast<uint64_t>(format::SyncType::kStreamSynchronize));
+  EXPECT_EQ(d.As<rec::GpuSync>().correlation, 64u);
 
   s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
   s.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   d = Roundtrip(&s);
-  EXPECT_EQ(d.f[3], 0u);
-  EXPECT_EQ(d.f[4], static_cast<uint64_t>(format::SyncType::kContextSynchronize));
+  EXPECT_EQ(d.As<rec::GpuSync>().stream_plus_1, 0u);
+  EXPECT_EQ(d.As<rec::GpuSync>().type, static_cast<uint64_t>(format::SyncType::kContextSynchronize));
 }
 
 TEST(CuptiConvert, OverheadObjectIdFollowsTheObjectKind) {
@@ -318,26 +319,26 @@ TEST(CuptiConvert, OverheadObjectIdFollowsTheObjectKind) {
   Decoded d = Roundtrip(&o);
   ASSERT_EQ(d.tag, RecordTag::kGpuOverhead);
   ASSERT_EQ(d.f.size(), 5u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 2);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 3);
-  EXPECT_EQ(d.f[2], static_cast<uint64_t>(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH));
-  EXPECT_EQ(d.f[3], static_cast<uint64_t>(CUPTI_ACTIVITY_OBJECT_THREAD));
-  EXPECT_EQ(d.f[4], 101u);
+  EXPECT_EQ(Time(d.As<rec::GpuOverhead>().zs, kBase), kBase + 2);
+  EXPECT_EQ(Time(d.As<rec::GpuOverhead>().ze, kBase), kBase + 3);
+  EXPECT_EQ(d.As<rec::GpuOverhead>().kind, static_cast<uint64_t>(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH));
+  EXPECT_EQ(d.As<rec::GpuOverhead>().object_kind, static_cast<uint64_t>(CUPTI_ACTIVITY_OBJECT_THREAD));
+  EXPECT_EQ(d.As<rec::GpuOverhead>().object_id, 101u);
 
   o.objectKind = CUPTI_ACTIVITY_OBJECT_STREAM;
   o.objectId.dcs.deviceId = 1;
   o.objectId.dcs.contextId = 2;
   o.objectId.dcs.streamId = 3;
-  EXPECT_EQ(Roundtrip(&o).f[4], 3u);
+  EXPECT_EQ(Roundtrip(&o).As<rec::GpuOverhead>().object_id, 3u);
   o.objectKind = CUPTI_ACTIVITY_OBJECT_CONTEXT;
-  EXPECT_EQ(Roundtrip(&o).f[4], 2u);
+  EXPECT_EQ(Roundtrip(&o).As<rec::GpuOverhead>().object_id, 2u);
   o.objectKind = CUPTI_ACTIVITY_OBJECT_DEVICE;
-  EXPECT_EQ(Roundtrip(&o).f[4], 1u);
+  EXPECT_EQ(Roundtrip(&o).As<rec::GpuOverhead>().object_id, 1u);
   o.objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS;
   o.objectId.pt.processId = 100;
-  EXPECT_EQ(Roundtrip(&o).f[4], 100u);
+  EXPECT_EQ(Roundtrip(&o).As<rec::GpuOverhead>().object_id, 100u);
   o.objectKind = CUPTI_ACTIVITY_OBJECT_UNKNOWN;
-  EXPECT_EQ(Roundtrip(&o).f[4], 0u);
+  EXPECT_EQ(Roundtrip(&o).As<rec::GpuOverhead>().object_id, 0u);
 }
 
 TEST(CuptiConvert, DeviceAndContextDefinitions) {
@@ -427,7 +428,7 @@ TEST(CuptiConvert, LongTemplateKernelNamesAreCutAtAUtf8Boundary) {
   KernelRecord k = SampleKernel();
   k.name = name.c_str();
   EXPECT_EQ(ActivityName(reinterpret_cast<const CUpti_Activity*>(&k)), name.c_str());
-  EXPECT_EQ(Roundtrip(&k, 9).f[6], 9u);
+  EXPECT_EQ(Roundtrip(&k, 9).As<rec::GpuKernel>().name, 9u);
 }
 
 // Records laid out by an older libcupti (CUDA 12.x / 11.8 structs) read the same: see
@@ -450,16 +451,16 @@ TEST(CuptiConvert, OlderCuptiStructVersionsReadTheSame) {
     k->launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE;
     k->name = "old";
     Decoded d = Roundtrip(mem.data(), 2);
-    EXPECT_EQ(Time(d.f[0], kBase), kBase + 1);
-    EXPECT_EQ(d.f[2], 4u);
-    EXPECT_EQ(d.f[4], 9u);
-    EXPECT_EQ(d.f[5], 55u);
-    EXPECT_EQ(d.f[7], 8u);
-    EXPECT_EQ(d.f[12], 2u);
-    EXPECT_EQ(d.f[13], 16u);
-    EXPECT_EQ(d.f[15], 1024u);
-    EXPECT_EQ(d.f[16], 3u);
-    EXPECT_EQ(d.f[17], static_cast<uint64_t>(format::KernelLaunch::kCooperative));
+    EXPECT_EQ(Time(d.As<rec::GpuKernel>().zs, kBase), kBase + 1);
+    EXPECT_EQ(d.As<rec::GpuKernel>().device, 4u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().stream, 9u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().correlation, 55u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().grid_x, 8u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().block_z, 2u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().registers, 16u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().dynamic_shared, 1024u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().graph, 3u);
+    EXPECT_EQ(d.As<rec::GpuKernel>().launch, static_cast<uint64_t>(format::KernelLaunch::kCooperative));
     EXPECT_STREQ(ActivityName(reinterpret_cast<const CUpti_Activity*>(mem.data())), "old");
   }
   {
@@ -472,10 +473,10 @@ TEST(CuptiConvert, OlderCuptiStructVersionsReadTheSame) {
     m->correlationId = 12;
     m->graphId = 2;
     Decoded d = Roundtrip(mem.data());
-    EXPECT_EQ(d.f[5], 12u);
-    EXPECT_EQ(d.f[6], static_cast<uint64_t>(format::MemcpyKind::kDtoD));
-    EXPECT_EQ(d.f[9], 4096u);
-    EXPECT_EQ(d.f[13], 2u);
+    EXPECT_EQ(d.As<rec::GpuMemcpy>().correlation, 12u);
+    EXPECT_EQ(d.As<rec::GpuMemcpy>().copy_kind, static_cast<uint64_t>(format::MemcpyKind::kDtoD));
+    EXPECT_EQ(d.As<rec::GpuMemcpy>().bytes_copied, 4096u);
+    EXPECT_EQ(d.As<rec::GpuMemcpy>().graph, 2u);
   }
   {
     std::vector<uint8_t> mem(sizeof(CUpti_ActivitySynchronization));
@@ -486,7 +487,9 @@ TEST(CuptiConvert, OlderCuptiStructVersionsReadTheSame) {
     s->streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     s->correlationId = 3;
     Decoded d = Roundtrip(mem.data());
-    EXPECT_EQ(d.f, (std::vector<uint64_t>{d.f[0], d.f[1], 1, 0, 1, 3}));
+    const auto r = d.As<rec::GpuSync>();
+    EXPECT_EQ((std::vector<uint64_t>{r.context, r.stream_plus_1, r.type, r.correlation}),
+              (std::vector<uint64_t>{1, 0, 1, 3}));
   }
 }
 

@@ -34,6 +34,17 @@ bool Times(const Record& r, uint64_t base_ns, Out* out, uint64_t* invalid) {
   return true;
 }
 
+// Times, then the ids every record of work on a stream has (kernels, copies, memsets).
+template <typename Record, typename Out>
+bool OnStream(const Record& r, uint64_t base_ns, Out* out, uint64_t* invalid) {
+  if (!Times(r, base_ns, out, invalid)) return false;
+  out->device = U32(r.device);
+  out->context = U32(r.context);
+  out->stream = U32(r.stream);
+  out->correlation = r.correlation;
+  return true;
+}
+
 // Adds `x` to `list`, or replaces the entry with its id (a device or context described twice,
 // on re-initialisation: the later description wins).
 template <typename T>
@@ -83,21 +94,12 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
     case RecordTag::kGpuKernel: {
       const auto r = Decode<fr::GpuKernel>(f);
       GpuKernel k;
-      if (!Times(r, base_ns, &k, &out_.invalid_timestamps)) break;
-      k.device = U32(r.device);
-      k.context = U32(r.context);
-      k.stream = U32(r.stream);
-      k.correlation = r.correlation;
+      if (!OnStream(r, base_ns, &k, &out_.invalid_timestamps)) break;
       k.name = string_ref_(r.name);
-      k.grid[0] = U32(r.grid_x);
-      k.grid[1] = U32(r.grid_y);
-      k.grid[2] = U32(r.grid_z);
-      k.block[0] = U32(r.block_x);
-      k.block[1] = U32(r.block_y);
-      k.block[2] = U32(r.block_z);
+      const uint64_t grid[3] = {r.grid_x, r.grid_y, r.grid_z}, block[3] = {r.block_x, r.block_y, r.block_z};
+      for (int i = 0; i < 3; ++i) k.grid[i] = U32(grid[i]), k.block[i] = U32(block[i]);
       k.registers = U32(r.registers);
-      k.static_shared = U32(r.static_shared);
-      k.dynamic_shared = U32(r.dynamic_shared);
+      k.static_shared = U32(r.static_shared), k.dynamic_shared = U32(r.dynamic_shared);
       k.graph = U32(r.graph);
       k.launch = static_cast<format::KernelLaunch>(U32(r.launch));
       out_.kernels.push_back(k);
@@ -106,17 +108,12 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
     case RecordTag::kGpuMemcpy: {
       const auto r = Decode<fr::GpuMemcpy>(f);
       GpuMemcpy m;
-      if (!Times(r, base_ns, &m, &out_.invalid_timestamps)) break;
-      m.device = U32(r.device);
-      m.context = U32(r.context);
-      m.stream = U32(r.stream);
-      m.correlation = r.correlation;
+      if (!OnStream(r, base_ns, &m, &out_.invalid_timestamps)) break;
       m.kind = static_cast<format::MemcpyKind>(U32(r.copy_kind));
       m.src_memory = static_cast<format::MemoryKind>(U32(r.src_kind));
       m.dst_memory = static_cast<format::MemoryKind>(U32(r.dst_kind));
       m.bytes = r.bytes_copied;
-      m.src_device = U32(r.src_device);
-      m.dst_device = U32(r.dst_device);
+      m.src_device = U32(r.src_device), m.dst_device = U32(r.dst_device);
       m.async = (r.flags & 1) != 0;
       m.graph = U32(r.graph);
       out_.memcpys.push_back(m);
@@ -125,11 +122,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
     case RecordTag::kGpuMemset: {
       const auto r = Decode<fr::GpuMemset>(f);
       GpuMemset m;
-      if (!Times(r, base_ns, &m, &out_.invalid_timestamps)) break;
-      m.device = U32(r.device);
-      m.context = U32(r.context);
-      m.stream = U32(r.stream);
-      m.correlation = r.correlation;
+      if (!OnStream(r, base_ns, &m, &out_.invalid_timestamps)) break;
       m.bytes = r.bytes_set;
       m.value = U32(r.value);
       m.memory = static_cast<format::MemoryKind>(U32(r.memory));

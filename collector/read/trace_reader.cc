@@ -58,15 +58,12 @@ std::string HexId(const uint8_t* p) {
   return any ? out : std::string();
 }
 
+// One chunk slot as the reader found it: where it is, whose it is, and its committed records.
 struct ChunkDesc {
-  uint64_t slot = 0;
-  uint64_t offset = 0;
-  uint32_t tid = 0;
-  uint32_t thread_index = 0;
-  uint32_t seq = 0;
+  uint64_t slot = 0, offset = 0;  // slot number, file offset
+  uint32_t tid = 0, thread_index = 0, seq = 0;
   uint64_t base_ns = 0;
-  uint64_t data_begin = 0;
-  uint64_t data_end = 0;
+  uint64_t data_begin = 0, data_end = 0;  // the committed records' bytes in the file
   bool cut = false;  // data_end was clamped (end of file, or committed beyond the chunk)
 };
 
@@ -219,12 +216,9 @@ class Decoder {
   CudaRecordDecoder cuda_;
   uint64_t skipped_ = 0;
   size_t errors_dropped_ = 0;
-  uint32_t header_region_ = 0;
-  uint32_t chunk_size_ = 0;
-  uint32_t metadata_offset_ = 0;
-  uint32_t metadata_size_ = 0;
-  bool metadata_cut_ = false;
-  bool shrank_ = false;
+  uint32_t header_region_ = 0, chunk_size_ = 0;        // from the header
+  uint32_t metadata_offset_ = 0, metadata_size_ = 0;
+  bool metadata_cut_ = false, shrank_ = false;
 
   // Raw ids of the file are image-local. While decoding, events hold dense "refs" to them; Resolve()
   // maps refs to pool ids once every definition (possibly in a later chunk) has been seen.

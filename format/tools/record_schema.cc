@@ -14,11 +14,8 @@
 
 namespace {
 
-using trainprof::format::FieldEncoding;
-using trainprof::format::FieldInfo;
-using trainprof::format::kRecords;
-using trainprof::format::RecordClass;
-using trainprof::format::RecordInfo;
+namespace fmt = trainprof::format;
+using fmt::FieldEncoding, fmt::FieldInfo, fmt::kRecords, fmt::RecordClass, fmt::RecordInfo;
 
 const char* ClassName(RecordClass c) {
   switch (c) {

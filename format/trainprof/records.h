@@ -163,6 +163,7 @@ using S = std::string_view;
     static constexpr RecordTag kTag = RecordTag::k##Type;                 \
     static constexpr RecordClass kClass = RecordClass::cls;               \
     fields                                                                \
+    friend bool operator==(const Type&, const Type&) = default;          \
   };
 #include "trainprof/records.def"
 #undef TRAINPROF_RECORD

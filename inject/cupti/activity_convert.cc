@@ -205,29 +205,24 @@ size_t EncodeActivity(const CUpti_Activity* rec, uint64_t base_ns, uint32_t name
   }
 }
 
+namespace {
+template <typename Record>
+bool StartOf(const CUpti_Activity* rec, uint64_t* start_ns) {
+  *start_ns = reinterpret_cast<const Record*>(rec)->start;
+  return true;
+}
+}  // namespace
+
 bool ActivityStart(const CUpti_Activity* rec, uint64_t* start_ns) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      *start_ns = reinterpret_cast<const KernelRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      *start_ns = reinterpret_cast<const MemcpyRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      *start_ns = reinterpret_cast<const PeerMemcpyRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      *start_ns = reinterpret_cast<const MemsetRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      *start_ns = reinterpret_cast<const SyncRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      *start_ns = reinterpret_cast<const OverheadRecord*>(rec)->start;
-      return true;
-    default:
-      return false;  // devices, contexts: definitions, not timed
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return StartOf<KernelRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return StartOf<MemcpyRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return StartOf<PeerMemcpyRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return StartOf<MemsetRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return StartOf<SyncRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return StartOf<OverheadRecord>(rec, start_ns);
+    default: return false;  // devices, contexts: definitions, not timed
   }
 }
 

@@ -28,6 +28,8 @@
 #include <string>
 #include <thread>
 
+#include "cupti_records.h"
+
 namespace {
 
 struct Hooks {
@@ -63,33 +65,13 @@ void Call(int domain, uint32_t cbid, const char* name, uint32_t corr, int status
   Call(domain, cbid, name, corr, status, [] {});
 }
 
-template <typename T>
-T Zeroed() {
-  T r;
-  memset(static_cast<void*>(&r), 0, sizeof(r));
-  return r;
-}
+using trainprof::testing::MakeCopy;
+using trainprof::testing::Zeroed;
 
 void AddKernel(const char* name, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph) {
-  auto k = Zeroed<CUpti_ActivityKernel10>();
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = start;
-  k.end = end;
-  k.deviceId = 0;
-  k.contextId = 1;
-  k.streamId = 7;
-  k.correlationId = corr;
-  k.gridX = 128;
-  k.gridY = 1;
-  k.gridZ = 1;
-  k.blockX = 256;
-  k.blockY = 1;
-  k.blockZ = 1;
-  k.registersPerThread = 32;
-  k.staticSharedMemory = 0;
-  k.dynamicSharedMemory = 1024;
-  k.graphId = graph;
-  k.name = name;
+  auto k = trainprof::testing::MakeKernel({.start = start, .end = end, .device = 0, .context = 1, .stream = 7,
+                                           .correlation = corr, .grid = {128, 1, 1}, .block = {256, 1, 1},
+                                           .registers = 32, .dynamic_shared = 1024, .graph = graph, .name = name});
   g.add_record(&k, sizeof(k));
 }
 
@@ -190,42 +172,19 @@ int main(int argc, char** argv) {
   AddKernel("_Z11graphKernelPf", now - 700000, now - 600000, 8, 3);
   AddKernel("_Z11graphKernelPf", 0, 0, 8, 3);                    // no timestamps
   AddKernel("_Z8reversedv", now - 100000, now - 200000, 9, 0);  // end before start
-  auto m = Zeroed<CUpti_ActivityMemcpy6>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.bytes = 4 << 20;
-  m.start = now - 500000;
-  m.end = now - 400000;
-  m.contextId = 1;
-  m.streamId = 7;
-  m.correlationId = 11;
-  m.runtimeCorrelationId = 0;
+  auto m = MakeCopy({.start = now - 500000, .end = now - 400000, .copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                     .src_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, .dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                     .bytes = 4 << 20, .context = 1, .stream = 7, .correlation = 11});
   g.add_record(&m, sizeof(m));
-  auto p = Zeroed<CUpti_ActivityMemcpyPtoP4>();
-  p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
-  p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-  p.srcKind = p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  p.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  p.bytes = 1 << 20;
-  p.start = now - 390000;
-  p.end = now - 380000;
-  p.srcDeviceId = 0;
-  p.dstDeviceId = 1;
-  p.correlationId = 12;
+  auto p = MakeCopy<CUpti_ActivityMemcpyPtoP4>(
+      {.start = now - 390000, .end = now - 380000, .copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,
+       .src_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, .dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+       .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC, .bytes = 1 << 20, .correlation = 12, .src_device = 0, .dst_device = 1});
   g.add_record(&p, sizeof(p));
-  auto s = Zeroed<CUpti_ActivityMemset4>();
-  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-  s.value = 0;
-  s.bytes = 4 << 20;
-  s.start = now - 370000;
-  s.end = now - 360000;
-  s.contextId = 1;
-  s.streamId = 7;
-  s.correlationId = 13;
-  s.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
-  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  auto s = trainprof::testing::MakeMemset({.start = now - 370000, .end = now - 360000, .value = 0, .bytes = 4 << 20,
+                                           .context = 1, .stream = 7, .correlation = 13,
+                                           .flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC,
+                                           .memory = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE});
   g.add_record(&s, sizeof(s));
   auto y = Zeroed<CUpti_ActivitySynchronization2>();
   y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
@@ -236,13 +195,7 @@ int main(int argc, char** argv) {
   y.contextId = 1;
   y.streamId = 7;
   g.add_record(&y, sizeof(y));
-  auto dev = Zeroed<CUpti_ActivityDevice5>();
-  dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-  dev.id = 0;
-  dev.name = "Fake GPU";
-  dev.computeCapabilityMajor = 9;
-  dev.numMultiprocessors = 132;
-  dev.globalMemorySize = 141ull << 30;
+  auto dev = trainprof::testing::MakeDevice({.id = 0, .name = "Fake GPU", .cc_major = 9, .sms = 132, .memory = 141ull << 30});
   g.add_record(&dev, sizeof(dev));
   auto ctx = Zeroed<CUpti_ActivityContext3>();
   ctx.kind = CUPTI_ACTIVITY_KIND_CONTEXT;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cupti_records.h"
 #include "gpu_record_decoder.h"
 
 namespace trainprof::inject::cupti {
@@ -21,12 +22,7 @@ namespace rec = format::rec;
 
 constexpr uint64_t kBase = 5'000'000'000ull;  // the chunk's base_ns
 
-template <typename T>
-T Zeroed() {
-  T r;
-  memset(static_cast<void*>(&r), 0, sizeof(r));
-  return r;
-}
+using testing::Zeroed;
 
 // Encodes through the kind dispatcher, checks the size it reports, decodes.
 Decoded Roundtrip(const void* rec, uint32_t name = 0, uint64_t base = kBase) {
@@ -41,27 +37,9 @@ Decoded Roundtrip(const void* rec, uint32_t name = 0, uint64_t base = kBase) {
 }
 
 KernelRecord SampleKernel() {
-  auto k = Zeroed<KernelRecord>();
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = kBase + 1000;
-  k.end = kBase + 251000;
-  k.deviceId = 1;
-  k.contextId = 7;
-  k.streamId = 13;
-  k.correlationId = 4242;
-  k.gridX = 1024;
-  k.gridY = 2;
-  k.gridZ = 3;
-  k.blockX = 256;
-  k.blockY = 4;
-  k.blockZ = 1;
-  k.registersPerThread = 40;
-  k.staticSharedMemory = 4096;
-  k.dynamicSharedMemory = 49152;
-  k.graphId = 0;
-  k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
-  k.name = "_Z6vecAddPKfS0_Pfi";
-  return k;
+  return testing::MakeKernel({.start = kBase + 1000, .end = kBase + 251000, .device = 1, .context = 7, .stream = 13,
+                              .correlation = 4242, .grid = {1024, 2, 3}, .block = {256, 4, 1}, .registers = 40,
+                              .static_shared = 4096, .dynamic_shared = 49152, .name = "_Z6vecAddPKfS0_Pfi"});
 }
 
 TEST(CuptiConvert, KernelEveryField) {
@@ -162,38 +140,21 @@ TEST(CuptiConvert, ExtremeValuesFitTheRecordBound) {
 }
 
 TEST(CuptiConvert, MemcpyEveryField) {
-  auto m = Zeroed<MemcpyRecord>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  m.bytes = 6ull << 30;  // more than 32 bits
-  m.start = kBase + 10;
-  m.end = kBase + 20;
-  m.deviceId = 2;
-  m.contextId = 3;
-  m.streamId = 4;
-  m.correlationId = 900;
-  m.runtimeCorrelationId = 0;
-  m.graphId = 12;
+  auto m = testing::MakeCopy<MemcpyRecord>(
+      {.start = kBase + 10, .end = kBase + 20, .copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+       .src_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, .dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+       .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC, .bytes = 6ull << 30,  // more than 32 bits
+       .device = 2, .context = 3, .stream = 4, .correlation = 900, .graph = 12});
   Decoded d = Roundtrip(&m);
   ASSERT_EQ(d.tag, RecordTag::kGpuMemcpy);
   ASSERT_EQ(d.f.size(), 14u);
-  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().zs, kBase), kBase + 10);
-  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().ze, kBase), kBase + 20);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().device, 2u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().context, 3u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().stream, 4u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().correlation, 900u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().copy_kind, static_cast<uint64_t>(format::MemcpyKind::kHtoD));
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_kind, static_cast<uint64_t>(format::MemoryKind::kPageable));
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_kind, static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().bytes_copied, 6ull << 30);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_device, 2u);  // src device: the copy's device
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_device, 2u);  // dst device
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().flags, 1u);  // async
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().graph, 12u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>(),
+            (rec::GpuMemcpy{.zs = 10, .ze = 20, .device = 2, .context = 3, .stream = 4, .correlation = 900,
+                            .copy_kind = static_cast<uint64_t>(format::MemcpyKind::kHtoD),
+                            .src_kind = static_cast<uint64_t>(format::MemoryKind::kPageable),
+                            .dst_kind = static_cast<uint64_t>(format::MemoryKind::kDevice), .bytes_copied = 6ull << 30,
+                            .src_device = 2, .dst_device = 2,  // both the copy's device
+                            .flags = 1, .graph = 12}));  // async
 
   m.flags = 0;
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
@@ -217,68 +178,32 @@ TEST(CuptiConvert, MemcpyLinksToTheRuntimeCallWhenCuptiGivesIt) {
 }
 
 TEST(CuptiConvert, PeerMemcpyNamesBothDevices) {
-  auto m = Zeroed<PeerMemcpyRecord>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
-  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  m.bytes = 1 << 20;
-  m.start = kBase + 5;
-  m.end = kBase + 6;
-  m.deviceId = 0;
-  m.contextId = 1;
-  m.streamId = 14;
-  m.srcDeviceId = 0;
-  m.dstDeviceId = 3;
-  m.correlationId = 77;
-  m.graphId = 0;
+  auto m = testing::MakeCopy<PeerMemcpyRecord>(
+      {.start = kBase + 5, .end = kBase + 6, .copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,
+       .src_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, .dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+       .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC, .bytes = 1 << 20, .device = 0, .context = 1, .stream = 14,
+       .correlation = 77, .src_device = 0, .dst_device = 3});
   Decoded d = Roundtrip(&m);
   ASSERT_EQ(d.tag, RecordTag::kGpuMemcpy);
-  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().zs, kBase), kBase + 5);
-  EXPECT_EQ(Time(d.As<rec::GpuMemcpy>().ze, kBase), kBase + 6);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().device, 0u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().context, 1u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().stream, 14u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().correlation, 77u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().copy_kind, static_cast<uint64_t>(format::MemcpyKind::kPtoP));
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_kind, static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_kind, static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().bytes_copied, 1u << 20);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().src_device, 0u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().dst_device, 3u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().flags, 1u);
-  EXPECT_EQ(d.As<rec::GpuMemcpy>().graph, 0u);
+  EXPECT_EQ(d.As<rec::GpuMemcpy>(),
+            (rec::GpuMemcpy{.zs = 5, .ze = 6, .device = 0, .context = 1, .stream = 14, .correlation = 77,
+                            .copy_kind = static_cast<uint64_t>(format::MemcpyKind::kPtoP),
+                            .src_kind = static_cast<uint64_t>(format::MemoryKind::kDevice),
+                            .dst_kind = static_cast<uint64_t>(format::MemoryKind::kDevice), .bytes_copied = 1u << 20,
+                            .src_device = 0, .dst_device = 3, .flags = 1, .graph = 0}));
 }
 
 TEST(CuptiConvert, MemsetEveryField) {
-  auto m = Zeroed<MemsetRecord>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-  m.value = 0xAB;
-  m.bytes = 123456789;
-  m.start = kBase + 40;
-  m.end = kBase + 4000;
-  m.deviceId = 0;
-  m.contextId = 1;
-  m.streamId = 7;
-  m.correlationId = 31;
-  m.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
-  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.graphId = 5;
+  auto m = testing::MakeMemset({.start = kBase + 40, .end = kBase + 4000, .value = 0xAB, .bytes = 123456789,
+                                .device = 0, .context = 1, .stream = 7, .correlation = 31, .graph = 5,
+                                .flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC, .memory = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE});
   Decoded d = Roundtrip(&m);
   ASSERT_EQ(d.tag, RecordTag::kGpuMemset);
   ASSERT_EQ(d.f.size(), 11u);
-  EXPECT_EQ(Time(d.As<rec::GpuMemset>().zs, kBase), kBase + 40);
-  EXPECT_EQ(Time(d.As<rec::GpuMemset>().ze, kBase), kBase + 4000);
-  EXPECT_EQ(d.As<rec::GpuMemset>().device, 0u);
-  EXPECT_EQ(d.As<rec::GpuMemset>().context, 1u);
-  EXPECT_EQ(d.As<rec::GpuMemset>().stream, 7u);
-  EXPECT_EQ(d.As<rec::GpuMemset>().correlation, 31u);
-  EXPECT_EQ(d.As<rec::GpuMemset>().bytes_set, 123456789u);
-  EXPECT_EQ(d.As<rec::GpuMemset>().value, 0xABu);
-  EXPECT_EQ(d.As<rec::GpuMemset>().memory, static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.As<rec::GpuMemset>().flags, 1u);
-  EXPECT_EQ(d.As<rec::GpuMemset>().graph, 5u);
+  EXPECT_EQ(d.As<rec::GpuMemset>(),
+            (rec::GpuMemset{.zs = 40, .ze = 4000, .device = 0, .context = 1, .stream = 7, .correlation = 31,
+                            .bytes_set = 123456789, .value = 0xAB,
+                            .memory = static_cast<uint64_t>(format::MemoryKind::kDevice), .flags = 1, .graph = 5}));
 }
 
 TEST(CuptiConvert, SyncStreamIsPlusOneAndNoneIsZero) {
@@ -342,14 +267,8 @@ TEST(CuptiConvert, OverheadObjectIdFollowsTheObjectKind) {
 }
 
 TEST(CuptiConvert, DeviceAndContextDefinitions) {
-  auto dev = Zeroed<DeviceRecord>();
-  dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-  dev.id = 3;
-  dev.name = "NVIDIA H200";
-  dev.computeCapabilityMajor = 9;
-  dev.computeCapabilityMinor = 0;
-  dev.numMultiprocessors = 132;
-  dev.globalMemorySize = 150ull << 30;
+  DeviceRecord dev =
+      testing::MakeDevice({.id = 3, .name = "NVIDIA H200", .cc_major = 9, .cc_minor = 0, .sms = 132, .memory = 150ull << 30});
   EXPECT_STREQ(ActivityName(reinterpret_cast<const CUpti_Activity*>(&dev)), "NVIDIA H200");
   Decoded d = Roundtrip(&dev, 19);
   ASSERT_EQ(d.tag, RecordTag::kGpuDevice);

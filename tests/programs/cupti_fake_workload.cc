@@ -28,8 +28,6 @@
 #include <string>
 #include <thread>
 
-#include "cupti_records.h"
-
 namespace {
 
 struct Hooks {
@@ -65,14 +63,30 @@ void Call(int domain, uint32_t cbid, const char* name, uint32_t corr, int status
   Call(domain, cbid, name, corr, status, [] {});
 }
 
-using trainprof::testing::MakeCopy;
-using trainprof::testing::Zeroed;
+template <typename T>
+T Zeroed() {
+  T r;
+  memset(static_cast<void*>(&r), 0, sizeof(r));
+  return r;
+}
+
+// Queues one activity record, as CUPTI would hand it over.
+template <typename Record>
+void Add(const Record& r) {
+  g.add_record(&r, sizeof(r));
+}
 
 void AddKernel(const char* name, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph) {
-  auto k = trainprof::testing::MakeKernel({.start = start, .end = end, .device = 0, .context = 1, .stream = 7,
-                                           .correlation = corr, .grid = {128, 1, 1}, .block = {256, 1, 1},
-                                           .registers = 32, .dynamic_shared = 1024, .graph = graph, .name = name});
-  g.add_record(&k, sizeof(k));
+  Add(CUpti_ActivityKernel10{.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                             .registersPerThread = 32,
+                             .start = start, .end = end,
+                             .deviceId = 0, .contextId = 1, .streamId = 7,
+                             .gridX = 128, .gridY = 1, .gridZ = 1,
+                             .blockX = 256, .blockY = 1, .blockZ = 1,
+                             .staticSharedMemory = 0, .dynamicSharedMemory = 1024,
+                             .correlationId = corr,
+                             .name = name,
+                             .graphId = graph});
 }
 
 int Flushes() {
@@ -172,36 +186,35 @@ int main(int argc, char** argv) {
   AddKernel("_Z11graphKernelPf", now - 700000, now - 600000, 8, 3);
   AddKernel("_Z11graphKernelPf", 0, 0, 8, 3);                    // no timestamps
   AddKernel("_Z8reversedv", now - 100000, now - 200000, 9, 0);  // end before start
-  auto m = MakeCopy({.start = now - 500000, .end = now - 400000, .copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                     .src_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, .dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-                     .bytes = 4 << 20, .context = 1, .stream = 7, .correlation = 11});
-  g.add_record(&m, sizeof(m));
-  auto p = MakeCopy<CUpti_ActivityMemcpyPtoP4>(
-      {.start = now - 390000, .end = now - 380000, .copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,
-       .src_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, .dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-       .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC, .bytes = 1 << 20, .correlation = 12, .src_device = 0, .dst_device = 1});
-  g.add_record(&p, sizeof(p));
-  auto s = trainprof::testing::MakeMemset({.start = now - 370000, .end = now - 360000, .value = 0, .bytes = 4 << 20,
-                                           .context = 1, .stream = 7, .correlation = 13,
-                                           .flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC,
-                                           .memory = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE});
-  g.add_record(&s, sizeof(s));
-  auto y = Zeroed<CUpti_ActivitySynchronization2>();
-  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-  y.start = now - 350000;
-  y.end = now - 300000;
-  y.correlationId = 14;
-  y.contextId = 1;
-  y.streamId = 7;
-  g.add_record(&y, sizeof(y));
-  auto dev = trainprof::testing::MakeDevice({.id = 0, .name = "Fake GPU", .cc_major = 9, .sms = 132, .memory = 141ull << 30});
-  g.add_record(&dev, sizeof(dev));
-  auto ctx = Zeroed<CUpti_ActivityContext3>();
-  ctx.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
-  ctx.contextId = 1;
-  ctx.deviceId = 0;
-  g.add_record(&ctx, sizeof(ctx));
+  Add(CUpti_ActivityMemcpy6{.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+                            .copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,  // pageable host memory to the device
+                            .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                            .bytes = 4 << 20,
+                            .start = now - 500000, .end = now - 400000,
+                            .contextId = 1, .streamId = 7, .correlationId = 11, .runtimeCorrelationId = 0});
+  Add(CUpti_ActivityMemcpyPtoP4{.kind = CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                .copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,  // device 0 to device 1
+                                .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC,
+                                .bytes = 1 << 20,
+                                .start = now - 390000, .end = now - 380000,
+                                .srcDeviceId = 0, .dstDeviceId = 1, .correlationId = 12});
+  Add(CUpti_ActivityMemset4{.kind = CUPTI_ACTIVITY_KIND_MEMSET,
+                            .value = 0, .bytes = 4 << 20,
+                            .start = now - 370000, .end = now - 360000,
+                            .contextId = 1, .streamId = 7, .correlationId = 13,
+                            .flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC, .memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE});
+  Add(CUpti_ActivitySynchronization2{.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                     .type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                                     .start = now - 350000, .end = now - 300000,
+                                     .correlationId = 14, .contextId = 1, .streamId = 7});
+  Add(CUpti_ActivityDevice5{.kind = CUPTI_ACTIVITY_KIND_DEVICE,
+                            .globalMemorySize = 141ull << 30,
+                            .numMultiprocessors = 132,
+                            .computeCapabilityMajor = 9,
+                            .id = 0,
+                            .name = "Fake GPU"});
+  Add(CUpti_ActivityContext3{.kind = CUPTI_ACTIVITY_KIND_CONTEXT, .contextId = 1, .deviceId = 0});
   auto o = Zeroed<CUpti_ActivityOverhead3>();
   o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
   o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
@@ -209,10 +222,10 @@ int main(int argc, char** argv) {
   o.objectId.pt.threadId = 4321;
   o.start = now - 250000;
   o.end = now - 240000;
-  g.add_record(&o, sizeof(o));
+  Add(o);
   auto api = Zeroed<CUpti_ActivityAPI>();
   api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;  // not converted: skipped, counted as dropped
-  g.add_record(&api, sizeof(api));
+  Add(api);
   g.add_dropped(5);
   bool flushed = WaitForPeriodicFlush();
   printf("periodic flush: %s\n", flushed ? "yes" : "no");

@@ -45,6 +45,13 @@ bool OnStream(const Record& r, uint64_t base_ns, Out* out, uint64_t* invalid) {
   return true;
 }
 
+// A copy's or memset's flags (bit 0: async) and graph id.
+template <typename Record, typename Out>
+void AsyncAndGraph(const Record& r, Out* out) {
+  out->async = (r.flags & 1) != 0;
+  out->graph = U32(r.graph);
+}
+
 // Adds `x` to `list`, or replaces the entry with its id (a device or context described twice,
 // on re-initialisation: the later description wins).
 template <typename T>
@@ -114,8 +121,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       m.dst_memory = static_cast<format::MemoryKind>(U32(r.dst_kind));
       m.bytes = r.bytes_copied;
       m.src_device = U32(r.src_device), m.dst_device = U32(r.dst_device);
-      m.async = (r.flags & 1) != 0;
-      m.graph = U32(r.graph);
+      AsyncAndGraph(r, &m);
       out_.memcpys.push_back(m);
       break;
     }
@@ -126,8 +132,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       m.bytes = r.bytes_set;
       m.value = U32(r.value);
       m.memory = static_cast<format::MemoryKind>(U32(r.memory));
-      m.async = (r.flags & 1) != 0;
-      m.graph = U32(r.graph);
+      AsyncAndGraph(r, &m);
       out_.memsets.push_back(m);
       break;
     }

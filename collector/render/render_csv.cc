@@ -348,6 +348,14 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     per_process("memory_ops_by_process.csv", MemoryHeader(),
                 [](const ProcessRow& p) -> const auto& { return p.cuda.memory; }, MemoryFields);
   }
+
+  Csv stats(open, "stats.csv");  // the catalogue of losses (model/losses.def), summed over the trace
+  stats.Row({"key", "severity", "scope", "value"});
+  for (size_t k = 0; k < kLossKinds; ++k) {
+    const LossInfo& info = kLossCatalogue[k];
+    stats.Row({std::string(info.key), std::string(SeverityName(info.severity)), std::string(ScopeName(info.scope)),
+               Num(r.stats[static_cast<Loss>(k)])});
+  }
 }
 
 }  // namespace trainprof::collector

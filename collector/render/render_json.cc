@@ -134,6 +134,13 @@ Json MisuseJson(const NvtxMisuse& m) {
           {"total", m.total()}};
 }
 
+// The catalogue's counters (model/losses.def), summed over the trace, every key, zeros too.
+Json StatsJson(const LossCounts& counts) {
+  Json out = Json::object();
+  for (size_t k = 0; k < kLossKinds; ++k) out[std::string(kLossCatalogue[k].key)] = counts[static_cast<Loss>(k)];
+  return out;
+}
+
 Json StepStatsJson(const StepStats& s) {
   return {{"count", s.count},   {"total_ns", s.total_ns}, {"mean_ns", s.mean_ns}, {"median_ns", s.median_ns},
           {"p90_ns", s.p90_ns}, {"std_ns", s.std_ns},     {"min_ns", s.min_ns},   {"max_ns", s.max_ns}};
@@ -407,6 +414,7 @@ void RenderJson(const Report& r, OutputSink* out) {
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
   AddCudaTables(r.cuda, &doc);
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
+  doc["stats"] = StatsJson(r.stats);
   doc["warnings"] = r.warnings;
   w.Members(doc);
   w.EndObject();

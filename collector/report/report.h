@@ -128,9 +128,6 @@ struct NvtxMisuse {
   NvtxMisuse& operator+=(const NvtxMisuse& o);
 };
 
-/// "2 NULL names, 1 name cut at 4096 bytes, ..." ("" when there is none).
-std::string DescribeMisuse(const NvtxMisuse& m);
-
 struct ThreadRow {
   uint32_t tid = 0;
   std::string name;
@@ -189,7 +186,10 @@ struct Report {
   bool has_cuda = false;  ///< some process has CUDA records (calls, GPU activity, or a GPU status)
   CudaTables cuda;        ///< over all processes; devices merged per host and device
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
-  std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
+  /// File damage ("FILE: what (read N of M bytes)") and notes: the catalogue's lines (model/losses.def,
+  /// report/warnings.h), after the launcher's about the paths given.
+  std::vector<std::string> warnings;
+  LossCounts stats;                   ///< every loss of the catalogue, summed over the trace (JSON `stats`)
   NvtxMisuse nvtx_misuse;             ///< summed over all processes
   // Summary for the title line.
   size_t usable_files = 0;

@@ -15,6 +15,7 @@ std::string_view SeverityName(LossSeverity severity) {
 
 std::string_view ScopeName(LossScope scope) {
   switch (scope) {
+    case LossScope::kPath: return "path";
     case LossScope::kFile: return "file";
     case LossScope::kTrace: return "trace";
     case LossScope::kProcesses: return "processes";
@@ -58,6 +59,7 @@ namespace {
 
 std::string_view ScopeText(LossScope scope) {
   switch (scope) {
+    case LossScope::kPath: return "per path";
     case LossScope::kFile: return "per file";
     case LossScope::kTrace: return "whole trace";
     case LossScope::kProcesses: return "per process, one warning for all";

@@ -20,7 +20,7 @@ enum class LossSeverity : uint8_t {
 };
 
 /// What a loss is counted per, and where its warning goes (losses.def).
-enum class LossScope : uint8_t { kFile, kTrace, kProcesses, kProcess };
+enum class LossScope : uint8_t { kPath, kFile, kTrace, kProcesses, kProcess };
 
 /// One counter of the catalogue: Loss::damaged_files, Loss::records_dropped, ...
 enum class Loss : uint8_t {
@@ -50,7 +50,7 @@ inline const LossInfo& InfoOf(Loss kind) { return kLossCatalogue[static_cast<siz
 
 /// "info", "data_loss", "damage".
 std::string_view SeverityName(LossSeverity severity);
-/// "file", "trace", "processes", "process".
+/// "path", "file", "trace", "processes", "process".
 std::string_view ScopeName(LossScope scope);
 
 /// One count per catalogue entry.

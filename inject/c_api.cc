@@ -17,6 +17,15 @@ ThreadState* RecordingThread() {
   return CurrentThread();
 }
 
+// A definition record of one interned string `s`; 1 if recorded, 0 if not recording or s is null.
+int DefineString(trainprof::format::RecordTag tag, const char* s) {
+  ThreadState* t = RecordingThread();
+  if (t == nullptr || s == nullptr) return 0;
+  uint64_t f[1] = {InternCString(t, s)};
+  RecordDefinition(t, tag, f, 1);
+  return 1;
+}
+
 }  // namespace
 
 extern "C" {
@@ -24,21 +33,13 @@ extern "C" {
 /// Names this process's role in the report (e.g. "DataLoader worker"). Returns 1 if recorded,
 /// 0 if this process does not record. `role` is UTF-8, NUL-terminated.
 __attribute__((visibility("default"))) int trainprof_set_role(const char* role) {
-  ThreadState* t = RecordingThread();
-  if (t == nullptr || role == nullptr) return 0;
-  uint64_t f[1] = {InternCString(t, role)};
-  RecordDefinition(t, trainprof::format::RecordTag::kRole, f, 1);
-  return 1;
+  return DefineString(trainprof::format::RecordTag::kRole, role);
 }
 
 /// Records a rank variable learned after start ("NAME=value", e.g. "RANK=1" once
 /// torch.distributed.init_process_group() returned). Returns 1 if recorded.
 __attribute__((visibility("default"))) int trainprof_set_env(const char* name_value) {
-  ThreadState* t = RecordingThread();
-  if (t == nullptr || name_value == nullptr) return 0;
-  uint64_t f[1] = {InternCString(t, name_value)};
-  RecordDefinition(t, trainprof::format::RecordTag::kProcessEnv, f, 1);
-  return 1;
+  return DefineString(trainprof::format::RecordTag::kProcessEnv, name_value);
 }
 
 /// 1 if this process is recording into a trace file, else 0.

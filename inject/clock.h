@@ -1,4 +1,4 @@
-// The one time axis of trainprof: CLOCK_MONOTONIC nanoseconds (see docs/trace-format.md, "Time").
+// The one time axis of trainprof: CLOCK_MONOTONIC nanoseconds (docs/trace-format.md, "Time").
 #pragma once
 
 #include <time.h>

@@ -12,6 +12,7 @@
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "output_file.h"
+#include "trace_inputs.h"
 
 namespace trainprof::launcher {
 namespace {
@@ -20,8 +21,6 @@ constexpr int kOk = 0;
 constexpr int kOutputError = 1;
 constexpr int kInputError = 2;
 
-void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
-
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -29,10 +28,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 void AddExportOptions(CLI::App* sub, ExportArgs* args) {
-  sub->add_option("PATH", args->paths,
-                  "Trace files (pid-*.trace) or directories of them (searched recursively for *.trace)")
-      ->required()
-      ->type_name("");
+  AddTracePathsArgument(sub, &args->paths);
   sub->add_option("--format", args->format,
                   "chrome: Chrome Trace Event JSON, opened by ui.perfetto.dev and chrome://tracing")
       ->check(CLI::IsMember({"chrome"}))
@@ -48,15 +44,9 @@ void AddExportOptions(CLI::App* sub, ExportArgs* args) {
 }
 
 int RunExport(const ExportArgs& args) {
-  collector::TraceFileList list = collector::FindTraceFiles(args.paths);
-  for (const std::string& e : list.errors) Error(e);
-  for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
-  if (!list.errors.empty()) return kInputError;
-  if (list.files.empty()) {
-    Error("no trace files (*.trace) found");
-    return kInputError;
-  }
-  collector::Trace trace = collector::LoadTrace(list.files);
+  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, "");
+  if (!list) return kInputError;
+  collector::Trace trace = collector::LoadTrace(list->files);
   size_t usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

@@ -45,6 +45,15 @@ std::string Canonical(const std::filesystem::path& p) {
 
 }  // namespace
 
+#ifndef TRAINPROF_INSTALLED_LIB_DIR
+#define TRAINPROF_INSTALLED_LIB_DIR "../lib/trainprof"
+#endif
+#ifndef TRAINPROF_INSTALLED_SHIM_DIR
+#define TRAINPROF_INSTALLED_SHIM_DIR "../share/trainprof/python"
+#endif
+const char* const kInstalledLibraryDir = TRAINPROF_INSTALLED_LIB_DIR;
+const char* const kInstalledShimDir = TRAINPROF_INSTALLED_SHIM_DIR;
+
 std::optional<unsigned> ParseTraceList(std::string_view list, std::string* error) {
   list = Trim(list);
   if (list.empty()) return kTraceAll;
@@ -136,7 +145,7 @@ std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::
     std::vector<std::filesystem::path> candidates;
     if (!exe.empty()) {
       candidates = {dir / ".." / "inject" / "libtrainprof_inject.so",
-                    dir / ".." / "lib" / "trainprof" / "libtrainprof_inject.so"};
+                    dir / kInstalledLibraryDir / "libtrainprof_inject.so"};
     }
     for (const auto& c : candidates) {
       if (IsRegularFile(c)) {
@@ -164,7 +173,7 @@ std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::
   files.sanitizer_runtime = TRAINPROF_SANITIZER_RUNTIME;
 #endif
   if (!exe.empty()) {
-    for (const auto& c : {dir / ".." / "python", dir / ".." / "share" / "trainprof" / "python"}) {
+    for (const auto& c : {dir / ".." / "python", dir / kInstalledShimDir}) {
       if (IsDirectory(c)) {
         files.python_shim = Canonical(c);
         break;

@@ -53,11 +53,19 @@ struct InjectFiles {
   std::string sanitizer_runtime;
 };
 
+/// Where an installed trainprof keeps the library's and the Python shim's folders, relative to
+/// the folder of its executable: GNUInstallDirs' layout at configure time (launcher/CMakeLists.txt),
+/// e.g. "../lib/trainprof" and "../share/trainprof/python". Relative, so that a moved prefix still
+/// works; absolute only where the build was configured with an absolute CMAKE_INSTALL_LIBDIR or
+/// CMAKE_INSTALL_DATADIR.
+extern const char* const kInstalledLibraryDir;
+extern const char* const kInstalledShimDir;
+
 /// Finds the library: `override_lib` (TRAINPROF_INJECT_LIB) if non-null, else relative to the
-/// real path of the trainprof executable `exe`:
-///   <dir>/../inject/libtrainprof_inject.so          (build tree)
-///   <dir>/../lib/trainprof/libtrainprof_inject.so   (installed)
-/// and the shim folder <dir>/../python or <dir>/../share/trainprof/python; in a sanitizer build,
+/// real path of the trainprof executable `exe` (in folder <dir>):
+///   <dir>/../inject/libtrainprof_inject.so                     (build tree)
+///   <dir>/<kInstalledLibraryDir>/libtrainprof_inject.so        (installed)
+/// and the shim folder <dir>/../python or <dir>/<kInstalledShimDir>; in a sanitizer build,
 /// the sanitizer runtime this trainprof was built with. Returns nullopt with a message in *error
 /// if the library is missing or its path cannot be put in LD_PRELOAD.
 std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::string& exe,

@@ -21,6 +21,7 @@
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "output_file.h"
+#include "trace_inputs.h"
 #include "trainprof/path_walk.h"
 
 namespace trainprof::launcher {
@@ -32,8 +33,6 @@ using collector::Report;
 constexpr int kOk = 0;
 constexpr int kOutputError = 1;
 constexpr int kInputError = 2;
-
-void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
 
 // Writes to a new temporary beside the file and renames it into place, so a half-written report
 // never looks complete (and an existing one stays intact when writing fails); devices and FIFOs
@@ -171,10 +170,7 @@ std::string JoinPaths(const std::vector<std::string>& paths) {
 }  // namespace
 
 void AddReportOptions(CLI::App* sub, ReportArgs* args) {
-  sub->add_option("PATH", args->paths,
-                  "Trace files (pid-*.trace) or directories of them (searched recursively for *.trace)")
-      ->required()
-      ->type_name("");
+  AddTracePathsArgument(sub, &args->paths);
   sub->add_option("--format", args->format, "Output format: text (aligned tables), json, csv (one file per table)")
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();
@@ -220,18 +216,12 @@ int RunReport(const ReportArgs& args) {
     Error("report: no PATH given (trace files or a directory of them)");
     return kInputError;
   }
-  collector::TraceFileList list = collector::FindTraceFiles(args.paths);
-  for (const std::string& e : list.errors) Error(e);
-  for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
-  if (!list.errors.empty()) return kInputError;
-  if (list.files.empty()) {
-    Error("no trace files (*.trace) found in " + JoinPaths(args.paths));
-    return kInputError;
-  }
+  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, " in " + JoinPaths(args.paths));
+  if (!list) return kInputError;
 
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step
   // analysis needs their times), so memory does not grow with the number of NVTX records.
-  collector::Trace trace = collector::LoadTrace(list.files, {.keep = collector::KeepNvtx::kPhases});
+  collector::Trace trace = collector::LoadTrace(list->files, {.keep = collector::KeepNvtx::kPhases});
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;
@@ -251,8 +241,8 @@ int RunReport(const ReportArgs& args) {
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;
   Report report = collector::Analyze(std::move(trace), options);
-  report.warnings.insert(report.warnings.begin(), list.warnings.begin(), list.warnings.end());
-  report.stats += list.losses;
+  report.warnings.insert(report.warnings.begin(), list->warnings.begin(), list->warnings.end());
+  report.stats += list->losses;
 
   int status = kOk;
   if (args.format == "csv") {

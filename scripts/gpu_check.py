@@ -298,26 +298,13 @@ def cmd_torch_compare(report_file, torch_file):
     check(rel <= 0.02, "PyTorch steps: total kernel time within 2%% of torch.profiler's (%.2f%%)" % (100 * rel))
 
 
+COMMANDS = {"full": cmd_full, "killed": cmd_killed, "fork": cmd_fork, "nocuda": cmd_nocuda, "report": cmd_report,
+            "torch_compare": cmd_torch_compare, "planted": cmd_planted}
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    command = COMMANDS.get(sys.argv[1]) if len(sys.argv) >= 3 else None
+    if command is None:
         print(__doc__)
         sys.exit(2)
-    cmd = sys.argv[1]
-    if cmd == "full":
-        cmd_full(sys.argv[2], sys.argv[3])
-    elif cmd == "killed":
-        cmd_killed(sys.argv[2], sys.argv[3])
-    elif cmd == "fork":
-        cmd_fork(sys.argv[2], sys.argv[3])
-    elif cmd == "nocuda":
-        cmd_nocuda(sys.argv[2])
-    elif cmd == "report":
-        cmd_report(sys.argv[2], sys.argv[3])
-    elif cmd == "torch_compare":
-        cmd_torch_compare(sys.argv[2], sys.argv[3])
-    elif cmd == "planted":
-        cmd_planted(sys.argv[2], sys.argv[3])
-    else:
-        print(__doc__)
-        sys.exit(2)
+    command(*sys.argv[2:2 + command.__code__.co_argcount])
     sys.exit(1 if failures else 0)

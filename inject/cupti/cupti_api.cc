@@ -21,18 +21,9 @@ bool ResolveCuptiApi(void* lib, CuptiApi* api, const char** missing) {
   *api = CuptiApi{};
   *missing = nullptr;
   bool ok = true;
-  ok &= Resolve(lib, &api->GetVersion, "cuptiGetVersion", missing);
-  ok &= Resolve(lib, &api->GetResultString, "cuptiGetResultString", missing);
-  ok &= Resolve(lib, &api->Subscribe, "cuptiSubscribe", missing);
-  ok &= Resolve(lib, &api->Unsubscribe, "cuptiUnsubscribe", missing);
-  ok &= Resolve(lib, &api->EnableDomain, "cuptiEnableDomain", missing);
-  ok &= Resolve(lib, &api->ActivityEnable, "cuptiActivityEnable", missing);
-  ok &= Resolve(lib, &api->ActivityDisable, "cuptiActivityDisable", missing);
-  ok &= Resolve(lib, &api->ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks", missing);
-  ok &= Resolve(lib, &api->ActivityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback", missing);
-  ok &= Resolve(lib, &api->ActivityGetNextRecord, "cuptiActivityGetNextRecord", missing);
-  ok &= Resolve(lib, &api->ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords", missing);
-  ok &= Resolve(lib, &api->ActivityFlushAll, "cuptiActivityFlushAll", missing);
+#define TRAINPROF_CUPTI_RESOLVE(member, function) ok &= Resolve(lib, &api->member, #function, missing);
+  TRAINPROF_CUPTI_REQUIRED(TRAINPROF_CUPTI_RESOLVE)
+#undef TRAINPROF_CUPTI_RESOLVE
   Resolve(lib, &api->SubscribeV2, "cuptiSubscribe_v2", nullptr);
   return ok;
 }

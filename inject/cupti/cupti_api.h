@@ -6,20 +6,27 @@
 
 namespace trainprof::inject::cupti {
 
+// The required functions, X(member of CuptiApi, CUPTI function): without any of them CUDA tracing
+// is unavailable. Each member has the type of the function as cupti.h declares it.
+#define TRAINPROF_CUPTI_REQUIRED(X)                                             \
+  X(GetVersion, cuptiGetVersion)                                               \
+  X(GetResultString, cuptiGetResultString)                                     \
+  X(Subscribe, cuptiSubscribe)                                                 \
+  X(Unsubscribe, cuptiUnsubscribe)                                             \
+  X(EnableDomain, cuptiEnableDomain)                                           \
+  X(ActivityEnable, cuptiActivityEnable)                                       \
+  X(ActivityDisable, cuptiActivityDisable)                                     \
+  X(ActivityRegisterCallbacks, cuptiActivityRegisterCallbacks)                 \
+  X(ActivityRegisterTimestampCallback, cuptiActivityRegisterTimestampCallback) \
+  X(ActivityGetNextRecord, cuptiActivityGetNextRecord)                         \
+  X(ActivityGetNumDroppedRecords, cuptiActivityGetNumDroppedRecords)           \
+  X(ActivityFlushAll, cuptiActivityFlushAll)
+
+/// Pointers to the CUPTI functions the library calls; null until ResolveCuptiApi.
 struct CuptiApi {
-  // Required: without any of these CUDA tracing is unavailable.
-  CUptiResult (*GetVersion)(uint32_t*) = nullptr;
-  CUptiResult (*GetResultString)(CUptiResult, const char**) = nullptr;
-  CUptiResult (*Subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
-  CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle) = nullptr;
-  CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain) = nullptr;
-  CUptiResult (*ActivityEnable)(CUpti_ActivityKind) = nullptr;
-  CUptiResult (*ActivityDisable)(CUpti_ActivityKind) = nullptr;
-  CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) = nullptr;
-  CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc) = nullptr;
-  CUptiResult (*ActivityGetNextRecord)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
-  CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t*) = nullptr;
-  CUptiResult (*ActivityFlushAll)(uint32_t) = nullptr;
+#define TRAINPROF_CUPTI_MEMBER(member, function) decltype(&::function) member = nullptr;
+  TRAINPROF_CUPTI_REQUIRED(TRAINPROF_CUPTI_MEMBER)
+#undef TRAINPROF_CUPTI_MEMBER
   // Optional.
   /// CUDA 12.6+: names us to other tools and, on CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
   /// names the subscriber that is already there. Falls back to Subscribe when absent.

@@ -27,3 +27,29 @@ def drop_own_frames(exc):
         exc.__traceback__ = tb
     except Exception:
         pass
+
+
+class Calling:
+    """The block in which a wrapper calls the function it wraps: `with Calling(local, "in_x"):`
+    sets the thread-local flag `local.in_x` while the block runs (no flag without arguments), and
+    an exception leaving the block goes on without trainprof's leading frames, as
+    `except BaseException as e: drop_own_frames(e); raise` would (`__exit__` returns False: the
+    interpreter re-raises it as a bare `raise` does)."""
+
+    __slots__ = ("_local", "_flag")
+
+    def __init__(self, local=None, flag=None):
+        self._local = local
+        self._flag = flag
+
+    def __enter__(self):
+        if self._flag is not None:
+            setattr(self._local, self._flag, True)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._flag is not None:
+            setattr(self._local, self._flag, False)
+        if exc is not None:
+            drop_own_frames(exc)
+        return False

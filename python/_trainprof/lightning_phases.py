@@ -18,7 +18,7 @@ import os
 import threading
 
 from . import native as N
-from .frames import drop_own_frames
+from .frames import Calling
 
 _local = threading.local()
 _MARKER = "_trainprof_lightning"
@@ -65,19 +65,10 @@ def _wrap_start(fn):
     @functools.wraps(fn)
     def start(self, action_name, *args, **kwargs):
         if getattr(_local, "in_start", False):  # a subclass's start calling super().start()
-            try:
+            with Calling():
                 return fn(self, action_name, *args, **kwargs)
-            except BaseException as e:
-                drop_own_frames(e)
-                raise
-        _local.in_start = True
-        try:
+        with Calling(_local, "in_start"):
             result = fn(self, action_name, *args, **kwargs)
-        except BaseException as e:
-            _local.in_start = False
-            drop_own_frames(e)
-            raise
-        _local.in_start = False
         nat = N.get()
         if nat is not None and nat.enabled and isinstance(action_name, str):
             try:
@@ -108,15 +99,8 @@ def _wrap_stop(fn):
                             pass
                     if top == action_name:
                         break
-        _local.in_stop = True
-        try:
-            result = fn(self, action_name, *args, **kwargs)
-        except BaseException as e:
-            _local.in_stop = False
-            drop_own_frames(e)
-            raise
-        _local.in_stop = False
-        return result
+        with Calling(_local, "in_stop"):
+            return fn(self, action_name, *args, **kwargs)
 
     setattr(stop, _MARKER, True)
     return stop

@@ -25,19 +25,24 @@ _local = threading.local()
 _MARKER = "_trainprof_phase"
 
 
-def _phase_wrapper(fn, category, name_of, guard=None):
-    """Wraps fn so that its outermost call on a thread is a range of `category`."""
+def _phase_wrapper(fn, category, name_of, guard=None, only_inside=None, before=None):
+    """Wraps fn so that its outermost call on a thread is a range of `category` (the thread-local
+    flag `guard` says a call is open). With `only_inside` (a flag of another wrapper), only calls
+    made while that flag is set are recorded; `before(args)` runs before a recorded call."""
     guard = guard or "g%d" % category
     nat = N.get()
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if nat is None or not nat.enabled or getattr(_local, guard, False):
+        if (nat is None or not nat.enabled or getattr(_local, guard, False)
+                or (only_inside is not None and not getattr(_local, only_inside, False))):
             try:
                 return fn(*args, **kwargs)
             except BaseException as e:
                 drop_own_frames(e)
                 raise
+        if before is not None:
+            before(args)
         setattr(_local, guard, True)
         try:
             nat.push(name_of(args), category)
@@ -127,31 +132,7 @@ def _patch_dataloader_iter(torch):
 
 def _getitem_wrapper(fn, name):
     """Records dataset items, only inside a batch fetch (not the program's own indexing)."""
-    nat = N.get()
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if nat is None or not nat.enabled or not getattr(_local, "in_fetch", False) or getattr(_local, "in_item", False):
-            try:
-                return fn(*args, **kwargs)
-            except BaseException as e:
-                drop_own_frames(e)
-                raise
-        _local.in_item = True
-        nat.push(name, N.GET_ITEM)
-        try:
-            item = fn(*args, **kwargs)
-        except BaseException as e:
-            nat.pop()
-            _local.in_item = False
-            drop_own_frames(e)
-            raise
-        nat.pop()
-        _local.in_item = False
-        return item
-
-    setattr(wrapper, _MARKER, N.GET_ITEM)
-    return wrapper
+    return _phase_wrapper(fn, N.GET_ITEM, lambda args: name, guard="in_item", only_inside="in_fetch")
 
 
 def _instrument_dataset(dataset):
@@ -188,36 +169,10 @@ def _patch_fetchers(torch):
         orig = cls.__dict__.get("fetch") if cls is not None else None
         if orig is None or getattr(orig, _MARKER, None) is not None:
             continue
-        nat = N.get()
         name = "%s.fetch" % cls_name
-
-        def make(orig, name):
-            @functools.wraps(orig)
-            def fetch_batch(self, *args, **kwargs):
-                if nat is None or not nat.enabled or getattr(_local, "in_fetch", False):
-                    try:
-                        return orig(self, *args, **kwargs)
-                    except BaseException as e:
-                        drop_own_frames(e)
-                        raise
-                _instrument_fetcher(self)
-                _local.in_fetch = True
-                nat.push(name, N.FETCH)
-                try:
-                    batch = orig(self, *args, **kwargs)
-                except BaseException as e:
-                    nat.pop()
-                    _local.in_fetch = False
-                    drop_own_frames(e)
-                    raise
-                nat.pop()
-                _local.in_fetch = False
-                return batch
-
-            setattr(fetch_batch, _MARKER, N.FETCH)
-            return fetch_batch
-
-        cls.fetch = make(orig, name)
+        # The fetcher's dataset and collate_fn are wrapped at its first fetch.
+        cls.fetch = _phase_wrapper(orig, N.FETCH, lambda args, n=name: n, guard="in_fetch",
+                                   before=lambda args: _instrument_fetcher(args[0]))
 
 
 def _patch_worker_loop(torch):

@@ -1,5 +1,6 @@
 """Helpers shared by the end-to-end tests: run `trainprof`, read its JSON report."""
 
+import contextlib
 import glob
 import json
 import os
@@ -77,6 +78,27 @@ class TraceTest(unittest.TestCase):
             self.sanitizer_logs = None
             if reports:
                 self.fail("%s sanitizer reports:\n%s" % (SANITIZER, "\n".join(reports)))
+
+    @contextlib.contextmanager
+    def fresh_subtest(self, **params):
+        """self.subTest(**params) with an output directory of its own (tearDown, then setUp): one
+        case of a loop of cases in one test."""
+        with self.subTest(**params):
+            self.tearDown()
+            self.setUp()
+            yield
+
+    def tmpfs_mount_point(self):
+        """A new directory in the output directory where the test can mount a 1 MiB tmpfs in a user
+        namespace (`unshare -rm`, the mount lives as long as the namespace); skips the test where
+        such a mount is not allowed."""
+        mnt = os.path.join(self.out, "mnt")
+        os.mkdir(mnt)
+        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m none " + mnt],
+                               capture_output=True, text=True, timeout=30)
+        if probe.returncode != 0:
+            self.skipTest("cannot mount a tmpfs in a user namespace: " + probe.stderr.strip())
+        return mnt
 
     def child_env(self):
         """The environment for processes the test starts: in a sanitizer build, each sanitizer

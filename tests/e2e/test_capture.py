@@ -184,9 +184,7 @@ class PythonShimTest(TraceTest):
     def test_optimizer_step_ranges_only(self):
         # By its name, and by the name the report shows ("trainprof:" is the shim's NVTX domain).
         for name in ("Optimizer.step#SGD.step", "trainprof:Optimizer.step#SGD.step"):
-            with self.subTest(name=name):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(name=name):
                 self.profile([PYTHON, os.path.join(WORKLOADS, "dataloader_train.py"), "--workers", "1",
                               "--batches", "6"], follow=False,
                              extra=["--capture-range=nvtx:" + name, "--capture-range-end=repeat"], timeout=300)

@@ -53,9 +53,7 @@ class CudaProgramTest(TraceTest):
     def test_output_and_status_are_the_same_under_trainprof(self):
         for args in (["basic"], ["full", "2"]):
             for extra in ((), ("--trace=-cuda",), ("--follow-children",)):
-                with self.subTest(args=args, extra=extra):
-                    self.tearDown()
-                    self.setUp()
+                with self.fresh_subtest(args=args, extra=extra):
                     direct, _ = self.compare(args, extra)
                     self.assertIn("cudaGetDeviceCount:", direct.stdout)
 
@@ -472,9 +470,7 @@ class FakeCuptiTest(TraceTest):
 
     def test_version_mismatch(self):
         for version in ("140000", "17"):
-            with self.subTest(version=version):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(version=version):
                 proc = self.run_fake("init", {"FAKE_CUPTI_VERSION": version})
                 status = self.check_unavailable(proc, 14, "has CUPTI API version %s" % version)
                 self.assertEqual(status["cupti_version"], int(version))

@@ -120,13 +120,18 @@ class ShimTest(TraceTest):
                      "os.environ['TRAINPROF_TEST_SITECUSTOMIZE'] = 'set-by-%s'\n"
                      "VALUE = 42\n")
 
-    def test_a_sitecustomize_package_on_pythonpath_still_runs(self):
-        init = self.write("sitecustomize/__init__.py", self.SITECUSTOMIZE % "package")
+    def assert_the_programs_sitecustomize_runs(self, kind, path):
+        """The training program run with the site directory on PYTHONPATH: its own sitecustomize
+        (SITECUSTOMIZE of `kind`, at `path`) runs once, and the phases are still recorded."""
         proc = self.run_program(["train"], pythonpath=self.site)
         self.assertEqual(proc.stderr.count("PROGRAM SITECUSTOMIZE RAN"), 1, proc.stderr)
-        # `import sitecustomize` in the program gives the program's own package.
-        self.assertIn("sitecustomize: set-by-package 42 %s" % init, proc.stdout)
+        # `import sitecustomize` in the program gives the program's own one.
+        self.assertIn("sitecustomize: set-by-%s 42 %s" % (kind, path), proc.stdout)
         self.assert_phases_recorded()
+
+    def test_a_sitecustomize_package_on_pythonpath_still_runs(self):
+        init = self.write("sitecustomize/__init__.py", self.SITECUSTOMIZE % "package")
+        self.assert_the_programs_sitecustomize_runs("package", init)
 
     def test_a_sourceless_sitecustomize_pyc_on_pythonpath_still_runs(self):
         source = self.write("src/sitecustomize.py", self.SITECUSTOMIZE % "pyc")
@@ -134,16 +139,11 @@ class ShimTest(TraceTest):
         subprocess.run([PYTHON, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], "
                         "doraise=True)", source, pyc], check=True)  # by the Python under test: its magic number
         os.remove(source)
-        proc = self.run_program(["train"], pythonpath=self.site)
-        self.assertEqual(proc.stderr.count("PROGRAM SITECUSTOMIZE RAN"), 1, proc.stderr)
-        self.assertIn("sitecustomize: set-by-pyc 42 %s" % pyc, proc.stdout)
-        self.assert_phases_recorded()
+        self.assert_the_programs_sitecustomize_runs("pyc", pyc)
 
     def test_a_plain_sitecustomize_module_still_runs_and_its_errors_read_as_without_trainprof(self):
         module = self.write("sitecustomize.py", self.SITECUSTOMIZE % "module")
-        proc = self.run_program(["train"], pythonpath=self.site)
-        self.assertIn("sitecustomize: set-by-module 42 %s" % module, proc.stdout)
-        self.assert_phases_recorded()
+        self.assert_the_programs_sitecustomize_runs("module", module)
         # A failing sitecustomize: the same message as Python gives without trainprof.
         self.write("sitecustomize.py", "raise NameError('planted in sitecustomize')\n")
         plain = subprocess.run([PYTHON, "-c", "pass"], capture_output=True, text=True,

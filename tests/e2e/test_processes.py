@@ -100,16 +100,12 @@ class EndingsTest(TraceTest):
 
     def test_each_way_to_end_as_the_launched_process(self):
         for mode in self.CASES:
-            with self.subTest(mode=mode):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(mode=mode):
                 self.check(mode, as_child=False)
 
     def test_each_way_to_end_as_a_child(self):
         for mode in self.CASES:
-            with self.subTest(mode=mode):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(mode=mode):
                 self.check(mode, as_child=True)
 
 
@@ -339,12 +335,7 @@ class OutputPathTest(TraceTest):
 
 
     def test_a_full_file_system_is_named_not_static_linking(self):
-        mnt = os.path.join(self.out, "mnt")
-        os.mkdir(mnt)
-        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m none " + mnt],
-                               capture_output=True, text=True, timeout=30)
-        if probe.returncode != 0:
-            self.skipTest("cannot mount a tmpfs in a user namespace: " + probe.stderr.strip())
+        mnt = self.tmpfs_mount_point()
         # Fill the tmpfs, then run: no trace file fits at all.
         script = """mount -t tmpfs -o size=1m none "$1"
 dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null

@@ -220,14 +220,16 @@ class SpawnTest(TraceTest):
             "--", program("spawn"), how, env] + child
         return self.run_trainprof(args, check=False, timeout=60, env=self.spawn_env())
 
+    def spawn_the_child(self, how, env, follow):
+        """Runs spawn.cc with the NVTX child for `how`: both must run as without trainprof."""
+        proc = self.run_spawn(how, env, [self.child_for(how)], follow=follow)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
+
     def test_children_are_traced_and_linked_to_their_parent(self):
         for how, env in itertools.product(self.HOWS, self.ENVS):
-            with self.subTest(how=how, env=env):
-                self.tearDown()
-                self.setUp()
-                proc = self.run_spawn(how, env, [self.child_for(how)], follow=True)
-                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-                self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
+            with self.fresh_subtest(how=how, env=env):
+                self.spawn_the_child(how, env, follow=True)
                 rep = self.report(extra=["--strict"])
                 procs = by_pid(rep)
                 self.assertEqual(len(procs), 2, [p["command"] for p in procs.values()])
@@ -248,12 +250,8 @@ class SpawnTest(TraceTest):
 
     def test_without_follow_children_no_child_records(self):
         for how, env in itertools.product(self.HOWS, self.ENVS):
-            with self.subTest(how=how, env=env):
-                self.tearDown()
-                self.setUp()
-                proc = self.run_spawn(how, env, [self.child_for(how)], follow=False)
-                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-                self.assertEqual(proc.stdout, "%s %s: exit=3\nenviron unchanged\n" % (how, env))
+            with self.fresh_subtest(how=how, env=env):
+                self.spawn_the_child(how, env, follow=False)
                 self.assertEqual(len(self.trace_files()), 1, self.trace_files())
 
     def test_a_huge_environment_from_a_thread_with_a_small_stack(self):
@@ -262,9 +260,7 @@ class SpawnTest(TraceTest):
         # must not put the rewritten environment on that stack (it crashed), and must still put
         # our variables back so that the child is followed.
         for how in ("posix_spawn", "fork_execve", "vfork_execve"):
-            with self.subTest(how=how):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(how=how):
                 proc = self.run_trainprof(["run", "-o", self.out, "--follow-children", "--", program("big_env"), how,
                                            "60000", program("nvtx_child")], check=False, timeout=120)
                 self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
@@ -282,9 +278,7 @@ class SpawnTest(TraceTest):
         # 1,000 variables from a 16 KiB stack (a thread's, or a sigaltstack a handler runs on): fine
         # unprofiled; the rewrite put up to 16 KiB on that stack and crashed it (SIGSEGV).
         for how in ("posix_spawn", "fork_execve", "vfork_execve", "signal_fork_execve"):
-            with self.subTest(how=how):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(how=how):
                 args = [program("big_env"), how, "1000", program("nvtx_child"), "stack=16384"]
                 plain = subprocess.run(args, capture_output=True, text=True, timeout=60)
                 self.assertEqual((plain.returncode, plain.stdout), (0, "%s 1000: exit=3\n" % how), plain.stderr)
@@ -311,9 +305,7 @@ class SpawnTest(TraceTest):
         # program's own call still happens, with its environment as given (so the child is not
         # followed: our variables are not in it), and one trainprof: line says so.
         for how in ("posix_spawn", "vfork_execve"):
-            with self.subTest(how=how):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(how=how):
                 proc = self.run_trainprof(["run", "-o", self.out, "--follow-children", "--", program("big_env"), how,
                                            "60000", program("nvtx_child"), "tight"], check=False, timeout=120)
                 self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
@@ -336,9 +328,7 @@ class SpawnTest(TraceTest):
     def test_children_that_record_nothing_run_as_without_trainprof(self):
         commands = (["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], ["/usr/bin/c++", "--version"])
         for cmd, how, env in itertools.product(commands, ("posix_spawn", "vfork_execve", "fork_execle"), self.ENVS):
-            with self.subTest(cmd=cmd[0], how=how, env=env):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(cmd=cmd[0], how=how, env=env):
                 plain = subprocess.run([program("spawn"), how, env] + cmd, capture_output=True, text=True,
                                        timeout=60, env=self.spawn_env())
                 self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
@@ -420,12 +410,7 @@ class FullDiskTest(TraceTest):
         self.check_report(rep, 3)
 
     def test_full_tmpfs(self):
-        mnt = os.path.join(self.out, "mnt")
-        os.mkdir(mnt)
-        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m none " + mnt],
-                               capture_output=True, text=True, timeout=30)
-        if probe.returncode != 0:
-            self.skipTest("cannot mount a tmpfs in a user namespace: " + probe.stderr.strip())
+        mnt = self.tmpfs_mount_point()
         # The mount lives as long as the namespace: run and report inside it, results outside.
         script = """set -u
 mount -t tmpfs -o size=1m none "$1"
@@ -568,9 +553,7 @@ class NonRegularTraceNameTest(TraceTest):
 
     def test_planted_before_the_run(self):
         for kind, what in self.KINDS:
-            with self.subTest(kind=kind):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(kind=kind):
                 path = os.path.join(self.out, "planted.trace")
                 if not self.make(kind, path):
                     continue
@@ -588,9 +571,7 @@ class NonRegularTraceNameTest(TraceTest):
 
     def test_made_by_the_command_during_the_run(self):
         for kind, what in self.KINDS:
-            with self.subTest(kind=kind):
-                self.tearDown()
-                self.setUp()
+            with self.fresh_subtest(kind=kind):
                 path = os.path.join(self.out, "made.trace")
                 if kind == "chardev" and not self.make(kind, os.path.join(self.scratch, "probe")):
                     continue

@@ -78,17 +78,12 @@ def produce(case, trainprof, make_traces, work):
         elif p.stdout:
             status.append(b"stdout:\n" + p.stdout)
     outputs["status.txt"] = b"".join(status)
-    for root, _, files in os.walk(out):
-        for f in files:
-            path = os.path.join(root, f)
-            with open(path, "rb") as fh:
-                outputs[os.path.relpath(path, out)] = fh.read()
+    outputs.update(read_tree(out))
     return outputs
 
 
-def expected(case):
-    """{name: bytes} of tests/golden/<case>/ ({} if the folder does not exist)."""
-    base = os.path.join(GOLDEN_DIR, case)
+def read_tree(base):
+    """{path relative to base: bytes} of every file below base ({} if it does not exist)."""
     files = {}
     for root, _, names in os.walk(base):
         for f in names:
@@ -96,6 +91,11 @@ def expected(case):
             with open(path, "rb") as fh:
                 files[os.path.relpath(path, base)] = fh.read()
     return files
+
+
+def expected(case):
+    """{name: bytes} of tests/golden/<case>/ ({} if the folder does not exist)."""
+    return read_tree(os.path.join(GOLDEN_DIR, case))
 
 
 def lines(data):

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "temp_dir_test.h"
+
 namespace trainprof::launcher {
 namespace {
 
@@ -210,41 +212,52 @@ TEST(ChildEnvironment, NoShimLeavesPythonPathAlone) {
   EXPECT_EQ(GetEnv(env, "PYTHONPATH"), std::nullopt);
 }
 
-class FindInjectFilesTest : public ::testing::Test {
+// root_ holds bin/trainprof (exe_, as if installed there) and what a test puts beside it.
+class FindInjectFilesTest : public test::TempDirTest {
  protected:
+  FindInjectFilesTest() : TempDirTest("trainprof-inject-env-test") {}
   void SetUp() override {
-    char tmpl[] = "/tmp/trainprof-inject-env-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = std::filesystem::canonical(tmpl).string();
+    TempDirTest::SetUp();
+    root_ = dir_;
     std::filesystem::create_directories(root_ + "/bin");
     exe_ = root_ + "/bin/trainprof";
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
   void Touch(const std::string& rel) {
     std::filesystem::create_directories(std::filesystem::path(root_ + "/" + rel).parent_path());
     std::ofstream(root_ + "/" + rel) << "";
   }
+  // With the library and the Python shim directory at these places under root_, FindInjectFiles
+  // finds both there.
+  void ExpectFoundAt(const std::string& library, const std::string& python_shim) {
+    Touch(library);
+    std::filesystem::create_directories(root_ + "/" + python_shim);
+    std::string error;
+    auto f = FindInjectFiles(nullptr, exe_, &error);
+    ASSERT_TRUE(f.has_value()) << error;
+    EXPECT_EQ(f->library, root_ + "/" + library);
+    EXPECT_EQ(f->python_shim, root_ + "/" + python_shim);
+  }
   std::string root_, exe_;
 };
 
-TEST_F(FindInjectFilesTest, BuildTreeLayout) {
-  Touch("inject/libtrainprof_inject.so");
-  std::filesystem::create_directories(root_ + "/python");
-  std::string error;
-  auto f = FindInjectFiles(nullptr, exe_, &error);
-  ASSERT_TRUE(f.has_value()) << error;
-  EXPECT_EQ(f->library, root_ + "/inject/libtrainprof_inject.so");
-  EXPECT_EQ(f->python_shim, root_ + "/python");
-}
+TEST_F(FindInjectFilesTest, BuildTreeLayout) { ExpectFoundAt("inject/libtrainprof_inject.so", "python"); }
 
 TEST_F(FindInjectFilesTest, InstalledLayout) {
-  Touch("lib/trainprof/libtrainprof_inject.so");
-  std::filesystem::create_directories(root_ + "/share/trainprof/python");
-  std::string error;
-  auto f = FindInjectFiles(nullptr, exe_, &error);
-  ASSERT_TRUE(f.has_value()) << error;
-  EXPECT_EQ(f->library, root_ + "/lib/trainprof/libtrainprof_inject.so");
-  EXPECT_EQ(f->python_shim, root_ + "/share/trainprof/python");
+  // The folders `cmake --install` uses (GNUInstallDirs), relative to bin/ (a moved prefix works).
+  const std::filesystem::path bin = "bin";
+  ExpectFoundAt((bin / kInstalledLibraryDir / "libtrainprof_inject.so").lexically_normal(),
+                (bin / kInstalledShimDir).lexically_normal());
+}
+
+TEST_F(FindInjectFilesTest, InstalledFoldersAreRelativeToTheExecutable) {
+  // GNUInstallDirs' relative folders (bin/, lib/ or lib/<multiarch>/, share/) give relative paths:
+  // what makes a moved prefix work (tests/e2e/test_install.py moves one).
+  for (const char* dir : {kInstalledLibraryDir, kInstalledShimDir}) {
+    EXPECT_FALSE(std::filesystem::path(dir).is_absolute()) << dir;
+    EXPECT_EQ(std::string(dir).rfind("../", 0), 0u) << dir;
+  }
+  EXPECT_TRUE(std::string(kInstalledLibraryDir).ends_with("/trainprof")) << kInstalledLibraryDir;
+  EXPECT_TRUE(std::string(kInstalledShimDir).ends_with("/trainprof/python")) << kInstalledShimDir;
 }
 
 TEST_F(FindInjectFilesTest, OverrideWinsAndMustExist) {
@@ -263,7 +276,9 @@ TEST_F(FindInjectFilesTest, MissingLibraryNamesWhereItLooked) {
   std::string error;
   EXPECT_FALSE(FindInjectFiles(nullptr, exe_, &error).has_value());
   EXPECT_NE(error.find(root_ + "/inject/libtrainprof_inject.so"), std::string::npos) << error;
-  EXPECT_NE(error.find(root_ + "/lib/trainprof/libtrainprof_inject.so"), std::string::npos) << error;
+  const std::filesystem::path installed = std::filesystem::path(root_ + "/bin") / kInstalledLibraryDir;
+  EXPECT_NE(error.find((installed / "libtrainprof_inject.so").lexically_normal().string()), std::string::npos)
+      << error;
   EXPECT_NE(error.find("TRAINPROF_INJECT_LIB"), std::string::npos) << error;
 }
 

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <string>
 
+#include "temp_dir_test.h"
+
 namespace trainprof::launcher {
 namespace {
 
@@ -28,16 +30,9 @@ std::string Read(const std::string& path) {
   return s.str();
 }
 
-class OutputFileTest : public ::testing::Test {
+class OutputFileTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string t = ::testing::TempDir() + "trainprof-output-file-XXXXXX";
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = fs::canonical(t).string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-  std::string dir_;
+  OutputFileTest() : TempDirTest("trainprof-output-file") {}
 };
 
 TEST_F(OutputFileTest, MissingOrRegularGoesThroughATemporaryRenamedIntoPlace) {

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace trainprof::launcher {
@@ -32,6 +34,11 @@ std::string Expand(const std::string& pattern, pid_t pid = 123) {
   auto p = OutputPattern::Parse(pattern, TestContext(), &error);
   EXPECT_TRUE(p.has_value()) << pattern << ": " << error;
   return p ? p->Expand(pid) : std::string();
+}
+
+// Each case: a pattern, and the directory it expands to (pid 123).
+void ExpectExpansions(std::initializer_list<std::pair<std::string, std::string>> cases) {
+  for (const auto& [pattern, dir] : cases) EXPECT_EQ(Expand(pattern), dir) << pattern;
 }
 
 std::string ParseError(const std::string& pattern) {
@@ -62,10 +69,12 @@ TEST(OutputPattern, PidExpandsToTheGivenPid) {
 }
 
 TEST(OutputPattern, HostnameAndEnvironment) {
-  EXPECT_EQ(Expand("/t/%h-%p"), "/t/node7-123");
-  EXPECT_EQ(Expand("/t/job%q{SLURM_JOB_ID}"), "/t/job4242");
-  EXPECT_EQ(Expand("/t/a%q{UNSET_VARIABLE}b"), "/t/ab");
-  EXPECT_EQ(Expand("/t/a%q{EMPTY}b"), "/t/ab");
+  ExpectExpansions({
+      {"/t/%h-%p", "/t/node7-123"},
+      {"/t/job%q{SLURM_JOB_ID}", "/t/job4242"},
+      {"/t/a%q{UNSET_VARIABLE}b", "/t/ab"},
+      {"/t/a%q{EMPTY}b", "/t/ab"},
+  });
 }
 
 // A %q value is one name: '/' becomes '_' and a "." or ".." component it makes gets '_' for its
@@ -111,11 +120,13 @@ TEST(OutputPattern, EnvironmentValueStaysInsideTheDirectory) {
 
 // An empty value at the start of a relative pattern made it absolute: "%q{UNSET}/x" was "/x".
 TEST(OutputPattern, AnEmptyValueKeepsARelativePatternRelative) {
-  EXPECT_EQ(Expand("%q{UNSET}/tpq-escape"), "/work/run/tpq-escape");
-  EXPECT_EQ(Expand("%q{EMPTY}/tpq-escape"), "/work/run/tpq-escape");
-  EXPECT_EQ(Expand("%q{EMPTY}/"), "/work/run");
-  EXPECT_EQ(Expand("%q{EMPTY}//%q{EMPTY}/x-%p"), "/work/run/x-123");
-  EXPECT_EQ(Expand("/%q{EMPTY}/abs"), "/abs");  // an absolute pattern stays absolute
+  ExpectExpansions({
+      {"%q{UNSET}/tpq-escape", "/work/run/tpq-escape"},
+      {"%q{EMPTY}/tpq-escape", "/work/run/tpq-escape"},
+      {"%q{EMPTY}/", "/work/run"},
+      {"%q{EMPTY}//%q{EMPTY}/x-%p", "/work/run/x-123"},
+      {"/%q{EMPTY}/abs", "/abs"},  // an absolute pattern stays absolute
+  });
 }
 
 TEST(OutputPattern, PercentPercentIsALiteralPercent) {

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "temp_dir_test.h"
+
 namespace trainprof::launcher {
 namespace {
 
@@ -35,22 +37,15 @@ TEST(SymlinkRule, IsTheKernelsProtectedSymlinksRule) {
 
 // OpenOutputDirectory walks with trainprof/path_walk.h: links as path lookup follows them (".."
 // after a link is its target's parent), missing directories made.
-class ResolveTest : public ::testing::Test {
+class ResolveTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string t = ::testing::TempDir() + "trainprof-safe-path-XXXXXX";
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = fs::canonical(t).string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  ResolveTest() : TempDirTest("trainprof-safe-path") {}
   std::string Resolve(const std::string& p) {
     std::string error;
     auto r = OpenOutputDirectory(p, true, 0700, &error);
     EXPECT_TRUE(r.has_value()) << p << ": " << error;
     return r.value_or("");
   }
-  std::string dir_;
 };
 
 TEST_F(ResolveTest, FollowsLinksLikePathLookup) {

@@ -13,8 +13,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
+#include <string>
+#include <utility>
 
+#include "temp_dir_test.h"
 #include "trainprof/trace_format.h"
 
 namespace trainprof::launcher {
@@ -29,14 +33,9 @@ struct End {
   uint64_t monotonic_ns;
 };
 
-class TraceDirTest : public ::testing::Test {
+class TraceDirTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/trainprof-trace-dir-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  TraceDirTest() : TempDirTest("trainprof-trace-dir-test") {}
 
   // A header-only trace file (plus `extra` bytes) as the injection library would write it.
   void WriteTrace(const std::string& name, int32_t pid, uint32_t image, uint64_t end_ns = 0,
@@ -67,8 +66,6 @@ class TraceDirTest : public ::testing::Test {
     memcpy(&e.monotonic_ns, b.data() + offsetof(FileHeader, end_monotonic_ns), 8);
     return e;
   }
-
-  std::string dir_;
 };
 
 constexpr int ExitedWith(int code) { return code << 8; }  // a waitpid status
@@ -160,20 +157,34 @@ TEST_F(TraceDirTest, FifosSocketsAndDevicesAreSkippedWithoutOpeningThem) {
   close(sock);
 }
 
+// Each case: bytes, and how the summary line shows them.
+void ExpectBytes(std::initializer_list<std::pair<uint64_t, std::string>> cases) {
+  for (const auto& [bytes, shown] : cases) EXPECT_EQ(FormatBytes(bytes), shown) << bytes;
+}
+
+// Each case: a path, and how a command line the user may paste quotes it.
+void ExpectQuoted(std::initializer_list<std::pair<std::string, std::string>> cases) {
+  for (const auto& [path, quoted] : cases) EXPECT_EQ(ShellQuote(path), quoted) << path;
+}
+
 TEST(FormatBytes, DecimalUnits) {
-  EXPECT_EQ(FormatBytes(0), "0 B");
-  EXPECT_EQ(FormatBytes(999), "999 B");
-  EXPECT_EQ(FormatBytes(1000), "1.0 kB");
-  EXPECT_EQ(FormatBytes(1234567), "1.2 MB");
-  EXPECT_EQ(FormatBytes(999999), "1.0 MB");
-  EXPECT_EQ(FormatBytes(5'500'000'000), "5.5 GB");
+  ExpectBytes({
+      {0, "0 B"},
+      {999, "999 B"},
+      {1000, "1.0 kB"},
+      {1234567, "1.2 MB"},
+      {999999, "1.0 MB"},
+      {5'500'000'000, "5.5 GB"},
+  });
 }
 
 TEST(ShellQuote, OnlyWhenNeeded) {
-  EXPECT_EQ(ShellQuote("/abs/trainprof-20240101-120000"), "/abs/trainprof-20240101-120000");
-  EXPECT_EQ(ShellQuote("/my runs/x"), "'/my runs/x'");
-  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
-  EXPECT_EQ(ShellQuote(""), "''");
+  ExpectQuoted({
+      {"/abs/trainprof-20240101-120000", "/abs/trainprof-20240101-120000"},
+      {"/my runs/x", "'/my runs/x'"},
+      {"it's", "'it'\\''s'"},
+      {"", "''"},
+  });
 }
 
 TEST(SummaryLine, ReadsLikeTheDocs) {

@@ -70,27 +70,23 @@ T Zeroed() {
   return r;
 }
 
+// Queues one activity record, as CUPTI would hand it over.
+template <typename Record>
+void Add(const Record& r) {
+  g.add_record(&r, sizeof(r));
+}
+
 void AddKernel(const char* name, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph) {
-  auto k = Zeroed<CUpti_ActivityKernel10>();
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = start;
-  k.end = end;
-  k.deviceId = 0;
-  k.contextId = 1;
-  k.streamId = 7;
-  k.correlationId = corr;
-  k.gridX = 128;
-  k.gridY = 1;
-  k.gridZ = 1;
-  k.blockX = 256;
-  k.blockY = 1;
-  k.blockZ = 1;
-  k.registersPerThread = 32;
-  k.staticSharedMemory = 0;
-  k.dynamicSharedMemory = 1024;
-  k.graphId = graph;
-  k.name = name;
-  g.add_record(&k, sizeof(k));
+  Add(CUpti_ActivityKernel10{.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                             .registersPerThread = 32,
+                             .start = start, .end = end,
+                             .deviceId = 0, .contextId = 1, .streamId = 7,
+                             .gridX = 128, .gridY = 1, .gridZ = 1,
+                             .blockX = 256, .blockY = 1, .blockZ = 1,
+                             .staticSharedMemory = 0, .dynamicSharedMemory = 1024,
+                             .correlationId = corr,
+                             .name = name,
+                             .graphId = graph});
 }
 
 int Flushes() {
@@ -190,65 +186,35 @@ int main(int argc, char** argv) {
   AddKernel("_Z11graphKernelPf", now - 700000, now - 600000, 8, 3);
   AddKernel("_Z11graphKernelPf", 0, 0, 8, 3);                    // no timestamps
   AddKernel("_Z8reversedv", now - 100000, now - 200000, 9, 0);  // end before start
-  auto m = Zeroed<CUpti_ActivityMemcpy6>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.bytes = 4 << 20;
-  m.start = now - 500000;
-  m.end = now - 400000;
-  m.contextId = 1;
-  m.streamId = 7;
-  m.correlationId = 11;
-  m.runtimeCorrelationId = 0;
-  g.add_record(&m, sizeof(m));
-  auto p = Zeroed<CUpti_ActivityMemcpyPtoP4>();
-  p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
-  p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-  p.srcKind = p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  p.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  p.bytes = 1 << 20;
-  p.start = now - 390000;
-  p.end = now - 380000;
-  p.srcDeviceId = 0;
-  p.dstDeviceId = 1;
-  p.correlationId = 12;
-  g.add_record(&p, sizeof(p));
-  auto s = Zeroed<CUpti_ActivityMemset4>();
-  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-  s.value = 0;
-  s.bytes = 4 << 20;
-  s.start = now - 370000;
-  s.end = now - 360000;
-  s.contextId = 1;
-  s.streamId = 7;
-  s.correlationId = 13;
-  s.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
-  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  g.add_record(&s, sizeof(s));
-  auto y = Zeroed<CUpti_ActivitySynchronization2>();
-  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-  y.start = now - 350000;
-  y.end = now - 300000;
-  y.correlationId = 14;
-  y.contextId = 1;
-  y.streamId = 7;
-  g.add_record(&y, sizeof(y));
-  auto dev = Zeroed<CUpti_ActivityDevice5>();
-  dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-  dev.id = 0;
-  dev.name = "Fake GPU";
-  dev.computeCapabilityMajor = 9;
-  dev.numMultiprocessors = 132;
-  dev.globalMemorySize = 141ull << 30;
-  g.add_record(&dev, sizeof(dev));
-  auto ctx = Zeroed<CUpti_ActivityContext3>();
-  ctx.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
-  ctx.contextId = 1;
-  ctx.deviceId = 0;
-  g.add_record(&ctx, sizeof(ctx));
+  Add(CUpti_ActivityMemcpy6{.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+                            .copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,  // pageable host memory to the device
+                            .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                            .bytes = 4 << 20,
+                            .start = now - 500000, .end = now - 400000,
+                            .contextId = 1, .streamId = 7, .correlationId = 11, .runtimeCorrelationId = 0});
+  Add(CUpti_ActivityMemcpyPtoP4{.kind = CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                .copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,  // device 0 to device 1
+                                .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC,
+                                .bytes = 1 << 20,
+                                .start = now - 390000, .end = now - 380000,
+                                .srcDeviceId = 0, .dstDeviceId = 1, .correlationId = 12});
+  Add(CUpti_ActivityMemset4{.kind = CUPTI_ACTIVITY_KIND_MEMSET,
+                            .value = 0, .bytes = 4 << 20,
+                            .start = now - 370000, .end = now - 360000,
+                            .contextId = 1, .streamId = 7, .correlationId = 13,
+                            .flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC, .memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE});
+  Add(CUpti_ActivitySynchronization2{.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                     .type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                                     .start = now - 350000, .end = now - 300000,
+                                     .correlationId = 14, .contextId = 1, .streamId = 7});
+  Add(CUpti_ActivityDevice5{.kind = CUPTI_ACTIVITY_KIND_DEVICE,
+                            .globalMemorySize = 141ull << 30,
+                            .numMultiprocessors = 132,
+                            .computeCapabilityMajor = 9,
+                            .id = 0,
+                            .name = "Fake GPU"});
+  Add(CUpti_ActivityContext3{.kind = CUPTI_ACTIVITY_KIND_CONTEXT, .contextId = 1, .deviceId = 0});
   auto o = Zeroed<CUpti_ActivityOverhead3>();
   o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
   o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
@@ -256,10 +222,10 @@ int main(int argc, char** argv) {
   o.objectId.pt.threadId = 4321;
   o.start = now - 250000;
   o.end = now - 240000;
-  g.add_record(&o, sizeof(o));
+  Add(o);
   auto api = Zeroed<CUpti_ActivityAPI>();
   api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;  // not converted: skipped, counted as dropped
-  g.add_record(&api, sizeof(api));
+  Add(api);
   g.add_dropped(5);
   bool flushed = WaitForPeriodicFlush();
   printf("periodic flush: %s\n", flushed ? "yes" : "no");

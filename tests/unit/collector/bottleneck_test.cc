@@ -57,8 +57,8 @@ struct TrainRun {
   Report Analyze() const { return collector::Analyze(Load(), {}); }
 };
 
-using test::Has;
 using test::Join;
+using test::Says;
 
 // 10 steps of 40 ms: 30 ms waiting for data, 10 ms of compute; 2 workers fetch back to back, each
 // fetch 80 ms: `items` __getitem__ + collate + other.
@@ -107,21 +107,18 @@ TEST(Bottleneck, InputBoundThroughSlowGetItem) {
   EXPECT_DOUBLE_EQ(t.advice.compute_ns, 10.0 * kMs);
   EXPECT_DOUBLE_EQ(*t.advice.delivery_ns, 40.0 * kMs);
   EXPECT_EQ(t.advice.workers_needed, 8u);
-  EXPECT_TRUE(Has(
-      t.text, "Input-bound: waiting for data is 75.0% of the step (mean 30.0 ms of 40.0 ms; input-bound from 20.0%)."))
-      << Join(t.text);
-  EXPECT_TRUE(Has(t.text,
-                  "Input pipeline: 2 DataLoader workers; while the main process waited for data, the workers were "
-                  "fetching 100.0% of the time; a batch fetch takes 80.0 ms (__getitem__ 95.0%, collate_fn 3.8%, "
-                  "other 1.2%; 8 items of 9.50 ms each)."))
-      << Join(t.text);
-  EXPECT_TRUE(Has(t.text,
-                  "__getitem__ is the bottleneck: each batch needs 80.0 ms of dataset work per worker (95.0% of "
-                  "it in __getitem__); with 2 workers the loader delivers a batch every 40.0 ms while a step "
-                  "computes in 10.0 ms: use more workers (about 8 = ceil(80.0 ms / 10.0 ms), given that many "
-                  "free CPU cores) or a faster __getitem__."))
-      << Join(t.text);
-  EXPECT_FALSE(Has(t.text, "Worker start-up")) << Join(t.text);
+  EXPECT_TRUE(Says(
+      t.text, "Input-bound: waiting for data is 75.0% of the step (mean 30.0 ms of 40.0 ms; input-bound from 20.0%)."));
+  EXPECT_TRUE(Says(t.text,
+                   "Input pipeline: 2 DataLoader workers; while the main process waited for data, the workers were "
+                   "fetching 100.0% of the time; a batch fetch takes 80.0 ms (__getitem__ 95.0%, collate_fn 3.8%, "
+                   "other 1.2%; 8 items of 9.50 ms each)."));
+  EXPECT_TRUE(Says(t.text,
+                   "__getitem__ is the bottleneck: each batch needs 80.0 ms of dataset work per worker (95.0% of "
+                   "it in __getitem__); with 2 workers the loader delivers a batch every 40.0 ms while a step "
+                   "computes in 10.0 ms: use more workers (about 8 = ceil(80.0 ms / 10.0 ms), given that many "
+                   "free CPU cores) or a faster __getitem__."));
+  EXPECT_FALSE(Says(t.text, "Worker start-up"));
 }
 
 // A validation loader's workers start after the last training step: not this loader's workers.
@@ -142,12 +139,11 @@ TEST(Bottleneck, InputBoundThroughSlowCollate) {
   const TrainingProcess& t = report.bottleneck.processes.at(0);
   EXPECT_EQ(t.verdict, Verdict::kInputBound);
   EXPECT_EQ(t.advice.cause, InputCause::kCollate);
-  EXPECT_TRUE(Has(t.text,
-                  "collate_fn is the bottleneck: it takes 90.0% of each 80.0 ms batch fetch (72.0 ms per batch); "
-                  "with 2 workers the loader delivers a batch every 40.0 ms while a step computes in 10.0 ms: use "
-                  "more workers (about 8 = ceil(80.0 ms / 10.0 ms), given that many free CPU cores) or a faster "
-                  "collate_fn."))
-      << Join(t.text);
+  EXPECT_TRUE(Says(t.text,
+                   "collate_fn is the bottleneck: it takes 90.0% of each 80.0 ms batch fetch (72.0 ms per batch); "
+                   "with 2 workers the loader delivers a batch every 40.0 ms while a step computes in 10.0 ms: use "
+                   "more workers (about 8 = ceil(80.0 ms / 10.0 ms), given that many free CPU cores) or a faster "
+                   "collate_fn."));
 }
 
 // Fetches take 2 ms and happen while the main process computes; it still waits 30 ms a step.
@@ -170,11 +166,10 @@ TEST(Bottleneck, IdleWorkersPointToTransfer) {
   ASSERT_TRUE(tp.input && tp.input->busy_percent);
   EXPECT_DOUBLE_EQ(*tp.input->busy_percent, 0.0);
   EXPECT_EQ(tp.advice.cause, InputCause::kTransfer);
-  EXPECT_TRUE(Has(tp.text,
-                  "The workers are fetching only 0.0% of the time the main process waits (30.0 ms per step, while "
-                  "a fetch takes 2.00 ms): the cost is in transfer to the main process or in the main process "
-                  "itself (pin_memory, large batches, IPC)."))
-      << Join(tp.text);
+  EXPECT_TRUE(Says(tp.text,
+                   "The workers are fetching only 0.0% of the time the main process waits (30.0 ms per step, while "
+                   "a fetch takes 2.00 ms): the cost is in transfer to the main process or in the main process "
+                   "itself (pin_memory, large batches, IPC)."));
 }
 
 TEST(Bottleneck, MainProcessLoadingWithNumWorkersZero) {
@@ -195,11 +190,10 @@ TEST(Bottleneck, MainProcessLoadingWithNumWorkersZero) {
   EXPECT_EQ(tp.input->loading, Loading::kMainProcess);
   EXPECT_EQ(tp.advice.cause, InputCause::kMainProcess);
   EXPECT_EQ(tp.advice.workers_needed, 2u);
-  EXPECT_TRUE(Has(tp.text,
-                  "Data loading runs in the main process (num_workers=0): each batch takes 19.0 ms to fetch while "
-                  "a step computes in 10.0 ms: use DataLoader(num_workers=2) (about ceil(19.0 ms / 10.0 ms)) so "
-                  "that batches are prepared while the model computes."))
-      << Join(tp.text);
+  EXPECT_TRUE(Says(tp.text,
+                   "Data loading runs in the main process (num_workers=0): each batch takes 19.0 ms to fetch while "
+                   "a step computes in 10.0 ms: use DataLoader(num_workers=2) (about ceil(19.0 ms / 10.0 ms)) so "
+                   "that batches are prepared while the model computes."));
 }
 
 TEST(Bottleneck, InputBoundWithoutTracedWorkersSaysHowToTraceThem) {
@@ -210,7 +204,7 @@ TEST(Bottleneck, InputBoundWithoutTracedWorkersSaysHowToTraceThem) {
   const TrainingProcess& tp = report.bottleneck.processes.at(0);
   EXPECT_EQ(tp.verdict, Verdict::kInputBound);
   EXPECT_EQ(tp.advice.cause, InputCause::kNotTraced);
-  EXPECT_TRUE(Has(tp.text, "--follow-children")) << Join(tp.text);
+  EXPECT_TRUE(Says(tp.text, "--follow-children"));
 }
 
 TEST(Bottleneck, ComputeBoundNamesBackward) {
@@ -226,10 +220,9 @@ TEST(Bottleneck, ComputeBoundNamesBackward) {
   EXPECT_NEAR(tp.part(Part::kBackward).percent, 2000.0 / 27.5, 1e-9);
   EXPECT_DOUBLE_EQ(tp.compute_mean_ns, 27.0 * kMs);
   EXPECT_EQ(tp.advice.cause, InputCause::kNone);
-  EXPECT_TRUE(Has(tp.text,
-                  "Compute-bound: waiting for data is 1.8% of the step (mean 500 µs of 27.5 ms; below 5.0%); the "
-                  "largest phase is backward, 72.7% of the step (mean 20.0 ms)."))
-      << Join(tp.text);
+  EXPECT_TRUE(Says(tp.text,
+                   "Compute-bound: waiting for data is 1.8% of the step (mean 500 µs of 27.5 ms; below 5.0%); the "
+                   "largest phase is backward, 72.7% of the step (mean 20.0 ms)."));
   EXPECT_EQ(tp.text.size(), 2u) << Join(tp.text);  // no input-pipeline lines for a compute-bound step
 }
 
@@ -240,7 +233,7 @@ TEST(Bottleneck, PartlyInputBound) {
   const Report report = r.Analyze();
   const TrainingProcess& tp = report.bottleneck.processes.at(0);
   EXPECT_EQ(tp.verdict, Verdict::kPartlyInputBound);
-  EXPECT_TRUE(Has(tp.text, "Data loading is partly limiting: waiting for data is 9.1% of the step")) << Join(tp.text);
+  EXPECT_TRUE(Says(tp.text, "Data loading is partly limiting: waiting for data is 9.1% of the step"));
 }
 
 TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
@@ -255,7 +248,7 @@ TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
       EXPECT_FALSE(tp.warmup_skipped);
       EXPECT_EQ(tp.step.count, 4u);
       EXPECT_DOUBLE_EQ(tp.step.mean_ns, (110.0 + 3 * 12.0) / 4 * kMs);
-      EXPECT_FALSE(Has(tp.text, "warm-up"));
+      EXPECT_FALSE(Says(tp.text, "warm-up"));
       continue;
     }
     EXPECT_TRUE(tp.warmup_skipped);
@@ -263,10 +256,9 @@ TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
     EXPECT_DOUBLE_EQ(tp.step.mean_ns, 12.0 * kMs);
     EXPECT_DOUBLE_EQ(tp.step.std_ns, 0.0);
     EXPECT_DOUBLE_EQ(tp.part(Part::kDataWait).mean_ns, 2.0 * kMs);
-    EXPECT_TRUE(Has(tp.text,
-                    "pid 200: 6 training steps: mean 12.0 ms, median 12.0 ms, p90 12.0 ms, std dev 0 ns (step 0 "
-                    "left out as warm-up: 5 or more steps)."))
-        << Join(tp.text);
+    EXPECT_TRUE(Says(tp.text,
+                     "pid 200: 6 training steps: mean 12.0 ms, median 12.0 ms, p90 12.0 ms, std dev 0 ns (step 0 "
+                     "left out as warm-up: 5 or more steps)."));
     ASSERT_EQ(tp.step_rows.size(), 6u);
     EXPECT_FALSE(tp.step_rows[0].in_statistics);
     EXPECT_TRUE(tp.step_rows[1].in_statistics);
@@ -333,22 +325,19 @@ TEST(Bottleneck, WorkerStartUpRepeatedEveryEpoch) {
   EXPECT_EQ(tp.advice.cause, InputCause::kStartup);
   EXPECT_TRUE(tp.advice.startup_significant);
   EXPECT_NEAR(tp.advice.startup_step_percent, 584.0 * 100 / 700.8, 1e-9);
-  EXPECT_TRUE(Has(tp.text, "pid 200: 10 training steps in 2 epochs:")) << Join(tp.text);
-  EXPECT_TRUE(Has(tp.text, "Input pipeline: 2 DataLoader workers (4 worker processes);")) << Join(tp.text);
-  EXPECT_TRUE(Has(tp.text,
-                  "Most of the wait is for workers to start: 292 ms of the 301 ms of data wait (97.1%) falls while "
-                  "workers start (see worker start-up)."))
-      << Join(tp.text);
-  EXPECT_TRUE(Has(tp.text,
-                  "Worker start-up: 4 worker processes for 2 concurrent workers (workers were re-created, e.g. each "
-                  "epoch); start to first batch fetch takes 301 ms per worker, of which worker_init_fn 300 ms (4 "
-                  "calls, 1.20 s in all); the main process waited 584 ms for start-ups (83.3% of all step time, "
-                  "warm-up included)."))
-      << Join(tp.text);
-  EXPECT_TRUE(Has(tp.text,
-                  "Worker start-up costs 83.3% of the step time (10.0% or more): use persistent_workers=True "
-                  "(workers then start once, not every epoch) and a cheaper worker_init_fn (300 ms per worker)."))
-      << Join(tp.text);
+  EXPECT_TRUE(Says(tp.text, "pid 200: 10 training steps in 2 epochs:"));
+  EXPECT_TRUE(Says(tp.text, "Input pipeline: 2 DataLoader workers (4 worker processes);"));
+  EXPECT_TRUE(Says(tp.text,
+                   "Most of the wait is for workers to start: 292 ms of the 301 ms of data wait (97.1%) falls while "
+                   "workers start (see worker start-up)."));
+  EXPECT_TRUE(Says(tp.text,
+                   "Worker start-up: 4 worker processes for 2 concurrent workers (workers were re-created, e.g. each "
+                   "epoch); start to first batch fetch takes 301 ms per worker, of which worker_init_fn 300 ms (4 "
+                   "calls, 1.20 s in all); the main process waited 584 ms for start-ups (83.3% of all step time, "
+                   "warm-up included)."));
+  EXPECT_TRUE(Says(tp.text,
+                   "Worker start-up costs 83.3% of the step time (10.0% or more): use persistent_workers=True "
+                   "(workers then start once, not every epoch) and a cheaper worker_init_fn (300 ms per worker)."));
 }
 
 // Two DDP ranks; rank 1 does 40 ms of extra work between forward and backward, and rank 0 waits
@@ -398,12 +387,11 @@ TEST(Bottleneck, StragglerNamedWithItsLateness) {
   EXPECT_DOUBLE_EQ(rs.ranks[0].mean_compute_ns, 72.0 * kMs);
   EXPECT_DOUBLE_EQ(rs.ranks[1].mean_compute_ns, 32.0 * kMs);
   EXPECT_DOUBLE_EQ(rs.mean_step_ns, 73.0 * kMs);
-  EXPECT_TRUE(Has(b.rank_text,
-                  "rank 1 is the straggler: it reaches the gradient synchronisation (start of backward) 40.0 ms "
-                  "(median; mean 40.0 ms, 54.8% of the mean step 73.0 ms) after rank 0 and arrives last in "
-                  "100.0% of steps (5 of 5); rank 0 waits 40.0 ms per step for it (backward+collective beyond "
-                  "rank 1's) over 5 matched steps (step 0 left out)."))
-      << Join(b.rank_text);
+  EXPECT_TRUE(Says(b.rank_text,
+                   "rank 1 is the straggler: it reaches the gradient synchronisation (start of backward) 40.0 ms "
+                   "(median; mean 40.0 ms, 54.8% of the mean step 73.0 ms) after rank 0 and arrives last in "
+                   "100.0% of steps (5 of 5); rank 0 waits 40.0 ms per step for it (backward+collective beyond "
+                   "rank 1's) over 5 matched steps (step 0 left out)."));
   // Per-step lateness lands in steps.csv rows.
   const TrainingProcess& p1 = b.processes[1];
   EXPECT_EQ(p1.rank, 1);
@@ -420,12 +408,11 @@ TEST(Bottleneck, NoStragglerBelowTheThresholds) {
   const RankSync& rs = *report.bottleneck.ranks;
   EXPECT_FALSE(rs.straggler);
   EXPECT_EQ(rs.latest, 1);
-  EXPECT_TRUE(Has(report.bottleneck.rank_text,
-                  "No straggler: the latest rank, rank 1, reaches the gradient synchronisation "
-                  "(start of backward) 500 µs after the first on average, 1.5% of the mean "
-                  "step 33.5 ms over 5 matched steps (step 0 left out) (a straggler is 10.0% "
-                  "and 1.00 ms or more)."))
-      << Join(report.bottleneck.rank_text);
+  EXPECT_TRUE(Says(report.bottleneck.rank_text,
+                   "No straggler: the latest rank, rank 1, reaches the gradient synchronisation "
+                   "(start of backward) 500 µs after the first on average, 1.5% of the mean "
+                   "step 33.5 ms over 5 matched steps (step 0 left out) (a straggler is 10.0% "
+                   "and 1.00 ms or more)."));
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   EXPECT_TRUE(j["bottleneck"]["ranks"]["straggler"].is_null());
   EXPECT_EQ(j["bottleneck"]["ranks"]["latest_rank"], 1);
@@ -438,7 +425,7 @@ TEST(Bottleneck, RanksOnSeveralHostsUseRealtime) {
   ASSERT_TRUE(report.bottleneck.ranks);
   EXPECT_EQ(report.bottleneck.ranks->clock, "realtime");
   EXPECT_TRUE(report.bottleneck.ranks->straggler);  // same start pairs: the same answer
-  EXPECT_TRUE(Has(report.bottleneck.rank_text, "CLOCK_REALTIME")) << Join(report.bottleneck.rank_text);
+  EXPECT_TRUE(Says(report.bottleneck.rank_text, "CLOCK_REALTIME"));
 }
 
 TEST(Bottleneck, NoPhasesSaysWhatIsNeeded) {

@@ -1,33 +1,40 @@
 // CSV cells from recorded data: formulas neutralised, control characters escaped (render.h).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "collector/render/render.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
 namespace {
 
+// Each case: a recorded string, and the CSV cell it becomes.
+using Cases = std::vector<std::pair<std::string, std::string>>;
+
+void ExpectCells(const Cases& cases) {
+  for (const auto& [recorded, cell] : cases) EXPECT_EQ(CsvField(recorded), cell) << recorded;
+}
+
 TEST(CsvField, FormulaStartsGetAQuote) {
-  EXPECT_EQ(CsvField("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
-  EXPECT_EQ(CsvField("+cmd"), "'+cmd");
-  EXPECT_EQ(CsvField("-2+3"), "'-2+3");
-  EXPECT_EQ(CsvField("@SUM(A1)"), "'@SUM(A1)");
-  EXPECT_EQ(CsvField("\tstep"), "'\\tstep");
-  EXPECT_EQ(CsvField("\rstep"), "'\\rstep");
+  ExpectCells({
+      {"=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""},
+      {"+cmd", "'+cmd"},
+      {"-2+3", "'-2+3"},
+      {"@SUM(A1)", "'@SUM(A1)"},
+      {"\tstep", "'\\tstep"},
+      {"\rstep", "'\\rstep"},
+  });
 }
 
 TEST(CsvField, NumbersAndPlainTextUnchanged) {
-  EXPECT_EQ(CsvField("-5"), "-5");
-  EXPECT_EQ(CsvField("-0.25"), "-0.25");
-  EXPECT_EQ(CsvField("12"), "12");
-  EXPECT_EQ(CsvField("step"), "step");
-  EXPECT_EQ(CsvField("a=b"), "a=b");
-  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  ExpectCells({{"-5", "-5"}, {"-0.25", "-0.25"}, {"12", "12"}, {"step", "step"}, {"a=b", "a=b"}, {"a,b", "\"a,b\""}});
 }
 
 TEST(CsvField, ControlCharactersEscapedAsInTheText) {
-  EXPECT_EQ(CsvField("tab\there\nnl\x01"), "tab\\there\\nnl\\x01");
-  EXPECT_EQ(CsvField("bad \xff"), "bad \xEF\xBF\xBD");
+  ExpectCells({{"tab\there\nnl\x01", "tab\\there\\nnl\\x01"}, {"bad \xff", "bad \xEF\xBF\xBD"}});
 }
 
 TEST(CsvReport, RecordedNamesAndCommandsNeutralised) {

@@ -44,6 +44,33 @@ struct GpuTrain {
     main.Kernel(g, {.start = start, .end = end, .name = name, .correlation = corr});
     ++corr;
   }
+  /// Phase `p` over [from, to) on the main thread, with a 10 µs (or `call`) launch at its start
+  /// and that launch's kernel [start, end).
+  void PhaseWithKernel(format::Phase p, uint64_t from, uint64_t to, uint64_t start, uint64_t end,
+                       uint64_t call = 10 * kUs) {
+    m.Push(from, p);
+    Launch(from, call, start, end);
+    m.Pop(to);
+  }
+  /// A cudaMemcpyAsync call [at, call_end) and its device-to-host copy [start, end) of `bytes` into
+  /// `dst` memory.
+  void CopyToHost(uint64_t at, uint64_t call_end, uint64_t start, uint64_t end, uint64_t bytes, fmt::MemoryKind dst) {
+    main.ApiCall(m.thread(), at, call_end, "cudaMemcpyAsync_v3020", corr);
+    main.Memcpy(g, {.start = start, .end = end, .kind = fmt::MemcpyKind::kDtoH, .bytes = bytes, .correlation = corr,
+                    .src = fmt::MemoryKind::kDevice, .dst = dst});
+    ++corr;
+  }
+  /// `n` steps of `length` from T0 + 10 ms, each written by step(s) from its start s, each beginning
+  /// with a data wait of `wait`; then the end of the epoch (StopIteration ends the last step).
+  template <typename Step>
+  void Steps(int n, uint64_t length, uint64_t wait, Step step) {
+    uint64_t s = T0 + 10 * kMs;
+    for (int i = 0; i < n; ++i, s += length) {
+      m.Range(s, s + wait, format::Phase::kDataWait);
+      step(s);
+    }
+    m.EpochEnd(s, 1 * kMs);
+  }
   Report Analyze() const { return collector::Analyze(TraceOf({&main}), {}); }
 };
 
@@ -52,24 +79,16 @@ const TrainingProcess& Only(const Report& r) {
   return r.bottleneck.processes.at(0);
 }
 
-using test::Has;
-using test::Join;
+using test::Says;
 
 // (a) Each 10 ms step: 6 ms waiting for data (GPU idle), then forward and backward, each a 10 µs
 // launch and a kernel that runs to the end of the phase.
 TEST(GpuBottleneck, GpuWaitsForData) {
   GpuTrain r;
-  uint64_t s = T0 + 10 * kMs;
-  for (int i = 0; i < 10; ++i, s += 10 * kMs) {
-    r.m.Range(s, s + 6 * kMs, format::Phase::kDataWait);
-    r.m.Push(s + 6 * kMs, format::Phase::kForward);
-    r.Launch(s + 6 * kMs, 10 * kUs, s + 6 * kMs + 10 * kUs, s + 8 * kMs);
-    r.m.Pop(s + 8 * kMs);
-    r.m.Push(s + 8 * kMs, format::Phase::kBackward);
-    r.Launch(s + 8 * kMs, 10 * kUs, s + 8 * kMs + 10 * kUs, s + 10 * kMs);
-    r.m.Pop(s + 10 * kMs);
-  }
-  r.m.EpochEnd(s, 1 * kMs);  // StopIteration: ends the last step at s
+  r.Steps(10, 10 * kMs, 6 * kMs, [&](uint64_t s) {
+    r.PhaseWithKernel(format::Phase::kForward, s + 6 * kMs, s + 8 * kMs, s + 6 * kMs + 10 * kUs, s + 8 * kMs);
+    r.PhaseWithKernel(format::Phase::kBackward, s + 8 * kMs, s + 10 * kMs, s + 8 * kMs + 10 * kUs, s + 10 * kMs);
+  });
   Report report = r.Analyze();
   EXPECT_TRUE(report.bottleneck.gpu.recorded);
   const TrainingProcess& t = Only(report);
@@ -91,14 +110,12 @@ TEST(GpuBottleneck, GpuWaitsForData) {
   EXPECT_FALSE(g.gpu_bound);
   EXPECT_FALSE(g.launch_bound);
   EXPECT_EQ(g.kernels, 18u);
-  EXPECT_TRUE(Has(t.text,
-                  "GPU idle 60.2% of the step (mean 6.02 ms of 10.0 ms; busy 39.8%); 99.7% of the idle time the host "
-                  "was waiting for data: the input pipeline keeps the GPU waiting."))
-      << Join(t.text);
-  EXPECT_TRUE(Has(t.text,
-                  "GPU idle time by what the host did: data wait 99.7%, synchronising calls 0.0%, kernel launches "
-                  "0.3%, other 0.0%."))
-      << Join(t.text);
+  EXPECT_TRUE(Says(t.text,
+                   "GPU idle 60.2% of the step (mean 6.02 ms of 10.0 ms; busy 39.8%); 99.7% of the idle time the host "
+                   "was waiting for data: the input pipeline keeps the GPU waiting."));
+  EXPECT_TRUE(Says(t.text,
+                   "GPU idle time by what the host did: data wait 99.7%, synchronising calls 0.0%, kernel launches "
+                   "0.3%, other 0.0%."));
 }
 
 // (b) Each 10 ms step: a 0.1 ms data wait, forward and backward kernels (GPU busy until 3.8 ms), then
@@ -106,23 +123,13 @@ TEST(GpuBottleneck, GpuWaitsForData) {
 // to 9.9 ms, while the GPU idles until the copy runs at 9.8 ms.
 TEST(GpuBottleneck, HostInStreamSynchronizeAfterItem) {
   GpuTrain r;
-  uint64_t s = T0 + 10 * kMs;
-  auto at = [&](uint64_t us) { return s + us * kUs; };
-  for (int i = 0; i < 10; ++i, s += 10 * kMs) {
-    r.m.Range(at(0), at(100), format::Phase::kDataWait);
-    r.m.Push(at(100), format::Phase::kForward);
-    r.Launch(at(100), 10 * kUs, at(120), at(3'000));
-    r.m.Pop(at(3'100));
-    r.m.Push(at(3'100), format::Phase::kBackward);
-    r.Launch(at(3'100), 10 * kUs, at(3'120), at(3'800));
-    r.m.Pop(at(3'500));
-    r.main.ApiCall(r.m.thread(), at(3'500), at(3'510), "cudaMemcpyAsync_v3020", r.corr);
-    r.main.Memcpy(r.g, {.start = at(9'800), .end = at(9'802), .kind = fmt::MemcpyKind::kDtoH, .bytes = 4,
-                        .correlation = r.corr, .src = fmt::MemoryKind::kDevice, .dst = fmt::MemoryKind::kPinned});
-    ++r.corr;
+  r.Steps(10, 10 * kMs, 100 * kUs, [&](uint64_t s) {
+    auto at = [&](uint64_t us) { return s + us * kUs; };
+    r.PhaseWithKernel(format::Phase::kForward, at(100), at(3'100), at(120), at(3'000));
+    r.PhaseWithKernel(format::Phase::kBackward, at(3'100), at(3'500), at(3'120), at(3'800));
+    r.CopyToHost(at(3'500), at(3'510), at(9'800), at(9'802), 4, fmt::MemoryKind::kPinned);
     r.main.ApiCall(r.m.thread(), at(3'510), at(9'900), "cudaStreamSynchronize_v3020", r.corr++);
-  }
-  r.m.EpochEnd(s, 1 * kMs);
+  });
   Report report = r.Analyze();
   const TrainingProcess& t = Only(report);
   ASSERT_TRUE(t.gpu);
@@ -142,13 +149,12 @@ TEST(GpuBottleneck, HostInStreamSynchronizeAfterItem) {
   EXPECT_DOUBLE_EQ(g.sync_calls_per_step, 1.0);
   EXPECT_TRUE(g.sync_after_dtoh);
   EXPECT_EQ(g.sync_copy_bytes, 4u);
-  EXPECT_TRUE(Has(t.text,
-                  "GPU idle 64.4% of the step (mean 6.44 ms of 10.0 ms; busy 35.6%); 94.7% of the idle time the host "
-                  "was in .item() / cudaStreamSynchronize (called 1x per step, after a device-to-host copy of 4 B as "
-                  ".item(), .cpu() or .tolist() make): the host blocks until the GPU is done and nothing is queued for "
-                  "the GPU meanwhile; synchronise less often (e.g. keep the loss on the GPU and read it every N "
-                  "steps)."))
-      << Join(t.text);
+  EXPECT_TRUE(Says(t.text,
+                   "GPU idle 64.4% of the step (mean 6.44 ms of 10.0 ms; busy 35.6%); 94.7% of the idle time the host "
+                   "was in .item() / cudaStreamSynchronize (called 1x per step, after a device-to-host copy of 4 B as "
+                   ".item(), .cpu() or .tolist() make): the host blocks until the GPU is done and nothing is queued for "
+                   "the GPU meanwhile; synchronise less often (e.g. keep the loss on the GPU and read it every N "
+                   "steps)."));
 
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   const auto& gj = j["bottleneck"]["processes"][0]["gpu"];
@@ -186,19 +192,11 @@ TEST(GpuBottleneck, HostInStreamSynchronizeAfterItem) {
 // A blocking copy is itself the synchronisation: cudaMemcpyAsync into pageable memory.
 TEST(GpuBottleneck, PageableCopyIsASynchronisingCall) {
   GpuTrain r;
-  uint64_t s = T0 + 10 * kMs;
-  auto at = [&](uint64_t us) { return s + us * kUs; };
-  for (int i = 0; i < 6; ++i, s += 10 * kMs) {
-    r.m.Range(at(0), at(100), format::Phase::kDataWait);
-    r.m.Push(at(100), format::Phase::kForward);
-    r.Launch(at(100), 10 * kUs, at(110), at(2'000));
-    r.m.Pop(at(2'000));
-    r.main.ApiCall(r.m.thread(), at(2'000), at(9'000), "cudaMemcpyAsync_v3020", r.corr);
-    r.main.Memcpy(r.g, {.start = at(8'990), .end = at(9'000), .kind = fmt::MemcpyKind::kDtoH, .bytes = 1'000,
-                        .correlation = r.corr, .src = fmt::MemoryKind::kDevice, .dst = fmt::MemoryKind::kPageable});
-    ++r.corr;
-  }
-  r.m.EpochEnd(s, 1 * kMs);
+  r.Steps(6, 10 * kMs, 100 * kUs, [&](uint64_t s) {
+    auto at = [&](uint64_t us) { return s + us * kUs; };
+    r.PhaseWithKernel(format::Phase::kForward, at(100), at(2'000), at(110), at(2'000));
+    r.CopyToHost(at(2'000), at(9'000), at(8'990), at(9'000), 1'000, fmt::MemoryKind::kPageable);
+  });
   const Report report = r.Analyze();
   const GpuIdle& g = *Only(report).gpu;
   EXPECT_EQ(g.cause, IdleCause::kSync);
@@ -212,17 +210,14 @@ TEST(GpuBottleneck, PageableCopyIsASynchronisingCall) {
 // 3 µs right after its call: the GPU idles between kernels while the host launches the next.
 TEST(GpuBottleneck, ManyShortKernelsAreLaunchBound) {
   GpuTrain r;
-  uint64_t s = T0 + 10 * kMs;
-  for (int i = 0; i < 6; ++i, s += 1 * kMs) {
-    r.m.Range(s, s + 50 * kUs, format::Phase::kDataWait);
+  r.Steps(6, 1 * kMs, 50 * kUs, [&](uint64_t s) {
     r.m.Push(s + 50 * kUs, format::Phase::kForward);
     for (uint64_t k = 0; k < 100; ++k) {
       const uint64_t call = s + 50 * kUs + k * 9'500;
       r.Launch(call, 6 * kUs, call + 6 * kUs, call + 9 * kUs, "_ZN2at6native18elementwise_kernelILi128ELi2EEEviT_");
     }
     r.m.Pop(s + 1 * kMs);
-  }
-  r.m.EpochEnd(s, 1 * kMs);
+  });
   Report report = r.Analyze();
   const TrainingProcess& t = Only(report);
   ASSERT_TRUE(t.gpu);
@@ -242,13 +237,12 @@ TEST(GpuBottleneck, ManyShortKernelsAreLaunchBound) {
   EXPECT_DOUBLE_EQ(g.launch_median_ns, 6'000.0);
   EXPECT_TRUE(g.launch_bound);
   EXPECT_TRUE(g.sync_call.empty());
-  EXPECT_TRUE(Has(t.text,
-                  "GPU idle 70.0% of the step (mean 700 µs of 1.00 ms; busy 30.0%); 85.7% of the idle time the host was "
-                  "launching kernels: launch-bound (100 kernels per step, median kernel 3.00 µs, median launch call "
-                  "6.00 µs; launch-bound when launches cover 50.0% or more of the idle time and the median kernel is "
-                  "under 10.0 µs or shorter than a launch call): use fewer, larger kernels (torch.compile, fused "
-                  "optimizers), CUDA graphs, or a larger batch."))
-      << Join(t.text);
+  EXPECT_TRUE(Says(t.text,
+                   "GPU idle 70.0% of the step (mean 700 µs of 1.00 ms; busy 30.0%); 85.7% of the idle time the host was "
+                   "launching kernels: launch-bound (100 kernels per step, median kernel 3.00 µs, median launch call "
+                   "6.00 µs; launch-bound when launches cover 50.0% or more of the idle time and the median kernel is "
+                   "under 10.0 µs or shorter than a launch call): use fewer, larger kernels (torch.compile, fused "
+                   "optimizers), CUDA graphs, or a larger batch."));
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   const auto& launch = j["bottleneck"]["processes"][0]["gpu"]["launch"];
   EXPECT_EQ(launch["kernels"], 500);
@@ -261,43 +255,32 @@ TEST(GpuBottleneck, ManyShortKernelsAreLaunchBound) {
 // Long kernels with the host launching in between: launches are the cause, but not launch-bound.
 TEST(GpuBottleneck, LaunchGapsWithLongKernelsAreNotLaunchBound) {
   GpuTrain r;
-  uint64_t s = T0 + 10 * kMs;
-  for (int i = 0; i < 6; ++i, s += 1 * kMs) {
-    r.m.Range(s, s + 10 * kUs, format::Phase::kDataWait);
-    r.m.Push(s + 10 * kUs, format::Phase::kForward);
-    r.Launch(s + 10 * kUs, 400 * kUs, s + 410 * kUs, s + 1 * kMs);  // a slow 400 µs launch, a 590 µs kernel
-    r.m.Pop(s + 1 * kMs);
-  }
-  r.m.EpochEnd(s, 1 * kMs);
+  r.Steps(6, 1 * kMs, 10 * kUs, [&](uint64_t s) {
+    // A slow 400 µs launch, a 590 µs kernel.
+    r.PhaseWithKernel(format::Phase::kForward, s + 10 * kUs, s + 1 * kMs, s + 410 * kUs, s + 1 * kMs, 400 * kUs);
+  });
   const Report report = r.Analyze();
   const TrainingProcess& t = Only(report);
   const GpuIdle& g = *t.gpu;
   EXPECT_EQ(g.cause, IdleCause::kLaunch);
   EXPECT_EQ(g.idle(IdleCause::kLaunch), 5 * 400 * kUs);
   EXPECT_FALSE(g.launch_bound);  // 590 µs kernels: neither short nor shorter than the 400 µs launch
-  EXPECT_TRUE(Has(t.text, "97.6% of the idle time the host was launching kernels (1 kernel per step, median kernel "
+  EXPECT_TRUE(Says(t.text, "97.6% of the idle time the host was launching kernels (1 kernel per step, median kernel "
                           "590 µs, median launch call 400 µs): the host issues GPU work more slowly than the GPU runs "
-                          "it."))
-      << Join(t.text);
+                          "it."));
 }
 
 TEST(GpuBottleneck, GpuBoundWhenIdleIsBelowTenPercent) {
   GpuTrain r;
-  uint64_t s = T0 + 10 * kMs;
-  for (int i = 0; i < 6; ++i, s += 10 * kMs) {
-    r.m.Range(s, s + 100 * kUs, format::Phase::kDataWait);
-    r.m.Push(s + 100 * kUs, format::Phase::kForward);
-    r.Launch(s + 100 * kUs, 10 * kUs, s + 500 * kUs, s + 10 * kMs);  // busy 9.5 of 10 ms
-    r.m.Pop(s + 10 * kMs);
-  }
-  r.m.EpochEnd(s, 1 * kMs);
+  r.Steps(6, 10 * kMs, 100 * kUs, [&](uint64_t s) {
+    r.PhaseWithKernel(format::Phase::kForward, s + 100 * kUs, s + 10 * kMs, s + 500 * kUs, s + 10 * kMs);  // busy 9.5 of 10 ms
+  });
   const Report report = r.Analyze();
   const TrainingProcess& t = Only(report);
   EXPECT_TRUE(t.gpu->gpu_bound);
   EXPECT_DOUBLE_EQ(t.gpu->busy_percent, 95.0);
-  EXPECT_TRUE(Has(t.text, "GPU-bound: the GPU is busy 95.0% of the step (mean 9.50 ms of 10.0 ms; GPU-bound when idle "
-                          "below 10.0%): the time goes to GPU work (see GPU kernels)."))
-      << Join(t.text);
+  EXPECT_TRUE(Says(t.text, "GPU-bound: the GPU is busy 95.0% of the step (mean 9.50 ms of 10.0 ms; GPU-bound when idle "
+                          "below 10.0%): the time goes to GPU work (see GPU kernels)."));
 }
 
 // A training process whose CUPTI could not be used: said, with CUPTI's message.
@@ -313,9 +296,8 @@ TEST(GpuBottleneck, UnavailableTracingIsSaid) {
   const TrainingProcess& t = Only(report);
   ASSERT_TRUE(t.gpu);
   EXPECT_FALSE(t.gpu->recorded);
-  EXPECT_TRUE(Has(t.text, "GPU activity: not recorded for this process (GPU tracing unavailable: "
-                          "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)."))
-      << Join(t.text);
+  EXPECT_TRUE(Says(t.text, "GPU activity: not recorded for this process (GPU tracing unavailable: "
+                          "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)."));
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   EXPECT_EQ(j["bottleneck"]["processes"][0]["gpu"]["recorded"], false);
   EXPECT_EQ(j["bottleneck"]["processes"][0]["gpu"]["why_not"],

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 namespace trainprof::collector {
 namespace {
@@ -16,41 +18,52 @@ std::string GemmKernel(int n) {
   return s + "EEEEvPfi";
 }
 
+// Each case: a kernel name as recorded, and as the report shows it demangled.
+void ExpectDemangled(std::initializer_list<std::pair<std::string, std::string>> cases) {
+  for (const auto& [recorded, shown] : cases) EXPECT_EQ(DemangleKernelName(recorded), shown) << recorded;
+}
+
+// Each case: a demangled kernel name, and its shortened form.
+void ExpectShortened(std::initializer_list<std::pair<std::string, std::string>> cases) {
+  for (const auto& [full, shortened] : cases) EXPECT_EQ(ShortenKernelName(full), shortened) << full;
+}
+
 TEST(KernelNames, Demangle) {
-  EXPECT_EQ(DemangleKernelName("_Z6matmulPfS_S_i"), "matmul(float*, float*, float*, int)");
-  EXPECT_EQ(DemangleKernelName("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_"
-                               "6detail5ArrayIPcLi1EEEEEviT0_T1_"),
-            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-            "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)");
-  // Not mangled (extern "C" kernels; "f" would demangle to "float" as a type): as is.
-  EXPECT_EQ(DemangleKernelName("f"), "f");
-  EXPECT_EQ(DemangleKernelName("vector_add"), "vector_add");
-  EXPECT_EQ(DemangleKernelName(""), "");
-  // Does not demangle (cut by the writer at 4096 bytes, or garbage): as is.
-  EXPECT_EQ(DemangleKernelName("_ZN2at6native29vectorized_elem"), "_ZN2at6native29vectorized_elem");
-  EXPECT_EQ(DemangleKernelName("_Z"), "_Z");
+  ExpectDemangled({
+      {"_Z6matmulPfS_S_i", "matmul(float*, float*, float*, int)"},
+      {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_",
+       "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+       "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"},
+      // Not mangled (extern "C" kernels; "f" would demangle to "float" as a type): as is.
+      {"f", "f"},
+      {"vector_add", "vector_add"},
+      {"", ""},
+      // Does not demangle (cut by the writer at 4096 bytes, or garbage): as is.
+      {"_ZN2at6native29vectorized_elem", "_ZN2at6native29vectorized_elem"},
+      {"_Z", "_Z"},
+  });
 }
 
 TEST(KernelNames, Shorten) {
-  EXPECT_EQ(ShortenKernelName("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-                              "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
-                              "at::detail::Array<char*, 1>)"),
-            "at::native::vectorized_elementwise_kernel<...>");
-  EXPECT_EQ(ShortenKernelName("matmul(float*, float*, float*, int)"), "matmul");
-  EXPECT_EQ(ShortenKernelName("void (anonymous namespace)::kernel<int>(int*)"), "(anonymous namespace)::kernel<...>");
-  EXPECT_EQ(ShortenKernelName("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<float> >"
-                              "(cutlass::gemm::kernel::Gemm<float>::Params)"),
-            "cutlass::Kernel<...>");
-  EXPECT_EQ(ShortenKernelName("void ns::Outer<int>::run<float>(float*)"), "ns::Outer<...>::run<...>");
-  EXPECT_EQ(ShortenKernelName("unsigned int count_kernel(int)"), "count_kernel");
-  // A lambda kernel: the enclosing function's parameter list is part of the name.
-  EXPECT_EQ(ShortenKernelName("void at::native::foo<float>(at::TensorIterator&)::{lambda(int)#1}(int)"),
-            "at::native::foo<...>(at::TensorIterator&)::{lambda(int)#1}");
-  EXPECT_EQ(ShortenKernelName("void ns::operator<<(int)"), "ns::operator<<");
-  EXPECT_EQ(ShortenKernelName("vector_add"), "vector_add");
-  // Unbalanced brackets (a name that did not demangle, cut): unchanged.
-  EXPECT_EQ(ShortenKernelName("void f<int(float"), "void f<int(float");
-  EXPECT_EQ(ShortenKernelName("a>b"), "a>b");
+  ExpectShortened({
+      {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+       "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+       "at::native::vectorized_elementwise_kernel<...>"},
+      {"matmul(float*, float*, float*, int)", "matmul"},
+      {"void (anonymous namespace)::kernel<int>(int*)", "(anonymous namespace)::kernel<...>"},
+      {"void cutlass::Kernel<cutlass::gemm::kernel::Gemm<float> >(cutlass::gemm::kernel::Gemm<float>::Params)",
+       "cutlass::Kernel<...>"},
+      {"void ns::Outer<int>::run<float>(float*)", "ns::Outer<...>::run<...>"},
+      {"unsigned int count_kernel(int)", "count_kernel"},
+      // A lambda kernel: the enclosing function's parameter list is part of the name.
+      {"void at::native::foo<float>(at::TensorIterator&)::{lambda(int)#1}(int)",
+       "at::native::foo<...>(at::TensorIterator&)::{lambda(int)#1}"},
+      {"void ns::operator<<(int)", "ns::operator<<"},
+      {"vector_add", "vector_add"},
+      // Unbalanced brackets (a name that did not demangle, cut): unchanged.
+      {"void f<int(float", "void f<int(float"},
+      {"a>b", "a>b"},
+  });
 }
 
 TEST(KernelNames, SeveralKilobyteTemplateNames) {

@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
 #include "collector/render/render.h"
 #include "collector/report/report.h"
 #include "test_util.h"
@@ -15,14 +20,21 @@ std::string Pattern(std::string_view name) {
   return NamePattern(name, &p) ? p : "(none)";
 }
 
+// Each case: a range name, and the pattern of its group.
+void ExpectPatterns(std::initializer_list<std::pair<std::string_view, std::string>> cases) {
+  for (const auto& [name, pattern] : cases) EXPECT_EQ(Pattern(name), pattern) << name;
+}
+
 TEST(NamePattern, NumbersNotGluedToWordsBecomeN) {
-  EXPECT_EQ(Pattern("step 17"), "step <N>");
-  EXPECT_EQ(Pattern("batch_3/epoch_2"), "batch_<N>/epoch_<N>");
-  EXPECT_EQ(Pattern("seq = 123, op 0x7f3a"), "seq = <N>, op <N>");
-  EXPECT_EQ(Pattern("layer1.0.conv1"), "layer1.<N>.conv1");
-  EXPECT_EQ(Pattern("17"), "<N>");
-  EXPECT_EQ(Pattern("lr 0.001"), "lr <N>.<N>");
-  EXPECT_EQ(Pattern("-5"), "-<N>");
+  ExpectPatterns({
+      {"step 17", "step <N>"},
+      {"batch_3/epoch_2", "batch_<N>/epoch_<N>"},
+      {"seq = 123, op 0x7f3a", "seq = <N>, op <N>"},
+      {"layer1.0.conv1", "layer1.<N>.conv1"},
+      {"17", "<N>"},
+      {"lr 0.001", "lr <N>.<N>"},
+      {"-5", "-<N>"},
+  });
 }
 
 TEST(NamePattern, DigitsOfAWordStay) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 
 #include "collector/read/nvtx_matcher.h"
@@ -25,6 +26,18 @@ std::shared_ptr<const RangeRow> Find(const RangeRows& rows, const std::string& n
   for (const RangeRow& r : rows)
     if (r.name == name && r.style == style) return std::make_shared<const RangeRow>(r);
   return nullptr;
+}
+
+// Push/pop ranges of thread t, one after the other: {push time, pop time, name}.
+struct Span {
+  uint64_t push, pop;
+  std::string name;
+};
+void Ranges(TraceBuilder& b, int t, std::initializer_list<Span> spans) {
+  for (const Span& s : spans) {
+    b.Push(t, s.push, s.name);
+    b.Pop(t, s.pop);
+  }
 }
 
 // A process living from 0 to `wall` ns.
@@ -64,14 +77,7 @@ TEST(NvtxStats, ExactStatisticsEvenCount) {
 TEST(NvtxStats, OddCountMedianAndSingleCall) {
   TraceBuilder b = Proc(1, 10'000);
   int t = b.Thread(1);
-  b.Push(t, 0, "a");
-  b.Pop(t, 5);
-  b.Push(t, 10, "a");
-  b.Pop(t, 11);
-  b.Push(t, 20, "a");
-  b.Pop(t, 29);
-  b.Push(t, 100, "once");
-  b.Pop(t, 1'100);
+  Ranges(b, t, {{0, 5, "a"}, {10, 11, "a"}, {20, 29, "a"}, {100, 1'100, "once"}});
   Report r = Analyze(TraceOf({&b}), {});
   auto a = Find(r.nvtx_ranges, "a");
   ASSERT_NE(a, nullptr);
@@ -188,14 +194,9 @@ TEST(NvtxStats, UnnamedRanges) {
 TEST(NvtxStats, MergedOverProcessesPercentOfTheirWallTime) {
   TraceBuilder a = Proc(1, 1'000), b = Proc(2, 3'000), c = Proc(3, 6'000);
   int ta = a.Thread(1), tb = b.Thread(2), tc = c.Thread(3);
-  a.Push(ta, 0, "step");
-  a.Pop(ta, 100);
-  b.Push(tb, 0, "step");
-  b.Pop(tb, 300);
-  b.Push(tb, 400, "step");
-  b.Pop(tb, 600);
-  c.Push(tc, 0, "only in c");
-  c.Pop(tc, 600);
+  Ranges(a, ta, {{0, 100, "step"}});
+  Ranges(b, tb, {{0, 300, "step"}, {400, 600, "step"}});
+  Ranges(c, tc, {{0, 600, "only in c"}});
   Report r = Analyze(TraceOf({&a, &b, &c}), {});
   auto step = Find(r.nvtx_ranges, "step");
   ASSERT_NE(step, nullptr);

@@ -53,6 +53,13 @@ inline std::string Join(const std::vector<std::string>& text) {
   return out;
 }
 
+/// Has(text, s) as an assertion whose message, either way, names `s` and lists the text:
+/// EXPECT_TRUE(Says(t.text, "Input-bound: ...")), EXPECT_FALSE(Says(t.text, "Worker start-up")).
+inline ::testing::AssertionResult Says(const std::vector<std::string>& text, const std::string& s) {
+  if (Has(text, s)) return ::testing::AssertionSuccess() << "a line has \"" << s << "\" in:\n" << Join(text);
+  return ::testing::AssertionFailure() << "no line has \"" << s << "\" in:\n" << Join(text);
+}
+
 inline std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream s;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "collector/render/render.h"
 #include "collector/report/report.h"
@@ -14,6 +16,7 @@ namespace {
 
 using test::TraceBuilder;
 namespace fmt = trainprof::format;
+using Errors = std::vector<std::string>;  // FileStatus::errors, one line a problem
 
 ReadResult ReadBytes(const std::vector<uint8_t>& bytes, StringPool* pool) {
   return ReadTraceBytes(bytes, "t.trace", pool);
@@ -84,8 +87,7 @@ TEST(TraceDamage, EmptyFile) {
   ReadResult r = ReadBytes({}, &pool);
   EXPECT_FALSE(r.status.usable);
   EXPECT_FALSE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "empty file (0 bytes)");
+  EXPECT_EQ(r.status.errors, Errors{"empty file (0 bytes)"});
   EXPECT_EQ(DescribeDamage(r.status), "empty file (0 bytes) (read 0 of 0 bytes)");
 }
 
@@ -95,8 +97,7 @@ TEST(TraceDamage, WrongMagic) {
   StringPool pool;
   ReadResult r = ReadBytes(bytes, &pool);
   EXPECT_FALSE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "not a trainprof trace (wrong magic)");
+  EXPECT_EQ(r.status.errors, Errors{"not a trainprof trace (wrong magic)"});
   std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o'};
   EXPECT_EQ(ReadBytes(text, &pool).status.errors[0], "not a trainprof trace (wrong magic)");
 }
@@ -107,8 +108,7 @@ TEST(TraceDamage, UnsupportedVersion) {
   StringPool pool;
   ReadResult r = ReadBytes(b.Build(), &pool);
   EXPECT_FALSE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "unsupported format version 3 (this trainprof reads versions 1 to 2)");
+  EXPECT_EQ(r.status.errors, Errors{"unsupported format version 3 (this trainprof reads versions 1 to 2)"});
   b.Version(0);
   EXPECT_EQ(ReadBytes(b.Build(), &pool).status.errors[0],
             "unsupported format version 0 (this trainprof reads versions 1 to 2)");
@@ -121,8 +121,9 @@ TEST(TraceDamage, HeaderTruncatedAtSeveralOffsets) {
     StringPool pool;
     ReadResult r = ReadBytes(bytes, &pool);
     EXPECT_FALSE(r.image) << cut;
-    ASSERT_EQ(r.status.errors.size(), 1u) << cut;
-    EXPECT_EQ(r.status.errors[0], "header truncated at byte " + std::to_string(cut) + " (the file header is 160 bytes)");
+    EXPECT_EQ(r.status.errors,
+              Errors{"header truncated at byte " + std::to_string(cut) + " (the file header is 160 bytes)"})
+        << cut;
     EXPECT_EQ(r.status.bytes_read, 0u);
     EXPECT_EQ(r.status.pid.has_value(), cut >= 28) << cut;  // pid is bytes 24..27
   }
@@ -144,8 +145,7 @@ TEST(TraceDamage, TruncatedInsideMetadataAndHeaderRegion) {
   r = ReadBytes(bytes, &pool);
   ASSERT_TRUE(r.image);
   EXPECT_EQ(r.image->host, "node0");
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "file truncated at byte 1000, inside the header region (1024 bytes)");
+  EXPECT_EQ(r.status.errors, Errors{"file truncated at byte 1000, inside the header region (1024 bytes)"});
 }
 
 // The core durability property: cut anywhere, the reader returns exactly the records that end
@@ -272,8 +272,7 @@ TEST(TraceDamage, OneMissingClaimedChunkIsSingular) {
   StringPool pool;
   ReadResult r = ReadBytes(bytes, &pool);
   ASSERT_TRUE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "file truncated at byte 1024 (1 chunk claimed ends at byte 1280)");
+  EXPECT_EQ(r.status.errors, Errors{"file truncated at byte 1024 (1 chunk claimed ends at byte 1280)"});
 }
 
 TEST(TraceDamage, CommittedBeyondChunk) {
@@ -288,8 +287,7 @@ TEST(TraceDamage, CommittedBeyondChunk) {
   StringPool pool;
   ReadResult r = ReadBytes(b.Build(), &pool);
   ASSERT_TRUE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "chunk 0: committed count 100000 beyond chunk size 256 (at byte 1048)");
+  EXPECT_EQ(r.status.errors, Errors{"chunk 0: committed count 100000 beyond chunk size 256 (at byte 1048)"});
   EXPECT_EQ(r.image->records, b.records());  // read up to the chunk's end: every record is there
   EXPECT_FALSE(r.status.truncated);
 }
@@ -305,8 +303,7 @@ TEST(TraceDamage, BadRecordTagKeepsEarlierRecordsAndOtherChunks) {
   StringPool pool;
   ReadResult r = ReadBytes(b.Build(), &pool);
   ASSERT_TRUE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "bad record tag 200 at byte 1097");
+  EXPECT_EQ(r.status.errors, Errors{"bad record tag 200 at byte 1097"});
   ASSERT_EQ(r.image->nvtx.size(), 2u);  // thread t's first mark, thread u's mark
   EXPECT_EQ(r.image->nvtx[0].time_ns, 10u);
   EXPECT_EQ(r.image->nvtx[1].time_ns, 30u);
@@ -323,8 +320,7 @@ TEST(TraceDamage, MalformedVarintInsideCommittedBytes) {
   StringPool pool;
   ReadResult r = ReadBytes(b.Build(), &pool);
   ASSERT_TRUE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "malformed record (tag 2) at byte " + std::to_string(fmt::kHeaderRegionSize + 64 + 9));
+  EXPECT_EQ(r.status.errors, Errors{"malformed record (tag 2) at byte " + std::to_string(fmt::kHeaderRegionSize + 64 + 9)});
   EXPECT_EQ(r.image->records, 2u);
 }
 
@@ -337,9 +333,8 @@ TEST(TraceDamage, HugeStringLengths) {
   StringPool pool;
   ReadResult r = ReadBytes(b.Build(), &pool);
   ASSERT_TRUE(r.image);
-  ASSERT_EQ(r.status.errors.size(), 1u);
-  EXPECT_EQ(r.status.errors[0], "string of 1099511627776 bytes at byte " +
-                                    std::to_string(fmt::kHeaderRegionSize + 64) + " (longer than kMaxStringBytes 4096)");
+  EXPECT_EQ(r.status.errors, Errors{"string of 1099511627776 bytes at byte " + std::to_string(fmt::kHeaderRegionSize + 64) +
+                                    " (longer than kMaxStringBytes 4096)"});
   EXPECT_EQ(r.image->records, 2u);  // thread u's string and mark
 
   // One byte over the limit, with the bytes really there: still refused.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "gpu_record_decoder.h"
@@ -138,24 +139,22 @@ TEST(CuptiApiEvents, RuntimeCallWithItsDriverCallsIsOneCall) {
   Callback(&ft, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
            Data(CUPTI_API_EXIT, "cuLaunchKernel", 13, &top_cd, &ok), 104);
 
+  // Each record's tag and its fields after dt: enter (api, cbid, name, correlation), exit
+  // (correlation, the call's status).
+  const std::pair<RecordTag, std::vector<uint64_t>> want[] = {
+      {RecordTag::kCudaApiEnter,
+       {static_cast<uint64_t>(CudaApi::kRuntime), CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 101, 10}},
+      {RecordTag::kCudaApiExit, {10, 2}},
+      {RecordTag::kCudaApiEnter,
+       {static_cast<uint64_t>(CudaApi::kDriver), CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 104, 13}},
+      {RecordTag::kCudaApiExit, {13, 0}},
+  };
   auto recs = ft.Records();
-  ASSERT_EQ(recs.size(), 4u);
-  EXPECT_EQ(recs[0].tag, RecordTag::kCudaApiEnter);
-  EXPECT_EQ(recs[0].f[1], static_cast<uint64_t>(CudaApi::kRuntime));
-  EXPECT_EQ(recs[0].f[2], static_cast<uint64_t>(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
-  EXPECT_EQ(recs[0].f[3], 101u);
-  EXPECT_EQ(recs[0].f[4], 10u);
-  EXPECT_EQ(recs[1].tag, RecordTag::kCudaApiExit);
-  EXPECT_EQ(recs[1].f[1], 10u);
-  EXPECT_EQ(recs[1].f[2], 2u);  // the call's status
-  EXPECT_EQ(recs[2].tag, RecordTag::kCudaApiEnter);
-  EXPECT_EQ(recs[2].f[1], static_cast<uint64_t>(CudaApi::kDriver));
-  EXPECT_EQ(recs[2].f[2], static_cast<uint64_t>(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
-  EXPECT_EQ(recs[2].f[3], 104u);
-  EXPECT_EQ(recs[2].f[4], 13u);
-  EXPECT_EQ(recs[3].tag, RecordTag::kCudaApiExit);
-  EXPECT_EQ(recs[3].f[1], 13u);
-  EXPECT_EQ(recs[3].f[2], 0u);
+  ASSERT_EQ(recs.size(), std::size(want));
+  for (size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_EQ(recs[i].tag, want[i].first) << "record " << i;
+    EXPECT_EQ(std::vector<uint64_t>(recs[i].f.begin() + 1, recs[i].f.end()), want[i].second) << "record " << i;
+  }
   // dt: non-decreasing times on one thread.
   uint64_t t = ft.t.chunk->base_ns;
   for (const auto& r : recs) t += r.f[0];

@@ -13,6 +13,8 @@
 namespace trainprof::inject::cupti {
 namespace {
 
+using format::MemcpyKind;
+using format::MemoryKind;
 using format::RecordTag;
 using testing::DecodeOne;
 using testing::Decoded;
@@ -39,53 +41,55 @@ Decoded Roundtrip(const void* rec, uint32_t name = 0, uint64_t base = kBase) {
   return d;
 }
 
+// Roundtrip, and the record must come back as `tag`.
+Decoded RoundtripAs(RecordTag tag, const void* rec, uint32_t name = 0) {
+  Decoded d = Roundtrip(rec, name);
+  EXPECT_EQ(d.tag, tag);
+  return d;
+}
+
+// The fields of a timed GPU record in format order, its start and end (fields 0 and 1) back in ns.
+std::vector<uint64_t> TimedFields(const Decoded& d, uint64_t base = kBase) {
+  std::vector<uint64_t> f = d.f;
+  if (f.size() >= 2) {
+    f[0] = Time(f[0], base);
+    f[1] = Time(f[1], base);
+  }
+  return f;
+}
+
+// A format enum as the field value it is written as.
+template <typename E>
+constexpr uint64_t U(E e) {
+  return static_cast<uint64_t>(e);
+}
+
 KernelRecord SampleKernel() {
-  auto k = Zeroed<KernelRecord>();
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.start = kBase + 1000;
-  k.end = kBase + 251000;
-  k.deviceId = 1;
-  k.contextId = 7;
-  k.streamId = 13;
-  k.correlationId = 4242;
-  k.gridX = 1024;
-  k.gridY = 2;
-  k.gridZ = 3;
-  k.blockX = 256;
-  k.blockY = 4;
-  k.blockZ = 1;
-  k.registersPerThread = 40;
-  k.staticSharedMemory = 4096;
-  k.dynamicSharedMemory = 49152;
-  k.graphId = 0;
-  k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
-  k.name = "_Z6vecAddPKfS0_Pfi";
+  KernelRecord k{.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                 .registersPerThread = 40,
+                 .start = kBase + 1000,
+                 .end = kBase + 251000,
+                 .deviceId = 1, .contextId = 7, .streamId = 13,
+                 .gridX = 1024, .gridY = 2, .gridZ = 3,
+                 .blockX = 256, .blockY = 4, .blockZ = 1,
+                 .staticSharedMemory = 4096, .dynamicSharedMemory = 49152,
+                 .correlationId = 4242,
+                 .name = "_Z6vecAddPKfS0_Pfi",
+                 .launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR,
+                 .graphId = 0};
   return k;
 }
 
 TEST(CuptiConvert, KernelEveryField) {
   KernelRecord k = SampleKernel();
-  Decoded d = Roundtrip(&k, /*name=*/77);
-  ASSERT_EQ(d.tag, RecordTag::kGpuKernel);
-  ASSERT_EQ(d.f.size(), 18u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 1000);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 251000);
-  EXPECT_EQ(d.f[2], 1u);      // device
-  EXPECT_EQ(d.f[3], 7u);      // context
-  EXPECT_EQ(d.f[4], 13u);     // stream
-  EXPECT_EQ(d.f[5], 4242u);   // correlation
-  EXPECT_EQ(d.f[6], 77u);     // name id
-  EXPECT_EQ(d.f[7], 1024u);   // grid
-  EXPECT_EQ(d.f[8], 2u);
-  EXPECT_EQ(d.f[9], 3u);
-  EXPECT_EQ(d.f[10], 256u);   // block
-  EXPECT_EQ(d.f[11], 4u);
-  EXPECT_EQ(d.f[12], 1u);
-  EXPECT_EQ(d.f[13], 40u);    // registers per thread
-  EXPECT_EQ(d.f[14], 4096u);  // static shared
-  EXPECT_EQ(d.f[15], 49152u); // dynamic shared
-  EXPECT_EQ(d.f[16], 0u);     // graph id
-  EXPECT_EQ(d.f[17], static_cast<uint64_t>(format::KernelLaunch::kRegular));
+  Decoded d = RoundtripAs(RecordTag::kGpuKernel, &k, /*name=*/77);
+  EXPECT_EQ(TimedFields(d), (std::vector<uint64_t>{
+                                kBase + 1000, kBase + 251000,  // start, end
+                                1, 7, 13, 4242,                // device, context, stream, correlation
+                                77,                            // name id
+                                1024, 2, 3, 256, 4, 1,         // grid, block
+                                40, 4096, 49152,               // registers per thread, static and dynamic shared
+                                0, U(format::KernelLaunch::kRegular)}));  // graph id, launch kind
   EXPECT_STREQ(ActivityName(reinterpret_cast<const CUpti_Activity*>(&k)), "_Z6vecAddPKfS0_Pfi");
 }
 
@@ -161,46 +165,28 @@ TEST(CuptiConvert, ExtremeValuesFitTheRecordBound) {
 }
 
 TEST(CuptiConvert, MemcpyEveryField) {
-  auto m = Zeroed<MemcpyRecord>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  m.bytes = 6ull << 30;  // more than 32 bits
-  m.start = kBase + 10;
-  m.end = kBase + 20;
-  m.deviceId = 2;
-  m.contextId = 3;
-  m.streamId = 4;
-  m.correlationId = 900;
-  m.runtimeCorrelationId = 0;
-  m.graphId = 12;
-  Decoded d = Roundtrip(&m);
-  ASSERT_EQ(d.tag, RecordTag::kGpuMemcpy);
-  ASSERT_EQ(d.f.size(), 14u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 10);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 20);
-  EXPECT_EQ(d.f[2], 2u);
-  EXPECT_EQ(d.f[3], 3u);
-  EXPECT_EQ(d.f[4], 4u);
-  EXPECT_EQ(d.f[5], 900u);
-  EXPECT_EQ(d.f[6], static_cast<uint64_t>(format::MemcpyKind::kHtoD));
-  EXPECT_EQ(d.f[7], static_cast<uint64_t>(format::MemoryKind::kPageable));
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[9], 6ull << 30);
-  EXPECT_EQ(d.f[10], 2u);  // src device: the copy's device
-  EXPECT_EQ(d.f[11], 2u);  // dst device
-  EXPECT_EQ(d.f[12], 1u);  // async
-  EXPECT_EQ(d.f[13], 12u);
+  MemcpyRecord m{.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+                 .copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,  // from pageable host memory to the device
+                 .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                 .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC,
+                 .bytes = 6ull << 30,  // more than 32 bits
+                 .start = kBase + 10, .end = kBase + 20,
+                 .deviceId = 2, .contextId = 3, .streamId = 4, .correlationId = 900,
+                 .runtimeCorrelationId = 0, .graphId = 12};
+  Decoded d = RoundtripAs(RecordTag::kGpuMemcpy, &m);
+  // start, end, device, context, stream, correlation; copy kind, source and destination memory, bytes;
+  // source and destination device (both the copy's device), async, graph id
+  EXPECT_EQ(TimedFields(d), (std::vector<uint64_t>{kBase + 10, kBase + 20, 2, 3, 4, 900, U(MemcpyKind::kHtoD),
+                                                   U(MemoryKind::kPageable), U(MemoryKind::kDevice), 6ull << 30,
+                                                   2, 2, 1, 12}));
 
   m.flags = 0;
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
   m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   d = Roundtrip(&m);
-  EXPECT_EQ(d.f[6], static_cast<uint64_t>(format::MemcpyKind::kDtoH));
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kPinned));
+  EXPECT_EQ(d.f[6], U(MemcpyKind::kDtoH));
+  EXPECT_EQ(d.f[8], U(MemoryKind::kPinned));
   EXPECT_EQ(d.f[12], 0u);
 }
 
@@ -216,94 +202,58 @@ TEST(CuptiConvert, MemcpyLinksToTheRuntimeCallWhenCuptiGivesIt) {
 }
 
 TEST(CuptiConvert, PeerMemcpyNamesBothDevices) {
-  auto m = Zeroed<PeerMemcpyRecord>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
-  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  m.bytes = 1 << 20;
-  m.start = kBase + 5;
-  m.end = kBase + 6;
-  m.deviceId = 0;
-  m.contextId = 1;
-  m.streamId = 14;
-  m.srcDeviceId = 0;
-  m.dstDeviceId = 3;
-  m.correlationId = 77;
-  m.graphId = 0;
-  Decoded d = Roundtrip(&m);
-  ASSERT_EQ(d.tag, RecordTag::kGpuMemcpy);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 5);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 6);
-  EXPECT_EQ(d.f[2], 0u);
-  EXPECT_EQ(d.f[3], 1u);
-  EXPECT_EQ(d.f[4], 14u);
-  EXPECT_EQ(d.f[5], 77u);
-  EXPECT_EQ(d.f[6], static_cast<uint64_t>(format::MemcpyKind::kPtoP));
-  EXPECT_EQ(d.f[7], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[9], 1u << 20);
-  EXPECT_EQ(d.f[10], 0u);
-  EXPECT_EQ(d.f[11], 3u);
-  EXPECT_EQ(d.f[12], 1u);
-  EXPECT_EQ(d.f[13], 0u);
+  PeerMemcpyRecord m{.kind = CUPTI_ACTIVITY_KIND_MEMCPY2,
+                     .copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,  // device memory to device memory
+                     .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                     .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC,
+                     .bytes = 1 << 20,
+                     .start = kBase + 5, .end = kBase + 6,
+                     .deviceId = 0, .contextId = 1, .streamId = 14,
+                     .srcDeviceId = 0, .dstDeviceId = 3,
+                     .correlationId = 77,
+                     .graphId = 0};
+  Decoded d = RoundtripAs(RecordTag::kGpuMemcpy, &m);
+  // As MemcpyEveryField, with the source and the destination device of the record.
+  EXPECT_EQ(TimedFields(d), (std::vector<uint64_t>{kBase + 5, kBase + 6, 0, 1, 14, 77, U(MemcpyKind::kPtoP),
+                                                   U(MemoryKind::kDevice), U(MemoryKind::kDevice), 1u << 20,
+                                                   0, 3, 1, 0}));
 }
 
 TEST(CuptiConvert, MemsetEveryField) {
-  auto m = Zeroed<MemsetRecord>();
-  m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-  m.value = 0xAB;
-  m.bytes = 123456789;
-  m.start = kBase + 40;
-  m.end = kBase + 4000;
-  m.deviceId = 0;
-  m.contextId = 1;
-  m.streamId = 7;
-  m.correlationId = 31;
-  m.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
-  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.graphId = 5;
-  Decoded d = Roundtrip(&m);
-  ASSERT_EQ(d.tag, RecordTag::kGpuMemset);
-  ASSERT_EQ(d.f.size(), 11u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 40);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 4000);
-  EXPECT_EQ(d.f[2], 0u);
-  EXPECT_EQ(d.f[3], 1u);
-  EXPECT_EQ(d.f[4], 7u);
-  EXPECT_EQ(d.f[5], 31u);
-  EXPECT_EQ(d.f[6], 123456789u);
-  EXPECT_EQ(d.f[7], 0xABu);
-  EXPECT_EQ(d.f[8], static_cast<uint64_t>(format::MemoryKind::kDevice));
-  EXPECT_EQ(d.f[9], 1u);
-  EXPECT_EQ(d.f[10], 5u);
+  MemsetRecord m{.kind = CUPTI_ACTIVITY_KIND_MEMSET,
+                 .value = 0xAB,
+                 .bytes = 123456789,
+                 .start = kBase + 40, .end = kBase + 4000,
+                 .deviceId = 0, .contextId = 1, .streamId = 7, .correlationId = 31,
+                 .flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC,
+                 .memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                 .graphId = 5};
+  Decoded d = RoundtripAs(RecordTag::kGpuMemset, &m);
+  EXPECT_EQ(TimedFields(d), (std::vector<uint64_t>{
+                                kBase + 40, kBase + 4000, 0, 1, 7, 31,  // start, end, device, context, stream, corr.
+                                123456789, 0xAB,                        // bytes, value
+                                U(MemoryKind::kDevice),
+                                1,     // async
+                                5}));  // graph id
 }
 
 TEST(CuptiConvert, SyncStreamIsPlusOneAndNoneIsZero) {
-  auto s = Zeroed<SyncRecord>();
-  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-  s.start = kBase + 1;
-  s.end = kBase + 1000001;
-  s.correlationId = 64;
-  s.contextId = 1;
-  s.streamId = 0;  // stream 0 is a real stream: written as 1
-  Decoded d = Roundtrip(&s);
-  ASSERT_EQ(d.tag, RecordTag::kGpuSync);
-  ASSERT_EQ(d.f.size(), 6u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 1);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 1000001);
-  EXPECT_EQ(d.f[2], 1u);
-  EXPECT_EQ(d.f[3], 1u);
-  EXPECT_EQ(d.f[4], static_cast<uint64_t>(format::SyncType::kStreamSynchronize));
-  EXPECT_EQ(d.f[5], 64u);
+  SyncRecord s{.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+               .type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+               .start = kBase + 1, .end = kBase + 1000001,
+               .correlationId = 64,
+               .contextId = 1,
+               .streamId = 0};  // stream 0 is a real stream: written as 1
+  Decoded d = RoundtripAs(RecordTag::kGpuSync, &s);
+  EXPECT_EQ(TimedFields(d), (std::vector<uint64_t>{kBase + 1, kBase + 1000001,
+                                                   1, 1,  // context, stream + 1
+                                                   U(format::SyncType::kStreamSynchronize), 64}));
 
   s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
   s.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   d = Roundtrip(&s);
   EXPECT_EQ(d.f[3], 0u);
-  EXPECT_EQ(d.f[4], static_cast<uint64_t>(format::SyncType::kContextSynchronize));
+  EXPECT_EQ(d.f[4], U(format::SyncType::kContextSynchronize));
 }
 
 TEST(CuptiConvert, OverheadObjectIdFollowsTheObjectKind) {
@@ -315,40 +265,36 @@ TEST(CuptiConvert, OverheadObjectIdFollowsTheObjectKind) {
   o.objectId.pt.threadId = 101;
   o.start = kBase + 2;
   o.end = kBase + 3;
-  Decoded d = Roundtrip(&o);
-  ASSERT_EQ(d.tag, RecordTag::kGpuOverhead);
-  ASSERT_EQ(d.f.size(), 5u);
-  EXPECT_EQ(Time(d.f[0], kBase), kBase + 2);
-  EXPECT_EQ(Time(d.f[1], kBase), kBase + 3);
-  EXPECT_EQ(d.f[2], static_cast<uint64_t>(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH));
-  EXPECT_EQ(d.f[3], static_cast<uint64_t>(CUPTI_ACTIVITY_OBJECT_THREAD));
-  EXPECT_EQ(d.f[4], 101u);
+  Decoded d = RoundtripAs(RecordTag::kGpuOverhead, &o);
+  EXPECT_EQ(TimedFields(d), (std::vector<uint64_t>{kBase + 2, kBase + 3, U(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH),
+                                                   U(CUPTI_ACTIVITY_OBJECT_THREAD), 101}));
 
-  o.objectKind = CUPTI_ACTIVITY_OBJECT_STREAM;
+  // The object id each object kind names (the union's member for that kind).
   o.objectId.dcs.deviceId = 1;
   o.objectId.dcs.contextId = 2;
   o.objectId.dcs.streamId = 3;
-  EXPECT_EQ(Roundtrip(&o).f[4], 3u);
-  o.objectKind = CUPTI_ACTIVITY_OBJECT_CONTEXT;
-  EXPECT_EQ(Roundtrip(&o).f[4], 2u);
-  o.objectKind = CUPTI_ACTIVITY_OBJECT_DEVICE;
-  EXPECT_EQ(Roundtrip(&o).f[4], 1u);
+  const std::pair<CUpti_ActivityObjectKind, uint64_t> kIds[] = {
+      {CUPTI_ACTIVITY_OBJECT_STREAM, 3},
+      {CUPTI_ACTIVITY_OBJECT_CONTEXT, 2},
+      {CUPTI_ACTIVITY_OBJECT_DEVICE, 1},
+      {CUPTI_ACTIVITY_OBJECT_UNKNOWN, 0},
+  };
+  for (auto [kind, id] : kIds) {
+    o.objectKind = kind;
+    EXPECT_EQ(Roundtrip(&o).f[4], id) << kind;
+  }
   o.objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS;
   o.objectId.pt.processId = 100;
   EXPECT_EQ(Roundtrip(&o).f[4], 100u);
-  o.objectKind = CUPTI_ACTIVITY_OBJECT_UNKNOWN;
-  EXPECT_EQ(Roundtrip(&o).f[4], 0u);
 }
 
 TEST(CuptiConvert, DeviceAndContextDefinitions) {
-  auto dev = Zeroed<DeviceRecord>();
-  dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-  dev.id = 3;
-  dev.name = "NVIDIA H200";
-  dev.computeCapabilityMajor = 9;
-  dev.computeCapabilityMinor = 0;
-  dev.numMultiprocessors = 132;
-  dev.globalMemorySize = 150ull << 30;
+  DeviceRecord dev{.kind = CUPTI_ACTIVITY_KIND_DEVICE,
+                   .globalMemorySize = 150ull << 30,
+                   .numMultiprocessors = 132,
+                   .computeCapabilityMajor = 9, .computeCapabilityMinor = 0,
+                   .id = 3,
+                   .name = "NVIDIA H200"};
   EXPECT_STREQ(ActivityName(reinterpret_cast<const CUpti_Activity*>(&dev)), "NVIDIA H200");
   Decoded d = Roundtrip(&dev, 19);
   ASSERT_EQ(d.tag, RecordTag::kGpuDevice);

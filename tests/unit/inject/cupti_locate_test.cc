@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cupti/cupti_api.h"
+#include "temp_dir_test.h"
 
 namespace trainprof::inject::cupti {
 namespace {
@@ -86,15 +87,9 @@ TEST(CuptiLocate, VersionsAccepted) {
   EXPECT_FALSE(CuptiVersionSupported(140000));  // a major version newer than these headers
 }
 
-class OpenCuptiTest : public ::testing::Test {
+class OpenCuptiTest : public trainprof::test::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/trainprof-cupti-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  OpenCuptiTest() : TempDirTest("trainprof-cupti") {}
   char loaded_[kPathMax] = {};
   char why_[kPathMax + 512] = {};
 };

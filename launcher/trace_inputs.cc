@@ -1,0 +1,28 @@
+#include "trace_inputs.h"
+
+#include <iostream>
+
+namespace trainprof::launcher {
+
+void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
+
+void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths) {
+  sub->add_option("PATH", *paths, "Trace files (pid-*.trace) or directories of them (searched recursively for *.trace)")
+      ->required()
+      ->type_name("");
+}
+
+std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<std::string>& paths,
+                                                            const std::string& where) {
+  collector::TraceFileList list = collector::FindTraceFiles(paths);
+  for (const std::string& e : list.errors) Error(e);
+  for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
+  if (!list.errors.empty()) return std::nullopt;
+  if (list.files.empty()) {
+    Error("no trace files (*.trace) found" + where);
+    return std::nullopt;
+  }
+  return list;
+}
+
+}  // namespace trainprof::launcher

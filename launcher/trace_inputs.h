@@ -1,0 +1,27 @@
+// The PATH... argument that `trainprof report` and `trainprof export` share: its CLI11 option and
+// the search for the trace files, with the messages both commands print (docs/cli.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/read/trace_set.h"
+
+namespace trainprof::launcher {
+
+/// Adds the required positional PATH... (trace files or directories of them) to `sub`, into *paths.
+void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths);
+
+/// Finds the trace files of `paths` (collector::FindTraceFiles). Prints each error and warning
+/// ("trainprof: error: ...", "trainprof: warning: ..."); returns nothing, after the errors, when
+/// a PATH could not be searched or no trace file was found ("no trace files (*.trace) found"
+/// followed by `where`, e.g. " in DIR"), else the list.
+std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<std::string>& paths,
+                                                            const std::string& where);
+
+/// Prints "trainprof: error: <what>".
+void Error(const std::string& what);
+
+}  // namespace trainprof::launcher

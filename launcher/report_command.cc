@@ -242,6 +242,7 @@ int RunReport(const ReportArgs& args) {
   options.group_names = !args.no_group_names;
   Report report = collector::Analyze(std::move(trace), options);
   report.warnings.insert(report.warnings.begin(), list->warnings.begin(), list->warnings.end());
+  report.stats += list->losses;
 
   int status = kOk;
   if (args.format == "csv") {

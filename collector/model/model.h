@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "collector/model/cuda_model.h"
+#include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
 #include "collector/base/string_pool.h"
 #include "trainprof/trace_format.h"
@@ -43,6 +44,9 @@ struct FileStatus {
   bool truncated = false;      ///< the file ends before what its header or chunks announce
   bool usable = false;         ///< the header was valid: the file is one process image
   std::vector<std::string> errors;
+  /// The problems found, by kind (the file entries of model/losses.def: header_errors,
+  /// chunk_errors, ...), all of them: `errors` lists at most kMaxErrorsPerFile.
+  LossCounts losses;
 
   bool damaged() const { return !errors.empty(); }
 };

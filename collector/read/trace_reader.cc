@@ -192,7 +192,9 @@ class Decoder {
   uint64_t skipped() const { return skipped_; }
 
  private:
-  void Error(std::string what) {
+  /// A problem of `kind` (a file entry of model/losses.def), `n` of them, said as `what`.
+  void Error(Loss kind, std::string what, uint64_t n = 1) {
+    st_.losses[kind] += n;
     if (st_.errors.size() < kMaxErrorsPerFile) {
       st_.errors.push_back(std::move(what));
     } else {
@@ -256,15 +258,15 @@ bool Decoder::ReadHeader() {
   const uint64_t size = head.size() < sizeof(FileHeader) ? head.size() : size_;
   const std::string header_cut = " (the file header is " + Num(sizeof(FileHeader)) + " bytes)";
   if (size == 0) {
-    Error("empty file (0 bytes)");
+    Error(Loss::header_errors, "empty file (0 bytes)");
     return false;
   }
   if (std::memcmp(d, format::kFileMagic, std::min<uint64_t>(size, sizeof format::kFileMagic)) != 0) {
-    Error("not a trainprof trace (wrong magic)");
+    Error(Loss::header_errors, "not a trainprof trace (wrong magic)");
     return false;
   }
   if (size < offsetof(FileHeader, version) + 4) {
-    Error("header truncated at byte " + Num(size) + header_cut);
+    Error(Loss::header_errors, "header truncated at byte " + Num(size) + header_cut);
     return false;
   }
   img_.version = Load<uint32_t>(d + offsetof(FileHeader, version));
@@ -272,12 +274,12 @@ bool Decoder::ReadHeader() {
     std::string reads = format::kMinReadableVersion == format::kFormatVersion
                             ? "version " + Num(format::kFormatVersion)
                             : "versions " + Num(format::kMinReadableVersion) + " to " + Num(format::kFormatVersion);
-    Error("unsupported format version " + Num(img_.version) + " (this trainprof reads " + reads + ")");
+    Error(Loss::header_errors, "unsupported format version " + Num(img_.version) + " (this trainprof reads " + reads + ")");
     return false;
   }
   if (size >= offsetof(FileHeader, pid) + 4) st_.pid = Load<int32_t>(d + offsetof(FileHeader, pid));
   if (size < sizeof(FileHeader)) {
-    Error("header truncated at byte " + Num(size) + header_cut);
+    Error(Loss::header_errors, "header truncated at byte " + Num(size) + header_cut);
     return false;
   }
   header_region_ = Load<uint32_t>(d + offsetof(FileHeader, header_region_size));
@@ -301,16 +303,16 @@ bool Decoder::ReadHeader() {
   img_.run_id = HexId(d + offsetof(FileHeader, run_id));
 
   if (header_region_ < sizeof(FileHeader) || header_region_ > kMaxHeaderRegion) {
-    Error("bad header: header_region_size " + Num(header_region_) + " (at byte " +
+    Error(Loss::header_errors, "bad header: header_region_size " + Num(header_region_) + " (at byte " +
           Num(offsetof(FileHeader, header_region_size)) + ")");
     return false;
   }
   if (chunk_size_ <= sizeof(ChunkHeader) || chunk_size_ > kMaxChunkSize) {
-    Error("bad header: chunk_size " + Num(chunk_size_) + " (at byte " + Num(offsetof(FileHeader, chunk_size)) + ")");
+    Error(Loss::header_errors, "bad header: chunk_size " + Num(chunk_size_) + " (at byte " + Num(offsetof(FileHeader, chunk_size)) + ")");
     return false;
   }
   if (end_kind > static_cast<uint32_t>(EndKind::kReturned)) {
-    Error("bad header: end_kind " + Num(end_kind) + " (at byte " + Num(offsetof(FileHeader, end_kind)) + ")");
+    Error(Loss::header_errors, "bad header: end_kind " + Num(end_kind) + " (at byte " + Num(offsetof(FileHeader, end_kind)) + ")");
     end_kind = 0;
   }
   img_.end_kind = static_cast<EndKind>(end_kind);
@@ -322,7 +324,7 @@ void Decoder::ReadMetadata() {
   const uint64_t size = size_;
   if (metadata_offset_ < sizeof(FileHeader) || metadata_offset_ > header_region_ ||
       metadata_size_ > header_region_ - metadata_offset_) {
-    Error("metadata (offset " + Num(metadata_offset_) + ", " + Num(metadata_size_) +
+    Error(Loss::metadata_errors, "metadata (offset " + Num(metadata_offset_) + ", " + Num(metadata_size_) +
           " bytes) lies outside the header region");
     return;
   }
@@ -330,7 +332,7 @@ void Decoder::ReadMetadata() {
   if (end > size) {
     st_.truncated = true;
     metadata_cut_ = true;
-    Error("header truncated at byte " + Num(size) + " (metadata ends at byte " + Num(end) + ")");
+    Error(Loss::metadata_errors, "header truncated at byte " + Num(size) + " (metadata ends at byte " + Num(end) + ")");
     end = size;
   }
   const std::span<const uint8_t> meta = src_->View(metadata_offset_, end - metadata_offset_);
@@ -342,7 +344,7 @@ void Decoder::ReadMetadata() {
     uint64_t len = Load<uint32_t>(at(p + 2));
     if (key == format::MetaKey::kEnd) return;
     if (len > end - (p + 6)) {
-      if (!metadata_cut_) Error("metadata entry at byte " + Num(p) + " runs past the metadata (length " + Num(len) + ")");
+      if (!metadata_cut_) Error(Loss::metadata_errors, "metadata entry at byte " + Num(p) + " runs past the metadata (length " + Num(len) + ")");
       skipped_ += end - p;
       return;
     }
@@ -405,7 +407,7 @@ void Decoder::ReadChunks() {
   if (size < header_region_) {
     st_.truncated = true;
     if (!metadata_cut_) {
-      Error("file truncated at byte " + Num(size) + ", inside the header region (" + Num(header_region_) + " bytes)");
+      Error(Loss::header_errors, "file truncated at byte " + Num(size) + ", inside the header region (" + Num(header_region_) + " bytes)");
     }
     return;
   }
@@ -424,7 +426,7 @@ void Decoder::ReadChunks() {
       if (std::all_of(head.begin(), head.end(), [](uint8_t b) { return b == 0; })) continue;
       st_.truncated = true;
       cut_reported = true;
-      Error("chunk " + Num(k) + " truncated at byte " + Num(size) + " (inside its chunk header)");
+      Error(Loss::chunk_errors, "chunk " + Num(k) + " truncated at byte " + Num(size) + " (inside its chunk header)");
       skipped_ += avail;
       continue;
     }
@@ -439,7 +441,7 @@ void Decoder::ReadChunks() {
     if (magic != format::kChunkMagic) {
       char hex[16];
       std::snprintf(hex, sizeof hex, "0x%08x", magic);
-      Error("chunk " + Num(k) + ": bad chunk magic " + hex + " at byte " + Num(off));
+      Error(Loss::chunk_errors, "chunk " + Num(k) + ": bad chunk magic " + hex + " at byte " + Num(off));
       skipped_ += avail;
       continue;
     }
@@ -453,7 +455,7 @@ void Decoder::ReadChunks() {
     uint64_t committed = Load<uint32_t>(head.data() + offsetof(ChunkHeader, committed));
     const uint64_t room = chunk_size_ - sizeof(ChunkHeader);
     if (committed > room) {
-      Error("chunk " + Num(k) + ": committed count " + Num(committed) + " beyond chunk size " +
+      Error(Loss::chunk_errors, "chunk " + Num(k) + ": committed count " + Num(committed) + " beyond chunk size " +
             Num(chunk_size_) + " (at byte " + Num(off + offsetof(ChunkHeader, committed)) + ")");
       committed = room;
       c.cut = true;
@@ -463,7 +465,7 @@ void Decoder::ReadChunks() {
     if (c.data_end > size) {
       st_.truncated = true;
       cut_reported = true;
-      Error("chunk " + Num(k) + " truncated at byte " + Num(size) + " (its records end at byte " + Num(c.data_end) + ")");
+      Error(Loss::chunk_errors, "chunk " + Num(k) + " truncated at byte " + Num(size) + " (its records end at byte " + Num(c.data_end) + ")");
       c.data_end = size;
       c.cut = true;
     }
@@ -473,7 +475,7 @@ void Decoder::ReadChunks() {
   if (claimed_end > size) {
     st_.truncated = true;
     if (!cut_reported) {
-      Error("file truncated at byte " + Num(size) + " (" + Num(img_.chunks_claimed) +
+      Error(Loss::chunk_errors, "file truncated at byte " + Num(size) + " (" + Num(img_.chunks_claimed) +
             (img_.chunks_claimed == 1 ? " chunk claimed ends" : " chunks claimed end") + " at byte " +
             Num(claimed_end) + ")");
     }
@@ -488,7 +490,7 @@ void Decoder::ReadChunks() {
   for (size_t i = 0; i < chunks.size(); ++i) {
     const ChunkDesc& c = chunks[i];
     if (i > 0 && chunks[i - 1].thread_index == c.thread_index && chunks[i - 1].seq == c.seq) {
-      Error("chunks " + Num(chunks[i - 1].slot) + " and " + Num(c.slot) + " are both sequence " + Num(c.seq) +
+      Error(Loss::chunk_errors, "chunks " + Num(chunks[i - 1].slot) + " and " + Num(c.slot) + " are both sequence " + Num(c.seq) +
             " of thread " + Num(c.thread_index));
     }
     uint32_t thread = ThreadFor(c);
@@ -505,7 +507,7 @@ uint32_t Decoder::ThreadFor(const ChunkDesc& c) {
   if (inserted) {
     if (img_.threads.size() >= kMaxThreadsPerImage) {
       thread_of_index_.erase(it);
-      Error("chunk " + Num(c.slot) + ": more than " + Num(kMaxThreadsPerImage) + " threads");
+      Error(Loss::chunk_errors, "chunk " + Num(c.slot) + ": more than " + Num(kMaxThreadsPerImage) + " threads");
       return UINT32_MAX;
     }
     ThreadInfo t;
@@ -513,7 +515,7 @@ uint32_t Decoder::ThreadFor(const ChunkDesc& c) {
     t.writer_index = c.thread_index;
     img_.threads.push_back(t);
   } else if (img_.threads[it->second].tid != c.tid) {
-    Error("chunk " + Num(c.slot) + ": thread " + Num(c.thread_index) + " has tid " + Num(c.tid) +
+    Error(Loss::chunk_errors, "chunk " + Num(c.slot) + ": thread " + Num(c.thread_index) + " has tid " + Num(c.tid) +
           ", its earlier chunks tid " + Num(img_.threads[it->second].tid));
   }
   ++img_.threads[it->second].chunks;
@@ -597,7 +599,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     }
     const format::RecordInfo* layout = format::FindRecord(tag);
     if (layout == nullptr || layout->since > img_.version) {  // v1 files have no CUDA records
-      Error("bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
+      Error(Loss::bad_record_tags, "bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
       skipped_ += static_cast<uint64_t>(end - rec);
       return;
     }
@@ -608,7 +610,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     if (whole && layout->has_bytes) {
       const uint64_t length = f[layout->field_count - 1];  // an S field is last: its length
       if (length > format::kMaxStringBytes) {
-        Error("string of " + Num(length) + " bytes at byte " + Num(offset_of(rec)) +
+        Error(Loss::malformed_records, "string of " + Num(length) + " bytes at byte " + Num(offset_of(rec)) +
               " (longer than kMaxStringBytes " + Num(format::kMaxStringBytes) + ")");
         skipped_ += static_cast<uint64_t>(end - rec);
         return;
@@ -624,7 +626,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       // A record cut by the end of the data is expected where the data was cut (already
       // reported); inside committed bytes it is damage.
       if (!cut) {
-        Error("malformed record (tag " + Num(tag) + ") at byte " + Num(offset_of(rec)));
+        Error(Loss::malformed_records, "malformed record (tag " + Num(tag) + ") at byte " + Num(offset_of(rec)));
       }
       skipped_ += static_cast<uint64_t>(end - rec);
       return;
@@ -632,7 +634,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
 
     if (timed) {
       if (dt > UINT64_MAX - now) {
-        Error("time overflow (delta " + Num(dt) + " ns) at byte " + Num(offset_of(rec)));
+        Error(Loss::malformed_records, "time overflow (delta " + Num(dt) + " ns) at byte " + Num(offset_of(rec)));
         skipped_ += static_cast<uint64_t>(end - rec);
         return;
       }
@@ -761,10 +763,10 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
 void Decoder::EndOfData() {
   if (!src_->error().empty()) {
     st_.truncated = true;
-    Error(src_->error());
+    Error(Loss::read_errors, src_->error());
   } else if (shrank_ || (size_ > 0 && src_->View(size_ - 1, 1).empty())) {
     st_.truncated = true;
-    Error("the file shrank while it was read (was " + Num(size_) + " bytes): read up to where it ended");
+    Error(Loss::read_errors, "the file shrank while it was read (was " + Num(size_) + " bytes): read up to where it ended");
   }
   src_ = nullptr;
 }
@@ -812,8 +814,10 @@ void Decoder::Resolve(StringPool* pool) {
   // is the program's doing (the writer stores a definition before any use): NVTX misuse, counted
   // per process. In a file with other damage the definition may be what was lost: damage.
   if (overflow_uses_ > 0) {
-    Error("more than " + Num(max_undefined_refs_) + " string ids used before any definition (forged or damaged): " +
-          Num(overflow_uses_) + " further uses shown as <undefined strings>");
+    Error(Loss::undefined_string_uses,
+          "more than " + Num(max_undefined_refs_) + " string ids used before any definition (forged or damaged): " +
+              Num(overflow_uses_) + " further uses shown as <undefined strings>",
+          overflow_uses_);
   }
   const bool intact = st_.errors.empty() && errors_dropped_ == 0 && !st_.truncated;
   if (intact) {
@@ -821,12 +825,15 @@ void Decoder::Resolve(StringPool* pool) {
     img_.undefined_domains = undefined_domains;
   } else {
     if (undefined > 0) {
-      Error("undefined string id " + Num(first_undefined) +
-            (undefined > 1 ? " (" + Num(undefined) + " ids in all)" : ""));
+      Error(Loss::undefined_ids,
+            "undefined string id " + Num(first_undefined) + (undefined > 1 ? " (" + Num(undefined) + " ids in all)" : ""),
+            undefined);
     }
     if (undefined_domains > 0) {
-      Error("undefined domain id " + Num(first_undefined_domain) +
-            (undefined_domains > 1 ? " (" + Num(undefined_domains) + " ids in all)" : ""));
+      Error(Loss::undefined_ids,
+            "undefined domain id " + Num(first_undefined_domain) +
+                (undefined_domains > 1 ? " (" + Num(undefined_domains) + " ids in all)" : ""),
+            undefined_domains);
     }
   }
   for (NvtxEvent& e : img_.nvtx) {
@@ -906,6 +913,7 @@ DecodedTrace DecodedTrace::Failed(const std::string& path, const std::string& er
   DecodedTrace out;
   out.state_->result.status.path = path;
   out.state_->result.status.errors.push_back(error);
+  ++out.state_->result.status.losses[Loss::read_errors];
   return out;
 }
 
@@ -932,6 +940,7 @@ DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options
     out.state_->result.status.path = path;
     out.state_->result.status.bytes = bytes;
     out.state_->result.status.errors.push_back(what);
+    ++out.state_->result.status.losses[Loss::read_errors];
     return out;
   };
   // O_NONBLOCK: opening a FIFO (a path swapped after the directory was listed) must not wait for

@@ -37,14 +37,16 @@ const char* KindOf(fs::file_type type) {
 
 bool IsLoop(const std::error_code& ec) { return ec == std::errc::too_many_symbolic_link_levels; }
 
-std::string LoopWarning(const std::string& path, const std::error_code& ec) {
-  return path + ": a symbolic link loop (" + ec.message() + "): skipped";
-}
 
 }  // namespace
 
 TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
   TraceFileList out;
+  std::vector<Loss> kinds;  // of out.warnings
+  auto warn = [&](Loss kind, const std::string& path, const std::string& detail) {
+    out.warnings.push_back(path + ": " + LossText(kind, 1, detail));
+    kinds.push_back(kind);
+  };
   std::set<std::string> seen;  // canonical paths
   auto add = [&](const fs::path& p) {
     std::error_code ec;
@@ -59,7 +61,7 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
     fs::path path(arg);
     fs::file_status st = fs::status(path, ec);
     if (IsLoop(ec)) {
-      out.warnings.push_back(LoopWarning(arg, ec));
+      warn(Loss::symlink_loops, arg, ec.message());
       continue;
     }
     if (ec || !fs::exists(st)) {
@@ -70,7 +72,7 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
       if (fs::is_regular_file(st)) {
         add(path);
       } else {
-        out.warnings.push_back(arg + ": " + KindOf(st.type()) + ", not a trace file: skipped");
+        warn(Loss::not_regular_files, arg, KindOf(st.type()));
       }
       continue;
     }
@@ -89,17 +91,16 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
       if (it->path().extension() == ".trace") {
         fs::file_status fst = it->status(fe);  // follows a symbolic link
         if (IsLoop(fe)) {
-          out.warnings.push_back(LoopWarning(it->path().string(), fe));
+          warn(Loss::symlink_loops, it->path().string(), fe.message());
         } else if (!fe && fs::is_regular_file(fst)) {
           found.push_back(it->path());
         } else if (!fe && fs::exists(fst) && !fs::is_directory(fst)) {
-          out.warnings.push_back(it->path().string() + ": " + KindOf(fst.type()) + ", not a trace file: skipped");
+          warn(Loss::not_regular_files, it->path().string(), KindOf(fst.type()));
         }
       }
       // The iterator skips what it may not enter (skip_permission_denied); say so.
       if (it->is_directory(fe) && !it->is_symlink(fe) && ::access(it->path().c_str(), R_OK | X_OK) != 0) {
-        out.warnings.push_back(it->path().string() + ": cannot read this directory (" + std::strerror(errno) +
-                               "): trace files in it are left out");
+        warn(Loss::unreadable_directories, it->path().string(), std::strerror(errno));
       }
     }
     std::sort(found.begin(), found.end());
@@ -107,7 +108,13 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
   }
   // A path given and also found in a directory given is said once.
   std::set<std::string> said;
-  std::erase_if(out.warnings, [&](const std::string& w) { return !said.insert(w).second; });
+  std::vector<std::string> once;
+  for (size_t i = 0; i < out.warnings.size(); ++i) {
+    if (!said.insert(out.warnings[i]).second) continue;
+    once.push_back(std::move(out.warnings[i]));
+    ++out.losses[kinds[i]];
+  }
+  out.warnings = std::move(once);
   return out;
 }
 

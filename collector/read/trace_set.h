@@ -19,6 +19,9 @@ struct TraceFileList {
   /// file: skipped" for a FIFO, socket or device (given, or named *.trace in a directory);
   /// "PATH: a symbolic link loop (...): skipped" for a loop (given, or named *.trace).
   std::vector<std::string> warnings;
+  /// The warnings counted by kind (symlink_loops, not_regular_files, unreadable_directories:
+  /// model/losses.def), for the report's `stats`.
+  LossCounts losses;
 };
 
 /// A file path is taken as it is (whatever its name) if it is a regular file; a directory is

@@ -284,6 +284,14 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     DeclaredCsv(open, "gpu_kernels_by_process.csv", KernelTableDef(), r, true, kernels, KernelCells);
     DeclaredCsv(open, "memory_ops_by_process.csv", MemoryTableDef(), r, true, memory, MemoryCells);
   }
+
+  Csv stats(open, "stats.csv");  // the catalogue of losses (model/losses.def), summed over the trace
+  stats.Row({"key", "severity", "scope", "value"});
+  for (size_t k = 0; k < kLossKinds; ++k) {
+    const LossInfo& info = kLossCatalogue[k];
+    stats.Row({std::string(info.key), std::string(SeverityName(info.severity)), std::string(ScopeName(info.scope)),
+               Num(r.stats[static_cast<Loss>(k)])});
+  }
 }
 
 }  // namespace trainprof::collector

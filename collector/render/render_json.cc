@@ -115,6 +115,13 @@ Json MisuseJson(const NvtxMisuse& m) {
           {"total", m.total()}};
 }
 
+// The catalogue's counters (model/losses.def), summed over the trace, every key, zeros too.
+Json StatsJson(const LossCounts& counts) {
+  Json out = Json::object();
+  for (size_t k = 0; k < kLossKinds; ++k) out[std::string(kLossCatalogue[k].key)] = counts[static_cast<Loss>(k)];
+  return out;
+}
+
 Json StepStatsJson(const SampleStats& s) {
   return {{"count", s.count},   {"total_ns", s.total}, {"mean_ns", s.mean}, {"median_ns", s.median},
           {"p90_ns", s.p90}, {"std_ns", s.std},     {"min_ns", s.min},   {"max_ns", s.max}};
@@ -384,6 +391,7 @@ void RenderJson(const Report& r, OutputSink* out) {
   AddCudaTables(r.cuda, &doc);
   for (const TableRows& t : r.tables) doc[t.def->name] = TableJson(*t.def, t.source());
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
+  doc["stats"] = StatsJson(r.stats);
   doc["warnings"] = r.warnings;
   w.Members(doc);
   w.EndObject();

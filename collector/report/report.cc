@@ -9,6 +9,7 @@
 #include "collector/read/process_tree.h"
 #include "collector/analysis/python_shim_note.h"
 #include "collector/read/trace_reader.h"
+#include "collector/report/warnings.h"
 
 #ifndef TRAINPROF_VERSION
 #define TRAINPROF_VERSION "0.0.0"
@@ -85,35 +86,41 @@ std::string Count(uint64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-// Warnings about GPU tracing of one process (docs/report.md, "Warnings").
-std::vector<std::string> GpuNotes(const GpuTracing& g, const Process& p) {
-  std::vector<std::string> out;
+// Losses of one process (`index` in the report, `who` its name in warnings): the catalogue's
+// per-process entries (model/losses.def), in any order (LossLog orders the lines).
+void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const Process& p, const ProcessRow& row,
+                      const Trace& trace) {
+  auto add = [&](Loss kind, uint64_t n, std::string detail = {}) { log->Add(kind, n, index, who, std::move(detail)); };
+  add(Loss::no_exit_record, p.exit.kind == EndKind::kNone ? 1 : 0);
+  add(Loss::records_dropped, p.dropped);
+  const NvtxMisuse& m = row.nvtx_misuse;
+  add(Loss::nvtx_null_names, m.null_names);
+  add(Loss::nvtx_names_cut, m.names_cut);
+  add(Loss::nvtx_bad_attributes, m.bad_attributes);
+  add(Loss::nvtx_unknown_misuse, m.other);
+  add(Loss::nvtx_domains_over_limit, m.domains_over_limit);
+  add(Loss::nvtx_undefined_names, m.undefined_names);
+  add(Loss::nvtx_undefined_domains, m.undefined_domains);
+  if (std::string capture = DescribeCapture(p, row.offset_ns); !capture.empty()) add(Loss::capture_limited, 1, capture);
+  if (!row.python_shim_off.empty()) add(Loss::python_shim_off, 1, DescribePythonShimOff(row.python_shim_off));
+  for (const TraceImage& img : p.images) {
+    if ((img.flags & format::kFlagRecordingFailed) != 0) add(Loss::recording_failed, 1, trace.files[img.file].path);
+  }
+  const GpuTracing& g = row.gpu;
   if (g.state == "unavailable") {
-    std::string why = g.message.empty() ? "no reason recorded" : g.message;
-    out.push_back("GPU tracing unavailable: " + why + " (CUPTI result " + std::to_string(g.cupti_result.value_or(0)) +
-                  "); NVTX ranges and Python phases were still recorded");
+    add(Loss::gpu_tracing_unavailable, 1,
+        (g.message.empty() ? "no reason recorded" : g.message) + " (CUPTI result " +
+            std::to_string(g.cupti_result.value_or(0)) + ")");
   }
-  if (g.records_dropped > 0) {
-    out.push_back(Count(g.records_dropped, "GPU activity record", "GPU activity records") +
-                  " dropped by CUPTI (buffers full): GPU statistics are incomplete");
-  }
-  if (g.invalid_timestamps > 0) {
-    out.push_back(Count(g.invalid_timestamps, "GPU record", "GPU records") +
-                  " with an invalid timestamp (zero, or end before start): left out of every statistic");
-  }
-  if (g.unfinished_calls > 0) {
-    std::string names;
-    for (const std::string& n : g.unfinished_names) names += (names.empty() ? "" : ", ") + n;
-    out.push_back(Count(g.unfinished_calls, "CUDA call", "CUDA calls") + " never returned (" + names +
-                  "): the process ended inside; not in the durations");
-  }
-  if (g.unmatched_exits > 0) {
-    out.push_back(Count(g.unmatched_exits, "CUDA call exit", "CUDA call exits") + " without their enter (not counted)");
-  }
-  if (g.state == "on" && !g.flushed && p.exit.kind == EndKind::kNone) {
-    out.push_back("GPU activity not flushed at the end (killed?): its last GPU records may be missing");
-  }
-  return out;
+  add(Loss::gpu_records_dropped, g.records_dropped);
+  add(Loss::gpu_invalid_timestamps, g.invalid_timestamps);
+  std::string names;
+  for (const std::string& n : g.unfinished_names) names += (names.empty() ? "" : ", ") + n;
+  add(Loss::cuda_unfinished_calls, g.unfinished_calls, names);
+  add(Loss::cuda_unmatched_exits, g.unmatched_exits);
+  add(Loss::gpu_not_flushed, g.state == "on" && !g.flushed && p.exit.kind == EndKind::kNone ? 1 : 0);
+  log->Count(Loss::processes_not_recorded, p.recorded == Process::Recorded::kNotRecorded ? 1 : 0);
+  log->Count(Loss::execs_not_recorded, p.recorded == Process::Recorded::kExecNotRecorded ? 1 : 0);
 }
 
 bool NeedsQuoting(const std::string& s) {
@@ -157,28 +164,6 @@ NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
   undefined_names += o.undefined_names;
   undefined_domains += o.undefined_domains;
   return *this;
-}
-
-std::string DescribeMisuse(const NvtxMisuse& m) {
-  const std::string max = std::to_string(format::kMaxStringBytes);
-  std::vector<std::string> parts;
-  if (m.null_names) parts.push_back(Count(m.null_names, "NULL name", "NULL names"));
-  if (m.names_cut) parts.push_back(Count(m.names_cut, "name cut at " + max + " bytes", "names cut at " + max + " bytes"));
-  if (m.bad_attributes) {
-    parts.push_back(Count(m.bad_attributes, "call with bad event attributes or string handle",
-                          "calls with bad event attributes or string handles"));
-  }
-  if (m.other) parts.push_back(Count(m.other, "misuse of an unknown kind", "misuses of an unknown kind"));
-  if (m.domains_over_limit) {
-    const std::string limit = std::to_string(format::kMaxDomainIds - 1);
-    parts.push_back(Count(m.domains_over_limit, "NVTX domain over the limit of " + limit + " (its ranges merged with the others over it)",
-                          "NVTX domains over the limit of " + limit + " (their ranges merged into one domain)"));
-  }
-  if (m.undefined_names) parts.push_back(Count(m.undefined_names, "undefined name id", "undefined name ids"));
-  if (m.undefined_domains) parts.push_back(Count(m.undefined_domains, "undefined domain id", "undefined domain ids"));
-  std::string out;
-  for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
-  return out;
 }
 
 std::string JoinCommand(const std::vector<std::string>& argv) {
@@ -238,12 +223,15 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.format_version = format::kFormatVersion;
   r.options = options;
   r.files = trace.files;
-  for (const FileStatus& f : trace.files) {
+  LossLog losses;
+  for (size_t i = 0; i < trace.files.size(); ++i) {
+    const FileStatus& f = trace.files[i];
     if (f.usable) ++r.usable_files;
-    if (f.damaged()) {
-      ++r.damaged_files;
-      r.warnings.push_back(f.path + ": " + DescribeDamage(f));
-    }
+    if (f.damaged()) ++r.damaged_files;
+    losses.Add(Loss::damaged_files, f.damaged() ? 1 : 0, i, f.path, f.damaged() ? DescribeDamage(f) : "");
+    losses.Count(Loss::unusable_files, f.usable ? 0 : 1);
+    losses.Count(Loss::truncated_files, f.truncated ? 1 : 0);
+    for (size_t k = 0; k < kLossKinds; ++k) losses.Count(static_cast<Loss>(k), f.losses[static_cast<Loss>(k)]);
   }
 
   // A directory with the files of several `trainprof run`s (one -o directory used twice, or by two
@@ -261,16 +249,12 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     if (ids.size() < 2) continue;
     std::string list;
     for (const auto& [id, files] : ids) list += (list.empty() ? "" : ", ") + id.substr(0, 8) + ": " + Count(files, "file", "files");
-    r.warnings.push_back(dir + " holds the trace files of " + std::to_string(ids.size()) +
-                         " runs of `trainprof run` (run ids " + list +
-                         "): the report covers them all; if they are not one job, give each run its own -o directory");
+    losses.Add(Loss::mixed_run_directories, 1, 0, "",
+               dir + " holds the trace files of " + std::to_string(ids.size()) + " runs of `trainprof run` (run ids " +
+                   list + ")");
   }
 
-  if (trace.not_recorded_omitted > 0) {
-    r.warnings.push_back(Count(trace.not_recorded_omitted, "more child", "more children") +
-                         " that left no trace (known from fork records only) not shown: " +
-                         std::to_string(kMaxNotRecorded) + " are");
-  }
+  losses.Add(Loss::children_not_shown, trace.not_recorded_omitted, 0, "", std::to_string(kMaxNotRecorded));
 
   const StringPool& strings = trace.strings;
   const size_t n = trace.processes.size();
@@ -334,7 +318,6 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
 
   uint64_t unbalanced_total = 0;
   size_t unbalanced_processes = 0;
-  std::vector<std::string> notes;
   for (size_t i = 0; i < n; ++i) {
     const Process& p = trace.processes[i];
     ProcessRow row;
@@ -394,31 +377,15 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       unbalanced_total += row.unbalanced;
       ++unbalanced_processes;
     }
-    const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
-    if (p.exit.kind == EndKind::kNone) notes.push_back(who + ": no exit record (killed?)");
-    if (p.dropped > 0) {
-      notes.push_back(who + ": " + Count(p.dropped, "record", "records") + " dropped (not in the trace)");
-    }
-    if (row.nvtx_misuse.total() > 0) notes.push_back(who + ": NVTX misuse: " + DescribeMisuse(row.nvtx_misuse));
-    if (std::string capture = DescribeCapture(p, row.offset_ns); !capture.empty()) notes.push_back(who + ": " + capture);
-    if (!row.python_shim_off.empty()) notes.push_back(who + ": " + DescribePythonShimOff(row.python_shim_off));
-    for (const TraceImage& img : p.images) {
-      if ((img.flags & format::kFlagRecordingFailed) == 0) continue;
-      notes.push_back(who + ": recording stopped early (no space or I/O error): " + trace.files[img.file].path +
-                      " holds what was recorded until then");
-    }
     row.gpu = GpuTracingOf(p, strings);
     if (row.gpu.any) row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false);
-    for (std::string& note : GpuNotes(row.gpu, p)) notes.push_back(who + ": " + note);
+    const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
+    AddProcessLosses(&losses, i, who, p, row, trace);
     r.processes.push_back(std::move(row));
   }
-  if (unbalanced_total > 0) {
-    r.warnings.push_back(std::to_string(unbalanced_total) + " unbalanced NVTX range" + (unbalanced_total == 1 ? "" : "s") +
-                         " in " + std::to_string(unbalanced_processes) + " process" +
-                         (unbalanced_processes == 1 ? "" : "es") +
-                         " (pop without push, end without start, or open at the end of the trace): not in the durations");
-  }
-  r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());
+  losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Count(unbalanced_processes, "process", "processes"));
+  r.warnings = losses.Warnings();
+  r.stats = losses.totals();
   r.bottleneck = AnalyzeBottleneck(trace);
   return r;
 }

@@ -122,9 +122,6 @@ struct NvtxMisuse {
   NvtxMisuse& operator+=(const NvtxMisuse& o);
 };
 
-/// "2 NULL names, 1 name cut at 4096 bytes, ..." ("" when there is none).
-std::string DescribeMisuse(const NvtxMisuse& m);
-
 struct ThreadRow {
   uint32_t tid = 0;
   std::string name;
@@ -187,7 +184,10 @@ struct Report {
   /// a file after gpu_devices.csv). A new table goes here (collector/README.md, "Adding a table").
   std::vector<TableRows> tables;
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
-  std::vector<std::string> warnings;  ///< file damage ("FILE: what (read N of M bytes)") and notes
+  /// File damage ("FILE: what (read N of M bytes)") and notes: the catalogue's lines (model/losses.def,
+  /// report/warnings.h), after the launcher's about the paths given.
+  std::vector<std::string> warnings;
+  LossCounts stats;                   ///< every loss of the catalogue, summed over the trace (JSON `stats`)
   NvtxMisuse nvtx_misuse;             ///< summed over all processes
   // Summary for the title line.
   size_t usable_files = 0;

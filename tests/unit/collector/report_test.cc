@@ -169,7 +169,7 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
                                              "ranks.csv", "cuda_api.csv", "gpu_kernels.csv", "memory_ops.csv",
                                              "gpu_devices.csv", "nvtx_ranges_by_process.csv",
                                              "cuda_api_by_process.csv", "gpu_kernels_by_process.csv",
-                                             "memory_ops_by_process.csv"}));
+                                             "memory_ops_by_process.csv", "stats.csv"}));
   const std::string& ranges = tables[3].text;
   EXPECT_EQ(ranges,
             "name,domain,style,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,median_exact,max_ns,unbalanced,names\r\n"

@@ -66,6 +66,9 @@ TEST(TraceSet, NonRegularFilesAndLinkLoopsAreSkippedWithAWarning) {
                             outside + ": a symbolic link loop (Too many levels of symbolic links): skipped",
                             fifo + ": a FIFO, not a trace file: skipped",
                             loop + ": a symbolic link loop (Too many levels of symbolic links): skipped"}));
+  EXPECT_EQ(r.losses[Loss::symlink_loops], 2u);  // counted for the report's stats
+  EXPECT_EQ(r.losses[Loss::not_regular_files], 1u);
+  EXPECT_EQ(FindTraceFiles({fifo, fifo}).losses[Loss::not_regular_files], 1u);  // said once, counted once
 }
 
 TEST(TraceSet, LoadTraceKeepsDamagedFilesInTheList) {

@@ -17,12 +17,13 @@ ThreadState* RecordingThread() {
   return CurrentThread();
 }
 
-// A definition record of one interned string `s`; 1 if recorded, 0 if not recording or s is null.
-int DefineString(trainprof::format::RecordTag tag, const char* s) {
+// A definition record R (format::rec::Role, ProcessEnv) naming one interned string `s`; 1 if
+// recorded, 0 if not recording or s is null.
+template <typename R>
+int DefineString(const char* s) {
   ThreadState* t = RecordingThread();
   if (t == nullptr || s == nullptr) return 0;
-  uint64_t f[1] = {InternCString(t, s)};
-  RecordDefinition(t, tag, f, 1);
+  RecordDefinition(t, R{.name = InternCString(t, s)});
   return 1;
 }
 
@@ -33,13 +34,13 @@ extern "C" {
 /// Names this process's role in the report (e.g. "DataLoader worker"). Returns 1 if recorded,
 /// 0 if this process does not record. `role` is UTF-8, NUL-terminated.
 __attribute__((visibility("default"))) int trainprof_set_role(const char* role) {
-  return DefineString(trainprof::format::RecordTag::kRole, role);
+  return DefineString<trainprof::format::rec::Role>(role);
 }
 
 /// Records a rank variable learned after start ("NAME=value", e.g. "RANK=1" once
 /// torch.distributed.init_process_group() returned). Returns 1 if recorded.
 __attribute__((visibility("default"))) int trainprof_set_env(const char* name_value) {
-  return DefineString(trainprof::format::RecordTag::kProcessEnv, name_value);
+  return DefineString<trainprof::format::rec::ProcessEnv>(name_value);
 }
 
 /// 1 if this process is recording into a trace file, else 0.

@@ -35,31 +35,8 @@ struct CaptureGlobals {
 };
 CaptureGlobals g;
 
-// A timed record dated `when`, not before this thread's previous record (a chunk's times never go
-// back). RecordTimed dates records "now"; here the time is known already: a window boundary lies
-// before the event that noticed it, and a push read the clock for its gate (one read, not two).
-template <int N>
-void RecordAt(ThreadState* t, RecordTag tag, const uint64_t (&fields)[N], uint64_t when) {
-  if (t->in_record) {  // re-entered from a signal handler (see ThreadState::in_record)
-    CountDropped(1);
-    return;
-  }
-  t->in_record = 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (when < t->prev_ns) when = t->prev_ns;
-  uint8_t* p = Begin(t, 1 + 10 * (N + 1));
-  if (p != nullptr) {
-    p = PutTimed(t, p, tag, when);
-    for (int i = 0; i < N; ++i) p = format::PutVarint(p, fields[i]);
-    Commit(t, p);
-  }
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  t->in_record = 0;
-}
-
 void WriteCaptureRecord(ThreadState* t, const CaptureRecord& r) {
-  uint64_t f[2] = {r.on ? 1u : 0u, static_cast<uint64_t>(r.reason)};
-  RecordAt(t, RecordTag::kCapture, f, r.time_ns);
+  RecordAt(t, format::rec::Capture{.on = r.on ? 1u : 0u, .reason = static_cast<uint64_t>(r.reason)}, r.time_ns);
 }
 
 // Whether `pid` is an ancestor of this process (a /proc walk up the parent chain): the launcher
@@ -213,20 +190,19 @@ int CapturePushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
     SetLevelRecorded(&t->captured[domain], level, record);
   }
   if (record) {
-    uint64_t f[3] = {domain, name, category};
-    RecordAt(t, RecordTag::kRangePush, f, now);
+    RecordAt(t, format::rec::RangePush{.domain = domain, .name = name, .category = category}, now);
   }
   return level;
 }
 
 int CapturePopRange(ThreadState* t, uint32_t domain) {
-  uint64_t f[1] = {domain};
+  const format::rec::RangePop pop{.domain = domain};
   if (t->depth[domain] == 0) {  // nothing pushed: misuse, recorded whatever the capture state
-    RecordTimed(t, RecordTag::kRangePop, f);
+    RecordTimed(t, pop);
     return -1;
   }
   const int level = --t->depth[domain];
-  if (LevelRecorded(t->captured[domain], level)) RecordTimed(t, RecordTag::kRangePop, f);
+  if (LevelRecorded(t->captured[domain], level)) RecordTimed(t, pop);
   if (level == t->capture_level && domain == t->capture_domain) {
     t->capture_level = -1;
     Transition(t, NowNs(), CaptureEvent::kRangeEnd, CaptureReason::kNvtxRange);

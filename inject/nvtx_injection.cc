@@ -29,8 +29,7 @@ inline uint32_t DomainId(nvtxDomainHandle_t d) {
 }
 
 void Misuse(ThreadState* t, format::MisuseKind kind, uint64_t detail) {
-  uint64_t f[2] = {static_cast<uint64_t>(kind), detail};
-  RecordTimed(t, RecordTag::kMisuse, f);
+  RecordTimed(t, format::rec::Misuse{.what = static_cast<uint64_t>(kind), .detail = detail});
 }
 
 // Name and category from event attributes (NVTX_EVENT_ATTRIB_STRUCT_SIZE, nvToolsExt.h).
@@ -72,20 +71,17 @@ inline nvtxRangeId_t Start(ThreadState* t, uint32_t domain, uint32_t name, uint3
   // Unique in the process without shared state: thread number in the high bits.
   uint64_t id = (static_cast<uint64_t>(t->thread_index + 1) << 40) | ++t->range_counter;
   if (!CapturingNowLazy()) return id | kUncapturedRangeBit;  // its End is left out too
-  uint64_t f[4] = {domain, name, category, id};
-  RecordTimed(t, RecordTag::kRangeStart, f);
+  RecordTimed(t, format::rec::RangeStart{.domain = domain, .name = name, .category = category, .range_id = id});
   return id;
 }
 
 inline void End(ThreadState* t, nvtxRangeId_t id) {
   if (CaptureConfigured() && (id & kUncapturedRangeBit) != 0) return;
-  uint64_t f[1] = {id};
-  RecordTimed(t, RecordTag::kRangeEnd, f);
+  RecordTimed(t, format::rec::RangeEnd{.range_id = id});
 }
 
 void NameThread(ThreadState* t, uint32_t tid, uint32_t name) {
-  uint64_t f[2] = {tid, name};
-  RecordDefinition(t, RecordTag::kThreadName, f, 2);
+  RecordDefinition(t, format::rec::ThreadName{.tid = tid, .name = name});
 }
 
 #define TP_THREAD_OR(ret)                \
@@ -221,8 +217,7 @@ nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
 }
 void NVTX_API DomainDestroy(nvtxDomainHandle_t d) {
   TP_THREAD_OR();
-  uint64_t f[1] = {DomainId(d)};
-  RecordTimed(t, RecordTag::kDomainDestroy, f);
+  RecordTimed(t, format::rec::DomainDestroy{.domain = DomainId(d)});
 }
 void NVTX_API Initialize(const void*) {}
 

@@ -79,8 +79,7 @@ void BeforeExec(const char* path) {
   if (!InOwnProcess()) return;
   if (ThreadState* t = CurrentThread()) {
     uint32_t name = path != nullptr ? InternCString(t, path) : 0;
-    uint64_t f[1] = {name};
-    RecordTimed(t, RecordTag::kExec, f);
+    RecordTimed(t, format::rec::Exec{.path = name});
   }
   Rt().file.load()->SetEnd(EndKind::kExec, 0, NowNs(), /*overwrite=*/false);
 }
@@ -92,20 +91,17 @@ void AfterFailedExec() {
 
 void NoteChildExit(pid_t pid, int status) {
   if (pid <= 0 || !InOwnProcess()) return;
-  uint64_t kind, code;
+  format::rec::ChildExit r{.pid = static_cast<uint64_t>(pid)};
   if (WIFEXITED(status)) {
-    kind = static_cast<uint64_t>(EndKind::kExit);
-    code = format::ZigZag(WEXITSTATUS(status));
+    r.kind = static_cast<uint64_t>(EndKind::kExit);
+    r.code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
-    kind = static_cast<uint64_t>(EndKind::kSignal);
-    code = format::ZigZag(WTERMSIG(status));
+    r.kind = static_cast<uint64_t>(EndKind::kSignal);
+    r.code = WTERMSIG(status);
   } else {
     return;  // stopped / continued
   }
-  if (ThreadState* t = CurrentThread()) {
-    uint64_t f[3] = {static_cast<uint64_t>(pid), kind, code};
-    RecordTimed(t, RecordTag::kChildExit, f);
-  }
+  if (ThreadState* t = CurrentThread()) RecordTimed(t, r);
 }
 
 // In the parent, after a child was created (fork, posix_spawn): the kFork record that links the
@@ -115,8 +111,7 @@ void NoteChild(pid_t pid) {
   if (ThreadState* t = CurrentThread()) {
     uint64_t child = static_cast<uint32_t>(pid);
     if (ChildrenInOtherPidNamespace()) child |= format::kForkOtherNamespace;
-    uint64_t f[1] = {child};
-    RecordTimed(t, RecordTag::kFork, f);
+    RecordTimed(t, format::rec::Fork{.pid = child});
   }
 }
 

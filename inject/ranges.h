@@ -17,40 +17,34 @@ namespace trainprof::inject {
 
 inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
   if (__builtin_expect(domain >= kMaxDomains, 0)) {
-    uint64_t f[3] = {domain, name, category};
-    if (CapturingNowLazy()) RecordTimed(t, format::RecordTag::kRangePush, f);
+    if (CapturingNowLazy()) RecordTimed(t, format::rec::RangePush{.domain = domain, .name = name, .category = category});
     return 0;
   }
   if (CaptureConfigured()) return CapturePushRange(t, domain, name, category);
   int level = t->depth[domain]++;
-  uint64_t f[3] = {domain, name, category};
-  RecordTimed(t, format::RecordTag::kRangePush, f);
+  RecordTimed(t, format::rec::RangePush{.domain = domain, .name = name, .category = category});
   return level;
 }
 
 inline int PopRange(ThreadState* t, uint32_t domain) {
   if (__builtin_expect(domain >= kMaxDomains, 0)) {
-    uint64_t f[1] = {domain};
-    if (CapturingNowLazy()) RecordTimed(t, format::RecordTag::kRangePop, f);
+    if (CapturingNowLazy()) RecordTimed(t, format::rec::RangePop{.domain = domain});
     return 0;
   }
   if (CaptureConfigured()) return CapturePopRange(t, domain);
-  uint64_t f[1] = {domain};
-  RecordTimed(t, format::RecordTag::kRangePop, f);
+  RecordTimed(t, format::rec::RangePop{.domain = domain});
   if (t->depth[domain] == 0) return -1;
   return --t->depth[domain];
 }
 
 inline void MarkEvent(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
   if (!CapturingNowLazy()) return;
-  uint64_t f[3] = {domain, name, category};
-  RecordTimed(t, format::RecordTag::kMark, f);
+  RecordTimed(t, format::rec::Mark{.domain = domain, .name = name, .category = category});
 }
 
 /// Names a category of a domain (nvtxNameCategory / nvtxDomainNameCategory).
 inline void NameCategory(ThreadState* t, uint32_t domain, uint32_t category, uint32_t name) {
-  uint64_t f[3] = {domain, category, name};
-  RecordDefinition(t, format::RecordTag::kCategoryName, f, 3);
+  RecordDefinition(t, format::rec::CategoryName{.domain = domain, .category = category, .name = name});
 }
 
 }  // namespace trainprof::inject

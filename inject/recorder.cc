@@ -103,8 +103,7 @@ ThreadState* CurrentThreadSlow() {
   char comm[17] = {};
   if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0 && comm[0] != '\0') {
     uint32_t name = InternBytes(t, comm, static_cast<uint32_t>(strnlen(comm, 16)));
-    uint64_t f[2] = {t->tid, name};
-    RecordDefinition(t, RecordTag::kThreadName, f, 2);
+    RecordDefinition(t, format::rec::ThreadName{.tid = t->tid, .name = name});
   }
   CaptureThreadStarted(t);
   return t;
@@ -137,29 +136,6 @@ uint8_t* ReserveSlow(ThreadState* t, uint32_t bytes) {
   t->cur = t->records;
   t->limit = reinterpret_cast<uint8_t*>(c) + f->header()->chunk_size;
   return t->cur;
-}
-
-void RecordDefinition(ThreadState* t, RecordTag tag, const uint64_t* fields, int n,
-                      const void* bytes, uint32_t len) {
-  if (t->in_record) {  // re-entered from a signal handler (see ThreadState::in_record)
-    CountDropped(1);
-    return;
-  }
-  t->in_record = 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  uint8_t* p = Begin(t, 1 + 10 * (n + 1) + len);
-  if (p != nullptr) {
-    *p++ = static_cast<uint8_t>(tag);
-    for (int i = 0; i < n; ++i) p = format::PutVarint(p, fields[i]);
-    if (bytes != nullptr) {
-      p = format::PutVarint(p, len);
-      memcpy(p, bytes, len);
-      p += len;
-    }
-    Commit(t, p);
-  }
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  t->in_record = 0;
 }
 
 void CountDropped(uint64_t n) {

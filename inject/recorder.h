@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "clock.h"
+#include "trainprof/records.h"
 #include "trainprof/trace_format.h"
 
 namespace trainprof::inject {
@@ -101,39 +102,90 @@ inline void Commit(ThreadState* t, uint8_t* end) {
   t->chunk->committed.store(static_cast<uint32_t>(end - t->records), std::memory_order_release);
 }
 
-/// Writes tag and dt for a timed record at time `now` and returns the next byte.
-inline uint8_t* PutTimed(ThreadState* t, uint8_t* p, format::RecordTag tag, uint64_t now) {
-  *p++ = static_cast<uint8_t>(tag);
-  p = format::PutVarint(p, now - t->prev_ns);
-  t->prev_ns = now;
-  return p;
-}
-
 /// Counts records this process could not write (in the trace header when there is one).
 void CountDropped(uint64_t n);
 
-/// Records a timed record with up to four varint fields (count given by N). Hot path.
-template <int N>
-inline void RecordTimed(ThreadState* t, format::RecordTag tag, const uint64_t (&fields)[N]) {
-  if (__builtin_expect(t->in_record, 0)) {  // re-entered from a signal handler
-    CountDropped(1);
-    return;
+/// The hot path's re-entry protocol, once, for every recorder: while a RecordScope lives, this
+/// thread is inside a record (ThreadState::in_record). A signal handler that runs on the thread
+/// meanwhile and records finds the flag set: its scope is not entered, and its record is dropped
+/// and counted instead of written over the half-made one. The compiler fences keep the record's
+/// stores between setting and clearing the flag (the handler runs on this thread: no CPU fence).
+/// No allocation, lock or system call; inline, it costs a load, two stores and nothing else.
+class RecordScope {
+ public:
+  explicit RecordScope(ThreadState* t) : t_(t) {
+    if (__builtin_expect(t->in_record, 0)) {  // re-entered from a signal handler
+      CountDropped(1);
+      entered_ = false;
+      return;
+    }
+    t->in_record = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
   }
-  t->in_record = 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  uint64_t now = NowNs();
-  uint8_t* p = Begin(t, 1 + 10 * (N + 1));
-  if (p != nullptr) {
-    p = PutTimed(t, p, tag, now);
-    for (int i = 0; i < N; ++i) p = format::PutVarint(p, fields[i]);
-    Commit(t, p);
+  ~RecordScope() {
+    if (!entered_) return;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_->in_record = 0;
   }
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  t->in_record = 0;
+  RecordScope(const RecordScope&) = delete;
+  RecordScope& operator=(const RecordScope&) = delete;
+
+  /// Whether this scope may write (false: re-entered, the record is already counted as dropped).
+  bool entered() const { return entered_; }
+
+  /// Writes the timed record `r` dated `now` (>= the thread's previous record time).
+  template <typename R>
+  void WriteTimed(uint64_t now, const R& r) {
+    uint8_t* p = Begin(t_, format::EncodedBound(r));
+    if (p == nullptr) return;
+    p = format::EncodeTimed(p, now - t_->prev_ns, r);
+    t_->prev_ns = now;
+    Commit(t_, p);
+  }
+
+  /// Writes the untimed record `r` (a definition).
+  template <typename R>
+  void WriteUntimed(const R& r) {
+    uint8_t* p = Begin(t_, format::EncodedBound(r));
+    if (p != nullptr) Commit(t_, format::EncodeUntimed(p, r));
+  }
+
+  /// Writes what `encode(p, chunk_base_ns)` encodes at p (at most `max_bytes`; returns its end),
+  /// for records whose fields depend on the chunk they land in (GPU activity's zs, ze).
+  template <typename Encode>
+  void WriteInChunk(uint32_t max_bytes, Encode encode) {
+    uint8_t* p = Begin(t_, max_bytes);
+    if (p != nullptr) Commit(t_, encode(p, t_->chunk->base_ns));
+  }
+
+ private:
+  ThreadState* t_;
+  bool entered_ = true;
+};
+
+/// Records the timed record `r` (format::rec::*), dated now. Hot path (NVTX push/pop).
+template <typename R>
+inline void RecordTimed(ThreadState* t, const R& r) {
+  RecordScope scope(t);
+  if (!scope.entered()) return;
+  scope.WriteTimed(NowNs(), r);
 }
 
-/// Records an untimed definition record: tag, fields..., then optional bytes (length-prefixed).
-void RecordDefinition(ThreadState* t, format::RecordTag tag, const uint64_t* fields, int n,
-                      const void* bytes = nullptr, uint32_t len = 0);
+/// Records the timed record `r` dated `when`, not before this thread's previous record (a chunk's
+/// times never go back): for events whose time is known already (capture.cc).
+template <typename R>
+inline void RecordAt(ThreadState* t, const R& r, uint64_t when) {
+  RecordScope scope(t);
+  if (!scope.entered()) return;
+  scope.WriteTimed(when < t->prev_ns ? t->prev_ns : when, r);
+}
+
+/// Records the untimed definition record `r` (format::rec::String, Domain, ThreadName, ...).
+template <typename R>
+inline void RecordDefinition(ThreadState* t, const R& r) {
+  static_assert(R::kClass == format::RecordClass::kDefinition, "RecordDefinition takes definition records");
+  RecordScope scope(t);
+  if (scope.entered()) scope.WriteUntimed(r);
+}
 
 }  // namespace trainprof::inject

@@ -171,8 +171,7 @@ void RecordEnd(format::EndKind kind, int32_t code) {
   // for this one record, perhaps in a signal handler calling _exit()). The header says it anyway.
   if (ThreadState* t = tls_thread) {
     CaptureProcessEnding(t);
-    uint64_t fields[2] = {static_cast<uint64_t>(kind), format::ZigZag(code)};
-    RecordTimed(t, format::RecordTag::kProcessEnd, fields);
+    RecordTimed(t, format::rec::ProcessEnd{.kind = static_cast<uint64_t>(kind), .code = code});
   }
   f->SetEnd(kind, code, now, /*overwrite=*/false);
 }

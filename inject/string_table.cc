@@ -83,8 +83,7 @@ uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t
   uint32_t id = next_id_;
   next_id_ = id + 1;
   // Define before publishing: no record can use `id` before its definition is in the file.
-  uint64_t f[1] = {id};
-  RecordDefinition(t, RecordTag::kString, f, 1, copy, n);
+  RecordDefinition(t, format::rec::String{.id = id, .bytes = std::string_view(copy, n)});
   slots_[j] = Slot{hash, copy, n, id};
   ++size_;
   max_id_.store(id, std::memory_order_release);
@@ -105,8 +104,7 @@ uint32_t StringTable::Domain(ThreadState* t, uint32_t name_id) {
     if (domains_ < format::kMaxDomainIds) {
       id = domains_++;
       domain_names_[id] = name_id;
-      uint64_t f[2] = {id, name_id};
-      RecordDefinition(t, RecordTag::kDomain, f, 2);
+      RecordDefinition(t, format::rec::Domain{.domain = id, .name = name_id});
     } else {
       id = format::kMaxDomainIds;
       overflow = true;
@@ -114,11 +112,9 @@ uint32_t StringTable::Domain(ThreadState* t, uint32_t name_id) {
   }
   pthread_mutex_unlock(&mu_);
   if (overflow) {  // outside the lock: interning takes it
-    uint64_t f[2] = {static_cast<uint64_t>(format::MisuseKind::kTooManyDomains), name_id};
-    RecordTimed(t, RecordTag::kMisuse, f);
+    RecordTimed(t, format::rec::Misuse{.what = static_cast<uint64_t>(format::MisuseKind::kTooManyDomains), .detail = name_id});
     if (!overflow_defined_.exchange(true)) {
-      uint64_t d[2] = {id, InternCString(t, "trainprof: NVTX domains over the limit")};
-      RecordDefinition(t, RecordTag::kDomain, d, 2);
+      RecordDefinition(t, format::rec::Domain{.domain = id, .name = InternCString(t, "trainprof: NVTX domains over the limit")});
     }
   }
   return id;
@@ -144,8 +140,7 @@ uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n) {
 
 namespace {
 void RecordMisuse(ThreadState* t, format::MisuseKind kind, uint64_t detail) {
-  uint64_t f[2] = {static_cast<uint64_t>(kind), detail};
-  RecordTimed(t, RecordTag::kMisuse, f);
+  RecordTimed(t, format::rec::Misuse{.what = static_cast<uint64_t>(kind), .detail = detail});
 }
 }  // namespace
 

@@ -10,43 +10,12 @@
 namespace trainprof::collector {
 namespace {
 
-double Percent(double part, double whole) { return whole > 0 ? part * 100.0 / whole : 0.0; }
-
-StepStats Stats(std::vector<uint64_t> d) {
-  StepStats s;
-  s.count = d.size();
-  if (d.empty()) return s;
-  std::sort(d.begin(), d.end());
-  long double total = 0;
-  for (uint64_t v : d) {
-    total += v;
-    s.total_ns += v;
-  }
-  const size_t n = d.size();
-  s.min_ns = d.front();
-  s.max_ns = d.back();
-  const long double mean = total / n;
-  s.mean_ns = static_cast<double>(mean);
-  if (n > 1) {
-    long double sq = 0;
-    for (uint64_t v : d) sq += (v - mean) * (v - mean);
-    s.std_ns = static_cast<double>(std::sqrt(sq / (n - 1)));
-  }
-  s.median_ns =
-      n % 2 ? static_cast<double>(d[n / 2]) : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2.0;
-  const double pos = 0.9 * static_cast<double>(n - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const double frac = pos - static_cast<double>(lo);
-  s.p90_ns = lo + 1 < n
-                 ? static_cast<double>(d[lo]) + frac * (static_cast<double>(d[lo + 1]) - static_cast<double>(d[lo]))
-                 : static_cast<double>(d[lo]);
-  return s;
-}
+SampleStats Stats(std::vector<uint64_t> d) { return SummarizeSample(&d); }
 
 InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t all_steps_ns) {
   InputAdvice a;
   a.batch_ns = in.fetch_mean_ns();
-  a.compute_ns = std::max(0.0, t.step.mean_ns - t.part(Part::kDataWait).mean_ns);
+  a.compute_ns = std::max(0.0, t.step.mean - t.part(Part::kDataWait).mean_ns);
   a.startup_step_percent = Percent(static_cast<double>(in.startup_wait_ns), static_cast<double>(all_steps_ns));
   a.startup_significant = in.startup_wait_ns > 0 && a.startup_step_percent >= kStartupStepPercent;
   if (in.loading == Loading::kWorkers && in.concurrent_workers > 0) a.delivery_ns = a.batch_ns / in.concurrent_workers;
@@ -64,7 +33,7 @@ InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t a
         a.cause = InputCause::kNotTraced;
       } else if (*in.busy_percent >= kWorkersBusyPercent) {
         const FetchStats& f = in.fetch;
-        const uint64_t other = f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns);
+        const uint64_t other = f.other_ns();
         a.cause = f.getitem_ns >= f.collate_ns && f.getitem_ns >= other ? InputCause::kGetItem
                   : f.collate_ns >= other                               ? InputCause::kCollate
                                                                         : InputCause::kFetch;
@@ -140,7 +109,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
 
   for (PartShare& part : t.parts) {
     part.mean_ns = static_cast<double>(part.total_ns) / static_cast<double>(t.step.count);
-    part.percent = Percent(static_cast<double>(part.total_ns), static_cast<double>(t.step.total_ns));
+    part.percent = Percent(static_cast<double>(part.total_ns), static_cast<double>(t.step.total));
   }
   t.compute_mean_ns =
       t.part(Part::kForward).mean_ns + t.part(Part::kBackward).mean_ns + t.part(Part::kOptimizer).mean_ns;
@@ -167,14 +136,16 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
 }
 }  // namespace
 
-const char* VerdictName(Verdict v) {
-  switch (v) {
-    case Verdict::kComputeBound: return "compute_bound";
-    case Verdict::kPartlyInputBound: return "partly_input_bound";
-    case Verdict::kInputBound: return "input_bound";
-    default: return "no_steps";
-  }
-}
+namespace {
+// The names of each verdict, in Verdict's order: JSON/CSV key, text label.
+constexpr const char* kVerdictNames[][2] = {{"no_steps", "no steps"},
+                                            {"compute_bound", "compute-bound"},
+                                            {"partly_input_bound", "partly input-bound"},
+                                            {"input_bound", "input-bound"}};
+}  // namespace
+
+const char* VerdictName(Verdict v) { return kVerdictNames[static_cast<size_t>(v)][0]; }
+const char* VerdictLabel(Verdict v) { return kVerdictNames[static_cast<size_t>(v)][1]; }
 
 const char* InputCauseName(InputCause c) {
   switch (c) {
@@ -280,7 +251,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
           {s.arrival, s.arrival_ns.value_or(0),
            s.parts[static_cast<size_t>(Part::kBackward)] + s.parts[static_cast<size_t>(Part::kCollective)]});
     }
-    r.mean_step_ns = t.step.mean_ns;
+    r.mean_step_ns = t.step.mean;
     r.mean_compute_ns = t.compute_mean_ns;
     r.mean_data_wait_ns = t.part(Part::kDataWait).mean_ns;
     hosts.insert(t.host);

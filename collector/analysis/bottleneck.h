@@ -21,6 +21,7 @@
 #include "collector/model/model.h"
 #include "collector/analysis/rank_sync.h"
 #include "collector/analysis/training_steps.h"
+#include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
 
@@ -33,17 +34,6 @@ inline constexpr double kStragglerStepPercent = 10;     ///< lateness share of t
 inline constexpr uint64_t kStragglerMinNs = 1'000'000;  ///< ... and at least this: a straggler
 inline constexpr double kStartupStepPercent = 10;       ///< start-up wait share of all step time: advice
 inline constexpr double kInitFnStartupPercent = 50;     ///< worker_init_fn share of start-up: name it
-
-struct StepStats {
-  uint64_t count = 0;
-  uint64_t total_ns = 0;
-  uint64_t min_ns = 0;
-  uint64_t max_ns = 0;
-  double mean_ns = 0;
-  double median_ns = 0;  ///< mean of the two middle steps for an even count
-  double p90_ns = 0;     ///< linear interpolation between closest ranks
-  double std_ns = 0;     ///< sample standard deviation (n−1)
-};
 
 struct PartShare {
   uint64_t total_ns = 0;  ///< over the steps in the statistics
@@ -69,7 +59,8 @@ struct StepRow {
 };
 
 enum class Verdict : uint8_t { kNoSteps, kComputeBound, kPartlyInputBound, kInputBound };
-const char* VerdictName(Verdict v);  ///< "no_steps", "compute_bound", "partly_input_bound", "input_bound"
+const char* VerdictName(Verdict v);   ///< "no_steps", "compute_bound", "partly_input_bound", "input_bound"
+const char* VerdictLabel(Verdict v);  ///< the text report's: "no steps", "compute-bound", "partly input-bound", ...
 
 /// What limits the input pipeline, when the data wait is 5% or more (docs/analysis.md, "Advice").
 enum class InputCause : uint8_t { kNone, kNotTraced, kMainProcess, kGetItem, kCollate, kFetch, kTransfer, kStartup };
@@ -98,7 +89,7 @@ struct TrainingProcess {
   uint64_t epoch_ends = 0;  ///< StopIteration calls (kDataEnd)
   bool warmup_skipped = false;
   bool recorded_from_delay = false;  ///< a --delay window: the first recorded step is no warm-up
-  StepStats step;  ///< over the steps in the statistics
+  SampleStats step;  ///< step durations (ns) over the steps in the statistics
   std::array<PartShare, kPartCount> parts{};
   double compute_mean_ns = 0;  ///< forward + backward + optimizer per step
   Verdict verdict = Verdict::kNoSteps;

@@ -15,7 +15,6 @@ std::string P(double percent) { return FormatPercent(percent) + "%"; }
 std::string Plural(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
-double Percent(double part, double whole) { return whole > 0 ? part * 100.0 / whole : 0.0; }
 
 std::string Who(const TrainingProcess& t) {
   return t.rank ? "rank " + std::to_string(*t.rank) + " (pid " + std::to_string(t.pid) + ")"
@@ -25,10 +24,8 @@ std::string Who(const TrainingProcess& t) {
 // Breakdown of a batch fetch: "__getitem__ 97.0%, collate_fn 2.0%, other 1.0%; 8 items of 9.70 ms".
 std::string FetchBreakdown(const InputPipeline& in) {
   const FetchStats& f = in.fetch;
-  const double whole = static_cast<double>(f.fetch_ns);
-  const double other = static_cast<double>(f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns));
-  std::string s = "__getitem__ " + P(Percent(static_cast<double>(f.getitem_ns), whole)) + ", collate_fn " +
-                  P(Percent(static_cast<double>(f.collate_ns), whole)) + ", other " + P(Percent(other, whole));
+  std::string s = "__getitem__ " + P(f.getitem_percent()) + ", collate_fn " + P(f.collate_percent()) + ", other " +
+                  P(f.other_percent());
   if (f.getitem_calls > 0) {
     char items[32];
     std::snprintf(items, sizeof items, "%.3g", in.items_per_batch());
@@ -76,8 +73,8 @@ void DescribeProcess(TrainingProcess* tp) {
   std::string s = who + ": " + Plural(t.steps, "training step", "training steps");
   if (epochs.size() > 1) s += " in " + std::to_string(epochs.size()) + " epochs";
   if (t.eval_steps > 0) s += " and " + Plural(t.eval_steps, "evaluation step", "evaluation steps") + " (left out)";
-  s += ": mean " + D(t.step.mean_ns) + ", median " + D(t.step.median_ns) + ", p90 " + D(t.step.p90_ns) + ", std dev " +
-       D(t.step.std_ns);
+  s += ": mean " + D(t.step.mean) + ", median " + D(t.step.median) + ", p90 " + D(t.step.p90) + ", std dev " +
+       D(t.step.std);
   if (t.warmup_skipped) s += " (step 0 left out as warm-up: " + std::to_string(kWarmupMinSteps) + " or more steps)";
   if (t.recorded_from_delay) s += " (recorded from the --delay window on: no step left out as warm-up)";
   out.push_back(s + ".");
@@ -86,7 +83,7 @@ void DescribeProcess(TrainingProcess* tp) {
   const PartShare& wait = t.part(Part::kDataWait);
   const PartShare& big = t.part(t.largest);
   const std::string wait_numbers =
-      P(wait.percent) + " of the step (mean " + D(wait.mean_ns) + " of " + D(t.step.mean_ns);
+      P(wait.percent) + " of the step (mean " + D(wait.mean_ns) + " of " + D(t.step.mean);
   const std::string largest = "the largest phase is " + std::string(PartLabel(t.largest)) + ", " + P(big.percent) +
                               " of the step (mean " + D(big.mean_ns) + ")";
   switch (t.verdict) {
@@ -150,19 +147,18 @@ void DescribeProcess(TrainingProcess* tp) {
     case InputCause::kGetItem:
       out.push_back("__getitem__ is the bottleneck: each batch needs " + D(a.batch_ns) +
                     " of dataset work per worker (" +
-                    P(Percent(static_cast<double>(f.getitem_ns), static_cast<double>(f.fetch_ns))) +
+                    P(f.getitem_percent()) +
                     " of it in __getitem__); " + WorkerEstimate(in, a, "a faster __getitem__") + ".");
       break;
     case InputCause::kCollate:
       out.push_back("collate_fn is the bottleneck: it takes " +
-                    P(Percent(static_cast<double>(f.collate_ns), static_cast<double>(f.fetch_ns))) + " of each " +
+                    P(f.collate_percent()) + " of each " +
                     D(a.batch_ns) + " batch fetch (" + D(static_cast<double>(f.collate_ns) / f.fetches) +
                     " per batch); " + WorkerEstimate(in, a, "a faster collate_fn") + ".");
       break;
     case InputCause::kFetch:
       out.push_back("The batch fetch outside __getitem__ and collate_fn is the bottleneck (" +
-                    P(Percent(static_cast<double>(f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns)),
-                              static_cast<double>(f.fetch_ns))) +
+                    P(f.other_percent()) +
                     " of each " + D(a.batch_ns) + " fetch: sampler, __getitems__, IterableDataset iteration); " +
                     WorkerEstimate(in, a, "a faster dataset") + ".");
       break;

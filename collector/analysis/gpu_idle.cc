@@ -12,10 +12,6 @@
 namespace trainprof::collector {
 namespace {
 
-double Percent(uint64_t part, uint64_t whole) {
-  return whole > 0 ? static_cast<double>(part) * 100.0 / static_cast<double>(whole) : 0.0;
-}
-
 bool Inside(const IntervalSet& s, uint64_t t) {
   auto it = std::upper_bound(s.begin(), s.end(), t, [](uint64_t x, const Interval& i) { return x < i.end; });
   return it != s.end() && it->begin <= t;

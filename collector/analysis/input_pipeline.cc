@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collector/base/sample_stats.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -36,10 +38,6 @@ size_t MostAlive(const std::vector<WorkerStats>& workers) {
     most = std::max(most, alive);
   }
   return workers.empty() ? 0 : std::max<size_t>(1, static_cast<size_t>(most));  // a zero-length life still ran
-}
-
-double Percent(uint64_t part, uint64_t whole) {
-  return whole ? static_cast<double>(part) * 100.0 / static_cast<double>(whole) : 0.0;
 }
 
 }  // namespace

@@ -10,11 +10,13 @@
 //   start-up   = a worker's start → its first fetch (fork/spawn, imports, worker_init_fn)
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "collector/base/intervals.h"
+#include "collector/base/sample_stats.h"
 #include "collector/model/model.h"
 #include "collector/analysis/training_steps.h"
 
@@ -39,6 +41,12 @@ struct FetchStats {
   uint64_t getitem_calls = 0;     ///< kGetItem ranges
   uint64_t getitem_total_ns = 0;  ///< their summed durations
   void Add(const FetchStats& o);
+  /// Fetch time outside __getitem__ and collate_fn (sampler, __getitems__, iteration).
+  uint64_t other_ns() const { return fetch_ns - std::min(fetch_ns, getitem_ns + collate_ns); }
+  /// Shares of the fetch time (0 without fetch time).
+  double getitem_percent() const { return Percent(static_cast<double>(getitem_ns), static_cast<double>(fetch_ns)); }
+  double collate_percent() const { return Percent(static_cast<double>(collate_ns), static_cast<double>(fetch_ns)); }
+  double other_percent() const { return Percent(static_cast<double>(other_ns()), static_cast<double>(fetch_ns)); }
 };
 FetchStats MeasureFetches(const ProcessPhases& phases);
 

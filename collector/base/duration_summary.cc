@@ -211,6 +211,11 @@ SampleStats DurationSummary::Stats() const {
   s.mean = mean_;
   s.std = count_ < 2 ? 0 : std::sqrt(std::max(0.0, m2_) / static_cast<double>(count_ - 1));
   s.median = count_ % 2 == 1 ? ValueAtRank(count_ / 2) : (ValueAtRank(count_ / 2 - 1) + ValueAtRank(count_ / 2)) / 2.0;
+  const double pos = 0.9 * static_cast<double>(count_ - 1);  // as Percentile, between estimated ranks
+  const uint64_t lo = static_cast<uint64_t>(pos);
+  const double a = ValueAtRank(lo);
+  s.p90 = lo + 1 < count_ ? a + (pos - static_cast<double>(lo)) * (ValueAtRank(lo + 1) - a) : a;
+  s.exact = false;
   return s;
 }
 

@@ -51,7 +51,8 @@ class DurationSummary {
   double median() const;
   /// True while every value is kept, so that median() is exact.
   bool exact() const { return count_ <= kExactSamples; }
-  /// Every statistic at once (the exact values are sorted once, not once per statistic).
+  /// Every statistic at once (the exact values are sorted once, not once per statistic); median
+  /// and p90 estimated (exact false) past kExactSamples.
   SampleStats Stats() const;
 
  private:

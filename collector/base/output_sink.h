@@ -58,6 +58,16 @@ class StringSink : public OutputSink {
   std::string* out_;
 };
 
+/// What `write` writes into a sink, as one string (the string forms of the streaming renderers).
+template <typename Write>
+std::string WrittenText(Write write) {
+  std::string text;
+  StringSink sink(&text);
+  write(&sink);
+  sink.Close();
+  return text;
+}
+
 /// A file created (truncated) at `path`, or stdout for "" / "-". Returns nullptr and sets *error
 /// if it cannot be opened. With `gzip`, the bytes are gzip-compressed (zlib, level 6 by default).
 std::unique_ptr<OutputSink> OpenOutput(const std::string& path, bool gzip, std::string* error, int gzip_level = 6);

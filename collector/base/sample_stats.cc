@@ -31,6 +31,7 @@ SampleStats SummarizeSample(std::vector<uint64_t>* values) {
   const size_t n = d.size();
   s.median = n % 2 == 1 ? static_cast<double>(d[n / 2])
                         : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2.0;
+  s.p90 = Percentile(d, 0.9);
   return s;
 }
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
+
+#include "trainprof/records.h"
 
 namespace trainprof::collector {
 namespace {
@@ -10,62 +13,71 @@ using format::RecordTag;
 
 uint32_t U32(uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); }
 
-// base_ns + zigzag offset on the absolute axis; 0 ("no time") when it falls at or before 0 or
-// beyond the axis.
-uint64_t Absolute(uint64_t base_ns, uint64_t zigzag) {
-  const __int128 t = static_cast<__int128>(base_ns) + format::UnZigZag(zigzag);
+// base_ns + a relative time (zs, ze) on the absolute axis; 0 ("no time") when it falls at or
+// before 0 or beyond the axis.
+uint64_t Absolute(uint64_t base_ns, int64_t relative) {
+  const __int128 t = static_cast<__int128>(base_ns) + relative;
   if (t <= 0 || t > static_cast<__int128>(std::numeric_limits<uint64_t>::max())) return 0;
   return static_cast<uint64_t>(t);
 }
 
-}  // namespace
+// A GPU activity record's absolute start and end; false (counted in invalid_timestamps) for a zero
+// time or end < start, so that no statistic ever sees it.
+template <typename Record, typename Out>
+bool Times(const Record& r, uint64_t base_ns, Out* out, uint64_t* invalid) {
+  out->start_ns = Absolute(base_ns, r.zs);
+  out->end_ns = Absolute(base_ns, r.ze);
+  if (out->start_ns == 0 || out->end_ns == 0 || out->end_ns < out->start_ns) {
+    ++*invalid;
+    return false;
+  }
+  return true;
+}
 
-CudaTagLayout CudaLayout(uint8_t tag, uint32_t version) {
-  if (version < 2) return {};
-  switch (static_cast<RecordTag>(tag)) {
-    case RecordTag::kCudaApiEnter: return {5, true};
-    case RecordTag::kCudaApiExit: return {3, true};
-    case RecordTag::kGpuKernel: return {18, false};
-    case RecordTag::kGpuMemcpy: return {14, false};
-    case RecordTag::kGpuMemset: return {11, false};
-    case RecordTag::kGpuSync: return {6, false};
-    case RecordTag::kGpuOverhead: return {5, false};
-    case RecordTag::kGpuDevice: return {6, false};
-    case RecordTag::kGpuContext: return {2, false};
-    case RecordTag::kGpuDropped: return {2, true};
-    case RecordTag::kGpuStatus: return {6, true};
-    case RecordTag::kCapture: return {3, true};
-    default: return {};
+// Times, then the ids every record of work on a stream has (kernels, copies, memsets).
+template <typename Record, typename Out>
+bool OnStream(const Record& r, uint64_t base_ns, Out* out, uint64_t* invalid) {
+  if (!Times(r, base_ns, out, invalid)) return false;
+  out->device = U32(r.device);
+  out->context = U32(r.context);
+  out->stream = U32(r.stream);
+  out->correlation = r.correlation;
+  return true;
+}
+
+// A copy's or memset's flags (bit 0: async) and graph id.
+template <typename Record, typename Out>
+void AsyncAndGraph(const Record& r, Out* out) {
+  out->async = (r.flags & 1) != 0;
+  out->graph = U32(r.graph);
+}
+
+// Adds `x` to `list`, or replaces the entry with its id (a device or context described twice,
+// on re-initialisation: the later description wins).
+template <typename T>
+void Define(std::vector<T>* list, const T& x) {
+  auto it = std::find_if(list->begin(), list->end(), [&](const T& y) { return y.id == x.id; });
+  if (it != list->end()) {
+    *it = x;
+  } else {
+    list->push_back(x);
   }
 }
 
-void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64_t base_ns, uint32_t thread) {
-  // GPU activity: times first; an invalid one drops the record (counted).
-  uint64_t start = 0, end = 0;
-  switch (static_cast<RecordTag>(tag)) {
-    case RecordTag::kGpuKernel:
-    case RecordTag::kGpuMemcpy:
-    case RecordTag::kGpuMemset:
-    case RecordTag::kGpuSync:
-    case RecordTag::kGpuOverhead:
-      start = Absolute(base_ns, f[0]);
-      end = Absolute(base_ns, f[1]);
-      if (start == 0 || end == 0 || end < start) {
-        ++out_.invalid_timestamps;
-        return;
-      }
-      break;
-    default: break;
-  }
+}  // namespace
 
+void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64_t base_ns, uint32_t thread) {
+  namespace fr = format::rec;
+  using format::Decode;
   switch (static_cast<RecordTag>(tag)) {
     case RecordTag::kCudaApiEnter: {
+      const auto r = Decode<fr::CudaApiEnter>(f);
       CudaCall c;
       c.begin_ns = c.end_ns = now;
-      c.api = static_cast<format::CudaApi>(U32(f[1]));
-      c.cbid = U32(f[2]);
-      c.name = string_ref_(f[3]);
-      c.correlation = f[4];
+      c.api = static_cast<format::CudaApi>(U32(r.api));
+      c.cbid = U32(r.cbid);
+      c.name = string_ref_(r.name);
+      c.correlation = r.correlation;
       c.thread = thread;
       // A correlation id seen again while its first call is open: the first never returned.
       open_calls_[c.correlation] = out_.calls.size();
@@ -73,142 +85,117 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       break;
     }
     case RecordTag::kCudaApiExit: {
-      auto it = open_calls_.find(f[1]);
+      const auto r = Decode<fr::CudaApiExit>(f);
+      auto it = open_calls_.find(r.correlation);
       if (it == open_calls_.end()) {
         ++out_.unmatched_exits;
         break;
       }
       CudaCall& c = out_.calls[it->second];
       c.end_ns = std::max(now, c.begin_ns);
-      c.status = U32(f[2]);
+      c.status = U32(r.status);
       c.returned = true;
       open_calls_.erase(it);
       break;
     }
     case RecordTag::kGpuKernel: {
+      const auto r = Decode<fr::GpuKernel>(f);
       GpuKernel k;
-      k.start_ns = start;
-      k.end_ns = end;
-      k.device = U32(f[2]);
-      k.context = U32(f[3]);
-      k.stream = U32(f[4]);
-      k.correlation = f[5];
-      k.name = string_ref_(f[6]);
-      for (int i = 0; i < 3; ++i) {
-        k.grid[i] = U32(f[7 + i]);
-        k.block[i] = U32(f[10 + i]);
-      }
-      k.registers = U32(f[13]);
-      k.static_shared = U32(f[14]);
-      k.dynamic_shared = U32(f[15]);
-      k.graph = U32(f[16]);
-      k.launch = static_cast<format::KernelLaunch>(U32(f[17]));
+      if (!OnStream(r, base_ns, &k, &out_.invalid_timestamps)) break;
+      k.name = string_ref_(r.name);
+      const uint64_t grid[3] = {r.grid_x, r.grid_y, r.grid_z}, block[3] = {r.block_x, r.block_y, r.block_z};
+      for (int i = 0; i < 3; ++i) k.grid[i] = U32(grid[i]), k.block[i] = U32(block[i]);
+      k.registers = U32(r.registers);
+      k.static_shared = U32(r.static_shared), k.dynamic_shared = U32(r.dynamic_shared);
+      k.graph = U32(r.graph);
+      k.launch = static_cast<format::KernelLaunch>(U32(r.launch));
       out_.kernels.push_back(k);
       break;
     }
     case RecordTag::kGpuMemcpy: {
+      const auto r = Decode<fr::GpuMemcpy>(f);
       GpuMemcpy m;
-      m.start_ns = start;
-      m.end_ns = end;
-      m.device = U32(f[2]);
-      m.context = U32(f[3]);
-      m.stream = U32(f[4]);
-      m.correlation = f[5];
-      m.kind = static_cast<format::MemcpyKind>(U32(f[6]));
-      m.src_memory = static_cast<format::MemoryKind>(U32(f[7]));
-      m.dst_memory = static_cast<format::MemoryKind>(U32(f[8]));
-      m.bytes = f[9];
-      m.src_device = U32(f[10]);
-      m.dst_device = U32(f[11]);
-      m.async = (f[12] & 1) != 0;
-      m.graph = U32(f[13]);
+      if (!OnStream(r, base_ns, &m, &out_.invalid_timestamps)) break;
+      m.kind = static_cast<format::MemcpyKind>(U32(r.copy_kind));
+      m.src_memory = static_cast<format::MemoryKind>(U32(r.src_kind));
+      m.dst_memory = static_cast<format::MemoryKind>(U32(r.dst_kind));
+      m.bytes = r.bytes_copied;
+      m.src_device = U32(r.src_device), m.dst_device = U32(r.dst_device);
+      AsyncAndGraph(r, &m);
       out_.memcpys.push_back(m);
       break;
     }
     case RecordTag::kGpuMemset: {
+      const auto r = Decode<fr::GpuMemset>(f);
       GpuMemset m;
-      m.start_ns = start;
-      m.end_ns = end;
-      m.device = U32(f[2]);
-      m.context = U32(f[3]);
-      m.stream = U32(f[4]);
-      m.correlation = f[5];
-      m.bytes = f[6];
-      m.value = U32(f[7]);
-      m.memory = static_cast<format::MemoryKind>(U32(f[8]));
-      m.async = (f[9] & 1) != 0;
-      m.graph = U32(f[10]);
+      if (!OnStream(r, base_ns, &m, &out_.invalid_timestamps)) break;
+      m.bytes = r.bytes_set;
+      m.value = U32(r.value);
+      m.memory = static_cast<format::MemoryKind>(U32(r.memory));
+      AsyncAndGraph(r, &m);
       out_.memsets.push_back(m);
       break;
     }
     case RecordTag::kGpuSync: {
+      const auto r = Decode<fr::GpuSync>(f);
       GpuSync s;
-      s.start_ns = start;
-      s.end_ns = end;
-      s.context = U32(f[2]);
-      s.has_stream = f[3] != 0;
-      s.stream = s.has_stream ? U32(f[3] - 1) : 0;
-      s.type = static_cast<format::SyncType>(U32(f[4]));
-      s.correlation = f[5];
+      if (!Times(r, base_ns, &s, &out_.invalid_timestamps)) break;
+      s.context = U32(r.context);
+      s.has_stream = r.stream_plus_1 != 0;
+      s.stream = s.has_stream ? U32(r.stream_plus_1 - 1) : 0;
+      s.type = static_cast<format::SyncType>(U32(r.type));
+      s.correlation = r.correlation;
       out_.syncs.push_back(s);
       break;
     }
     case RecordTag::kGpuOverhead: {
+      const auto r = Decode<fr::GpuOverhead>(f);
       GpuOverhead o;
-      o.start_ns = start;
-      o.end_ns = end;
-      o.kind = U32(f[2]);
-      o.object_kind = U32(f[3]);
-      o.object_id = f[4];
+      if (!Times(r, base_ns, &o, &out_.invalid_timestamps)) break;
+      o.kind = U32(r.kind);
+      o.object_kind = U32(r.object_kind);
+      o.object_id = r.object_id;
       out_.overheads.push_back(o);
       break;
     }
     case RecordTag::kGpuDevice: {
+      const auto r = Decode<fr::GpuDevice>(f);
       GpuDevice d;
-      d.id = U32(f[0]);
-      d.name = string_ref_(f[1]);
-      d.cc_major = U32(f[2]);
-      d.cc_minor = U32(f[3]);
-      d.sm_count = U32(f[4]);
-      d.global_memory = f[5];
-      // A device described twice (re-initialisation): the later description wins.
-      auto it = std::find_if(out_.devices.begin(), out_.devices.end(), [&](const GpuDevice& x) { return x.id == d.id; });
-      if (it != out_.devices.end()) {
-        *it = d;
-      } else {
-        out_.devices.push_back(d);
-      }
+      d.id = U32(r.device);
+      d.name = string_ref_(r.name);
+      d.cc_major = U32(r.cc_major);
+      d.cc_minor = U32(r.cc_minor);
+      d.sm_count = U32(r.sms);
+      d.global_memory = r.memory;
+      Define(&out_.devices, d);
       break;
     }
     case RecordTag::kGpuContext: {
-      GpuContext c{U32(f[0]), U32(f[1])};
-      auto it =
-          std::find_if(out_.contexts.begin(), out_.contexts.end(), [&](const GpuContext& x) { return x.id == c.id; });
-      if (it != out_.contexts.end()) {
-        *it = c;
-      } else {
-        out_.contexts.push_back(c);
-      }
+      const auto r = Decode<fr::GpuContext>(f);
+      Define(&out_.contexts, GpuContext{U32(r.context), U32(r.device)});
       break;
     }
     case RecordTag::kGpuDropped:
-      out_.records_dropped += f[1];
+      out_.records_dropped += Decode<fr::GpuDropped>(f).count;
       break;
     case RecordTag::kGpuStatus: {
+      const auto r = Decode<fr::GpuStatus>(f);
       GpuStatusEvent s;
       s.time_ns = now;
-      s.raw_state = U32(f[1]);
+      s.raw_state = U32(r.state);
       s.state = static_cast<format::GpuState>(s.raw_state);
-      s.cupti_result = f[2];
-      s.cupti_version = f[3];
-      s.driver_version = f[4];
-      s.message = string_ref_(f[5]);
+      s.cupti_result = r.result;
+      s.cupti_version = r.cupti_version;
+      s.driver_version = r.driver_version;
+      s.message = string_ref_(r.message);
       out_.status.push_back(s);
       break;
     }
-    case RecordTag::kCapture:
-      out_.captures.push_back({now, f[1] != 0, U32(f[2])});
+    case RecordTag::kCapture: {
+      const auto r = Decode<fr::Capture>(f);
+      out_.captures.push_back({now, r.on != 0, U32(r.reason)});
       break;
+    }
     default: break;
   }
 }

@@ -19,6 +19,7 @@
 #include "collector/read/cuda_records.h"
 #include "collector/read/nvtx_matcher.h"
 #include "trainprof/phases.h"
+#include "trainprof/records.h"
 
 namespace trainprof::collector {
 namespace {
@@ -26,6 +27,7 @@ namespace {
 using format::ChunkHeader;
 using format::FileHeader;
 using format::RecordTag;
+namespace fr = format::rec;
 
 static_assert(std::endian::native == std::endian::little,
               "the trace format is little-endian; the reader loads fields directly");
@@ -56,52 +58,12 @@ std::string HexId(const uint8_t* p) {
   return any ? out : std::string();
 }
 
-// Fields of each record tag after the tag byte: how many varints (for kString: id and length,
-// followed by `length` bytes) and whether the first one is a dt. CUDA records (tags 48..59, format
-// version 2): cuda_records.h.
-struct TagInfo {
-  uint8_t fields = 0;  // 0 = unknown tag
-  bool timed = false;
-};
-constexpr TagInfo NvtxAndProcessLayout(uint8_t tag) {
-  switch (static_cast<RecordTag>(tag)) {
-    case RecordTag::kRangePush: return {4, true};
-    case RecordTag::kRangePop: return {2, true};
-    case RecordTag::kMark: return {4, true};
-    case RecordTag::kRangeStart: return {5, true};
-    case RecordTag::kRangeEnd: return {2, true};
-    case RecordTag::kString: return {2, false};
-    case RecordTag::kDomain: return {2, false};
-    case RecordTag::kThreadName: return {2, false};
-    case RecordTag::kCategoryName: return {3, false};
-    case RecordTag::kDomainDestroy: return {2, true};
-    case RecordTag::kRole: return {1, false};
-    case RecordTag::kProcessEnv: return {1, false};
-    case RecordTag::kProcessEnd: return {3, true};
-    case RecordTag::kFork: return {2, true};
-    case RecordTag::kExec: return {2, true};
-    case RecordTag::kChildExit: return {4, true};
-    case RecordTag::kMisuse: return {3, true};
-    default: return {};
-  }
-}
-
-TagInfo TagLayout(uint8_t tag, uint32_t version) {
-  const TagInfo t = NvtxAndProcessLayout(tag);
-  if (t.fields != 0) return t;
-  const CudaTagLayout c = CudaLayout(tag, version);
-  return {c.fields, c.timed};
-}
-
+// One chunk slot as the reader found it: where it is, whose it is, and its committed records.
 struct ChunkDesc {
-  uint64_t slot = 0;
-  uint64_t offset = 0;
-  uint32_t tid = 0;
-  uint32_t thread_index = 0;
-  uint32_t seq = 0;
+  uint64_t slot = 0, offset = 0;  // slot number, file offset
+  uint32_t tid = 0, thread_index = 0, seq = 0;
   uint64_t base_ns = 0;
-  uint64_t data_begin = 0;
-  uint64_t data_end = 0;
+  uint64_t data_begin = 0, data_end = 0;  // the committed records' bytes in the file
   bool cut = false;  // data_end was clamped (end of file, or committed beyond the chunk)
 };
 
@@ -256,12 +218,9 @@ class Decoder {
   CudaRecordDecoder cuda_;
   uint64_t skipped_ = 0;
   size_t errors_dropped_ = 0;
-  uint32_t header_region_ = 0;
-  uint32_t chunk_size_ = 0;
-  uint32_t metadata_offset_ = 0;
-  uint32_t metadata_size_ = 0;
-  bool metadata_cut_ = false;
-  bool shrank_ = false;
+  uint32_t header_region_ = 0, chunk_size_ = 0;        // from the header
+  uint32_t metadata_offset_ = 0, metadata_size_ = 0;
+  bool metadata_cut_ = false, shrank_ = false;
 
   // Raw ids of the file are image-local. While decoding, events hold dense "refs" to them; Resolve()
   // maps refs to pool ids once every definition (possibly in a later chunk) has been seen.
@@ -627,7 +586,10 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   if (view.size() < c.data_end - c.data_begin) shrank_ = true;
   ThreadInfo& info = img_.threads[thread];
   uint64_t now = c.base_ns;
-  uint64_t f[kMaxRecordFields];
+  // A record's varints after the tag and dt, in schema order (format/trainprof/records.def);
+  // the cases below read them by name through format::Decode.
+  uint64_t f[format::kMaxRecordFields];
+  uint64_t dt = 0;
   while (p < end) {
     const uint8_t* const rec = p;
     const uint8_t tag = *p++;
@@ -635,27 +597,29 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       // Past a committed count that overran the chunk: zeros are space nobody wrote.
       if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
     }
-    const TagInfo layout = TagLayout(tag, img_.version);
-    if (layout.fields == 0) {
+    const format::RecordInfo* layout = format::FindRecord(tag);
+    if (layout == nullptr || layout->since > img_.version) {  // v1 files have no CUDA records
       Error(Loss::bad_record_tags, "bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
       skipped_ += static_cast<uint64_t>(end - rec);
       return;
     }
-    bool whole = true;
-    for (int i = 0; i < layout.fields && whole; ++i) whole = format::GetVarint(&p, end, &f[i]);
+    const bool timed = layout->cls == format::RecordClass::kTimed;
+    bool whole = !timed || format::GetVarint(&p, end, &dt);
+    for (int i = 0; i < layout->field_count && whole; ++i) whole = format::GetVarint(&p, end, &f[i]);
     std::string_view bytes;
-    if (whole && tag == static_cast<uint8_t>(RecordTag::kString)) {
-      if (f[1] > format::kMaxStringBytes) {
-        Error(Loss::malformed_records, "string of " + Num(f[1]) + " bytes at byte " + Num(offset_of(rec)) +
+    if (whole && layout->has_bytes) {
+      const uint64_t length = f[layout->field_count - 1];  // an S field is last: its length
+      if (length > format::kMaxStringBytes) {
+        Error(Loss::malformed_records, "string of " + Num(length) + " bytes at byte " + Num(offset_of(rec)) +
               " (longer than kMaxStringBytes " + Num(format::kMaxStringBytes) + ")");
         skipped_ += static_cast<uint64_t>(end - rec);
         return;
       }
-      if (f[1] > static_cast<uint64_t>(end - p)) {
+      if (length > static_cast<uint64_t>(end - p)) {
         whole = false;
       } else {
-        bytes = std::string_view(reinterpret_cast<const char*>(p), f[1]);
-        p += f[1];
+        bytes = std::string_view(reinterpret_cast<const char*>(p), length);
+        p += length;
       }
     }
     if (!whole) {
@@ -668,13 +632,13 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       return;
     }
 
-    if (layout.timed) {
-      if (f[0] > UINT64_MAX - now) {
-        Error(Loss::malformed_records, "time overflow (delta " + Num(f[0]) + " ns) at byte " + Num(offset_of(rec)));
+    if (timed) {
+      if (dt > UINT64_MAX - now) {
+        Error(Loss::malformed_records, "time overflow (delta " + Num(dt) + " ns) at byte " + Num(offset_of(rec)));
         skipped_ += static_cast<uint64_t>(end - rec);
         return;
       }
-      now += f[0];
+      now += dt;
       if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
       if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
       img_.has_timed_records = true;
@@ -688,92 +652,108 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     ProcessEvent pe;
     pe.time_ns = now;
     pe.thread = thread;
+    // An NVTX event with a name (push, mark, start).
+    auto named = [&](NvtxKind kind, uint64_t domain, uint64_t name, uint64_t category) {
+      e.kind_ = static_cast<uint8_t>(kind);
+      e.domain = DomainRef(domain);
+      e.name = StringRef(name);
+      e.category = static_cast<uint32_t>(category);
+    };
+    auto keep = [&] {
+      if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
+    };
+    auto process_event = [&](ProcessEventKind kind, uint64_t what, uint64_t value, int64_t code) {
+      pe.kind = kind;
+      pe.what = static_cast<uint32_t>(std::min<uint64_t>(what, UINT32_MAX));
+      pe.value = value;
+      pe.code = code;
+      img_.process_events.push_back(pe);
+    };
     switch (static_cast<RecordTag>(tag)) {
-      case RecordTag::kRangePush:
-      case RecordTag::kMark:
-      case RecordTag::kRangeStart:
-        e.kind_ = static_cast<uint8_t>(tag == static_cast<uint8_t>(RecordTag::kRangePush) ? NvtxKind::kPush
-                                       : tag == static_cast<uint8_t>(RecordTag::kMark)    ? NvtxKind::kMark
-                                                                                          : NvtxKind::kStart);
-        e.domain = DomainRef(f[1]);
-        e.name = StringRef(f[2]);
-        e.category = static_cast<uint32_t>(f[3]);
-        if (tag == static_cast<uint8_t>(RecordTag::kRangeStart)) {
-          e.range_id = f[4];
-          matcher_.Start(e.domain, e.name, e.range_id, now);
-          if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
-          break;
-        }
-        if (tag == static_cast<uint8_t>(RecordTag::kRangePush)) {
-          matcher_.Push(thread, e.domain, e.name, now);
-        } else {
-          matcher_.Mark(e.domain, e.name);
-        }
-        if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
+      case RecordTag::kRangePush: {
+        const auto r = format::Decode<fr::RangePush>(f);
+        named(NvtxKind::kPush, r.domain, r.name, r.category);
+        matcher_.Push(thread, e.domain, e.name, now);
+        keep();
         break;
+      }
+      case RecordTag::kMark: {
+        const auto r = format::Decode<fr::Mark>(f);
+        named(NvtxKind::kMark, r.domain, r.name, r.category);
+        matcher_.Mark(e.domain, e.name);
+        keep();
+        break;
+      }
+      case RecordTag::kRangeStart: {
+        const auto r = format::Decode<fr::RangeStart>(f);
+        named(NvtxKind::kStart, r.domain, r.name, r.category);
+        e.range_id = r.range_id;
+        matcher_.Start(e.domain, e.name, e.range_id, now);
+        if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
+        break;
+      }
       case RecordTag::kRangePop:
         e.kind_ = static_cast<uint8_t>(NvtxKind::kPop);
-        e.domain = DomainRef(f[1]);
+        e.domain = DomainRef(format::Decode<fr::RangePop>(f).domain);
         matcher_.Pop(thread, e.domain, now);
-        if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
+        keep();
         break;
       case RecordTag::kRangeEnd:
         e.kind_ = static_cast<uint8_t>(NvtxKind::kEnd);
-        e.range_id = f[1];
+        e.range_id = format::Decode<fr::RangeEnd>(f).range_id;
         matcher_.End(e.range_id, now);
         if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
         break;
-      case RecordTag::kString:
-        if (f[0] != 0 && !defined_strings_.contains(f[0])) {
-          defined_strings_.Add(f[0], bytes);
-          if (bytes == format::kPhaseDomain) phase_strings_.insert(f[0]);
+      case RecordTag::kString: {
+        const auto r = format::Decode<fr::String>(f, bytes);
+        if (r.id != 0 && !defined_strings_.contains(r.id)) {
+          defined_strings_.Add(r.id, r.bytes);
+          if (r.bytes == format::kPhaseDomain) phase_strings_.insert(r.id);
         }
         break;
-      case RecordTag::kDomain:
-        if (f[0] != 0) domain_names_[f[0]] = f[1];
+      }
+      case RecordTag::kDomain: {
+        const auto r = format::Decode<fr::Domain>(f);
+        if (r.domain != 0) domain_names_[r.domain] = r.name;
         break;
-      case RecordTag::kThreadName:
-        if (f[0] <= UINT32_MAX) thread_names_[static_cast<uint32_t>(f[0])] = StringRef(f[1]);
+      }
+      case RecordTag::kThreadName: {
+        const auto r = format::Decode<fr::ThreadName>(f);
+        if (r.tid <= UINT32_MAX) thread_names_[static_cast<uint32_t>(r.tid)] = StringRef(r.name);
         break;
+      }
       case RecordTag::kRole:
-        role_ref_ = StringRef(f[0]);
+        role_ref_ = StringRef(format::Decode<fr::Role>(f).name);
         break;
       case RecordTag::kProcessEnv:
-        env_refs_.push_back(StringRef(f[0]));
+        env_refs_.push_back(StringRef(format::Decode<fr::ProcessEnv>(f).name));
         break;
-      case RecordTag::kProcessEnd:
-        pe.kind = ProcessEventKind::kProcessEnd;
-        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
-        pe.code = format::UnZigZag(f[2]);
-        img_.process_events.push_back(pe);
+      case RecordTag::kProcessEnd: {
+        const auto r = format::Decode<fr::ProcessEnd>(f);
+        process_event(ProcessEventKind::kProcessEnd, r.kind, 0, r.code);
         break;
+      }
       case RecordTag::kFork:
-        pe.kind = ProcessEventKind::kFork;
-        pe.value = f[1];
-        img_.process_events.push_back(pe);
+        process_event(ProcessEventKind::kFork, 0, format::Decode<fr::Fork>(f).pid, 0);
         break;
       case RecordTag::kExec:
-        pe.kind = ProcessEventKind::kExec;
-        pe.text = StringRef(f[1]);
-        img_.process_events.push_back(pe);
+        pe.text = StringRef(format::Decode<fr::Exec>(f).path);
+        process_event(ProcessEventKind::kExec, 0, 0, 0);
         break;
-      case RecordTag::kChildExit:
-        pe.kind = ProcessEventKind::kChildExit;
-        pe.value = f[1];
-        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[2], UINT32_MAX));
-        pe.code = format::UnZigZag(f[3]);
-        img_.process_events.push_back(pe);
+      case RecordTag::kChildExit: {
+        const auto r = format::Decode<fr::ChildExit>(f);
+        process_event(ProcessEventKind::kChildExit, r.kind, r.pid, r.code);
         break;
-      case RecordTag::kMisuse:
-        pe.kind = ProcessEventKind::kMisuse;
-        pe.what = static_cast<uint32_t>(std::min<uint64_t>(f[1], UINT32_MAX));
-        pe.value = f[2];
-        img_.process_events.push_back(pe);
+      }
+      case RecordTag::kMisuse: {
+        const auto r = format::Decode<fr::Misuse>(f);
+        process_event(ProcessEventKind::kMisuse, r.what, r.detail, 0);
         break;
+      }
       case RecordTag::kCategoryName:
       case RecordTag::kDomainDestroy:  // counted, not needed by the report yet
         break;
-      default:  // CUDA records: the layout accepted only those of this format version
+      default:  // CUDA records (the schema's since: only in files of version 2 on)
         cuda_.Add(tag, f, now, c.base_ns, thread);
         break;
     }

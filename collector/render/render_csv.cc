@@ -7,17 +7,15 @@
 
 #include "collector/render/render.h"
 #include "collector/base/text_safety.h"
+#include "collector/render/table_render.h"
+#include "collector/report/report_tables.h"
 
 namespace trainprof::collector {
 namespace {
 
 // Plain decimal notation (spreadsheets and humans read "122000000", not "1.22e+08"), as short as
 // round-trips.
-std::string Num(double v) {
-  char buf[512];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
-  return ec == std::errc() ? std::string(buf, end) : "0";
-}
+std::string Num(double v) { return CsvNumber(v); }
 template <typename T>
 std::string Num(T v) {
   return std::to_string(v);
@@ -65,54 +63,28 @@ bool IsNumber(std::string_view s) {
   return digits && s.back() != '.';
 }
 
-const std::vector<std::string> kRangeHeader = {"name",    "domain", "style",     "calls",  "total_ns",
-                                               "percent", "mean_ns", "std_ns",   "min_ns", "median_ns",
-                                               "max_ns",  "unbalanced", "median_exact", "names"};
-
-// The CUDA tables (docs/report.md, "CSV files"); with `pid` set, prefixed by pid and host.
-const std::vector<std::string> kTimeHeader = {"total_ns", "percent",   "mean_ns", "std_ns",
-                                              "min_ns",   "median_ns", "max_ns"};
-
-std::vector<std::string> TimeFields(const SampleStats& s, double percent) {
-  return {Num(s.total), Num(percent), Num(s.mean), Num(s.std), Num(s.min), Num(s.median), Num(s.max)};
-}
-
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 
-std::vector<std::string> ApiHeader() {
-  return Concat(Concat({"name", "api", "calls"}, kTimeHeader), {"errors", "unfinished"});
-}
-std::vector<std::string> ApiFields(const CudaApiRow& r) {
-  return Concat(Concat({r.name, r.api, Num(r.time.count)}, TimeFields(r.time, r.percent)),
-                {Num(r.errors), Num(r.unfinished)});
-}
-std::vector<std::string> KernelHeader() {
-  return Concat(Concat({"name", "mangled", "instances"}, kTimeHeader),
-                {"grid", "block", "grid_most_common", "block_most_common", "grid_variants", "block_variants"});
-}
-std::vector<std::string> KernelFields(const KernelRow& r) {
-  return Concat(Concat({r.name, r.mangled, Num(r.time.count)}, TimeFields(r.time, r.percent)),
-                {r.grid, r.block, r.grid_most_common, r.block_most_common, Num(r.grid_variants),
-                 Num(r.block_variants)});
-}
-std::vector<std::string> MemoryHeader() {
-  return Concat(Concat({"kind", "label", "count"}, kTimeHeader),
-                {"total_bytes", "mean_bytes", "min_bytes", "median_bytes", "max_bytes", "bandwidth_gbps",
-                 "pageable_count", "pageable_bytes"});
-}
-std::vector<std::string> MemoryFields(const MemoryOpRow& r) {
-  return Concat(Concat({r.kind, r.label, Num(r.time.count)}, TimeFields(r.time, r.percent)),
-                {Num(r.size.total), Num(r.size.mean), Num(r.size.min), Num(r.size.median), Num(r.size.max),
-                 Opt(r.bandwidth_gbps), Num(r.pageable_count), Num(r.pageable_bytes)});
-}
-
-std::vector<std::string> RangeFields(const RangeRow& r) {
-  return {r.name,         r.domain,         r.style,        Num(r.calls),     Num(r.total_ns),
-          Num(r.percent), Num(r.mean_ns),   Num(r.std_ns),  Num(r.min_ns),    Num(r.median_ns),
-          Num(r.max_ns),  Num(r.unbalanced), r.median_exact ? "true" : "false", Num(r.names)};
+// A declared table (report_tables.h): its header, then its rows, one at a time; with
+// `per_process`, every process's rows prefixed by pid and host.
+template <typename RowsOfProcess, typename F>
+void DeclaredCsv(const std::function<OutputSink*(const std::string&)>& open, const std::string& name,
+                 const TableDef& def, const Report& r, bool per_process, RowsOfProcess rows_of, F cells) {
+  Csv t(open, name.c_str());
+  if (!per_process) {
+    t.Row(CsvHeader(def));
+    if (!t.on()) return;
+    for (const auto& row : rows_of(nullptr)) t.Row(CsvFields(def, cells(row)));
+    return;
+  }
+  t.Row(Concat({"pid", "host"}, CsvHeader(def)));
+  for (const ProcessRow& p : r.processes) {
+    if (!t.on()) break;
+    for (const auto& row : rows_of(&p)) t.Row(Concat({Num(p.pid), p.host}, CsvFields(def, cells(row))));
+  }
 }
 
 }  // namespace
@@ -186,15 +158,11 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     for (const ThreadRow& t : p.threads) threads.Row({Num(p.pid), p.host, Num(t.tid), t.name, Num(t.events)});
   }
 
-  Csv ranges(open, "nvtx_ranges.csv");
-  ranges.Row(kRangeHeader);
-  if (ranges.on()) {
-    for (const RangeRow& row : r.nvtx_ranges) ranges.Row(RangeFields(row));  // one at a time
-  }
-
-  Csv marks(open, "nvtx_marks.csv");
-  marks.Row({"name", "domain", "count"});
-  for (const MarkRow& m : r.nvtx_marks) marks.Row({m.name, m.domain, Num(m.count)});
+  // The range rows one at a time (a table of a million names never exists whole).
+  auto ranges = [&](const ProcessRow* p) -> const RangeRows& { return p ? p->nvtx_ranges : r.nvtx_ranges; };
+  DeclaredCsv(open, "nvtx_ranges.csv", RangeTable(), r, false, ranges, RangeCells);
+  DeclaredCsv(open, "nvtx_marks.csv", MarkTable(), r, false, [&](const ProcessRow*) -> const auto& { return r.nvtx_marks; },
+              MarkCells);
 
   const Bottleneck& b = r.bottleneck;
   Csv summary(open, "bottleneck.csv");
@@ -214,7 +182,7 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     const bool has = t.step.count > 0;
     std::vector<std::string> row = {Num(t.pid), t.host, Opt(t.rank), t.role, VerdictName(t.verdict), Num(t.steps),
                                     Num(t.step.count), t.warmup_skipped ? "true" : "false", Num(t.eval_steps),
-                                    Num(t.step.mean_ns), Num(t.step.median_ns), Num(t.step.p90_ns), Num(t.step.std_ns)};
+                                    Num(t.step.mean), Num(t.step.median), Num(t.step.p90), Num(t.step.std)};
     for (const PartShare& p : t.parts) row.push_back(Num(p.percent));
     row.push_back(has ? PartName(t.largest) : "");
     row.push_back(InputCauseName(t.advice.cause));
@@ -224,8 +192,8 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     row.push_back(in ? Num(in->worker_processes) : "");
     row.push_back(in && in->busy_percent ? Num(*in->busy_percent) : "");
     row.push_back(in && in->fetch.fetches ? Num(in->fetch_mean_ns()) : "");
-    row.push_back(in && fetch > 0 ? Num(static_cast<double>(in->fetch.getitem_ns) * 100.0 / fetch) : "");
-    row.push_back(in && fetch > 0 ? Num(static_cast<double>(in->fetch.collate_ns) * 100.0 / fetch) : "");
+    row.push_back(in && fetch > 0 ? Num(in->fetch.getitem_percent()) : "");
+    row.push_back(in && fetch > 0 ? Num(in->fetch.collate_percent()) : "");
     row.push_back(Opt(t.advice.workers_needed));
     row.push_back(in ? Num(in->startup_wait_ns) : "");
     const GpuIdle* g = t.gpu && t.gpu->recorded ? &*t.gpu : nullptr;
@@ -289,64 +257,32 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     }
   }
 
-  Csv api(open, "cuda_api.csv");
-  api.Row(ApiHeader());
-  for (const CudaApiRow& row : r.cuda.api) api.Row(ApiFields(row));
-
-  Csv kernels(open, "gpu_kernels.csv");
-  kernels.Row(KernelHeader());
-  for (const KernelRow& row : r.cuda.kernels) kernels.Row(KernelFields(row));
-
-  Csv memory(open, "memory_ops.csv");
-  memory.Row(MemoryHeader());
-  for (const MemoryOpRow& row : r.cuda.memory) memory.Row(MemoryFields(row));
+  auto api = [&](const ProcessRow* p) -> const auto& { return (p ? p->cuda : r.cuda).api; };
+  auto kernels = [&](const ProcessRow* p) -> const auto& { return (p ? p->cuda : r.cuda).kernels; };
+  auto memory = [&](const ProcessRow* p) -> const auto& { return (p ? p->cuda : r.cuda).memory; };
+  DeclaredCsv(open, "cuda_api.csv", CudaApiTableDef(), r, false, api, CudaApiCells);
+  DeclaredCsv(open, "gpu_kernels.csv", KernelTableDef(), r, false, kernels, KernelCells);
+  DeclaredCsv(open, "memory_ops.csv", MemoryTableDef(), r, false, memory, MemoryCells);
 
   Csv devices(open, "gpu_devices.csv");
-  devices.Row({"pid", "host", "device", "name", "processes", "kernels", "kernel_ns", "memcpys", "memsets", "memory_ns",
-               "busy_ns", "lifetime_ns", "busy_percent", "active_begin_ns", "active_end_ns", "active_busy_percent",
-               "launch_latency_count", "launch_latency_mean_ns", "launch_latency_median_ns", "launch_latency_p95_ns"});
-  auto device_row = [&](const DeviceRow& d) {
-    const bool lat = d.latency_count > 0;
-    devices.Row({Opt(d.pid), d.host, Num(d.device), d.name, Num(d.processes), Num(d.kernels), Num(d.kernel_ns),
-                 Num(d.memcpys), Num(d.memsets), Num(d.memory_ns), Num(d.busy_ns), Num(d.lifetime_ns),
-                 Opt(d.busy_percent), Num(d.active_begin_ns), Num(d.active_end_ns), Opt(d.active_busy_percent),
-                 Num(d.latency_count), lat ? Num(d.latency_mean_ns) : "", lat ? Num(d.latency_median_ns) : "",
-                 lat ? Num(d.latency_p95_ns) : ""});
-  };
+  devices.Row(CsvHeader(DeviceTable()));
+  auto device_row = [&](const DeviceRow& d) { devices.Row(CsvFields(DeviceTable(), DeviceCells(d))); };
   for (const DeviceRow& d : r.cuda.devices) device_row(d);  // merged: pid empty
   for (const ProcessRow& p : r.processes) {
     for (const DeviceRow& d : p.cuda.devices) device_row(d);
   }
 
-  if (r.options.by_process) {
-    Csv per(open, "nvtx_ranges_by_process.csv");
-    header = {"pid", "host"};
-    header.insert(header.end(), kRangeHeader.begin(), kRangeHeader.end());
-    per.Row(header);
-    for (const ProcessRow& p : r.processes) {
-      if (!per.on()) break;
-      for (const RangeRow& row : p.nvtx_ranges) {
-        std::vector<std::string> fields = {Num(p.pid), p.host};
-        auto rest = RangeFields(row);
-        fields.insert(fields.end(), rest.begin(), rest.end());
-        per.Row(fields);
-      }
-    }
+  for (const TableRows& t : r.tables) {
+    DeclaredCsv(open, t.def->csv, *t.def, r, false, [&](const ProcessRow*) -> const auto& { return t.rows; },
+                [](const Cells& c) { return c; });
+  }
 
+  if (r.options.by_process) {
+    DeclaredCsv(open, "nvtx_ranges_by_process.csv", RangeTable(), r, true, ranges, RangeCells);
     // CUDA tables per process: pid and host, then the columns of the merged table.
-    auto per_process = [&](const char* name, std::vector<std::string> header, auto rows_of, auto fields_of) {
-      Csv t(open, name);
-      t.Row(Concat({"pid", "host"}, header));
-      for (const ProcessRow& p : r.processes) {
-        for (const auto& row : rows_of(p)) t.Row(Concat({Num(p.pid), p.host}, fields_of(row)));
-      }
-    };
-    per_process("cuda_api_by_process.csv", ApiHeader(), [](const ProcessRow& p) -> const auto& { return p.cuda.api; },
-                ApiFields);
-    per_process("gpu_kernels_by_process.csv", KernelHeader(),
-                [](const ProcessRow& p) -> const auto& { return p.cuda.kernels; }, KernelFields);
-    per_process("memory_ops_by_process.csv", MemoryHeader(),
-                [](const ProcessRow& p) -> const auto& { return p.cuda.memory; }, MemoryFields);
+    DeclaredCsv(open, "cuda_api_by_process.csv", CudaApiTableDef(), r, true, api, CudaApiCells);
+    DeclaredCsv(open, "gpu_kernels_by_process.csv", KernelTableDef(), r, true, kernels, KernelCells);
+    DeclaredCsv(open, "memory_ops_by_process.csv", MemoryTableDef(), r, true, memory, MemoryCells);
   }
 
   Csv stats(open, "stats.csv");  // the catalogue of losses (model/losses.def), summed over the trace

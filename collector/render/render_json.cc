@@ -2,6 +2,8 @@
 // median_ns and percent are derived and may be fractional.
 #include "collector/render/render.h"
 #include "collector/render/render_json_cuda.h"
+#include "collector/render/table_render.h"
+#include "collector/report/report_tables.h"
 
 #include <algorithm>
 
@@ -10,27 +12,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-template <typename T>
-Json OrNull(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
-
-Json RangeJson(const RangeRow& r) {
-    return Json{{"name", r.name},
-                   {"domain", r.domain},
-                   {"style", r.style},
-                   {"calls", r.calls},
-                   {"total_ns", r.total_ns},
-                   {"percent", r.percent},
-                   {"mean_ns", r.mean_ns},
-                   {"std_ns", r.std_ns},
-                   {"min_ns", r.min_ns},
-                   {"median_ns", r.median_ns},
-                   {"median_exact", r.median_exact},
-                   {"max_ns", r.max_ns},
-                   {"unbalanced", r.unbalanced},
-                   {"names", r.names}};
-}
 
 // Pretty JSON exactly as nlohmann's dump(2) writes it, streamed: big arrays (range tables, the
 // processes) one element at a time, so that the document never exists whole in memory.
@@ -102,7 +83,7 @@ class JsonWriter {
     out_->Write("]");
   }
   void RangeArray(std::string_view key, const RangeRows& rows) {
-    ArrayMember(key, rows.size(), [&](size_t i, int depth) { Value(RangeJson(rows[i]), depth); });
+    ArrayMember(key, rows.size(), [&](size_t i, int depth) { Value(RowJson(RangeTable(), RangeCells(rows[i])), depth); });
   }
 
  private:
@@ -141,25 +122,22 @@ Json StatsJson(const LossCounts& counts) {
   return out;
 }
 
-Json StepStatsJson(const StepStats& s) {
-  return {{"count", s.count},   {"total_ns", s.total_ns}, {"mean_ns", s.mean_ns}, {"median_ns", s.median_ns},
-          {"p90_ns", s.p90_ns}, {"std_ns", s.std_ns},     {"min_ns", s.min_ns},   {"max_ns", s.max_ns}};
+Json StepStatsJson(const SampleStats& s) {
+  return {{"count", s.count},   {"total_ns", s.total}, {"mean_ns", s.mean}, {"median_ns", s.median},
+          {"p90_ns", s.p90}, {"std_ns", s.std},     {"min_ns", s.min},   {"max_ns", s.max}};
 }
 
 Json FetchJson(const InputPipeline& in) {
   const FetchStats& f = in.fetch;
-  const double whole = static_cast<double>(f.fetch_ns);
-  auto pct = [&](uint64_t v) { return whole > 0 ? static_cast<double>(v) * 100.0 / whole : 0.0; };
-  const uint64_t other = f.fetch_ns - std::min(f.fetch_ns, f.getitem_ns + f.collate_ns);
   return {{"count", f.fetches},
           {"total_ns", f.fetch_ns},
           {"mean_ns", in.fetch_mean_ns()},
           {"getitem_ns", f.getitem_ns},
           {"collate_ns", f.collate_ns},
-          {"other_ns", other},
-          {"getitem_percent", pct(f.getitem_ns)},
-          {"collate_percent", pct(f.collate_ns)},
-          {"other_percent", pct(other)},
+          {"other_ns", f.other_ns()},
+          {"getitem_percent", f.getitem_percent()},
+          {"collate_percent", f.collate_percent()},
+          {"other_percent", f.other_percent()},
           {"getitem_calls", f.getitem_calls},
           {"getitem_mean_ns", in.getitem_mean_ns()},
           {"items_per_batch", in.items_per_batch()}};
@@ -408,11 +386,10 @@ void RenderJson(const Report& r, OutputSink* out) {
   w.RangeArray("nvtx_ranges", r.nvtx_ranges);
   doc = Json::object();
   doc["nvtx_ranges_omitted"] = r.nvtx_ranges_omitted;
-  Json marks = Json::array();
-  for (const MarkRow& m : r.nvtx_marks) marks.push_back({{"name", m.name}, {"domain", m.domain}, {"count", m.count}});
-  doc["nvtx_marks"] = std::move(marks);
+  doc["nvtx_marks"] = TableJson(MarkTable(), RowsOf(r.nvtx_marks, MarkCells));
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
   AddCudaTables(r.cuda, &doc);
+  for (const TableRows& t : r.tables) doc[t.def->name] = TableJson(*t.def, t.source());
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["stats"] = StatsJson(r.stats);
   doc["warnings"] = r.warnings;
@@ -422,11 +399,7 @@ void RenderJson(const Report& r, OutputSink* out) {
 }
 
 std::string RenderJson(const Report& report) {
-  std::string text;
-  StringSink sink(&text);
-  RenderJson(report, &sink);
-  sink.Close();
-  return text;
+  return WrittenText([&](OutputSink* out) { RenderJson(report, out); });
 }
 
 }  // namespace trainprof::collector

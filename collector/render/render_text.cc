@@ -20,7 +20,9 @@
 #include "collector/render/render.h"
 #include "collector/render/render_text_cuda.h"
 #include "collector/base/text_safety.h"
+#include "collector/render/table_render.h"
 #include "collector/render/text_table.h"
+#include "collector/report/report_tables.h"
 #include "collector/base/units.h"
 
 namespace trainprof::collector {
@@ -44,43 +46,9 @@ std::string DisplayCommand(const std::string& command) {
   return Shorten(c, kCommandWidth);
 }
 
-// The cells of one range row (escaped, as Table does).
-std::vector<std::string> RangeCells(const RangeRow& r) {
-  std::string name = r.grouped ? r.name + " (" + Plural(r.names, "name", "names") + ")" : r.name;
-  std::vector<std::string> cells;
-  if (r.calls == 0) {
-    cells = {"-", "-", "0", "-", "-", "-", "-", "-", std::to_string(r.unbalanced), r.style, std::move(name)};
-  } else {
-    cells = {FormatPercent(r.percent), FormatDuration(static_cast<double>(r.total_ns)), std::to_string(r.calls),
-             FormatDuration(r.mean_ns), (r.median_exact ? "" : "~") + FormatDuration(r.median_ns),
-             FormatDuration(static_cast<double>(r.min_ns)), FormatDuration(static_cast<double>(r.max_ns)),
-             FormatDuration(r.std_ns), std::to_string(r.unbalanced), r.style, std::move(name)};
-  }
-  for (std::string& c : cells) c = EscapeControls(c);
-  return cells;
-}
-
-// A range table, streamed in two passes over the rows (column widths, then lines), as Table
-// lays it out, so that a million rows never exist as text at once.
+// A range table, streamed (table_render.h), and its notes.
 void RangeTableText(const RangeRows& rows, size_t omitted, size_t top, OutputSink* out) {
-  const std::vector<Column> columns = {{"Time (%)", true}, {"Total Time", true}, {"Calls", true}, {"Mean", true},
-                                       {"Median", true},   {"Min", true},        {"Max", true},   {"StdDev", true},
-                                       {"Unbalanced", true}, {"Style", false},   {"Range", false}};
-  std::vector<size_t> width(columns.size());
-  for (size_t c = 0; c < columns.size(); ++c) width[c] = Width(columns[c].header);
-  for (const RangeRow& r : rows) {
-    const std::vector<std::string> cells = RangeCells(r);
-    for (size_t c = 0; c < columns.size(); ++c) width[c] = std::max(width[c], Width(cells[c]));
-  }
-  auto line = [&](const std::vector<std::string>& cells) { out->Write(TableLine(columns, width, cells, "  ")); };
-  std::vector<std::string> headers, rule;
-  for (size_t c = 0; c < columns.size(); ++c) {
-    headers.push_back(columns[c].header);
-    rule.push_back(std::string(width[c], '-'));
-  }
-  line(headers);
-  line(rule);
-  for (const RangeRow& r : rows) line(RangeCells(r));
+  TextTable(RangeTable(), RowsOf(rows, RangeCells), "  ", out);
   if (omitted > 0) out->Write("  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n");
   if (rows.any_estimated()) {
     char note[160];
@@ -97,15 +65,6 @@ std::string ProcessLabel(const ProcessRow& p) {
   std::string cmd = DisplayCommand(p.command);
   if (!cmd.empty()) label += ": " + cmd;
   return EscapeControls(label);
-}
-
-const char* VerdictText(Verdict v) {
-  switch (v) {
-    case Verdict::kInputBound: return "input-bound";
-    case Verdict::kPartlyInputBound: return "partly input-bound";
-    case Verdict::kComputeBound: return "compute-bound";
-    default: return "no steps";
-  }
 }
 
 std::string Dur(double ns) { return FormatDuration(ns); }
@@ -128,14 +87,14 @@ std::string BottleneckText(const Bottleneck& b) {
     if (t.step.count == 0) {
       for (int i = 0; i < (b.gpu.recorded ? 11 : 10); ++i) row.push_back("-");
     } else {
-      for (double v : {t.step.mean_ns, t.step.median_ns, t.step.p90_ns, t.step.std_ns}) row.push_back(Dur(v));
+      for (double v : {t.step.mean, t.step.median, t.step.p90, t.step.std}) row.push_back(Dur(v));
       for (Part p :
            {Part::kDataWait, Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective, Part::kOther}) {
         row.push_back(FormatPercent(t.part(p).percent) + "%");
       }
       if (b.gpu.recorded) row.push_back(t.gpu && t.gpu->recorded ? FormatPercent(t.gpu->busy_percent) + "%" : "-");
     }
-    row.push_back(VerdictText(t.verdict));
+    row.push_back(VerdictLabel(t.verdict));
     steps.Add(std::move(row));
   }
   out += steps.Render("  ");
@@ -259,15 +218,17 @@ void RenderText(const Report& r, OutputSink* sink) {
 
   if (!r.nvtx_marks.empty()) {
     out += "\nNVTX marks (all processes)\n";
-    Table t({{"Count", true}, {"Mark", false}});
-    for (const MarkRow& m : r.nvtx_marks) t.Add({std::to_string(m.count), m.name});
-    out += t.Render("  ");
+    out += TextTable(MarkTable(), RowsOf(r.nvtx_marks, MarkCells), "  ");
     if (r.nvtx_marks_omitted > 0) {
       out += "  ... " + Plural(r.nvtx_marks_omitted, "more row", "more rows") + " (--top " + std::to_string(r.options.top) + ")\n";
     }
   }
 
   out += CudaSectionsText(r);
+  for (const TableRows& t : r.tables) {
+    out += "\n" + t.title + "\n";
+    out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, t.source(), "  ");
+  }
 
   if (r.options.by_process) {
     for (const ProcessRow& p : r.processes) {
@@ -287,11 +248,7 @@ void RenderText(const Report& r, OutputSink* sink) {
 }
 
 std::string RenderText(const Report& report) {
-  std::string text;
-  StringSink sink(&text);
-  RenderText(report, &sink);
-  sink.Close();
-  return text;
+  return WrittenText([&](OutputSink* out) { RenderText(report, out); });
 }
 
 }  // namespace trainprof::collector

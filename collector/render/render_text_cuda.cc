@@ -2,16 +2,11 @@
 
 #include <algorithm>
 
-#include "collector/render/text_table.h"
-#include "collector/base/units.h"
+#include "collector/render/table_render.h"
+#include "collector/report/report_tables.h"
 
 namespace trainprof::collector {
 namespace {
-
-constexpr size_t kKernelNameWidth = 100;  // display names longer than this are cut, unless --full-names
-
-std::string Dur(double ns) { return FormatDuration(ns); }
-std::string Pct(const std::optional<double>& p) { return p ? FormatPercent(*p) + "%" : "-"; }
 
 std::string More(size_t omitted, size_t top) {
   if (omitted == 0) return "";
@@ -20,81 +15,17 @@ std::string More(size_t omitted, size_t top) {
 }
 
 std::string ApiTable(const std::vector<CudaApiRow>& rows, size_t omitted, size_t top) {
-  Table t({{"Time (%)", true},
-           {"Total Time", true},
-           {"Calls", true},
-           {"Mean", true},
-           {"Median", true},
-           {"Min", true},
-           {"Max", true},
-           {"StdDev", true},
-           {"Errors", true},
-           {"Unfinished", true},
-           {"Name", false}});
-  for (const CudaApiRow& r : rows) {
-    const SampleStats& s = r.time;
-    if (s.count == 0) {
-      t.Add({"-", "-", "0", "-", "-", "-", "-", "-", std::to_string(r.errors), std::to_string(r.unfinished), r.name});
-      continue;
-    }
-    t.Add({FormatPercent(r.percent), Dur(static_cast<double>(s.total)), std::to_string(s.count), Dur(s.mean),
-           Dur(s.median), Dur(static_cast<double>(s.min)), Dur(static_cast<double>(s.max)), Dur(s.std),
-           std::to_string(r.errors), std::to_string(r.unfinished), r.name});
-  }
-  return t.Render("  ") + More(omitted, top);
+  return TextTable(CudaApiTableDef(), RowsOf(rows, CudaApiCells), "  ") + More(omitted, top);
 }
 
 std::string KernelTableText(const std::vector<KernelRow>& rows, size_t omitted, const ReportOptions& o) {
-  Table t({{"Time (%)", true},
-           {"Total Time", true},
-           {"Instances", true},
-           {"Mean", true},
-           {"Median", true},
-           {"Min", true},
-           {"Max", true},
-           {"StdDev", true},
-           {"Grid", false},
-           {"Block", false},
-           {"Name", false}});
-  for (const KernelRow& r : rows) {
-    const SampleStats& s = r.time;
-    t.Add({FormatPercent(r.percent), Dur(static_cast<double>(s.total)), std::to_string(s.count), Dur(s.mean),
-           Dur(s.median), Dur(static_cast<double>(s.min)), Dur(static_cast<double>(s.max)), Dur(s.std), r.grid,
-           r.block, o.full_names ? r.name : Shorten(r.name, kKernelNameWidth)});
-  }
-  return t.Render("  ") + More(omitted, o.top);
+  return TextTable(KernelTableDef(), RowsOf(rows, KernelCells), "  ", !o.full_names) + More(omitted, o.top);
 }
 
 std::string MemoryTableText(const std::vector<MemoryOpRow>& rows, size_t omitted, size_t top) {
-  Table t({{"Time (%)", true},
-           {"Total Time", true},
-           {"Count", true},
-           {"Mean", true},
-           {"Median", true},
-           {"Min", true},
-           {"Max", true},
-           {"StdDev", true},
-           {"Total Size", true},
-           {"Min Size", true},
-           {"Max Size", true},
-           {"Bandwidth", true},
-           {"Pageable", true},
-           {"Operation", false}});
-  bool pageable = false;
-  for (const MemoryOpRow& r : rows) {
-    const SampleStats& s = r.time;
-    pageable = pageable || r.pageable_count > 0;
-    t.Add({FormatPercent(r.percent), Dur(static_cast<double>(s.total)), std::to_string(s.count), Dur(s.mean),
-           Dur(s.median), Dur(static_cast<double>(s.min)), Dur(static_cast<double>(s.max)), Dur(s.std),
-           FormatBytes(static_cast<double>(r.size.total)), FormatBytes(static_cast<double>(r.size.min)),
-           FormatBytes(static_cast<double>(r.size.max)),
-           r.bandwidth_gbps ? FormatBytes(*r.bandwidth_gbps * 1e9) + "/s" : "-",
-           r.pageable_count == 0 ? "0"
-                                 : std::to_string(r.pageable_count) + " (" +
-                                       FormatBytes(static_cast<double>(r.pageable_bytes)) + ")",
-           r.label});
-  }
-  std::string out = t.Render("  ") + More(omitted, top);
+  const bool pageable =
+      std::any_of(rows.begin(), rows.end(), [](const MemoryOpRow& r) { return r.pageable_count > 0; });
+  std::string out = TextTable(MemoryTableDef(), RowsOf(rows, MemoryCells), "  ") + More(omitted, top);
   out += "  Bandwidth = total size / total time (1 GB = 10^9 bytes).\n";
   if (pageable) {
     out +=
@@ -105,43 +36,17 @@ std::string MemoryTableText(const std::vector<MemoryOpRow>& rows, size_t omitted
   return out;
 }
 
-std::string DeviceCell(const DeviceRow& d) { return std::to_string(d.device); }
-
-void AddDeviceRow(Table* t, const std::string& who, const DeviceRow& d) {
-  const bool lat = d.latency_count > 0;
-  t->Add({who, DeviceCell(d), d.name.empty() ? "-" : d.name, Pct(d.busy_percent), Pct(d.active_busy_percent),
-          std::to_string(d.kernels), Dur(static_cast<double>(d.kernel_ns)), std::to_string(d.memcpys + d.memsets),
-          Dur(static_cast<double>(d.memory_ns)), lat ? Dur(d.latency_mean_ns) : "-",
-          lat ? Dur(d.latency_median_ns) : "-", lat ? Dur(d.latency_p95_ns) : "-"});
-}
-
 std::string DevicesText(const Report& r) {
-  Table t({{"PID", false},
-           {"Device", true},
-           {"Name", false},
-           {"Busy", true},
-           {"Busy (active)", true},
-           {"Kernels", true},
-           {"Kernel Time", true},
-           {"Copies+Sets", true},
-           {"Memory Time", true},
-           {"Launch Mean", true},
-           {"Launch Median", true},
-           {"Launch P95", true}});
-  size_t rows = 0;
+  std::vector<Cells> rows;
   for (const DeviceRow& d : r.cuda.devices) {
     if (d.processes < 2) continue;  // one process: its own row says it all
-    AddDeviceRow(&t, r.hosts > 1 ? "all@" + d.host : "all", d);
-    ++rows;
+    rows.push_back(DeviceCells(d, r.hosts > 1 ? "all@" + d.host : "all"));
   }
   for (const ProcessRow& p : r.processes) {
-    for (const DeviceRow& d : p.cuda.devices) {
-      AddDeviceRow(&t, std::to_string(p.pid), d);
-      ++rows;
-    }
+    for (const DeviceRow& d : p.cuda.devices) rows.push_back(DeviceCells(d, std::to_string(p.pid)));
   }
-  if (rows == 0) return "  no GPU activity recorded\n";
-  return t.Render("  ") +
+  if (rows.empty()) return "  no GPU activity recorded\n";
+  return TextTable(DeviceTable(), RowsOf(rows, [](const Cells& c) { return c; }), "  ") +
          "  Busy = time the device ran a kernel, memcpy or memset (their union) / the process's wall time; (active) =\n"
          "  / the time from its first to its last GPU activity; \"all\" = every process on that device. Launch =\n"
          "  kernel start - enter of the API call that launched it.\n";

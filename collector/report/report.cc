@@ -23,15 +23,8 @@ RangeRow ToRow(const RangeStats& s, const StringPool& strings) {
   row.name = RangeDisplayName(s.key, strings);
   row.domain = std::string(strings.Get(s.key.domain));
   row.style = RangeStyleName(s.key.style);
-  row.calls = s.calls;
-  row.total_ns = s.total_ns;
+  row.time = s.time;
   row.percent = s.percent;
-  row.mean_ns = s.mean_ns;
-  row.std_ns = s.std_ns;
-  row.min_ns = s.min_ns;
-  row.median_ns = s.median_ns;
-  row.median_exact = s.median_exact;
-  row.max_ns = s.max_ns;
   row.unbalanced = s.unbalanced;
   row.names = s.names;
   return row;

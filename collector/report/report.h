@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collector/analysis/bottleneck.h"
+#include "collector/base/table.h"
 #include "collector/stats/cuda_tables.h"
 #include "collector/stats/gpu_tracing.h"
 #include "collector/model/model.h"
@@ -37,15 +38,8 @@ struct RangeRow {
   std::string name;    ///< display name: "name", "domain:name", "<unnamed>", "<pop without push>"
   std::string domain;  ///< "" for the default domain
   std::string style;   ///< "push/pop" or "start/end"
-  uint64_t calls = 0;
-  uint64_t total_ns = 0;
+  SampleStats time;  ///< durations (ns): time.count = calls; time.exact false: median estimated
   double percent = 0;
-  double mean_ns = 0;
-  double std_ns = 0;
-  uint64_t min_ns = 0;
-  double median_ns = 0;
-  bool median_exact = true;  ///< false: estimated within DurationSummary::kRelativeError
-  uint64_t max_ns = 0;
   uint64_t unbalanced = 0;
   uint64_t names = 1;  ///< distinct names in the row; a group ("step <N>") when grouped is true
   bool grouped = false;  ///< name is a pattern of names differing only in numbers (name_groups.h)
@@ -185,6 +179,10 @@ struct Report {
   size_t nvtx_marks_omitted = 0;
   bool has_cuda = false;  ///< some process has CUDA records (calls, GPU activity, or a GPU status)
   CudaTables cuda;        ///< over all processes; devices merged per host and device
+  /// Further tables, each with its declaration (report_tables.h): every renderer shows them
+  /// generically (text: a section after the GPU tables; JSON: a member before "bottleneck"; CSV:
+  /// a file after gpu_devices.csv). A new table goes here (collector/README.md, "Adding a table").
+  std::vector<TableRows> tables;
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
   /// File damage ("FILE: what (read N of M bytes)") and notes: the catalogue's lines (model/losses.def,
   /// report/warnings.h), after the launcher's about the paths given.

@@ -30,7 +30,6 @@ std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaData*>& images,
     }
   }
   std::vector<CudaApiRow> rows;
-  uint64_t all = 0;
   for (auto& [key, s] : by_name) {
     CudaApiRow row;
     row.name = key.first;
@@ -38,12 +37,9 @@ std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaData*>& images,
     row.time = SummarizeSample(&s.durations);
     row.errors = s.errors;
     row.unfinished = s.unfinished;
-    all += row.time.total;
     rows.push_back(std::move(row));
   }
-  for (CudaApiRow& row : rows) {
-    row.percent = all > 0 ? static_cast<double>(row.time.total) * 100.0 / static_cast<double>(all) : 0.0;
-  }
+  SetTimeShares(&rows);
   std::stable_sort(rows.begin(), rows.end(), [](const CudaApiRow& a, const CudaApiRow& b) {
     return std::make_tuple(b.time.total, b.time.count, b.unfinished) <
            std::make_tuple(a.time.total, a.time.count, a.unfinished);

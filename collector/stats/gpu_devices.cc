@@ -71,10 +71,6 @@ void MergeInto(DeviceSamples* to, DeviceSamples&& from) {
   to->memory_ns += from.memory_ns;
 }
 
-double Percent(uint64_t part, uint64_t whole) {
-  return static_cast<double>(part) * 100.0 / static_cast<double>(whole);
-}
-
 DeviceRow Summarize(uint32_t device, DeviceSamples&& d) {
   DeviceRow row;
   row.device = device;

@@ -49,7 +49,6 @@ std::vector<KernelRow> KernelTable(const std::vector<const CudaData*>& images, c
   }
   std::vector<KernelRow> rows;
   rows.reserve(by_name.size());
-  uint64_t all = 0;
   for (auto& [name, s] : by_name) {
     KernelRow row;
     row.mangled = std::string(strings.Get(name));
@@ -63,12 +62,9 @@ std::vector<KernelRow> KernelTable(const std::vector<const CudaData*>& images, c
     row.block_variants = blocks;
     row.grid = grids == 1 ? row.grid_most_common : "varies";
     row.block = blocks == 1 ? row.block_most_common : "varies";
-    all += row.time.total;
     rows.push_back(std::move(row));
   }
-  for (KernelRow& row : rows) {
-    row.percent = all > 0 ? static_cast<double>(row.time.total) * 100.0 / static_cast<double>(all) : 0.0;
-  }
+  SetTimeShares(&rows);
   std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
     return std::tie(b.time.total, b.time.count, a.mangled) < std::tie(a.time.total, a.time.count, b.mangled);
   });

@@ -46,7 +46,6 @@ std::vector<MemoryOpRow> MemoryTable(const std::vector<const CudaData*>& images)
     }
   }
   std::vector<MemoryOpRow> rows;
-  uint64_t all = 0;
   for (auto& [kind, s] : by_kind) {
     MemoryOpRow row;
     row.kind = kind;
@@ -58,12 +57,9 @@ std::vector<MemoryOpRow> MemoryTable(const std::vector<const CudaData*>& images)
     }
     row.pageable_count = s.pageable_count;
     row.pageable_bytes = s.pageable_bytes;
-    all += row.time.total;
     rows.push_back(std::move(row));
   }
-  for (MemoryOpRow& row : rows) {
-    row.percent = all > 0 ? static_cast<double>(row.time.total) * 100.0 / static_cast<double>(all) : 0.0;
-  }
+  SetTimeShares(&rows);
   std::stable_sort(rows.begin(), rows.end(), [](const MemoryOpRow& a, const MemoryOpRow& b) {
     return std::tie(b.time.total, b.time.count) < std::tie(a.time.total, a.time.count);
   });

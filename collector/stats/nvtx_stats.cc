@@ -99,16 +99,8 @@ RangeStats Summarize(const RangeKey& key, const DurationSummary& d, uint64_t unb
   s.key = key;
   s.unbalanced = unbalanced;
   s.wall_ns = wall_ns;
-  const SampleStats st = d.Stats();
-  s.calls = st.count;
-  s.total_ns = st.total;
-  s.min_ns = st.min;
-  s.max_ns = st.max;
-  s.mean_ns = st.mean;
-  s.std_ns = st.std;
-  s.median_ns = st.median;
-  s.median_exact = d.exact();
-  s.percent = wall_ns > 0 ? static_cast<double>(st.total) * 100.0 / static_cast<double>(wall_ns) : 0.0;
+  s.time = d.Stats();
+  s.percent = Percent(static_cast<double>(s.time.total), static_cast<double>(wall_ns));
   return s;
 }
 

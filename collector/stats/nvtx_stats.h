@@ -18,6 +18,7 @@
 
 #include "collector/model/model.h"
 #include "collector/model/nvtx_summary.h"
+#include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
 
@@ -31,15 +32,8 @@ NvtxProcessData TakeNvtx(Process* process);
 
 struct RangeStats {
   RangeKey key;
-  uint64_t calls = 0;
-  uint64_t total_ns = 0;
-  uint64_t min_ns = 0;
-  uint64_t max_ns = 0;
-  double mean_ns = 0;
-  double std_ns = 0;     ///< sample standard deviation (n-1); 0 for fewer than two calls
-  double median_ns = 0;  ///< mean of the two middle durations for an even count
-  bool median_exact = true;  ///< false: estimated (DurationSummary::kRelativeError)
-  double percent = 0;
+  SampleStats time;      ///< durations (ns): time.count = calls; time.exact false: median estimated
+  double percent = 0;    ///< time.total / wall_ns
   uint64_t wall_ns = 0;  ///< the denominator of percent
   uint64_t unbalanced = 0;
   uint64_t names = 1;    ///< distinct names of the row: > 1 for a group ("step <N>")

@@ -18,7 +18,7 @@
 // is full claims the next free chunk slot; its chunks are ordered by ChunkHeader::thread_seq.
 //
 // Records: one tag byte, then fields as unsigned LEB128 varints ("v"), signed ones zigzag-encoded
-// ("z"), in the order listed by RecordTag. Timed records carry "dt": nanoseconds since the previous
+// ("z"), in the order the schema lists them (records.def). Timed records carry "dt": nanoseconds since the previous
 // timed record of the same chunk (the first one: since ChunkHeader::base_ns). Times are
 // CLOCK_MONOTONIC nanoseconds (see FileHeader for the CLOCK_REALTIME pair).
 //
@@ -44,8 +44,6 @@ inline constexpr uint32_t kDefaultChunkSize = 64 * 1024;  // bytes; page aligned
 inline constexpr uint32_t kChunkMagic = 0x4B435054;       // "TPCK"
 /// Longest string the writer stores (bytes); longer names are cut and counted as misuse.
 inline constexpr uint32_t kMaxStringBytes = 4096;
-/// Largest encoded record, except strings (which are bounded by kMaxStringBytes + 16).
-inline constexpr uint32_t kMaxFixedRecordBytes = 96;
 
 /// How a process image ended, FileHeader::end_kind and PROCESS_END / CHILD_EXIT records.
 enum class EndKind : uint32_t {
@@ -147,55 +145,15 @@ struct ChunkHeader {
 };
 static_assert(sizeof(ChunkHeader) == 64, "ChunkHeader is one cache line");
 
-/// Record tags and their fields (v = varint, z = zigzag varint, b = bytes).
+/// Record tags, one per record kind of the schema (records.def: fields, classes, meanings;
+/// records.h: the structs, encoders and decoders made from it).
 enum class RecordTag : uint8_t {
   kInvalid = 0,
-  // NVTX. domain 0 is the default (non-domain) API; name is a string id (0 = no name).
-  kRangePush = 1,    ///< dt, domain, name, category
-  kRangePop = 2,     ///< dt, domain
-  kMark = 3,         ///< dt, domain, name, category
-  kRangeStart = 4,   ///< dt, domain, name, category, range_id
-  kRangeEnd = 5,     ///< dt, range_id
-  // Definitions (untimed).
-  kString = 16,      ///< id, length, b[length]
-  kDomain = 17,      ///< domain, name
-  kThreadName = 18,  ///< tid, name            (nvtxNameOsThread and friends)
-  kCategoryName = 19,///< domain, category, name
-  kDomainDestroy = 20,///< dt, domain
-  kRole = 21,        ///< name                 (the process's role, e.g. "DataLoader worker")
-  kProcessEnv = 22,  ///< name                 ("NAME=value" learned after start, e.g. RANK set
-                     ///<                       by torch.multiprocessing.spawn'ed code; wins over
-                     ///<                       the header's MetaKey::kEnv of the same NAME)
-  // Process events.
-  kProcessEnd = 32,  ///< dt, kind (EndKind), z code
-  kFork = 33,        ///< dt, child pid        (in the parent, after fork() / posix_spawn() returned;
-                     ///<                       | kForkOtherNamespace: see there)
-  kExec = 34,        ///< dt, path             (just before execve(); kept if it fails)
-  kChildExit = 35,   ///< dt, pid, kind, z code (a waitpid() of this process reaped pid)
-  kMisuse = 36,      ///< dt, what (MisuseKind), detail   (NVTX used wrongly)
-  // CUDA API calls (CUPTI callback API), on the calling thread. A runtime call and the driver
-  // calls it makes inside are one call: driver calls are recorded only outside runtime calls.
-  // Enter without exit: the call never returned (the process ended inside it).
-  kCudaApiEnter = 48,///< dt, api (CudaApi), cbid, name (string id of CUPTI's function name), correlation
-  kCudaApiExit = 49, ///< dt, correlation, status (cudaError_t / CUresult of the call)
-  // GPU activity (CUPTI activity API), written by the thread that drains CUPTI's buffers.
-  // device/context/stream/correlation are CUPTI's ids; name is a string id.
-  kGpuKernel = 50,   ///< zs, ze, device, context, stream, correlation, name (mangled), grid x, y, z,
-                     ///< block x, y, z, registers per thread, static shared bytes, dynamic shared
-                     ///< bytes, graph id (0 = none), launch (KernelLaunch)
-  kGpuMemcpy = 51,   ///< zs, ze, device, context, stream, correlation, copy kind (MemcpyKind), src
-                     ///< memory (MemoryKind), dst memory, bytes, src device, dst device, flags
-                     ///< (bit 0: async), graph id
-  kGpuMemset = 52,   ///< zs, ze, device, context, stream, correlation, bytes, value, memory
-                     ///< (MemoryKind), flags (bit 0: async), graph id
-  kGpuSync = 53,     ///< zs, ze, context, stream + 1 (0 = none), type (SyncType), correlation
-  kGpuOverhead = 54, ///< zs, ze, kind (CUPTI's CUpti_ActivityOverheadKind), object kind, object id
-  kGpuDevice = 55,   ///< device, name, cc major, cc minor, SM count, global memory bytes (untimed)
-  kGpuContext = 56,  ///< context, device (untimed)
-  kGpuDropped = 57,  ///< dt, count      (records CUPTI dropped: buffers full or lost)
-  kGpuStatus = 58,   ///< dt, state (GpuState), cupti result, cupti api version, cuda driver version,
-                     ///< message (string id, 0 = none)
-  kCapture = 59,     ///< dt, on (1 recording, 0 paused), reason (CaptureReason)
+#define TRAINPROF_FIELD(name, enc, doc)
+#define TRAINPROF_RECORD(Type, tag, name, cls, since, doc, fields) k##Type = tag,
+#include "trainprof/records.def"
+#undef TRAINPROF_RECORD
+#undef TRAINPROF_FIELD
 };
 
 /// Which CUDA API a call belongs to (kCudaApiEnter).

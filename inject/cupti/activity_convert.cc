@@ -5,22 +5,14 @@
 namespace trainprof::inject::cupti {
 namespace {
 
-using format::PutVarint;
-using format::RecordTag;
-using format::ZigZag;
+using format::EncodeUntimed;
+namespace rec = format::rec;
 
-inline uint8_t* Tag(uint8_t* p, RecordTag tag) {
-  *p = static_cast<uint8_t>(tag);
-  return p + 1;
-}
-
-// A time relative to the chunk's base, zigzag encoded: zero and reversed times are kept as they are.
-inline uint8_t* PutTime(uint8_t* p, uint64_t t, uint64_t base_ns) {
-  return PutVarint(p, ZigZag(static_cast<int64_t>(t - base_ns)));
-}
+// A time relative to the chunk's base (zs, ze): zero and reversed times are kept as they are.
+inline int64_t Rel(uint64_t t, uint64_t base_ns) { return static_cast<int64_t>(t - base_ns); }
 
 // CUPTI's 32-bit signed sizes (grid, block, shared memory) as the format's unsigned varints.
-inline uint8_t* PutU32(uint8_t* p, int32_t v) { return PutVarint(p, static_cast<uint32_t>(v)); }
+inline uint64_t U32(int32_t v) { return static_cast<uint32_t>(v); }
 
 inline size_t Done(const uint8_t* end, const uint8_t* out) { return static_cast<size_t>(end - out); }
 
@@ -78,26 +70,25 @@ uint32_t MemcpyCorrelation(const MemcpyRecord& m) {
 }
 
 size_t EncodeKernel(const KernelRecord& k, uint64_t base_ns, uint32_t name, uint8_t* out) {
-  uint8_t* p = Tag(out, RecordTag::kGpuKernel);
-  p = PutTime(p, k.start, base_ns);
-  p = PutTime(p, k.end, base_ns);
-  p = PutVarint(p, k.deviceId);
-  p = PutVarint(p, k.contextId);
-  p = PutVarint(p, k.streamId);
-  p = PutVarint(p, k.correlationId);
-  p = PutVarint(p, name);
-  p = PutU32(p, k.gridX);
-  p = PutU32(p, k.gridY);
-  p = PutU32(p, k.gridZ);
-  p = PutU32(p, k.blockX);
-  p = PutU32(p, k.blockY);
-  p = PutU32(p, k.blockZ);
-  p = PutVarint(p, k.registersPerThread);
-  p = PutU32(p, k.staticSharedMemory);
-  p = PutU32(p, k.dynamicSharedMemory);
-  p = PutVarint(p, k.graphId);
-  p = PutVarint(p, static_cast<uint64_t>(KernelLaunchOf(k.launchType, k.graphId)));
-  return Done(p, out);
+  const rec::GpuKernel r{.zs = Rel(k.start, base_ns),
+                         .ze = Rel(k.end, base_ns),
+                         .device = k.deviceId,
+                         .context = k.contextId,
+                         .stream = k.streamId,
+                         .correlation = k.correlationId,
+                         .name = name,
+                         .grid_x = U32(k.gridX),
+                         .grid_y = U32(k.gridY),
+                         .grid_z = U32(k.gridZ),
+                         .block_x = U32(k.blockX),
+                         .block_y = U32(k.blockY),
+                         .block_z = U32(k.blockZ),
+                         .registers = k.registersPerThread,
+                         .static_shared = U32(k.staticSharedMemory),
+                         .dynamic_shared = U32(k.dynamicSharedMemory),
+                         .graph = k.graphId,
+                         .launch = static_cast<uint64_t>(KernelLaunchOf(k.launchType, k.graphId))};
+  return Done(EncodeUntimed(out, r), out);
 }
 
 namespace {
@@ -105,22 +96,21 @@ namespace {
 template <typename Record>
 size_t EncodeCopy(const Record& m, uint64_t correlation, uint32_t src_device, uint32_t dst_device, uint64_t base_ns,
                   uint8_t* out) {
-  uint8_t* p = Tag(out, RecordTag::kGpuMemcpy);
-  p = PutTime(p, m.start, base_ns);
-  p = PutTime(p, m.end, base_ns);
-  p = PutVarint(p, m.deviceId);
-  p = PutVarint(p, m.contextId);
-  p = PutVarint(p, m.streamId);
-  p = PutVarint(p, correlation);
-  p = PutVarint(p, m.copyKind);
-  p = PutVarint(p, m.srcKind);
-  p = PutVarint(p, m.dstKind);
-  p = PutVarint(p, m.bytes);
-  p = PutVarint(p, src_device);
-  p = PutVarint(p, dst_device);
-  p = PutVarint(p, (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0);
-  p = PutVarint(p, m.graphId);
-  return Done(p, out);
+  const rec::GpuMemcpy r{.zs = Rel(m.start, base_ns),
+                         .ze = Rel(m.end, base_ns),
+                         .device = m.deviceId,
+                         .context = m.contextId,
+                         .stream = m.streamId,
+                         .correlation = correlation,
+                         .copy_kind = m.copyKind,
+                         .src_kind = m.srcKind,
+                         .dst_kind = m.dstKind,
+                         .bytes_copied = m.bytes,
+                         .src_device = src_device,
+                         .dst_device = dst_device,
+                         .flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1u : 0u,
+                         .graph = m.graphId};
+  return Done(EncodeUntimed(out, r), out);
 }
 }  // namespace
 
@@ -133,31 +123,30 @@ size_t EncodePeerMemcpy(const PeerMemcpyRecord& m, uint64_t base_ns, uint8_t* ou
 }
 
 size_t EncodeMemset(const MemsetRecord& m, uint64_t base_ns, uint8_t* out) {
-  uint8_t* p = Tag(out, RecordTag::kGpuMemset);
-  p = PutTime(p, m.start, base_ns);
-  p = PutTime(p, m.end, base_ns);
-  p = PutVarint(p, m.deviceId);
-  p = PutVarint(p, m.contextId);
-  p = PutVarint(p, m.streamId);
-  p = PutVarint(p, m.correlationId);
-  p = PutVarint(p, m.bytes);
-  p = PutVarint(p, m.value);
-  p = PutVarint(p, m.memoryKind);
-  p = PutVarint(p, (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0);
-  p = PutVarint(p, m.graphId);
-  return Done(p, out);
+  const rec::GpuMemset r{.zs = Rel(m.start, base_ns),
+                         .ze = Rel(m.end, base_ns),
+                         .device = m.deviceId,
+                         .context = m.contextId,
+                         .stream = m.streamId,
+                         .correlation = m.correlationId,
+                         .bytes_set = m.bytes,
+                         .value = m.value,
+                         .memory = m.memoryKind,
+                         .flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1u : 0u,
+                         .graph = m.graphId};
+  return Done(EncodeUntimed(out, r), out);
 }
 
 size_t EncodeSync(const SyncRecord& s, uint64_t base_ns, uint8_t* out) {
-  uint8_t* p = Tag(out, RecordTag::kGpuSync);
-  p = PutTime(p, s.start, base_ns);
-  p = PutTime(p, s.end, base_ns);
-  p = PutVarint(p, s.contextId);
   // stream + 1, 0 = none (a context or event synchronisation has no stream).
-  p = PutVarint(p, s.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : uint64_t{s.streamId} + 1);
-  p = PutVarint(p, static_cast<uint32_t>(s.type));
-  p = PutVarint(p, s.correlationId);
-  return Done(p, out);
+  const uint64_t stream = s.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : uint64_t{s.streamId} + 1;
+  const rec::GpuSync r{.zs = Rel(s.start, base_ns),
+                       .ze = Rel(s.end, base_ns),
+                       .context = s.contextId,
+                       .stream_plus_1 = stream,
+                       .type = static_cast<uint32_t>(s.type),
+                       .correlation = s.correlationId};
+  return Done(EncodeUntimed(out, r), out);
 }
 
 size_t EncodeOverhead(const OverheadRecord& o, uint64_t base_ns, uint8_t* out) {
@@ -170,31 +159,26 @@ size_t EncodeOverhead(const OverheadRecord& o, uint64_t base_ns, uint8_t* out) {
     case CUPTI_ACTIVITY_OBJECT_STREAM: object_id = o.objectId.dcs.streamId; break;
     default: break;
   }
-  uint8_t* p = Tag(out, RecordTag::kGpuOverhead);
-  p = PutTime(p, o.start, base_ns);
-  p = PutTime(p, o.end, base_ns);
-  p = PutVarint(p, static_cast<uint32_t>(o.overheadKind));
-  p = PutVarint(p, static_cast<uint32_t>(o.objectKind));
-  p = PutVarint(p, object_id);
-  return Done(p, out);
+  const rec::GpuOverhead r{.zs = Rel(o.start, base_ns),
+                           .ze = Rel(o.end, base_ns),
+                           .kind = static_cast<uint32_t>(o.overheadKind),
+                           .object_kind = static_cast<uint32_t>(o.objectKind),
+                           .object_id = object_id};
+  return Done(EncodeUntimed(out, r), out);
 }
 
 size_t EncodeDevice(const DeviceRecord& d, uint32_t name, uint8_t* out) {
-  uint8_t* p = Tag(out, RecordTag::kGpuDevice);
-  p = PutVarint(p, d.id);
-  p = PutVarint(p, name);
-  p = PutVarint(p, d.computeCapabilityMajor);
-  p = PutVarint(p, d.computeCapabilityMinor);
-  p = PutVarint(p, d.numMultiprocessors);
-  p = PutVarint(p, d.globalMemorySize);
-  return Done(p, out);
+  const rec::GpuDevice r{.device = d.id,
+                         .name = name,
+                         .cc_major = d.computeCapabilityMajor,
+                         .cc_minor = d.computeCapabilityMinor,
+                         .sms = d.numMultiprocessors,
+                         .memory = d.globalMemorySize};
+  return Done(EncodeUntimed(out, r), out);
 }
 
 size_t EncodeContext(const ContextRecord& c, uint8_t* out) {
-  uint8_t* p = Tag(out, RecordTag::kGpuContext);
-  p = PutVarint(p, c.contextId);
-  p = PutVarint(p, c.deviceId);
-  return Done(p, out);
+  return Done(EncodeUntimed(out, rec::GpuContext{.context = c.contextId, .device = c.deviceId}), out);
 }
 
 size_t EncodeActivity(const CUpti_Activity* rec, uint64_t base_ns, uint32_t name, uint8_t* out) {
@@ -221,29 +205,24 @@ size_t EncodeActivity(const CUpti_Activity* rec, uint64_t base_ns, uint32_t name
   }
 }
 
+namespace {
+template <typename Record>
+bool StartOf(const CUpti_Activity* rec, uint64_t* start_ns) {
+  *start_ns = reinterpret_cast<const Record*>(rec)->start;
+  return true;
+}
+}  // namespace
+
 bool ActivityStart(const CUpti_Activity* rec, uint64_t* start_ns) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      *start_ns = reinterpret_cast<const KernelRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      *start_ns = reinterpret_cast<const MemcpyRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      *start_ns = reinterpret_cast<const PeerMemcpyRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      *start_ns = reinterpret_cast<const MemsetRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      *start_ns = reinterpret_cast<const SyncRecord*>(rec)->start;
-      return true;
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      *start_ns = reinterpret_cast<const OverheadRecord*>(rec)->start;
-      return true;
-    default:
-      return false;  // devices, contexts: definitions, not timed
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return StartOf<KernelRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return StartOf<MemcpyRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return StartOf<PeerMemcpyRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return StartOf<MemsetRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return StartOf<SyncRecord>(rec, start_ns);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return StartOf<OverheadRecord>(rec, start_ns);
+    default: return false;  // devices, contexts: definitions, not timed
   }
 }
 

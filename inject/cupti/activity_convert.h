@@ -12,12 +12,17 @@
 #include <cstdint>
 
 #include "cupti/activity_layout.h"
-#include "trainprof/trace_format.h"
+#include "trainprof/records.h"
 
 namespace trainprof::inject::cupti {
 
-/// Room one encoded activity record may need (tag, two 10-byte times, up to 16 more varints).
-inline constexpr size_t kMaxGpuRecordBytes = 1 + 10 + 10 + 16 * 10;
+/// Room one encoded activity record may need: the largest record without a string, from the
+/// schema (GPU_KERNEL: tag, zs, ze and 16 more varints, 181 bytes).
+inline constexpr size_t kMaxGpuRecordBytes = format::kMaxFixedRecordBytes;
+static_assert(format::RecordInfoOf(format::RecordTag::kGpuKernel).max_bytes == kMaxGpuRecordBytes &&
+                  format::RecordInfoOf(format::RecordTag::kGpuMemcpy).max_bytes <= kMaxGpuRecordBytes &&
+                  format::RecordInfoOf(format::RecordTag::kGpuDevice).max_bytes <= kMaxGpuRecordBytes,
+              "every record EncodeActivity writes fits kMaxGpuRecordBytes");
 
 /// Whether EncodeActivity converts records of this kind (the others are skipped and counted).
 bool IsConvertedKind(CUpti_ActivityKind kind);

@@ -28,126 +28,78 @@ using ContextRecord = CUpti_ActivityContext3;         // CONTEXT
 
 namespace layout {
 
-// `field` of New is where Old has it, and inside Old.
+// Each field of New is where Old has it, and inside Old: TRAINPROF_SAME_FIELDS(New, Old, f, ...).
 #define TRAINPROF_SAME_FIELD(New, Old, field)                                       \
   static_assert(offsetof(New, field) == offsetof(Old, field) &&                     \
                     sizeof(New::field) == sizeof(Old::field) &&                     \
                     offsetof(Old, field) + sizeof(Old::field) <= sizeof(Old),       \
-                #New "::" #field " moved since " #Old)
+                #New "::" #field " moved since " #Old);
+// A macro for each field of a list (C++20 __VA_OPT__; up to 256 fields).
+#define TRAINPROF_PARENS ()
+#define TRAINPROF_EXPAND(...) TRAINPROF_EXPAND4(TRAINPROF_EXPAND4(TRAINPROF_EXPAND4(TRAINPROF_EXPAND4(__VA_ARGS__))))
+#define TRAINPROF_EXPAND4(...) TRAINPROF_EXPAND3(TRAINPROF_EXPAND3(TRAINPROF_EXPAND3(TRAINPROF_EXPAND3(__VA_ARGS__))))
+#define TRAINPROF_EXPAND3(...) TRAINPROF_EXPAND2(TRAINPROF_EXPAND2(TRAINPROF_EXPAND2(TRAINPROF_EXPAND2(__VA_ARGS__))))
+#define TRAINPROF_EXPAND2(...) __VA_ARGS__
+#define TRAINPROF_SAME_FIELDS(New, Old, ...) __VA_OPT__(TRAINPROF_EXPAND(TRAINPROF_SAME_FIELDS_1(New, Old, __VA_ARGS__)))
+#define TRAINPROF_SAME_FIELDS_1(New, Old, field, ...) \
+  TRAINPROF_SAME_FIELD(New, Old, field) __VA_OPT__(TRAINPROF_SAME_FIELDS_AGAIN TRAINPROF_PARENS(New, Old, __VA_ARGS__))
+#define TRAINPROF_SAME_FIELDS_AGAIN() TRAINPROF_SAME_FIELDS_1
 
-#define TRAINPROF_KERNEL_FIELDS(Old)                                                 \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, kind);                                     \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, registersPerThread);                       \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, start);                                    \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, end);                                      \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, deviceId);                                 \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, contextId);                                \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, streamId);                                 \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, gridX);                                    \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, gridY);                                    \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, gridZ);                                    \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, blockX);                                   \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, blockY);                                   \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, blockZ);                                   \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, staticSharedMemory);                       \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, dynamicSharedMemory);                      \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, correlationId);                            \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, name);                                     \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, launchType);                               \
-  TRAINPROF_SAME_FIELD(KernelRecord, Old, graphId)
-TRAINPROF_KERNEL_FIELDS(CUpti_ActivityKernel7);
-TRAINPROF_KERNEL_FIELDS(CUpti_ActivityKernel8);
-TRAINPROF_KERNEL_FIELDS(CUpti_ActivityKernel9);
-
-#define TRAINPROF_MEMCPY_FIELDS(Old)                                                 \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, kind);                                     \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, copyKind);                                 \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, srcKind);                                  \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, dstKind);                                  \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, flags);                                    \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, bytes);                                    \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, start);                                    \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, end);                                      \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, deviceId);                                 \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, contextId);                                \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, streamId);                                 \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, correlationId);                            \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, runtimeCorrelationId);                     \
-  TRAINPROF_SAME_FIELD(MemcpyRecord, Old, graphId)
-TRAINPROF_MEMCPY_FIELDS(CUpti_ActivityMemcpy4);
-TRAINPROF_MEMCPY_FIELDS(CUpti_ActivityMemcpy5);
-
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, kind);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, copyKind);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, srcKind);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, dstKind);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, flags);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, bytes);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, start);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, end);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, deviceId);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, contextId);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, streamId);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, srcDeviceId);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, dstDeviceId);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, correlationId);
-TRAINPROF_SAME_FIELD(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, graphId);
-
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, kind);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, value);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, bytes);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, start);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, end);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, deviceId);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, contextId);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, streamId);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, correlationId);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, flags);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, memoryKind);
-TRAINPROF_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset3, graphId);
-
-TRAINPROF_SAME_FIELD(SyncRecord, CUpti_ActivitySynchronization, kind);
-TRAINPROF_SAME_FIELD(SyncRecord, CUpti_ActivitySynchronization, type);
-TRAINPROF_SAME_FIELD(SyncRecord, CUpti_ActivitySynchronization, start);
-TRAINPROF_SAME_FIELD(SyncRecord, CUpti_ActivitySynchronization, end);
-TRAINPROF_SAME_FIELD(SyncRecord, CUpti_ActivitySynchronization, correlationId);
-TRAINPROF_SAME_FIELD(SyncRecord, CUpti_ActivitySynchronization, contextId);
-TRAINPROF_SAME_FIELD(SyncRecord, CUpti_ActivitySynchronization, streamId);
-
-#define TRAINPROF_OVERHEAD_FIELDS(Old)                                               \
-  TRAINPROF_SAME_FIELD(OverheadRecord, Old, kind);                                   \
-  TRAINPROF_SAME_FIELD(OverheadRecord, Old, overheadKind);                           \
-  TRAINPROF_SAME_FIELD(OverheadRecord, Old, objectKind);                             \
-  TRAINPROF_SAME_FIELD(OverheadRecord, Old, objectId);                               \
-  TRAINPROF_SAME_FIELD(OverheadRecord, Old, start);                                  \
-  TRAINPROF_SAME_FIELD(OverheadRecord, Old, end)
-TRAINPROF_OVERHEAD_FIELDS(CUpti_ActivityOverhead);
-TRAINPROF_OVERHEAD_FIELDS(CUpti_ActivityOverhead2);
-
-#define TRAINPROF_DEVICE_FIELDS(Old)                                                 \
-  TRAINPROF_SAME_FIELD(DeviceRecord, Old, kind);                                     \
-  TRAINPROF_SAME_FIELD(DeviceRecord, Old, globalMemorySize);                         \
-  TRAINPROF_SAME_FIELD(DeviceRecord, Old, numMultiprocessors);                       \
-  TRAINPROF_SAME_FIELD(DeviceRecord, Old, computeCapabilityMajor);                   \
-  TRAINPROF_SAME_FIELD(DeviceRecord, Old, computeCapabilityMinor);                   \
-  TRAINPROF_SAME_FIELD(DeviceRecord, Old, id);                                       \
-  TRAINPROF_SAME_FIELD(DeviceRecord, Old, name)
-TRAINPROF_DEVICE_FIELDS(CUpti_ActivityDevice2);
-TRAINPROF_DEVICE_FIELDS(CUpti_ActivityDevice3);
-TRAINPROF_DEVICE_FIELDS(CUpti_ActivityDevice4);
-
-#define TRAINPROF_CONTEXT_FIELDS(Old)                                                \
-  TRAINPROF_SAME_FIELD(ContextRecord, Old, kind);                                    \
-  TRAINPROF_SAME_FIELD(ContextRecord, Old, contextId);                               \
-  TRAINPROF_SAME_FIELD(ContextRecord, Old, deviceId)
-TRAINPROF_CONTEXT_FIELDS(CUpti_ActivityContext);
-TRAINPROF_CONTEXT_FIELDS(CUpti_ActivityContext2);
+// The fields the converter reads, per record, and the older structs that must have them in place.
+#define TRAINPROF_KERNEL_FIELDS \
+  kind, registersPerThread, start, end, deviceId, contextId, streamId, gridX, gridY, gridZ, \
+  blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, correlationId, name, \
+  launchType, graphId
+TRAINPROF_SAME_FIELDS(KernelRecord, CUpti_ActivityKernel7, TRAINPROF_KERNEL_FIELDS)
+TRAINPROF_SAME_FIELDS(KernelRecord, CUpti_ActivityKernel8, TRAINPROF_KERNEL_FIELDS)
+TRAINPROF_SAME_FIELDS(KernelRecord, CUpti_ActivityKernel9, TRAINPROF_KERNEL_FIELDS)
+#define TRAINPROF_MEMCPY_FIELDS \
+  kind, copyKind, srcKind, dstKind, flags, bytes, start, end, deviceId, contextId, streamId, \
+  correlationId, runtimeCorrelationId, graphId
+TRAINPROF_SAME_FIELDS(MemcpyRecord, CUpti_ActivityMemcpy4, TRAINPROF_MEMCPY_FIELDS)
+TRAINPROF_SAME_FIELDS(MemcpyRecord, CUpti_ActivityMemcpy5, TRAINPROF_MEMCPY_FIELDS)
+#define TRAINPROF_OVERHEAD_FIELDS \
+  kind, overheadKind, objectKind, objectId, start, end
+TRAINPROF_SAME_FIELDS(OverheadRecord, CUpti_ActivityOverhead, TRAINPROF_OVERHEAD_FIELDS)
+TRAINPROF_SAME_FIELDS(OverheadRecord, CUpti_ActivityOverhead2, TRAINPROF_OVERHEAD_FIELDS)
+#define TRAINPROF_DEVICE_FIELDS \
+  kind, globalMemorySize, numMultiprocessors, computeCapabilityMajor, computeCapabilityMinor, id, \
+  name
+TRAINPROF_SAME_FIELDS(DeviceRecord, CUpti_ActivityDevice2, TRAINPROF_DEVICE_FIELDS)
+TRAINPROF_SAME_FIELDS(DeviceRecord, CUpti_ActivityDevice3, TRAINPROF_DEVICE_FIELDS)
+TRAINPROF_SAME_FIELDS(DeviceRecord, CUpti_ActivityDevice4, TRAINPROF_DEVICE_FIELDS)
+#define TRAINPROF_CONTEXT_FIELDS \
+  kind, contextId, deviceId
+TRAINPROF_SAME_FIELDS(ContextRecord, CUpti_ActivityContext, TRAINPROF_CONTEXT_FIELDS)
+TRAINPROF_SAME_FIELDS(ContextRecord, CUpti_ActivityContext2, TRAINPROF_CONTEXT_FIELDS)
+#define TRAINPROF_PEERMEMCPY_FIELDS \
+  kind, copyKind, srcKind, dstKind, flags, bytes, start, end, deviceId, contextId, streamId, \
+  srcDeviceId, dstDeviceId, correlationId, graphId
+TRAINPROF_SAME_FIELDS(PeerMemcpyRecord, CUpti_ActivityMemcpyPtoP3, TRAINPROF_PEERMEMCPY_FIELDS)
+#define TRAINPROF_MEMSET_FIELDS \
+  kind, value, bytes, start, end, deviceId, contextId, streamId, correlationId, flags, memoryKind, \
+  graphId
+TRAINPROF_SAME_FIELDS(MemsetRecord, CUpti_ActivityMemset3, TRAINPROF_MEMSET_FIELDS)
+#define TRAINPROF_SYNC_FIELDS \
+  kind, type, start, end, correlationId, contextId, streamId
+TRAINPROF_SAME_FIELDS(SyncRecord, CUpti_ActivitySynchronization, TRAINPROF_SYNC_FIELDS)
 
 #undef TRAINPROF_KERNEL_FIELDS
 #undef TRAINPROF_MEMCPY_FIELDS
 #undef TRAINPROF_OVERHEAD_FIELDS
 #undef TRAINPROF_DEVICE_FIELDS
 #undef TRAINPROF_CONTEXT_FIELDS
+#undef TRAINPROF_PEERMEMCPY_FIELDS
+#undef TRAINPROF_MEMSET_FIELDS
+#undef TRAINPROF_SYNC_FIELDS
+#undef TRAINPROF_SAME_FIELDS_AGAIN
+#undef TRAINPROF_SAME_FIELDS_1
+#undef TRAINPROF_SAME_FIELDS
+#undef TRAINPROF_EXPAND2
+#undef TRAINPROF_EXPAND3
+#undef TRAINPROF_EXPAND4
+#undef TRAINPROF_EXPAND
+#undef TRAINPROF_PARENS
 #undef TRAINPROF_SAME_FIELD
 
 }  // namespace layout

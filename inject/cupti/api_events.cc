@@ -75,16 +75,12 @@ void SkipRecording(uint64_t* call_data, const ApiCall& call) {
   if (call_data != nullptr) *call_data = kSkippedTag | call.correlation;
 }
 
-void ApiEnterFields(const ApiCall& call, uint32_t name_id, uint64_t (&fields)[4]) {
-  fields[0] = static_cast<uint64_t>(call.api);
-  fields[1] = call.cbid;
-  fields[2] = name_id;
-  fields[3] = call.correlation;
+format::rec::CudaApiEnter ApiEnterRecord(const ApiCall& call, uint32_t name_id) {
+  return {.api = static_cast<uint64_t>(call.api), .cbid = call.cbid, .name = name_id, .correlation = call.correlation};
 }
 
-void ApiExitFields(const ApiCall& call, uint64_t (&fields)[2]) {
-  fields[0] = call.correlation;
-  fields[1] = call.status;
+format::rec::CudaApiExit ApiExitRecord(const ApiCall& call) {
+  return {.correlation = call.correlation, .status = call.status};
 }
 
 int ProfilerApiOf(format::CudaApi api, uint32_t cbid) {

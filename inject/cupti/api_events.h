@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "trainprof/trace_format.h"
+#include "trainprof/records.h"
 
 namespace trainprof::inject::cupti {
 
@@ -39,11 +39,11 @@ bool TrackNesting(uint32_t* runtime_depth, uint64_t* call_data, const ApiCall& c
 /// depth.
 void SkipRecording(uint64_t* call_data, const ApiCall& call);
 
-/// CUDA_API_ENTER fields after dt: api, cbid, name (string id), correlation.
-void ApiEnterFields(const ApiCall& call, uint32_t name_id, uint64_t (&fields)[4]);
+/// The CUDA_API_ENTER record of `call`, whose function name is the string `name_id`.
+format::rec::CudaApiEnter ApiEnterRecord(const ApiCall& call, uint32_t name_id);
 
-/// CUDA_API_EXIT fields after dt: correlation, status.
-void ApiExitFields(const ApiCall& call, uint64_t (&fields)[2]);
+/// The CUDA_API_EXIT record of `call`.
+format::rec::CudaApiExit ApiExitRecord(const ApiCall& call);
 
 /// +1 for cudaProfilerStart / cuProfilerStart, -1 for the Stops, 0 for any other call.
 int ProfilerApiOf(format::CudaApi api, uint32_t cbid);

@@ -79,9 +79,11 @@ std::atomic<bool> g_on{false};
 void RecordStatus(ThreadState* t, GpuState state, uint32_t result, const char* message) {
   if (t == nullptr) return;
   uint32_t msg = message != nullptr ? InternBytes(t, message, NameLength(message)) : 0;
-  uint64_t f[5] = {static_cast<uint64_t>(state), result, g->cupti_version,
-                   static_cast<uint64_t>(g->driver_version < 0 ? 0 : g->driver_version), msg};
-  RecordTimed(t, RecordTag::kGpuStatus, f);
+  RecordTimed(t, format::rec::GpuStatus{.state = static_cast<uint64_t>(state),
+                                        .result = result,
+                                        .cupti_version = g->cupti_version,
+                                        .driver_version = static_cast<uint64_t>(g->driver_version < 0 ? 0 : g->driver_version),
+                                        .message = msg});
 }
 
 // CUPTI's count of records it dropped since it was last asked (it resets on each read).
@@ -91,8 +93,7 @@ void RecordCuptiDrops(ThreadState* t, CUcontext ctx, uint32_t stream) {
       dropped == 0) {
     return;
   }
-  uint64_t f[1] = {dropped};
-  RecordTimed(t, RecordTag::kGpuDropped, f);
+  RecordTimed(t, format::rec::GpuDropped{.count = dropped});
 }
 
 // One activity record into this thread's chunk: its name first (a STRING record, if new), then
@@ -100,16 +101,10 @@ void RecordCuptiDrops(ThreadState* t, CUcontext ctx, uint32_t stream) {
 void WriteActivity(ThreadState* t, const CUpti_Activity* rec) {
   uint32_t name = 0;
   if (const char* s = ActivityName(rec)) name = InternBytes(t, s, NameLength(s));
-  if (t->in_record) {  // cannot happen on CUPTI's threads; kept for symmetry with RecordTimed
-    CountDropped(1);
-    return;
-  }
-  t->in_record = 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  uint8_t* p = Begin(t, kMaxGpuRecordBytes);
-  if (p != nullptr) Commit(t, p + EncodeActivity(rec, t->chunk->base_ns, name, p));
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  t->in_record = 0;
+  RecordScope scope(t);  // re-entry cannot happen on CUPTI's threads; the protocol is the same
+  if (!scope.entered()) return;
+  scope.WriteInChunk(kMaxGpuRecordBytes,
+                     [&](uint8_t* p, uint64_t base_ns) { return p + EncodeActivity(rec, base_ns, name, p); });
 }
 
 // GPU activity arrives late: with capture ranges, it is kept iff it started inside a capture
@@ -152,13 +147,9 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
       SkipRecording(data->correlationData, c);
       return;
     }
-    uint64_t f[4];
-    ApiEnterFields(c, FunctionName(t, c), f);
-    RecordTimed(t, RecordTag::kCudaApiEnter, f);
+    RecordTimed(t, ApiEnterRecord(c, FunctionName(t, c)));
   } else {
-    uint64_t f[2];
-    ApiExitFields(c, f);
-    RecordTimed(t, RecordTag::kCudaApiExit, f);
+    RecordTimed(t, ApiExitRecord(c));
     if (ProfilerApiOf(c.api, c.cbid) < 0) OnCudaProfilerApi(false);
   }
 }

@@ -85,7 +85,7 @@ TEST(Bottleneck, InputBoundThroughSlowGetItem) {
   EXPECT_EQ(t.steps, 10u);
   EXPECT_TRUE(t.warmup_skipped);
   EXPECT_EQ(t.step.count, 9u);
-  EXPECT_DOUBLE_EQ(t.step.mean_ns, 40.0 * kMs);
+  EXPECT_DOUBLE_EQ(t.step.mean, 40.0 * kMs);
   EXPECT_DOUBLE_EQ(t.part(Part::kDataWait).percent, 75.0);
   EXPECT_DOUBLE_EQ(t.part(Part::kBackward).percent, 12.5);
   EXPECT_EQ(t.verdict, Verdict::kInputBound);
@@ -247,14 +247,14 @@ TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
     if (steps == 4) {
       EXPECT_FALSE(tp.warmup_skipped);
       EXPECT_EQ(tp.step.count, 4u);
-      EXPECT_DOUBLE_EQ(tp.step.mean_ns, (110.0 + 3 * 12.0) / 4 * kMs);
+      EXPECT_DOUBLE_EQ(tp.step.mean, (110.0 + 3 * 12.0) / 4 * kMs);
       EXPECT_FALSE(Says(tp.text, "warm-up"));
       continue;
     }
     EXPECT_TRUE(tp.warmup_skipped);
     EXPECT_EQ(tp.step.count, 5u);
-    EXPECT_DOUBLE_EQ(tp.step.mean_ns, 12.0 * kMs);
-    EXPECT_DOUBLE_EQ(tp.step.std_ns, 0.0);
+    EXPECT_DOUBLE_EQ(tp.step.mean, 12.0 * kMs);
+    EXPECT_DOUBLE_EQ(tp.step.std, 0.0);
     EXPECT_DOUBLE_EQ(tp.part(Part::kDataWait).mean_ns, 2.0 * kMs);
     EXPECT_TRUE(Says(tp.text,
                      "pid 200: 6 training steps: mean 12.0 ms, median 12.0 ms, p90 12.0 ms, std dev 0 ns (step 0 "
@@ -286,11 +286,11 @@ TEST(Bottleneck, PercentilesAndSpread) {
   const Report report = r.Analyze();
   const TrainingProcess& tp = report.bottleneck.processes.at(0);
   ASSERT_EQ(tp.step.count, 10u);  // steps 1..10: 11, 12, ..., 19, and 10 ms
-  EXPECT_DOUBLE_EQ(tp.step.median_ns, 14.5 * kMs);
-  EXPECT_DOUBLE_EQ(tp.step.p90_ns, 18.1 * kMs);
-  EXPECT_EQ(tp.step.min_ns, 10 * kMs);
-  EXPECT_EQ(tp.step.max_ns, 19 * kMs);
-  EXPECT_NEAR(tp.step.std_ns, 3.0276503540974917 * kMs, 1);
+  EXPECT_DOUBLE_EQ(tp.step.median, 14.5 * kMs);
+  EXPECT_DOUBLE_EQ(tp.step.p90, 18.1 * kMs);
+  EXPECT_EQ(tp.step.min, 10 * kMs);
+  EXPECT_EQ(tp.step.max, 19 * kMs);
+  EXPECT_NEAR(tp.step.std, 3.0276503540974917 * kMs, 1);
 }
 
 // Workers re-created every epoch, each with a 300 ms worker_init_fn the main process waits for.

@@ -72,11 +72,11 @@ TEST(NameGroups, ReportGroupsNamesThatDifferInNumbers) {
   EXPECT_EQ(g.name, "step <N>");
   EXPECT_TRUE(g.grouped);
   EXPECT_EQ(g.names, 4u);
-  EXPECT_EQ(g.calls, 4u);
-  EXPECT_EQ(g.total_ns, 10u + 20 + 30 + 40);  // over all calls of its names
-  EXPECT_EQ(g.min_ns, 10u);
-  EXPECT_EQ(g.max_ns, 40u);
-  EXPECT_DOUBLE_EQ(g.median_ns, 25.0);
+  EXPECT_EQ(g.time.count, 4u);
+  EXPECT_EQ(g.time.total, 10u + 20 + 30 + 40);  // over all calls of its names
+  EXPECT_EQ(g.time.min, 10u);
+  EXPECT_EQ(g.time.max, 40u);
+  EXPECT_DOUBLE_EQ(g.time.median, 25.0);
   EXPECT_EQ(r.nvtx_ranges[1].name, "conv2d_3x3");
   EXPECT_EQ(r.nvtx_ranges[2].name, "alone 7");
   EXPECT_FALSE(r.nvtx_ranges[2].grouped);
@@ -123,13 +123,13 @@ TEST(NameGroups, MergedTableCountsANameOfSeveralProcessesOnce) {
   const RangeRow g = r.nvtx_ranges[0];
   EXPECT_EQ(g.name, "step <N>");
   EXPECT_EQ(g.names, 5u);
-  EXPECT_EQ(g.calls, 6u);
-  EXPECT_EQ(g.total_ns, (10u + 20 + 30) + (30 + 40 + 50));
-  EXPECT_DOUBLE_EQ(g.percent, g.total_ns * 100.0 / 2'000'000);  // both processes' wall time
+  EXPECT_EQ(g.time.count, 6u);
+  EXPECT_EQ(g.time.total, (10u + 20 + 30) + (30 + 40 + 50));
+  EXPECT_DOUBLE_EQ(g.percent, g.time.total * 100.0 / 2'000'000);  // both processes' wall time
   EXPECT_EQ(r.processes[0].nvtx_ranges[0].names, 3u);
   // "alone 7" occurs in both processes: still one name, not grouped.
   bool alone = false;
-  for (const RangeRow& row : r.nvtx_ranges) alone = alone || (row.name == "alone 7" && row.calls == 2);
+  for (const RangeRow& row : r.nvtx_ranges) alone = alone || (row.name == "alone 7" && row.time.count == 2);
   EXPECT_TRUE(alone);
 }
 

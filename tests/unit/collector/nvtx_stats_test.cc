@@ -63,13 +63,13 @@ TEST(NvtxStats, ExactStatisticsEvenCount) {
   EXPECT_EQ(s.name, "step");
   EXPECT_EQ(s.domain, "");
   EXPECT_EQ(s.style, "push/pop");
-  EXPECT_EQ(s.calls, 4u);
-  EXPECT_EQ(s.total_ns, 100u);
-  EXPECT_DOUBLE_EQ(s.mean_ns, 25.0);
-  EXPECT_DOUBLE_EQ(s.std_ns, std::sqrt(500.0 / 3.0));  // sample std dev (n-1)
-  EXPECT_EQ(s.min_ns, 10u);
-  EXPECT_DOUBLE_EQ(s.median_ns, 25.0);  // mean of 20 and 30
-  EXPECT_EQ(s.max_ns, 40u);
+  EXPECT_EQ(s.time.count, 4u);
+  EXPECT_EQ(s.time.total, 100u);
+  EXPECT_DOUBLE_EQ(s.time.mean, 25.0);
+  EXPECT_DOUBLE_EQ(s.time.std, std::sqrt(500.0 / 3.0));  // sample std dev (n-1)
+  EXPECT_EQ(s.time.min, 10u);
+  EXPECT_DOUBLE_EQ(s.time.median, 25.0);  // mean of 20 and 30
+  EXPECT_EQ(s.time.max, 40u);
   EXPECT_DOUBLE_EQ(s.percent, 10.0);    // 100 ns of a 1000 ns process
   EXPECT_EQ(s.unbalanced, 0u);
 }
@@ -81,13 +81,13 @@ TEST(NvtxStats, OddCountMedianAndSingleCall) {
   Report r = Analyze(TraceOf({&b}), {});
   auto a = Find(r.nvtx_ranges, "a");
   ASSERT_NE(a, nullptr);
-  EXPECT_DOUBLE_EQ(a->median_ns, 5.0);
-  EXPECT_DOUBLE_EQ(a->std_ns, 4.0);  // 1, 5, 9: mean 5, sum of squares 32, /2 = 16
+  EXPECT_DOUBLE_EQ(a->time.median, 5.0);
+  EXPECT_DOUBLE_EQ(a->time.std, 4.0);  // 1, 5, 9: mean 5, sum of squares 32, /2 = 16
   auto once = Find(r.nvtx_ranges, "once");
   ASSERT_NE(once, nullptr);
-  EXPECT_EQ(once->calls, 1u);
-  EXPECT_DOUBLE_EQ(once->std_ns, 0.0);
-  EXPECT_DOUBLE_EQ(once->median_ns, 1'000.0);
+  EXPECT_EQ(once->time.count, 1u);
+  EXPECT_DOUBLE_EQ(once->time.std, 0.0);
+  EXPECT_DOUBLE_EQ(once->time.median, 1'000.0);
   // Sorted by total time: "once" (1000 ns) before "a" (15 ns).
   EXPECT_EQ(r.nvtx_ranges[0].name, "once");
 }
@@ -108,16 +108,16 @@ TEST(NvtxStats, NestingPerThreadAndDomain) {
   b.Pop(t0, 207);
   Report r = Analyze(TraceOf({&b}), {});
   ASSERT_EQ(r.nvtx_ranges.size(), 5u);
-  EXPECT_EQ(Find(r.nvtx_ranges, "outer")->total_ns, 100u);
-  EXPECT_EQ(Find(r.nvtx_ranges, "inner")->total_ns, 20u);
-  EXPECT_EQ(Find(r.nvtx_ranges, "other thread")->total_ns, 55u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "outer")->time.total, 100u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "inner")->time.total, 20u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "other thread")->time.total, 55u);
   auto torch_fwd = Find(r.nvtx_ranges, "torch:fwd");
   ASSERT_NE(torch_fwd, nullptr);
-  EXPECT_EQ(torch_fwd->total_ns, 40u);
+  EXPECT_EQ(torch_fwd->time.total, 40u);
   EXPECT_EQ(torch_fwd->domain, "torch");
   auto fwd = Find(r.nvtx_ranges, "fwd");
   ASSERT_NE(fwd, nullptr);
-  EXPECT_EQ(fwd->total_ns, 7u);
+  EXPECT_EQ(fwd->time.total, 7u);
   EXPECT_EQ(fwd->domain, "");
   EXPECT_EQ(r.processes[0].unbalanced, 0u);
 }
@@ -134,13 +134,13 @@ TEST(NvtxStats, StartEndAcrossThreads) {
   Report r = Analyze(TraceOf({&b}), {});
   auto se = Find(r.nvtx_ranges, "prefetch", "start/end");
   ASSERT_NE(se, nullptr);
-  EXPECT_EQ(se->calls, 2u);
-  EXPECT_EQ(se->total_ns, 340u);
-  EXPECT_EQ(se->min_ns, 40u);
-  EXPECT_EQ(se->max_ns, 300u);
+  EXPECT_EQ(se->time.count, 2u);
+  EXPECT_EQ(se->time.total, 340u);
+  EXPECT_EQ(se->time.min, 40u);
+  EXPECT_EQ(se->time.max, 300u);
   auto pp = Find(r.nvtx_ranges, "prefetch", "push/pop");
   ASSERT_NE(pp, nullptr);
-  EXPECT_EQ(pp->calls, 1u);
+  EXPECT_EQ(pp->time.count, 1u);
 }
 
 TEST(NvtxStats, UnbalancedRangesAreCountedNotTimed) {
@@ -157,12 +157,12 @@ TEST(NvtxStats, UnbalancedRangesAreCountedNotTimed) {
   EXPECT_EQ(r.processes[0].unbalanced, 5u);
   auto step = Find(r.nvtx_ranges, "step");
   ASSERT_NE(step, nullptr);
-  EXPECT_EQ(step->calls, 1u);
-  EXPECT_EQ(step->total_ns, 10u);
+  EXPECT_EQ(step->time.count, 1u);
+  EXPECT_EQ(step->time.total, 10u);
   EXPECT_EQ(step->unbalanced, 1u);
   auto pop = Find(r.nvtx_ranges, "<pop without push>");
   ASSERT_NE(pop, nullptr);
-  EXPECT_EQ(pop->calls, 0u);
+  EXPECT_EQ(pop->time.count, 0u);
   EXPECT_EQ(pop->unbalanced, 1u);
   auto end = Find(r.nvtx_ranges, "<end without start>", "start/end");
   ASSERT_NE(end, nullptr);
@@ -170,8 +170,8 @@ TEST(NvtxStats, UnbalancedRangesAreCountedNotTimed) {
   EXPECT_EQ(Find(r.nvtx_ranges, "load", "start/end")->unbalanced, 1u);
   auto never = Find(r.nvtx_ranges, "never");
   ASSERT_NE(never, nullptr);
-  EXPECT_EQ(never->calls, 0u);
-  EXPECT_EQ(never->total_ns, 0u);
+  EXPECT_EQ(never->time.count, 0u);
+  EXPECT_EQ(never->time.total, 0u);
   EXPECT_EQ(never->unbalanced, 1u);
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_EQ(r.warnings[0].rfind("5 unbalanced NVTX ranges in 1 process ", 0), 0u) << r.warnings[0];
@@ -188,7 +188,7 @@ TEST(NvtxStats, UnnamedRanges) {
   Report r = Analyze(TraceOf({&b}), {});
   ASSERT_EQ(r.nvtx_ranges.size(), 1u);
   EXPECT_EQ(r.nvtx_ranges[0].name, "<unnamed>");
-  EXPECT_EQ(r.nvtx_ranges[0].calls, 2u);
+  EXPECT_EQ(r.nvtx_ranges[0].time.count, 2u);
 }
 
 TEST(NvtxStats, MergedOverProcessesPercentOfTheirWallTime) {
@@ -200,9 +200,9 @@ TEST(NvtxStats, MergedOverProcessesPercentOfTheirWallTime) {
   Report r = Analyze(TraceOf({&a, &b, &c}), {});
   auto step = Find(r.nvtx_ranges, "step");
   ASSERT_NE(step, nullptr);
-  EXPECT_EQ(step->calls, 3u);
-  EXPECT_EQ(step->total_ns, 600u);
-  EXPECT_DOUBLE_EQ(step->median_ns, 200.0);
+  EXPECT_EQ(step->time.count, 3u);
+  EXPECT_EQ(step->time.total, 600u);
+  EXPECT_DOUBLE_EQ(step->time.median, 200.0);
   EXPECT_DOUBLE_EQ(step->percent, 15.0);  // 600 / (1000 + 3000): c's wall time does not count
   EXPECT_DOUBLE_EQ(Find(r.nvtx_ranges, "only in c")->percent, 10.0);
   // Per process.
@@ -210,7 +210,7 @@ TEST(NvtxStats, MergedOverProcessesPercentOfTheirWallTime) {
   const ProcessRow& pb = r.processes[1];
   EXPECT_EQ(pb.pid, 2);
   ASSERT_EQ(pb.nvtx_ranges.size(), 1u);
-  EXPECT_EQ(pb.nvtx_ranges[0].calls, 2u);
+  EXPECT_EQ(pb.nvtx_ranges[0].time.count, 2u);
   EXPECT_DOUBLE_EQ(pb.nvtx_ranges[0].percent, 500.0 * 100 / 3'000);
 }
 
@@ -252,7 +252,7 @@ TEST(NvtxStats, RangesDoNotCrossExec) {
   ASSERT_EQ(r.processes.size(), 1u);
   EXPECT_EQ(r.processes[0].unbalanced, 2u);
   EXPECT_EQ(Find(r.nvtx_ranges, "setup")->unbalanced, 1u);
-  EXPECT_EQ(Find(r.nvtx_ranges, "parse")->total_ns, 10u);
+  EXPECT_EQ(Find(r.nvtx_ranges, "parse")->time.total, 10u);
 }
 
 }  // namespace
@@ -273,11 +273,11 @@ TEST(NvtxStats, StartEndWhoseEndIsReadFirst) {
   Report r = Analyze(TraceOf({&b}), {});
   auto load = Find(r.nvtx_ranges, "load", "start/end");
   ASSERT_NE(load, nullptr);
-  EXPECT_EQ(load->calls, 1u);
-  EXPECT_EQ(load->total_ns, 300u);
+  EXPECT_EQ(load->time.count, 1u);
+  EXPECT_EQ(load->time.total, 300u);
   auto late = Find(r.nvtx_ranges, "late", "start/end");
   ASSERT_NE(late, nullptr);
-  EXPECT_EQ(late->calls, 0u);
+  EXPECT_EQ(late->time.count, 0u);
   EXPECT_EQ(late->unbalanced, 1u);
   auto orphan = Find(r.nvtx_ranges, "<end without start>", "start/end");
   ASSERT_NE(orphan, nullptr);
@@ -302,19 +302,19 @@ TEST(NvtxStats, ManyCallsGiveAnEstimatedMedianThatSaysSo) {
   Report r = Analyze(TraceOf({&a, &b}), {.by_process = true});
   auto merged = Find(r.nvtx_ranges, "step");
   ASSERT_NE(merged, nullptr);
-  EXPECT_EQ(merged->calls, 6'002u);
-  EXPECT_FALSE(merged->median_exact);
+  EXPECT_EQ(merged->time.count, 6'002u);
+  EXPECT_FALSE(merged->time.exact);
   std::vector<uint64_t> sorted = all;
   std::sort(sorted.begin(), sorted.end());
   const double exact = (static_cast<double>(sorted[3'000]) + static_cast<double>(sorted[3'001])) / 2;
-  EXPECT_NEAR(merged->median_ns, exact, exact * DurationSummary::kRelativeError);
+  EXPECT_NEAR(merged->time.median, exact, exact * DurationSummary::kRelativeError);
   uint64_t total = 0;
   for (uint64_t d : all) total += d;
-  EXPECT_EQ(merged->total_ns, total);
-  EXPECT_EQ(merged->min_ns, sorted.front());
-  EXPECT_EQ(merged->max_ns, sorted.back());
+  EXPECT_EQ(merged->time.total, total);
+  EXPECT_EQ(merged->time.min, sorted.front());
+  EXPECT_EQ(merged->time.max, sorted.back());
   ASSERT_EQ(r.processes.size(), 2u);
-  EXPECT_FALSE(r.processes[0].nvtx_ranges[0].median_exact);
+  EXPECT_FALSE(r.processes[0].nvtx_ranges[0].time.exact);
   const std::string text = RenderText(r);
   EXPECT_NE(text.find("~"), std::string::npos) << text;
   EXPECT_NE(text.find("estimated"), std::string::npos) << text;
@@ -324,7 +324,7 @@ TEST(NvtxStats, ManyCallsGiveAnEstimatedMedianThatSaysSo) {
   c.Push(t, 0, "x");
   c.Pop(t, 10);
   Report small = Analyze(TraceOf({&c}), {});
-  EXPECT_TRUE(small.nvtx_ranges[0].median_exact);
+  EXPECT_TRUE(small.nvtx_ranges[0].time.exact);
   EXPECT_EQ(RenderText(small).find("estimated"), std::string::npos);
 }
 

@@ -172,15 +172,15 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
                                              "memory_ops_by_process.csv", "stats.csv"}));
   const std::string& ranges = tables[3].text;
   EXPECT_EQ(ranges,
-            "name,domain,style,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,max_ns,unbalanced,median_exact,names\r\n"
+            "name,domain,style,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,median_exact,max_ns,unbalanced,names\r\n"
             "train_step,,push/pop,5,610000000," + std::string(nlohmann::json(610.0 * 100 / 2'900).dump()) +
-                ",122000000," + nlohmann::json(report.nvtx_ranges[0].std_ns).dump() +
-                ",100000000,120000000,150000000,1,true,1\r\n"
+                ",122000000," + nlohmann::json(report.nvtx_ranges[0].time.std).dump() +
+                ",100000000,120000000,true,150000000,1,1\r\n"
             "forward,,push/pop,4,230000000," + nlohmann::json(230.0 * 100 / 1'900).dump() +
-                ",57500000," + nlohmann::json(report.nvtx_ranges[1].std_ns).dump() +
-                ",50000000,57500000,65000000,0,true,1\r\n"
+                ",57500000," + nlohmann::json(report.nvtx_ranges[1].time.std).dump() +
+                ",50000000,57500000,true,65000000,0,1\r\n"
             "\"load batch, \"\"shuffled\"\"\",,start/end,1,30000000," + nlohmann::json(30.0 * 100 / 130).dump() +
-                ",30000000,0,30000000,30000000,30000000,0,true,1\r\n");
+                ",30000000,0,30000000,30000000,true,30000000,0,1\r\n");
   const std::string& procs = tables[1].text;
   EXPECT_EQ(procs.substr(0, procs.find("\r\n")),
             "pid,ppid,parent_pid,host,rank,local_rank,world_size,role,command,executable,start_realtime_ns,start_ns,"

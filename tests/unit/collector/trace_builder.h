@@ -1,6 +1,7 @@
 // Test utility: writes trace files exactly as format/trainprof/trace_format.h describes (file
-// header + metadata TLVs + chunks with committed counts + LEB128 records), so tests synthesise
-// traces with known numbers and known byte offsets.
+// header + metadata TLVs + chunks with committed counts + records, encoded by the schema's
+// encoders, format/trainprof/records.h), so tests synthesise traces with known numbers and known
+// byte offsets.
 //
 //   TraceBuilder b(/*pid=*/100, /*ppid=*/1);
 //   int t = b.Thread(100);                       // writer thread (thread_index 0, tid 100)
@@ -31,11 +32,13 @@
 #include <utility>
 #include <vector>
 
+#include "trainprof/records.h"
 #include "trainprof/trace_format.h"
 
 namespace trainprof::test {
 
 namespace fmt = trainprof::format;
+namespace rec = trainprof::format::rec;
 
 class TraceBuilder {
  public:
@@ -100,11 +103,7 @@ class TraceBuilder {
     if (it != strings_.end()) return it->second;
     uint64_t id = next_string_++;
     strings_.emplace(std::string(s), id);
-    std::vector<uint8_t> r = {static_cast<uint8_t>(fmt::RecordTag::kString)};
-    Put(&r, id);
-    Put(&r, s.size());
-    r.insert(r.end(), s.begin(), s.end());
-    Append(th, std::move(r));
+    Untimed(th, rec::String{.id = id, .bytes = s});
     return id;
   }
   /// Id of the domain named `name` (kString + kDomain on first use).
@@ -114,72 +113,71 @@ class TraceBuilder {
     uint64_t name_id = String(th, name);
     uint64_t id = next_domain_++;
     domains_.emplace(std::string(name), id);
-    Untimed(th, fmt::RecordTag::kDomain, {id, name_id});
+    Untimed(th, rec::Domain{.domain = id, .name = name_id});
     return id;
   }
   void ThreadName(int th, uint32_t tid, std::string_view name) {
     uint64_t id = String(th, name);
-    Untimed(th, fmt::RecordTag::kThreadName, {tid, id});
+    Untimed(th, rec::ThreadName{.tid = tid, .name = id});
   }
   /// nvtxNameCategory (domain 0) / nvtxDomainNameCategory: kCategoryName.
   void CategoryName(int th, uint64_t domain, uint64_t category, std::string_view name) {
     uint64_t id = String(th, name);
-    Untimed(th, fmt::RecordTag::kCategoryName, {domain, category, id});
+    Untimed(th, rec::CategoryName{.domain = domain, .category = category, .name = id});
   }
   /// nvtxDomainDestroy at t: kDomainDestroy.
-  void DomainDestroy(int th, uint64_t t, uint64_t domain) { Timed(th, t, fmt::RecordTag::kDomainDestroy, {domain}); }
+  void DomainDestroy(int th, uint64_t t, uint64_t domain) { Timed(th, t, rec::DomainDestroy{.domain = domain}); }
   void Role(int th, std::string_view name) {
     uint64_t id = String(th, name);
-    Untimed(th, fmt::RecordTag::kRole, {id});
+    Untimed(th, rec::Role{.name = id});
   }
   /// A rank variable learned after start ("NAME=value", PROCESS_ENV).
   void ProcessEnv(int th, std::string_view name_value) {
     uint64_t id = String(th, name_value);
-    Untimed(th, fmt::RecordTag::kProcessEnv, {id});
+    Untimed(th, rec::ProcessEnv{.name = id});
   }
 
   // ----- timed records (absolute times) -----
   void Push(int th, uint64_t t, std::string_view name, uint64_t domain = 0, uint64_t category = 0) {
     uint64_t id = String(th, name);
-    Timed(th, t, fmt::RecordTag::kRangePush, {domain, id, category});
+    Timed(th, t, rec::RangePush{.domain = domain, .name = id, .category = category});
   }
-  void Pop(int th, uint64_t t, uint64_t domain = 0) { Timed(th, t, fmt::RecordTag::kRangePop, {domain}); }
+  void Pop(int th, uint64_t t, uint64_t domain = 0) { Timed(th, t, rec::RangePop{.domain = domain}); }
   void Mark(int th, uint64_t t, std::string_view name, uint64_t domain = 0, uint64_t category = 0) {
     uint64_t id = String(th, name);
-    Timed(th, t, fmt::RecordTag::kMark, {domain, id, category});
+    Timed(th, t, rec::Mark{.domain = domain, .name = id, .category = category});
   }
   void Start(int th, uint64_t t, std::string_view name, uint64_t range_id, uint64_t domain = 0) {
     uint64_t id = String(th, name);
-    Timed(th, t, fmt::RecordTag::kRangeStart, {domain, id, 0, range_id});
+    Timed(th, t, rec::RangeStart{.domain = domain, .name = id, .category = 0, .range_id = range_id});
   }
-  void EndRange(int th, uint64_t t, uint64_t range_id) { Timed(th, t, fmt::RecordTag::kRangeEnd, {range_id}); }
+  void EndRange(int th, uint64_t t, uint64_t range_id) { Timed(th, t, rec::RangeEnd{.range_id = range_id}); }
   void ProcessEnd(int th, uint64_t t, fmt::EndKind kind, int64_t code) {
-    Timed(th, t, fmt::RecordTag::kProcessEnd, {static_cast<uint64_t>(kind), fmt::ZigZag(code)});
+    Timed(th, t, rec::ProcessEnd{.kind = static_cast<uint64_t>(kind), .code = code});
   }
-  void Fork(int th, uint64_t t, int32_t child) { Timed(th, t, fmt::RecordTag::kFork, {static_cast<uint64_t>(child)}); }
+  void Fork(int th, uint64_t t, int32_t child) { Timed(th, t, rec::Fork{.pid = static_cast<uint64_t>(child)}); }
   /// A FORK record of a child in another pid namespace (fmt::kForkOtherNamespace).
   void ForkIntoOtherNamespace(int th, uint64_t t, int32_t child) {
-    Timed(th, t, fmt::RecordTag::kFork, {static_cast<uint64_t>(static_cast<uint32_t>(child)) | fmt::kForkOtherNamespace});
+    Timed(th, t, rec::Fork{.pid = static_cast<uint64_t>(static_cast<uint32_t>(child)) | fmt::kForkOtherNamespace});
   }
   void Exec(int th, uint64_t t, std::string_view path) {
     uint64_t id = String(th, path);
-    Timed(th, t, fmt::RecordTag::kExec, {id});
+    Timed(th, t, rec::Exec{.path = id});
   }
   void ChildExit(int th, uint64_t t, int32_t child, fmt::EndKind kind, int64_t code) {
-    Timed(th, t, fmt::RecordTag::kChildExit,
-          {static_cast<uint64_t>(child), static_cast<uint64_t>(kind), fmt::ZigZag(code)});
+    Timed(th, t, rec::ChildExit{.pid = static_cast<uint64_t>(child), .kind = static_cast<uint64_t>(kind), .code = code});
   }
   /// NVTX misuse the writer noticed (MISUSE record: what, detail).
   void Misuse(int th, uint64_t t, fmt::MisuseKind what, uint64_t detail = 0) {
-    Timed(th, t, fmt::RecordTag::kMisuse, {static_cast<uint64_t>(what), detail});
+    Timed(th, t, rec::Misuse{.what = static_cast<uint64_t>(what), .detail = detail});
   }
   void Capture(int th, uint64_t t, bool on, fmt::CaptureReason reason) {
-    Timed(th, t, fmt::RecordTag::kCapture, {on ? 1u : 0u, static_cast<uint64_t>(reason)});
+    Timed(th, t, rec::Capture{.on = on ? 1u : 0u, .reason = static_cast<uint64_t>(reason)});
   }
   /// A domain created with a NULL name (nvtxDomainCreateA(NULL)): kDomain with name id 0.
   uint64_t UnnamedDomain(int th) {
     uint64_t id = next_domain_++;
-    Untimed(th, fmt::RecordTag::kDomain, {id, 0});
+    Untimed(th, rec::Domain{.domain = id, .name = 0});
     return id;
   }
   // ----- CUDA records (format v2; absolute times) -----
@@ -187,11 +185,11 @@ class TraceBuilder {
   void ApiEnter(int th, uint64_t t, std::string_view name, uint64_t correlation,
                 fmt::CudaApi api = fmt::CudaApi::kRuntime, uint32_t cbid = 0) {
     uint64_t id = String(th, name);
-    Timed(th, t, fmt::RecordTag::kCudaApiEnter, {static_cast<uint64_t>(api), cbid, id, correlation});
+    Timed(th, t, rec::CudaApiEnter{.api = static_cast<uint64_t>(api), .cbid = cbid, .name = id, .correlation = correlation});
   }
   /// CUDA_API_EXIT: the call with this correlation id returned `status`.
   void ApiExit(int th, uint64_t t, uint64_t correlation, uint64_t status = 0) {
-    Timed(th, t, fmt::RecordTag::kCudaApiExit, {correlation, status});
+    Timed(th, t, rec::CudaApiExit{.correlation = correlation, .status = status});
   }
   /// A call from `enter` to `exit` (enter and exit records).
   void ApiCall(int th, uint64_t enter, uint64_t exit, std::string_view name, uint64_t correlation,
@@ -212,9 +210,12 @@ class TraceBuilder {
   };
   void Kernel(int th, const KernelSpec& k) {
     uint64_t id = String(th, k.name);
-    Gpu(th, fmt::RecordTag::kGpuKernel, k.start, k.end,
-        {k.device, k.context, k.stream, k.correlation, id, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
-         k.block[2], k.registers, k.static_shared, k.dynamic_shared, k.graph, static_cast<uint64_t>(k.launch)});
+    Gpu(th, k.start, k.end,
+        rec::GpuKernel{.device = k.device, .context = k.context, .stream = k.stream, .correlation = k.correlation,
+                       .name = id, .grid_x = k.grid[0], .grid_y = k.grid[1], .grid_z = k.grid[2],
+                       .block_x = k.block[0], .block_y = k.block[1], .block_z = k.block[2], .registers = k.registers,
+                       .static_shared = k.static_shared, .dynamic_shared = k.dynamic_shared, .graph = k.graph,
+                       .launch = static_cast<uint64_t>(k.launch)});
   }
   struct MemcpySpec {
     uint64_t start = 0, end = 0;
@@ -226,9 +227,11 @@ class TraceBuilder {
     uint32_t device = 0, context = 1, stream = 7, src_device = 0, dst_device = 0, graph = 0;
   };
   void Memcpy(int th, const MemcpySpec& m) {
-    Gpu(th, fmt::RecordTag::kGpuMemcpy, m.start, m.end,
-        {m.device, m.context, m.stream, m.correlation, static_cast<uint64_t>(m.kind), static_cast<uint64_t>(m.src),
-         static_cast<uint64_t>(m.dst), m.bytes, m.src_device, m.dst_device, m.async ? 1u : 0u, m.graph});
+    Gpu(th, m.start, m.end,
+        rec::GpuMemcpy{.device = m.device, .context = m.context, .stream = m.stream, .correlation = m.correlation,
+                       .copy_kind = static_cast<uint64_t>(m.kind), .src_kind = static_cast<uint64_t>(m.src),
+                       .dst_kind = static_cast<uint64_t>(m.dst), .bytes_copied = m.bytes, .src_device = m.src_device,
+                       .dst_device = m.dst_device, .flags = m.async ? 1u : 0u, .graph = m.graph});
   }
   struct MemsetSpec {
     uint64_t start = 0, end = 0;
@@ -240,33 +243,36 @@ class TraceBuilder {
     uint32_t device = 0, context = 1, stream = 7, graph = 0;
   };
   void Memset(int th, const MemsetSpec& m) {
-    Gpu(th, fmt::RecordTag::kGpuMemset, m.start, m.end,
-        {m.device, m.context, m.stream, m.correlation, m.bytes, m.value, static_cast<uint64_t>(m.memory),
-         m.async ? 1u : 0u, m.graph});
+    Gpu(th, m.start, m.end,
+        rec::GpuMemset{.device = m.device, .context = m.context, .stream = m.stream, .correlation = m.correlation,
+                       .bytes_set = m.bytes, .value = m.value, .memory = static_cast<uint64_t>(m.memory),
+                       .flags = m.async ? 1u : 0u, .graph = m.graph});
   }
   /// GPU_SYNC; stream < 0: none.
   void Sync(int th, uint64_t start, uint64_t end, fmt::SyncType type, uint64_t correlation, int64_t stream = 7,
             uint32_t context = 1) {
-    Gpu(th, fmt::RecordTag::kGpuSync, start, end,
-        {context, stream < 0 ? 0 : static_cast<uint64_t>(stream) + 1, static_cast<uint64_t>(type), correlation});
+    Gpu(th, start, end,
+        rec::GpuSync{.context = context, .stream_plus_1 = stream < 0 ? 0 : static_cast<uint64_t>(stream) + 1,
+                     .type = static_cast<uint64_t>(type), .correlation = correlation});
   }
   void Overhead(int th, uint64_t start, uint64_t end, uint32_t kind, uint32_t object_kind, uint64_t object_id) {
-    Gpu(th, fmt::RecordTag::kGpuOverhead, start, end, {kind, object_kind, object_id});
+    Gpu(th, start, end, rec::GpuOverhead{.kind = kind, .object_kind = object_kind, .object_id = object_id});
   }
   void Device(int th, uint32_t id, std::string_view name, uint32_t cc_major = 9, uint32_t cc_minor = 0,
               uint32_t sms = 132, uint64_t memory = 80ull << 30) {
     uint64_t n = String(th, name);
-    Untimed(th, fmt::RecordTag::kGpuDevice, {id, n, cc_major, cc_minor, sms, memory});
+    Untimed(th, rec::GpuDevice{.device = id, .name = n, .cc_major = cc_major, .cc_minor = cc_minor, .sms = sms,
+                                .memory = memory});
   }
   void Context(int th, uint32_t context, uint32_t device) {
-    Untimed(th, fmt::RecordTag::kGpuContext, {context, device});
+    Untimed(th, rec::GpuContext{.context = context, .device = device});
   }
-  void GpuDropped(int th, uint64_t t, uint64_t count) { Timed(th, t, fmt::RecordTag::kGpuDropped, {count}); }
+  void GpuDropped(int th, uint64_t t, uint64_t count) { Timed(th, t, rec::GpuDropped{.count = count}); }
   void GpuStatus(int th, uint64_t t, fmt::GpuState state, uint64_t cupti_result = 0, uint64_t cupti_version = 18,
                  uint64_t driver_version = 12040, std::string_view message = "") {
     uint64_t m = String(th, message);
-    Timed(th, t, fmt::RecordTag::kGpuStatus,
-          {static_cast<uint64_t>(state), cupti_result, cupti_version, driver_version, m});
+    Timed(th, t, rec::GpuStatus{.state = static_cast<uint64_t>(state), .result = cupti_result,
+                                .cupti_version = cupti_version, .driver_version = driver_version, .message = m});
   }
 
   /// Any bytes as one record (no time bookkeeping).
@@ -420,38 +426,49 @@ class TraceBuilder {
     std::memcpy(out->data() + off, &v, sizeof v);
   }
 
-  void Untimed(int th, fmt::RecordTag tag, std::vector<uint64_t> fields) {
-    std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
-    for (uint64_t f : fields) Put(&r, f);
-    Append(th, std::move(r));
+  // Records are encoded by the schema's encoders (format/trainprof/records.h), as the writer does.
+  template <typename R>
+  static std::vector<uint8_t> Encode(const R& r, uint64_t dt = 0) {
+    std::vector<uint8_t> out(fmt::EncodedBound(r));
+    uint8_t* end = nullptr;
+    if constexpr (R::kClass == fmt::RecordClass::kTimed) {
+      end = fmt::EncodeTimed(out.data(), dt, r);
+    } else {
+      end = fmt::EncodeUntimed(out.data(), r);
+    }
+    out.resize(static_cast<size_t>(end - out.data()));
+    return out;
   }
-  void Timed(int th, uint64_t t, fmt::RecordTag tag, std::vector<uint64_t> fields) {
+  template <typename R>
+  void Untimed(int th, const R& r) {
+    static_assert(R::kClass == fmt::RecordClass::kDefinition);
+    Append(th, Encode(r));
+  }
+  template <typename R>
+  void Timed(int th, uint64_t t, const R& r) {
     ThreadState& ts = threads_.at(th);
     if (t < ts.last_ns) throw std::logic_error("records of one thread must not go back in time");
-    std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
-    Put(&r, t - ts.last_ns);
-    for (uint64_t f : fields) Put(&r, f);
-    Append(th, std::move(r));
+    Append(th, Encode(r, t - ts.last_ns));
     ts.last_ns = t;
   }
   // A GPU activity record: zs/ze relative to the base of the chunk it goes into (a new chunk's base
   // is the thread's last record time, as in Append).
-  void Gpu(int th, fmt::RecordTag tag, uint64_t start, uint64_t end, std::vector<uint64_t> fields) {
+  template <typename R>
+  void Gpu(int th, uint64_t start, uint64_t end, R r) {
+    static_assert(R::kClass == fmt::RecordClass::kGpuActivity);
     ThreadState& ts = threads_.at(th);
     auto encode = [&](uint64_t base) {
-      std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
-      Put(&r, fmt::ZigZag(static_cast<int64_t>(start - base)));
-      Put(&r, fmt::ZigZag(static_cast<int64_t>(end - base)));
-      for (uint64_t f : fields) Put(&r, f);
-      return r;
+      r.zs = static_cast<int64_t>(start - base);
+      r.ze = static_cast<int64_t>(end - base);
+      return Encode(r);
     };
     const size_t room = chunk_size_ - sizeof(fmt::ChunkHeader);
-    std::vector<uint8_t> r = encode(ts.chunk < 0 ? ts.last_ns : chunks_[ts.chunk].base_ns);
-    if (ts.chunk < 0 || chunks_[ts.chunk].data.size() + r.size() > room) {
+    std::vector<uint8_t> bytes = encode(ts.chunk < 0 ? ts.last_ns : chunks_[ts.chunk].base_ns);
+    if (ts.chunk < 0 || chunks_[ts.chunk].data.size() + bytes.size() > room) {
       ts.chunk = -1;  // Append starts a chunk based at ts.last_ns
-      r = encode(ts.last_ns);
+      bytes = encode(ts.last_ns);
     }
-    Append(th, std::move(r));
+    Append(th, std::move(bytes));
   }
   void Append(int th, std::vector<uint8_t> r) {
     ThreadState& ts = threads_.at(th);

@@ -78,13 +78,9 @@ void Callback(FakeThread* ft, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
   ASSERT_TRUE(DecodeApiCallback(domain, cbid, &d, &c));
   if (!TrackNesting(&ft->t.cuda_runtime_depth, d.correlationData, c)) return;
   if (c.enter) {
-    uint64_t f[4];
-    ApiEnterFields(c, name_id, f);
-    RecordTimed(&ft->t, RecordTag::kCudaApiEnter, f);
+    RecordTimed(&ft->t, ApiEnterRecord(c, name_id));
   } else {
-    uint64_t f[2];
-    ApiExitFields(c, f);
-    RecordTimed(&ft->t, RecordTag::kCudaApiExit, f);
+    RecordTimed(&ft->t, ApiExitRecord(c));
   }
 }
 
@@ -196,10 +192,10 @@ TEST(CuptiApiEvents, EveryKindOfLaunchCarriesItsCorrelation) {
   for (size_t i = 0; i < std::size(launches); ++i) {
     SCOPED_TRACE(launches[i].name);
     EXPECT_EQ(recs[2 * i].tag, RecordTag::kCudaApiEnter);
-    EXPECT_EQ(recs[2 * i].f[2], launches[i].cbid);
-    EXPECT_EQ(recs[2 * i].f[4], 1000 + i);
+    EXPECT_EQ(recs[2 * i].As<format::rec::CudaApiEnter>().cbid, launches[i].cbid);
+    EXPECT_EQ(recs[2 * i].As<format::rec::CudaApiEnter>().correlation, 1000 + i);
     EXPECT_EQ(recs[2 * i + 1].tag, RecordTag::kCudaApiExit);
-    EXPECT_EQ(recs[2 * i + 1].f[1], 1000 + i);
+    EXPECT_EQ(recs[2 * i + 1].As<format::rec::CudaApiExit>().correlation, 1000 + i);
   }
 }
 

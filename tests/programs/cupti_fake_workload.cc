@@ -89,6 +89,13 @@ void AddKernel(const char* name, uint64_t start, uint64_t end, uint32_t corr, ui
                              .graphId = graph});
 }
 
+// A 1 µs kernel that ends now. The clock is read once: two reads as two arguments are evaluated
+// in an unspecified order, and under a sanitizer they can be more than 1 µs apart (end < start).
+void AddKernelEndingNow(const char* name, uint32_t corr) {
+  const uint64_t now = g.now();
+  AddKernel(name, now - 1000, now, corr, 0);
+}
+
 int Flushes() {
   int flushes, forced, pid;
   g.stats(&flushes, &forced, &pid);
@@ -232,14 +239,14 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   if (strcmp(mode, "kill") == 0) {
-    AddKernel("_Z9unflushedv", g.now() - 1000, g.now(), 20, 0);
+    AddKernelEndingNow("_Z9unflushedv", 20);
     raise(SIGKILL);
   }
   if (strcmp(mode, "fork") == 0) {
     pid_t pid = fork();
     if (pid == 0) {
       Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", 100, 0);
-      AddKernel("_Z10childKernv", g.now() - 1000, g.now(), 100, 0);
+      AddKernelEndingNow("_Z10childKernv", 100);
       init();
       usleep(200000);  // the parent's flush interval, several times over: no flush thread here
       int flushes, forced, flush_pid;
@@ -252,7 +259,7 @@ int main(int argc, char** argv) {
     waitpid(pid, &status, 0);
     printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   }
-  AddKernel("_Z8lastKernv", g.now() - 1000, g.now(), 21, 0);
+  AddKernelEndingNow("_Z8lastKernv", 21);
   nvtxRangePushA("after");
   nvtxRangePop();
   fflush(stdout);

@@ -28,6 +28,10 @@ enum class Phase : uint32_t {
   kCollective = 11,     ///< a torch.distributed collective called from Python: "all_reduce", ...
   kTrainingStep = 12,   ///< Lightning: "[Strategy]<Strategy>.training_step" (SimpleProfiler's name)
   kValidationStep = 13, ///< Lightning: "[Strategy]<Strategy>.validation_step" (test/predict too)
+  kDataLoaderIter = 14, ///< main process: creating a DataLoader iterator (`iter(loader)`,
+                        ///< `_BaseDataLoaderIter.__init__`), which starts its workers
+  kCheckpoint = 15,     ///< `torch.save` / `torch.load` called from the program: "torch.save", ...
+  kInitProcessGroup = 16, ///< `torch.distributed.init_process_group`
   kPhaseCount
 };
 

@@ -23,12 +23,17 @@ ZERO_GRAD = 10
 COLLECTIVE = 11
 TRAINING_STEP = 12
 VALIDATION_STEP = 13
+DATALOADER_ITER = 14
+CHECKPOINT = 15
+INIT_PROCESS_GROUP = 16
 
 CATEGORY_NAMES = {
     DATA_WAIT: "data wait", DATA_END: "data end", FETCH: "batch fetch", GET_ITEM: "dataset item",
     COLLATE: "collate", WORKER_INIT: "worker start-up", FORWARD: "forward", BACKWARD: "backward",
     OPTIMIZER_STEP: "optimizer step", ZERO_GRAD: "zero_grad", COLLECTIVE: "collective",
     TRAINING_STEP: "training step", VALIDATION_STEP: "validation step",
+    DATALOADER_ITER: "DataLoader iterator start", CHECKPOINT: "checkpoint",
+    INIT_PROCESS_GROUP: "init_process_group",
 }
 
 

@@ -2,9 +2,11 @@
 `torch` has been imported (PyTorch 1.13 and 2.x). Names follow PyTorch's (torch.profiler's)
 names where it has them; categories follow format/trainprof/phases.h.
 
-  main process   DataLoader iterator __next__ (the wait for the next batch), top-level
+  main process   creating a DataLoader iterator (iter(loader): starts its workers),
+                 DataLoader iterator __next__ (the wait for the next batch), top-level
                  nn.Module calls (forward), Tensor.backward / torch.autograd.backward,
-                 Optimizer.step / zero_grad, torch.distributed collectives
+                 Optimizer.step / zero_grad, torch.distributed collectives,
+                 torch.save / torch.load, torch.distributed.init_process_group
   workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn
 
 Every wrapper is re-entrancy guarded per thread and phase (only the outermost call records: a
@@ -126,6 +128,19 @@ def _patch_dataloader_iter(torch):
 
     setattr(__next__, _MARKER, N.DATA_WAIT)
     base.__next__ = __next__
+
+
+def _patch_dataloader_iter_init(torch):
+    """Creating an iterator (`iter(loader)`, each epoch unless persistent_workers) runs the
+    __init__ of a _BaseDataLoaderIter subclass, which starts the workers: one range around the
+    outermost __init__ (the subclass's, which calls the base's), "iter(DataLoader)#<IterClass>"."""
+    from torch.utils.data import dataloader
+
+    base = dataloader._BaseDataLoaderIter
+    name_of = _cached_name("iter(DataLoader)#%s")
+    for cls in [base] + [c for c in vars(dataloader).values()
+                         if isinstance(c, type) and issubclass(c, base) and c is not base]:
+        _wrap_attr(cls, "__init__", N.DATALOADER_ITER, name_of, guard="dataloader_iter")
 
 
 # ---- DataLoader: fetching batches (workers, or the main process with num_workers=0) ------------
@@ -271,18 +286,28 @@ def _patch_collectives(torch):
             _wrap_attr(dist, name, N.COLLECTIVE, lambda args, n=name: n, guard="collective")
 
 
+def _patch_checkpoint(torch):
+    """torch.save / torch.load called from the program (outermost call only: one guard for both)."""
+    _wrap_attr(torch, "save", N.CHECKPOINT, lambda args: "torch.save", guard="checkpoint")
+    _wrap_attr(torch, "load", N.CHECKPOINT, lambda args: "torch.load", guard="checkpoint")
+
+
 def _patch_init_process_group(torch):
-    """Ranks started by torch.multiprocessing.spawn often get RANK only from their arguments:
-    record the rank torch.distributed settled on, so the report knows this process's rank."""
+    """A range around init_process_group (it waits for every rank to join). Ranks started by
+    torch.multiprocessing.spawn often get RANK only from their arguments: record the rank
+    torch.distributed settled on, so the report knows this process's rank."""
     dist = getattr(torch, "distributed", None)
     orig = getattr(dist, "init_process_group", None) if dist is not None else None
     if orig is None or getattr(orig, _MARKER, None) is not None:
         return
 
+    timed = _phase_wrapper(orig, N.INIT_PROCESS_GROUP, lambda args: "init_process_group",
+                           guard="init_process_group")
+
     @functools.wraps(orig)
     def init_process_group(*args, **kwargs):
         try:
-            result = orig(*args, **kwargs)
+            result = timed(*args, **kwargs)
         except BaseException as e:
             drop_own_frames(e)
             raise
@@ -298,12 +323,13 @@ def _patch_init_process_group(torch):
                 pass
         return result
 
-    setattr(init_process_group, _MARKER, N.COLLECTIVE)
+    setattr(init_process_group, _MARKER, N.INIT_PROCESS_GROUP)
     dist.init_process_group = init_process_group
 
 
-PATCHES = (_patch_dataloader_iter, _patch_fetchers, _patch_worker_loop, _patch_module_call,
-           _patch_backward, _patch_optimizer, _patch_collectives, _patch_init_process_group)
+PATCHES = (_patch_dataloader_iter, _patch_dataloader_iter_init, _patch_fetchers, _patch_worker_loop,
+           _patch_module_call, _patch_backward, _patch_optimizer, _patch_collectives, _patch_checkpoint,
+           _patch_init_process_group)
 
 
 def install(torch):

@@ -60,6 +60,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   t.data_waits = split.data_waits;
   t.epoch_ends = split.epoch_ends;
   t.dropped_steps = split.dropped;
+  if (split.data_waits == 0 && split.rhythm_steps > 0) t.steps_found_by = "loop_rhythm";
 
   std::vector<const Step*> train;
   for (const Step& s : split.steps) {
@@ -75,7 +76,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   const Step* warmup = t.warmup_skipped ? train.front() : nullptr;
 
   std::vector<uint64_t> durations;
-  std::vector<Interval> waits_counted, waits_all, spans, spans_counted;
+  std::vector<Interval> waits_counted, waits_all, spans, spans_counted, eval_spans;
   uint64_t all_steps_ns = 0;
   uint64_t k = 0;
   for (size_t i = 0; i < split.steps.size(); ++i) {
@@ -94,7 +95,10 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     row.arrival = s.arrival;
     if (s.arrival != Arrival::kNone) row.arrival_ns = s.arrival_ns;
     t.step_rows.push_back(row);
-    if (s.eval) continue;
+    if (s.eval) {
+      eval_spans.push_back({s.begin_ns, s.end_ns});
+      continue;
+    }
     all_steps_ns += s.duration();
     spans.push_back({s.begin_ns, s.end_ns});
     waits_all.insert(waits_all.end(), s.waits.begin(), s.waits.end());
@@ -105,6 +109,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     for (size_t part = 0; part < kPartCount; ++part) t.parts[part].total_ns += s.parts[part];
   }
   t.step = Stats(durations);
+  t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
   if (t.step.count == 0) return t;
 
   for (PartShare& part : t.parts) {
@@ -129,8 +134,10 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   ctx.waits_counted = Union(std::move(waits_counted));
   ctx.waits_all = Union(std::move(waits_all));
   ctx.steps = Union(std::move(spans));
-  t.input = AnalyzeInput(trace, ctx);
-  t.advice = Advise(t, *t.input, all_steps_ns);
+  if (t.steps_found_by != "loop_rhythm") {  // without a DataLoader there is no input pipeline to analyse
+    t.input = AnalyzeInput(trace, ctx);
+    t.advice = Advise(t, *t.input, all_steps_ns);
+  }
   if (cuda) t.gpu = AnalyzeGpuIdle(trace.processes[index], spans_counted, ctx.waits_counted, trace.strings);
   return t;
 }
@@ -187,6 +194,35 @@ std::string ShimKeptOutMessage(const Trace& trace) {
          " to record them; meanwhile the NVTX range statistics show where the time goes by name.";
 }
 
+// The "no_steps" message when no process waited on a DataLoader or ran a backward: what was
+// recorded instead, and what that means.
+std::string NoTrainingMessage(const std::vector<ProcessPhases>& phases) {
+  uint64_t forwards = 0, fetches = 0;
+  for (const ProcessPhases& p : phases) {
+    forwards += p.Count(Phase::kForward) + p.Count(Phase::kValidationStep);
+    fetches += p.Count(Phase::kFetch) + p.Count(Phase::kGetItem);
+  }
+  const std::string head =
+      "Training phases were recorded, but no training step: steps are found from DataLoader waits "
+      "(torch.utils.data.DataLoader iteration) or, without them, from the loop's forward → backward → optimizer step "
+      "cycle, and no process did either. ";
+  if (forwards > 0) {
+    return head + std::to_string(forwards) +
+           " forward calls were recorded without any backward: evaluation or inference only (under torch.no_grad() "
+           "or without loss.backward()), so there is no training step to break down; the NVTX range statistics show "
+           "the forward time by module.";
+  }
+  if (fetches > 0) {
+    return head +
+           "Only DataLoader batch fetches were recorded, with no process waiting for them: the DataLoader workers "
+           "were traced without their main process (run the whole program under `trainprof run --follow-children`), "
+           "or the main process recorded no Python phases.";
+  }
+  return head +
+         "The recorded phases (worker start-up, checkpoints, init_process_group, ...) happen outside training "
+         "steps; the NVTX range statistics show where the time goes by name.";
+}
+
 }  // namespace
 
 Bottleneck AnalyzeBottleneck(const Trace& trace) {
@@ -200,9 +236,10 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
   std::vector<bool> training(n, false);
   bool any_phase = false;
   for (size_t i = 0; i < n; ++i) {
-    phases[i] = CollectPhases(trace.processes[i], domain);
+    phases[i] = CollectPhases(trace.processes[i], domain, &trace.strings);
     any_phase = any_phase || !phases[i].empty();
-    training[i] = phases[i].Count(Phase::kDataWait) > 0;
+    // DataLoader waits, or a backward (steps from the loop's rhythm, training_steps.h).
+    training[i] = phases[i].Count(Phase::kDataWait) > 0 || phases[i].Count(Phase::kBackward) > 0;
   }
   if (!any_phase) {
     b.status = "no_phases";
@@ -226,11 +263,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
   });
   if (b.processes.empty()) {
     b.status = "no_steps";
-    b.message =
-        "Training phases were recorded, but no process waited on a DataLoader: steps are delimited by the waits for "
-        "the "
-        "next batch (torch.utils.data.DataLoader iteration), so there is no step breakdown. Were the workers traced "
-        "without their main process?";
+    b.message = NoTrainingMessage(phases);
     return b;
   }
 

@@ -1,4 +1,5 @@
-// The bottleneck verdict: for each training process (a process that waits on a DataLoader), its
+// The bottleneck verdict: for each training process (a process that waits on a DataLoader, or
+// whose loop runs forward → backward → optimizer step without one), its
 // steps and their breakdown, whether it is input-bound and where in the input pipeline, and with
 // several ranks, the straggler. Every sentence carries the numbers behind it.
 // Definitions, thresholds and their reasons: docs/analysis.md.
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/analysis/coverage.h"
 #include "collector/analysis/gpu_idle.h"
 #include "collector/analysis/input_pipeline.h"
 #include "collector/model/model.h"
@@ -87,6 +89,10 @@ struct TrainingProcess {
   uint64_t dropped_steps = 0;  ///< last data waits with no phase after them
   uint64_t data_waits = 0;
   uint64_t epoch_ends = 0;  ///< StopIteration calls (kDataEnd)
+  /// How the steps were found: "dataloader" (DataLoader waits) or "loop_rhythm" (no DataLoader wait:
+  /// the forward → backward → optimizer cycle; "data wait" is then the time between cycles).
+  std::string steps_found_by = "dataloader";
+  Coverage coverage;  ///< share of the recorded time the training steps cover, and the rest
   bool warmup_skipped = false;
   bool recorded_from_delay = false;  ///< a --delay window: the first recorded step is no warm-up
   SampleStats step;  ///< step durations (ns) over the steps in the statistics

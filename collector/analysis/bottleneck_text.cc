@@ -55,9 +55,31 @@ std::string ArrivalPoint(const std::string& arrival) {
   return "the gradient synchronisation (start of backward)";
 }
 
+// "Steps, found from the DataLoader waits, cover 30.0% of the process's recorded time (5.10 s of 17.0 s);
+// outside them: ..." (coverage.h).
+std::string CoverageLine(const TrainingProcess& t) {
+  const Coverage& c = t.coverage;
+  std::string s = std::string(t.steps_found_by == "loop_rhythm" ? "Steps, found from the loop's rhythm, cover "
+                                                                 : "Steps, found from the DataLoader waits, cover ") +
+                  P(c.percent) + " of the process's recorded time (" +
+                  D(static_cast<double>(c.steps_ns)) + " of " + D(static_cast<double>(c.wall_ns)) + ")";
+  std::vector<std::string> listed;
+  for (const UncoveredPart& u : c.uncovered) {
+    if (u.percent < 1) continue;
+    listed.push_back(std::string(UncoveredLabel(u.kind)) + " " + D(static_cast<double>(u.ns)) + " (" + P(u.percent) +
+                     ")");
+  }
+  for (size_t i = 0; i < listed.size(); ++i) s += (i == 0 ? "; outside them: " : ", ") + listed[i];
+  if (c.percent < 50) s += "; the verdict describes the steps only";
+  return s + ".";
+}
+
 }  // namespace
 
-void DescribeProcess(TrainingProcess* tp) {
+namespace {
+
+// The steps, the verdict, the input pipeline and its advice, worker start-up.
+void DescribeSteps(TrainingProcess* tp) {
   TrainingProcess& t = *tp;
   std::vector<std::string>& out = t.text;
   const std::string who = Who(t);
@@ -70,7 +92,9 @@ void DescribeProcess(TrainingProcess* tp) {
   // The steps.
   std::set<uint32_t> epochs;
   for (const StepRow& r : t.step_rows) epochs.insert(r.epoch);
-  std::string s = who + ": " + Plural(t.steps, "training step", "training steps");
+  const bool rhythm = t.steps_found_by == "loop_rhythm";
+  std::string s = who + ": " + Plural(t.steps, "training step", "training steps") +
+                  (rhythm ? " (found from the loop's rhythm: forward → backward → optimizer step; no DataLoader)" : "");
   if (epochs.size() > 1) s += " in " + std::to_string(epochs.size()) + " epochs";
   if (t.eval_steps > 0) s += " and " + Plural(t.eval_steps, "evaluation step", "evaluation steps") + " (left out)";
   s += ": mean " + D(t.step.mean) + ", median " + D(t.step.median) + ", p90 " + D(t.step.p90) + ", std dev " +
@@ -82,26 +106,37 @@ void DescribeProcess(TrainingProcess* tp) {
   // The verdict.
   const PartShare& wait = t.part(Part::kDataWait);
   const PartShare& big = t.part(t.largest);
+  // Without a DataLoader, the data wait is the unrecorded time between cycles (training_steps.h).
+  const std::string waiting = rhythm ? "the time between cycles (last backward or optimizer step to the next forward)"
+                                     : "waiting for data";
   const std::string wait_numbers =
       P(wait.percent) + " of the step (mean " + D(wait.mean_ns) + " of " + D(t.step.mean);
   const std::string largest = "the largest phase is " + std::string(PartLabel(t.largest)) + ", " + P(big.percent) +
                               " of the step (mean " + D(big.mean_ns) + ")";
   switch (t.verdict) {
     case Verdict::kInputBound:
-      out.push_back("Input-bound: waiting for data is " + wait_numbers + "; input-bound from " +
+      out.push_back("Input-bound: " + waiting + " is " + wait_numbers + "; input-bound from " +
                     FormatPercent(kInputBoundPercent) + "%).");
       break;
     case Verdict::kPartlyInputBound:
-      out.push_back("Data loading is partly limiting: waiting for data is " + wait_numbers + "; " +
+      out.push_back("Data loading is partly limiting: " + waiting + " is " + wait_numbers + "; " +
                     FormatPercent(kPartlyInputBoundPercent) + "% to " + FormatPercent(kInputBoundPercent) + "%); " +
                     largest + ".");
       break;
     default:
-      out.push_back("Compute-bound: waiting for data is " + wait_numbers + "; below " +
+      out.push_back("Compute-bound: " + waiting + " is " + wait_numbers + "; below " +
                     FormatPercent(kPartlyInputBoundPercent) + "%); " + largest + ".");
       break;
   }
   if (t.gpu) DescribeGpuIdle(*t.gpu, &out);  // the GPU during the steps (gpu_idle_text.cc)
+
+  if (rhythm && t.verdict != Verdict::kComputeBound) {
+    out.push_back("Without a DataLoader, the time between cycles is the loop's own work before each forward (" +
+                  D(wait.mean_ns) +
+                  " per step): slicing or preparing the batch (get_batch), host-to-device copies, and whatever else it "
+                  "does there (clip_grad_norm_, a manual update, loss.item(), logging); if it is batch preparation, a "
+                  "DataLoader with workers would prepare batches while the model computes.");
+  }
 
   // The input pipeline.
   if (!t.input) return;
@@ -209,6 +244,13 @@ void DescribeProcess(TrainingProcess* tp) {
     advice += "use " + fixes[0] + (fixes.size() > 1 ? " and " + fixes[1] : std::string()) + ".";
   }
   out.push_back(advice);
+}
+
+}  // namespace
+
+void DescribeProcess(TrainingProcess* t) {
+  DescribeSteps(t);
+  if (t->verdict != Verdict::kNoSteps) t->text.push_back(CoverageLine(*t));  // last: keeps the others' order
 }
 
 std::vector<std::string> DescribeRanks(const RankSync& rs, size_t hosts) {

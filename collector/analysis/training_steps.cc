@@ -86,6 +86,138 @@ SelfTime InnermostSelfTime(const PhaseThread& t) {
   return out;
 }
 
+// What the parts and the arrival of a thread's steps are computed from.
+struct PartContext {
+  explicit PartContext(const PhaseThread& t)
+      : self(InnermostSelfTime(t)),
+        backward(t.by_phase[Slot(Phase::kBackward)]),
+        collective(t.by_phase[Slot(Phase::kCollective)]),
+        forward(UnionOf(t, {Phase::kForward, Phase::kTrainingStep, Phase::kValidationStep})),
+        training(UnionOf(t, {Phase::kBackward, Phase::kOptimizerStep, Phase::kZeroGrad, Phase::kTrainingStep})),
+        compute(UnionOf(t, std::begin(kComputePhases), std::end(kComputePhases))) {}
+  SelfTime self;
+  const IntervalSet& backward;
+  const IntervalSet& collective;
+  IntervalSet forward, training, compute;
+};
+
+// The parts of step s (its begin and end set) given its data-wait time, and its arrival point.
+void FillParts(const PartContext& ctx, IntervalSet waits, Step* sp) {
+  Step& s = *sp;
+  const uint64_t b = s.begin_ns, e = s.end_ns;
+  s.waits = std::move(waits);
+  IntervalSet covered = s.waits;
+  s.parts[static_cast<size_t>(Part::kDataWait)] = Length(covered);
+  for (Part part : {Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective}) {
+    // Self-time sets are disjoint: only the data waits can cover them.
+    IntervalSet fresh = Subtract(Clip(ctx.self[static_cast<size_t>(part)], b, e), s.waits);
+    s.parts[static_cast<size_t>(part)] = Length(fresh);
+    covered = Union(covered, fresh);
+  }
+  s.parts[static_cast<size_t>(Part::kOther)] = s.duration() - Length(covered);
+
+  if (IntervalSet c = Clip(ctx.collective, b, e); !c.empty()) {
+    s.arrival = Arrival::kCollective;
+    s.arrival_ns = c.front().begin;
+  } else if (IntervalSet bw = Clip(ctx.backward, b, e); !bw.empty()) {
+    s.arrival = Arrival::kBackward;
+    s.arrival_ns = bw.front().begin;
+  } else if (IntervalSet fw = Clip(ctx.forward, b, e); !fw.empty()) {
+    s.arrival = Arrival::kForwardEnd;
+    s.arrival_ns = fw.back().end;
+  }
+}
+
+// Steps from the loop's rhythm, on a thread without data waits (docs/analysis.md, "Steps"):
+// the top-level phase ranges (inside no other compute range) are cut into cycles at each forward
+// that follows a backward or optimizer step. Within a cycle, a forward of the same module as the
+// cycle's first forward (same range name) starts a new cycle too, and so does the first untagged
+// forward after forwards tagged "[eval]": an evaluation loop (forwards only) before a training
+// forward. A cycle with a backward or optimizer step is a training step, the others evaluation
+// steps. A step ends at the end of its last backward or optimizer step (evaluation: its last
+// forward); the next one starts there, or after a DataLoader iterator start, checkpoint or
+// init_process_group range that ends before its first forward (that time is in no step); the
+// thread's first step starts at its first forward. A step's data wait is the time before its first
+// forward that no compute phase covers: the loop's own batch preparation (get_batch), and whatever
+// else the loop does there.
+void RhythmThread(const PhaseThread& t, StepSplit* out) {
+  if (t.by_phase[Slot(Phase::kBackward)].empty()) return;  // no training on this thread
+  std::vector<const PhaseRange*> all;
+  for (const PhaseRange& r : t.ranges) {
+    if (IsCompute(r.phase)) all.push_back(&r);
+  }
+  std::sort(all.begin(), all.end(), [](const PhaseRange* a, const PhaseRange* b) {
+    return std::tie(a->begin_ns, b->end_ns) < std::tie(b->begin_ns, a->end_ns);
+  });
+  std::vector<const PhaseRange*> top;
+  for (const PhaseRange* r : all) {
+    if (top.empty() || r->begin_ns >= top.back()->end_ns) top.push_back(r);
+  }
+  const bool tagged = std::any_of(top.begin(), top.end(), [](const PhaseRange* r) { return r->eval_tag; });
+  auto is_forward = [](const PhaseRange* r) { return r->phase == Phase::kForward; };
+  auto trains = [](const PhaseRange* r) { return r->phase == Phase::kBackward || r->phase == Phase::kOptimizerStep; };
+
+  // Cycle starts: indices into `top`.
+  std::vector<size_t> starts;
+  const PhaseRange* first = nullptr;  // the current cycle's first forward
+  bool after_training = false, prev_tagged = false;
+  for (size_t i = 0; i < top.size(); ++i) {
+    const PhaseRange* r = top[i];
+    if (trains(r)) {
+      after_training = true;
+      continue;
+    }
+    if (!is_forward(r)) continue;
+    const bool start = first == nullptr || after_training || (tagged && prev_tagged && !r->eval_tag) ||
+                       (r->name == first->name && (!tagged || r->eval_tag));
+    if (start) {
+      starts.push_back(i);
+      first = r;
+    }
+    after_training = false;
+    prev_tagged = r->eval_tag;
+  }
+  if (starts.empty()) return;
+  ++out->rhythm_threads;
+
+  const PartContext ctx(t);
+  // Ranges outside the steps: a step starts after those that end before its first forward.
+  const IntervalSet outside =
+      UnionOf(t, {Phase::kDataLoaderIter, Phase::kCheckpoint, Phase::kInitProcessGroup});
+  std::vector<Step> steps;
+  for (size_t c = 0; c < starts.size(); ++c) {
+    const size_t from = starts[c], to = c + 1 < starts.size() ? starts[c + 1] : top.size();
+    Step s;
+    s.tid = t.tid;
+    s.by_rhythm = true;
+    s.data_waits = 0;
+    const uint64_t forward_begin = top[from]->begin_ns;
+    uint64_t last_forward = forward_begin, last_training = 0;
+    for (size_t i = from; i < to; ++i) {
+      if (trains(top[i])) last_training = std::max(last_training, top[i]->end_ns);
+      if (is_forward(top[i])) last_forward = std::max(last_forward, top[i]->end_ns);
+    }
+    s.eval = last_training == 0;
+    s.begin_ns = steps.empty() ? forward_begin : std::min(steps.back().end_ns, forward_begin);
+    for (const Interval& o : outside) {
+      if (o.end <= forward_begin && o.end > s.begin_ns) s.begin_ns = o.end;
+    }
+    s.end_ns = std::max(s.eval ? last_forward : last_training, forward_begin);
+    IntervalSet waits = Subtract(Union({{s.begin_ns, forward_begin}}), ctx.compute);
+    FillParts(ctx, std::move(waits), &s);
+    steps.push_back(std::move(s));
+  }
+  // No StopIteration marks epochs here: a new epoch starts with the first training step after
+  // evaluation steps (the evaluation at the end of each epoch).
+  uint32_t epoch = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    if (k > 0 && !steps[k].eval && steps[k - 1].eval) ++epoch;
+    steps[k].epoch = epoch;
+  }
+  out->rhythm_steps += steps.size();
+  out->steps.insert(out->steps.end(), steps.begin(), steps.end());
+}
+
 void SplitThread(const PhaseThread& t, StepSplit* out) {
   // Outermost data waits, by begin (an enclosing range first when two begin together).
   std::vector<Interval> waits;
@@ -101,7 +233,10 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
       waits.push_back(w);
     }
   }
-  if (waits.empty()) return;
+  if (waits.empty()) {
+    RhythmThread(t, out);
+    return;
+  }
   out->data_waits += waits.size();
 
   // A wait followed by a kDataEnd mark before the next wait is the StopIteration call.
@@ -114,13 +249,9 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
   }
   for (bool e : epoch_end) out->epoch_ends += e;
 
-  const SelfTime self = InnermostSelfTime(t);
-  const IntervalSet& backward = t.by_phase[Slot(Phase::kBackward)];
-  const IntervalSet& collective = t.by_phase[Slot(Phase::kCollective)];
-  const IntervalSet forward = UnionOf(t, {Phase::kForward, Phase::kTrainingStep, Phase::kValidationStep});
-  const IntervalSet training =
-      UnionOf(t, {Phase::kBackward, Phase::kOptimizerStep, Phase::kZeroGrad, Phase::kTrainingStep});
-  const IntervalSet compute = UnionOf(t, std::begin(kComputePhases), std::end(kComputePhases));
+  const PartContext ctx(t);
+  const IntervalSet& training = ctx.training;
+  const IntervalSet& compute = ctx.compute;
 
   std::vector<Step> steps;
   std::vector<bool> before_epoch_end;  // per step: an epoch-end wait ends it
@@ -164,27 +295,7 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
     const uint64_t b = s.begin_ns, e = s.end_ns;
 
     std::vector<Interval> group(waits.begin() + static_cast<ptrdiff_t>(i), waits.begin() + static_cast<ptrdiff_t>(j));
-    s.waits = Clip(Union(std::move(group)), b, e);
-    IntervalSet covered = s.waits;
-    s.parts[static_cast<size_t>(Part::kDataWait)] = Length(covered);
-    for (Part part : {Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective}) {
-      // Self-time sets are disjoint: only the data waits can cover them.
-      IntervalSet fresh = Subtract(Clip(self[static_cast<size_t>(part)], b, e), s.waits);
-      s.parts[static_cast<size_t>(part)] = Length(fresh);
-      covered = Union(covered, fresh);
-    }
-    s.parts[static_cast<size_t>(Part::kOther)] = s.duration() - Length(covered);
-
-    if (IntervalSet c = Clip(collective, b, e); !c.empty()) {
-      s.arrival = Arrival::kCollective;
-      s.arrival_ns = c.front().begin;
-    } else if (IntervalSet bw = Clip(backward, b, e); !bw.empty()) {
-      s.arrival = Arrival::kBackward;
-      s.arrival_ns = bw.front().begin;
-    } else if (IntervalSet fw = Clip(forward, b, e); !fw.empty()) {
-      s.arrival = Arrival::kForwardEnd;
-      s.arrival_ns = fw.back().end;
-    }
+    FillParts(ctx, Clip(Union(std::move(group)), b, e), &s);
     s.eval = LengthWithin(training, b, e) == 0;  // corrected below for threads that never train
     steps.push_back(std::move(s));
     before_epoch_end.push_back(j < waits.size() && epoch_end[j]);
@@ -260,7 +371,7 @@ IntervalSet ProcessPhases::Union(Phase p) const {
   return collector::Union(std::move(v));
 }
 
-ProcessPhases CollectPhases(const Process& process, StringId phase_domain) {
+ProcessPhases CollectPhases(const Process& process, StringId phase_domain, const StringPool* strings) {
   ProcessPhases out;
   if (phase_domain == 0) return out;
   std::map<std::pair<uint32_t, uint32_t>, PhaseThread> threads;  // (image, thread) → ranges
@@ -286,8 +397,13 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain) {
           const NvtxEvent* push = stack.back();
           stack.pop_back();
           if (push->category == 0 || push->category >= kPhaseSlots) break;
-          thread(e.thread).ranges.push_back(
-              {push->time_ns, std::max(e.time_ns, push->time_ns), static_cast<Phase>(push->category)});
+          PhaseRange r{push->time_ns, std::max(e.time_ns, push->time_ns), static_cast<Phase>(push->category),
+                       push->name};
+          if (strings != nullptr && r.phase == Phase::kForward) {
+            const std::string_view name = strings->Get(push->name);
+            r.eval_tag = name.size() >= 6 && name.substr(name.size() - 6) == "[eval]";
+          }
+          thread(e.thread).ranges.push_back(r);
           break;
         }
         case NvtxKind::kMark:

@@ -8,6 +8,14 @@
 //   thread: |wait|fwd|bwd|opt|   |wait|fwd|bwd|opt|   |wait| + kDataEnd mark   (validation)   |wait|...
 //           ^ step 0             ^ step 1             ^ epoch end: ends step 1, starts none ^ step 2
 //
+// A thread with no data wait (batches sliced from a tensor) gets its steps from the loop's rhythm
+// (LoopRhythm below): a step starts at each top-level forward that follows a backward or optimizer
+// step, and its "data wait" is the unrecorded time between its last backward/optimizer step and
+// the next step's forward:
+//
+//   thread: |fwd|fwd|bwd|opt| get_batch |fwd|fwd|bwd|opt| get_batch |fwd|fwd| |fwd|fwd|  (no backward)
+//           ^ step 0        [ data wait ]^ step 1        [data wait] ^ eval   ^ eval
+//
 // A step's time is split into parts that never overlap: each instant goes to the innermost
 // compute phase covering it (self time), except that data wait wins over everything and that all
 // of a backward range is backward; the rest is "other". So Lightning's training_step (forward)
@@ -34,6 +42,8 @@ struct PhaseRange {
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;
   Phase phase = Phase::kNone;
+  StringId name = 0;       ///< the range's name (compared, never interpreted, except `eval_tag`)
+  bool eval_tag = false;   ///< a forward named "... [eval]" (under no_grad / eval(), by the shim)
 };
 
 /// The phase ranges of one thread of one process image.
@@ -58,8 +68,9 @@ struct ProcessPhases {
   IntervalSet Union(Phase p) const;
 };
 
-/// Phase ranges of a process. `phase_domain` is the StringId of "trainprof" (0: none recorded).
-ProcessPhases CollectPhases(const Process& process, StringId phase_domain);
+/// Phase ranges of a process. `phase_domain` is the StringId of "trainprof" (0: none recorded);
+/// with `strings` (the trace's), forwards whose name ends in "[eval]" get PhaseRange::eval_tag.
+ProcessPhases CollectPhases(const Process& process, StringId phase_domain, const StringPool* strings = nullptr);
 
 /// The parts of a step (docs/analysis.md, "Step breakdown").
 enum class Part : uint8_t { kDataWait, kForward, kBackward, kOptimizer, kCollective, kOther, kCount };
@@ -78,6 +89,7 @@ struct Step {
   uint64_t end_ns = 0;
   bool eval = false;                         ///< no backward or optimizer step on a thread that has them
   bool ended_by_phase = false;               ///< the thread's last step: ends at its last phase range
+  bool by_rhythm = false;                    ///< found from the loop's rhythm (no DataLoader wait)
   uint32_t data_waits = 1;                   ///< DataLoader waits merged into this step (zip of loaders)
   std::array<uint64_t, kPartCount> parts{};  ///< ns; they add up to the duration
   IntervalSet waits;                         ///< the data-wait time of this step
@@ -92,9 +104,12 @@ struct StepSplit {
   uint64_t data_waits = 0;  ///< kDataWait ranges (outermost)
   uint64_t epoch_ends = 0;  ///< of which StopIteration calls (followed by kDataEnd)
   uint64_t dropped = 0;     ///< last steps with no phase range after their data wait
+  uint64_t rhythm_steps = 0;  ///< of the steps, those found from the loop's rhythm (train and eval)
+  uint64_t rhythm_threads = 0;  ///< threads without data waits that have a backward (steps by rhythm)
 };
 
-/// Steps of every thread with kDataWait ranges.
+/// Steps of every thread with kDataWait ranges; on a thread without any, steps from the loop's
+/// rhythm (forward → backward → optimizer step) when it has a backward (docs/analysis.md, "Steps").
 StepSplit SplitSteps(const ProcessPhases& phases);
 
 }  // namespace trainprof::collector

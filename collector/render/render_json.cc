@@ -260,6 +260,12 @@ Json GpuIdleJson(const GpuIdle& g) {
             {"launch_bound", g.launch_bound}}}};
 }
 
+Json CoverageJson(const Coverage& c) {
+  Json uncovered = Json::array();
+  for (const UncoveredPart& u : c.uncovered) uncovered.push_back({{"kind", u.kind}, {"ns", u.ns}, {"percent", u.percent}});
+  return {{"wall_ns", c.wall_ns}, {"steps_ns", c.steps_ns}, {"percent", c.percent}, {"uncovered", std::move(uncovered)}};
+}
+
 Json BottleneckJson(const Bottleneck& b) {
   Json procs = Json::array();
   for (const TrainingProcess& t : b.processes) {
@@ -282,6 +288,8 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"dropped_steps", t.dropped_steps},
                      {"data_waits", t.data_waits},
                      {"epoch_ends", t.epoch_ends},
+                     {"steps_found_by", t.steps_found_by},
+                     {"coverage", CoverageJson(t.coverage)},
                      {"step", StepStatsJson(t.step)},
                      {"parts", std::move(parts)},
                      {"compute_mean_ns", t.compute_mean_ns},

@@ -98,7 +98,12 @@ std::string BottleneckText(const Bottleneck& b) {
     steps.Add(std::move(row));
   }
   out += steps.Render("  ");
-  out += "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
+  const bool rhythm = std::any_of(b.processes.begin(), b.processes.end(),
+                                  [](const TrainingProcess& t) { return t.steps_found_by == "loop_rhythm"; });
+  out += rhythm ? "  Steps run from one wait for a DataLoader batch to the next, or without a DataLoader, from one backward or "
+                  "optimizer step to the next (data wait: the time between them before the forward); the parts are "
+                  "shares of the step time.\n"
+                : "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
   if (b.gpu.recorded) out += "  GPU busy: share of the step in which the GPU ran a kernel, memcpy or memset of the process.\n";
   for (const TrainingProcess& t : b.processes) {
     out += "\n";

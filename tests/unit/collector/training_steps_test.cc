@@ -155,6 +155,146 @@ TEST(TrainingSteps, LastStepEndsAtItsLastPhase) {
   EXPECT_EQ(s.split.dropped, 0u);
 }
 
+// A loop without a DataLoader (batches sliced from a tensor), with an optimizer. Each iteration:
+// 5 ms unrecorded (get_batch), zero_grad 1, Net.forward 4, CrossEntropyLoss.forward 1, backward 6,
+// optimizer step 2. Steps run from the end of one optimizer step to the end of the next; step 0
+// from its first forward.
+TEST(LoopRhythm, ForwardBackwardOptimizerCyclesAreSteps) {
+  TraceBuilder b(310);
+  PhaseThread m(b, 310);
+  uint64_t t = b.start_ns() + 10 * kMs;
+  std::vector<uint64_t> forward_at;
+  for (int i = 0; i < 6; ++i) {
+    t += 5 * kMs;
+    m.Range(t, t + kMs, Phase::kZeroGrad);
+    t += kMs;
+    forward_at.push_back(t);
+    m.Range(t, t + 4 * kMs, Phase::kForward, "Net.forward");
+    m.Range(t + 4 * kMs, t + 5 * kMs, Phase::kForward, "CrossEntropyLoss.forward");
+    t += 5 * kMs;
+    m.Range(t, t + 6 * kMs, Phase::kBackward);
+    m.Range(t + 6 * kMs, t + 8 * kMs, Phase::kOptimizerStep);
+    t += 8 * kMs;
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 6u);
+  EXPECT_EQ(s.split.rhythm_steps, 6u);
+  EXPECT_EQ(s.split.rhythm_threads, 1u);
+  EXPECT_EQ(s.split.data_waits, 0u);
+  EXPECT_EQ(s.split.steps[0].begin_ns, forward_at[0]);
+  EXPECT_EQ(s.split.steps[0].duration(), 13 * kMs);
+  for (size_t k = 1; k < 6; ++k) {
+    const Step& st = s.split.steps[k];
+    SCOPED_TRACE(k);
+    EXPECT_TRUE(st.by_rhythm);
+    EXPECT_FALSE(st.eval);
+    EXPECT_EQ(st.end_ns, forward_at[k] + 13 * kMs);  // the end of its optimizer step
+    EXPECT_EQ(st.duration(), 19 * kMs);
+    EXPECT_EQ(st.part(Part::kDataWait), 5 * kMs);  // the unrecorded time before its forward
+    EXPECT_EQ(st.part(Part::kOptimizer), 3 * kMs);  // zero_grad is optimizer, not data wait
+    EXPECT_EQ(st.part(Part::kForward), 5 * kMs);
+    EXPECT_EQ(st.part(Part::kBackward), 6 * kMs);
+    EXPECT_EQ(st.part(Part::kOther), 0u);
+    EXPECT_EQ(st.arrival, Arrival::kBackward);
+  }
+}
+
+// word_language_model: no Optimizer, a manual update (p.data.add_) after backward: the step ends at
+// the end of its backward; the update and the next get_batch (1 + 7 ms) are its successor's data
+// wait. Then evaluate(): forwards under no_grad, no backward (eval steps, split at each call of the
+// first module), torch.save (in no step), and a second epoch.
+TEST(LoopRhythm, ManualUpdateEvaluationAndCheckpoint) {
+  TraceBuilder b(311);
+  PhaseThread m(b, 311);
+  uint64_t t = b.start_ns() + 10 * kMs;
+  auto train = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      t += 7 * kMs;  // get_batch
+      m.Range(t, t + 3 * kMs, Phase::kForward, "RNNModel.forward");
+      m.Range(t + 3 * kMs, t + 4 * kMs, Phase::kForward, "NLLLoss.forward");
+      m.Range(t + 4 * kMs, t + 9 * kMs, Phase::kBackward);
+      t += 10 * kMs;  // 1 ms update
+    }
+  };
+  train(4);
+  for (int i = 0; i < 3; ++i) {  // evaluate()
+    t += 2 * kMs;
+    m.Range(t, t + 2 * kMs, Phase::kForward, "RNNModel.forward");
+    m.Range(t + 2 * kMs, t + 3 * kMs, Phase::kForward, "NLLLoss.forward");
+    t += 3 * kMs;
+  }
+  const uint64_t save = t + kMs;
+  m.Range(save, save + 20 * kMs, Phase::kCheckpoint, "torch.save");
+  t = save + 20 * kMs;
+  train(3);
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 10u);
+  int train_steps = 0, eval_steps = 0;
+  for (const Step& st : s.split.steps) (st.eval ? eval_steps : train_steps)++;
+  EXPECT_EQ(train_steps, 7);
+  EXPECT_EQ(eval_steps, 3);
+  for (size_t k : {1u, 2u, 3u, 8u, 9u}) {
+    const Step& st = s.split.steps[k];
+    SCOPED_TRACE(k);
+    EXPECT_EQ(st.duration(), 17 * kMs);
+    EXPECT_EQ(st.part(Part::kDataWait), 8 * kMs);
+    EXPECT_EQ(st.part(Part::kForward), 4 * kMs);
+    EXPECT_EQ(st.part(Part::kBackward), 5 * kMs);
+    EXPECT_EQ(st.epoch, k < 4 ? 0u : 1u);
+  }
+  for (size_t k = 4; k < 7; ++k) {
+    const Step& st = s.split.steps[k];
+    SCOPED_TRACE(k);
+    EXPECT_TRUE(st.eval);
+    EXPECT_EQ(st.duration(), k == 4 ? 6 * kMs : 5 * kMs);  // the first has the update before it
+    EXPECT_EQ(st.part(Part::kForward), 3 * kMs);
+  }
+  // The first training step after torch.save starts where the save ends.
+  const Step& after = s.split.steps[7];
+  EXPECT_FALSE(after.eval);
+  EXPECT_EQ(after.begin_ns, save + 20 * kMs);
+  EXPECT_EQ(after.part(Part::kDataWait), 7 * kMs);
+}
+
+// Forwards without any backward (inference) are no training: no steps from the rhythm.
+TEST(LoopRhythm, ForwardsWithoutBackwardAreNoSteps) {
+  TraceBuilder b(312);
+  PhaseThread m(b, 312);
+  uint64_t t = b.start_ns() + kMs;
+  for (int i = 0; i < 5; ++i, t += 4 * kMs) m.Range(t, t + 3 * kMs, Phase::kForward, "Net.forward");
+  Split s = SplitOf(b);
+  EXPECT_TRUE(s.split.steps.empty());
+  EXPECT_EQ(s.split.rhythm_threads, 0u);
+}
+
+// Forwards tagged "[eval]" (the shim's name under no_grad / eval()) are evaluation steps even
+// right before a training forward of the same module, and a module called twice in a training
+// step (untagged) stays one step.
+TEST(LoopRhythm, EvalTaggedForwardsAreEvaluation) {
+  TraceBuilder b(313);
+  PhaseThread m(b, 313);
+  uint64_t t = b.start_ns() + kMs;
+  auto train = [&] {
+    t += kMs;
+    m.Range(t, t + kMs, Phase::kForward, "Siamese.forward");
+    m.Range(t + kMs, t + 2 * kMs, Phase::kForward, "Siamese.forward");
+    m.Range(t + 2 * kMs, t + 4 * kMs, Phase::kBackward);
+    m.Range(t + 4 * kMs, t + 5 * kMs, Phase::kOptimizerStep);
+    t += 5 * kMs;
+  };
+  train();
+  train();
+  for (int i = 0; i < 2; ++i, t += 2 * kMs) m.Range(t, t + kMs, Phase::kForward, "Siamese.forward [eval]");
+  train();
+  Trace trace = TraceOf({&b});
+  ProcessPhases phases = CollectPhases(trace.processes.at(0), trace.strings.Find(format::kPhaseDomain), &trace.strings);
+  StepSplit split = SplitSteps(phases);
+  ASSERT_EQ(split.steps.size(), 5u);
+  const bool eval[] = {false, false, true, true, false};
+  for (size_t k = 0; k < 5; ++k) EXPECT_EQ(split.steps[k].eval, eval[k]) << k;
+  EXPECT_EQ(split.steps[4].part(Part::kForward), 2 * kMs);
+}
+
 // zip(loader_a, loader_b): two waits with no compute between them are one step.
 TEST(TrainingSteps, BackToBackWaitsAreOneStep) {
   TraceBuilder b(302);

@@ -306,7 +306,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
   const bool any_steps =
       std::any_of(b.processes.begin(), b.processes.end(), [](const TrainingProcess& t) { return t.step.count > 0; });
   b.status = any_steps ? "ok" : "no_steps";
-  if (!any_steps) b.message = "DataLoader waits were recorded but no complete training step.";
+  if (!any_steps) b.message = "DataLoader waits or backward passes were recorded but no complete training step.";
   return b;
 }
 

@@ -83,6 +83,11 @@ void DescribeSteps(TrainingProcess* tp) {
   TrainingProcess& t = *tp;
   std::vector<std::string>& out = t.text;
   const std::string who = Who(t);
+  if (t.verdict == Verdict::kNoSteps && t.data_waits == 0) {
+    out.push_back(who + ": a backward but no complete training step (a step needs a forward followed by a backward "
+                  "or optimizer step).");
+    return;
+  }
   if (t.verdict == Verdict::kNoSteps) {
     out.push_back(who + ": " + Plural(t.data_waits, "DataLoader wait", "DataLoader waits") +
                   " but no complete training step (a step needs a forward, backward, optimizer or collective range "
@@ -250,7 +255,7 @@ void DescribeSteps(TrainingProcess* tp) {
 
 void DescribeProcess(TrainingProcess* t) {
   DescribeSteps(t);
-  if (t->verdict != Verdict::kNoSteps) t->text.push_back(CoverageLine(*t));  // last: keeps the others' order
+  if (t->verdict != Verdict::kNoSteps && t->coverage.wall_ns > 0) t->text.push_back(CoverageLine(*t));  // last: keeps the others' order
 }
 
 std::vector<std::string> DescribeRanks(const RankSync& rs, size_t hosts) {

@@ -135,9 +135,9 @@ void FillParts(const PartContext& ctx, IntervalSet waits, Step* sp) {
 // forward after forwards tagged "[eval]": an evaluation loop (forwards only) before a training
 // forward. A cycle with a backward or optimizer step is a training step, the others evaluation
 // steps. A step ends at the end of its last backward or optimizer step (evaluation: its last
-// forward); the next one starts there, or after a DataLoader iterator start, checkpoint or
-// init_process_group range that ends before its first forward (that time is in no step); the
-// thread's first step starts at its first forward. A step's data wait is the time before its first
+// forward); the next one starts there — a training step after evaluation steps after a DataLoader
+// iterator start, checkpoint or init_process_group range that ends before its first forward (the
+// time between epochs is in no step) — and the thread's first step starts at its first forward. A step's data wait is the time before its first
 // forward that no compute phase covers: the loop's own batch preparation (get_batch), and whatever
 // else the loop does there.
 void RhythmThread(const PhaseThread& t, StepSplit* out) {
@@ -181,7 +181,7 @@ void RhythmThread(const PhaseThread& t, StepSplit* out) {
   ++out->rhythm_threads;
 
   const PartContext ctx(t);
-  // Ranges outside the steps: a step starts after those that end before its first forward.
+  // Ranges between epochs: the first training step after evaluation starts after them.
   const IntervalSet outside =
       UnionOf(t, {Phase::kDataLoaderIter, Phase::kCheckpoint, Phase::kInitProcessGroup});
   std::vector<Step> steps;
@@ -199,8 +199,10 @@ void RhythmThread(const PhaseThread& t, StepSplit* out) {
     }
     s.eval = last_training == 0;
     s.begin_ns = steps.empty() ? forward_begin : std::min(steps.back().end_ns, forward_begin);
-    for (const Interval& o : outside) {
-      if (o.end <= forward_begin && o.end > s.begin_ns) s.begin_ns = o.end;
+    if (!s.eval && !steps.empty() && steps.back().eval) {  // between epochs: not the next step's data wait
+      for (const Interval& o : outside) {
+        if (o.end <= forward_begin && o.end > s.begin_ns) s.begin_ns = o.end;
+      }
     }
     s.end_ns = std::max(s.eval ? last_forward : last_training, forward_begin);
     IntervalSet waits = Subtract(Union({{s.begin_ns, forward_begin}}), ctx.compute);

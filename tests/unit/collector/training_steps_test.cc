@@ -256,6 +256,27 @@ TEST(LoopRhythm, ManualUpdateEvaluationAndCheckpoint) {
   EXPECT_EQ(after.part(Part::kDataWait), 7 * kMs);
 }
 
+// Batches loaded with torch.load in the loop (pre-tokenized shards): the load is the step's data
+// wait, not time between steps.
+TEST(LoopRhythm, TorchLoadBetweenTrainingStepsIsDataWait) {
+  TraceBuilder b(314);
+  PhaseThread m(b, 314);
+  uint64_t t = b.start_ns() + kMs;
+  for (int i = 0; i < 4; ++i) {
+    m.Range(t, t + 3 * kMs, Phase::kCheckpoint, "torch.load");
+    t += 4 * kMs;
+    m.Range(t, t + 2 * kMs, Phase::kForward, "Net.forward");
+    m.Range(t + 2 * kMs, t + 4 * kMs, Phase::kBackward);
+    t += 4 * kMs;
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 4u);
+  for (size_t k = 1; k < 4; ++k) {
+    EXPECT_EQ(s.split.steps[k].duration(), 8 * kMs) << k;
+    EXPECT_EQ(s.split.steps[k].part(Part::kDataWait), 4 * kMs) << k;
+  }
+}
+
 // Forwards without any backward (inference) are no training: no steps from the rhythm.
 TEST(LoopRhythm, ForwardsWithoutBackwardAreNoSteps) {
   TraceBuilder b(312);

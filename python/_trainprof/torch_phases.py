@@ -4,7 +4,8 @@ names where it has them; categories follow format/trainprof/phases.h.
 
   main process   DataLoader iterator __next__ (the wait for the next batch), top-level
                  nn.Module calls (forward), Tensor.backward / torch.autograd.backward,
-                 Optimizer.step / zero_grad, torch.distributed collectives
+                 Optimizer.step / zero_grad, torch.distributed collectives, and whether it
+                 constructs a DistributedDataParallel (TRAINPROF_DDP=<backend>)
   workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn
 
 Every wrapper is re-entrancy guarded per thread and phase (only the outermost call records: a
@@ -302,8 +303,41 @@ def _patch_init_process_group(torch):
     dist.init_process_group = init_process_group
 
 
+def _patch_ddp(torch):
+    """Records that this process uses DistributedDataParallel, and its backend, as the process
+    variable TRAINPROF_DDP=<backend> (docs/trace-format.md): its ranks wait for each other in DDP's
+    gradient all-reduce inside backward, which the report takes as their arrival point."""
+    parallel = getattr(torch.nn, "parallel", None)
+    ddp_cls = getattr(parallel, "DistributedDataParallel", None) if parallel is not None else None
+    orig = ddp_cls.__dict__.get("__init__") if ddp_cls is not None else None
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+
+    @functools.wraps(orig)
+    def __init__(self, *args, **kwargs):
+        try:
+            orig(self, *args, **kwargs)
+        except BaseException as e:
+            drop_own_frames(e)
+            raise
+        nat = N.get()
+        if nat is not None and nat.enabled:
+            try:
+                backend = ""
+                try:
+                    backend = str(torch.distributed.get_backend(getattr(self, "process_group", None)))
+                except Exception:
+                    pass
+                nat.set_env("TRAINPROF_DDP", backend)
+            except Exception:
+                pass
+
+    setattr(__init__, _MARKER, N.BACKWARD)
+    ddp_cls.__init__ = __init__
+
+
 PATCHES = (_patch_dataloader_iter, _patch_fetchers, _patch_worker_loop, _patch_module_call,
-           _patch_backward, _patch_optimizer, _patch_collectives, _patch_init_process_group)
+           _patch_backward, _patch_optimizer, _patch_collectives, _patch_init_process_group, _patch_ddp)
 
 
 def install(torch):

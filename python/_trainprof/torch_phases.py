@@ -68,6 +68,30 @@ def _phase_wrapper(fn, category, name_of, guard=None, only_inside=None, before=N
     return wrapper
 
 
+def _after_call(fn, after, marker):
+    """Wraps fn so that after(native, args, result) runs once a call returned, when this process
+    records (what a call set up: a rank, DDP use); an exception from `after` is dropped, one from fn
+    re-raised without the wrapper's frame. `marker` tags the wrapper as installed."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as e:
+            drop_own_frames(e)
+            raise
+        nat = N.get()
+        if nat is not None and nat.enabled:
+            try:
+                after(nat, args, result)
+            except Exception:
+                pass
+        return result
+
+    setattr(wrapper, _MARKER, marker)
+    return wrapper
+
+
 def _wrap_attr(owner, attr, category, name_of, guard=None):
     fn = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
     if fn is None or getattr(fn, _MARKER, None) is not None:
@@ -280,27 +304,14 @@ def _patch_init_process_group(torch):
     if orig is None or getattr(orig, _MARKER, None) is not None:
         return
 
-    @functools.wraps(orig)
-    def init_process_group(*args, **kwargs):
-        try:
-            result = orig(*args, **kwargs)
-        except BaseException as e:
-            drop_own_frames(e)
-            raise
-        nat = N.get()
-        if nat is not None and nat.enabled:
-            try:
-                nat.set_env("RANK", dist.get_rank())
-                nat.set_env("WORLD_SIZE", dist.get_world_size())
-                local = os.environ.get("LOCAL_RANK")
-                if local is not None:
-                    nat.set_env("LOCAL_RANK", local)
-            except Exception:
-                pass
-        return result
+    def record_rank(nat, args, result):
+        nat.set_env("RANK", dist.get_rank())
+        nat.set_env("WORLD_SIZE", dist.get_world_size())
+        local = os.environ.get("LOCAL_RANK")
+        if local is not None:
+            nat.set_env("LOCAL_RANK", local)
 
-    setattr(init_process_group, _MARKER, N.COLLECTIVE)
-    dist.init_process_group = init_process_group
+    dist.init_process_group = _after_call(orig, record_rank, N.COLLECTIVE)
 
 
 def _patch_ddp(torch):
@@ -313,27 +324,15 @@ def _patch_ddp(torch):
     if orig is None or getattr(orig, _MARKER, None) is not None:
         return
 
-    @functools.wraps(orig)
-    def __init__(self, *args, **kwargs):
+    def record_ddp(nat, args, result):
+        backend = ""
         try:
-            orig(self, *args, **kwargs)
-        except BaseException as e:
-            drop_own_frames(e)
-            raise
-        nat = N.get()
-        if nat is not None and nat.enabled:
-            try:
-                backend = ""
-                try:
-                    backend = str(torch.distributed.get_backend(getattr(self, "process_group", None)))
-                except Exception:
-                    pass
-                nat.set_env("TRAINPROF_DDP", backend)
-            except Exception:
-                pass
+            backend = str(torch.distributed.get_backend(getattr(args[0], "process_group", None)))
+        except Exception:
+            pass
+        nat.set_env("TRAINPROF_DDP", backend)
 
-    setattr(__init__, _MARKER, N.BACKWARD)
-    ddp_cls.__init__ = __init__
+    ddp_cls.__init__ = _after_call(orig, record_ddp, N.BACKWARD)
 
 
 PATCHES = (_patch_dataloader_iter, _patch_fetchers, _patch_worker_loop, _patch_module_call,

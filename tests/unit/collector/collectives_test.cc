@@ -1,7 +1,7 @@
 // Collectives in the verdict (docs/analysis.md, "Collectives" and "Ranks and the straggler"): the
 // arrival of a DistributedDataParallel rank is DDP's gradient all-reduce inside backward, not the
-// script's own logging all_reduce; DDP's collective time is unknown without NCCL kernels; NCCL
-// kernels recorded by CUPTI are the collective time on the GPU.
+// script's own logging all_reduce; DDP's collective time is unknown without NCCL kernels (the
+// NCCL kernels as collective time on the GPU: gpu_bottleneck_test.cc).
 #include "collector/analysis/collectives.h"
 
 #include <gtest/gtest.h>
@@ -19,13 +19,10 @@ namespace {
 
 using test::kMs;
 using test::PhaseThread;
-using test::Says;
 using test::TraceBuilder;
-using test::TraceOf;
 namespace fmt = trainprof::format;
 
 constexpr uint64_t T0 = 1'000'000'000;
-constexpr uint64_t kUs = 1'000;
 
 // Two ranks in 6 steps; rank 1's forward takes `extra` longer (an extra layer). Rank 0 waits for it
 // in DDP's gradient all-reduce inside backward, so both leave backward together; then both run the
@@ -60,7 +57,7 @@ struct DdpLoggingAllReduce {
       t += step;
     }
   }
-  Report Analyze() const { return collector::Analyze(TraceOf({&r0, &r1}), {}); }
+  Report Analyze() const { return collector::Analyze(test::TraceOf({&r0, &r1}), {}); }
 };
 
 // Without DDP recorded the arrival stays the first collective of the step (a script with its own
@@ -89,7 +86,7 @@ TEST(Collectives, DdpArrivalIsTheGradientAllReduceNotTheLoggingAllReduce) {
   EXPECT_EQ(rs.ranks[0].arrival, "ddp_backward");
   EXPECT_DOUBLE_EQ(*rs.ranks[1].median_lateness_ns, 20.0 * kMs);
   EXPECT_EQ(rs.ranks[1].last_steps, 5u);
-  EXPECT_TRUE(Says(b.rank_text, "rank 1 is the straggler: it reaches DDP's gradient all-reduce (start of backward) "
+  EXPECT_TRUE(test::Says(b.rank_text, "rank 1 is the straggler: it reaches DDP's gradient all-reduce (start of backward) "
                                 "20.0 ms (median;"));
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   EXPECT_FALSE(j["bottleneck"]["ranks"]["straggler"].is_null());
@@ -116,7 +113,7 @@ TEST(Collectives, DdpCollectiveTimeIsUnknown) {
   EXPECT_EQ(p0.collective.source, "unknown");
   EXPECT_TRUE(p0.collective.ddp);
   EXPECT_EQ(p0.collective.backend, "gloo");
-  EXPECT_TRUE(Says(p0.text,
+  EXPECT_TRUE(test::Says(p0.text,
                    "DDP over gloo: collective: unknown (DDP's gradient all-reduce is inside backward), so the backward "
                    "part includes the all-reduce and any wait for the other ranks."));
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
@@ -128,61 +125,6 @@ TEST(Collectives, DdpCollectiveTimeIsUnknown) {
   EXPECT_EQ(jp["collective"]["backend"], "gloo");
   const std::string text = RenderText(report);
   EXPECT_NE(text.find(" unknown "), std::string::npos) << text;
-}
-
-TEST(Collectives, NcclKernelNames) {
-  EXPECT_TRUE(IsNcclKernel("_Z38ncclKernel_AllReduce_RING_LL_Sum_floatP11ncclDevCommmP8ncclWork"));
-  EXPECT_TRUE(IsNcclKernel("ncclKernel_AllReduce_RING_LL_Sum_float"));
-  EXPECT_TRUE(IsNcclKernel("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP11ncclDevCommmP8ncclWork"));
-  EXPECT_TRUE(IsNcclKernel("ncclDevKernel_Generic"));
-  EXPECT_FALSE(IsNcclKernel("_Z6kernelPf"));
-  EXPECT_FALSE(IsNcclKernel("_ZN2at6native18elementwise_kernelILi128ELi2EEEviT_"));
-  EXPECT_FALSE(IsNcclKernel("my_nccl_helper"));
-}
-
-// A DDP rank on a GPU: each 20 ms step has a forward kernel and two NCCL all-reduce kernels (3 ms
-// and 1 ms) during backward: the collective is 4 ms of GPU time per step, 20% of the step.
-TEST(Collectives, NcclKernelsAreTheGpuCollectiveTime) {
-  TraceBuilder main{200, 1, T0};
-  PhaseThread m{main, 200};
-  const int g = main.Thread(299);
-  main.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
-  main.GpuStatus(m.thread(), T0 + 1, fmt::GpuState::kOn);
-  main.Device(g, 0, "NVIDIA A100-SXM4-80GB");
-  main.ProcessEnv(m.thread(), "TRAINPROF_DDP=nccl");
-  uint64_t corr = 1;
-  auto launch = [&](uint64_t at, uint64_t start, uint64_t end, const char* name) {
-    main.ApiCall(m.thread(), at, at + 10 * kUs, "cudaLaunchKernel_v7000", corr);
-    main.Kernel(g, {.start = start, .end = end, .name = name, .correlation = corr});
-    ++corr;
-  };
-  uint64_t s = T0 + 10 * kMs;
-  for (int i = 0; i < 6; ++i, s += 20 * kMs) {
-    m.Range(s, s + kMs, Phase::kDataWait);
-    m.Push(s + kMs, Phase::kForward);
-    launch(s + kMs, s + kMs + 20 * kUs, s + 6 * kMs, "_Z6kernelPf");
-    m.Pop(s + 6 * kMs);
-    m.Push(s + 6 * kMs, Phase::kBackward);
-    launch(s + 7 * kMs, s + 8 * kMs, s + 11 * kMs, "_Z38ncclKernel_AllReduce_RING_LL_Sum_floatP11ncclDevCommmP8ncclWork");
-    launch(s + 12 * kMs, s + 13 * kMs, s + 14 * kMs, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-    m.Pop(s + 18 * kMs);
-    m.Range(s + 18 * kMs, s + 19 * kMs, Phase::kOptimizerStep);
-  }
-  m.EpochEnd(s, kMs);
-  Report report = collector::Analyze(TraceOf({&main}), {});
-  const TrainingProcess& t = report.bottleneck.processes.at(0);
-  EXPECT_EQ(t.collective.source, "nccl_kernels");
-  EXPECT_EQ(t.collective.backend, "nccl");
-  EXPECT_EQ(t.collective.nccl_kernels, 10u);  // 5 steps in the statistics (step 0 is warm-up)
-  EXPECT_DOUBLE_EQ(*t.collective.gpu_ns_per_step, 4.0 * kMs);
-  EXPECT_DOUBLE_EQ(*t.collective.gpu_percent, 20.0);
-  EXPECT_TRUE(Says(t.text, "DDP over nccl: collective: NCCL kernels run 4.00 ms per step on the GPU, 20.0% of the "
-                           "step (10 kernels in the steps)."));
-  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
-  const nlohmann::json& c = j["bottleneck"]["processes"][0]["collective"];
-  EXPECT_EQ(c["source"], "nccl_kernels");
-  EXPECT_EQ(c["gpu_ns_per_step"], 4.0 * kMs);
-  EXPECT_FALSE(j["bottleneck"]["processes"][0]["parts"]["collective"]["percent"].is_null());
 }
 
 }  // namespace

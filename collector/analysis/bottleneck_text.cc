@@ -64,9 +64,9 @@ void DescribeCollective(const CollectiveInfo& c, std::vector<std::string>* out) 
                    "collective: unknown (DDP's gradient all-reduce is inside backward), so the backward part includes "
                    "the all-reduce and any wait for the other ranks.");
   } else if (c.source == "nccl_kernels" && c.gpu_ns_per_step) {
-    out->push_back(ddp + "collective: NCCL kernels run " + D(*c.gpu_ns_per_step) + " per step on the GPU, " +
-                   P(c.gpu_percent.value_or(0)) + " of the step (" + Plural(c.nccl_kernels, "kernel", "kernels") +
-                   " in the steps).");
+    out->push_back(ddp + (ddp.empty() ? "Collective" : "collective") + ": NCCL kernels run " +
+                   D(*c.gpu_ns_per_step) + " per step on the GPU, " + P(c.gpu_percent.value_or(0)) + " of the step (" +
+                   Plural(c.nccl_kernels, "kernel", "kernels") + " in the steps).");
   }
 }
 

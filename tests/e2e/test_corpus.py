@@ -7,7 +7,7 @@ step within 5 %.
 Each check is a subTest named after the field it checks, so a run lists every failing check.
 `python3 test_corpus.py --table` (scripts/corpus) runs the same tests and then prints, per program
 and training process, the verdict, the steps trainprof counted against the program's own count and
-the mean step against its own timer, and the checks that failed."""
+the mean step against its own timer, then every check with its outcome, and the failures."""
 
 import glob
 import json
@@ -25,9 +25,10 @@ CORPUS = os.path.join(SOURCE_DIR, "tests", "corpus")
 TORCHRUN = os.path.join(os.path.dirname(MODERN_PYTHON), "torchrun")
 MEAN_TOLERANCE = 0.05  # the issue's bound: trainprof's mean step within 5 % of the program's own
 
-# (program, pid, rank, verdict, steps, own steps, mean ns, own mean ns) per training process
-# checked: for the --table mode.
+# For the --table mode: (program, pid, rank, verdict, steps, own steps, mean ns, own mean ns) per
+# training process checked, and (program, check, passed) per check run.
 ROWS = []
+CHECKS = []
 
 
 def script(program):
@@ -72,7 +73,9 @@ class CorpusTest(TraceTest):
             own[d["pid"]] = d
         self.assertEqual(len(own), processes, "timing files written by the program")
         rep = self.report()
-        self.assertEqual(rep["bottleneck"]["status"], "ok", rep["bottleneck"].get("message"))
+        status = rep["bottleneck"]["status"]
+        CHECKS.append((program, "bottleneck.status", status == "ok"))
+        self.assertEqual(status, "ok", rep["bottleneck"].get("message"))  # else nothing to check
         self.check_against_own_timer(rep, own)
         return rep, own
 
@@ -86,7 +89,12 @@ class CorpusTest(TraceTest):
         """Runs fn() (assertions on the report, its field lookups inside it) as a subTest named
         `name`: a failing check, or a field missing from the report, is listed and the others run."""
         with self.subTest(check=name):
-            fn()
+            passed = False
+            try:
+                fn()
+                passed = True
+            finally:
+                CHECKS.append((self.program, name, passed))
 
     def training_processes(self, rep, own):
         """{pid: bottleneck process} of the processes that wrote a timing file."""
@@ -290,15 +298,19 @@ def exception_line(traceback):
 
 def print_table(result, out=sys.stdout):
     """The closing-note table: per program and training process, the verdict, steps trainprof vs
-    the program's own count, mean step trainprof vs own; then the checks that failed and why."""
+    the program's own count, mean step trainprof vs own; then every check, passed or not, and the
+    failures with their messages."""
     row = "%-20s %-5s %-19s %13s %30s"
     print(row % ("program", "rank", "verdict", "steps tp/own", "mean step ms tp/own (diff)"), file=out)
     for program, _pid, rank, verdict, steps, own_steps, mean, own_mean in ROWS:
         diff = "%+.1f%%" % (100.0 * (mean - own_mean) / own_mean) if own_mean else "-"
         print(row % (program, "-" if rank is None else rank, verdict, "%d/%d" % (steps, own_steps),
                      "%.2f/%.2f (%s)" % (mean / 1e6, (own_mean or 0) / 1e6, diff)), file=out)
+    print("\nchecks:", file=out)
+    for program, name, passed in sorted(CHECKS, key=lambda c: c[0]):  # stable: in run order per program
+        print("  %-20s %-28s %s" % (program, name, "ok" if passed else "FAIL"), file=out)
     problems = result.failures + result.errors
-    print("\nfailed checks: %d" % len(problems), file=out)
+    print("\nfailed: %d" % len(problems), file=out)
     for test, traceback in problems:
         print("  %s\n      %s" % (test.id().replace("test_corpus.", ""), exception_line(traceback)), file=out)
     for test, reason in result.skipped:

@@ -51,6 +51,18 @@ class PhaseThread {
   void DataEnd(uint64_t t) {
     b_->Mark(th_, t, "DataLoader StopIteration", domain_, static_cast<uint64_t>(Phase::kDataEnd));
   }
+  /// A mark of the phase domain (kDataLoader, kDataLoaderBatch: docs/trace-format.md).
+  void Mark(uint64_t t, Phase p, std::string_view name) {
+    b_->Mark(th_, t, name, domain_, static_cast<uint64_t>(p));
+  }
+  /// A data wait of `d` from t on the loader `loader` (its description): the wait range with the
+  /// kDataLoaderBatch mark inside; returns its end.
+  uint64_t LoaderWait(uint64_t t, uint64_t d, std::string_view loader) {
+    Push(t, Phase::kDataWait);
+    Mark(t + 1, Phase::kDataLoaderBatch, loader);
+    Pop(t + d);
+    return t + d;
+  }
   /// A StopIteration call: a data wait of `d` at t and its kDataEnd mark; returns its end.
   uint64_t EpochEnd(uint64_t t, uint64_t d) {
     Range(t, t + d, Phase::kDataWait);

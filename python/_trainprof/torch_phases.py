@@ -211,8 +211,12 @@ def _worker_mark(nat, bound):
     known when the worker was forked inside its loader's iter() (not with spawn)."""
     args = bound.arguments
     loader = _creating[0]
+    dataset = args.get("dataset")
+    holder = args.get("dataset_holder")  # PyTorch 2.x: [dataset], popped by the loop
+    if dataset is None and isinstance(holder, list) and holder:
+        dataset = holder[-1]
     nat.mark("DataLoader#%s dataset=%s num_workers=%d worker_id=%d" % (
-        "?" if loader is None else loader, type(args.get("dataset")).__name__,
+        "?" if loader is None else loader, type(dataset).__name__,
         int(args.get("num_workers", 0)), int(args.get("worker_id", 0))), N.DATALOADER)
 
 

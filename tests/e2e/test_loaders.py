@@ -23,9 +23,9 @@ class LoadersTest(TraceTest):
     def tearDownClass(cls):
         shutil.rmtree(cls.counts_dir, ignore_errors=True)
 
-    def run_mnist(self, epochs=2):
+    def run_mnist(self, epochs=2, extra=()):
         counts_path = os.path.join(self.counts_dir, "counts.json")
-        self.profile([PYTHON, MNIST, "--epochs", str(epochs), "--counts", counts_path])
+        self.profile([PYTHON, MNIST, "--epochs", str(epochs), "--counts", counts_path] + list(extra))
         with open(counts_path) as f:
             counts = json.load(f)
         rep = self.report()
@@ -83,6 +83,17 @@ class LoadersTest(TraceTest):
         self.assertEqual(p["input"]["worker_processes"], 2 * epochs)
         self.assertEqual(p["input"]["concurrent_workers"], 2)
         self.assertEqual(p["input"]["fetch"]["count"], counts["train_batches"])
+
+    def test_spawned_workers_are_tied_to_their_loader(self):
+        # Spawned workers cannot inherit the loader id: tied by start time, dataset and num_workers.
+        rep, main, procs, counts = self.run_mnist(1, extra=["--start-method", "spawn"])
+        p = rep["bottleneck"]["processes"][0]
+        train, test = p["input"]["loaders"]
+        self.assertEqual((train["dataset"], train["feeds_training"], train["worker_processes"]), ("TensorDataset", True, 2))
+        self.assertEqual((test["dataset"], test["feeds_training"], test["worker_processes"]), ("Digits", False, 2))
+        self.assertEqual(train["fetch"]["count"], counts["train_batches"])
+        self.assertEqual(test["fetch"]["count"], counts["test_batches"])
+        self.assertEqual(p["input"]["worker_processes"], 2)
 
 
 if __name__ == "__main__":

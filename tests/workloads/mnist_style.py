@@ -2,7 +2,7 @@
 train() and test() functions, a train loader and a test loader with 2 workers each, model.eval()
 and torch.no_grad() in test(). Small random tensors instead of MNIST, so it runs in seconds.
 
-    mnist_style.py [--epochs N] [--counts FILE]
+    mnist_style.py [--epochs N] [--counts FILE] [--start-method spawn|fork|forkserver]
 
 With --counts it writes the program's own counts as JSON: training and evaluation forward calls,
 batches of each loader.
@@ -86,12 +86,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--counts")
+    parser.add_argument("--start-method", help="the loaders' multiprocessing_context")
     args = parser.parse_args()
     torch.manual_seed(1)
     torch.set_num_threads(1)
     train_set = TensorDataset(torch.randn(160, 1, 12, 12), torch.randint(0, 10, (160,)))
-    train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=2)
-    test_loader = DataLoader(Digits(96), batch_size=32, num_workers=2)
+    kwargs = {"num_workers": 2}
+    if args.start_method:
+        kwargs["multiprocessing_context"] = args.start_method
+    train_loader = DataLoader(train_set, batch_size=16, shuffle=True, **kwargs)
+    test_loader = DataLoader(Digits(96), batch_size=32, **kwargs)
     model = Net()
     optimizer = optim.Adadelta(model.parameters(), lr=1.0)
     for epoch in range(1, args.epochs + 1):

@@ -22,7 +22,7 @@ import os
 import threading
 
 from . import native as N
-from .frames import drop_own_frames
+from .frames import Calling, drop_own_frames
 
 _local = threading.local()
 _MARKER = "_trainprof_phase"
@@ -175,11 +175,8 @@ def _patch_dataloader(torch):
     @functools.wraps(orig)
     def __iter__(self):
         if nat is None or not nat.enabled:
-            try:
+            with Calling():
                 return orig(self)
-            except BaseException as e:
-                drop_own_frames(e)
-                raise
         name = None
         try:
             name = loader_name(self)
@@ -189,10 +186,8 @@ def _patch_dataloader(torch):
         previous = _creating[0]
         _creating[0] = self.__dict__.get("_trainprof_id")
         try:
-            it = orig(self)
-        except BaseException as e:
-            drop_own_frames(e)
-            raise
+            with Calling():
+                it = orig(self)
         finally:
             _creating[0] = previous
         if name is not None:

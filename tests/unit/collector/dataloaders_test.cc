@@ -19,13 +19,11 @@ namespace {
 
 using test::kMs;
 using test::PhaseThread;
-using test::StepPlan;
 using test::TraceBuilder;
-using test::TraceOf;
 namespace fmt = trainprof::format;
 
 constexpr uint64_t T0 = 1'000'000'000;
-constexpr StepPlan kCompute = {.forward = 4 * kMs, .backward = 5 * kMs, .optimizer = 1 * kMs};
+constexpr test::StepPlan kCompute = {.forward = 4 * kMs, .backward = 5 * kMs, .optimizer = 1 * kMs};
 constexpr const char* kTrain =
     "DataLoader#1 dataset=TensorDataset batch_size=16 num_workers=2 persistent_workers=0 pin_memory=0";
 constexpr const char* kTest = "DataLoader#2 dataset=Digits batch_size=32 num_workers=2 persistent_workers=1 pin_memory=1";
@@ -67,12 +65,7 @@ struct TwoLoaders {
   std::vector<std::unique_ptr<TraceBuilder>> workers;
 
   PhaseThread Worker(uint64_t start, uint64_t end, const std::string& mark) {
-    const int32_t pid = 201 + static_cast<int32_t>(workers.size());
-    workers.push_back(std::make_unique<TraceBuilder>(pid, 200, start));
-    TraceBuilder& w = *workers.back();
-    w.Flags(fmt::kFlagForkedChild).HeaderEnd(fmt::EndKind::kExit, 0, end);
-    PhaseThread t(w, static_cast<uint32_t>(pid));
-    w.Role(t.thread(), "DataLoader worker");
+    PhaseThread t = test::WorkerProcess(&workers, 201 + static_cast<int32_t>(workers.size()), 200, start, end);
     t.Mark(start + kMs, Phase::kDataLoader, mark);
     return t;
   }
@@ -110,7 +103,7 @@ struct TwoLoaders {
     main.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 1'000 * kMs);
     std::vector<const TraceBuilder*> all = {&main};
     for (const auto& w : workers) all.push_back(w.get());
-    return TraceOf(all);
+    return test::TraceOf(all);
   }
 };
 
@@ -210,7 +203,7 @@ TEST(DataLoaders, MainProcessFetchesGoToTheLoaderWaitedOn) {
     t += 12 * kMs;
   }
   main.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 500 * kMs);
-  const Report report = collector::Analyze(TraceOf({&main}), {});
+  const Report report = collector::Analyze(test::TraceOf({&main}), {});
   const InputPipeline& in = *report.bottleneck.processes.at(0).input;
   EXPECT_EQ(in.loading, Loading::kMainProcess);
   EXPECT_EQ(in.fetch.fetches, 6u);  // the training loader's only
@@ -230,7 +223,7 @@ TEST(DataLoaders, NoMarksNoLoaders) {
   uint64_t t = T0 + 10 * kMs;
   for (int i = 0; i < 6; ++i) t = m.Step(t, {.wait = 3 * kMs, .forward = 4 * kMs, .backward = 5 * kMs});
   main.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 500 * kMs);
-  const Report report = collector::Analyze(TraceOf({&main}), {});
+  const Report report = collector::Analyze(test::TraceOf({&main}), {});
   EXPECT_TRUE(report.bottleneck.processes.at(0).input->loaders.empty());
 }
 

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trace_builder.h"
 #include "trainprof/phases.h"
@@ -117,5 +119,17 @@ class PhaseThread {
   int th_;
   uint64_t domain_;
 };
+
+/// A DataLoader worker process of `ppid` (forked, with the shim's role), alive over [start, end):
+/// its trace is appended to `files`, its phase thread (tid = pid) returned.
+inline PhaseThread WorkerProcess(std::vector<std::unique_ptr<TraceBuilder>>* files, int32_t pid, int32_t ppid,
+                                 uint64_t start, uint64_t end) {
+  files->push_back(std::make_unique<TraceBuilder>(pid, ppid, start));
+  TraceBuilder& w = *files->back();
+  w.Flags(format::kFlagForkedChild).HeaderEnd(format::EndKind::kExit, 0, end);
+  PhaseThread t(w, static_cast<uint32_t>(pid));
+  w.Role(t.thread(), "DataLoader worker");
+  return t;
+}
 
 }  // namespace trainprof::test

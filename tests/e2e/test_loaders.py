@@ -95,6 +95,19 @@ class LoadersTest(TraceTest):
         self.assertEqual(test["fetch"]["count"], counts["test_batches"])
         self.assertEqual(p["input"]["worker_processes"], 2)
 
+    def test_persistent_test_workers_are_not_the_training_pipeline(self):
+        # The test loader's persistent workers live through the next epochs' training steps: they
+        # were counted as training workers, and their fetches mixed in.
+        rep, main, procs, counts = self.run_mnist(2, extra=["--persistent-workers"])
+        p = rep["bottleneck"]["processes"][0]
+        self.assertEqual(p["input"]["concurrent_workers"], 2)
+        self.assertEqual(p["input"]["worker_processes"], 2)
+        self.assertEqual(p["input"]["other_workers"], 2)
+        self.assertEqual(p["input"]["fetch"]["count"], counts["train_batches"])
+        train, test = p["input"]["loaders"]
+        self.assertTrue(train["persistent_workers"])
+        self.assertEqual((train["worker_processes"], test["worker_processes"]), (2, 2))
+
 
 if __name__ == "__main__":
     unittest.main()

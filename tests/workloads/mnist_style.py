@@ -2,7 +2,7 @@
 train() and test() functions, a train loader and a test loader with 2 workers each, model.eval()
 and torch.no_grad() in test(). Small random tensors instead of MNIST, so it runs in seconds.
 
-    mnist_style.py [--epochs N] [--counts FILE] [--start-method spawn|fork|forkserver]
+    mnist_style.py [--epochs N] [--counts FILE] [--start-method spawn|fork|forkserver] [--persistent-workers]
 
 With --counts it writes the program's own counts as JSON: training and evaluation forward calls,
 batches of each loader.
@@ -87,11 +87,12 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--counts")
     parser.add_argument("--start-method", help="the loaders' multiprocessing_context")
+    parser.add_argument("--persistent-workers", action="store_true", help="both loaders keep their workers")
     args = parser.parse_args()
     torch.manual_seed(1)
     torch.set_num_threads(1)
     train_set = TensorDataset(torch.randn(160, 1, 12, 12), torch.randint(0, 10, (160,)))
-    kwargs = {"num_workers": 2}
+    kwargs = {"num_workers": 2, "persistent_workers": args.persistent_workers}
     if args.start_method:
         kwargs["multiprocessing_context"] = args.start_method
     train_loader = DataLoader(train_set, batch_size=16, shuffle=True, **kwargs)

@@ -56,7 +56,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   t.host = p.host;
   t.rank = p.rank;
   t.role = p.role;
-  StepSplit split = SplitSteps(phases[index]);
+  StepSplit split = SplitSteps(phases[index], DdpBackend(p).has_value());
   t.data_waits = split.data_waits;
   t.epoch_ends = split.epoch_ends;
   t.dropped_steps = split.dropped;
@@ -110,6 +110,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   }
   t.step = Stats(durations);
   t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
+  t.collective = AnalyzeCollectives(p, spans_counted, trace.strings);
   if (t.step.count == 0) return t;
 
   for (PartShare& part : t.parts) {

@@ -49,9 +49,39 @@ std::string WorkerEstimate(const InputPipeline& in, const InputAdvice& a, const 
          " (more workers help only on free cores)";
 }
 
+// "DataLoader #1 (feeds the training steps): TensorDataset, batch_size 16, 2 workers, not persistent,
+// pin_memory off; 20 waits, mean 1.20 ms; 6 worker processes; a batch fetch takes 2.10 ms (...)."
+std::string LoaderLine(const LoaderStats& l) {
+  const LoaderDescription& d = l.description;
+  auto flag = [](const std::optional<bool>& v, const char* yes, const char* no) {
+    return std::string(v ? (*v ? yes : no) : "?");
+  };
+  std::string s = "DataLoader #" + (d.id ? std::to_string(*d.id) : std::string("?")) +
+                  (l.feeds_training ? " (feeds the training steps): " : " (no training step): ") +
+                  (d.dataset.empty() ? std::string("?") : d.dataset) + ", batch_size " +
+                  (d.batch_size ? std::to_string(*d.batch_size) : std::string("None")) + ", " +
+                  (d.num_workers ? Plural(*d.num_workers, "worker", "workers") : std::string("? workers")) + ", " +
+                  flag(d.persistent_workers, "persistent", "not persistent") + ", pin_memory " +
+                  flag(d.pin_memory, "on", "off") + "; " + Plural(l.waits, "wait", "waits") + ", mean " +
+                  D(l.mean_wait_ns());
+  if (l.worker_processes > 0) s += "; " + Plural(l.worker_processes, "worker process", "worker processes");
+  if (l.fetch.fetches > 0) s += "; a batch fetch takes " + D(l.fetch.mean_ns());
+  return s + ".";
+}
+
+// " (DataLoader #1, TensorDataset)" when one named loader feeds the training steps, else "".
+std::string FeedingLoader(const InputPipeline& in) {
+  const auto feeding = std::count_if(in.loaders.begin(), in.loaders.end(),
+                                     [](const LoaderStats& l) { return l.feeds_training; });
+  if (feeding != 1 || !in.loaders[0].description.id) return "";
+  const LoaderDescription& d = in.loaders[0].description;
+  return " (DataLoader #" + std::to_string(*d.id) + (d.dataset.empty() ? "" : ", " + d.dataset) + ")";
+}
+
 std::string ArrivalPoint(const std::string& arrival) {
   if (arrival == "collective") return "its first collective";
   if (arrival == "forward_end") return "the end of its forward";
+  if (arrival == "ddp_backward") return "DDP's gradient all-reduce (start of backward)";
   return "the gradient synchronisation (start of backward)";
 }
 
@@ -72,6 +102,20 @@ std::string CoverageLine(const TrainingProcess& t) {
   for (size_t i = 0; i < listed.size(); ++i) s += (i == 0 ? "; outside them: " : ", ") + listed[i];
   if (c.percent < 50) s += "; the verdict describes the steps only";
   return s + ".";
+}
+
+// The collective sentence when the Collective part is not the whole story (collectives.h).
+void DescribeCollective(const CollectiveInfo& c, std::vector<std::string>* out) {
+  const std::string ddp = c.ddp ? "DDP" + (c.backend ? " over " + *c.backend : std::string()) + ": " : "";
+  if (c.source == "unknown") {
+    out->push_back(ddp +
+                   "collective: unknown (DDP's gradient all-reduce is inside backward), so the backward part includes "
+                   "the all-reduce and any wait for the other ranks.");
+  } else if (c.source == "nccl_kernels" && c.gpu_ns_per_step) {
+    out->push_back(ddp + (ddp.empty() ? "Collective" : "collective") + ": NCCL kernels run " +
+                   D(*c.gpu_ns_per_step) + " per step on the GPU, " + P(c.gpu_percent.value_or(0)) + " of the step (" +
+                   Plural(c.nccl_kernels, "kernel", "kernels") + " in the steps).");
+  }
 }
 
 }  // namespace
@@ -133,6 +177,7 @@ void DescribeSteps(TrainingProcess* tp) {
                     FormatPercent(kPartlyInputBoundPercent) + "%); " + largest + ".");
       break;
   }
+  DescribeCollective(t.collective, &out);
   if (t.gpu) DescribeGpuIdle(*t.gpu, &out);  // the GPU during the steps (gpu_idle_text.cc)
 
   if (rhythm && t.verdict != Verdict::kComputeBound) {
@@ -148,10 +193,18 @@ void DescribeSteps(TrainingProcess* tp) {
   const InputPipeline& in = *t.input;
   const InputAdvice& a = t.advice;
   const bool waits = t.verdict != Verdict::kComputeBound;
-  if (!waits && !a.startup_significant) return;
+  const bool show = waits || a.startup_significant;
+  if (!show) {  // several loaders are listed all the same: which one feeds the steps
+    if (in.loaders.size() >= 2)
+      for (const LoaderStats& l : in.loaders) out.push_back(LoaderLine(l));
+    return;
+  }
   if (in.loading == Loading::kWorkers) {
-    std::string line = "Input pipeline: " + Plural(in.concurrent_workers, "DataLoader worker", "DataLoader workers");
-    if (in.workers_recreated()) line += " (" + std::to_string(in.worker_processes) + " worker processes)";
+    std::string line = "Input pipeline" + FeedingLoader(in) + ": " +
+                       Plural(in.concurrent_workers, "DataLoader worker", "DataLoader workers");
+    if (in.workers_recreated())
+      line += " (" + std::to_string(in.worker_processes) + " worker processes" +
+              (in.loaders.empty() ? "" : ": re-created for each iterator") + ")";
     if (in.busy_percent)
       line +=
           "; while the main process waited for data, the workers were fetching " + P(*in.busy_percent) + " of the time";
@@ -161,6 +214,8 @@ void DescribeSteps(TrainingProcess* tp) {
     out.push_back("Input pipeline: batches are fetched in the main process (num_workers=0); a batch fetch takes " +
                   D(in.fetch_mean_ns()) + " (" + FetchBreakdown(in) + ").");
   }
+  if (in.loaders.size() >= 2 || (in.loaders.size() == 1 && in.other_workers > 0))
+    for (const LoaderStats& l : in.loaders) out.push_back(LoaderLine(l));
   const FetchStats& f = in.fetch;
   switch (a.cause) {
     case InputCause::kNotTraced:

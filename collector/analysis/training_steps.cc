@@ -101,8 +101,9 @@ struct PartContext {
   IntervalSet forward, training, compute;
 };
 
-// The parts of step s (its begin and end set) given its data-wait time, and its arrival point.
-void FillParts(const PartContext& ctx, IntervalSet waits, Step* sp) {
+// The parts of step s (its begin and end set) given its data-wait time, and its arrival point
+// (`ddp`: SplitSteps's).
+void FillParts(const PartContext& ctx, IntervalSet waits, bool ddp, Step* sp) {
   Step& s = *sp;
   const uint64_t b = s.begin_ns, e = s.end_ns;
   s.waits = std::move(waits);
@@ -116,7 +117,11 @@ void FillParts(const PartContext& ctx, IntervalSet waits, Step* sp) {
   }
   s.parts[static_cast<size_t>(Part::kOther)] = s.duration() - Length(covered);
 
-  if (IntervalSet c = Clip(ctx.collective, b, e); !c.empty()) {
+  if (IntervalSet bw = Clip(ctx.backward, b, e); ddp && !bw.empty()) {
+    const IntervalSet c = Intersect(ctx.collective, bw);  // a DDP gradient collective, if recorded
+    s.arrival = Arrival::kDdpBackward;
+    s.arrival_ns = c.empty() ? bw.front().begin : c.front().begin;
+  } else if (IntervalSet c = Clip(ctx.collective, b, e); !c.empty()) {
     s.arrival = Arrival::kCollective;
     s.arrival_ns = c.front().begin;
   } else if (IntervalSet bw = Clip(ctx.backward, b, e); !bw.empty()) {
@@ -140,7 +145,7 @@ void FillParts(const PartContext& ctx, IntervalSet waits, Step* sp) {
 // time between epochs is in no step) — and the thread's first step starts at its first forward. A step's data wait is the time before its first
 // forward that no compute phase covers: the loop's own batch preparation (get_batch), and whatever
 // else the loop does there.
-void RhythmThread(const PhaseThread& t, StepSplit* out) {
+void RhythmThread(const PhaseThread& t, bool ddp, StepSplit* out) {
   if (t.by_phase[Slot(Phase::kBackward)].empty()) return;  // no training on this thread
   std::vector<const PhaseRange*> all;
   for (const PhaseRange& r : t.ranges) {
@@ -206,7 +211,7 @@ void RhythmThread(const PhaseThread& t, StepSplit* out) {
     }
     s.end_ns = std::max(s.eval ? last_forward : last_training, forward_begin);
     IntervalSet waits = Subtract(Union({{s.begin_ns, forward_begin}}), ctx.compute);
-    FillParts(ctx, std::move(waits), &s);
+    FillParts(ctx, std::move(waits), ddp, &s);
     steps.push_back(std::move(s));
   }
   // No StopIteration marks epochs here: a new epoch starts with the first training step after
@@ -220,7 +225,7 @@ void RhythmThread(const PhaseThread& t, StepSplit* out) {
   out->steps.insert(out->steps.end(), steps.begin(), steps.end());
 }
 
-void SplitThread(const PhaseThread& t, StepSplit* out) {
+void SplitThread(const PhaseThread& t, bool ddp, StepSplit* out) {
   // Outermost data waits, by begin (an enclosing range first when two begin together).
   std::vector<Interval> waits;
   {
@@ -236,7 +241,7 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
     }
   }
   if (waits.empty()) {
-    RhythmThread(t, out);
+    RhythmThread(t, ddp, out);
     return;
   }
   out->data_waits += waits.size();
@@ -297,7 +302,7 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
     const uint64_t b = s.begin_ns, e = s.end_ns;
 
     std::vector<Interval> group(waits.begin() + static_cast<ptrdiff_t>(i), waits.begin() + static_cast<ptrdiff_t>(j));
-    FillParts(ctx, Clip(Union(std::move(group)), b, e), &s);
+    FillParts(ctx, Clip(Union(std::move(group)), b, e), ddp, &s);
     s.eval = LengthWithin(training, b, e) == 0;  // corrected below for threads that never train
     steps.push_back(std::move(s));
     before_epoch_end.push_back(j < waits.size() && epoch_end[j]);
@@ -351,6 +356,7 @@ const char* ArrivalName(Arrival a) {
     case Arrival::kCollective: return "collective";
     case Arrival::kBackward: return "backward";
     case Arrival::kForwardEnd: return "forward_end";
+    case Arrival::kDdpBackward: return "ddp_backward";
     default: return "none";
   }
 }
@@ -411,6 +417,9 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain, const
         case NvtxKind::kMark:
           if (e.category == static_cast<uint32_t>(Phase::kDataEnd))
             thread(e.thread).data_end_marks.push_back(e.time_ns);
+          if (e.category == static_cast<uint32_t>(Phase::kDataLoader) ||
+              e.category == static_cast<uint32_t>(Phase::kDataLoaderBatch))
+            thread(e.thread).loader_marks.push_back({e.time_ns, e.name, static_cast<Phase>(e.category)});
           break;
         default: break;  // the shim records push/pop ranges only
       }
@@ -420,6 +429,8 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain, const
     std::stable_sort(t.ranges.begin(), t.ranges.end(),
                      [](const PhaseRange& a, const PhaseRange& b) { return a.begin_ns < b.begin_ns; });
     std::sort(t.data_end_marks.begin(), t.data_end_marks.end());
+    std::stable_sort(t.loader_marks.begin(), t.loader_marks.end(),
+                     [](const LoaderMark& a, const LoaderMark& b) { return a.time_ns < b.time_ns; });
     std::array<std::vector<Interval>, kPhaseSlots> raw;
     for (const PhaseRange& r : t.ranges) {
       raw[Slot(r.phase)].push_back({r.begin_ns, r.end_ns});
@@ -432,9 +443,9 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain, const
   return out;
 }
 
-StepSplit SplitSteps(const ProcessPhases& phases) {
+StepSplit SplitSteps(const ProcessPhases& phases, bool ddp) {
   StepSplit out;
-  for (const PhaseThread& t : phases.threads) SplitThread(t, &out);
+  for (const PhaseThread& t : phases.threads) SplitThread(t, ddp, &out);
   std::stable_sort(out.steps.begin(), out.steps.end(),
                    [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
   return out;

@@ -46,6 +46,13 @@ struct PhaseRange {
   bool eval_tag = false;   ///< a forward named "... [eval]" (under no_grad / eval(), by the shim)
 };
 
+/// A kDataLoader or kDataLoaderBatch mark: its name describes a DataLoader (dataloaders.h).
+struct LoaderMark {
+  uint64_t time_ns = 0;
+  StringId name = 0;
+  Phase phase = Phase::kNone;
+};
+
 /// The phase ranges of one thread of one process image.
 struct PhaseThread {
   uint32_t image = 0;   ///< index into Process::images
@@ -53,6 +60,7 @@ struct PhaseThread {
   uint32_t tid = 0;
   std::vector<PhaseRange> ranges;                 ///< by begin
   std::vector<uint64_t> data_end_marks;           ///< kDataEnd marks, by time
+  std::vector<LoaderMark> loader_marks;           ///< kDataLoader and kDataLoaderBatch marks, by time
   std::array<IntervalSet, kPhaseSlots> by_phase;  ///< union of the ranges of each phase
   std::array<uint64_t, kPhaseSlots> count{};      ///< completed ranges per phase
   std::array<uint64_t, kPhaseSlots> total_ns{};   ///< summed durations per phase (not a union)
@@ -79,8 +87,10 @@ const char* PartName(Part part);   ///< "data_wait", "forward", ...
 const char* PartLabel(Part part);  ///< "data wait", "forward", ...
 
 /// Where a rank reaches the point at which ranks synchronise in a step (docs/analysis.md, "Ranks").
-enum class Arrival : uint8_t { kNone, kCollective, kBackward, kForwardEnd };
-const char* ArrivalName(Arrival a);  ///< "collective", "backward", "forward_end", "none"
+/// kDdpBackward: a DistributedDataParallel process, whose ranks wait in DDP's gradient all-reduce
+/// inside backward: the first collective recorded inside the step's backward, else its start.
+enum class Arrival : uint8_t { kNone, kCollective, kBackward, kForwardEnd, kDdpBackward };
+const char* ArrivalName(Arrival a);  ///< "collective", "backward", "forward_end", "ddp_backward", "none"
 
 struct Step {
   uint32_t tid = 0;
@@ -110,6 +120,9 @@ struct StepSplit {
 
 /// Steps of every thread with kDataWait ranges; on a thread without any, steps from the loop's
 /// rhythm (forward → backward → optimizer step) when it has a backward (docs/analysis.md, "Steps").
-StepSplit SplitSteps(const ProcessPhases& phases);
+/// `ddp`: the process uses DistributedDataParallel (collectives.h), so a step with a backward
+/// arrives at kDdpBackward, not at its first collective (the script's own dist.all_reduce for
+/// logging comes after the ranks already waited).
+StepSplit SplitSteps(const ProcessPhases& phases, bool ddp = false);
 
 }  // namespace trainprof::collector

@@ -4,10 +4,14 @@ names where it has them; categories follow format/trainprof/phases.h.
 
   main process   creating a DataLoader iterator (iter(loader): starts its workers),
                  DataLoader iterator __next__ (the wait for the next batch), top-level
-                 nn.Module calls (forward), Tensor.backward / torch.autograd.backward,
-                 Optimizer.step / zero_grad, torch.distributed collectives,
-                 torch.save / torch.load, torch.distributed.init_process_group
-  workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn
+                 nn.Module calls (forward; "<Module>.forward [eval]" without grad or in eval()),
+                 Tensor.backward / torch.autograd.backward, Optimizer.step / zero_grad,
+                 torch.distributed collectives, whether it constructs a DistributedDataParallel
+                 (TRAINPROF_DDP=<backend>); marks naming each DataLoader (at iter(loader),
+                 and inside each wait: which loader it waits on); torch.save / torch.load,
+                 torch.distributed.init_process_group
+  workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn, and a
+                 mark naming the worker's loader
 
 Every wrapper is re-entrancy guarded per thread and phase (only the outermost call records: a
 top-level module's submodules, torch's own nested wrappers), and calls straight through when
@@ -21,7 +25,7 @@ import os
 import threading
 
 from . import native as N
-from .frames import drop_own_frames
+from .frames import Calling, drop_own_frames
 
 _local = threading.local()
 _MARKER = "_trainprof_phase"
@@ -69,6 +73,30 @@ def _phase_wrapper(fn, category, name_of, guard=None, only_inside=None, before=N
     return wrapper
 
 
+def _after_call(fn, after, marker):
+    """Wraps fn so that after(native, args, result) runs once a call returned, when this process
+    records (what a call set up: a rank, DDP use); an exception from `after` is dropped, one from fn
+    re-raised without the wrapper's frame. `marker` tags the wrapper as installed."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as e:
+            drop_own_frames(e)
+            raise
+        nat = N.get()
+        if nat is not None and nat.enabled:
+            try:
+                after(nat, args, result)
+            except Exception:
+                pass
+        return result
+
+    setattr(wrapper, _MARKER, marker)
+    return wrapper
+
+
 def _wrap_attr(owner, attr, category, name_of, guard=None):
     fn = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
     if fn is None or getattr(fn, _MARKER, None) is not None:
@@ -112,6 +140,9 @@ def _patch_dataloader_iter(torch):
                 drop_own_frames(e)
                 raise
         nat.push(name_of((self,)), N.DATA_WAIT)
+        loader = getattr(self, "_trainprof_loader", None)
+        if loader is not None:
+            nat.mark(loader, N.DATALOADER_BATCH)
         try:
             batch = orig(self)
         except StopIteration as e:
@@ -141,6 +172,87 @@ def _patch_dataloader_iter_init(torch):
     for cls in [base] + [c for c in vars(dataloader).values()
                          if isinstance(c, type) and issubclass(c, base) and c is not base]:
         _wrap_attr(cls, "__init__", N.DATALOADER_ITER, name_of, guard="dataloader_iter")
+
+
+# ---- DataLoader identity: which loader a wait or a worker belongs to ---------------------------
+
+_loader_ids = [0]        # DataLoaders named so far in this process
+_creating = [None]       # id of the loader whose iterator is being made (a forked worker inherits it)
+
+
+def _flag(value):
+    return "1" if value else "0"
+
+
+def loader_name(loader):
+    """The description mark of a DataLoader, made once per loader object (docs/trace-format.md,
+    "DataLoader identity"): "DataLoader#<id> dataset=<Class> batch_size=<n|none> num_workers=<n>
+    persistent_workers=<0|1> pin_memory=<0|1>"; ids count from 1 per process."""
+    name = loader.__dict__.get("_trainprof_name")
+    if name is None:
+        _loader_ids[0] += 1
+        batch = getattr(loader, "batch_size", None)
+        name = "DataLoader#%d dataset=%s batch_size=%s num_workers=%d persistent_workers=%s pin_memory=%s" % (
+            _loader_ids[0], type(getattr(loader, "dataset", None)).__name__,
+            "none" if batch is None else int(batch), int(getattr(loader, "num_workers", 0) or 0),
+            _flag(getattr(loader, "persistent_workers", False)), _flag(getattr(loader, "pin_memory", False)))
+        loader.__dict__["_trainprof_name"] = name
+        loader.__dict__["_trainprof_id"] = _loader_ids[0]
+    return name
+
+
+def _patch_dataloader(torch):
+    """DataLoader.__iter__: a mark naming the loader (category DATALOADER) before its iterator is
+    made, and the iterator remembers the name for the mark inside each of its waits."""
+    from torch.utils.data import dataloader
+
+    cls = dataloader.DataLoader
+    orig = cls.__dict__.get("__iter__")
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+    nat = N.get()
+
+    @functools.wraps(orig)
+    def __iter__(self):
+        if nat is None or not nat.enabled:
+            with Calling():
+                return orig(self)
+        name = None
+        try:
+            name = loader_name(self)
+            nat.mark(name, N.DATALOADER)
+        except Exception:
+            pass
+        previous = _creating[0]
+        _creating[0] = self.__dict__.get("_trainprof_id")
+        try:
+            with Calling():
+                it = orig(self)
+        finally:
+            _creating[0] = previous
+        if name is not None:
+            try:
+                it._trainprof_loader = name
+            except Exception:
+                pass
+        return it
+
+    setattr(__iter__, _MARKER, N.DATALOADER)
+    cls.__iter__ = __iter__
+
+
+def _worker_mark(nat, bound):
+    """In a worker: "DataLoader#<id|?> dataset=<Class> num_workers=<n> worker_id=<k>"; the id is
+    known when the worker was forked inside its loader's iter() (not with spawn)."""
+    args = bound.arguments
+    loader = _creating[0]
+    dataset = args.get("dataset")
+    holder = args.get("dataset_holder")  # PyTorch 2.x: [dataset], popped by the loop
+    if dataset is None and isinstance(holder, list) and holder:
+        dataset = holder[-1]
+    nat.mark("DataLoader#%s dataset=%s num_workers=%d worker_id=%d" % (
+        "?" if loader is None else loader, type(dataset).__name__,
+        int(args.get("num_workers", 0)), int(args.get("worker_id", 0))), N.DATALOADER)
 
 
 # ---- DataLoader: fetching batches (workers, or the main process with num_workers=0) ------------
@@ -210,6 +322,10 @@ def _patch_worker_loop(torch):
                 nat.set_role("DataLoader worker")
                 if signature is not None:
                     bound = signature.bind(*args, **kwargs)
+                    try:
+                        _worker_mark(nat, bound)
+                    except Exception:
+                        pass
                     init_fn = bound.arguments.get("init_fn")
                     if init_fn is not None:
                         name = "worker_init_fn:" + getattr(init_fn, "__name__", type(init_fn).__name__)
@@ -229,9 +345,28 @@ def _patch_worker_loop(torch):
 
 # ---- model, backward, optimizer, collectives ---------------------------------------------------
 
+def _forward_name(torch):
+    """name_of for module calls: "<Module>.forward", or "<Module>.forward [eval]" when the call
+    builds no graph (torch.is_grad_enabled() is False: torch.no_grad(), torch.inference_mode(),
+    set_grad_enabled(False)) or the module is in eval mode (its `training` flag is False)."""
+    grad_enabled = torch.is_grad_enabled
+    cache = {}
+
+    def name_of(args):
+        module = args[0] if args else None
+        key = (type(module), not grad_enabled() or not getattr(module, "training", True))
+        name = cache.get(key)
+        if name is None:
+            name = "%s.forward%s" % (key[0].__name__, " [eval]" if key[1] else "")
+            cache[key] = name
+        return name
+
+    return name_of
+
+
 def _patch_module_call(torch):
     module_cls = torch.nn.Module
-    _wrap_attr(module_cls, "__call__", N.FORWARD, _cached_name("%s.forward"))
+    _wrap_attr(module_cls, "__call__", N.FORWARD, _forward_name(torch))
 
 
 def _patch_backward(torch):
@@ -301,35 +436,42 @@ def _patch_init_process_group(torch):
     if orig is None or getattr(orig, _MARKER, None) is not None:
         return
 
+    def record_rank(nat, args, result):
+        nat.set_env("RANK", dist.get_rank())
+        nat.set_env("WORLD_SIZE", dist.get_world_size())
+        local = os.environ.get("LOCAL_RANK")
+        if local is not None:
+            nat.set_env("LOCAL_RANK", local)
+
     timed = _phase_wrapper(orig, N.INIT_PROCESS_GROUP, lambda args: "init_process_group",
                            guard="init_process_group")
+    dist.init_process_group = _after_call(timed, record_rank, N.INIT_PROCESS_GROUP)
 
-    @functools.wraps(orig)
-    def init_process_group(*args, **kwargs):
+
+def _patch_ddp(torch):
+    """Records that this process uses DistributedDataParallel, and its backend, as the process
+    variable TRAINPROF_DDP=<backend> (docs/trace-format.md): its ranks wait for each other in DDP's
+    gradient all-reduce inside backward, which the report takes as their arrival point."""
+    parallel = getattr(torch.nn, "parallel", None)
+    ddp_cls = getattr(parallel, "DistributedDataParallel", None) if parallel is not None else None
+    orig = ddp_cls.__dict__.get("__init__") if ddp_cls is not None else None
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+
+    def record_ddp(nat, args, result):
+        backend = ""
         try:
-            result = timed(*args, **kwargs)
-        except BaseException as e:
-            drop_own_frames(e)
-            raise
-        nat = N.get()
-        if nat is not None and nat.enabled:
-            try:
-                nat.set_env("RANK", dist.get_rank())
-                nat.set_env("WORLD_SIZE", dist.get_world_size())
-                local = os.environ.get("LOCAL_RANK")
-                if local is not None:
-                    nat.set_env("LOCAL_RANK", local)
-            except Exception:
-                pass
-        return result
+            backend = str(torch.distributed.get_backend(getattr(args[0], "process_group", None)))
+        except Exception:
+            pass
+        nat.set_env("TRAINPROF_DDP", backend)
 
-    setattr(init_process_group, _MARKER, N.INIT_PROCESS_GROUP)
-    dist.init_process_group = init_process_group
+    ddp_cls.__init__ = _after_call(orig, record_ddp, N.BACKWARD)
 
 
-PATCHES = (_patch_dataloader_iter, _patch_dataloader_iter_init, _patch_fetchers, _patch_worker_loop,
-           _patch_module_call, _patch_backward, _patch_optimizer, _patch_collectives, _patch_checkpoint,
-           _patch_init_process_group)
+PATCHES = (_patch_dataloader_iter, _patch_dataloader_iter_init, _patch_dataloader, _patch_fetchers,
+           _patch_worker_loop, _patch_module_call, _patch_backward, _patch_optimizer, _patch_collectives,
+           _patch_checkpoint, _patch_init_process_group, _patch_ddp)
 
 
 def install(torch):

@@ -92,17 +92,17 @@ def repackage_hidden(h):
     return tuple(repackage_hidden(v) for v in h)
 
 
-def evaluate(data_source):
+def evaluate(data_source, eval_batch_size=4):
+    """Mean loss per token over data_source (the example's evaluate(), dropout off)."""
     model.eval()
-    total_loss = 0.
-    hidden = model.init_hidden(4)
+    hidden = model.init_hidden(eval_batch_size)
+    losses = []
     with torch.no_grad():
         for i in range(0, data_source.size(0) - 1, args.bptt):
             data, targets = get_batch(data_source, i)
             output, hidden = model(data, hidden)
-            hidden = repackage_hidden(hidden)
-            total_loss += len(data) * criterion(output, targets).item()
-    return total_loss / (len(data_source) - 1)
+            losses.append(len(data) * criterion(output, targets).item())
+    return sum(losses) / (len(data_source) - 1)
 
 
 step_times = []

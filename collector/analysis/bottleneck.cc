@@ -106,6 +106,11 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   }
   t.step = Stats(durations);
   if (t.step.count == 0) return t;
+  std::vector<StepDuration> counted;
+  for (const StepRow& r : t.step_rows) {
+    if (r.in_statistics) counted.push_back({r.step, *r.train_step, r.end_ns - r.start_ns});
+  }
+  t.slow = FindSlowSteps(counted, t.step.median);
 
   for (PartShare& part : t.parts) {
     part.mean_ns = static_cast<double>(part.total_ns) / static_cast<double>(t.step.count);

@@ -194,9 +194,7 @@ Json LateStepsJson(const std::vector<LateStep>& list) {
 Json SlowStepsJson(const SlowSteps& sl) {
   Json out = Json::array();
   for (const SlowStep& x : sl.listed) {
-    out.push_back({{"step", x.step},
-                   {"train_step", x.train_step},
-                   {"duration_ns", x.duration_ns},
+    out.push_back({{"step", x.step}, {"train_step", x.train_step}, {"duration_ns", x.duration_ns},
                    {"times_median", x.times_median}});
   }
   return out;

@@ -65,13 +65,12 @@ def train(rank, world_size, args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--save-at", type=int, default=10)
-    parser.add_argument("--port", type=int, default=29571)
-    parser.add_argument("--dir", default=tempfile.gettempdir())
-    args = parser.parse_args()
-    mp.spawn(train, args=(2, args), nprocs=2, join=True)
+    parser = argparse.ArgumentParser(description="DDP with one slow checkpoint save on rank 0")
+    for flag, kind, default in (("--steps", int, 20), ("--save-at", int, 10), ("--port", int, 29571),
+                                ("--dir", str, tempfile.gettempdir())):
+        parser.add_argument(flag, type=kind, default=default)
+    world_size = 2
+    mp.spawn(train, args=(world_size, parser.parse_args()), nprocs=world_size, join=True)
     print("done")
 
 

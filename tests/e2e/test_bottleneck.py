@@ -109,7 +109,7 @@ class VerdictTest(TraceTest):
         rank0 = [r for r in ranks["ranks"] if r["rank"] == 0][0]
         self.assertEqual(ranks["latest_rank"], 0)
         self.assertGreater(rank0["mean_lateness_ns"], 0.28e9 / 19)  # the 300 ms pause, over 19 steps
-        self.assertLess(rank0["median_lateness_ns"], 1e6)
+        self.assertLess(rank0["median_lateness_ns"], ranks["late_threshold_ns"])  # on time in most steps
         self.assertEqual(rank0["late_step_list"][0]["train_step"], 11)  # the save delays step 11's arrival
         self.assertGreater(rank0["late_step_list"][0]["lateness_ns"], 0.28e9)
         p0 = [p for p in b["processes"] if p["rank"] == 0][0]

@@ -56,7 +56,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   t.host = p.host;
   t.rank = p.rank;
   t.role = p.role;
-  StepSplit split = SplitSteps(phases[index]);
+  StepSplit split = SplitSteps(phases[index], DdpBackend(p).has_value());
   t.data_waits = split.data_waits;
   t.epoch_ends = split.epoch_ends;
   t.dropped_steps = split.dropped;
@@ -105,6 +105,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     for (size_t part = 0; part < kPartCount; ++part) t.parts[part].total_ns += s.parts[part];
   }
   t.step = Stats(durations);
+  t.collective = AnalyzeCollectives(p, spans_counted, trace.strings);
   if (t.step.count == 0) return t;
   std::vector<StepDuration> counted;
   for (const StepRow& r : t.step_rows) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/analysis/collectives.h"
 #include "collector/analysis/gpu_idle.h"
 #include "collector/analysis/input_pipeline.h"
 #include "collector/model/model.h"
@@ -99,6 +100,7 @@ struct TrainingProcess {
   std::optional<InputPipeline> input;  ///< when workers or fetches were recorded
   InputAdvice advice;
   std::optional<GpuIdle> gpu;  ///< when some process of the trace has CUDA records (gpu_idle.h)
+  CollectiveInfo collective;   ///< where the Collective part comes from, DDP use (collectives.h)
   std::vector<StepRow> step_rows;
   std::vector<std::string> text;  ///< the verdict sentences, each with its numbers
 

@@ -63,7 +63,22 @@ std::string RankOrPid(const TrainingProcess& t) {
 std::string ArrivalPoint(const std::string& arrival) {
   if (arrival == "collective") return "its first collective";
   if (arrival == "forward_end") return "the end of its forward";
+  if (arrival == "ddp_backward") return "DDP's gradient all-reduce (start of backward)";
   return "the gradient synchronisation (start of backward)";
+}
+
+// The collective sentence when the Collective part is not the whole story (collectives.h).
+void DescribeCollective(const CollectiveInfo& c, std::vector<std::string>* out) {
+  const std::string ddp = c.ddp ? "DDP" + (c.backend ? " over " + *c.backend : std::string()) + ": " : "";
+  if (c.source == "unknown") {
+    out->push_back(ddp +
+                   "collective: unknown (DDP's gradient all-reduce is inside backward), so the backward part includes "
+                   "the all-reduce and any wait for the other ranks.");
+  } else if (c.source == "nccl_kernels" && c.gpu_ns_per_step) {
+    out->push_back(ddp + (ddp.empty() ? "Collective" : "collective") + ": NCCL kernels run " +
+                   D(*c.gpu_ns_per_step) + " per step on the GPU, " + P(c.gpu_percent.value_or(0)) + " of the step (" +
+                   Plural(c.nccl_kernels, "kernel", "kernels") + " in the steps).");
+  }
 }
 
 }  // namespace
@@ -112,6 +127,7 @@ void DescribeProcess(TrainingProcess* tp) {
                     FormatPercent(kPartlyInputBoundPercent) + "%); " + largest + ".");
       break;
   }
+  DescribeCollective(t.collective, &out);
   if (t.gpu) DescribeGpuIdle(*t.gpu, &out);  // the GPU during the steps (gpu_idle_text.cc)
   if (const std::string slow = DescribeSlowSteps(t); !slow.empty()) out.push_back(slow);
 

@@ -86,7 +86,7 @@ SelfTime InnermostSelfTime(const PhaseThread& t) {
   return out;
 }
 
-void SplitThread(const PhaseThread& t, StepSplit* out) {
+void SplitThread(const PhaseThread& t, bool ddp, StepSplit* out) {
   // Outermost data waits, by begin (an enclosing range first when two begin together).
   std::vector<Interval> waits;
   {
@@ -175,7 +175,11 @@ void SplitThread(const PhaseThread& t, StepSplit* out) {
     }
     s.parts[static_cast<size_t>(Part::kOther)] = s.duration() - Length(covered);
 
-    if (IntervalSet c = Clip(collective, b, e); !c.empty()) {
+    if (IntervalSet bw = Clip(backward, b, e); ddp && !bw.empty()) {
+      const IntervalSet c = Intersect(collective, bw);  // a DDP gradient collective, if recorded
+      s.arrival = Arrival::kDdpBackward;
+      s.arrival_ns = c.empty() ? bw.front().begin : c.front().begin;
+    } else if (IntervalSet c = Clip(collective, b, e); !c.empty()) {
       s.arrival = Arrival::kCollective;
       s.arrival_ns = c.front().begin;
     } else if (IntervalSet bw = Clip(backward, b, e); !bw.empty()) {
@@ -238,6 +242,7 @@ const char* ArrivalName(Arrival a) {
     case Arrival::kCollective: return "collective";
     case Arrival::kBackward: return "backward";
     case Arrival::kForwardEnd: return "forward_end";
+    case Arrival::kDdpBackward: return "ddp_backward";
     default: return "none";
   }
 }
@@ -314,9 +319,9 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain) {
   return out;
 }
 
-StepSplit SplitSteps(const ProcessPhases& phases) {
+StepSplit SplitSteps(const ProcessPhases& phases, bool ddp) {
   StepSplit out;
-  for (const PhaseThread& t : phases.threads) SplitThread(t, &out);
+  for (const PhaseThread& t : phases.threads) SplitThread(t, ddp, &out);
   std::stable_sort(out.steps.begin(), out.steps.end(),
                    [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
   return out;

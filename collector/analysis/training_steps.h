@@ -68,8 +68,10 @@ const char* PartName(Part part);   ///< "data_wait", "forward", ...
 const char* PartLabel(Part part);  ///< "data wait", "forward", ...
 
 /// Where a rank reaches the point at which ranks synchronise in a step (docs/analysis.md, "Ranks").
-enum class Arrival : uint8_t { kNone, kCollective, kBackward, kForwardEnd };
-const char* ArrivalName(Arrival a);  ///< "collective", "backward", "forward_end", "none"
+/// kDdpBackward: a DistributedDataParallel process, whose ranks wait in DDP's gradient all-reduce
+/// inside backward: the first collective recorded inside the step's backward, else its start.
+enum class Arrival : uint8_t { kNone, kCollective, kBackward, kForwardEnd, kDdpBackward };
+const char* ArrivalName(Arrival a);  ///< "collective", "backward", "forward_end", "ddp_backward", "none"
 
 struct Step {
   uint32_t tid = 0;
@@ -94,7 +96,9 @@ struct StepSplit {
   uint64_t dropped = 0;     ///< last steps with no phase range after their data wait
 };
 
-/// Steps of every thread with kDataWait ranges.
-StepSplit SplitSteps(const ProcessPhases& phases);
+/// Steps of every thread with kDataWait ranges. `ddp`: the process uses DistributedDataParallel
+/// (collectives.h), so a step with a backward arrives at kDdpBackward, not at its first collective
+/// (the script's own dist.all_reduce for logging comes after the ranks already waited).
+StepSplit SplitSteps(const ProcessPhases& phases, bool ddp = false);
 
 }  // namespace trainprof::collector

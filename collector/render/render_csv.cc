@@ -183,7 +183,10 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     std::vector<std::string> row = {Num(t.pid), t.host, Opt(t.rank), t.role, VerdictName(t.verdict), Num(t.steps),
                                     Num(t.step.count), t.warmup_skipped ? "true" : "false", Num(t.eval_steps),
                                     Num(t.step.mean), Num(t.step.median), Num(t.step.p90), Num(t.step.std)};
-    for (const PartShare& p : t.parts) row.push_back(Num(p.percent));
+    for (size_t i = 0; i < kPartCount; ++i) {  // DDP's unknown collective share: empty, not 0
+      const bool unknown = static_cast<Part>(i) == Part::kCollective && !t.collective.known();
+      row.push_back(unknown ? "" : Num(t.parts[i].percent));
+    }
     row.push_back(has ? PartName(t.largest) : "");
     row.push_back(InputCauseName(t.advice.cause));
     const InputPipeline* in = t.input ? &*t.input : nullptr;

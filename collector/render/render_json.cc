@@ -288,6 +288,14 @@ Json BottleneckJson(const Bottleneck& b) {
       parts[PartName(static_cast<Part>(i))] = {
           {"total_ns", p.total_ns}, {"mean_ns", p.mean_ns}, {"percent", p.percent}};
     }
+    if (!t.collective.known()) parts[PartName(Part::kCollective)]["percent"] = nullptr;  // DDP: unknown
+    const CollectiveInfo& c = t.collective;
+    Json collective = {{"source", c.source},
+                       {"ddp", c.ddp},
+                       {"backend", OrNull(c.backend)},
+                       {"nccl_kernels", c.nccl_kernels},
+                       {"gpu_ns_per_step", OrNull(c.gpu_ns_per_step)},
+                       {"gpu_percent", OrNull(c.gpu_percent)}};
     const bool has_steps = t.step.count > 0;
     procs.push_back({{"pid", t.pid},
                      {"host", t.host},
@@ -311,6 +319,7 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"gpu", t.gpu ? GpuIdleJson(*t.gpu) : Json(nullptr)},
                      {"slow_steps", SlowStepsJson(t.slow)},
                      {"slow_step_count", t.slow.count},
+                     {"collective", std::move(collective)},
                      {"text", t.text}});
   }
   return {{"status", b.status},

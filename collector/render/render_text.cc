@@ -90,7 +90,8 @@ std::string BottleneckText(const Bottleneck& b) {
       for (double v : {t.step.mean, t.step.median, t.step.p90, t.step.std}) row.push_back(Dur(v));
       for (Part p :
            {Part::kDataWait, Part::kForward, Part::kBackward, Part::kOptimizer, Part::kCollective, Part::kOther}) {
-        row.push_back(FormatPercent(t.part(p).percent) + "%");
+        row.push_back(p == Part::kCollective && !t.collective.known() ? "unknown"
+                                                                       : FormatPercent(t.part(p).percent) + "%");
       }
       if (b.gpu.recorded) row.push_back(t.gpu && t.gpu->recorded ? FormatPercent(t.gpu->busy_percent) + "%" : "-");
     }

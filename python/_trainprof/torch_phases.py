@@ -4,7 +4,8 @@ names where it has them; categories follow format/trainprof/phases.h.
 
   main process   DataLoader iterator __next__ (the wait for the next batch), top-level
                  nn.Module calls (forward), Tensor.backward / torch.autograd.backward,
-                 Optimizer.step / zero_grad, torch.distributed collectives
+                 Optimizer.step / zero_grad, torch.distributed collectives, and whether it
+                 constructs a DistributedDataParallel (TRAINPROF_DDP=<backend>)
   workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn
 
 Every wrapper is re-entrancy guarded per thread and phase (only the outermost call records: a
@@ -64,6 +65,30 @@ def _phase_wrapper(fn, category, name_of, guard=None, only_inside=None, before=N
         return result
 
     setattr(wrapper, _MARKER, category)
+    return wrapper
+
+
+def _after_call(fn, after, marker):
+    """Wraps fn so that after(native, args, result) runs once a call returned, when this process
+    records (what a call set up: a rank, DDP use); an exception from `after` is dropped, one from fn
+    re-raised without the wrapper's frame. `marker` tags the wrapper as installed."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as e:
+            drop_own_frames(e)
+            raise
+        nat = N.get()
+        if nat is not None and nat.enabled:
+            try:
+                after(nat, args, result)
+            except Exception:
+                pass
+        return result
+
+    setattr(wrapper, _MARKER, marker)
     return wrapper
 
 
@@ -279,31 +304,39 @@ def _patch_init_process_group(torch):
     if orig is None or getattr(orig, _MARKER, None) is not None:
         return
 
-    @functools.wraps(orig)
-    def init_process_group(*args, **kwargs):
-        try:
-            result = orig(*args, **kwargs)
-        except BaseException as e:
-            drop_own_frames(e)
-            raise
-        nat = N.get()
-        if nat is not None and nat.enabled:
-            try:
-                nat.set_env("RANK", dist.get_rank())
-                nat.set_env("WORLD_SIZE", dist.get_world_size())
-                local = os.environ.get("LOCAL_RANK")
-                if local is not None:
-                    nat.set_env("LOCAL_RANK", local)
-            except Exception:
-                pass
-        return result
+    def record_rank(nat, args, result):
+        nat.set_env("RANK", dist.get_rank())
+        nat.set_env("WORLD_SIZE", dist.get_world_size())
+        local = os.environ.get("LOCAL_RANK")
+        if local is not None:
+            nat.set_env("LOCAL_RANK", local)
 
-    setattr(init_process_group, _MARKER, N.COLLECTIVE)
-    dist.init_process_group = init_process_group
+    dist.init_process_group = _after_call(orig, record_rank, N.COLLECTIVE)
+
+
+def _patch_ddp(torch):
+    """Records that this process uses DistributedDataParallel, and its backend, as the process
+    variable TRAINPROF_DDP=<backend> (docs/trace-format.md): its ranks wait for each other in DDP's
+    gradient all-reduce inside backward, which the report takes as their arrival point."""
+    parallel = getattr(torch.nn, "parallel", None)
+    ddp_cls = getattr(parallel, "DistributedDataParallel", None) if parallel is not None else None
+    orig = ddp_cls.__dict__.get("__init__") if ddp_cls is not None else None
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+
+    def record_ddp(nat, args, result):
+        backend = ""
+        try:
+            backend = str(torch.distributed.get_backend(getattr(args[0], "process_group", None)))
+        except Exception:
+            pass
+        nat.set_env("TRAINPROF_DDP", backend)
+
+    ddp_cls.__init__ = _after_call(orig, record_ddp, N.BACKWARD)
 
 
 PATCHES = (_patch_dataloader_iter, _patch_fetchers, _patch_worker_loop, _patch_module_call,
-           _patch_backward, _patch_optimizer, _patch_collectives, _patch_init_process_group)
+           _patch_backward, _patch_optimizer, _patch_collectives, _patch_init_process_group, _patch_ddp)
 
 
 def install(torch):

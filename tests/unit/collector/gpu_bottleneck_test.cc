@@ -2,6 +2,7 @@
 // GPU idle time attributed to what the host did (docs/analysis.md, "GPU idle time").
 //   (a) the GPU waits for data        (b) the host sits in cudaStreamSynchronize after an
 //   .item()-like DtoH copy each step  (c) many 3 µs kernels with launch calls between them
+// and the NCCL kernels of a DDP rank as its collective time on the GPU (collectives.h).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -320,6 +321,47 @@ TEST(GpuBottleneck, NoCudaDataKeepsTheNotRecordedLine) {
   EXPECT_EQ(text.find("GPU busy"), std::string::npos);
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   EXPECT_TRUE(j["bottleneck"]["processes"][0]["gpu"].is_null());
+}
+
+// A DDP rank on a GPU (collectives.h): each 20 ms step has a forward kernel and two NCCL all-reduce
+// kernels (3 ms and 1 ms) during backward: the collective is 4 ms of GPU time per step, 20% of it.
+TEST(GpuBottleneck, NcclKernelsAreTheCollectiveTime) {
+  GpuTrain r;
+  r.main.ProcessEnv(r.m.thread(), "TRAINPROF_DDP=nccl");
+  r.Steps(6, 20 * kMs, kMs, [&](uint64_t s) {
+    r.PhaseWithKernel(format::Phase::kForward, s + kMs, s + 6 * kMs, s + kMs + 20 * kUs, s + 6 * kMs);
+    r.m.Push(s + 6 * kMs, format::Phase::kBackward);
+    r.Launch(s + 7 * kMs, 10 * kUs, s + 8 * kMs, s + 11 * kMs,
+             "_Z38ncclKernel_AllReduce_RING_LL_Sum_floatP11ncclDevCommmP8ncclWork");
+    r.Launch(s + 12 * kMs, 10 * kUs, s + 13 * kMs, s + 14 * kMs, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    r.m.Pop(s + 18 * kMs);
+    r.m.Range(s + 18 * kMs, s + 19 * kMs, format::Phase::kOptimizerStep);
+  });
+  Report report = r.Analyze();
+  const TrainingProcess& t = Only(report);
+  EXPECT_EQ(t.collective.source, "nccl_kernels");
+  EXPECT_EQ(t.collective.backend, "nccl");
+  EXPECT_EQ(t.collective.nccl_kernels, 10u);  // 5 steps in the statistics (step 0 is warm-up)
+  EXPECT_DOUBLE_EQ(*t.collective.gpu_ns_per_step, 4.0 * kMs);
+  EXPECT_DOUBLE_EQ(*t.collective.gpu_percent, 20.0);
+  EXPECT_TRUE(Says(t.text, "DDP over nccl: collective: NCCL kernels run 4.00 ms per step on the GPU, 20.0% of the "
+                           "step (10 kernels in the steps)."));
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  const nlohmann::json& p = j["bottleneck"]["processes"][0];
+  EXPECT_EQ(p["collective"]["source"], "nccl_kernels");
+  EXPECT_EQ(p["collective"]["gpu_ns_per_step"], 4.0 * kMs);
+  EXPECT_FALSE(p["parts"]["collective"]["percent"].is_null());
+}
+
+TEST(GpuBottleneck, NcclKernelNames) {
+  for (const char* nccl : {"_Z38ncclKernel_AllReduce_RING_LL_Sum_floatP11ncclDevCommmP8ncclWork",
+                           "ncclKernel_AllReduce_RING_LL_Sum_float",
+                           "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP11ncclDevCommmP8ncclWork", "ncclDevKernel_Generic"}) {
+    EXPECT_TRUE(IsNcclKernel(nccl)) << nccl;
+  }
+  for (const char* other : {"_Z6kernelPf", "_ZN2at6native18elementwise_kernelILi128ELi2EEEviT_", "my_nccl_helper"}) {
+    EXPECT_FALSE(IsNcclKernel(other)) << other;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+// Where a training process's collective time comes from (docs/analysis.md, "Collectives").
+//
+//   source          what the Collective part of the step is
+//   python          the torch.distributed calls of the script (dist.all_reduce, ...), recorded by
+//                   the Python shim as kCollective ranges: the whole collective time of a process
+//                   without DistributedDataParallel
+//   nccl_kernels    the process ran NCCL kernels (CUPTI kernel records named nccl*): the GPU time
+//                   of its collectives, DDP's gradient all-reduce included (gpu_ns_per_step)
+//   unknown         the process uses DistributedDataParallel without NCCL kernels recorded: DDP's
+//                   gradient all-reduce runs inside backward, where nothing affordable observes it
+//                   on PyTorch 1.13/2.x CPU builds, so its time is in the backward part
+//
+// DDP use is the TRAINPROF_DDP=<backend> variable the shim records when the process constructs a
+// torch.nn.parallel.DistributedDataParallel (docs/trace-format.md, "Training phases").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collector/base/intervals.h"
+#include "collector/model/model.h"
+
+namespace trainprof::collector {
+
+/// The process-env variable the shim records for a process that uses DistributedDataParallel.
+inline constexpr std::string_view kDdpVariable = "TRAINPROF_DDP";
+
+/// Whether a CUPTI kernel (mangled or plain name, as recorded) is an NCCL collective kernel: its
+/// demangled name without return type starts with "nccl" (ncclKernel_AllReduce_RING_LL_Sum_float,
+/// ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...; NCCL's own naming).
+bool IsNcclKernel(std::string_view name);
+
+/// The backend DDP runs on ("gloo", "nccl", ...; "" when the shim could not tell), or none when the
+/// process never constructed a DistributedDataParallel.
+std::optional<std::string> DdpBackend(const Process& process);
+
+struct CollectiveInfo {
+  std::string source = "python";      ///< "python", "nccl_kernels", "unknown"
+  bool ddp = false;                   ///< the process constructed a DistributedDataParallel
+  std::optional<std::string> backend; ///< DDP's backend, when ddp and known
+  uint64_t nccl_kernels = 0;          ///< NCCL kernels that begin in the steps of the statistics
+  std::optional<double> gpu_ns_per_step;  ///< nccl_kernels: mean union of NCCL kernel time per step
+  std::optional<double> gpu_percent;      ///< ... as a share of the summed step time
+  bool known() const { return source != "unknown"; }
+};
+
+/// The collective source of `process`; `steps`: the steps in the statistics (disjoint, by begin).
+CollectiveInfo AnalyzeCollectives(const Process& process, const std::vector<Interval>& steps,
+                                  const StringPool& strings);
+
+}  // namespace trainprof::collector

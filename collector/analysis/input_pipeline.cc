@@ -40,6 +40,44 @@ size_t MostAlive(const std::vector<WorkerStats>& workers) {
   return workers.empty() ? 0 : std::max<size_t>(1, static_cast<size_t>(most));  // a zero-length life still ran
 }
 
+// Whether a loader's waits are data waits of training steps.
+bool LoaderFeeds(const InputContext& ctx, const LoaderIdentity& l) {
+  return Length(Intersect(Union(std::vector<Interval>(l.waits)), ctx.waits_all)) > 0;
+}
+
+std::vector<LoaderStats> MeasureLoaders(const Trace& trace, const InputContext& ctx, const LoaderTies& ties) {
+  std::vector<LoaderStats> out;
+  for (const LoaderIdentity& l : ties.loaders) {
+    LoaderStats s;
+    s.description = l.description;
+    const IntervalSet waits = Union(std::vector<Interval>(l.waits));
+    s.waits = l.waits.size();
+    for (const Interval& w : l.waits) {
+      s.wait_ns += w.end - w.begin;
+      if (LengthWithin(ctx.waits_all, w.begin, w.end) > 0) ++s.training_waits;
+    }
+    s.feeds_training = s.training_waits > 0;
+    std::vector<WorkerStats> lives;
+    for (int c : l.workers) {
+      s.fetch.Add(MeasureFetches((*ctx.phases)[c]));
+      const Process& p = trace.processes[c];
+      WorkerStats w;
+      w.start_ns = p.start_ns;
+      w.end_ns = std::max(p.end_ns, p.start_ns);
+      lives.push_back(w);
+    }
+    s.worker_processes = l.workers.size();
+    s.concurrent_workers = MostAlive(lives);
+    if (l.workers.empty()) s.fetch = MeasureFetches((*ctx.phases)[ctx.process], &waits);  // num_workers=0
+    out.push_back(std::move(s));
+  }
+  // Those feeding training steps first, most training waits first; then by first use.
+  std::stable_sort(out.begin(), out.end(), [](const LoaderStats& a, const LoaderStats& b) {
+    return a.training_waits > b.training_waits;
+  });
+  return out;
+}
+
 }  // namespace
 
 const char* LoadingName(Loading l) {
@@ -59,19 +97,40 @@ void FetchStats::Add(const FetchStats& o) {
   getitem_total_ns += o.getitem_total_ns;
 }
 
-FetchStats MeasureFetches(const ProcessPhases& phases) {
+FetchStats MeasureFetches(const ProcessPhases& phases, const IntervalSet* within) {
   FetchStats s;
   for (const PhaseThread& t : phases.threads) {
-    const IntervalSet& fetch = t.by_phase[static_cast<size_t>(Phase::kFetch)];
+    IntervalSet fetch = t.by_phase[static_cast<size_t>(Phase::kFetch)];
     if (fetch.empty()) continue;
+    uint64_t fetches = t.count[static_cast<size_t>(Phase::kFetch)];
+    uint64_t fetch_ns = t.total_ns[static_cast<size_t>(Phase::kFetch)];
+    uint64_t getitem_calls = t.count[static_cast<size_t>(Phase::kGetItem)];
+    uint64_t getitem_total_ns = t.total_ns[static_cast<size_t>(Phase::kGetItem)];
+    if (within != nullptr) {  // only the fetches that begin inside `within`, and what is in them
+      std::vector<Interval> kept;
+      fetches = fetch_ns = 0;
+      for (const PhaseRange& r : t.ranges) {
+        if (r.phase != Phase::kFetch || LengthWithin(*within, r.begin_ns, r.begin_ns + 1) == 0) continue;
+        kept.push_back({r.begin_ns, r.end_ns});
+        ++fetches;
+        fetch_ns += r.end_ns - r.begin_ns;
+      }
+      fetch = Union(std::move(kept));
+      getitem_calls = getitem_total_ns = 0;
+      for (const PhaseRange& r : t.ranges) {
+        if (r.phase != Phase::kGetItem || LengthWithin(fetch, r.begin_ns, r.begin_ns + 1) == 0) continue;
+        ++getitem_calls;
+        getitem_total_ns += r.end_ns - r.begin_ns;
+      }
+    }
     const IntervalSet getitem = Intersect(t.by_phase[static_cast<size_t>(Phase::kGetItem)], fetch);
     const IntervalSet collate = Subtract(Intersect(t.by_phase[static_cast<size_t>(Phase::kCollate)], fetch), getitem);
-    s.fetches += t.count[static_cast<size_t>(Phase::kFetch)];
-    s.fetch_ns += t.total_ns[static_cast<size_t>(Phase::kFetch)];
+    s.fetches += fetches;
+    s.fetch_ns += fetch_ns;
     s.getitem_ns += Length(getitem);
     s.collate_ns += Length(collate);
-    s.getitem_calls += t.count[static_cast<size_t>(Phase::kGetItem)];
-    s.getitem_total_ns += t.total_ns[static_cast<size_t>(Phase::kGetItem)];
+    s.getitem_calls += getitem_calls;
+    s.getitem_total_ns += getitem_total_ns;
   }
   return s;
 }
@@ -79,10 +138,16 @@ FetchStats MeasureFetches(const ProcessPhases& phases) {
 InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx) {
   InputPipeline in;
   IntervalSet startups;
-  for (int c : FindWorkers(trace, ctx)) {
+  const std::vector<int> found = FindWorkers(trace, ctx);
+  const LoaderTies ties = TieLoaders(trace, ctx.process, *ctx.phases, found);
+  in.loaders = MeasureLoaders(trace, ctx, ties);
+  for (size_t i = 0; i < found.size(); ++i) {
+    const int c = found[i];
     const Process& p = trace.processes[c];
     const ProcessPhases& ph = (*ctx.phases)[c];
-    if (LengthWithin(ctx.steps, p.start_ns, std::max(p.end_ns, p.start_ns)) == 0) {
+    const int loader = ties.worker_loader[i];
+    const bool feeding = loader < 0 || LoaderFeeds(ctx, ties.loaders[loader]);
+    if (!feeding || LengthWithin(ctx.steps, p.start_ns, std::max(p.end_ns, p.start_ns)) == 0) {
       ++in.other_workers;
       continue;
     }
@@ -126,6 +191,10 @@ InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx) {
     if (own.fetches > 0) {
       in.loading = Loading::kMainProcess;
       in.fetch = own;
+      FetchStats feeding;  // the fetches inside the waits of the loaders feeding the steps
+      for (const LoaderStats& l : in.loaders)
+        if (l.feeds_training) feeding.Add(l.fetch);
+      if (feeding.fetches > 0) in.fetch = feeding;
     }
   }
   return in;

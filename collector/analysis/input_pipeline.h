@@ -18,6 +18,7 @@
 #include "collector/base/intervals.h"
 #include "collector/base/sample_stats.h"
 #include "collector/model/model.h"
+#include "collector/analysis/dataloaders.h"
 #include "collector/analysis/training_steps.h"
 
 namespace trainprof::collector {
@@ -47,8 +48,13 @@ struct FetchStats {
   double getitem_percent() const { return Percent(static_cast<double>(getitem_ns), static_cast<double>(fetch_ns)); }
   double collate_percent() const { return Percent(static_cast<double>(collate_ns), static_cast<double>(fetch_ns)); }
   double other_percent() const { return Percent(static_cast<double>(other_ns()), static_cast<double>(fetch_ns)); }
+  double mean_ns() const { return fetches ? static_cast<double>(fetch_ns) / fetches : 0; }
+  double getitem_mean_ns() const { return getitem_calls ? static_cast<double>(getitem_total_ns) / getitem_calls : 0; }
+  double items_per_batch() const { return fetches ? static_cast<double>(getitem_calls) / fetches : 0; }
 };
-FetchStats MeasureFetches(const ProcessPhases& phases);
+/// The batch fetches of a process; with `within`, only the fetches that begin inside it (and the
+/// items and collates inside those).
+FetchStats MeasureFetches(const ProcessPhases& phases, const IntervalSet* within = nullptr);
 
 struct WorkerStats {
   int process = -1;  ///< index into Trace::processes
@@ -63,6 +69,19 @@ struct WorkerStats {
   uint64_t busy_ns = 0;                         ///< its fetches within that window
   std::optional<double> busy_percent;           ///< busy / window; none for an empty window
   std::optional<double> lifetime_busy_percent;  ///< fetch time / (end − end of start-up)
+};
+
+/// One DataLoader of the training process (dataloaders.h; docs/analysis.md, "Input pipeline").
+struct LoaderStats {
+  LoaderDescription description;
+  bool feeds_training = false;  ///< some of its waits are the data waits of training steps
+  uint64_t waits = 0;           ///< its kDataWait ranges in the main process (StopIteration included)
+  uint64_t wait_ns = 0;         ///< their summed durations
+  uint64_t training_waits = 0;  ///< of which inside training steps
+  size_t worker_processes = 0;  ///< worker processes tied to it
+  size_t concurrent_workers = 0;  ///< most of them alive at one time
+  FetchStats fetch;             ///< its workers' fetches, or with num_workers=0 the main's inside its waits
+  double mean_wait_ns() const { return waits ? static_cast<double>(wait_ns) / waits : 0; }
 };
 
 struct InputPipeline {
@@ -80,14 +99,13 @@ struct InputPipeline {
   uint64_t init_fn_ns = 0;
   uint64_t startup_wait_ns = 0;          ///< the main's data wait (all training steps) while a worker started
   uint64_t startup_wait_counted_ns = 0;  ///< ... in the steps of the statistics
+  /// The DataLoaders the shim named, those feeding training steps first (then by first use);
+  /// empty without DataLoader marks. With them, `workers` are those of the feeding loaders.
+  std::vector<LoaderStats> loaders;
 
-  double fetch_mean_ns() const { return fetch.fetches ? static_cast<double>(fetch.fetch_ns) / fetch.fetches : 0; }
-  double getitem_mean_ns() const {
-    return fetch.getitem_calls ? static_cast<double>(fetch.getitem_total_ns) / fetch.getitem_calls : 0;
-  }
-  double items_per_batch() const {
-    return fetch.fetches ? static_cast<double>(fetch.getitem_calls) / fetch.fetches : 0;
-  }
+  double fetch_mean_ns() const { return fetch.mean_ns(); }
+  double getitem_mean_ns() const { return fetch.getitem_mean_ns(); }
+  double items_per_batch() const { return fetch.items_per_batch(); }
   bool workers_recreated() const { return worker_processes > concurrent_workers; }
 };
 
@@ -103,7 +121,8 @@ struct InputContext {
 
 /// The workers are the traced descendants of the training process (not descending into other
 /// training processes) with the role kWorkerRole or kFetch ranges, alive during a training step:
-/// the workers of a validation loader (started after the epoch's last step) are left out.
+/// the workers of a validation loader (started after the epoch's last step) are left out, and when
+/// the workers are tied to DataLoaders (dataloaders.h), those of loaders feeding no training step.
 InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx);
 
 }  // namespace trainprof::collector

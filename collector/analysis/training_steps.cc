@@ -298,6 +298,9 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain) {
         case NvtxKind::kMark:
           if (e.category == static_cast<uint32_t>(Phase::kDataEnd))
             thread(e.thread).data_end_marks.push_back(e.time_ns);
+          if (e.category == static_cast<uint32_t>(Phase::kDataLoader) ||
+              e.category == static_cast<uint32_t>(Phase::kDataLoaderBatch))
+            thread(e.thread).loader_marks.push_back({e.time_ns, e.name, static_cast<Phase>(e.category)});
           break;
         default: break;  // the shim records push/pop ranges only
       }
@@ -307,6 +310,8 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain) {
     std::stable_sort(t.ranges.begin(), t.ranges.end(),
                      [](const PhaseRange& a, const PhaseRange& b) { return a.begin_ns < b.begin_ns; });
     std::sort(t.data_end_marks.begin(), t.data_end_marks.end());
+    std::stable_sort(t.loader_marks.begin(), t.loader_marks.end(),
+                     [](const LoaderMark& a, const LoaderMark& b) { return a.time_ns < b.time_ns; });
     std::array<std::vector<Interval>, kPhaseSlots> raw;
     for (const PhaseRange& r : t.ranges) {
       raw[Slot(r.phase)].push_back({r.begin_ns, r.end_ns});

@@ -36,6 +36,13 @@ struct PhaseRange {
   Phase phase = Phase::kNone;
 };
 
+/// A kDataLoader or kDataLoaderBatch mark: its name describes a DataLoader (dataloaders.h).
+struct LoaderMark {
+  uint64_t time_ns = 0;
+  StringId name = 0;
+  Phase phase = Phase::kNone;
+};
+
 /// The phase ranges of one thread of one process image.
 struct PhaseThread {
   uint32_t image = 0;   ///< index into Process::images
@@ -43,6 +50,7 @@ struct PhaseThread {
   uint32_t tid = 0;
   std::vector<PhaseRange> ranges;                 ///< by begin
   std::vector<uint64_t> data_end_marks;           ///< kDataEnd marks, by time
+  std::vector<LoaderMark> loader_marks;           ///< kDataLoader and kDataLoaderBatch marks, by time
   std::array<IntervalSet, kPhaseSlots> by_phase;  ///< union of the ranges of each phase
   std::array<uint64_t, kPhaseSlots> count{};      ///< completed ranges per phase
   std::array<uint64_t, kPhaseSlots> total_ns{};   ///< summed durations per phase (not a union)

@@ -127,11 +127,10 @@ Json StepStatsJson(const SampleStats& s) {
           {"p90_ns", s.p90}, {"std_ns", s.std},     {"min_ns", s.min},   {"max_ns", s.max}};
 }
 
-Json FetchJson(const InputPipeline& in) {
-  const FetchStats& f = in.fetch;
+Json FetchJson(const FetchStats& f) {
   return {{"count", f.fetches},
           {"total_ns", f.fetch_ns},
-          {"mean_ns", in.fetch_mean_ns()},
+          {"mean_ns", f.mean_ns()},
           {"getitem_ns", f.getitem_ns},
           {"collate_ns", f.collate_ns},
           {"other_ns", f.other_ns()},
@@ -139,8 +138,30 @@ Json FetchJson(const InputPipeline& in) {
           {"collate_percent", f.collate_percent()},
           {"other_percent", f.other_percent()},
           {"getitem_calls", f.getitem_calls},
-          {"getitem_mean_ns", in.getitem_mean_ns()},
-          {"items_per_batch", in.items_per_batch()}};
+          {"getitem_mean_ns", f.getitem_mean_ns()},
+          {"items_per_batch", f.items_per_batch()}};
+}
+
+Json LoadersJson(const InputPipeline& in) {
+  Json loaders = Json::array();
+  for (const LoaderStats& l : in.loaders) {
+    const LoaderDescription& d = l.description;
+    loaders.push_back({{"id", OrNull(d.id)},
+                       {"dataset", d.dataset.empty() ? Json(nullptr) : Json(d.dataset)},
+                       {"batch_size", OrNull(d.batch_size)},
+                       {"num_workers", OrNull(d.num_workers)},
+                       {"persistent_workers", OrNull(d.persistent_workers)},
+                       {"pin_memory", OrNull(d.pin_memory)},
+                       {"feeds_training", l.feeds_training},
+                       {"waits", l.waits},
+                       {"training_waits", l.training_waits},
+                       {"wait_ns", l.wait_ns},
+                       {"mean_wait_ns", l.mean_wait_ns()},
+                       {"worker_processes", l.worker_processes},
+                       {"concurrent_workers", l.concurrent_workers},
+                       {"fetch", FetchJson(l.fetch)}});
+  }
+  return loaders;
 }
 
 Json InputJson(const InputPipeline& in) {
@@ -167,12 +188,13 @@ Json InputJson(const InputPipeline& in) {
           {"busy_percent", OrNull(in.busy_percent)},
           {"window_ns", in.window_ns},
           {"busy_ns", in.busy_ns},
-          {"fetch", FetchJson(in)},
+          {"fetch", FetchJson(in.fetch)},
           {"startup", {{"total_ns", in.startup_ns},
                        {"init_fn_calls", in.init_fn_calls},
                        {"init_fn_ns", in.init_fn_ns},
                        {"wait_ns", in.startup_wait_ns}}},
-          {"workers", std::move(workers)}};
+          {"workers", std::move(workers)},
+          {"loaders", LoadersJson(in)}};
 }
 
 Json AdviceJson(const InputAdvice& a) {

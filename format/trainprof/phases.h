@@ -32,6 +32,11 @@ enum class Phase : uint32_t {
                         ///< `_BaseDataLoaderIter.__init__`), which starts its workers
   kCheckpoint = 15,     ///< `torch.save` / `torch.load` called from the program: "torch.save", ...
   kInitProcessGroup = 16, ///< `torch.distributed.init_process_group`
+  kDataLoader = 17,     ///< mark naming a DataLoader: main process, at `DataLoader.__iter__`
+                        ///< ("DataLoader#<id> dataset=<Class> batch_size=<n|none> num_workers=<n>
+                        ///< persistent_workers=<0|1> pin_memory=<0|1>"); worker, at its start
+                        ///< ("DataLoader#<id|?> dataset=<Class> num_workers=<n> worker_id=<k>")
+  kDataLoaderBatch = 18, ///< mark inside a kDataWait range: the loader waited on (its description)
   kPhaseCount
 };
 

@@ -26,6 +26,8 @@ VALIDATION_STEP = 13
 DATALOADER_ITER = 14
 CHECKPOINT = 15
 INIT_PROCESS_GROUP = 16
+DATALOADER = 17
+DATALOADER_BATCH = 18
 
 CATEGORY_NAMES = {
     DATA_WAIT: "data wait", DATA_END: "data end", FETCH: "batch fetch", GET_ITEM: "dataset item",
@@ -34,6 +36,7 @@ CATEGORY_NAMES = {
     TRAINING_STEP: "training step", VALIDATION_STEP: "validation step",
     DATALOADER_ITER: "DataLoader iterator start", CHECKPOINT: "checkpoint",
     INIT_PROCESS_GROUP: "init_process_group",
+    DATALOADER: "DataLoader", DATALOADER_BATCH: "DataLoader batch",
 }
 
 

@@ -3,10 +3,13 @@
 names where it has them; categories follow format/trainprof/phases.h.
 
   main process   DataLoader iterator __next__ (the wait for the next batch), top-level
-                 nn.Module calls (forward), Tensor.backward / torch.autograd.backward,
-                 Optimizer.step / zero_grad, torch.distributed collectives, and whether it
-                 constructs a DistributedDataParallel (TRAINPROF_DDP=<backend>)
-  workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn
+                 nn.Module calls (forward; "<Module>.forward [eval]" without grad or in eval()),
+                 Tensor.backward / torch.autograd.backward, Optimizer.step / zero_grad,
+                 torch.distributed collectives, whether it constructs a DistributedDataParallel
+                 (TRAINPROF_DDP=<backend>); marks naming each DataLoader (at iter(loader),
+                 and inside each wait: which loader it waits on)
+  workers        the batch fetch, each dataset __getitem__, collate_fn, worker_init_fn, and a
+                 mark naming the worker's loader
 
 Every wrapper is re-entrancy guarded per thread and phase (only the outermost call records: a
 top-level module's submodules, torch's own nested wrappers), and calls straight through when
@@ -20,7 +23,7 @@ import os
 import threading
 
 from . import native as N
-from .frames import drop_own_frames
+from .frames import Calling, drop_own_frames
 
 _local = threading.local()
 _MARKER = "_trainprof_phase"
@@ -135,6 +138,9 @@ def _patch_dataloader_iter(torch):
                 drop_own_frames(e)
                 raise
         nat.push(name_of((self,)), N.DATA_WAIT)
+        loader = getattr(self, "_trainprof_loader", None)
+        if loader is not None:
+            nat.mark(loader, N.DATALOADER_BATCH)
         try:
             batch = orig(self)
         except StopIteration as e:
@@ -151,6 +157,87 @@ def _patch_dataloader_iter(torch):
 
     setattr(__next__, _MARKER, N.DATA_WAIT)
     base.__next__ = __next__
+
+
+# ---- DataLoader identity: which loader a wait or a worker belongs to ---------------------------
+
+_loader_ids = [0]        # DataLoaders named so far in this process
+_creating = [None]       # id of the loader whose iterator is being made (a forked worker inherits it)
+
+
+def _flag(value):
+    return "1" if value else "0"
+
+
+def loader_name(loader):
+    """The description mark of a DataLoader, made once per loader object (docs/trace-format.md,
+    "DataLoader identity"): "DataLoader#<id> dataset=<Class> batch_size=<n|none> num_workers=<n>
+    persistent_workers=<0|1> pin_memory=<0|1>"; ids count from 1 per process."""
+    name = loader.__dict__.get("_trainprof_name")
+    if name is None:
+        _loader_ids[0] += 1
+        batch = getattr(loader, "batch_size", None)
+        name = "DataLoader#%d dataset=%s batch_size=%s num_workers=%d persistent_workers=%s pin_memory=%s" % (
+            _loader_ids[0], type(getattr(loader, "dataset", None)).__name__,
+            "none" if batch is None else int(batch), int(getattr(loader, "num_workers", 0) or 0),
+            _flag(getattr(loader, "persistent_workers", False)), _flag(getattr(loader, "pin_memory", False)))
+        loader.__dict__["_trainprof_name"] = name
+        loader.__dict__["_trainprof_id"] = _loader_ids[0]
+    return name
+
+
+def _patch_dataloader(torch):
+    """DataLoader.__iter__: a mark naming the loader (category DATALOADER) before its iterator is
+    made, and the iterator remembers the name for the mark inside each of its waits."""
+    from torch.utils.data import dataloader
+
+    cls = dataloader.DataLoader
+    orig = cls.__dict__.get("__iter__")
+    if orig is None or getattr(orig, _MARKER, None) is not None:
+        return
+    nat = N.get()
+
+    @functools.wraps(orig)
+    def __iter__(self):
+        if nat is None or not nat.enabled:
+            with Calling():
+                return orig(self)
+        name = None
+        try:
+            name = loader_name(self)
+            nat.mark(name, N.DATALOADER)
+        except Exception:
+            pass
+        previous = _creating[0]
+        _creating[0] = self.__dict__.get("_trainprof_id")
+        try:
+            with Calling():
+                it = orig(self)
+        finally:
+            _creating[0] = previous
+        if name is not None:
+            try:
+                it._trainprof_loader = name
+            except Exception:
+                pass
+        return it
+
+    setattr(__iter__, _MARKER, N.DATALOADER)
+    cls.__iter__ = __iter__
+
+
+def _worker_mark(nat, bound):
+    """In a worker: "DataLoader#<id|?> dataset=<Class> num_workers=<n> worker_id=<k>"; the id is
+    known when the worker was forked inside its loader's iter() (not with spawn)."""
+    args = bound.arguments
+    loader = _creating[0]
+    dataset = args.get("dataset")
+    holder = args.get("dataset_holder")  # PyTorch 2.x: [dataset], popped by the loop
+    if dataset is None and isinstance(holder, list) and holder:
+        dataset = holder[-1]
+    nat.mark("DataLoader#%s dataset=%s num_workers=%d worker_id=%d" % (
+        "?" if loader is None else loader, type(dataset).__name__,
+        int(args.get("num_workers", 0)), int(args.get("worker_id", 0))), N.DATALOADER)
 
 
 # ---- DataLoader: fetching batches (workers, or the main process with num_workers=0) ------------
@@ -220,6 +307,10 @@ def _patch_worker_loop(torch):
                 nat.set_role("DataLoader worker")
                 if signature is not None:
                     bound = signature.bind(*args, **kwargs)
+                    try:
+                        _worker_mark(nat, bound)
+                    except Exception:
+                        pass
                     init_fn = bound.arguments.get("init_fn")
                     if init_fn is not None:
                         name = "worker_init_fn:" + getattr(init_fn, "__name__", type(init_fn).__name__)
@@ -239,9 +330,28 @@ def _patch_worker_loop(torch):
 
 # ---- model, backward, optimizer, collectives ---------------------------------------------------
 
+def _forward_name(torch):
+    """name_of for module calls: "<Module>.forward", or "<Module>.forward [eval]" when the call
+    builds no graph (torch.is_grad_enabled() is False: torch.no_grad(), torch.inference_mode(),
+    set_grad_enabled(False)) or the module is in eval mode (its `training` flag is False)."""
+    grad_enabled = torch.is_grad_enabled
+    cache = {}
+
+    def name_of(args):
+        module = args[0] if args else None
+        key = (type(module), not grad_enabled() or not getattr(module, "training", True))
+        name = cache.get(key)
+        if name is None:
+            name = "%s.forward%s" % (key[0].__name__, " [eval]" if key[1] else "")
+            cache[key] = name
+        return name
+
+    return name_of
+
+
 def _patch_module_call(torch):
     module_cls = torch.nn.Module
-    _wrap_attr(module_cls, "__call__", N.FORWARD, _cached_name("%s.forward"))
+    _wrap_attr(module_cls, "__call__", N.FORWARD, _forward_name(torch))
 
 
 def _patch_backward(torch):
@@ -335,7 +445,7 @@ def _patch_ddp(torch):
     ddp_cls.__init__ = _after_call(orig, record_ddp, N.BACKWARD)
 
 
-PATCHES = (_patch_dataloader_iter, _patch_fetchers, _patch_worker_loop, _patch_module_call,
+PATCHES = (_patch_dataloader_iter, _patch_dataloader, _patch_fetchers, _patch_worker_loop, _patch_module_call,
            _patch_backward, _patch_optimizer, _patch_collectives, _patch_init_process_group, _patch_ddp)
 
 

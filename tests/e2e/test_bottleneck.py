@@ -2,7 +2,6 @@
 bottleneck each (tests/workloads/planted.py, ddp_straggler.py), run under --follow-children."""
 
 import os
-import shutil
 import unittest
 
 from common import PYTHON, WORKLOADS, TraceTest
@@ -63,20 +62,6 @@ class VerdictTest(TraceTest):
         self.assertGreater(startup["wait_ns"], 0.3e9)  # the main process waited for it
         self.assertTrue(p["advice"]["startup_significant"])
         self.assertIn("worker_init_fn", text)
-
-    def profile_ddp(self, command):
-        # PyTorch 2.x's gloo process group now and then aborts a rank as it tears down, after the
-        # steps ("terminate called without an active exception" from a std::thread of its own; the
-        # library has none; seen once in this project's full CI runs). That failure, and only it, is
-        # retried once; any other failure, or a second one, fails the test.
-        args = ["run", "-o", self.out, "--follow-children", "--"] + command
-        proc = self.run_trainprof(args, timeout=300, check=False)
-        if proc.returncode != 0 and "terminate called without an active exception" in proc.stderr:
-            shutil.rmtree(self.out, ignore_errors=True)
-            os.makedirs(self.out)
-            proc = self.run_trainprof(args, timeout=300, check=False)
-        self.assertEqual(proc.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (proc.stdout, proc.stderr))
-        return proc
 
     def test_ddp_straggler_rank_is_named(self):
         self.profile_ddp([PYTHON, DDP, "--steps", "10", "--slow-rank", "1", "--port", "29547"])

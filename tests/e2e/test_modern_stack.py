@@ -50,6 +50,9 @@ class LightningTest(ModernTest):
         self.assertEqual(ours["[Strategy]SingleDeviceStrategy.backward"], 20)
         self.assertEqual(ours["[LightningModule]Net.optimizer_step"], 20)
         self.assertEqual(ours["[Strategy]SingleDeviceStrategy.validation_step"], 6)
+        # The forward inside validation_step (no grad, eval mode) is a row of its own.
+        self.assertEqual(ours["Net.forward"], 20)
+        self.assertEqual(ours["Net.forward [eval]"], 6)
         self.assertEqual(p["steps"], 20)
         self.assertEqual(p["eval_steps"], 6)
         self.assertEqual(p["verdict"], "input_bound")

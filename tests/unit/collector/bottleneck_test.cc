@@ -40,13 +40,7 @@ struct TrainRun {
 
   /// A worker process alive over [start, end).
   PhaseThread Worker(uint64_t start, uint64_t end) {
-    const int32_t pid = 201 + static_cast<int32_t>(worker_files.size());
-    worker_files.push_back(std::make_unique<TraceBuilder>(pid, 200, start));
-    TraceBuilder& w = *worker_files.back();
-    w.Flags(fmt::kFlagForkedChild).HeaderEnd(fmt::EndKind::kExit, 0, end);
-    PhaseThread t(w, static_cast<uint32_t>(pid));
-    w.Role(t.thread(), "DataLoader worker");
-    return t;
+    return test::WorkerProcess(&worker_files, 201 + static_cast<int32_t>(worker_files.size()), 200, start, end);
   }
 
   Trace Load() const {

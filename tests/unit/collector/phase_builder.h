@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trace_builder.h"
 #include "trainprof/phases.h"
@@ -50,6 +52,18 @@ class PhaseThread {
   /// The mark the shim writes after a __next__ that raised StopIteration.
   void DataEnd(uint64_t t) {
     b_->Mark(th_, t, "DataLoader StopIteration", domain_, static_cast<uint64_t>(Phase::kDataEnd));
+  }
+  /// A mark of the phase domain (kDataLoader, kDataLoaderBatch: docs/trace-format.md).
+  void Mark(uint64_t t, Phase p, std::string_view name) {
+    b_->Mark(th_, t, name, domain_, static_cast<uint64_t>(p));
+  }
+  /// A data wait of `d` from t on the loader `loader` (its description): the wait range with the
+  /// kDataLoaderBatch mark inside; returns its end.
+  uint64_t LoaderWait(uint64_t t, uint64_t d, std::string_view loader) {
+    Push(t, Phase::kDataWait);
+    Mark(t + 1, Phase::kDataLoaderBatch, loader);
+    Pop(t + d);
+    return t + d;
   }
   /// A StopIteration call: a data wait of `d` at t and its kDataEnd mark; returns its end.
   uint64_t EpochEnd(uint64_t t, uint64_t d) {
@@ -105,5 +119,17 @@ class PhaseThread {
   int th_;
   uint64_t domain_;
 };
+
+/// A DataLoader worker process of `ppid` (forked, with the shim's role), alive over [start, end):
+/// its trace is appended to `files`, its phase thread (tid = pid) returned.
+inline PhaseThread WorkerProcess(std::vector<std::unique_ptr<TraceBuilder>>* files, int32_t pid, int32_t ppid,
+                                 uint64_t start, uint64_t end) {
+  files->push_back(std::make_unique<TraceBuilder>(pid, ppid, start));
+  TraceBuilder& w = *files->back();
+  w.Flags(format::kFlagForkedChild).HeaderEnd(format::EndKind::kExit, 0, end);
+  PhaseThread t(w, static_cast<uint32_t>(pid));
+  w.Role(t.thread(), "DataLoader worker");
+  return t;
+}
 
 }  // namespace trainprof::test

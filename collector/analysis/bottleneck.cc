@@ -112,6 +112,11 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
   t.collective = AnalyzeCollectives(p, spans_counted, trace.strings);
   if (t.step.count == 0) return t;
+  std::vector<StepDuration> counted;
+  for (const StepRow& r : t.step_rows) {
+    if (r.in_statistics) counted.push_back({r.step, *r.train_step, r.end_ns - r.start_ns});
+  }
+  t.slow = FindSlowSteps(counted, t.step.median);
 
   for (PartShare& part : t.parts) {
     part.mean_ns = static_cast<double>(part.total_ns) / static_cast<double>(t.step.count);

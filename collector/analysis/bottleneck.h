@@ -23,6 +23,7 @@
 #include "collector/analysis/input_pipeline.h"
 #include "collector/model/model.h"
 #include "collector/analysis/rank_sync.h"
+#include "collector/analysis/slow_steps.h"
 #include "collector/analysis/training_steps.h"
 #include "collector/base/sample_stats.h"
 
@@ -97,6 +98,7 @@ struct TrainingProcess {
   bool warmup_skipped = false;
   bool recorded_from_delay = false;  ///< a --delay window: the first recorded step is no warm-up
   SampleStats step;  ///< step durations (ns) over the steps in the statistics
+  SlowSteps slow;    ///< isolated slow steps among them (slow_steps.h)
   std::array<PartShare, kPartCount> parts{};
   double compute_mean_ns = 0;  ///< forward + backward + optimizer per step
   Verdict verdict = Verdict::kNoSteps;
@@ -132,5 +134,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace);
 void DescribeProcess(TrainingProcess* t);
 /// The straggler sentence (or why there is none), and notes on clocks and duplicate ranks.
 std::vector<std::string> DescribeRanks(const RankSync& ranks, size_t hosts);
+/// "step 10 of rank 0 took 312 ms, 26× the median (12 ms)", more steps and the count; "" without.
+std::string DescribeSlowSteps(const TrainingProcess& t);
 
 }  // namespace trainprof::collector

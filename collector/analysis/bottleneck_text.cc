@@ -49,6 +49,17 @@ std::string WorkerEstimate(const InputPipeline& in, const InputAdvice& a, const 
          " (more workers help only on free cores)";
 }
 
+// "26×": a ratio to three significant digits.
+std::string Times(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g×", x);
+  return b;
+}
+
+std::string RankOrPid(const TrainingProcess& t) {
+  return t.rank ? "rank " + std::to_string(*t.rank) : "pid " + std::to_string(t.pid);
+}
+
 // "DataLoader #1 (feeds the training steps): TensorDataset, batch_size 16, 2 workers, not persistent,
 // pin_memory off; 20 waits, mean 1.20 ms; 6 worker processes; a batch fetch takes 2.10 ms (...)."
 std::string LoaderLine(const LoaderStats& l) {
@@ -179,6 +190,7 @@ void DescribeSteps(TrainingProcess* tp) {
   }
   DescribeCollective(t.collective, &out);
   if (t.gpu) DescribeGpuIdle(*t.gpu, &out);  // the GPU during the steps (gpu_idle_text.cc)
+  if (const std::string slow = DescribeSlowSteps(t); !slow.empty()) out.push_back(slow);
 
   if (rhythm && t.verdict != Verdict::kComputeBound) {
     out.push_back("Without a DataLoader, the time between cycles is the loop's own work before each forward (" +
@@ -313,6 +325,24 @@ void DescribeProcess(TrainingProcess* t) {
   if (t->verdict != Verdict::kNoSteps && t->coverage.wall_ns > 0) t->text.push_back(CoverageLine(*t));  // last: keeps the others' order
 }
 
+std::string DescribeSlowSteps(const TrainingProcess& t) {
+  const SlowSteps& sl = t.slow;
+  if (sl.listed.empty()) return "";
+  std::string s = sl.count == 1 ? "Isolated slow step: " : "Isolated slow steps (" + std::to_string(sl.count) + "): ";
+  for (size_t i = 0; i < sl.listed.size(); ++i) {
+    const SlowStep& x = sl.listed[i];
+    s += i == 0 ? "step " + std::to_string(x.train_step) + " of " + RankOrPid(t) + " took " +
+                      D(static_cast<double>(x.duration_ns)) + ", " + Times(x.times_median) + " the median (" +
+                      D(sl.median_ns) + ")"
+                : "; step " + std::to_string(x.train_step) + " took " + D(static_cast<double>(x.duration_ns)) +
+                      ", " + Times(x.times_median);
+  }
+  if (sl.count > sl.listed.size()) s += "; and " + std::to_string(sl.count - sl.listed.size()) + " more";
+  return s + " (training steps numbered from 0; a slow step takes " + Times(kSlowStepTimesMedian) +
+         " the median and " + D(static_cast<double>(kSlowStepMinExcessNs)) +
+         " more than it or more; its time is in the statistics above).";
+}
+
 std::vector<std::string> DescribeRanks(const RankSync& rs, size_t hosts) {
   std::vector<std::string> out;
   for (int64_t r : rs.duplicate_ranks) {
@@ -335,12 +365,59 @@ std::vector<std::string> DescribeRanks(const RankSync& rs, size_t hosts) {
   const double pct = Percent(*s.mean_lateness_ns, rs.mean_step_ns);
   const std::string over = " over " + Plural(rs.matched_steps, "matched step", "matched steps") +
                            (rs.warmup_skipped ? " (step 0 left out)" : "");
+  const std::string rule = "a straggler is late by " + FormatPercent(kStragglerStepPercent) + "% of the mean step and " +
+                           D(static_cast<double>(kStragglerMinNs)) + " or more at the median, and last in " +
+                           FormatPercent(kStragglerLastShare * 100) + "% or more of the matched steps";
+  const std::string last_pct = P(s.last_share.value_or(0) * 100);
+  std::vector<const RankRow*> late_at_median;  // late by the threshold in half the steps or more
+  const RankRow* most_last = nullptr;
+  for (const RankRow& r : rs.ranks) {
+    if (r.median_lateness_ns && *r.median_lateness_ns > 0 && *r.median_lateness_ns >= rs.late_threshold_ns)
+      late_at_median.push_back(&r);
+    if (r.last_share && (!most_last || *r.last_share > *most_last->last_share)) most_last = &r;
+  }
+  if (!rs.straggler && !late_at_median.empty()) {
+    // Late at the median but seldom last: several ranks are late together.
+    constexpr size_t kNamed = 4;
+    std::string names, medians;
+    for (size_t i = 0; i < late_at_median.size() && i < kNamed; ++i) {
+      const bool last_named = i + 1 == late_at_median.size();  // "1, 2 and 3"; "1, 2, 3, 4 and 2 more"
+      const std::string sep = i == 0 ? "" : last_named ? " and " : ", ";
+      names += sep + std::to_string(late_at_median[i]->rank);
+      medians += (i == 0 ? "" : ", ") + std::string("rank ") + std::to_string(late_at_median[i]->rank) + " " +
+                 D(*late_at_median[i]->median_lateness_ns);
+    }
+    if (late_at_median.size() > kNamed) names += " and " + std::to_string(late_at_median.size() - kNamed) + " more";
+    out.push_back("No single straggler: " + std::string(late_at_median.size() == 1 ? "rank " : "ranks ") + names +
+                  (late_at_median.size() == 1 ? " is" : " are") + " late by the threshold (" +
+                  D(rs.late_threshold_ns) + ") or more at the median (" + medians + "), but none arrives last in " +
+                  FormatPercent(kStragglerLastShare * 100) + "% or more of the " +
+                  Plural(rs.matched_steps, "matched step", "matched steps") + " (most often last: rank " +
+                  std::to_string(most_last->rank) + ", in " + P(*most_last->last_share * 100) +
+                  "): they are late together" + (rs.warmup_skipped ? " (step 0 left out)." : "."));
+    return out;
+  }
+  if (!rs.straggler && s.late_steps > 0) {
+    // Late in some steps only: name them, with the median and mean as context.
+    std::string line = "No straggler: rank " + std::to_string(s.rank) + " was late in " + std::to_string(s.late_steps) +
+                       " of " + Plural(rs.matched_steps, "matched step", "matched steps") + " (";
+    for (size_t i = 0; i < s.late_step_list.size(); ++i) {
+      const LateStep& l = s.late_step_list[i];
+      line += (i == 0 ? "step " : "; step ") + std::to_string(l.train_step) + ", " +
+              D(static_cast<double>(l.lateness_ns));
+    }
+    if (s.late_steps > s.late_step_list.size()) line += "; ...";
+    out.push_back(line + "; late: " + D(rs.late_threshold_ns) + " or more), not consistently: its median lateness is " +
+                  D(*s.median_lateness_ns) + ", its mean " + D(*s.mean_lateness_ns) + " (" + P(pct) +
+                  " of the mean step " + D(rs.mean_step_ns) + "), and it arrived last in " + last_pct + " of them" +
+                  (rs.warmup_skipped ? " (step 0 left out)" : "") + " (" + rule + ").");
+    return out;
+  }
   if (!rs.straggler) {
     out.push_back("No straggler: the latest rank, rank " + std::to_string(s.rank) + ", reaches " +
-                  ArrivalPoint(s.arrival) + " " + D(*s.mean_lateness_ns) + " after the first on average, " + P(pct) +
-                  " of the mean step " + D(rs.mean_step_ns) + over + " (a straggler is " +
-                  FormatPercent(kStragglerStepPercent) + "% and " + D(static_cast<double>(kStragglerMinNs)) +
-                  " or more).");
+                  ArrivalPoint(s.arrival) + " " + D(*s.mean_lateness_ns) + " after the first on average (median " +
+                  D(*s.median_lateness_ns) + "), " + P(pct) + " of the mean step " + D(rs.mean_step_ns) + over + " (" +
+                  rule + ").");
     return out;
   }
   std::string first = "the first rank to arrive";

@@ -87,21 +87,40 @@ RankSync AnalyzeRanks(std::vector<RankInput> in, size_t warmup_min_steps, double
   out.mean_step_ns = n ? step_sum / static_cast<double>(n) : 0;
   if (matched_k.empty()) return out;
 
+  out.late_threshold_ns =
+      std::max(straggler_step_percent / 100.0 * out.mean_step_ns, static_cast<double>(straggler_min_ns));
+  int most_median = -1;  // the straggler candidate: largest median lateness, then largest mean
   for (size_t i = 0; i < n; ++i) {
     RankRow& row = out.ranks[i];
     double sum = 0;
     for (uint64_t l : late[i]) sum += static_cast<double>(l);
     row.mean_lateness_ns = sum / static_cast<double>(late[i].size());
     row.median_lateness_ns = Median(late[i]);
+    row.last_share = static_cast<double>(row.last_steps) / static_cast<double>(matched_k.size());
     auto most = std::max_element(kinds[i].begin(), kinds[i].end(),
                                  [](const auto& a, const auto& b) { return a.second < b.second; });
     row.arrival = ArrivalName(most->first);
+    for (size_t k : matched_k) {
+      const uint64_t l = *row.lateness_ns[k];
+      if (l > 0 && static_cast<double>(l) >= out.late_threshold_ns) row.late_step_list.push_back({k, l});
+    }
+    row.late_steps = row.late_step_list.size();
+    std::stable_sort(row.late_step_list.begin(), row.late_step_list.end(),
+                     [](const LateStep& a, const LateStep& b) { return a.lateness_ns > b.lateness_ns; });
+    if (row.late_step_list.size() > kLateStepsListed) row.late_step_list.resize(kLateStepsListed);
     if (out.latest < 0 || *row.mean_lateness_ns > *out.ranks[out.latest].mean_lateness_ns)
       out.latest = static_cast<int>(i);
+    if (most_median < 0 ||
+        std::make_pair(*row.median_lateness_ns, *row.mean_lateness_ns) >
+            std::make_pair(*out.ranks[most_median].median_lateness_ns, *out.ranks[most_median].mean_lateness_ns))
+      most_median = static_cast<int>(i);
   }
-  const double lateness = *out.ranks[out.latest].mean_lateness_ns;
-  out.straggler = lateness > 0 && lateness >= straggler_step_percent / 100.0 * out.mean_step_ns &&
-                  lateness >= static_cast<double>(straggler_min_ns);
+  // Consistent lateness only: a median at the threshold means late by it in half the steps or
+  // more; last in half of them or more means it is the one the others wait for.
+  const RankRow& c = out.ranks[most_median];
+  out.straggler = *c.median_lateness_ns > 0 && *c.median_lateness_ns >= out.late_threshold_ns &&
+                  *c.last_share >= kStragglerLastShare;
+  if (out.straggler) out.latest = most_median;
   // What the others pay for the latest rank: their synchronising phases beyond its own.
   const size_t s = static_cast<size_t>(out.latest);
   for (size_t i = 0; i < n; ++i) {

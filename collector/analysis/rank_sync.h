@@ -9,6 +9,10 @@
 // synchronises: its first collective in the step, else the start of its backward, else the end of
 // its forward. Ranks on one host share CLOCK_MONOTONIC; across hosts arrivals are put on
 // CLOCK_REALTIME with each process's (realtime, monotonic) start pair.
+//
+// The straggler is named on consistent lateness only: median lateness at or above the threshold
+// and last in at least kStragglerLastShare of the matched steps. A rank that is latest on average
+// only because of a few late steps (a checkpoint save, a GC pause) gets those steps listed instead.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +43,17 @@ struct RankInput {
   double mean_data_wait_ns = 0;
 };
 
+/// A matched step in which a rank was late by the straggler threshold or more.
+struct LateStep {
+  uint64_t train_step = 0;  ///< k: index among the rank's training steps
+  uint64_t lateness_ns = 0;
+};
+
+/// Share of the matched steps (0..1) in which the straggler must arrive last (docs/analysis.md).
+inline constexpr double kStragglerLastShare = 0.5;
+/// Late steps listed per rank (the latest first); RankRow::late_steps counts them all.
+inline constexpr size_t kLateStepsListed = 3;
+
 struct RankRow {
   int64_t rank = 0;
   int32_t pid = 0;
@@ -51,6 +66,9 @@ struct RankRow {
   std::optional<double> mean_lateness_ns;  ///< none without matched steps
   std::optional<double> median_lateness_ns;
   uint64_t last_steps = 0;                           ///< matched steps in which it arrived last (and late)
+  std::optional<double> last_share;                  ///< last_steps / matched steps (0..1); none without
+  uint64_t late_steps = 0;                 ///< matched steps late by the straggler threshold or more
+  std::vector<LateStep> late_step_list;    ///< the kLateStepsListed latest of them, latest first
   std::optional<double> wait_ns;                     ///< mean backward+collective beyond the straggler's
   std::vector<std::optional<uint64_t>> lateness_ns;  ///< per training step index k (matched ones)
 };
@@ -61,12 +79,15 @@ struct RankSync {
   uint64_t matched_steps = 0;            ///< steps compared (all ranks have an arrival)
   bool warmup_skipped = false;           ///< step 0 left out (5 or more steps per rank)
   double mean_step_ns = 0;               ///< mean of the ranks' mean steps
-  int latest = -1;                       ///< index into ranks: largest mean lateness
-  bool straggler = false;                ///< latest is a straggler (thresholds met)
+  double late_threshold_ns = 0;          ///< max(straggler_step_percent of mean_step_ns, straggler_min_ns)
+  int latest = -1;                       ///< index into ranks: the straggler, else the largest mean lateness
+  bool straggler = false;                ///< latest is a straggler (consistent lateness, see above)
   std::vector<int64_t> duplicate_ranks;  ///< ranks seen in several processes: the one with most steps kept
 };
 
-/// Matches steps across ranks (at least two) and finds the straggler.
+/// Matches steps across ranks (at least two) and finds the straggler: the rank with the largest
+/// median lateness when that median is ≥ straggler_step_percent of the mean step and ≥
+/// straggler_min_ns and the rank arrived last in ≥ kStragglerLastShare of the matched steps.
 RankSync AnalyzeRanks(std::vector<RankInput> ranks, size_t warmup_min_steps, double straggler_step_percent,
                       uint64_t straggler_min_ns);
 

@@ -249,14 +249,15 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
 
   Csv ranks(open, "ranks.csv");
   ranks.Row({"rank", "pid", "host", "steps", "mean_step_ns", "mean_compute_ns", "mean_data_wait_ns", "arrival",
-             "mean_lateness_ns", "median_lateness_ns", "last_steps", "wait_ns", "straggler"});
+             "mean_lateness_ns", "median_lateness_ns", "last_steps", "wait_ns", "straggler", "last_share", "late_steps"});
   if (b.ranks) {
     for (size_t i = 0; i < b.ranks->ranks.size(); ++i) {
       const RankRow& k = b.ranks->ranks[i];
       ranks.Row({Num(k.rank), Num(k.pid), k.host, Num(k.steps), Num(k.mean_step_ns), Num(k.mean_compute_ns),
                  Num(k.mean_data_wait_ns), k.arrival, Opt(k.mean_lateness_ns), Opt(k.median_lateness_ns),
                  Num(k.last_steps), Opt(k.wait_ns),
-                 b.ranks->straggler && static_cast<int>(i) == b.ranks->latest ? "true" : "false"});
+                 b.ranks->straggler && static_cast<int>(i) == b.ranks->latest ? "true" : "false",
+                 Opt(k.last_share), Num(k.late_steps)});
     }
   }
 

@@ -207,6 +207,21 @@ Json AdviceJson(const InputAdvice& a) {
           {"startup_step_percent", a.startup_step_percent}};
 }
 
+Json LateStepsJson(const std::vector<LateStep>& list) {
+  Json out = Json::array();
+  for (const LateStep& l : list) out.push_back({{"train_step", l.train_step}, {"lateness_ns", l.lateness_ns}});
+  return out;
+}
+
+Json SlowStepsJson(const SlowSteps& sl) {
+  Json out = Json::array();
+  for (const SlowStep& x : sl.listed) {
+    out.push_back({{"step", x.step}, {"train_step", x.train_step}, {"duration_ns", x.duration_ns},
+                   {"times_median", x.times_median}});
+  }
+  return out;
+}
+
 Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
   Json ranks = Json::array();
   for (const RankRow& r : rs.ranks) {
@@ -221,6 +236,9 @@ Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
                      {"mean_lateness_ns", OrNull(r.mean_lateness_ns)},
                      {"median_lateness_ns", OrNull(r.median_lateness_ns)},
                      {"last_steps", r.last_steps},
+                     {"last_share", OrNull(r.last_share)},
+                     {"late_steps", r.late_steps},
+                     {"late_step_list", LateStepsJson(r.late_step_list)},
                      {"wait_ns", OrNull(r.wait_ns)}});
   }
   Json straggler = nullptr;
@@ -239,6 +257,7 @@ Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
           {"matched_steps", rs.matched_steps},
           {"warmup_skipped", rs.warmup_skipped},
           {"mean_step_ns", rs.mean_step_ns},
+          {"late_threshold_ns", rs.matched_steps ? Json(rs.late_threshold_ns) : Json(nullptr)},
           {"latest_rank", rs.latest >= 0 ? Json(rs.ranks[rs.latest].rank) : Json(nullptr)},
           {"straggler", std::move(straggler)},
           {"duplicate_ranks", rs.duplicate_ranks},
@@ -328,6 +347,8 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"input", t.input ? InputJson(*t.input) : Json(nullptr)},
                      {"advice", AdviceJson(t.advice)},
                      {"gpu", t.gpu ? GpuIdleJson(*t.gpu) : Json(nullptr)},
+                     {"slow_steps", SlowStepsJson(t.slow)},
+                     {"slow_step_count", t.slow.count},
                      {"collective", std::move(collective)},
                      {"text", t.text}});
   }
@@ -339,6 +360,9 @@ Json BottleneckJson(const Bottleneck& b) {
                           {"warmup_min_steps", kWarmupMinSteps},
                           {"straggler_step_percent", kStragglerStepPercent},
                           {"straggler_min_ns", kStragglerMinNs},
+                          {"straggler_last_share", kStragglerLastShare},
+                          {"slow_step_times_median", kSlowStepTimesMedian},
+                          {"slow_step_min_excess_ns", kSlowStepMinExcessNs},
                           {"startup_step_percent", kStartupStepPercent},
                           {"gpu_idle_percent", kGpuIdlePercent},
                           {"short_kernel_ns", kShortKernelNs},

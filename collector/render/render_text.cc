@@ -214,8 +214,14 @@ void RenderText(const Report& r, OutputSink* sink) {
     if (std::any_of(r.nvtx_ranges.begin(), r.nvtx_ranges.end(), [](const RangeRow& row) { return row.grouped; })) {
       out += "  <N>: names that differ only in numbers, grouped (--no-group-names shows each name).\n";
     }
-    out += "  Time (%) = total time / summed wall time of the processes the range occurs in; nested or\n"
-           "  concurrent ranges can add up to more than 100%.\n";
+    out += r.nvtx_ranges_processes == 1
+               ? "  Time (%) = total time / wall time of the process (" +
+                     FormatDuration(static_cast<double>(r.nvtx_ranges_wall_ns)) + "); nested or concurrent ranges\n"
+                     "  can add up to more than 100%.\n"
+               : "  Time (%) = total time / summed wall time of the " + std::to_string(r.nvtx_ranges_processes) +
+                     " processes with ranges (" + FormatDuration(static_cast<double>(r.nvtx_ranges_wall_ns)) +
+                     "), one\n  denominator for every row; nested or concurrent ranges can add up to more than "
+                     "100%.\n";
     if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.capture_limited; })) {
       out += "  For a process recorded only in capture ranges or a --delay/--duration window, its captured\n"
              "  time stands for its wall time.\n";

@@ -273,6 +273,12 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     for (auto& e : entries) g->Apply(&e, *names);
     groups = std::move(g);
   }
+  // One denominator for the merged table (docs/report.md, "Time (%)"): the processes with ranges.
+  for (size_t i = 0; i < n; ++i) {
+    if (entries[i].empty()) continue;
+    r.nvtx_ranges_wall_ns += walls[i];
+    ++r.nvtx_ranges_processes;
+  }
   std::shared_ptr<RangeTableData> merged;
   if (n == 1) {
     merged = std::make_shared<RangeTableData>();
@@ -281,7 +287,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     tables[0] = merged;
   } else {
     merged = std::make_shared<RangeTableData>();
-    merged->entries = MergedEntries(entries, groups.get());
+    merged->entries = MergedEntries(entries, groups.get(), r.nvtx_ranges_wall_ns);
     merged->groups = groups;
     for (size_t i = 0; i < n; ++i) {
       tables[i] = std::make_shared<RangeTableData>();

@@ -175,6 +175,10 @@ struct Report {
   std::vector<ProcessRow> processes;  ///< tree order
   RangeRows nvtx_ranges;  ///< all processes, sorted, cut to --top
   size_t nvtx_ranges_omitted = 0;
+  /// The one denominator of the merged table's Time (%): the summed wall (recorded) time of the
+  /// processes that recorded at least one range, and how many they are (docs/report.md).
+  uint64_t nvtx_ranges_wall_ns = 0;
+  size_t nvtx_ranges_processes = 0;
   std::vector<MarkRow> nvtx_marks;
   size_t nvtx_marks_omitted = 0;
   bool has_cuda = false;  ///< some process has CUDA records (calls, GPU activity, or a GPU status)

@@ -118,7 +118,7 @@ std::vector<RangeEntry> ProcessEntries(NvtxProcessData* data, uint64_t wall_ns) 
 }
 
 std::vector<RangeEntry> MergedEntries(const std::vector<std::vector<RangeEntry>>& per_process,
-                                      const NameGroups* groups) {
+                                      const NameGroups* groups, uint64_t wall_ns) {
   std::unordered_map<RangeKey, size_t, RangeKeyHash> index;
   std::vector<RangeEntry> out;
   for (const std::vector<RangeEntry>& table : per_process) {
@@ -131,9 +131,9 @@ std::vector<RangeEntry> MergedEntries(const std::vector<std::vector<RangeEntry>>
       RangeEntry& m = out[it->second];
       m.durations.Merge(e.durations);
       m.unbalanced += e.unbalanced;
-      m.wall_ns += e.wall_ns;
     }
   }
+  for (RangeEntry& e : out) e.wall_ns = wall_ns;
   if (groups != nullptr) {
     for (RangeEntry& e : out) {
       if (uint64_t n = groups->NamesOf(e.key.name); n > 0 && !e.key.orphan) e.names = static_cast<uint32_t>(n);

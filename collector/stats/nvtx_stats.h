@@ -4,7 +4,8 @@
 //
 // Statistics per (domain, name, style): calls, total, mean, sample std dev (n-1), min, median, max
 // (collector/base/duration_summary.h: exact up to 1024 calls, estimated within 0.39% beyond). Percent = total / wall time of the process; in the table merged over processes, total / the
-// summed wall time of the processes in which the range occurs.
+// summed wall time of the processes that recorded a range (whichever row): one denominator per
+// table, so Time (%) falls with the total down the table (docs/report.md, "Time (%)").
 //
 // Memory: a table is its entries (one DurationSummary per name, ~100 bytes) and 4 bytes a row of
 // display order; rows are made display-ready one at a time (report.h, RangeRows), never all at once.
@@ -50,10 +51,11 @@ RangeStats Summarize(const RangeEntry& entry);
 
 /// A process's entries (its summary's ranges, moved), each with the process's wall time.
 std::vector<RangeEntry> ProcessEntries(NvtxProcessData* data, uint64_t wall_ns);
-/// The entries over all processes (equal keys merged, wall times of the processes summed);
-/// names of a group counted once however many processes have them (from `groups`, if any).
+/// The entries over all processes (equal keys merged), each with `wall_ns` as its denominator
+/// (the summed wall time of the processes with ranges, whether this range occurs in them or not); names of a
+/// group counted once however many processes have them (from `groups`, if any).
 std::vector<RangeEntry> MergedEntries(const std::vector<std::vector<RangeEntry>>& per_process,
-                                      const class NameGroups* groups);
+                                      const class NameGroups* groups, uint64_t wall_ns);
 
 /// Which patterns (name_groups.h) group at least two distinct names, over every table.
 class NameGroups {

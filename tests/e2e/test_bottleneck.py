@@ -8,6 +8,7 @@ from common import PYTHON, WORKLOADS, TraceTest
 
 PLANTED = os.path.join(WORKLOADS, "planted.py")
 DDP = os.path.join(WORKLOADS, "ddp_straggler.py")
+DDP_CHECKPOINT = os.path.join(WORKLOADS, "ddp_checkpoint.py")
 
 
 class VerdictTest(TraceTest):
@@ -80,6 +81,31 @@ class VerdictTest(TraceTest):
     def test_ddp_straggler_follows_the_slow_rank(self):
         self.profile_ddp([PYTHON, DDP, "--steps", "8", "--slow-rank", "0", "--port", "29549"])
         self.assertEqual(self.report()["bottleneck"]["ranks"]["straggler"]["rank"], 0)
+
+    def test_ddp_checkpoint_once_is_no_straggler(self):
+        # Symmetric ranks; rank 0 saves a checkpoint once, slowly, after step 10: its mean lateness
+        # is high, its median is not. No straggler; step 10 of rank 0 is an isolated slow step.
+        self.profile_ddp([PYTHON, DDP_CHECKPOINT, "--steps", "20", "--save-at", "10", "--port", "29571",
+                          "--dir", self.out])
+        b = self.report()["bottleneck"]
+        self.assertEqual([p["steps"] for p in b["processes"]], [20, 20])
+        ranks = b["ranks"]
+        self.assertFalse(ranks["straggler"])
+        rank0 = [r for r in ranks["ranks"] if r["rank"] == 0][0]
+        self.assertEqual(ranks["latest_rank"], 0)
+        self.assertGreater(rank0["mean_lateness_ns"], 0.28e9 / 19)  # the 300 ms pause, over 19 steps
+        self.assertLess(rank0["median_lateness_ns"], ranks["late_threshold_ns"])  # on time in most steps
+        self.assertEqual(rank0["late_step_list"][0]["train_step"], 11)  # the save delays step 11's arrival
+        self.assertGreater(rank0["late_step_list"][0]["lateness_ns"], 0.28e9)
+        p0 = [p for p in b["processes"] if p["rank"] == 0][0]
+        slow = {s["train_step"]: s for s in p0["slow_steps"]}
+        self.assertIn(10, slow)
+        self.assertGreater(slow[10]["duration_ns"], 0.3e9)
+        self.assertGreater(slow[10]["times_median"], 3)
+        text = self.run_trainprof(["report", self.out]).stdout
+        self.assertIn("No straggler: rank 0 was late in ", text)
+        self.assertIn("Isolated slow step", text)
+        self.assertIn("step 10 of rank 0 took ", text)
 
 
 if __name__ == "__main__":

@@ -273,6 +273,42 @@ TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
   }
 }
 
+// One process, 20 steps of 12 ms; step 10 takes 300 ms more after its optimizer step (a
+// checkpoint save): named as an isolated slow step, in the text and in JSON.
+TEST(Bottleneck, IsolatedSlowStepIsNamed) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 20; ++i) {
+    StepPlan p = WithWait(kCompute10, 2 * kMs);
+    if (i == 10) p.other = 300 * kMs;
+    t = r.m.Step(t, p);
+  }
+  Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_DOUBLE_EQ(tp.step.median, 12.0 * kMs);
+  EXPECT_EQ(tp.slow.count, 1u);
+  EXPECT_TRUE(Says(tp.text,
+                   "Isolated slow step: step 10 of pid 200 took 312 ms, 26× the median (12.0 ms) (training steps "
+                   "numbered from 0; a slow step takes 3× the median and 10.0 ms more than it or more; its time is "
+                   "in the statistics above)."))
+      << Join(tp.text);
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  const auto& slow = j["bottleneck"]["processes"][0]["slow_steps"];
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(slow[0]["step"], 10);
+  EXPECT_EQ(slow[0]["train_step"], 10);
+  EXPECT_EQ(slow[0]["duration_ns"], 312 * kMs);
+  EXPECT_DOUBLE_EQ(slow[0]["times_median"].get<double>(), 26.0);
+  EXPECT_EQ(j["bottleneck"]["processes"][0]["slow_step_count"], 1);
+  // Steady steps: none.
+  TrainRun steady;
+  t = T0 + 10 * kMs;
+  for (int i = 0; i < 20; ++i) t = steady.m.Step(t, WithWait(kCompute10, 2 * kMs));
+  Report quiet = steady.Analyze();
+  EXPECT_EQ(quiet.bottleneck.processes.at(0).slow.count, 0u);
+  EXPECT_FALSE(Says(quiet.bottleneck.processes.at(0).text, "slow step"));
+}
+
 TEST(Bottleneck, PercentilesAndSpread) {
   TrainRun r;
   uint64_t t = T0 + 10 * kMs;
@@ -406,9 +442,9 @@ TEST(Bottleneck, NoStragglerBelowTheThresholds) {
   EXPECT_EQ(rs.latest, 1);
   EXPECT_TRUE(Says(report.bottleneck.rank_text,
                    "No straggler: the latest rank, rank 1, reaches the gradient synchronisation "
-                   "(start of backward) 500 µs after the first on average, 1.5% of the mean "
-                   "step 33.5 ms over 5 matched steps (step 0 left out) (a straggler is 10.0% "
-                   "and 1.00 ms or more)."));
+                   "(start of backward) 500 µs after the first on average (median 500 µs), 1.5% of the mean "
+                   "step 33.5 ms over 5 matched steps (step 0 left out) (a straggler is late by 10.0% of the mean "
+                   "step and 1.00 ms or more at the median, and last in 50.0% or more of the matched steps)."));
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   EXPECT_TRUE(j["bottleneck"]["ranks"]["straggler"].is_null());
   EXPECT_EQ(j["bottleneck"]["ranks"]["latest_rank"], 1);
@@ -646,6 +682,9 @@ TEST(Bottleneck, JsonRanks) {
   EXPECT_EQ(r["straggler"]["pid"], 402);
   EXPECT_DOUBLE_EQ(r["straggler"]["mean_lateness_ns"].get<double>(), 40.0 * kMs);
   EXPECT_DOUBLE_EQ(r["straggler"]["last_percent"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(r["ranks"][1]["last_share"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(r["ranks"][0]["last_share"].get<double>(), 0.0);
+  EXPECT_EQ(r["ranks"][1]["late_steps"], 5);
   ASSERT_EQ(r["ranks"].size(), 2u);
   EXPECT_EQ(r["ranks"][0]["rank"], 0);
   EXPECT_DOUBLE_EQ(r["ranks"][0]["wait_ns"].get<double>(), 40.0 * kMs);

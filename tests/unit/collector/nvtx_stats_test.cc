@@ -191,22 +191,37 @@ TEST(NvtxStats, UnnamedRanges) {
   EXPECT_EQ(r.nvtx_ranges[0].time.count, 2u);
 }
 
-TEST(NvtxStats, MergedOverProcessesPercentOfTheirWallTime) {
-  TraceBuilder a = Proc(1, 1'000), b = Proc(2, 3'000), c = Proc(3, 6'000);
+TEST(NvtxStats, MergedOverProcessesOneDenominator) {
+  // "step" in a and b (4000 ns of wall time), "only in c" in c (6000 ns), d records no range: one
+  // denominator for every row (the 10000 ns of a, b and c), so Time (%) falls with the total.
+  TraceBuilder a = Proc(1, 1'000), b = Proc(2, 3'000), c = Proc(3, 6'000), d = Proc(4, 50'000);
   int ta = a.Thread(1), tb = b.Thread(2), tc = c.Thread(3);
+  d.Thread(4);
   Ranges(a, ta, {{0, 100, "step"}});
   Ranges(b, tb, {{0, 300, "step"}, {400, 600, "step"}});
-  Ranges(c, tc, {{0, 600, "only in c"}});
-  Report r = Analyze(TraceOf({&a, &b, &c}), {});
+  Ranges(c, tc, {{0, 700, "only in c"}});
+  Report r = Analyze(TraceOf({&a, &b, &c, &d}), {});
+  ASSERT_EQ(r.nvtx_ranges.size(), 2u);
+  EXPECT_EQ(r.nvtx_ranges[0].name, "only in c");  // sorted by total: 700 before 600
+  EXPECT_EQ(r.nvtx_ranges[1].name, "step");
+  EXPECT_EQ(r.nvtx_ranges_wall_ns, 10'000u);
+  EXPECT_EQ(r.nvtx_ranges_processes, 3u);
   auto step = Find(r.nvtx_ranges, "step");
   ASSERT_NE(step, nullptr);
   EXPECT_EQ(step->time.count, 3u);
   EXPECT_EQ(step->time.total, 600u);
   EXPECT_DOUBLE_EQ(step->time.median, 200.0);
-  EXPECT_DOUBLE_EQ(step->percent, 15.0);  // 600 / (1000 + 3000): c's wall time does not count
-  EXPECT_DOUBLE_EQ(Find(r.nvtx_ranges, "only in c")->percent, 10.0);
-  // Per process.
-  ASSERT_EQ(r.processes.size(), 3u);
+  EXPECT_DOUBLE_EQ(step->percent, 6.0);  // was 15% (600 / the 4000 ns of a and b) under 11.7% for 700
+  EXPECT_DOUBLE_EQ(Find(r.nvtx_ranges, "only in c")->percent, 7.0);
+  for (size_t i = 1; i < r.nvtx_ranges.size(); ++i) {
+    EXPECT_GE(r.nvtx_ranges[i - 1].percent, r.nvtx_ranges[i].percent) << "row " << i;
+  }
+  EXPECT_NE(RenderText(r).find("  Time (%) = total time / summed wall time of the 3 processes with ranges (10.0 µs), "
+                               "one\n  denominator for every row;"),
+            std::string::npos)
+      << RenderText(r);
+  // Per process: the process's wall time.
+  ASSERT_EQ(r.processes.size(), 4u);
   const ProcessRow& pb = r.processes[1];
   EXPECT_EQ(pb.pid, 2);
   ASSERT_EQ(pb.nvtx_ranges.size(), 1u);

@@ -135,7 +135,7 @@ TEST(Report, JsonParsesBackWithEveryField) {
   EXPECT_DOUBLE_EQ(step["median_ns"].get<double>(), 120'000'000.0);
   EXPECT_DOUBLE_EQ(step["mean_ns"].get<double>(), 122'000'000.0);
   EXPECT_NEAR(step["std_ns"].get<double>(), 19'235'384.06, 0.01);
-  EXPECT_DOUBLE_EQ(step["percent"].get<double>(), 610.0 * 100 / (1'900 + 1'000));
+  EXPECT_DOUBLE_EQ(step["percent"].get<double>(), 610.0 * 100 / (1'900 + 130 + 1'000));  // processes with ranges
   EXPECT_EQ(step["unbalanced"], 1);
   const auto& load = j["nvtx_ranges"][2];
   EXPECT_EQ(load["name"], "load batch, \"shuffled\"");
@@ -173,13 +173,13 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
   const std::string& ranges = tables[3].text;
   EXPECT_EQ(ranges,
             "name,domain,style,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,median_exact,max_ns,unbalanced,names\r\n"
-            "train_step,,push/pop,5,610000000," + std::string(nlohmann::json(610.0 * 100 / 2'900).dump()) +
+            "train_step,,push/pop,5,610000000," + std::string(nlohmann::json(610.0 * 100 / 3'030).dump()) +
                 ",122000000," + nlohmann::json(report.nvtx_ranges[0].time.std).dump() +
                 ",100000000,120000000,true,150000000,1,1\r\n"
-            "forward,,push/pop,4,230000000," + nlohmann::json(230.0 * 100 / 1'900).dump() +
+            "forward,,push/pop,4,230000000," + nlohmann::json(230.0 * 100 / 3'030).dump() +
                 ",57500000," + nlohmann::json(report.nvtx_ranges[1].time.std).dump() +
                 ",50000000,57500000,true,65000000,0,1\r\n"
-            "\"load batch, \"\"shuffled\"\"\",,start/end,1,30000000," + nlohmann::json(30.0 * 100 / 130).dump() +
+            "\"load batch, \"\"shuffled\"\"\",,start/end,1,30000000," + nlohmann::json(30.0 * 100 / 3'030).dump() +
                 ",30000000,0,30000000,30000000,true,30000000,0,1\r\n");
   const std::string& procs = tables[1].text;
   EXPECT_EQ(procs.substr(0, procs.find("\r\n")),
@@ -331,11 +331,11 @@ Bottleneck
 NVTX ranges (all processes)
   Time (%)  Total Time  Calls     Mean   Median      Min      Max   StdDev  Unbalanced  Style      Range
   --------  ----------  -----  -------  -------  -------  -------  -------  ----------  ---------  ----------------------
-      21.0      610 ms      5   122 ms   120 ms   100 ms   150 ms  19.2 ms           1  push/pop   train_step
-      12.1      230 ms      4  57.5 ms  57.5 ms  50.0 ms  65.0 ms  6.45 ms           0  push/pop   forward
-      23.1     30.0 ms      1  30.0 ms  30.0 ms  30.0 ms  30.0 ms     0 ns           0  start/end  load batch, "shuffled"
-  Time (%) = total time / summed wall time of the processes the range occurs in; nested or
-  concurrent ranges can add up to more than 100%.
+      20.1      610 ms      5   122 ms   120 ms   100 ms   150 ms  19.2 ms           1  push/pop   train_step
+       7.6      230 ms      4  57.5 ms  57.5 ms  50.0 ms  65.0 ms  6.45 ms           0  push/pop   forward
+       1.0     30.0 ms      1  30.0 ms  30.0 ms  30.0 ms  30.0 ms     0 ns           0  start/end  load batch, "shuffled"
+  Time (%) = total time / summed wall time of the 3 processes with ranges (3.03 s), one
+  denominator for every row; nested or concurrent ranges can add up to more than 100%.
 
 NVTX marks (all processes)
   Count  Mark

@@ -280,6 +280,21 @@ void SplitThread(const PhaseThread& t, bool ddp, StepSplit* out) {
     s.data_waits = static_cast<uint32_t>(j - i);
     if (j < waits.size()) {
       s.end_ns = waits[j].begin;
+      // A DataLoader iterator created after the step's work, with no compute after it before the
+      // next wait, starts what follows (the validation loop, the next epoch's workers: Lightning
+      // prefetches, so its last training batch is followed by no StopIteration call): the step
+      // ends there, and the start-up is outside the steps (docs/analysis.md, "Steps").
+      const uint64_t after = waits[j - 1].end;
+      for (const Interval& it : t.by_phase[Slot(Phase::kDataLoaderIter)]) {
+        if (it.begin <= after || it.begin >= s.end_ns) continue;
+        const bool compute_after = std::any_of(t.ranges.begin(), t.ranges.end(), [&](const PhaseRange& r) {
+          return IsCompute(r.phase) && r.begin_ns >= it.end && r.begin_ns < waits[j].begin;
+        });
+        if (!compute_after) {
+          s.end_ns = it.begin;
+          break;
+        }
+      }
     } else {
       // The thread's last step ends with the last compute range that starts after its wait.
       const uint64_t after = waits[j - 1].end;

@@ -317,6 +317,35 @@ TEST(LoopRhythm, EvalTaggedForwardsAreEvaluation) {
 }
 
 // zip(loader_a, loader_b): two waits with no compute between them are one step.
+// Lightning's last training batch of an epoch: no StopIteration call follows it (its fetcher
+// prefetches), but the validation loader's iter() (300 ms of worker start-up), then validation
+// waits and steps. The training step ends where the iterator creation starts; a step that
+// creates an iterator before its own compute (next(iter(loader)) inside the loop) keeps it.
+TEST(TrainingSteps, IteratorCreatedAfterTheStepsWorkEndsIt) {
+  TraceBuilder b(304);
+  PhaseThread m(b, 304);
+  uint64_t t = b.start_ns() + kMs;
+  for (int i = 0; i < 2; ++i)
+    t = m.Step(t, {.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs, .optimizer = kMs, .other = kMs});
+  m.Range(t, t + 300 * kMs, Phase::kDataLoaderIter);  // iter(val_loader): workers start
+  t += 300 * kMs;
+  t = m.Step(t, {.wait = 2 * kMs, .forward = 3 * kMs});  // a validation step
+  // A training step that creates an iterator, then computes with its batch.
+  const uint64_t own_begin = t;
+  m.Range(t, t + 2 * kMs, Phase::kDataWait);
+  m.Range(t + 2 * kMs, t + 7 * kMs, Phase::kDataLoaderIter);
+  t = m.Step(t + 7 * kMs, {.forward = 3 * kMs, .backward = 4 * kMs, .optimizer = kMs});
+  t = m.Step(t, {.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs, .optimizer = kMs});
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 5u);
+  EXPECT_EQ(s.split.steps[0].duration(), 11 * kMs);
+  EXPECT_EQ(s.split.steps[1].duration(), 11 * kMs);  // ends at iter(val_loader), not 300 ms later
+  EXPECT_FALSE(s.split.steps[1].eval);
+  EXPECT_TRUE(s.split.steps[2].eval);
+  EXPECT_EQ(s.split.steps[3].begin_ns, own_begin);
+  EXPECT_EQ(s.split.steps[3].duration(), 15 * kMs);  // keeps its own iterator creation
+}
+
 TEST(TrainingSteps, BackToBackWaitsAreOneStep) {
   TraceBuilder b(302);
   PhaseThread m(b, 302);

@@ -141,12 +141,14 @@ TEST(TrainingSteps, SplitAndBreakdownAreExact) {
   }
 }
 
+// wait 2, forward 3, backward 4, optimizer 1, other 1: 11 ms.
+constexpr StepPlan kStep11 = {.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs, .optimizer = kMs, .other = kMs};
+
 TEST(TrainingSteps, LastStepEndsAtItsLastPhase) {
   TraceBuilder b(301);
   PhaseThread m(b, 301);
   uint64_t t = b.start_ns() + kMs;
-  for (int i = 0; i < 3; ++i)
-    t = m.Step(t, {.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs, .optimizer = kMs, .other = kMs});
+  for (int i = 0; i < 3; ++i) t = m.Step(t, kStep11);
   Split s = SplitOf(b);
   ASSERT_EQ(s.split.steps.size(), 3u);
   EXPECT_EQ(s.split.steps[0].duration(), 11 * kMs);  // to the next wait: the trailing 1 ms is other
@@ -325,8 +327,7 @@ TEST(TrainingSteps, IteratorCreatedAfterTheStepsWorkEndsIt) {
   TraceBuilder b(304);
   PhaseThread m(b, 304);
   uint64_t t = b.start_ns() + kMs;
-  for (int i = 0; i < 2; ++i)
-    t = m.Step(t, {.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs, .optimizer = kMs, .other = kMs});
+  t = m.Step(m.Step(t, kStep11), kStep11);
   m.Range(t, t + 300 * kMs, Phase::kDataLoaderIter);  // iter(val_loader): workers start
   t += 300 * kMs;
   t = m.Step(t, {.wait = 2 * kMs, .forward = 3 * kMs});  // a validation step

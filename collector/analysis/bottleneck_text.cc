@@ -327,6 +327,11 @@ void DescribeProcess(TrainingProcess* t) {
 
 std::string DescribeSlowSteps(const TrainingProcess& t) {
   const SlowSteps& sl = t.slow;
+  if (sl.listed.empty() && sl.over_threshold > 0) {
+    return "Step time is spread, not a few outliers: " + std::to_string(sl.over_threshold) + " of " +
+           std::to_string(sl.steps) + " steps take " + Times(kSlowStepTimesMedian) + " the median (" + D(sl.median_ns) +
+           ") or more (isolated slow steps are at most " + P(100 * kSlowStepMaxShare) + " of the steps).";
+  }
   if (sl.listed.empty()) return "";
   std::string s = sl.count == 1 ? "Isolated slow step: " : "Isolated slow steps (" + std::to_string(sl.count) + "): ";
   for (size_t i = 0; i < sl.listed.size(); ++i) {

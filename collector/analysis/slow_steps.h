@@ -3,7 +3,8 @@
 // verdict. Rule and reasons: docs/analysis.md, "Slow steps".
 //
 //   durations of the steps in the statistics ─► median ─► steps with duration ≥ 3 × median and
-//   duration − median ≥ 10 ms ─► the longest kSlowStepsListed, and how many there are
+//   duration − median ≥ 10 ms ─► isolated when they are at most 10% of the steps (at least 2
+//   allowed) ─► the longest kSlowStepsListed, and how many there are
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,8 @@ namespace trainprof::collector {
 inline constexpr double kSlowStepTimesMedian = 3;       ///< a slow step: this many medians or more ...
 inline constexpr uint64_t kSlowStepMinExcessNs = 10'000'000;  ///< ... and this much above the median
 inline constexpr size_t kSlowStepsListed = 3;                 ///< slow steps listed per process
+inline constexpr double kSlowStepMaxShare = 0.10;  ///< isolated: at most this share of the steps ...
+inline constexpr uint64_t kSlowStepMinAllowed = 2; ///< ... or this many, whichever is larger
 
 /// One training step as the rule sees it.
 struct StepDuration {
@@ -31,12 +34,16 @@ struct SlowStep {
 };
 
 struct SlowSteps {
-  std::vector<SlowStep> listed;  ///< the longest kSlowStepsListed, longest first
-  uint64_t count = 0;            ///< all slow steps
+  std::vector<SlowStep> listed;  ///< the longest kSlowStepsListed, longest first (isolated ones only)
+  uint64_t count = 0;            ///< all isolated slow steps (0 when they are not isolated)
+  uint64_t over_threshold = 0;   ///< steps that meet the duration rule, isolated or not
+  uint64_t steps = 0;            ///< steps compared
   double median_ns = 0;          ///< the median they are compared with
 };
 
 /// The slow steps among `steps` (the steps in the statistics), against `median_ns` (their median).
+/// When more steps than kSlowStepMaxShare (or kSlowStepMinAllowed) meet the rule, none is isolated:
+/// the step time is spread (an input pipeline delivering in bursts), and only `over_threshold` says so.
 SlowSteps FindSlowSteps(const std::vector<StepDuration>& steps, double median_ns);
 
 }  // namespace trainprof::collector

@@ -349,6 +349,7 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"gpu", t.gpu ? GpuIdleJson(*t.gpu) : Json(nullptr)},
                      {"slow_steps", SlowStepsJson(t.slow)},
                      {"slow_step_count", t.slow.count},
+                     {"steps_over_slow_threshold", t.slow.over_threshold},
                      {"collective", std::move(collective)},
                      {"text", t.text}});
   }

@@ -132,12 +132,20 @@ TEST(SlowSteps, FarAboveTheMedianAndTheFloor) {
   // Short steps: 3× the median but under 10 ms above it is noise.
   std::vector<StepDuration> small = {{0, 0, kMs}, {1, 1, kMs}, {2, 2, 5 * kMs}};
   EXPECT_EQ(FindSlowSteps(small, 1.0 * kMs).count, 0u);
-  // Bounded: the longest kSlowStepsListed, all counted.
+  // Bounded: the longest kSlowStepsListed, all counted (5 of 60 steps: isolated).
+  std::vector<StepDuration> many;
+  for (uint64_t k = 1; k <= 60; ++k) many.push_back({k, k, k % 12 == 0 ? 100 * kMs + k : 12 * kMs});
+  s = FindSlowSteps(many, 12.0 * kMs);
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_EQ(s.over_threshold, 5u);
+  ASSERT_EQ(s.listed.size(), kSlowStepsListed);
+  EXPECT_EQ(s.listed[0].train_step, 60u);
+  // Not isolated: 9 of 19 steps far above the median is a spread step time, not outliers.
   for (StepDuration& d : steps) d.duration_ns = d.train_step % 2 ? 12 * kMs : 100 * kMs + d.train_step;
   s = FindSlowSteps(steps, 12.0 * kMs);
-  EXPECT_EQ(s.count, 9u);
-  ASSERT_EQ(s.listed.size(), kSlowStepsListed);
-  EXPECT_EQ(s.listed[0].train_step, 18u);
+  EXPECT_EQ(s.count, 0u);
+  EXPECT_EQ(s.over_threshold, 9u);
+  EXPECT_TRUE(s.listed.empty());
 }
 
 }  // namespace

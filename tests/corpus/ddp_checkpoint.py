@@ -9,7 +9,8 @@ rank 0 in the next step's gradient all-reduce).
     ddp_checkpoint.py [--iters N] [--save-every N] [--ckpt-dir DIR] [--port P] [--timing-out FILE]
 
 --timing-out FILE: at exit, each rank's own measurement as JSON in FILE with ".rank<R>" before
-its extension (perf_counter per iteration, data loading and checkpointing included).
+its extension (perf_counter per iteration, data loading and checkpointing included; and the
+perf_counter time at which each iteration's forward and loss were done, just before backward).
 """
 
 import argparse
@@ -70,11 +71,12 @@ def train(rank, world_size, args):
     model = DDP(Model())
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
-    iter_times = []
+    iter_times, forward_done = [], []
     tic = time.perf_counter()
     for it, (x, y) in enumerate(itertools.islice(loader, args.iters)):
         optimizer.zero_grad()
         loss = F.cross_entropy(model(x), y)
+        forward_done.append(time.perf_counter())  # forward time = forward_done - tic, as logged
         loss.backward()
         optimizer.step()
         if rank == 0 and (it + 1) % args.save_every == 0:
@@ -87,7 +89,7 @@ def train(rank, world_size, args):
         name, ext = os.path.splitext(args.timing_out)
         with open(f"{name}.rank{rank}{ext}", "w") as f:
             json.dump({"pid": os.getpid(), "rank": rank, "steps": len(iter_times),
-                       "step_times_s": iter_times}, f)
+                       "step_times_s": iter_times, "forward_done_s": forward_done}, f)
     dist.destroy_process_group()
 
 

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import socket
 import sys
 import tempfile
@@ -248,9 +249,40 @@ class DdpCheckpointTest(CorpusTest):
         rep, own = self.run_corpus("ddp_checkpoint", [PYTHON, script("ddp_checkpoint"), "--port", str(free_port()),
                                                      "--ckpt-dir", ckpt], processes=2)
         self.assertEqual(os.listdir(ckpt), ["ckpt_000015.pt"])  # saved once, after iteration index 14
-        self.check("ranks.straggler", lambda: self.assertIsNone(self.straggler_rank(rep)))
+        expected = self.own_straggler(rep, own)
+        if expected != "inconclusive":
+            self.check("ranks.straggler", lambda: self.assertEqual(self.straggler_rank(rep), expected))
         ranks = self.by_rank(rep, own)
         self.check("slow_steps rank 0", lambda: self.assert_checkpoint_step(ranks[0]))
+
+    def own_straggler(self, rep, own):
+        """The straggler by the program's own clock: each rank's arrival is when its forward was
+        done (just before backward, where DDP's gradient all-reduce makes ranks wait), on the
+        shared CLOCK_MONOTONIC of perf_counter. Symmetric ranks have none; on a loaded machine a
+        rank can be consistently late for real (it gets less CPU), and then trainprof must name it
+        — but never because of the one checkpoint. Same rule as trainprof's (median at or above
+        `late_threshold_ns`, last in half the steps; step 0 left out); "inconclusive" within 25%
+        of either threshold."""
+        arrivals = {d["rank"]: d["forward_done_s"] for d in own.values()}
+        steps = min(len(a) for a in arrivals.values())
+        late = {r: [] for r in arrivals}
+        for k in range(1, steps):
+            first = min(a[k] for a in arrivals.values())
+            last = max(arrivals, key=lambda r: arrivals[r][k])
+            for r, a in arrivals.items():
+                late[r].append((a[k] - first, r == last))
+        threshold = rep["bottleneck"]["ranks"]["late_threshold_ns"] / 1e9
+        named = []
+        for r, rows in late.items():
+            median = statistics.median(x for x, _ in rows)
+            share = sum(1 for x, is_last in rows if is_last and x > 0) / len(rows)
+            if 0.75 * threshold <= median <= 1.25 * threshold and share >= 0.375:
+                return "inconclusive"
+            if median >= threshold and 0.375 <= share <= 0.625:
+                return "inconclusive"
+            if median >= threshold and share >= 0.5:
+                named.append(r)
+        return named[0] if len(named) == 1 else None
 
     def assert_checkpoint_step(self, p):
         slow = {s["train_step"]: s for s in p["slow_steps"]}

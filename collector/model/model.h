@@ -101,11 +101,29 @@ struct ThreadInfo {
   uint32_t chunks = 0;
 };
 
+/// A host-side span torch.profiler records that is not an NVTX range: an operator (`cpu_op`,
+/// e.g. "aten::addmm") or a Python function (`python_function`, "train.py(42): step"). From
+/// imported Kineto traces; the operator and function tables (self and total time, calls, as
+/// torch.profiler's `key_averages()`) are made from these. Nesting is by time on one thread.
+enum class HostOpKind : uint8_t { kOperator, kPythonFunction };
+struct HostOp {
+  uint64_t begin_ns = 0;  ///< on the image's time axis (CLOCK_MONOTONIC for trainprof traces)
+  uint64_t end_ns = 0;
+  StringId name = 0;
+  uint32_t thread = 0;    ///< index into TraceImage::threads
+  HostOpKind kind = HostOpKind::kOperator;
+};
+
+/// Where an image came from: a trainprof trace file, or a torch.profiler (Kineto) JSON trace
+/// imported by the reader (collector/read/kineto_reader.h; mapping in docs/kineto.md).
+enum class ImageSource : uint8_t { kTrainprof, kKineto };
+
 /// One trace file's process image, decoded.
 inline constexpr size_t kNoFile = SIZE_MAX;  ///< TraceImage::file of a process not recorded
 
 struct TraceImage {
   size_t file = 0;  ///< index into Trace::files (kNoFile: made up for a process not recorded)
+  ImageSource source = ImageSource::kTrainprof;
   // FileHeader
   uint32_t version = 0;
   uint32_t flags = 0;  ///< format::HeaderFlags
@@ -140,6 +158,7 @@ struct TraceImage {
   std::vector<NvtxEvent> nvtx;  ///< the events ReadOptions::keep asked for
   std::vector<ProcessEvent> process_events;
   CudaData cuda;                ///< tags 48..59 (format version 2)
+  std::vector<HostOp> host_ops; ///< operators and Python functions (Kineto imports; any order)
   uint64_t records = 0;         ///< all records decoded
   uint64_t first_record_ns = 0; ///< time of the earliest timed record (valid if has_timed_records)
   uint64_t last_record_ns = 0;

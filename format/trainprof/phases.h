@@ -37,6 +37,9 @@ enum class Phase : uint32_t {
                         ///< persistent_workers=<0|1> pin_memory=<0|1>"); worker, at its start
                         ///< ("DataLoader#<id|?> dataset=<Class> num_workers=<n> worker_id=<k>")
   kDataLoaderBatch = 18, ///< mark inside a kDataWait range: the loader waited on (its description)
+  kProfilerStep = 19,   ///< one training step as torch.profiler marks it: "ProfilerStep#<N>" (the span
+                        ///< between two `prof.step()` calls); from imported Kineto traces, and written
+                        ///< back by the Kineto export from trainprof's steps. The shim does not record it.
   kPhaseCount
 };
 

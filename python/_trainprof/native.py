@@ -28,6 +28,7 @@ CHECKPOINT = 15
 INIT_PROCESS_GROUP = 16
 DATALOADER = 17
 DATALOADER_BATCH = 18
+PROFILER_STEP = 19  # torch.profiler's ProfilerStep#N (imported Kineto traces; the shim does not record it)
 
 CATEGORY_NAMES = {
     DATA_WAIT: "data wait", DATA_END: "data end", FETCH: "batch fetch", GET_ITEM: "dataset item",
@@ -36,7 +37,7 @@ CATEGORY_NAMES = {
     TRAINING_STEP: "training step", VALIDATION_STEP: "validation step",
     DATALOADER_ITER: "DataLoader iterator start", CHECKPOINT: "checkpoint",
     INIT_PROCESS_GROUP: "init_process_group",
-    DATALOADER: "DataLoader", DATALOADER_BATCH: "DataLoader batch",
+    DATALOADER: "DataLoader", DATALOADER_BATCH: "DataLoader batch", PROFILER_STEP: "profiler step",
 }
 
 

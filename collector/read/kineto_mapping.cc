@@ -506,6 +506,11 @@ void KinetoMapper::Finish(const KinetoHeader& h, const std::string& path) {
     on.state = format::GpuState::kOn;
     on.raw_state = static_cast<uint32_t>(format::GpuState::kOn);
     img_.cuda.status.push_back(on);
+    GpuStatusEvent flushed = on;  // the profiler wrote the file: its buffers were flushed
+    flushed.time_ns = img_.end_ns;
+    flushed.state = format::GpuState::kFlushed;
+    flushed.raw_state = static_cast<uint32_t>(format::GpuState::kFlushed);
+    img_.cuda.status.push_back(flushed);
   }
 }
 

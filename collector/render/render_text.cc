@@ -192,8 +192,12 @@ void RenderText(const Report& r, OutputSink* sink) {
       t.Add(std::move(row));
     }
     out += t.Render("  ");
-    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.exit_kind == "unknown"; })) {
+    if (std::any_of(r.processes.begin(), r.processes.end(),
+                    [](const ProcessRow& p) { return p.exit_kind == "unknown" && !p.kineto; })) {
       out += "  Exit \"unknown\": no exit record (killed?)\n";
+    }
+    if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.kineto; })) {
+      out += "  Exit \"unknown\" of a torch.profiler (Kineto) trace: such a trace records no exit.\n";
     }
     if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.recorded != "yes"; })) {
       out += "  \"(not recorded)\": no trace of the process (or of the program it exec'd): statically linked, setuid,\n"

@@ -357,6 +357,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     row.python_shim_off = PythonShimOff(p);
     row.offset_ns = p.start_realtime_ns - r.start_realtime_ns;
     row.exit_kind = ExitKindName(p.exit.kind);
+    row.kineto = p.first().source == ImageSource::kKineto;
     if (p.exit.kind != EndKind::kNone) row.exit_code = p.exit.code;
     row.exit_text = DescribeExit(p.exit);
     row.exit_source = SourceName(p.exit.source);

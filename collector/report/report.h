@@ -155,6 +155,7 @@ struct ProcessRow {
   std::optional<int64_t> exit_code;
   std::string exit_text;   ///< "exit 0", "signal 9 (SIGKILL)", ...
   std::string exit_source; ///< "header", "process_end", "parent_wait", "" (unknown)
+  bool kineto = false;     ///< read from a torch.profiler (Kineto) trace, which records no exit
   uint64_t events = 0;
   uint64_t unbalanced = 0;
   uint64_t dropped = 0;

@@ -83,7 +83,7 @@ def facts(path):
     out = {"rank": doc.get("distributedInfo", {}).get("rank"), "syncs": len(syncs),
            "wait_event_us": float(sum(e["dur"] for e in syncs if e["name"] == "Stream Wait Event")),
            "fractional": any(e["ts"] % 1 or e["dur"] % 1 for e in gpu),
-           "kernels": len(kernels), "kernels_hta_keeps": len(kernels), "cut": False}
+           "kernels": len(kernels), "kernels_hta_keeps": len(kernels), "cut": False, "steps": len(steps)}
     if len({e["name"] for e in steps}) >= 2:
         last = max(e["ts"] for e in steps)
         launch = {e["args"]["correlation"]: e["ts"] for e in ev
@@ -226,6 +226,21 @@ class HtaCompareTest(unittest.TestCase):
                 self.assertIsNotNone(mine, k["name"][:120])
                 self.assertAlmostEqual(mine["total_ns"] / 1000, k["sum_us"], delta=TOTALS * k["sum_us"],
                                        msg=k["name"][:120])
+
+    def test_communication_per_profiler_step(self):
+        # HTA has no per-step overlap: trainprof's steps of an imported trace are its ProfilerStep#N
+        # spans; their communication adds up to at most the process's (kernels launched between steps
+        # are in none), hidden likewise.
+        for f, ours, _ in self.each_gpu_trace():
+            c = ours["categories"]
+            if c["communication_total_ns"] == 0:
+                self.assertEqual(c["steps"], [])
+                continue
+            self.assertEqual(len(c["steps"]), self.facts[f]["steps"])
+            self.assertLessEqual(sum(s["communication_ns"] for s in c["steps"]), c["communication_total_ns"])
+            self.assertLessEqual(sum(s["hidden_ns"] for s in c["steps"]), c["communication_hidden_ns"])
+            for s in c["steps"]:
+                self.assertAlmostEqual(s["hidden_percent"], 100 * s["hidden_ns"] / s["communication_ns"])
 
     def test_hta_defaults_differ_as_documented(self):
         for f, ours, _ in self.each_gpu_trace():

@@ -3,15 +3,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "collector/base/kernel_names.h"
 #include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
-
-bool IsNcclKernel(std::string_view name) {
-  if (name.starts_with("nccl")) return true;  // extern "C" or already plain
-  return KernelDisplayName(name, /*full=*/false).starts_with("nccl");
-}
 
 std::optional<std::string> DdpBackend(const Process& process) {
   std::optional<std::string> backend;

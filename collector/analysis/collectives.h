@@ -4,7 +4,7 @@
 //   python          the torch.distributed calls of the script (dist.all_reduce, ...), recorded by
 //                   the Python shim as kCollective ranges: the whole collective time of a process
 //                   without DistributedDataParallel
-//   nccl_kernels    the process ran NCCL kernels (CUPTI kernel records named nccl*): the GPU time
+//   nccl_kernels    the process ran NCCL kernels (kernel records IsNcclKernel takes: ^nccl.*Kernel): the GPU time
 //                   of its collectives, DDP's gradient all-reduce included (gpu_ns_per_step)
 //   unknown         the process uses DistributedDataParallel without NCCL kernels recorded: DDP's
 //                   gradient all-reduce runs inside backward, where nothing affordable observes it
@@ -21,17 +21,13 @@
 #include <vector>
 
 #include "collector/base/intervals.h"
+#include "collector/base/kernel_names.h"  // IsNcclKernel
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
 
 /// The process-env variable the shim records for a process that uses DistributedDataParallel.
 inline constexpr std::string_view kDdpVariable = "TRAINPROF_DDP";
-
-/// Whether a CUPTI kernel (mangled or plain name, as recorded) is an NCCL collective kernel: its
-/// demangled name without return type starts with "nccl" (ncclKernel_AllReduce_RING_LL_Sum_float,
-/// ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...; NCCL's own naming).
-bool IsNcclKernel(std::string_view name);
 
 /// The backend DDP runs on ("gloo", "nccl", ...; "" when the shim could not tell), or none when the
 /// process never constructed a DistributedDataParallel.

@@ -102,4 +102,9 @@ std::string KernelDisplayName(std::string_view mangled, bool full) {
   return full ? d : ShortenKernelName(d);
 }
 
+bool IsNcclKernel(std::string_view name) {
+  const std::string display = name.starts_with("nccl") ? std::string(name) : KernelDisplayName(name, /*full=*/false);
+  return display.starts_with("nccl") && display.find("Kernel", 4) != std::string::npos;
+}
+
 }  // namespace trainprof::collector

@@ -28,4 +28,11 @@ std::string ShortenKernelName(std::string_view demangled);
 /// The name the report shows: DemangleKernelName, then ShortenKernelName unless `full`.
 std::string KernelDisplayName(std::string_view mangled, bool full);
 
+/// Whether a kernel (mangled or plain name, as recorded) is an NCCL collective kernel: its
+/// demangled name without return type matches `^nccl.*Kernel` (ncclKernel_AllReduce_RING_LL_Sum_float,
+/// ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...). The rule is Holistic Trace Analysis's
+/// (hta/utils/utils.py, `is_comm_kernel`: NCCL_KERNEL_RE), case-sensitive as there; HTA matches the
+/// name as Kineto writes it, which for NCCL's kernels (not templates) has no return type either.
+bool IsNcclKernel(std::string_view name);
+
 }  // namespace trainprof::collector

@@ -32,7 +32,8 @@ struct CsvTable {
 };
 /// files.csv, processes.csv, threads.csv, nvtx_ranges.csv, nvtx_marks.csv, bottleneck.csv,
 /// steps.csv, dataloader_workers.csv, ranks.csv, cuda_api.csv, gpu_kernels.csv, memory_ops.csv,
-/// gpu_devices.csv, and with by_process nvtx_ranges_by_process.csv,
+/// gpu_devices.csv, temporal_breakdown.csv, kernel_categories.csv, kernel_category_steps.csv, and
+/// with by_process nvtx_ranges_by_process.csv,
 /// cuda_api_by_process.csv, gpu_kernels_by_process.csv, memory_ops_by_process.csv.
 std::vector<CsvTable> RenderCsv(const Report& report);
 /// The same tables streamed: open(name) gives the sink of each table in turn (valid until the

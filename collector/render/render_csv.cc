@@ -9,6 +9,7 @@
 #include "collector/base/text_safety.h"
 #include "collector/render/table_render.h"
 #include "collector/report/report_tables.h"
+#include "collector/render/render_gpu_overlap.h"
 
 namespace trainprof::collector {
 namespace {
@@ -274,6 +275,11 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
   for (const DeviceRow& d : r.cuda.devices) device_row(d);  // merged: pid empty
   for (const ProcessRow& p : r.processes) {
     for (const DeviceRow& d : p.cuda.devices) device_row(d);
+  }
+
+  for (const CsvRows& t : GpuOverlapCsv(r)) {
+    Csv csv(open, t.file);
+    for (const std::vector<std::string>& fields : t.rows) csv.Row(fields);
   }
 
   for (const TableRows& t : r.tables) {

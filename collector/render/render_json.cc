@@ -4,6 +4,7 @@
 #include "collector/render/render_json_cuda.h"
 #include "collector/render/table_render.h"
 #include "collector/report/report_tables.h"
+#include "collector/render/render_gpu_overlap.h"
 
 #include <algorithm>
 
@@ -454,6 +455,7 @@ void RenderJson(const Report& r, OutputSink* out) {
   doc["nvtx_marks"] = TableJson(MarkTable(), RowsOf(r.nvtx_marks, MarkCells));
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
   AddCudaTables(r.cuda, &doc);
+  AddGpuOverlapJson(r, &doc);
   for (const TableRows& t : r.tables) doc[t.def->name] = TableJson(*t.def, t.source());
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["stats"] = StatsJson(r.stats);

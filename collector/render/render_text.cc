@@ -23,6 +23,7 @@
 #include "collector/render/table_render.h"
 #include "collector/render/text_table.h"
 #include "collector/report/report_tables.h"
+#include "collector/render/render_gpu_overlap.h"
 #include "collector/base/units.h"
 
 namespace trainprof::collector {
@@ -244,6 +245,7 @@ void RenderText(const Report& r, OutputSink* sink) {
   }
 
   out += CudaSectionsText(r);
+  out += GpuOverlapText(r);
   for (const TableRows& t : r.tables) {
     out += "\n" + t.title + "\n";
     out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, t.source(), "  ");

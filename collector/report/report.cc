@@ -10,6 +10,7 @@
 #include "collector/analysis/python_shim_note.h"
 #include "collector/read/trace_reader.h"
 #include "collector/report/warnings.h"
+#include "collector/report/report_gpu_overlap.h"
 
 #ifndef TRAINPROF_VERSION
 #define TRAINPROF_VERSION "0.0.0"
@@ -395,6 +396,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
   r.bottleneck = AnalyzeBottleneck(trace);
+  AddGpuOverlap(trace, &r);
   return r;
 }
 

@@ -19,6 +19,8 @@
 #include "collector/base/table.h"
 #include "collector/stats/cuda_tables.h"
 #include "collector/stats/gpu_tracing.h"
+#include "collector/stats/kernel_categories.h"
+#include "collector/stats/temporal_breakdown.h"
 #include "collector/model/model.h"
 #include "collector/stats/nvtx_stats.h"
 
@@ -188,6 +190,10 @@ struct Report {
   /// generically (text: a section after the GPU tables; JSON: a member before "bottleneck"; CSV:
   /// a file after gpu_devices.csv). A new table goes here (collector/README.md, "Adding a table").
   std::vector<TableRows> tables;
+  /// Per process with GPU activity: HTA's temporal breakdown and kernel categories (docs/analysis.md,
+  /// "Temporal breakdown", "Kernel categories"), in process order (report_gpu_overlap.h).
+  std::vector<TemporalBreakdownRow> temporal_breakdown;
+  std::vector<KernelCategoryRow> kernel_categories;
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
   /// File damage ("FILE: what (read N of M bytes)") and notes: the catalogue's lines (model/losses.def,
   /// report/warnings.h), after the launcher's about the paths given.

@@ -240,7 +240,8 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
 }
 
 std::vector<const TableDef*> DeclaredTables() {
-  return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable()};
+  return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
+          &TemporalBreakdownTable(), &KernelCategoryTable()};
 }
 
 }  // namespace trainprof::collector

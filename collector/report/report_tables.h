@@ -34,6 +34,16 @@ const TableDef& DeviceTable();  ///< devices (gpu_devices.csv)
 /// `who`: the text report's PID cell ("1234", "all", "all@host").
 Cells DeviceCells(const DeviceRow& d, const std::string& who = "");
 
+const TableDef& TemporalBreakdownTable();  ///< temporal_breakdown (report_tables_gpu_overlap.cc)
+Cells TemporalBreakdownCells(const TemporalBreakdownRow& r);
+
+const TableDef& KernelCategoryTable();  ///< kernel_categories, without its steps
+Cells KernelCategoryCells(const KernelCategoryRow& r);
+
+/// kernel_categories[].steps (JSON), kernel_category_steps.csv (prefixed by host, pid, rank).
+const TableDef& StepCommunicationTable();
+Cells StepCommunicationCells(const StepCommunication& s);
+
 /// Every declared table (the schema doc test walks them).
 std::vector<const TableDef*> DeclaredTables();
 

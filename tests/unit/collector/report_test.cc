@@ -1,6 +1,8 @@
 // The three renderers: JSON parsed back, CSV contents, the text layout (golden).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "collector/render/render.h"
@@ -167,7 +169,9 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
   EXPECT_EQ(names, (std::vector<std::string>{"files.csv", "processes.csv", "threads.csv", "nvtx_ranges.csv",
                                              "nvtx_marks.csv", "bottleneck.csv", "steps.csv", "dataloader_workers.csv",
                                              "ranks.csv", "cuda_api.csv", "gpu_kernels.csv", "memory_ops.csv",
-                                             "gpu_devices.csv", "nvtx_ranges_by_process.csv",
+                                             "gpu_devices.csv", "temporal_breakdown.csv",
+                                             "kernel_categories.csv", "kernel_category_steps.csv",
+                                             "nvtx_ranges_by_process.csv",
                                              "cuda_api_by_process.csv", "gpu_kernels_by_process.csv",
                                              "memory_ops_by_process.csv", "stats.csv"}));
   const std::string& ranges = tables[3].text;
@@ -194,7 +198,10 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
             std::string::npos)
       << procs;
   EXPECT_EQ(tables[4].text, "name,domain,count\r\ncheckpoint,,1\r\n");
-  EXPECT_NE(tables[13].text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
+  auto by_process = std::find_if(tables.begin(), tables.end(),
+                                 [](const CsvTable& t) { return t.name == "nvtx_ranges_by_process.csv"; });
+  ASSERT_NE(by_process, tables.end());
+  EXPECT_NE(by_process->text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a\nb"), "a\\nb");  // control characters escaped as in the text report
 }

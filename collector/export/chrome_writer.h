@@ -9,8 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/model/model.h"
 #include "collector/base/output_sink.h"
+#include "collector/export/export_progress.h"
+#include "collector/model/model.h"
 
 namespace trainprof::collector {
 
@@ -76,6 +77,12 @@ class ChromeWriter {
   void Flush() {
     out_->Write(line_);
     line_.clear();
+    if (progress_ != nullptr) progress_->Update(progress_base_ + events_);
+  }
+  /// Reports progress at each flush: `base` + the events written by this writer.
+  void SetProgress(ExportProgress* progress, uint64_t base) {
+    progress_ = progress;
+    progress_base_ = base;
   }
   uint64_t events() const { return events_; }
   const Trace& trace() const { return trace_; }
@@ -92,6 +99,8 @@ class ChromeWriter {
   std::string line_;
   bool first_ = true;
   uint64_t events_ = 0;
+  ExportProgress* progress_ = nullptr;
+  uint64_t progress_base_ = 0;
 };
 
 }  // namespace trainprof::collector

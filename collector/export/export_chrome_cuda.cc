@@ -29,16 +29,19 @@ constexpr int64_t kGpuPidBase = 1'000'000'000;
 
 class CudaExport {
  public:
-  CudaExport(const Process& p, const TraceImage& img, size_t pi, int64_t pid, const ChromeClock& clock, ChromeWriter* w)
-      : p_(p), img_(img), pi_(pi), pid_(pid), clock_(clock), w_(*w) {}
+  CudaExport(const Process& p, const TraceImage& img, size_t pi, int64_t pid, const ChromeClock& clock,
+             const Selection& sel, ChromeWriter* w)
+      : p_(p), img_(img), pi_(pi), pid_(pid), clock_(clock), sel_(sel), w_(*w) {}
 
   ChromeCudaStats Run() {
     for (const CudaCall& c : img_.cuda.calls) {
       if (!c.returned) continue;  // never returned: no duration to show
+      if (!Kept(c.begin_ns, c.end_ns)) continue;
       WriteCall(c);
       by_correlation_.emplace(c.correlation, &c);
     }
     for (const GpuKernel& k : img_.cuda.kernels) {
+      if (!Kept(k.start_ns, k.end_ns)) continue;
       GpuOp(k, "kernel", w_.Name(k.name), [&] {
         w_.Raw(",\"grid\":[");
         Triple(k.grid);
@@ -51,11 +54,13 @@ class CudaExport {
       });
     }
     for (const GpuMemcpy& m : img_.cuda.memcpys) {
+      if (!Kept(m.start_ns, m.end_ns)) continue;
       const std::string name = Quote("Memcpy " + MemcpyKindName(m.kind) + " (" + MemoryKindLabel(m.src_memory) +
                                      " -> " + MemoryKindLabel(m.dst_memory) + ")");
       GpuOp(m, "gpu_memcpy", name, [&] { Bytes(m.bytes, m.duration()); });
     }
     for (const GpuMemset& m : img_.cuda.memsets) {
+      if (!Kept(m.start_ns, m.end_ns)) continue;
       const std::string name = Quote(std::string("Memset (") + MemoryKindLabel(m.memory) + ")");
       GpuOp(m, "gpu_memset", name, [&] { Bytes(m.bytes, m.duration()); });
     }
@@ -63,6 +68,10 @@ class CudaExport {
   }
 
  private:
+  bool Kept(uint64_t begin, uint64_t end) const {
+    const uint64_t b = clock_(begin);
+    return sel_.Keeps(b, std::max(b, clock_(end)));
+  }
   uint32_t Tid(const CudaCall& c) const { return c.thread < img_.threads.size() ? img_.threads[c.thread].tid : 0; }
   int64_t GpuPid(uint32_t device) const {
     return kGpuPidBase + static_cast<int64_t>(pi_) * 1000 + static_cast<int64_t>(device % 1000);
@@ -199,6 +208,7 @@ class CudaExport {
   size_t pi_;
   int64_t pid_;
   const ChromeClock& clock_;
+  const Selection& sel_;
   ChromeWriter& w_;
   ChromeCudaStats stats_;
   std::unordered_map<StringId, std::string> api_names_;
@@ -210,8 +220,8 @@ class CudaExport {
 }  // namespace
 
 ChromeCudaStats ExportChromeCuda(const Process& p, const TraceImage& img, size_t process_index, int64_t pid,
-                                 const ChromeClock& clock, ChromeWriter* w) {
-  return CudaExport(p, img, process_index, pid, clock, w).Run();
+                                 const ChromeClock& clock, const Selection& selection, ChromeWriter* w) {
+  return CudaExport(p, img, process_index, pid, clock, selection, w).Run();
 }
 
 }  // namespace trainprof::collector

@@ -1,0 +1,231 @@
+"""`trainprof export --format kineto` and the export selection (--window, --pid, --rank), end to end:
+the files a two-rank run and the stand-in-CUPTI CUDA run give, read back as JSON and loaded by
+Holistic Trace Analysis (.venv; those parts skip without it), whose breakdowns must equal
+trainprof's own numbers."""
+
+import glob
+import gzip
+import json
+import os
+import re
+import subprocess
+import unittest
+
+from common import MODERN_PYTHON, NO_VENV, PROGRAMS, TraceTest, program
+
+HTA_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hta_breakdowns.py")
+FILE_NAME = re.compile(r"^(.+)_(\d+)\.(\d+)\.pt\.trace\.json(\.gz)?$")
+RANK_LINE = re.compile(r'"rank":\s+(\d+)')  # HTA's rank lookup (hta/common/trace_file.py)
+
+
+def hta_available():
+    if not os.access(MODERN_PYTHON, os.X_OK):
+        return False
+    return subprocess.run([MODERN_PYTHON, "-c", "import hta"], capture_output=True, timeout=120).returncode == 0
+
+
+HTA = None
+
+
+def need_hta(test):
+    global HTA
+    if HTA is None:
+        HTA = hta_available()
+    if not HTA:
+        test.skipTest(NO_VENV % (MODERN_PYTHON + " with HolisticTraceAnalysis"))
+
+
+def hta_breakdowns(test, trace_dir):
+    proc = subprocess.run([MODERN_PYTHON, HTA_SCRIPT, trace_dir], capture_output=True, text=True, timeout=300)
+    test.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    return json.loads(proc.stdout)
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return f.read()
+
+
+class KinetoExportTest(TraceTest):
+    def export(self, *args, paths=None, expect=0):
+        out = os.path.join(self.out, "kineto")
+        proc = self.run_trainprof(["export", "--format", "kineto", "-o", out] + list(args) +
+                                  (paths or [self.out]), check=False)
+        self.assertEqual(proc.returncode, expect, proc.stderr)
+        return proc, out, sorted(os.listdir(out)) if os.path.isdir(out) else []
+
+    def two_ranks(self):
+        prog = program("nvtx_workload")
+        self.profile(["sh", "-c", 'RANK=0 WORLD_SIZE=2 "$0" & RANK=1 WORLD_SIZE=2 "$0" & wait', prog])
+        return {p["rank"]: p["pid"] for p in self.report()["processes"] if p.get("rank") is not None}
+
+    def test_a_two_rank_run_gives_one_file_per_rank_that_hta_loads(self):
+        pids = self.two_ranks()
+        self.assertEqual(sorted(pids), [0, 1])
+        proc, out, files = self.export()
+        self.assertEqual(len(files), 2, files)
+        self.assertIn("has no rank and no ancestor with one: left out of the Kineto export", proc.stderr)  # sh
+        self.assertIn("written to 2 Kineto traces", proc.stderr)
+        self.assertNotIn("\r", proc.stderr)  # stderr is not a terminal: no progress bar
+        for f in files:
+            host, pid, ms, gz = FILE_NAME.match(f).groups()
+            self.assertIsNone(gz)
+            text = load(os.path.join(out, f))
+            rank = int(RANK_LINE.search(text).group(1))
+            self.assertEqual(int(pid), pids[rank])
+            doc = json.loads(text)
+            self.assertEqual(doc["distributedInfo"], {"rank": rank, "world_size": 2})
+            self.assertEqual(doc["schemaVersion"], 1)
+            steps = [e for e in doc["traceEvents"] if e.get("name") == "step" and e["ph"] == "X"]
+            self.assertEqual(len(steps), 20)
+            self.assertTrue(all(e["cat"] == "user_annotation" and e["pid"] == int(pid) for e in steps))
+            self.assertGreater(doc["baseTimeNanoseconds"], 1_600_000_000 * 10**9)
+        need_hta(self)
+        self.assertEqual(hta_breakdowns_ranks(self, out), [0, 1])
+
+    def test_gzip_and_rank_selection(self):
+        pids = self.two_ranks()
+        proc, out, files = self.export("--gzip", "--rank", "1")
+        self.assertEqual(len(files), 1, files)
+        self.assertTrue(files[0].endswith(".pt.trace.json.gz"))
+        self.assertEqual(int(FILE_NAME.match(files[0]).group(2)), pids[1])
+        self.assertEqual(json.loads(load(os.path.join(out, files[0])))["distributedInfo"]["rank"], 1)
+
+    def test_bad_selections_are_named(self):
+        self.two_ranks()
+        for args, message in ((["--window", "3:2"], "END (2) is not after START (3)"),
+                              (["--window", "nvtx:step"], "nvtx:NAME#N"),
+                              (["--pid", "x"], "'x' is not an integer"),
+                              (["--rank", "7"], "--rank 7: no process has rank 7 (ranks: 0, 1)"),
+                              (["--window", "nvtx:step#41"], "the selected processes have 40 ranges named 'step', not 41"),
+                              (["--window", "nvtx:nope#1"], "no NVTX range named 'nope'")):
+            with self.subTest(args=args):
+                proc, _, files = self.export(*args, expect=2)
+                self.assertIn(message, proc.stderr)
+                self.assertEqual(files, [])
+        proc = self.run_trainprof(["export", "--format", "kineto", self.out], check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("trainprof: --format kineto needs -o DIR", proc.stderr)
+
+
+def hta_breakdowns_ranks(test, trace_dir):
+    proc = subprocess.run([MODERN_PYTHON, "-c",
+                           "import sys, logging; logging.disable(logging.WARNING)\n"
+                           "from hta.trace_analysis import TraceAnalysis\n"
+                           "print(sorted(TraceAnalysis(trace_dir=sys.argv[1]).t.traces))", trace_dir],
+                          capture_output=True, text=True, timeout=300)
+    test.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    return json.loads(proc.stdout)
+
+
+class ChromeSelectionTest(TraceTest):
+    """--window, --pid and --rank on the Chrome export of a two-rank run of tests/programs/nvtx_workload."""
+
+    def setUp(self):
+        super().setUp()
+        prog = program("nvtx_workload")
+        self.profile(["sh", "-c", 'RANK=0 WORLD_SIZE=2 "$0" & RANK=1 WORLD_SIZE=2 "$0" & wait', prog])
+        self.pids = {p["rank"]: p["pid"] for p in json.loads(self.run_trainprof(
+            ["report", "--format", "json", self.out]).stdout)["processes"] if p.get("rank") is not None}
+
+    def chrome(self, *args):
+        path = os.path.join(self.out, "t.json")
+        self.run_trainprof(["export", "-o", path] + list(args) + [self.out])
+        with open(path) as f:
+            return json.load(f)
+
+    def steps(self, doc):
+        return sorted((e["pid"], e["ts"], e["ts"] + e["dur"]) for e in doc["traceEvents"]
+                      if e["ph"] == "X" and e["name"] == "step")
+
+    def test_pid_and_rank(self):
+        everything = self.steps(self.chrome())
+        self.assertEqual(len(everything), 40)
+        by_pid = self.steps(self.chrome("--pid", str(self.pids[1])))
+        self.assertEqual(by_pid, [s for s in everything if s[0] == self.pids[1]])
+        self.assertEqual(self.steps(self.chrome("--rank", "1")), by_pid)
+        self.assertEqual(self.steps(self.chrome("--rank", "0,1")), everything)
+        self.assertEqual(self.steps(self.chrome("--rank", "0", "--rank", "1")), everything)
+        pids_written = {e["pid"] for e in self.chrome("--rank", "0")["traceEvents"]}
+        self.assertEqual(pids_written, {self.pids[0]})
+
+    def test_window_by_seconds_and_by_nvtx_range(self):
+        everything = self.steps(self.chrome())
+        # The 5th "step" of rank 0: exactly the events that overlap it.
+        rank0 = [s for s in everything if s[0] == self.pids[0]]
+        fifth = rank0[4]
+        doc = self.chrome("--rank", "0", "--window", "nvtx:step#5")
+        self.assertEqual(self.steps(doc), [fifth])
+        for e in doc["traceEvents"]:
+            if e["ph"] == "X":
+                self.assertLess(e["ts"], fifth[2])
+                self.assertGreaterEqual(e["ts"] + e["dur"], fifth[1])
+        # Seconds: the steps overlapping [START, END).
+        start, end = everything[10][1] / 1e6, everything[20][1] / 1e6 + 1e-3
+        windowed = self.steps(self.chrome("--window", "%.6f:%.6f" % (start, end)))
+        expected = [s for s in everything if s[1] < end * 1e6 and s[2] > start * 1e6]
+        self.assertEqual(windowed, expected)
+        self.assertLess(len(windowed), len(everything))
+
+
+class KinetoCudaTest(TraceTest):
+    """The stand-in-CUPTI CUDA run (tests/programs/cupti_fake_workload.cc, mode exit) exported:
+    Kineto's categories and args, and HTA's breakdowns of it equal to trainprof's report."""
+
+    def setUp(self):
+        super().setUp()
+        self.fake = os.path.join(PROGRAMS, "libfake_cupti.so")
+        if not os.path.exists(self.fake) or not os.access(program("cupti_fake_workload"), os.X_OK):
+            self.skipTest("the fake CUPTI was not built (no CUPTI headers)")
+        env = dict(os.environ, TRAINPROF_CUPTI_PATH=self.fake, TRAINPROF_GPU_FLUSH_MS="50")
+        env.pop("TRAINPROF_CUDA_QUIET", None)
+        self.run_trainprof(["run", "-o", self.out, "--", program("cupti_fake_workload"), "exit"], env=env, timeout=60)
+
+    def test_events_and_hta_breakdowns_equal_trainprofs(self):
+        report = json.loads(self.run_trainprof(["report", "--format", "json", "--top", "100", self.out]).stdout)
+        out = os.path.join(self.out, "kineto")
+        self.run_trainprof(["export", "--format", "kineto", "-o", out, self.out])
+        [f] = os.listdir(out)
+        doc = json.loads(load(os.path.join(out, f)))
+        cats = {}
+        for e in doc["traceEvents"]:
+            cats[e.get("cat")] = cats.get(e.get("cat"), 0) + 1
+        self.assertEqual(doc["deviceProperties"][0]["name"], "Fake GPU")
+        self.assertNotIn("distributedInfo", doc)  # no rank: one file for the process
+        kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+        self.assertEqual(len(kernels), sum(k["calls"] for k in report["gpu_kernels"]))
+        for k in kernels:
+            self.assertEqual(sorted(k["args"]), sorted(["External id", "device", "context", "stream", "correlation",
+                                                        "registers per thread", "shared memory", "grid", "block"]))
+        self.assertEqual(cats.get("gpu_memcpy"), 2)
+        self.assertEqual(cats.get("gpu_memset"), 1)
+        self.assertEqual(cats.get("cuda_sync"), 1)
+        self.assertEqual(cats.get("ac2g", 0) % 2, 0)
+        self.assertGreater(cats.get("cuda_runtime", 0), 0)
+
+        need_hta(self)
+        hta = hta_breakdowns(self, out)
+        self.assertEqual(hta["ranks"], [0])
+        # Per kernel: HTA's total and count equal trainprof's kernel table.
+        ours = {}
+        for k in report["gpu_kernels"]:
+            ours.setdefault(k["name"], [0, 0])
+            ours[k["name"]][0] += k["total_ns"] / 1000.0
+            ours[k["name"]][1] += k["calls"]
+        theirs = hta["kernels"]["0"]
+        computation = {n: v for n, v in theirs.items() if not n.startswith(("Memcpy", "Memset"))}
+        self.assertEqual(len(computation), len(ours), (sorted(computation), sorted(ours)))
+        for name, (total_us, calls) in ours.items():
+            [match] = [v for n, v in computation.items() if n.startswith(name.split("<")[0].split("(")[0])]
+            self.assertAlmostEqual(match["sum_us"], total_us, delta=total_us * 0.01)
+            self.assertEqual(match["count"], calls)
+        # Temporal: HTA's compute time is the union of the computation kernels, which do not overlap
+        # here: their summed time in trainprof's table.
+        t = hta["temporal"]["0"]
+        self.assertAlmostEqual(t["compute_us"], sum(v[0] for v in ours.values()), delta=1.0)
+        self.assertAlmostEqual(t["idle_pctg"] + t["compute_pctg"] + t["non_compute_pctg"], 100.0, delta=0.05)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -34,11 +34,17 @@ def main(trace_dir):
         for _, row in temporal.iterrows()}
     types, kernels = analysis.get_gpu_kernel_breakdown(visualize=False, num_kernels=100000, duration_ratio=1.0)
     out["kernel_types"] = {row["kernel_type"]: float(row["percentage"]) for _, row in types.iterrows()}
+    # Counts: the GPU events of each name in HTA's loaded trace (the breakdown has sum and mean only).
+    sym = analysis.t.symbol_table.get_sym_table()
+    counts = {}
+    for rank, df in analysis.t.traces.items():
+        gpu = df[df["stream"].ne(-1)]
+        counts[str(int(rank))] = {sym[i]: int(n) for i, n in gpu.groupby("name").size().items()}
     per_rank = {}
     for _, row in kernels.iterrows():
-        mean = float(row["mean (us)"])
-        per_rank.setdefault(str(int(row["rank"])), {})[row["name"]] = {
-            "sum_us": float(row["sum (us)"]), "count": int(round(float(row["sum (us)"]) / mean)) if mean else 0}
+        rank = str(int(row["rank"]))
+        per_rank.setdefault(rank, {})[row["name"]] = {"sum_us": float(row["sum (us)"]),
+                                                     "count": counts.get(rank, {}).get(row["name"], 0)}
     out["kernels"] = per_rank
     json.dump(out, sys.stdout)
 

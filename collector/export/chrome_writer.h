@@ -63,6 +63,38 @@ class ChromeWriter {
     line_ += ",\"tid\":";
     SignedNum(tid);
   }
+  /// Starts a complete event: {"ph":"X","pid":P,"tid":T,"ts":begin,"dur":end - begin (µs).
+  void Complete(int64_t pid, int64_t tid, uint64_t begin_ns, uint64_t end_ns) {
+    Begin('X', pid, tid);
+    Key("ts");
+    Micros(begin_ns);
+    Key("dur");
+    Micros(end_ns - begin_ns);
+  }
+  /// A, B, C (a grid or block size).
+  void Triple(const uint32_t (&v)[3]) {
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) line_ += ',';
+      Num(v[i]);
+    }
+  }
+  /// A kernel's launch args, as Kineto writes them: ,"grid":[x,y,z],"block":[x,y,z],
+  /// "registers per thread":N,"shared memory":bytes per block (static + dynamic).
+  void KernelArgs(const GpuKernel& k) {
+    line_ += ",\"grid\":[";
+    Triple(k.grid);
+    line_ += "],\"block\":[";
+    Triple(k.block);
+    line_ += "],\"registers per thread\":";
+    Num(k.registers);
+    line_ += ",\"shared memory\":";
+    Num(uint64_t{k.static_shared} + k.dynamic_shared);
+  }
+  /// ,"key":v
+  void Arg(const char* key, uint64_t v) {
+    Key(key);
+    Num(v);
+  }
   void Key(const char* key) {
     line_ += ",\"";
     line_ += key;

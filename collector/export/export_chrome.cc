@@ -8,6 +8,7 @@
 
 #include "collector/export/chrome_writer.h"
 #include "collector/export/export_chrome_cuda.h"
+#include "collector/export/nvtx_walk.h"
 #include "collector/export/process_label.h"
 #include "collector/export/time_axis.h"
 
@@ -96,63 +97,44 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
         return sel.Keeps(ts(r.begin_ns), std::max(ts(r.begin_ns), ts(r.end_ns)));
       };
       for (const auto& [id, n] : start_end) stats.unmatched += std::max(n.first, n.second) - std::min(n.first, n.second);
-      std::unordered_map<uint64_t, std::vector<const NvtxEvent*>> open;
-      uint64_t pushes_open = 0;
-      for (const NvtxEvent& e : img.nvtx) {
-        const uint32_t tid = e.thread < img.threads.size() ? img.threads[e.thread].tid : 0;
-        const uint64_t key = (static_cast<uint64_t>(e.thread) << 32) | e.domain;
-        switch (e.kind()) {
-          case NvtxKind::kPush:
-            open[key].push_back(&e);
-            ++pushes_open;
-            break;
-          case NvtxKind::kPop: {
-            auto it = open.find(key);
-            if (it == open.end() || it->second.empty()) {
-              ++stats.unmatched;
-              break;
-            }
-            const NvtxEvent* b = it->second.back();
-            it->second.pop_back();
-            --pushes_open;
-            const uint64_t begin = ts(b->time_ns);
+      auto tid_of = [&](const NvtxEvent& e) { return e.thread < img.threads.size() ? img.threads[e.thread].tid : 0u; };
+      auto category = [&](const NvtxEvent& e) {
+        w.Key("cat");
+        w.Raw(e.domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(e.domain)));
+      };
+      stats.unmatched += WalkNvtx(
+          img,
+          [&](const NvtxEvent& b, const NvtxEvent& e) {
+            const uint64_t begin = ts(b.time_ns);
             const uint64_t end = std::max(begin, ts(e.time_ns));
-            if (!sel.Keeps(begin, end)) break;
-            w.Begin('X', pid, tid);
-            w.Key("ts");
-            w.Micros(begin);
-            w.Key("dur");
-            w.Micros(end - begin);
+            if (!sel.Keeps(begin, end)) return;
+            w.Complete(pid, tid_of(e), begin, end);
             w.Key("name");
-            w.Raw(w.Name(b->name));
-            w.Key("cat");
-            w.Raw(b->domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(b->domain)));
-            if (b->category != 0) {
+            w.Raw(w.Name(b.name));
+            category(b);
+            if (b.category != 0) {
               w.Raw(",\"args\":{\"category\":");
-              w.Num(b->category);
+              w.Num(b.category);
               w.Raw("}");
             }
             w.End();
-            break;
-          }
-          case NvtxKind::kMark:
-            if (!sel.Keeps(ts(e.time_ns))) break;
-            w.Begin('i', pid, tid);
+          },
+          [&](const NvtxEvent& e) {
+            if (!sel.Keeps(ts(e.time_ns))) return;
+            w.Begin('i', pid, tid_of(e));
             w.Key("ts");
             w.Micros(ts(e.time_ns));
             w.Key("name");
             w.Raw(w.Name(e.name));
-            w.Key("cat");
-            w.Raw(e.domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(e.domain)));
+            category(e);
             w.Raw(",\"s\":\"t\"");
             w.End();
-            break;
-          case NvtxKind::kStart:
-          case NvtxKind::kEnd: {
+          },
+          [&](const NvtxEvent& e) {
             const auto& n = start_end[e.range_id];
-            if (n.first == 0 || n.second == 0) break;
-            if (sel.windowed() && !RangeKept(e)) break;
-            w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid);
+            if (n.first == 0 || n.second == 0) return;
+            if (sel.windowed() && !RangeKept(e)) return;
+            w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid_of(e));
             w.Key("ts");
             w.Micros(ts(e.time_ns));
             w.Raw(",\"cat\":\"nvtx\",\"id\":\"");
@@ -165,11 +147,7 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
               w.Raw(w.Name(e.name));
             }
             w.End();
-            break;
-          }
-        }
-      }
-      stats.unmatched += pushes_open;
+          });
 
       ChromeCudaStats cuda = ExportChromeCuda(p, img, pi, pid, ts, sel, &w);
       stats.cuda_api_calls += cuda.api_calls;

@@ -7,23 +7,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "collector/export/cuda_names.h"
 #include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
 namespace {
-
-const char* MemoryKindLabel(format::MemoryKind k) {
-  switch (k) {
-    case format::MemoryKind::kPageable: return "Pageable";
-    case format::MemoryKind::kPinned: return "Pinned";
-    case format::MemoryKind::kDevice: return "Device";
-    case format::MemoryKind::kArray: return "Array";
-    case format::MemoryKind::kManaged: return "Managed";
-    case format::MemoryKind::kDeviceStatic: return "Device Static";
-    case format::MemoryKind::kManagedStatic: return "Managed Static";
-    default: return "Unknown";
-  }
-}
 
 constexpr int64_t kGpuPidBase = 1'000'000'000;
 
@@ -42,26 +30,16 @@ class CudaExport {
     }
     for (const GpuKernel& k : img_.cuda.kernels) {
       if (!Kept(k.start_ns, k.end_ns)) continue;
-      GpuOp(k, "kernel", w_.Name(k.name), [&] {
-        w_.Raw(",\"grid\":[");
-        Triple(k.grid);
-        w_.Raw("],\"block\":[");
-        Triple(k.block);
-        w_.Raw("],\"registers per thread\":");
-        w_.Num(k.registers);
-        w_.Raw(",\"shared memory\":");
-        w_.Num(uint64_t{k.static_shared} + k.dynamic_shared);
-      });
+      GpuOp(k, "kernel", w_.Name(k.name), [&] { w_.KernelArgs(k); });
     }
     for (const GpuMemcpy& m : img_.cuda.memcpys) {
       if (!Kept(m.start_ns, m.end_ns)) continue;
-      const std::string name = Quote("Memcpy " + MemcpyKindName(m.kind) + " (" + MemoryKindLabel(m.src_memory) +
-                                     " -> " + MemoryKindLabel(m.dst_memory) + ")");
+      const std::string name = Quote(MemcpyEventName(m));
       GpuOp(m, "gpu_memcpy", name, [&] { Bytes(m.bytes, m.duration()); });
     }
     for (const GpuMemset& m : img_.cuda.memsets) {
       if (!Kept(m.start_ns, m.end_ns)) continue;
-      const std::string name = Quote(std::string("Memset (") + MemoryKindLabel(m.memory) + ")");
+      const std::string name = Quote(MemsetEventName(m));
       GpuOp(m, "gpu_memset", name, [&] { Bytes(m.bytes, m.duration()); });
     }
     return stats_;
@@ -80,11 +58,7 @@ class CudaExport {
   void WriteCall(const CudaCall& c) {
     ++stats_.api_calls;
     const uint64_t begin = clock_(c.begin_ns);
-    w_.Begin('X', pid_, Tid(c));
-    w_.Key("ts");
-    w_.Micros(begin);
-    w_.Key("dur");
-    w_.Micros(std::max(begin, clock_(c.end_ns)) - begin);
+    w_.Complete(pid_, Tid(c), begin, std::max(begin, clock_(c.end_ns)));
     w_.Key("name");
     auto [it, fresh] = api_names_.try_emplace(c.name);
     if (fresh) it->second = Quote(CudaApiDisplayName(w_.trace().strings.Get(c.name)));
@@ -131,11 +105,7 @@ class CudaExport {
       w_.End();
     }
     const uint64_t begin = clock_(start_ns);
-    w_.Begin('X', gpid, stream);
-    w_.Key("ts");
-    w_.Micros(begin);
-    w_.Key("dur");
-    w_.Micros(std::max(begin, clock_(end_ns)) - begin);
+    w_.Complete(gpid, stream, begin, std::max(begin, clock_(end_ns)));
     w_.Raw(",\"cat\":\"");
     w_.Raw(cat);
     w_.Raw("\"");
@@ -160,13 +130,6 @@ class CudaExport {
     w_.Raw("}");
     w_.End();
     Flow(op.correlation, op.device, op.stream, op.start_ns);
-  }
-
-  void Triple(const uint32_t (&v)[3]) {
-    for (int i = 0; i < 3; ++i) {
-      if (i > 0) w_.Raw(",");
-      w_.Num(v[i]);
-    }
   }
 
   void Bytes(uint64_t bytes, uint64_t duration_ns) {

@@ -12,6 +12,7 @@
 
 #include "collector/base/kernel_names.h"
 #include "collector/export/chrome_writer.h"
+#include "collector/export/cuda_names.h"
 #include "collector/export/nvtx_walk.h"
 #include "collector/export/process_label.h"
 #include "collector/model/cuda_calls.h"
@@ -20,20 +21,7 @@
 namespace trainprof::collector {
 namespace {
 
-// Kineto's names (libkineto's output_json.cpp, ChromeTraceLogger; torch.profiler's traces).
-const char* MemoryKindLabel(format::MemoryKind k) {
-  switch (k) {
-    case format::MemoryKind::kPageable: return "Pageable";
-    case format::MemoryKind::kPinned: return "Pinned";
-    case format::MemoryKind::kDevice: return "Device";
-    case format::MemoryKind::kArray: return "Array";
-    case format::MemoryKind::kManaged: return "Managed";
-    case format::MemoryKind::kDeviceStatic: return "Device Static";
-    case format::MemoryKind::kManagedStatic: return "Managed Static";
-    default: return "Unknown";
-  }
-}
-
+// Kineto's names (libkineto's output_json.cpp; torch.profiler's traces).
 const char* SyncName(format::SyncType t) {
   switch (t) {
     case format::SyncType::kEventSynchronize: return "Event Sync";
@@ -139,11 +127,7 @@ class KinetoWriter {
 
   // "X" with ts, dur, name, cat on (pid, tid); the caller adds args and End()s.
   void Span(int64_t pid, int64_t tid, uint64_t begin, uint64_t end, std::string_view quoted_name, const char* cat) {
-    w_.Begin('X', pid, tid);
-    w_.Key("ts");
-    w_.Micros(begin);
-    w_.Key("dur");
-    w_.Micros(end - begin);
+    w_.Complete(pid, tid, begin, end);
     w_.Key("name");
     w_.Raw(quoted_name);
     w_.Raw(",\"cat\":\"");
@@ -237,10 +221,8 @@ class KinetoWriter {
            c.api == format::CudaApi::kDriver ? "cuda_driver" : "cuda_runtime");
       w_.Raw(",\"args\":{\"External id\":");
       w_.Num(c.correlation);
-      w_.Raw(",\"cbid\":");
-      w_.Num(c.cbid);
-      w_.Raw(",\"correlation\":");
-      w_.Num(c.correlation);
+      w_.Arg("cbid", c.cbid);
+      w_.Arg("correlation", c.correlation);
       w_.Raw("}");
       w_.End();
       if (c.correlation != 0) calls.emplace(c.correlation, &c);
@@ -252,30 +234,17 @@ class KinetoWriter {
       if (!kept(kr.start_ns, kr.end_ns)) continue;
       auto [it, fresh] = kernel_names_.try_emplace(kr.name);
       if (fresh) it->second = Quote(DemangleKernelName(trace_.strings.Get(kr.name)));
-      GpuOp(kr, clock, it->second, "kernel", [&] {
-        w_.Raw(",\"registers per thread\":");
-        w_.Num(kr.registers);
-        w_.Raw(",\"shared memory\":");
-        w_.Num(uint64_t{kr.static_shared} + kr.dynamic_shared);
-        w_.Raw(",\"grid\":[");
-        Triple(kr.grid);
-        w_.Raw("],\"block\":[");
-        Triple(kr.block);
-        w_.Raw("]");
-      });
+      GpuOp(kr, clock, it->second, "kernel", [&] { w_.KernelArgs(kr); });
       Flow(calls, k, pid, tid_of, kr.correlation, kr.device, kr.stream, clock(kr.start_ns));
     }
     for (const GpuMemcpy& m : img.cuda.memcpys) {
       if (!kept(m.start_ns, m.end_ns)) continue;
-      const std::string name = Quote("Memcpy " + MemcpyKindName(m.kind) + " (" + MemoryKindLabel(m.src_memory) +
-                                     " -> " + MemoryKindLabel(m.dst_memory) + ")");
-      GpuOp(m, clock, name, "gpu_memcpy", [&] { Bytes(m.bytes, m.duration()); });
+      GpuOp(m, clock, Quote(MemcpyEventName(m)), "gpu_memcpy", [&] { Bytes(m.bytes, m.duration()); });
       Flow(calls, k, pid, tid_of, m.correlation, m.device, m.stream, clock(m.start_ns));
     }
     for (const GpuMemset& m : img.cuda.memsets) {
       if (!kept(m.start_ns, m.end_ns)) continue;
-      const std::string name = Quote(std::string("Memset (") + MemoryKindLabel(m.memory) + ")");
-      GpuOp(m, clock, name, "gpu_memset", [&] { Bytes(m.bytes, m.duration()); });
+      GpuOp(m, clock, Quote(MemsetEventName(m)), "gpu_memset", [&] { Bytes(m.bytes, m.duration()); });
       Flow(calls, k, pid, tid_of, m.correlation, m.device, m.stream, clock(m.start_ns));
     }
     for (const GpuSync& s : img.cuda.syncs) {
@@ -288,18 +257,9 @@ class KinetoWriter {
       const uint64_t begin = clock(s.start_ns);
       const std::string quoted = std::string("\"") + SyncName(s.type) + "\"";
       Span(device, s.has_stream ? s.stream : 0, begin, std::max(begin, clock(s.end_ns)), quoted, "cuda_sync");
-      w_.Raw(",\"args\":{\"External id\":");
-      w_.Num(s.correlation);
+      GpuArgs(s.correlation, device, s.context, stream);
       w_.Raw(",\"cuda_sync_kind\":");
       w_.Raw(quoted);
-      w_.Raw(",\"stream\":");
-      w_.SignedNum(stream);
-      w_.Raw(",\"correlation\":");
-      w_.Num(s.correlation);
-      w_.Raw(",\"device\":");
-      w_.Num(device);
-      w_.Raw(",\"context\":");
-      w_.Num(s.context);
       w_.Raw("}");
       w_.End();
       ++stats_.gpu_ops;
@@ -317,32 +277,27 @@ class KinetoWriter {
     }
   }
 
+  // ,"args":{"External id":C,"device":D,"context":X,"stream":S,"correlation":C (left open).
+  void GpuArgs(uint64_t correlation, uint32_t device, uint32_t context, int64_t stream) {
+    w_.Raw(",\"args\":{\"External id\":");
+    w_.Num(correlation);
+    w_.Arg("device", device);
+    w_.Arg("context", context);
+    w_.Key("stream");
+    w_.SignedNum(stream);
+    w_.Arg("correlation", correlation);
+  }
+
   template <typename Op, typename MoreArgs>
   void GpuOp(const Op& op, const ExportClock& clock, std::string_view quoted_name, const char* cat, MoreArgs more) {
     ++stats_.gpu_ops;
     NameTrack(op.device, op.stream);
     const uint64_t begin = clock(op.start_ns);
     Span(op.device, op.stream, begin, std::max(begin, clock(op.end_ns)), quoted_name, cat);
-    w_.Raw(",\"args\":{\"External id\":");
-    w_.Num(op.correlation);
-    w_.Raw(",\"device\":");
-    w_.Num(op.device);
-    w_.Raw(",\"context\":");
-    w_.Num(op.context);
-    w_.Raw(",\"stream\":");
-    w_.Num(op.stream);
-    w_.Raw(",\"correlation\":");
-    w_.Num(op.correlation);
+    GpuArgs(op.correlation, op.device, op.context, op.stream);
     more();
     w_.Raw("}");
     w_.End();
-  }
-
-  void Triple(const uint32_t (&v)[3]) {
-    for (int i = 0; i < 3; ++i) {
-      if (i > 0) w_.Raw(",");
-      w_.Num(v[i]);
-    }
   }
 
   // Kineto: bytes / duration in µs / 1e3 = bytes per ns = GB/s.

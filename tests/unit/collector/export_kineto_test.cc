@@ -15,12 +15,8 @@
 namespace trainprof::collector {
 namespace {
 
-using test::ScratchDir;
-using test::TraceBuilder;
-using test::TraceOf;
-namespace fmt = trainprof::format;
+using namespace test;  // TraceBuilder, TraceOf, ScratchDir
 using nlohmann::json;
-
 constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kReal0 = 1'700'000'000'000'000'000ull;  // realtime of the launcher's start
 
@@ -198,11 +194,11 @@ TEST(ExportKineto, EventsInKinetosCategoriesWithExactTimesAndArgs) {
   // ts: µs after baseTimeNanoseconds (the launcher's start), 3 decimals.
   const json& fwd = x["forward"];
   EXPECT_EQ(fwd["cat"], "user_annotation");
-  EXPECT_EQ(fwd["pid"], 101);
-  EXPECT_EQ(fwd["tid"], 101);
+  EXPECT_FALSE(fwd.contains("args"));
   EXPECT_DOUBLE_EQ(fwd["ts"].get<double>(), 10000.0);
   EXPECT_DOUBLE_EQ(fwd["dur"].get<double>(), 2000.345);
-  EXPECT_FALSE(fwd.contains("args"));
+  EXPECT_EQ(fwd["pid"], 101);
+  EXPECT_EQ(fwd["tid"], 101);
   EXPECT_EQ(x["fetch"]["pid"], 103);  // the worker's range, in its rank's file
   EXPECT_EQ(x["ProfilerStep#0"]["cat"], "user_annotation");
   EXPECT_DOUBLE_EQ(x["ProfilerStep#0"]["ts"].get<double>(), 5000.0);

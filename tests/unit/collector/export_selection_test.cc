@@ -12,12 +12,9 @@
 namespace trainprof::collector {
 namespace {
 
-using test::ScratchDir;
 using test::TraceBuilder;
-using test::TraceOf;
-namespace fmt = trainprof::format;
 using nlohmann::json;
-
+namespace fmt = trainprof::format;
 constexpr uint64_t kMs = 1'000'000;
 
 TEST(ExportSelection, WindowInSecondsParsed) {
@@ -101,7 +98,7 @@ std::optional<Selection> Resolve(const Trace& trace, const SelectionSpec& spec, 
 
 TEST(ExportSelection, PidsAndRanksNarrowEachOther) {
   TwoRanks run;
-  Trace trace = TraceOf({&run.r0, &run.r1});
+  Trace trace = test::TraceOf({&run.r0, &run.r1});
   std::string error;
   SelectionSpec spec;
   spec.ranks = {1};
@@ -123,7 +120,7 @@ TEST(ExportSelection, PidsAndRanksNarrowEachOther) {
 
 TEST(ExportSelection, WindowsResolvedOnTheRunsAxis) {
   TwoRanks run;
-  Trace trace = TraceOf({&run.r0, &run.r1});
+  Trace trace = test::TraceOf({&run.r0, &run.r1});
   std::string error;
   SelectionSpec spec;
   // The third "step" of all processes by start: rank 0's at 10 ms (rank 1's first two start at
@@ -162,14 +159,14 @@ TEST(ExportSelection, WindowsResolvedOnTheRunsAxis) {
 
 TEST(ExportSelection, ChromeExportWritesOnlyTheSelection) {
   TwoRanks run;
-  Trace trace = TraceOf({&run.r0, &run.r1});
+  Trace trace = test::TraceOf({&run.r0, &run.r1});
   SelectionSpec spec;
   spec.ranks = {1};
   ASSERT_EQ(ParseWindow("0.012:0.030", &spec.window), "");
   std::string error;
   std::optional<Selection> sel = Resolve(trace, spec, &error);
   ASSERT_TRUE(sel) << error;
-  ScratchDir dir;
+  test::ScratchDir dir;
   auto sink = OpenOutput(dir / "t.json", false, &error);
   ASSERT_TRUE(sink) << error;
   ExportChrome(trace, sink.get(), *sel, nullptr);

@@ -63,6 +63,12 @@ class ChromeWriter {
     line_ += ",\"tid\":";
     SignedNum(tid);
   }
+  /// Starts an event object whose fields the caller writes from the first ("\"ph\":..."), for
+  /// events with string pids (Kineto's "Spans"): {
+  void BeginObject() {
+    line_ += first_ ? "\n{" : ",\n{";
+    first_ = false;
+  }
   /// Starts a complete event: {"ph":"X","pid":P,"tid":T,"ts":begin,"dur":end - begin (µs).
   void Complete(int64_t pid, int64_t tid, uint64_t begin_ns, uint64_t end_ns) {
     Begin('X', pid, tid);

@@ -61,6 +61,7 @@ class KinetoWriter {
       while (!used.insert(pid).second) pid += 10'000'000;  // the same pid twice (two hosts)
       Process(pi, k, pid);
     }
+    TraceSpan();
     w_.Raw("\n]}\n");
     w_.Flush();
     stats_.events = w_.events();
@@ -113,6 +114,31 @@ class KinetoWriter {
     w_.Raw(",\n  \"traceEvents\": [");
   }
 
+  // Kineto's profiling window: {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans",
+  // "tid":"PyTorch Profiler"} from the file's first process start to its last end (within the
+  // window). HTA drops it (cat "Trace"); trainprof's reader takes the image's span from it.
+  void TraceSpan() {
+    uint64_t begin = UINT64_MAX, end = 0;
+    for (size_t pi : file_.processes) {
+      const collector::Process& p = trace_.processes[pi];
+      const ExportClock& clock = axis_.clocks[pi];
+      uint64_t last = p.end_ns;
+      for (const TraceImage& img : p.images) last = std::max({last, img.end_ns, img.has_timed_records ? img.last_record_ns : 0});
+      begin = std::min(begin, clock(p.start_ns));
+      end = std::max(end, clock(last));
+    }
+    begin = std::max(begin, sel_.begin_ns());
+    end = std::min(end, sel_.end_ns());
+    if (begin == UINT64_MAX || end < begin) return;
+    w_.BeginObject();
+    w_.Raw("\"ph\":\"X\",\"cat\":\"Trace\",\"ts\":");
+    w_.Micros(begin);
+    w_.Raw(",\"dur\":");
+    w_.Micros(end - begin);
+    w_.Raw(",\"pid\":\"Spans\",\"tid\":\"PyTorch Profiler\",\"name\":\"PyTorch Profiler (0)\",\"args\":{\"Op count\":0}");
+    w_.End();
+  }
+
   void Meta(int64_t pid, int64_t tid, const char* what, const char* key, std::string_view quoted_value) {
     w_.Begin('M', pid, tid);
     w_.Raw(",\"name\":\"");
@@ -138,9 +164,11 @@ class KinetoWriter {
   void Process(size_t pi, size_t k, int64_t pid) {
     const collector::Process& p = trace_.processes[pi];
     const ExportClock& clock = axis_.clocks[pi];
-    Meta(pid, 0, "process_name", "name", Quote(ProcessLabel(p)));
+    // Kineto's process_name is the program's name, its process_labels the rest ("CPU").
+    Meta(pid, 0, "process_name", "name", Quote(ProcessCommand(p)));
     Meta(pid, 0, "process_labels", "labels", p.rank ? Quote("rank " + std::to_string(*p.rank)) : "\"CPU\"");
     const StringId phase_domain = trace_.strings.Find(format::kPhaseDomain);
+    const StringId gpu_domain = trace_.strings.Find("gpu_user_annotation");
     std::unordered_set<uint32_t> named_threads;
     for (const TraceImage& img : p.images) {
       auto tid_of = [&](uint32_t thread) { return thread < img.threads.size() ? img.threads[thread].tid : 0u; };
@@ -148,12 +176,21 @@ class KinetoWriter {
         if (t.name == 0 || !named_threads.insert(t.tid).second) continue;
         Meta(pid, t.tid, "thread_name", "name", w_.Name(t.name));
       }
-      // NVTX ranges and marks: user_annotation.
+      // NVTX ranges and marks: user_annotation; the reader's gpu_user_annotation ranges (domain
+      // "gpu_user_annotation" on a thread named "GPU <device> stream <stream>",
+      // collector/read/kineto_mapping.cc) back on their GPU track.
       WalkNvtx(
           img,
           [&](const NvtxEvent& b, const NvtxEvent& e) {
             const uint64_t begin = clock(b.time_ns), end = std::max(begin, clock(e.time_ns));
             if (!sel_.Keeps(begin, end)) return;
+            uint32_t device = 0, stream = 0;
+            if (b.domain != 0 && b.domain == gpu_domain && GpuTrackOf(img, b.thread, &device, &stream)) {
+              NameTrack(device, stream);
+              Span(device, stream, begin, end, w_.Name(b.name), "gpu_user_annotation");
+              w_.End();
+              return;
+            }
             Span(pid, tid_of(b.thread), begin, end, w_.Name(b.name), "user_annotation");
             Annotation(b, phase_domain);
           },
@@ -187,6 +224,18 @@ class KinetoWriter {
         ++stats_.steps;
       }
     }
+  }
+
+  // The (device, stream) of a thread the Kineto reader made for a GPU track: "GPU 0 stream 7".
+  bool GpuTrackOf(const TraceImage& img, uint32_t thread, uint32_t* device, uint32_t* stream) const {
+    if (thread >= img.threads.size() || img.threads[thread].name == 0) return false;
+    const std::string name(trace_.strings.Get(img.threads[thread].name));
+    unsigned d = 0, s = 0;
+    char tail = 0;
+    if (std::sscanf(name.c_str(), "GPU %u stream %u%c", &d, &s, &tail) != 2) return false;
+    *device = d;
+    *stream = s;
+    return true;
   }
 
   // The args of an NVTX range or mark (a domain other than the default one and trainprof's phases;
@@ -391,7 +440,9 @@ KinetoPlan PlanKinetoFiles(const Trace& trace, const Selection& selection, bool 
   std::map<std::string, int> seen;
   for (size_t f = 0; f < plan.files.size(); ++f) {
     const Process& p = trace.processes[named_by[f]];
-    std::string worker = FileSafe(p.host) + "_" + std::to_string(p.pid);
+    // No host known (an imported trace whose name had none): "<pid>.<ms>...", which the reader
+    // takes for no host, not for a host called "unknown".
+    std::string worker = p.host.empty() ? std::to_string(p.pid) : FileSafe(p.host) + "_" + std::to_string(p.pid);
     const int n = ++seen[worker + "." + std::to_string(p.start_realtime_ns / 1'000'000)];
     if (n > 1) worker += "_" + std::to_string(n);
     plan.files[f].name = worker + "." + std::to_string(p.start_realtime_ns / 1'000'000) +

@@ -9,6 +9,12 @@ std::string ProcessLabel(const Process& p) {
   } else if (!p.role.empty()) {
     label = p.role;
   }
+  std::string cmd = ProcessCommand(p);
+  if (!label.empty() && label != "main") cmd = label + ": " + cmd;
+  return cmd;
+}
+
+std::string ProcessCommand(const Process& p) {
   std::string cmd;
   for (const std::string& a : p.first().argv) {
     if (!cmd.empty()) cmd += ' ';
@@ -19,7 +25,6 @@ std::string ProcessLabel(const Process& p) {
     }
   }
   if (cmd.empty()) cmd = p.first().executable;
-  if (!label.empty() && label != "main") cmd = label + ": " + cmd;
   return cmd;
 }
 

@@ -11,8 +11,14 @@ import re
 import subprocess
 import unittest
 
-from common import MODERN_PYTHON, NO_VENV, PROGRAMS, TraceTest, program
+from common import MODERN_PYTHON, NO_VENV, PROGRAMS, SOURCE_DIR, TraceTest, program
 
+# The real GPU traces (HTA's public test data), as tests/e2e/test_kineto_read.py finds them.
+SHARED = os.environ.get("TRAINPROF_KINETO_DATA",
+                        os.path.normpath(os.path.join(SOURCE_DIR, "..", "..", "shared", "data", "kineto")))
+if not os.path.isdir(SHARED):
+    SHARED = "/work/shared/data/kineto"
+SHARED_TRACES = ("alexnet_rank0", "ns_resolution_rank0", "nccl_rank0_of2")
 HTA_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hta_breakdowns.py")
 FILE_NAME = re.compile(r"^(.+)_(\d+)\.(\d+)\.pt\.trace\.json(\.gz)?$")
 RANK_LINE = re.compile(r'"rank":\s+(\d+)')  # HTA's rank lookup (hta/common/trace_file.py)
@@ -235,6 +241,71 @@ class KinetoCudaTest(TraceTest):
               "%.4f%%, busy %.4f%% of the active span" % (t["compute_pctg"], t["idle_pctg"], t["non_compute_pctg"],
                                                         t["kernel_us"], 100.0 * device["kernel_ns"] / 1000.0 / span_us,
                                                         device["active_busy_percent"]))
+
+
+class KinetoRoundTripTest(TraceTest):
+    """export(T) of each imported shared GPU trace T: `report` gives the same tables, and HTA's
+    breakdowns of export(T) equal its breakdowns of T within 0.5 point."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.isdir(SHARED):
+            self.skipTest("no shared Kineto traces at " + SHARED)
+
+    def exported(self, name):
+        path = os.path.join(SHARED, name + ".json.gz")
+        out = os.path.join(self.out, name, "export")
+        self.run_trainprof(["export", "--format", "kineto", "-o", out, path])
+        return path, out
+
+    @staticmethod
+    def comparable(report):
+        """The JSON report without what names the input (paths, sizes) and the raw time axis of the
+        image (Kineto's ts origin: times since the epoch in T, since baseTimeNanoseconds in export(T)),
+        threads by tid (the reader lists them in the order of their first event, which the export
+        does not keep)."""
+        report = json.loads(json.dumps(report))
+        for f in report["files"]:
+            f.pop("path"), f.pop("bytes"), f.pop("bytes_read")
+        for p in report["processes"]:
+            p.pop("files"), p.pop("start_ns"), p.pop("end_ns")
+            p["threads"] = sorted(p["threads"], key=lambda t: (t["tid"], t.get("name") or ""))
+        for d in report["devices"] + [d for p in report["processes"] for d in p.get("devices", [])]:
+            d["active_ns"] = d.pop("active_end_ns") - d.pop("active_begin_ns")
+        return report
+
+    def test_report_of_the_export_gives_the_same_tables(self):
+        for name in SHARED_TRACES:
+            with self.subTest(trace=name):
+                path, out = self.exported(name)
+                [f] = os.listdir(out)
+                doc = json.loads(load(os.path.join(out, f)))
+                self.assertEqual(doc["distributedInfo"]["rank"], 0)
+                text = [self.run_trainprof(["report", p]).stdout for p in (path, out)]
+                self.assertEqual(text[0], text[1])
+                reports = [self.comparable(self.report(p)) for p in (path, out)]
+                self.assertEqual(reports[0], reports[1])
+
+    def test_hta_breakdowns_of_the_export_equal_those_of_the_trace(self):
+        need_hta(self)
+        for name in SHARED_TRACES:
+            with self.subTest(trace=name):
+                path, out = self.exported(name)
+                original = os.path.join(self.out, name, "original")
+                os.makedirs(original)
+                os.symlink(path, os.path.join(original, name + ".json.gz"))
+                theirs, ours = hta_breakdowns(self, original), hta_breakdowns(self, out)
+                self.assertEqual(ours["ranks"], theirs["ranks"])
+                for key in ("idle_pctg", "compute_pctg", "non_compute_pctg"):
+                    self.assertAlmostEqual(ours["temporal"]["0"][key], theirs["temporal"]["0"][key], delta=0.5)
+                self.assertEqual(sorted(ours["kernel_types"]), sorted(theirs["kernel_types"]))
+                for kind, percent in theirs["kernel_types"].items():
+                    self.assertAlmostEqual(ours["kernel_types"][kind], percent, delta=0.5)
+                self.assertEqual({n: v["count"] for n, v in ours["kernels"]["0"].items()},
+                                 {n: v["count"] for n, v in theirs["kernels"]["0"].items()})
+                print("%s: HTA idle/compute/non-compute %% of T %s, of export(T) %s" % (
+                    name, [theirs["temporal"]["0"][k] for k in ("idle_pctg", "compute_pctg", "non_compute_pctg")],
+                    [ours["temporal"]["0"][k] for k in ("idle_pctg", "compute_pctg", "non_compute_pctg")]))
 
 
 if __name__ == "__main__":

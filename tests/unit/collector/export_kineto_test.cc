@@ -139,6 +139,20 @@ TEST(ExportKineto, TopLevelFieldsAsHtaAndKinetoHaveThem) {
   KinetoPlan plan = PlanKinetoFiles(trace, Selection(trace.processes.size()), false);
   ScratchDir dir;
   const std::string text = Write(trace, plan.files[0], {}, Selection(trace.processes.size()), dir / "r0.json");
+  // Kineto's Trace span: the file's processes, from rank 0's start (1 ms) to its end (90 ms).
+  {
+    const json doc = json::parse(text);
+    size_t spans = 0;
+    for (const json& e : doc["traceEvents"]) {
+      if (e["name"] != "PyTorch Profiler (0)") continue;
+      ++spans;
+      EXPECT_EQ(e["cat"], "Trace");
+      EXPECT_EQ(e["pid"], "Spans");
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 1000.0);
+      EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 89000.0);
+    }
+    EXPECT_EQ(spans, 1u);
+  }
   // HTA's rank lookup (hta/common/trace_file.py): the first line matching "rank":\s+(\d+).
   std::istringstream lines(text);
   std::string line, rank;
@@ -267,7 +281,7 @@ TEST(ExportKineto, EventsInKinetosCategoriesWithExactTimesAndArgs) {
            std::to_string(e["tid"].get<int64_t>())] = e["args"];
     }
   }
-  EXPECT_EQ(meta["101 process_name 0"]["name"], "rank 0: /usr/bin/python3 train.py");
+  EXPECT_EQ(meta["101 process_name 0"]["name"], "/usr/bin/python3 train.py");  // Kineto's: the program
   EXPECT_EQ(meta["101 process_labels 0"]["labels"], "rank 0");
   EXPECT_EQ(meta["101 thread_name 101"]["name"], "MainThread");
   EXPECT_EQ(meta["0 process_labels 0"]["labels"], "GPU 0");
@@ -289,7 +303,11 @@ TEST(ExportKineto, WindowKeepsOverlappingEventsWholeAndFlowsWithBothEnds) {
   std::map<std::string, json> x = ByName(doc, "X");
   // The kernel (20.008 .. 20.0205 ms) overlaps: kept whole; its launch (20.000 .. 20.005) does not,
   // so no flow for it. The copy's call (21.000 .. 21.002) overlaps; the copy (21.003 ..) does not.
-  EXPECT_EQ(x.size(), 2u) << doc.dump(1);
+  EXPECT_EQ(x.size(), 3u) << doc.dump(1);
+  // Kineto's profiling window (the Trace span, read back as the image's span): the window.
+  EXPECT_EQ(x["PyTorch Profiler (0)"]["cat"], "Trace");
+  EXPECT_DOUBLE_EQ(x["PyTorch Profiler (0)"]["ts"].get<double>(), 20010.5);
+  EXPECT_DOUBLE_EQ(x["PyTorch Profiler (0)"]["dur"].get<double>(), 992.0);
   EXPECT_TRUE(x.count("volume(float*)"));
   EXPECT_DOUBLE_EQ(x["volume(float*)"]["dur"].get<double>(), 12.5);
   EXPECT_TRUE(x.count("cuMemcpyHtoDAsync_v2"));

@@ -1,5 +1,6 @@
 #include "export_command.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -7,11 +8,15 @@
 #include <cstring>
 #include <iostream>
 
-#include "collector/export/export_chrome.h"
 #include "collector/base/output_sink.h"
+#include "collector/export/export_chrome.h"
+#include "collector/export/export_kineto.h"
+#include "collector/export/selection.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
+#include "export_steps.h"
 #include "output_file.h"
+#include "progress_bar.h"
 #include "trace_inputs.h"
 
 namespace trainprof::launcher {
@@ -25,41 +30,28 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-}  // namespace
+// The collector's progress, drawn by the launcher's bar.
+class BarProgress : public collector::ExportProgress {
+ public:
+  explicit BarProgress(ProgressBar* bar) : bar_(bar) {}
+  void Update(uint64_t written) override { bar_->Update(written); }
 
-void AddExportOptions(CLI::App* sub, ExportArgs* args) {
-  AddTracePathsArgument(sub, &args->paths);
-  sub->add_option("--format", args->format,
-                  "chrome: Chrome Trace Event JSON, opened by ui.perfetto.dev and chrome://tracing")
-      ->check(CLI::IsMember({"chrome"}))
-      ->capture_default_str();
-  sub->add_option("-o,--output", args->output,
-                  "Output file (default trace.json, or trace.json.gz with --gzip); - for stdout; a name "
-                  "ending in .gz is gzip-compressed")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
-      ->type_name("FILE");
-  sub->add_flag("--gzip", args->gzip, "Compress the output with gzip");
-  sub->footer("Exit status: 0 written (damaged files are warnings on stderr); 1 output not written;\n"
-              "2 no trace found, a PATH unreadable, or no usable trace. Reference: docs/cli.md.");
+ private:
+  ProgressBar* bar_;
+};
+
+// A checker for CLI11: "" or what is wrong with one --pid / --rank value.
+std::function<std::string(const std::string&)> IdListCheck(int64_t min) {
+  return [min](const std::string& v) {
+    std::vector<int64_t> ignored;
+    return collector::ParseIdList(v, min, &ignored);
+  };
 }
 
-int RunExport(const ExportArgs& args) {
-  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, "");
-  if (!list) return kInputError;
-  collector::Trace trace = collector::LoadTrace(list->files);
-  size_t usable = 0;
-  for (const collector::FileStatus& f : trace.files) {
-    if (f.usable) ++usable;
-    if (f.damaged()) std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
-  }
-  if (usable == 0) {
-    Error("none of the " + std::to_string(trace.files.size()) + " trace files could be read");
-    return kInputError;
-  }
-
-  std::string output = args.output;
-  if (output.empty()) output = args.gzip ? "trace.json.gz" : "trace.json";
-  const bool gzip = args.gzip || EndsWith(output, ".gz");
+// Writes one output: a staged file (or stdout), `write` streaming into its sink. Returns the exit
+// status, having said what failed.
+template <typename WriteFn>
+int WriteOutput(const std::string& output, bool gzip, WriteFn write) {
   const bool to_stdout = output == "-";
   // Written to a new temporary beside the file and renamed, so a failed export never looks
   // complete; devices and FIFOs in place, symlinks through when the rule allows (output_file.h).
@@ -75,17 +67,154 @@ int RunExport(const ExportArgs& args) {
     Error("cannot write " + output + ": " + error);
     return kOutputError;
   }
-  collector::ChromeExportStats stats = collector::ExportChrome(trace, sink.get());
+  write(sink.get());
   error = sink->Close();
   if (error.empty() && file != nullptr) file->Commit(&error);
   if (!error.empty()) {
     Error("cannot write " + (to_stdout ? std::string("to stdout") : output) + ": " + error);
     return kOutputError;  // the temporary is removed with `file`
   }
-  if (!to_stdout) {
-    std::cerr << "trainprof: " << stats.events << " events from " << usable << " trace file"
-              << (usable == 1 ? "" : "s") << " written to " << output << " (open it in ui.perfetto.dev)\n";
+  return kOk;
+}
+
+// mkdir -p of `dir` (as tensorboard_trace_handler's os.makedirs(exist_ok=True)); "" or the error.
+std::string MakeDirectories(const std::string& dir) {
+  std::string path;
+  size_t pos = 0;
+  while (pos <= dir.size()) {
+    const size_t slash = dir.find('/', pos);
+    path = dir.substr(0, slash == std::string::npos ? dir.size() : slash);
+    pos = slash == std::string::npos ? dir.size() + 1 : slash + 1;
+    if (path.empty()) continue;
+    if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) return path + ": " + std::strerror(errno);
   }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return dir + ": not a directory (--format kineto writes one file per rank into -o DIR)";
+  return "";
+}
+
+}  // namespace
+
+void AddExportOptions(CLI::App* sub, ExportArgs* args) {
+  AddTracePathsArgument(sub, &args->paths);
+  sub->add_option("--format", args->format,
+                  "chrome: Chrome Trace Event JSON, opened by ui.perfetto.dev and chrome://tracing; kineto: "
+                  "torch.profiler (Kineto) JSON traces, one per rank, for Holistic Trace Analysis and TensorBoard")
+      ->check(CLI::IsMember({"chrome", "kineto"}))
+      ->capture_default_str();
+  sub->add_option("-o,--output", args->output,
+                  "chrome: output file (default trace.json, or trace.json.gz with --gzip); - for stdout; a name "
+                  "ending in .gz is gzip-compressed. kineto: the directory for the per-rank files (required)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
+      ->type_name("FILE|DIR");
+  sub->add_flag("--gzip", args->gzip, "Compress the output with gzip");
+  sub->add_option("--window", args->window,
+                  "Only the events that overlap a time window: START:END in seconds from the run's start "
+                  "(\"2:5.5\", \"10:\"), or nvtx:NAME#N, the N-th NVTX range named NAME (from 1)")
+      ->check([](const std::string& v) {
+        collector::WindowSpec w;
+        return collector::ParseWindow(v, &w);
+      })
+      ->type_name("START:END|nvtx:NAME#N");
+  sub->add_option("--pid", args->pids, "Only these processes (repeatable, or a comma list)")
+      ->check(IdListCheck(1))
+      ->type_name("PID[,PID...]");
+  sub->add_option("--rank", args->ranks, "Only the processes of these ranks (repeatable, or a comma list)")
+      ->check(IdListCheck(0))
+      ->type_name("RANK[,RANK...]");
+  sub->footer("Exit status: 0 written (damaged files are warnings on stderr); 1 output not written;\n"
+              "2 no trace found, a PATH unreadable, no usable trace, or a selection that matches nothing.\n"
+              "Reference: docs/cli.md.");
+}
+
+int RunExport(const ExportArgs& args) {
+  const bool kineto = args.format == "kineto";
+  if (kineto && args.output.empty()) {
+    Error("--format kineto needs -o DIR: the directory the per-rank trace files go into");
+    return kInputError;
+  }
+  if (kineto && args.output == "-") {
+    Error("--format kineto writes one file per rank into a directory: -o - (stdout) is not possible");
+    return kInputError;
+  }
+  collector::SelectionSpec spec;
+  if (!args.window.empty()) collector::ParseWindow(args.window, &spec.window);  // checked by CLI11
+  for (const std::string& v : args.pids) collector::ParseIdList(v, 1, &spec.pids);
+  for (const std::string& v : args.ranks) collector::ParseIdList(v, 0, &spec.ranks);
+
+  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, "");
+  if (!list) return kInputError;
+  collector::Trace trace = collector::LoadTrace(list->files);
+  size_t usable = 0;
+  for (const collector::FileStatus& f : trace.files) {
+    if (f.usable) ++usable;
+    if (f.damaged()) std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
+  }
+  if (usable == 0) {
+    Error("none of the " + std::to_string(trace.files.size()) + " trace files could be read");
+    return kInputError;
+  }
+  const collector::TimeAxis axis = collector::MakeTimeAxis(trace);
+  std::string error;
+  std::optional<collector::Selection> sel = collector::ResolveSelection(trace, axis, spec, &error);
+  if (!sel) {
+    Error(error);
+    return kInputError;
+  }
+  ProgressBar bar = ProgressBar::ForStderr(collector::ExportEventCount(trace, *sel));
+  BarProgress progress(&bar);
+
+  if (!kineto) {
+    std::string output = args.output;
+    if (output.empty()) output = args.gzip ? "trace.json.gz" : "trace.json";
+    collector::ChromeExportStats stats;
+    const int status = WriteOutput(output, args.gzip || EndsWith(output, ".gz"), [&](collector::OutputSink* sink) {
+      stats = collector::ExportChrome(trace, sink, *sel, &progress);
+    });
+    bar.Finish();
+    if (status != kOk) return status;
+    if (output != "-") {
+      std::cerr << "trainprof: " << stats.events << " events from " << usable << " trace file"
+                << (usable == 1 ? "" : "s") << " written to " << output << " (open it in ui.perfetto.dev)\n";
+    }
+    return kOk;
+  }
+
+  if (std::string e = MakeDirectories(args.output); !e.empty()) {
+    Error("cannot write " + e);
+    return kOutputError;
+  }
+  const collector::KinetoPlan plan = collector::PlanKinetoFiles(trace, *sel, args.gzip);
+  for (size_t i : plan.left_out) {
+    const collector::Process& p = trace.processes[i];
+    std::cerr << "trainprof: note: pid " << p.pid << " (" << (p.first().argv.empty() ? p.first().executable : p.first().argv[0])
+              << ") has no rank and no ancestor with one: left out of the Kineto export (HTA takes a file without "
+                 "distributedInfo as rank 0); export it alone with --pid "
+              << p.pid << "\n";
+  }
+  if (plan.files.empty()) {
+    Error("no process to export: every selected process was left out");
+    return kInputError;
+  }
+  const std::vector<std::vector<collector::StepSpan>> steps = ExportSteps(trace, *sel);
+  uint64_t events = 0;
+  std::string dir = args.output;
+  if (!EndsWith(dir, "/")) dir += '/';
+  for (const collector::KinetoFile& f : plan.files) {
+    const int status = WriteOutput(dir + f.name, args.gzip, [&](collector::OutputSink* sink) {
+      events += collector::ExportKineto(trace, axis, *sel, f, steps, sink, &progress, events).events;
+    });
+    if (status != kOk) {
+      bar.Finish();
+      return status;
+    }
+  }
+  bar.Finish();
+  std::cerr << "trainprof: " << events << " events from " << usable << " trace file" << (usable == 1 ? "" : "s")
+            << " written to " << plan.files.size() << " Kineto trace" << (plan.files.size() == 1 ? "" : "s") << " in "
+            << args.output << " (open with HolisticTraceAnalysis: TraceAnalysis(trace_dir=\"" << args.output
+            << "\"))\n";
   return kOk;
 }
 

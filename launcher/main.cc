@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   AddReportOptions(report, &report_args);
 
   ExportArgs export_args;
-  CLI::App* exporter = app.add_subcommand("export", "Write recorded traces for another tool (Perfetto, chrome://tracing)");
+  CLI::App* exporter = app.add_subcommand("export", "Write recorded traces for another tool (Perfetto, chrome://tracing; Holistic Trace Analysis, TensorBoard)");
   AddExportOptions(exporter, &export_args);
 
   if (argc <= 1) {

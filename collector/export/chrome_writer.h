@@ -9,8 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/model/model.h"
 #include "collector/base/output_sink.h"
+#include "collector/export/export_progress.h"
+#include "collector/model/model.h"
 
 namespace trainprof::collector {
 
@@ -62,6 +63,44 @@ class ChromeWriter {
     line_ += ",\"tid\":";
     SignedNum(tid);
   }
+  /// Starts an event object whose fields the caller writes from the first ("\"ph\":..."), for
+  /// events with string pids (Kineto's "Spans"): {
+  void BeginObject() {
+    line_ += first_ ? "\n{" : ",\n{";
+    first_ = false;
+  }
+  /// Starts a complete event: {"ph":"X","pid":P,"tid":T,"ts":begin,"dur":end - begin (µs).
+  void Complete(int64_t pid, int64_t tid, uint64_t begin_ns, uint64_t end_ns) {
+    Begin('X', pid, tid);
+    Key("ts");
+    Micros(begin_ns);
+    Key("dur");
+    Micros(end_ns - begin_ns);
+  }
+  /// A, B, C (a grid or block size).
+  void Triple(const uint32_t (&v)[3]) {
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) line_ += ',';
+      Num(v[i]);
+    }
+  }
+  /// A kernel's launch args, as Kineto writes them: ,"grid":[x,y,z],"block":[x,y,z],
+  /// "registers per thread":N,"shared memory":bytes per block (static + dynamic).
+  void KernelArgs(const GpuKernel& k) {
+    line_ += ",\"grid\":[";
+    Triple(k.grid);
+    line_ += "],\"block\":[";
+    Triple(k.block);
+    line_ += "],\"registers per thread\":";
+    Num(k.registers);
+    line_ += ",\"shared memory\":";
+    Num(uint64_t{k.static_shared} + k.dynamic_shared);
+  }
+  /// ,"key":v
+  void Arg(const char* key, uint64_t v) {
+    Key(key);
+    Num(v);
+  }
   void Key(const char* key) {
     line_ += ",\"";
     line_ += key;
@@ -76,6 +115,12 @@ class ChromeWriter {
   void Flush() {
     out_->Write(line_);
     line_.clear();
+    if (progress_ != nullptr) progress_->Update(progress_base_ + events_);
+  }
+  /// Reports progress at each flush: `base` + the events written by this writer.
+  void SetProgress(ExportProgress* progress, uint64_t base) {
+    progress_ = progress;
+    progress_base_ = base;
   }
   uint64_t events() const { return events_; }
   const Trace& trace() const { return trace_; }
@@ -92,6 +137,8 @@ class ChromeWriter {
   std::string line_;
   bool first_ = true;
   uint64_t events_ = 0;
+  ExportProgress* progress_ = nullptr;
+  uint64_t progress_base_ = 0;
 };
 
 }  // namespace trainprof::collector

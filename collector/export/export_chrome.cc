@@ -8,57 +8,22 @@
 
 #include "collector/export/chrome_writer.h"
 #include "collector/export/export_chrome_cuda.h"
+#include "collector/export/nvtx_walk.h"
+#include "collector/export/process_label.h"
+#include "collector/export/time_axis.h"
 
 namespace trainprof::collector {
-namespace {
-
-std::string ProcessLabel(const Process& p) {
-  std::string label;
-  if (p.rank) {
-    label = "rank " + std::to_string(*p.rank);
-  } else if (!p.role.empty()) {
-    label = p.role;
-  }
-  std::string cmd;
-  for (const std::string& a : p.first().argv) {
-    if (!cmd.empty()) cmd += ' ';
-    cmd += a;
-    if (cmd.size() > 120) {
-      cmd += "...";
-      break;
-    }
-  }
-  if (cmd.empty()) cmd = p.first().executable;
-  if (!label.empty() && label != "main") cmd = label + ": " + cmd;
-  return cmd;
+ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
+  return ExportChrome(trace, out, Selection(trace.processes.size()), nullptr);
 }
 
-}  // namespace
-
-ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
+ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Selection& sel, ExportProgress* progress) {
   ChromeExportStats stats;
   ChromeWriter w(trace, out);
+  w.SetProgress(progress, 0);
 
-  // One time axis: each host's monotonic clock mapped onto realtime by its earliest process.
-  std::map<std::string, std::pair<uint64_t, int64_t>> earliest;  // host -> (start_ns, realtime - monotonic)
-  for (const Process& p : trace.processes) {
-    const int64_t offset = static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_ns);
-    auto [it, fresh] = earliest.emplace(p.host, std::make_pair(p.start_ns, offset));
-    if (!fresh && p.start_ns < it->second.first) it->second = {p.start_ns, offset};
-  }
-  std::map<std::string, int64_t> host_offset;
-  for (const auto& [host, e] : earliest) host_offset[host] = e.second;
-  uint64_t zero = UINT64_MAX;
-  auto real = [&](const Process& p, uint64_t t) -> int64_t { return static_cast<int64_t>(t) + host_offset[p.host]; };
-  for (const Process& p : trace.processes) {
-    int64_t r = real(p, p.start_ns);
-    if (r >= 0 && static_cast<uint64_t>(r) < zero) zero = static_cast<uint64_t>(r);
-  }
-  if (zero == UINT64_MAX) zero = 0;
-  auto ts = [&](const Process& p, uint64_t t) -> uint64_t {
-    int64_t r = real(p, t) - static_cast<int64_t>(zero);
-    return r > 0 ? static_cast<uint64_t>(r) : 0;
-  };
+  const TimeAxis axis = MakeTimeAxis(trace);
+  const uint64_t zero = axis.zero;
 
   // Unique pids: the same pid on two hosts gets a distinct number.
   std::unordered_set<int64_t> used;
@@ -74,8 +39,10 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
   w.Raw("},\"traceEvents\":[");
 
   for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
+    if (!sel.Process(pi)) continue;
     const Process& p = trace.processes[pi];
     const int64_t pid = out_pid[pi];
+    const ExportClock& ts = axis.clocks[pi];
     w.Begin('M', pid, 0);
     w.Raw(",\"name\":\"process_name\",\"args\":{\"name\":");
     w.Raw(Quote(ProcessLabel(p)));
@@ -107,68 +74,69 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
 
       // NVTX: push/pop matched per (thread, domain); start/end as async events, for the ids that
       // have both (an end without its start, or a start never ended, is left out and counted).
-      std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> start_end;  // id → (starts, ends)
+      // A window keeps a start/end range's events if the range (first start to last end) overlaps it.
+      struct StartEnd {
+        uint32_t first = 0, second = 0;  // starts, ends
+        uint64_t begin_ns = UINT64_MAX, end_ns = 0;
+      };
+      std::unordered_map<uint64_t, StartEnd> start_end;  // range id →
       for (const NvtxEvent& e : img.nvtx) {
-        if (e.kind() == NvtxKind::kStart) ++start_end[e.range_id].first;
-        if (e.kind() == NvtxKind::kEnd) ++start_end[e.range_id].second;
+        if (e.kind() == NvtxKind::kStart) {
+          StartEnd& r = start_end[e.range_id];
+          ++r.first;
+          r.begin_ns = std::min(r.begin_ns, e.time_ns);
+        }
+        if (e.kind() == NvtxKind::kEnd) {
+          StartEnd& r = start_end[e.range_id];
+          ++r.second;
+          r.end_ns = std::max(r.end_ns, e.time_ns);
+        }
       }
+      auto RangeKept = [&](const NvtxEvent& e) {
+        const StartEnd& r = start_end[e.range_id];
+        return sel.Keeps(ts(r.begin_ns), std::max(ts(r.begin_ns), ts(r.end_ns)));
+      };
       for (const auto& [id, n] : start_end) stats.unmatched += std::max(n.first, n.second) - std::min(n.first, n.second);
-      std::unordered_map<uint64_t, std::vector<const NvtxEvent*>> open;
-      uint64_t pushes_open = 0;
-      for (const NvtxEvent& e : img.nvtx) {
-        const uint32_t tid = e.thread < img.threads.size() ? img.threads[e.thread].tid : 0;
-        const uint64_t key = (static_cast<uint64_t>(e.thread) << 32) | e.domain;
-        switch (e.kind()) {
-          case NvtxKind::kPush:
-            open[key].push_back(&e);
-            ++pushes_open;
-            break;
-          case NvtxKind::kPop: {
-            auto it = open.find(key);
-            if (it == open.end() || it->second.empty()) {
-              ++stats.unmatched;
-              break;
-            }
-            const NvtxEvent* b = it->second.back();
-            it->second.pop_back();
-            --pushes_open;
-            const uint64_t begin = ts(p, b->time_ns);
-            const uint64_t end = std::max(begin, ts(p, e.time_ns));
-            w.Begin('X', pid, tid);
-            w.Key("ts");
-            w.Micros(begin);
-            w.Key("dur");
-            w.Micros(end - begin);
+      auto tid_of = [&](const NvtxEvent& e) { return e.thread < img.threads.size() ? img.threads[e.thread].tid : 0u; };
+      auto category = [&](const NvtxEvent& e) {
+        w.Key("cat");
+        w.Raw(e.domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(e.domain)));
+      };
+      stats.unmatched += WalkNvtx(
+          img,
+          [&](const NvtxEvent& b, const NvtxEvent& e) {
+            const uint64_t begin = ts(b.time_ns);
+            const uint64_t end = std::max(begin, ts(e.time_ns));
+            if (!sel.Keeps(begin, end)) return;
+            w.Complete(pid, tid_of(e), begin, end);
             w.Key("name");
-            w.Raw(w.Name(b->name));
-            w.Key("cat");
-            w.Raw(b->domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(b->domain)));
-            if (b->category != 0) {
+            w.Raw(w.Name(b.name));
+            category(b);
+            if (b.category != 0) {
               w.Raw(",\"args\":{\"category\":");
-              w.Num(b->category);
+              w.Num(b.category);
               w.Raw("}");
             }
             w.End();
-            break;
-          }
-          case NvtxKind::kMark:
-            w.Begin('i', pid, tid);
+          },
+          [&](const NvtxEvent& e) {
+            if (!sel.Keeps(ts(e.time_ns))) return;
+            w.Begin('i', pid, tid_of(e));
             w.Key("ts");
-            w.Micros(ts(p, e.time_ns));
+            w.Micros(ts(e.time_ns));
             w.Key("name");
             w.Raw(w.Name(e.name));
-            w.Key("cat");
-            w.Raw(e.domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(e.domain)));
+            category(e);
             w.Raw(",\"s\":\"t\"");
             w.End();
-            break;
-          case NvtxKind::kStart:
-          case NvtxKind::kEnd: {
+          },
+          [&](const NvtxEvent& e) {
             const auto& n = start_end[e.range_id];
-            if (n.first == 0 || n.second == 0) break;
-            w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid);
+            if (n.first == 0 || n.second == 0) return;
+            if (sel.windowed() && !RangeKept(e)) return;
+            w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid_of(e));
             w.Key("ts");
-            w.Micros(ts(p, e.time_ns));
+            w.Micros(ts(e.time_ns));
             w.Raw(",\"cat\":\"nvtx\",\"id\":\"");
             w.SignedNum(pid);
             w.Raw(":");
@@ -179,14 +147,9 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
               w.Raw(w.Name(e.name));
             }
             w.End();
-            break;
-          }
-        }
-      }
-      stats.unmatched += pushes_open;
+          });
 
-      ChromeClock clock{host_offset[p.host], zero};
-      ChromeCudaStats cuda = ExportChromeCuda(p, img, pi, pid, clock, &w);
+      ChromeCudaStats cuda = ExportChromeCuda(p, img, pi, pid, ts, sel, &w);
       stats.cuda_api_calls += cuda.api_calls;
       stats.gpu_ops += cuda.gpu_ops;
       stats.flows += cuda.flows;
@@ -203,10 +166,11 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
           case ProcessEventKind::kChildExit: name = "child " + std::to_string(e.value) + " reaped"; break;
           case ProcessEventKind::kMisuse: continue;
         }
+        if (!sel.Keeps(ts(e.time_ns))) continue;
         const uint32_t tid = e.thread < img.threads.size() ? img.threads[e.thread].tid : 0;
         w.Begin('i', pid, tid);
         w.Key("ts");
-        w.Micros(ts(p, e.time_ns));
+        w.Micros(ts(e.time_ns));
         w.Key("name");
         w.Raw(Quote(name));
         w.Raw(",\"cat\":\"process\",\"s\":\"p\"");

@@ -12,9 +12,9 @@
 //   fork / exec / exit            process-scoped instants "i", cat "process"
 //   CUDA API calls, kernels,      as torch.profiler's traces show them: export_chrome_cuda.h
 //   memcpys, memsets, launch flows
-// Times: "ts"/"dur" in microseconds with nanosecond precision (3 decimals), relative to the
-// earliest event of the trace; every host's CLOCK_MONOTONIC is mapped onto CLOCK_REALTIME through
-// its first file's (realtime, monotonic) pair, so ranks on several hosts share one axis.
+// Times: "ts"/"dur" in microseconds with nanosecond precision (3 decimals), on the axis of
+// time_axis.h (every host's CLOCK_MONOTONIC mapped onto CLOCK_REALTIME through its first file's
+// (realtime, monotonic) pair, so ranks on several hosts share one axis; 0 = the run's start).
 // otherData.start_realtime_ns gives the wall-clock time of ts = 0.
 //
 // Output is streamed (names are escaped once per distinct string), so memory stays that of the
@@ -23,8 +23,10 @@
 
 #include <cstdint>
 
-#include "collector/model/model.h"
 #include "collector/base/output_sink.h"
+#include "collector/export/export_progress.h"
+#include "collector/export/selection.h"
+#include "collector/model/model.h"
 
 namespace trainprof::collector {
 
@@ -39,5 +41,10 @@ struct ChromeExportStats {
 /// Writes `trace` as Chrome Trace Event JSON into `out`. Never fails by itself; `out` remembers
 /// write errors (OutputSink::Close()).
 ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out);
+
+/// The same, of the processes and the window `selection` keeps (selection.h); `progress` (may be
+/// null) is told the events written at each flush.
+ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Selection& selection,
+                               ExportProgress* progress);
 
 }  // namespace trainprof::collector

@@ -7,62 +7,49 @@
 #include <unordered_map>
 #include <utility>
 
+#include "collector/export/cuda_names.h"
 #include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
 namespace {
 
-const char* MemoryKindLabel(format::MemoryKind k) {
-  switch (k) {
-    case format::MemoryKind::kPageable: return "Pageable";
-    case format::MemoryKind::kPinned: return "Pinned";
-    case format::MemoryKind::kDevice: return "Device";
-    case format::MemoryKind::kArray: return "Array";
-    case format::MemoryKind::kManaged: return "Managed";
-    case format::MemoryKind::kDeviceStatic: return "Device Static";
-    case format::MemoryKind::kManagedStatic: return "Managed Static";
-    default: return "Unknown";
-  }
-}
-
 constexpr int64_t kGpuPidBase = 1'000'000'000;
 
 class CudaExport {
  public:
-  CudaExport(const Process& p, const TraceImage& img, size_t pi, int64_t pid, const ChromeClock& clock, ChromeWriter* w)
-      : p_(p), img_(img), pi_(pi), pid_(pid), clock_(clock), w_(*w) {}
+  CudaExport(const Process& p, const TraceImage& img, size_t pi, int64_t pid, const ChromeClock& clock,
+             const Selection& sel, ChromeWriter* w)
+      : p_(p), img_(img), pi_(pi), pid_(pid), clock_(clock), sel_(sel), w_(*w) {}
 
   ChromeCudaStats Run() {
     for (const CudaCall& c : img_.cuda.calls) {
       if (!c.returned) continue;  // never returned: no duration to show
+      if (!Kept(c.begin_ns, c.end_ns)) continue;
       WriteCall(c);
       by_correlation_.emplace(c.correlation, &c);
     }
     for (const GpuKernel& k : img_.cuda.kernels) {
-      GpuOp(k, "kernel", w_.Name(k.name), [&] {
-        w_.Raw(",\"grid\":[");
-        Triple(k.grid);
-        w_.Raw("],\"block\":[");
-        Triple(k.block);
-        w_.Raw("],\"registers per thread\":");
-        w_.Num(k.registers);
-        w_.Raw(",\"shared memory\":");
-        w_.Num(uint64_t{k.static_shared} + k.dynamic_shared);
-      });
+      if (!Kept(k.start_ns, k.end_ns)) continue;
+      GpuOp(k, "kernel", w_.Name(k.name), [&] { w_.KernelArgs(k); });
     }
     for (const GpuMemcpy& m : img_.cuda.memcpys) {
-      const std::string name = Quote("Memcpy " + MemcpyKindName(m.kind) + " (" + MemoryKindLabel(m.src_memory) +
-                                     " -> " + MemoryKindLabel(m.dst_memory) + ")");
+      if (!Kept(m.start_ns, m.end_ns)) continue;
+      const std::string name = Quote(MemcpyEventName(m));
       GpuOp(m, "gpu_memcpy", name, [&] { Bytes(m.bytes, m.duration()); });
     }
     for (const GpuMemset& m : img_.cuda.memsets) {
-      const std::string name = Quote(std::string("Memset (") + MemoryKindLabel(m.memory) + ")");
+      if (!Kept(m.start_ns, m.end_ns)) continue;
+      const std::string name = Quote(MemsetEventName(m));
       GpuOp(m, "gpu_memset", name, [&] { Bytes(m.bytes, m.duration()); });
     }
     return stats_;
   }
 
  private:
+  bool Kept(uint64_t begin, uint64_t end) const {
+    const uint64_t b = clock_(begin);
+    return sel_.Keeps(b, std::max(b, clock_(end)));
+  }
   uint32_t Tid(const CudaCall& c) const { return c.thread < img_.threads.size() ? img_.threads[c.thread].tid : 0; }
   int64_t GpuPid(uint32_t device) const {
     return kGpuPidBase + static_cast<int64_t>(pi_) * 1000 + static_cast<int64_t>(device % 1000);
@@ -71,11 +58,7 @@ class CudaExport {
   void WriteCall(const CudaCall& c) {
     ++stats_.api_calls;
     const uint64_t begin = clock_(c.begin_ns);
-    w_.Begin('X', pid_, Tid(c));
-    w_.Key("ts");
-    w_.Micros(begin);
-    w_.Key("dur");
-    w_.Micros(std::max(begin, clock_(c.end_ns)) - begin);
+    w_.Complete(pid_, Tid(c), begin, std::max(begin, clock_(c.end_ns)));
     w_.Key("name");
     auto [it, fresh] = api_names_.try_emplace(c.name);
     if (fresh) it->second = Quote(CudaApiDisplayName(w_.trace().strings.Get(c.name)));
@@ -122,11 +105,7 @@ class CudaExport {
       w_.End();
     }
     const uint64_t begin = clock_(start_ns);
-    w_.Begin('X', gpid, stream);
-    w_.Key("ts");
-    w_.Micros(begin);
-    w_.Key("dur");
-    w_.Micros(std::max(begin, clock_(end_ns)) - begin);
+    w_.Complete(gpid, stream, begin, std::max(begin, clock_(end_ns)));
     w_.Raw(",\"cat\":\"");
     w_.Raw(cat);
     w_.Raw("\"");
@@ -151,13 +130,6 @@ class CudaExport {
     w_.Raw("}");
     w_.End();
     Flow(op.correlation, op.device, op.stream, op.start_ns);
-  }
-
-  void Triple(const uint32_t (&v)[3]) {
-    for (int i = 0; i < 3; ++i) {
-      if (i > 0) w_.Raw(",");
-      w_.Num(v[i]);
-    }
   }
 
   void Bytes(uint64_t bytes, uint64_t duration_ns) {
@@ -199,6 +171,7 @@ class CudaExport {
   size_t pi_;
   int64_t pid_;
   const ChromeClock& clock_;
+  const Selection& sel_;
   ChromeWriter& w_;
   ChromeCudaStats stats_;
   std::unordered_map<StringId, std::string> api_names_;
@@ -210,8 +183,8 @@ class CudaExport {
 }  // namespace
 
 ChromeCudaStats ExportChromeCuda(const Process& p, const TraceImage& img, size_t process_index, int64_t pid,
-                                 const ChromeClock& clock, ChromeWriter* w) {
-  return CudaExport(p, img, process_index, pid, clock, w).Run();
+                                 const ChromeClock& clock, const Selection& selection, ChromeWriter* w) {
+  return CudaExport(p, img, process_index, pid, clock, selection, w).Run();
 }
 
 }  // namespace trainprof::collector

@@ -18,19 +18,14 @@
 #include <cstdint>
 
 #include "collector/export/chrome_writer.h"
+#include "collector/export/selection.h"
+#include "collector/export/time_axis.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
 
-/// The export's time axis for one process: its CLOCK_MONOTONIC ns to ns after the trace's zero.
-struct ChromeClock {
-  int64_t offset = 0;  ///< realtime - monotonic of the process's host
-  uint64_t zero = 0;   ///< realtime ns of ts = 0
-  uint64_t operator()(uint64_t t) const {
-    const int64_t r = static_cast<int64_t>(t) + offset - static_cast<int64_t>(zero);
-    return r > 0 ? static_cast<uint64_t>(r) : 0;
-  }
-};
+/// The export's time axis for one process (time_axis.h).
+using ChromeClock = ExportClock;
 
 struct ChromeCudaStats {
   uint64_t api_calls = 0;
@@ -38,8 +33,9 @@ struct ChromeCudaStats {
   uint64_t flows = 0;    ///< launch → GPU work links
 };
 
-/// Writes image `img` of process `p` (the process_index-th of the trace; Chrome pid `pid`).
+/// Writes image `img` of process `p` (the process_index-th of the trace; Chrome pid `pid`): the
+/// calls and GPU work that overlap the window of `selection`, and the flows whose both ends are kept.
 ChromeCudaStats ExportChromeCuda(const Process& p, const TraceImage& img, size_t process_index, int64_t pid,
-                                 const ChromeClock& clock, ChromeWriter* w);
+                                 const ChromeClock& clock, const Selection& selection, ChromeWriter* w);
 
 }  // namespace trainprof::collector

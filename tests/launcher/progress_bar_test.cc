@@ -1,0 +1,62 @@
+// The export's progress bar (launcher/progress_bar.h): drawn only after its delay, redrawn when the
+// percentage changes, erased at the end; nothing without a total. Clock and output are fakes.
+#include "progress_bar.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace trainprof::launcher {
+namespace {
+
+struct Fake {
+  uint64_t now = 0;
+  std::string out;
+  ProgressBar Bar(uint64_t total) {
+    return ProgressBar(total, [this](std::string_view s) { out += s; }, [this] { return now; }, 100);
+  }
+};
+
+TEST(ProgressBar, Line) {
+  EXPECT_EQ(ProgressBar::Line(0, 200), "trainprof: exporting   0% [....................]  0 of 200 events");
+  EXPECT_EQ(ProgressBar::Line(84, 200), "trainprof: exporting  42% [########............]  84 of 200 events");
+  EXPECT_EQ(ProgressBar::Line(999, 200), "trainprof: exporting 100% [####################]  200 of 200 events");
+}
+
+TEST(ProgressBar, DrawnAfterTheDelayOncePerPercentAndErased) {
+  Fake f;
+  ProgressBar bar = f.Bar(1000);
+  f.now = 99;
+  bar.Update(100);
+  EXPECT_EQ(f.out, "");  // before the delay: a short export prints nothing
+  f.now = 100;
+  bar.Update(100);
+  EXPECT_EQ(f.out, "\rtrainprof: exporting  10% [##..................]  100 of 1000 events\033[K");
+  f.out.clear();
+  bar.Update(105);  // still 10%
+  EXPECT_EQ(f.out, "");
+  bar.Update(110);
+  EXPECT_EQ(f.out, "\rtrainprof: exporting  11% [##..................]  110 of 1000 events\033[K");
+  f.out.clear();
+  bar.Finish();
+  EXPECT_EQ(f.out, "\r\033[K");
+  f.out.clear();
+  bar.Finish();
+  EXPECT_EQ(f.out, "");
+}
+
+TEST(ProgressBar, NothingWithoutATotalOrBeforeItShows) {
+  Fake f;
+  ProgressBar none = f.Bar(0);
+  f.now = 1000;
+  none.Update(5);
+  none.Finish();
+  EXPECT_EQ(f.out, "");
+  ProgressBar quick = f.Bar(10);  // started at 1000
+  quick.Update(10);
+  quick.Finish();
+  EXPECT_EQ(f.out, "");
+}
+
+}  // namespace
+}  // namespace trainprof::launcher

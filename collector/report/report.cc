@@ -10,6 +10,7 @@
 #include "collector/analysis/python_shim_note.h"
 #include "collector/read/trace_reader.h"
 #include "collector/report/warnings.h"
+#include "collector/report/gpu_idle_launch_tables.h"
 
 #ifndef TRAINPROF_VERSION
 #define TRAINPROF_VERSION "0.0.0"
@@ -392,6 +393,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Count(unbalanced_processes, "process", "processes"));
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
+  AddGpuIdleLaunchTables(trace, options, &r);
   r.bottleneck = AnalyzeBottleneck(trace);
   return r;
 }

@@ -9,23 +9,33 @@ constexpr Align L = Align::kLeft;
 constexpr Align R = Align::kRight;
 constexpr size_t kLaunchNameWidth = 100;  // as the kernel table: cut unless --full-names
 
+// The three kinds: their time column and their share column.
+struct KindColumns {
+  const char *ns, *ns_header, *ns_meaning, *percent, *percent_header;
+};
+constexpr KindColumns kKinds[] = {
+    {"host_wait_ns", "Host Wait", "gaps whose next op was launched after the previous op ended", "host_wait_percent",
+     "Host %"},
+    {"kernel_wait_ns", "Kernel Wait", "other gaps under 30 us (HTA's consecutive_kernel_delay)",
+     "kernel_wait_percent", "Kernel %"},
+    {"other_ns", "Other", "the remaining gaps", "other_percent", "Other %"}};
+
 TableDef MakeIdleKindsTable() {
-  return {"gpu_idle_by_kind",
-          "gpu_idle_by_kind.csv",
-          {{"host", nullptr, Unit::kText, L, "host name", Show::kData},
-           {"pid", "PID", Unit::kCount, R, "the process"},
-           {"rank", "Rank", Unit::kCount, R, "its rank (RANK); null without one"},
-           {"device", "Device", Unit::kCount, R, "device id"},
-           {"stream", "Stream", Unit::kCount, R, "CUDA stream id"},
-           {"idle_ns", "Idle", Unit::kNs, R, "sum of the gaps between consecutive GPU ops of the stream"},
-           {"host_wait_ns", "Host Wait", Unit::kNs, R, "gaps whose next op was launched after the previous op ended"},
-           {"kernel_wait_ns", "Kernel Wait", Unit::kNs, R, "other gaps under 30 us (HTA's consecutive_kernel_delay)"},
-           {"other_ns", "Other", Unit::kNs, R, "the remaining gaps"},
-           {"host_wait_percent", "Host %", Unit::kPercent, R, "host_wait_ns / idle_ns; null when idle_ns is 0"},
-           {"kernel_wait_percent", "Kernel %", Unit::kPercent, R, "kernel_wait_ns / idle_ns; null when idle_ns is 0"},
-           {"other_percent", "Other %", Unit::kPercent, R, "other_ns / idle_ns; null when idle_ns is 0"}},
-          {"pid", "rank", "device", "stream", "idle_ns", "host_wait_ns", "host_wait_percent", "kernel_wait_ns",
-           "kernel_wait_percent", "other_ns", "other_percent"}};
+  TableDef t{"gpu_idle_by_kind",
+             "gpu_idle_by_kind.csv",
+             {{"host", nullptr, Unit::kText, L, "host name", Show::kData},
+              {"pid", "PID", Unit::kCount, R, "the process"},
+              {"rank", "Rank", Unit::kCount, R, "its rank (RANK); null without one"},
+              {"device", "Device", Unit::kCount, R, "device id"},
+              {"stream", "Stream", Unit::kCount, R, "CUDA stream id"},
+              {"idle_ns", "Idle", Unit::kNs, R, "sum of the gaps between consecutive GPU ops of the stream"}},
+             {"pid", "rank", "device", "stream", "idle_ns"}};
+  for (const KindColumns& k : kKinds) t.columns.push_back({k.ns, k.ns_header, Unit::kNs, R, k.ns_meaning});
+  for (const KindColumns& k : kKinds) {
+    t.columns.push_back({k.percent, k.percent_header, Unit::kPercent, R, "share of idle_ns; null when idle_ns is 0"});
+    t.text.insert(t.text.end(), {k.ns, k.percent});
+  }
+  return t;
 }
 
 TableDef MakeLaunchTable() {
@@ -46,24 +56,24 @@ TableDef MakeLaunchTable() {
            "launch_delay_p95_ns", "shorter_than_launch", "long_launches", "long_delays", "name"}};
 }
 
-template <TableDef (*make)()>
-const TableDef& Declared() {
-  static const TableDef t = make();
-  return t;
-}
-
-Cell Pct(const std::optional<double>& p) { return p ? Cell(*p).Text(FormatPercent(*p) + "%") : Cell(nullptr); }
+Cell Share(const std::optional<double>& p) { return p ? Cell(*p).Text(FormatPercent(*p) + "%") : Cell(nullptr); }
 
 }  // namespace
 
-const TableDef& GpuIdleKindsTable() { return Declared<MakeIdleKindsTable>(); }
+const TableDef& GpuIdleKindsTable() {
+  static const TableDef t = MakeIdleKindsTable();
+  return t;
+}
 Cells GpuIdleKindsCells(const Process& p, const StreamIdleKinds& s) {
   return {p.host,           p.pid,         p.rank,           s.device,
           s.stream,         s.idle_ns,     s.host_wait_ns,   s.kernel_wait_ns,
-          s.other_ns,       Pct(s.host_wait_percent), Pct(s.kernel_wait_percent), Pct(s.other_percent)};
+          s.other_ns,       Share(s.host_wait_percent), Share(s.kernel_wait_percent), Share(s.other_percent)};
 }
 
-const TableDef& KernelLaunchTable() { return Declared<MakeLaunchTable>(); }
+const TableDef& KernelLaunchTable() {
+  static const TableDef t = MakeLaunchTable();
+  return t;
+}
 Cells KernelLaunchCells(const KernelLaunchRow& r) {
   return {r.name,
           r.count,

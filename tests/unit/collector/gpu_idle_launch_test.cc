@@ -19,24 +19,13 @@ namespace fmt = trainprof::format;
 
 GpuKernel Kernel(uint64_t start_us, uint64_t end_us, uint64_t correlation, uint32_t device = 0, uint32_t stream = 7,
                  StringId name = 0) {
-  GpuKernel k;
-  k.start_ns = start_us * kUs;
-  k.end_ns = end_us * kUs;
-  k.correlation = correlation;
-  k.device = device;
-  k.stream = stream;
-  k.name = name;
-  return k;
+  return {.start_ns = start_us * kUs, .end_ns = end_us * kUs, .correlation = correlation, .name = name,
+          .device = device, .stream = stream};
 }
 
 CudaCall Call(uint64_t begin_us, uint64_t end_us, uint64_t correlation, StringId name = 0, bool returned = true) {
-  CudaCall c;
-  c.begin_ns = begin_us * kUs;
-  c.end_ns = end_us * kUs;
-  c.correlation = correlation;
-  c.name = name;
-  c.returned = returned;
-  return c;
+  return {.begin_ns = begin_us * kUs, .end_ns = end_us * kUs, .correlation = correlation, .name = name,
+          .returned = returned};
 }
 
 // Device 0 stream 7 (µs):

@@ -7,7 +7,7 @@ namespace trainprof::launcher {
 void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
 
 void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths) {
-  sub->add_option("PATH", *paths, "Trace files (pid-*.trace) or directories of them (searched recursively for *.trace)")
+  sub->add_option("PATH", *paths, "Trace files (pid-*.trace, or torch.profiler/Kineto JSON traces, .json or .json.gz) or directories of them (searched recursively for *.trace, *.pt.trace.json, *.pt.trace.json.gz)")
       ->required()
       ->type_name("");
 }
@@ -19,7 +19,7 @@ std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<st
   for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
   if (!list.errors.empty()) return std::nullopt;
   if (list.files.empty()) {
-    Error("no trace files (*.trace) found" + where);
+    Error("no trace files (*.trace, *.pt.trace.json[.gz]) found" + where);
     return std::nullopt;
   }
   return list;

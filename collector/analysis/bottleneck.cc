@@ -61,6 +61,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   t.epoch_ends = split.epoch_ends;
   t.dropped_steps = split.dropped;
   if (split.data_waits == 0 && split.rhythm_steps > 0) t.steps_found_by = "loop_rhythm";
+  if (split.profiler_steps > 0 && split.profiler_steps == split.steps.size()) t.steps_found_by = "profiler_step";
 
   std::vector<const Step*> train;
   for (const Step& s : split.steps) {
@@ -245,7 +246,8 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
     phases[i] = CollectPhases(trace.processes[i], domain, &trace.strings);
     any_phase = any_phase || !phases[i].empty();
     // DataLoader waits, or a backward (steps from the loop's rhythm, training_steps.h).
-    training[i] = phases[i].Count(Phase::kDataWait) > 0 || phases[i].Count(Phase::kBackward) > 0;
+    training[i] = phases[i].Count(Phase::kDataWait) > 0 || phases[i].Count(Phase::kBackward) > 0 ||
+                  phases[i].Count(Phase::kProfilerStep) > 0;  // torch.profiler's steps (imported traces)
   }
   if (!any_phase) {
     b.status = "no_phases";

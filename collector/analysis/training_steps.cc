@@ -225,21 +225,63 @@ void RhythmThread(const PhaseThread& t, bool ddp, StepSplit* out) {
   out->steps.insert(out->steps.end(), steps.begin(), steps.end());
 }
 
-void SplitThread(const PhaseThread& t, bool ddp, StepSplit* out) {
-  // Outermost data waits, by begin (an enclosing range first when two begin together).
-  std::vector<Interval> waits;
-  {
-    std::vector<Interval> all;
-    for (const PhaseRange& r : t.ranges) {
-      if (r.phase == Phase::kDataWait) all.push_back({r.begin_ns, r.end_ns});
-    }
-    std::sort(all.begin(), all.end(),
-              [](const Interval& a, const Interval& b) { return std::tie(a.begin, b.end) < std::tie(b.begin, a.end); });
-    for (const Interval& w : all) {
-      if (!waits.empty() && w.begin < waits.back().end) continue;  // nested in the previous wait
-      waits.push_back(w);
-    }
+// The outermost ranges of `phase` on a thread, by begin (an enclosing range first when two begin
+// together).
+std::vector<Interval> Outermost(const PhaseThread& t, Phase phase) {
+  std::vector<Interval> all, out;
+  for (const PhaseRange& r : t.ranges) {
+    if (r.phase == phase) all.push_back({r.begin_ns, r.end_ns});
   }
+  std::sort(all.begin(), all.end(),
+            [](const Interval& a, const Interval& b) { return std::tie(a.begin, b.end) < std::tie(b.begin, a.end); });
+  for (const Interval& w : all) {
+    if (!out.empty() && w.begin < out.back().end) continue;  // nested in the previous one
+    out.push_back(w);
+  }
+  return out;
+}
+
+// Steps from torch.profiler's ProfilerStep#N spans (`prof.step()` to `prof.step()`), on a thread
+// that has them, unless one span holds two data waits or more (prof.step() called less often than
+// once a batch: the waits then mark the steps better). Returns false when not used.
+bool ProfilerStepThread(const PhaseThread& t, const std::vector<Interval>& waits, bool ddp, StepSplit* out) {
+  const std::vector<Interval> spans = Outermost(t, Phase::kProfilerStep);
+  if (spans.empty()) return false;
+  std::vector<uint32_t> held(spans.size(), 0);
+  for (const Interval& w : waits) {
+    auto it = std::upper_bound(spans.begin(), spans.end(), w.begin,
+                               [](uint64_t x, const Interval& s) { return x < s.begin; });
+    if (it == spans.begin()) continue;
+    const size_t k = static_cast<size_t>(it - spans.begin()) - 1;
+    if (w.begin < spans[k].end && ++held[k] > 1) return false;
+  }
+  out->data_waits += waits.size();
+  const PartContext ctx(t);
+  const IntervalSet all_waits = Union(std::vector<Interval>(waits));
+  std::vector<Step> steps;
+  for (size_t k = 0; k < spans.size(); ++k) {
+    Step s;
+    s.tid = t.tid;
+    s.begin_ns = spans[k].begin;
+    s.end_ns = std::max(spans[k].end, spans[k].begin);
+    s.data_waits = held[k];
+    s.profiler_step = true;
+    FillParts(ctx, Clip(all_waits, s.begin_ns, s.end_ns), ddp, &s);
+    s.eval = LengthWithin(ctx.training, s.begin_ns, s.end_ns) == 0;
+    steps.push_back(std::move(s));
+  }
+  if (std::none_of(steps.begin(), steps.end(), [](const Step& s) { return !s.eval; })) {
+    for (Step& s : steps) s.eval = false;  // a thread that never trains has only steps
+  }
+  out->profiler_steps += steps.size();
+  out->steps.insert(out->steps.end(), steps.begin(), steps.end());
+  return true;
+}
+
+void SplitThread(const PhaseThread& t, bool ddp, StepSplit* out) {
+  // Outermost data waits, by begin.
+  const std::vector<Interval> waits = Outermost(t, Phase::kDataWait);
+  if (ProfilerStepThread(t, waits, ddp, out)) return;
   if (waits.empty()) {
     RhythmThread(t, ddp, out);
     return;

@@ -100,6 +100,7 @@ struct Step {
   bool eval = false;                         ///< no backward or optimizer step on a thread that has them
   bool ended_by_phase = false;               ///< the thread's last step: ends at its last phase range
   bool by_rhythm = false;                    ///< found from the loop's rhythm (no DataLoader wait)
+  bool profiler_step = false;                ///< a torch.profiler ProfilerStep#N span (imported traces)
   uint32_t data_waits = 1;                   ///< DataLoader waits merged into this step (zip of loaders)
   std::array<uint64_t, kPartCount> parts{};  ///< ns; they add up to the duration
   IntervalSet waits;                         ///< the data-wait time of this step
@@ -116,10 +117,13 @@ struct StepSplit {
   uint64_t dropped = 0;     ///< last steps with no phase range after their data wait
   uint64_t rhythm_steps = 0;  ///< of the steps, those found from the loop's rhythm (train and eval)
   uint64_t rhythm_threads = 0;  ///< threads without data waits that have a backward (steps by rhythm)
+  uint64_t profiler_steps = 0;  ///< of the steps, ProfilerStep#N spans (torch.profiler's own steps)
 };
 
 /// Steps of every thread with kDataWait ranges; on a thread without any, steps from the loop's
 /// rhythm (forward → backward → optimizer step) when it has a backward (docs/analysis.md, "Steps").
+/// A thread with kProfilerStep ranges (torch.profiler's ProfilerStep#N, from imported Kineto
+/// traces) has those spans as its steps, unless one of them holds two data waits or more.
 /// `ddp`: the process uses DistributedDataParallel (collectives.h), so a step with a backward
 /// arrives at kDdpBackward, not at its first collective (the script's own dist.all_reduce for
 /// logging comes after the ranks already waited).

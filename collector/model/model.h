@@ -35,6 +35,10 @@ namespace trainprof::collector {
 
 using format::EndKind;
 
+/// Where an image came from: a trainprof trace file, or a torch.profiler (Kineto) JSON trace
+/// imported by the reader (collector/read/kineto_reader.h; mapping in docs/kineto.md).
+enum class ImageSource : uint8_t { kTrainprof, kKineto };
+
 /// What was read from one file and what was wrong with it.
 struct FileStatus {
   std::string path;
@@ -43,6 +47,7 @@ struct FileStatus {
   uint64_t bytes_read = 0;     ///< bytes decoded as valid (== bytes for an intact file)
   bool truncated = false;      ///< the file ends before what its header or chunks announce
   bool usable = false;         ///< the header was valid: the file is one process image
+  ImageSource format = ImageSource::kTrainprof;  ///< what the content says the file is (JSON `files[].format`)
   std::vector<std::string> errors;
   /// The problems found, by kind (the file entries of model/losses.def: header_errors,
   /// chunk_errors, ...), all of them: `errors` lists at most kMaxErrorsPerFile.
@@ -113,10 +118,6 @@ struct HostOp {
   uint32_t thread = 0;    ///< index into TraceImage::threads
   HostOpKind kind = HostOpKind::kOperator;
 };
-
-/// Where an image came from: a trainprof trace file, or a torch.profiler (Kineto) JSON trace
-/// imported by the reader (collector/read/kineto_reader.h; mapping in docs/kineto.md).
-enum class ImageSource : uint8_t { kTrainprof, kKineto };
 
 /// One trace file's process image, decoded.
 inline constexpr size_t kNoFile = SIZE_MAX;  ///< TraceImage::file of a process not recorded

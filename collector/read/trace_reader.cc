@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collector/read/cuda_records.h"
+#include "collector/read/kineto_reader.h"
 #include "collector/read/nvtx_matcher.h"
 #include "trainprof/phases.h"
 #include "trainprof/records.h"
@@ -886,8 +887,23 @@ struct DecodedTrace::State {
   ReadResult result;
   TraceImage image;
   std::unique_ptr<Decoder> decoder;  // null: nothing usable (the status says why)
+  std::optional<KinetoDecoded> kineto;  // a Kineto JSON trace (kineto_reader.h)
 
   void Run(ByteSource* src, const std::string& path, const ReadOptions& options) {
+    // Recognised by content: a trainprof trace starts with its magic, a Kineto trace with gzip's
+    // magic or a JSON object.
+    if (const std::span<const uint8_t> head = src->View(0, 64); LooksLikeKineto(head)) {
+      const uint64_t size = src->size();
+      kineto = DecodeKineto([src](uint64_t off, uint64_t len) { return src->View(off, len); }, size, path, options,
+                            [src, size]() -> std::string {
+                              if (!src->error().empty()) return src->error();
+                              if (size > 0 && src->View(size - 1, 1).empty())
+                                return "the file shrank while it was read (was " + std::to_string(size) +
+                                       " bytes): read up to where it ended";
+                              return {};
+                            });
+      return;
+    }
     result.status.path = path;
     result.status.bytes = src->size();
     decoder = std::make_unique<Decoder>(src, &result.status, &image, options);
@@ -919,6 +935,11 @@ DecodedTrace DecodedTrace::Failed(const std::string& path, const std::string& er
 
 ReadResult DecodedTrace::Finish(StringPool* strings) {
   State& st = *state_;
+  if (st.kineto) {
+    ReadResult r = FinishKineto(std::move(*st.kineto), strings);
+    st.kineto.reset();
+    return r;
+  }
   if (st.decoder) {
     st.decoder->Resolve(strings);
     st.decoder.reset();

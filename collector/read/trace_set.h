@@ -1,5 +1,5 @@
-// From the paths a user gives to the whole decoded trace: expand directories into their *.trace
-// files (recursively), read each file, merge the images into processes.
+// From the paths a user gives to the whole decoded trace: expand directories into their trace
+// files (recursively: *.trace, and Kineto's *.pt.trace.json[.gz]), read each file, merge the images into processes.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,8 @@ struct TraceFileList {
 };
 
 /// A file path is taken as it is (whatever its name) if it is a regular file; a directory is
-/// searched recursively for regular files named *.trace (sorted by path). Nothing is opened:
+/// searched recursively for regular files named *.trace, *.pt.trace.json or *.pt.trace.json.gz
+/// (tensorboard_trace_handler's Kineto traces), sorted by path. Nothing is opened:
 /// FIFOs, sockets, devices and symbolic link loops are warnings, never read.
 /// `out/` and `out/pid-*.trace` give the same list:
 /// a file reached twice is listed once.

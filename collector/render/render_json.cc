@@ -396,6 +396,7 @@ void RenderJson(const Report& r, OutputSink* out) {
   Json files = Json::array();
   for (const FileStatus& f : r.files) {
     files.push_back({{"path", f.path},
+                     {"format", f.format == ImageSource::kKineto ? "kineto" : "trainprof"},
                      {"pid", OrNull(f.pid)},
                      {"bytes", f.bytes},
                      {"bytes_read", f.bytes_read},

@@ -92,7 +92,8 @@ std::string Count(uint64_t n, const std::string& one, const std::string& many) {
 void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const Process& p, const ProcessRow& row,
                       const Trace& trace) {
   auto add = [&](Loss kind, uint64_t n, std::string detail = {}) { log->Add(kind, n, index, who, std::move(detail)); };
-  add(Loss::no_exit_record, p.exit.kind == EndKind::kNone ? 1 : 0);
+  // A Kineto trace records no exit: not a loss (the profiler stopped, the process went on).
+  add(Loss::no_exit_record, p.exit.kind == EndKind::kNone && p.first().source != ImageSource::kKineto ? 1 : 0);
   add(Loss::records_dropped, p.dropped);
   const NvtxMisuse& m = row.nvtx_misuse;
   add(Loss::nvtx_null_names, m.null_names);

@@ -100,8 +100,9 @@ std::string ArrivalPoint(const std::string& arrival) {
 // outside them: ..." (coverage.h).
 std::string CoverageLine(const TrainingProcess& t) {
   const Coverage& c = t.coverage;
-  std::string s = std::string(t.steps_found_by == "loop_rhythm" ? "Steps, found from the loop's rhythm, cover "
-                                                                 : "Steps, found from the DataLoader waits, cover ") +
+  std::string s = std::string(t.steps_found_by == "loop_rhythm"     ? "Steps, found from the loop's rhythm, cover "
+                              : t.steps_found_by == "profiler_step" ? "Steps, torch.profiler's ProfilerStep#N spans, cover "
+                                                                    : "Steps, found from the DataLoader waits, cover ") +
                   P(c.percent) + " of the process's recorded time (" +
                   D(static_cast<double>(c.steps_ns)) + " of " + D(static_cast<double>(c.wall_ns)) + ")";
   std::vector<std::string> listed;

@@ -37,6 +37,8 @@ class KinetoInput final : public std::streambuf {
   const std::string& error() const { return error_; }
   /// The gzip stream (or the file) ended before it was complete.
   bool truncated() const { return truncated_; }
+  /// The parser asked for characters past the last one (a syntax error then is the text's end).
+  bool exhausted() const { return done_; }
   /// File bytes consumed so far (compressed bytes for gzip).
   uint64_t consumed() const { return consumed_; }
 

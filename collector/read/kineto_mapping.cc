@@ -118,6 +118,19 @@ format::SyncType SyncTypeOf(std::string_view n) {
   return S::kUnknown;
 }
 
+// A kernel, copy or memset with the fields they share.
+template <typename A>
+A Activity(uint64_t begin, uint64_t end, uint64_t correlation, uint32_t device, uint32_t context, uint32_t stream) {
+  A a;
+  a.start_ns = begin;
+  a.end_ns = end;
+  a.correlation = correlation;
+  a.device = device;
+  a.context = context;
+  a.stream = stream;
+  return a;
+}
+
 bool Is(const KinetoValue& v, std::string_view s) { return v.type == KinetoValue::Type::kString && v.s == s; }
 
 }  // namespace
@@ -308,14 +321,8 @@ void KinetoMapper::Event(const KinetoEvent& e) {
       const uint32_t context = U32(e.context);
       missing_correlation_ = missing_correlation_ || corr == 0;
       if (c == C::kKernel) {
-        GpuKernel k;
-        k.start_ns = begin;
-        k.end_ns = end;
-        k.correlation = corr;
+        auto k = Activity<GpuKernel>(begin, end, corr, device, context, stream);
         k.name = strings_.Intern(name);
-        k.device = device;
-        k.context = context;
-        k.stream = stream;
         for (int i = 0; i < 3; ++i) {
           k.grid[i] = e.grid[i];
           k.block[i] = e.block[i];
@@ -324,26 +331,14 @@ void KinetoMapper::Event(const KinetoEvent& e) {
         k.static_shared = U32(e.shared_memory);
         img_.cuda.kernels.push_back(k);
       } else if (c == C::kMemcpy) {
-        GpuMemcpy m;
-        m.start_ns = begin;
-        m.end_ns = end;
-        m.correlation = corr;
+        auto m = Activity<GpuMemcpy>(begin, end, corr, device, context, stream);
         m.bytes = U64(e.bytes);
-        m.device = device;
-        m.context = context;
-        m.stream = stream;
         ParseCopyName(name, &m);
         m.async = true;  // Kineto does not say; PyTorch's copies are cudaMemcpyAsync
         img_.cuda.memcpys.push_back(m);
       } else if (c == C::kMemset) {
-        GpuMemset m;
-        m.start_ns = begin;
-        m.end_ns = end;
-        m.correlation = corr;
+        auto m = Activity<GpuMemset>(begin, end, corr, device, context, stream);
         m.bytes = U64(e.bytes);
-        m.device = device;
-        m.context = context;
-        m.stream = stream;
         m.memory = MemsetMemory(name);
         m.async = true;
         img_.cuda.memsets.push_back(m);
@@ -506,6 +501,11 @@ void KinetoMapper::Finish(const KinetoHeader& h, const std::string& path) {
     on.state = format::GpuState::kOn;
     on.raw_state = static_cast<uint32_t>(format::GpuState::kOn);
     img_.cuda.status.push_back(on);
+    GpuStatusEvent flushed = on;  // the profiler wrote the file: its buffers were flushed
+    flushed.time_ns = img_.end_ns;
+    flushed.state = format::GpuState::kFlushed;
+    flushed.raw_state = static_cast<uint32_t>(format::GpuState::kFlushed);
+    img_.cuda.status.push_back(flushed);
   }
 }
 

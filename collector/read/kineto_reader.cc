@@ -46,6 +46,8 @@ KinetoDecoded DecodeKineto(const ReadAt& read, uint64_t size, const std::string&
   const std::string syntax = ParseKinetoJson(
       in, &header, [&](const KinetoEvent& e) { mapper.Event(e); },
       [&](const std::string& what) { error(Loss::malformed_records, what); }, &at_end);
+  // A syntax error where the text ran out is a cut file, whatever token it cut (a string, a number).
+  at_end = !syntax.empty() && (at_end || input.exhausted());
   const std::string src = source_error ? source_error() : std::string();
   if (!src.empty()) {
     st.truncated = true;

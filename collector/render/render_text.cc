@@ -105,6 +105,9 @@ std::string BottleneckText(const Bottleneck& b) {
                   "optimizer step to the next (data wait: the time between them before the forward); the parts are "
                   "shares of the step time.\n"
                 : "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
+  if (std::any_of(b.processes.begin(), b.processes.end(),
+                  [](const TrainingProcess& t) { return t.steps_found_by == "profiler_step"; }))
+    out += "  In torch.profiler traces, steps are its ProfilerStep#N spans (prof.step() to prof.step()).\n";
   if (b.gpu.recorded) out += "  GPU busy: share of the step in which the GPU ran a kernel, memcpy or memset of the process.\n";
   for (const TrainingProcess& t : b.processes) {
     out += "\n";

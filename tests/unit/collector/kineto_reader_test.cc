@@ -18,6 +18,8 @@
 
 namespace trainprof::collector {
 namespace {
+using test::Join;
+using test::Says;
 
 std::span<const uint8_t> Bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
 
@@ -37,7 +39,7 @@ std::string Gzip(const std::string& text) {
 
 // A trace as torch.profiler writes it, in miniature: one host thread (tid 11) and one GPU stream
 // (device 0, stream 7).
-const std::string kTrace = R"({
+const std::string kTrace = R"js({
   "schemaVersion": 1,
   "deviceProperties": [{"id": 0, "name": "NVIDIA H100", "totalGlobalMem": 85000000000, "computeMajor": 9,
                         "computeMinor": 0, "numSms": 132}],
@@ -70,7 +72,7 @@ const std::string kTrace = R"({
   ],
   "traceName": "x.json",
   "baseTimeNanoseconds": 1700000000000000000
-})";
+})js";
 
 TEST(KinetoTime, MicrosecondTextToNanosecondsExactly) {
   EXPECT_EQ(MicrosTextToNs("12"), 12000u);
@@ -214,7 +216,7 @@ TEST(KinetoReader, MapsEveryCategory) {
   // The events: pushes and pops in time order, phases with their category.
   size_t pushes = 0;
   for (const NvtxEvent& e : img.nvtx) pushes += e.kind() == NvtxKind::kPush;
-  EXPECT_EQ(pushes, 8u);
+  EXPECT_EQ(pushes, 7u);  // 6 user_annotation (phases included), 1 gpu_user_annotation
   ASSERT_FALSE(img.nvtx.empty());
   EXPECT_EQ(img.nvtx[0].kind(), NvtxKind::kPush);
   EXPECT_EQ(pool.Get(img.nvtx[0].name), "ProfilerStep#3");
@@ -316,12 +318,23 @@ TEST(KinetoDamage, TruncatedGzipKeepsWhatCameBefore) {
 }
 
 TEST(KinetoDamage, DamagedGzipSaysWhere) {
+  // The trailer's CRC damaged: every event is read, and the damage is said.
   std::string gz = Gzip(ManyKernels(5000));
-  for (size_t i = gz.size() / 2; i < gz.size() / 2 + 64; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
+  for (size_t i = gz.size() - 8; i < gz.size() - 4; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
   StringPool pool;
   ReadResult r = ReadTraceBytes(Bytes(gz), "bad.json.gz", &pool);
   EXPECT_TRUE(Says(r.status.errors, "gzip data damaged at byte")) << Join(r.status.errors);
-  EXPECT_TRUE(r.status.damaged());
+  EXPECT_TRUE(Says(r.status.errors, "incorrect data check")) << Join(r.status.errors);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.image->cuda.kernels.size(), 5000u);
+  // Damage in the middle: what inflates before it is read, and the file is named damaged.
+  std::string mid = Gzip(ManyKernels(5000));
+  for (size_t i = mid.size() / 2; i < mid.size() / 2 + 64; ++i) mid[i] = static_cast<char>(mid[i] ^ 0x5a);
+  ReadResult m = ReadTraceBytes(Bytes(mid), "bad.json.gz", &pool);
+  EXPECT_TRUE(m.status.damaged());
+  ASSERT_TRUE(m.image);
+  EXPECT_GT(m.image->cuda.kernels.size(), 1000u);
+  EXPECT_LT(m.image->cuda.kernels.size(), 5000u);
 }
 
 TEST(KinetoDamage, TruncatedJsonKeepsWhatCameBefore) {

@@ -122,6 +122,8 @@ struct TableRows {
   const TableDef* def = nullptr;
   std::string title;  ///< the text report's section title
   std::vector<Cells> rows;
+  bool text = true;             ///< false: not in the text report (a GPU table of a report without CUDA)
+  std::optional<size_t> omitted;  ///< rows cut by --top: JSON "<name>_omitted", text "... N more rows"
   RowSource source() const { return RowsOf(rows, [](const Cells& c) { return c; }); }
 };
 

@@ -456,7 +456,10 @@ void RenderJson(const Report& r, OutputSink* out) {
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
   AddCudaTables(r.cuda, &doc);
   AddGpuOverlapJson(r, &doc);
-  for (const TableRows& t : r.tables) doc[t.def->name] = TableJson(*t.def, t.source());
+  for (const TableRows& t : r.tables) {
+    doc[t.def->name] = TableJson(*t.def, t.source());
+    if (t.omitted) doc[std::string(t.def->name) + "_omitted"] = *t.omitted;
+  }
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["stats"] = StatsJson(r.stats);
   doc["warnings"] = r.warnings;

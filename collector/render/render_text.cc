@@ -247,8 +247,12 @@ void RenderText(const Report& r, OutputSink* sink) {
   out += CudaSectionsText(r);
   out += GpuOverlapText(r);
   for (const TableRows& t : r.tables) {
+    if (!t.text) continue;
     out += "\n" + t.title + "\n";
     out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, t.source(), "  ");
+    if (t.omitted.value_or(0) > 0) {
+      out += "  ... " + Plural(*t.omitted, "more row", "more rows") + " (--top " + std::to_string(r.options.top) + ")\n";
+    }
   }
 
   if (r.options.by_process) {

@@ -11,6 +11,7 @@
 #include "collector/read/trace_reader.h"
 #include "collector/report/warnings.h"
 #include "collector/report/report_gpu_overlap.h"
+#include "collector/report/gpu_idle_launch_tables.h"
 
 #ifndef TRAINPROF_VERSION
 #define TRAINPROF_VERSION "0.0.0"
@@ -395,6 +396,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Count(unbalanced_processes, "process", "processes"));
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
+  AddGpuIdleLaunchTables(trace, options, &r);
   r.bottleneck = AnalyzeBottleneck(trace);
   AddGpuOverlap(trace, &r);
   return r;

@@ -1,6 +1,7 @@
 #include "collector/report/report_tables.h"
 
 #include "collector/base/units.h"
+#include "collector/report/gpu_idle_launch_tables.h"
 
 namespace trainprof::collector {
 namespace {
@@ -241,7 +242,7 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
 
 std::vector<const TableDef*> DeclaredTables() {
   return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
-          &TemporalBreakdownTable(), &KernelCategoryTable()};
+          &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable()};
 }
 
 }  // namespace trainprof::collector

@@ -171,6 +171,7 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
                                              "ranks.csv", "cuda_api.csv", "gpu_kernels.csv", "memory_ops.csv",
                                              "gpu_devices.csv", "temporal_breakdown.csv",
                                              "kernel_categories.csv", "kernel_category_steps.csv",
+                                             "gpu_idle_by_kind.csv", "kernel_launches.csv",
                                              "nvtx_ranges_by_process.csv",
                                              "cuda_api_by_process.csv", "gpu_kernels_by_process.csv",
                                              "memory_ops_by_process.csv", "stats.csv"}));
@@ -198,10 +199,14 @@ TEST(Report, CsvTablesWithRfc4180Quoting) {
             std::string::npos)
       << procs;
   EXPECT_EQ(tables[4].text, "name,domain,count\r\ncheckpoint,,1\r\n");
-  auto by_process = std::find_if(tables.begin(), tables.end(),
-                                 [](const CsvTable& t) { return t.name == "nvtx_ranges_by_process.csv"; });
-  ASSERT_NE(by_process, tables.end());
-  EXPECT_NE(by_process->text.find("\r\n101,node0,train_step,,push/pop,4,460000000,"), std::string::npos);
+  auto by_name = [&](const std::string& name) -> const std::string& {
+    for (const CsvTable& t : tables) {
+      if (t.name == name) return t.text;
+    }
+    throw std::runtime_error("no " + name);
+  };
+  EXPECT_NE(by_name("nvtx_ranges_by_process.csv").find("\r\n101,node0,train_step,,push/pop,4,460000000,"),
+            std::string::npos);
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a\nb"), "a\\nb");  // control characters escaped as in the text report
 }

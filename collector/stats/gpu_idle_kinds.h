@@ -1,0 +1,46 @@
+// GPU idle time by kind, per stream: Holistic Trace Analysis's idle time breakdown (HTA 0.5.0,
+// hta/analyzers/breakdown_analysis.py, BreakdownAnalysis.get_idle_time_breakdown and
+// _analyze_idle_time_for_stream; docs/analysis.md, "GPU idle time by kind").
+//
+//   ops of a stream   its kernels, memcpys and memsets (HTA's categories kernel, gpu_memcpy,
+//                     gpu_memset; not cuda_sync), by start time
+//   gap               start of an op − end of the op before it on the stream (the first op has none);
+//                     each gap is idle time of the stream and goes to one kind:
+//     host_wait       the op's launching call (the CUDA call with the op's correlation id) began
+//                     after the previous op ended: the host had not enqueued the work yet
+//     kernel_wait     otherwise, a gap shorter than kKernelWaitNs: the overhead of launching back
+//                     to back kernels
+//     other           otherwise (a wait on an event, another stream, ...); an op without a
+//                     launching call in the trace is never host_wait, as in HTA
+//
+// Differences from HTA, on purpose: a negative gap (an op starting before the previous one on its
+// stream ended) counts 0, where HTA adds it (negative) to kernel_wait; streams are kept apart by
+// device as well (HTA groups by stream alone within a rank). Times are the trace's ns: HTA rounds
+// ns timestamps to whole µs (trace_parser.round_down_time_stamps) before it classifies.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "collector/model/cuda_model.h"
+
+namespace trainprof::collector {
+
+/// HTA's default `consecutive_kernel_delay` (trace_analysis.py, get_idle_time_breakdown: 30). Its
+/// docstring says nanoseconds, but HTA compares it with gaps in the trace's unit, µs: 30 µs.
+inline constexpr uint64_t kKernelWaitNs = 30'000;
+
+struct StreamIdleKinds {
+  uint32_t device = 0, stream = 0;
+  uint64_t ops = 0;  ///< kernels, memcpys and memsets on the stream
+  uint64_t idle_ns = 0, host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;  ///< idle = Σ the three
+  std::optional<double> host_wait_percent, kernel_wait_percent, other_percent;  ///< of idle_ns; none when 0
+};
+
+/// One row per (device, stream) with GPU activity, by device then stream. Images of one process
+/// (exec) are analysed apart and their rows of the same (device, stream) summed.
+std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images,
+                                               uint64_t kernel_wait_ns = kKernelWaitNs);
+
+}  // namespace trainprof::collector

@@ -4,6 +4,7 @@
 #include "collector/render/render_json_cuda.h"
 #include "collector/render/table_render.h"
 #include "collector/report/report_tables.h"
+#include "collector/render/render_host_ops.h"
 
 #include <algorithm>
 
@@ -441,6 +442,7 @@ void RenderJson(const Report& r, OutputSink* out) {
                      {"threads", std::move(threads)}};
     Json after = {{"nvtx_ranges_omitted", p.nvtx_ranges_omitted}, {"gpu", GpuTracingJson(p.gpu)}};
     AddCudaTables(p.cuda, &after);
+    AddHostOpsJson(p.host_ops, r.host_ops.any(), &after);
     w.BeginObject(depth);
     w.Members(proc);
     w.RangeArray("nvtx_ranges", p.nvtx_ranges);
@@ -453,6 +455,7 @@ void RenderJson(const Report& r, OutputSink* out) {
   doc["nvtx_marks"] = TableJson(MarkTable(), RowsOf(r.nvtx_marks, MarkCells));
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
   AddCudaTables(r.cuda, &doc);
+  AddHostOpsJson(r.host_ops, r.host_ops.any(), &doc);
   for (const TableRows& t : r.tables) doc[t.def->name] = TableJson(*t.def, t.source());
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["stats"] = StatsJson(r.stats);

@@ -23,6 +23,7 @@
 #include "collector/render/table_render.h"
 #include "collector/render/text_table.h"
 #include "collector/report/report_tables.h"
+#include "collector/render/render_host_ops.h"
 #include "collector/base/units.h"
 
 namespace trainprof::collector {
@@ -237,6 +238,7 @@ void RenderText(const Report& r, OutputSink* sink) {
   }
 
   out += CudaSectionsText(r);
+  out += HostOpSectionsText(r);
   for (const TableRows& t : r.tables) {
     out += "\n" + t.title + "\n";
     out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, t.source(), "  ");
@@ -253,6 +255,7 @@ void RenderText(const Report& r, OutputSink* sink) {
         RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top, sink);
       }
       out += ProcessCudaText(p, r.options);
+      out += ProcessHostOpsText(p, r.options);
     }
     out += "\n  Per-process Time (%) = total time / the process's wall time.\n";
   }

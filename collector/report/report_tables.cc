@@ -1,6 +1,7 @@
 #include "collector/report/report_tables.h"
 
 #include "collector/base/units.h"
+#include "collector/report/host_ops_tables.h"
 
 namespace trainprof::collector {
 namespace {
@@ -240,7 +241,8 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
 }
 
 std::vector<const TableDef*> DeclaredTables() {
-  return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable()};
+  return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
+          &OperatorTableDef(), &PythonFunctionTableDef()};
 }
 
 }  // namespace trainprof::collector

@@ -110,11 +110,11 @@ std::vector<HostOpRow> Rows(const Sums& sums, const std::unordered_map<StringId,
   return rows;
 }
 
-size_t Cut(std::vector<HostOpRow>* rows, size_t top) {
-  if (top == 0 || rows->size() <= top) return 0;
-  const size_t omitted = rows->size() - top;
-  rows->resize(top);
-  return omitted;
+// Keeps the first `top` rows (0: all); returns how many went.
+size_t KeepTop(std::vector<HostOpRow>* rows, size_t top) {
+  const size_t before = rows->size();
+  if (top > 0) rows->resize(std::min(before, top));
+  return before - rows->size();
 }
 
 }  // namespace
@@ -163,9 +163,9 @@ HostOpTables BuildHostOpTables(const std::vector<const Process*>& processes, con
   }
   HostOpTables r;
   r.operators = Rows(sums[0], having[0], wall[0], strings);
-  r.operators_omitted = Cut(&r.operators, top);
+  r.operators_omitted = KeepTop(&r.operators, top);
   r.python_functions = Rows(sums[1], having[1], wall[1], strings);
-  r.python_functions_omitted = Cut(&r.python_functions, top);
+  r.python_functions_omitted = KeepTop(&r.python_functions, top);
   r.operators_wall_ns = wall[0];
   r.operators_processes = with[0];
   r.python_functions_wall_ns = wall[1];

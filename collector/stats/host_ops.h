@@ -55,11 +55,8 @@ HostOpTotals HostOpTotalsOf(const std::vector<HostOp>& ops);
 /// A row of the report's operator or Python function table.
 struct HostOpRow {
   std::string name;
-  uint64_t calls = 0;
-  uint64_t self_ns = 0;
-  uint64_t total_ns = 0;
-  double self_percent = 0;
-  double total_percent = 0;
+  uint64_t calls = 0, self_ns = 0, total_ns = 0;  ///< as HostOpStat, over the processes
+  double self_percent = 0, total_percent = 0;
   uint64_t processes = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "collector/render/table_render.h"
 #include "collector/report/report_tables.h"
 #include "collector/render/render_gpu_overlap.h"
+#include "collector/report/host_ops_tables.h"
 
 namespace trainprof::collector {
 namespace {
@@ -285,6 +286,17 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
   for (const TableRows& t : r.tables) {
     DeclaredCsv(open, t.def->csv, *t.def, r, false, [&](const ProcessRow*) -> const auto& { return t.rows; },
                 [](const Cells& c) { return c; });
+  }
+
+  if (r.host_ops.any()) {  // operators.csv, python_functions.csv: only for traces with them
+    auto ops = [&](const ProcessRow* p) -> const auto& { return (p ? p->host_ops : r.host_ops).operators; };
+    auto pyfuncs = [&](const ProcessRow* p) -> const auto& { return (p ? p->host_ops : r.host_ops).python_functions; };
+    DeclaredCsv(open, "operators.csv", OperatorTableDef(), r, false, ops, HostOpCells);
+    DeclaredCsv(open, "python_functions.csv", PythonFunctionTableDef(), r, false, pyfuncs, HostOpCells);
+    if (r.options.by_process) {
+      DeclaredCsv(open, "operators_by_process.csv", OperatorTableDef(), r, true, ops, HostOpCells);
+      DeclaredCsv(open, "python_functions_by_process.csv", PythonFunctionTableDef(), r, true, pyfuncs, HostOpCells);
+    }
   }
 
   if (r.options.by_process) {

@@ -5,6 +5,7 @@
 #include "collector/render/table_render.h"
 #include "collector/report/report_tables.h"
 #include "collector/render/render_gpu_overlap.h"
+#include "collector/render/render_host_ops.h"
 
 #include <algorithm>
 
@@ -443,6 +444,7 @@ void RenderJson(const Report& r, OutputSink* out) {
                      {"threads", std::move(threads)}};
     Json after = {{"nvtx_ranges_omitted", p.nvtx_ranges_omitted}, {"gpu", GpuTracingJson(p.gpu)}};
     AddCudaTables(p.cuda, &after);
+    AddHostOpsJson(p.host_ops, r.host_ops.any(), &after);
     w.BeginObject(depth);
     w.Members(proc);
     w.RangeArray("nvtx_ranges", p.nvtx_ranges);
@@ -455,6 +457,7 @@ void RenderJson(const Report& r, OutputSink* out) {
   doc["nvtx_marks"] = TableJson(MarkTable(), RowsOf(r.nvtx_marks, MarkCells));
   doc["nvtx_marks_omitted"] = r.nvtx_marks_omitted;
   AddCudaTables(r.cuda, &doc);
+  AddHostOpsJson(r.host_ops, r.host_ops.any(), &doc);
   AddGpuOverlapJson(r, &doc);
   for (const TableRows& t : r.tables) {
     doc[t.def->name] = TableJson(*t.def, t.source());

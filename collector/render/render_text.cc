@@ -24,6 +24,7 @@
 #include "collector/render/text_table.h"
 #include "collector/report/report_tables.h"
 #include "collector/render/render_gpu_overlap.h"
+#include "collector/render/render_host_ops.h"
 #include "collector/base/units.h"
 
 namespace trainprof::collector {
@@ -246,6 +247,7 @@ void RenderText(const Report& r, OutputSink* sink) {
 
   out += CudaSectionsText(r);
   out += GpuOverlapText(r);
+  out += HostOpSectionsText(r);
   for (const TableRows& t : r.tables) {
     if (!t.text) continue;
     out += "\n" + t.title + "\n";
@@ -266,6 +268,7 @@ void RenderText(const Report& r, OutputSink* sink) {
         RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top, sink);
       }
       out += ProcessCudaText(p, r.options);
+      out += ProcessHostOpsText(p, r.options);
     }
     out += "\n  Per-process Time (%) = total time / the process's wall time.\n";
   }

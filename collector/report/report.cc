@@ -313,6 +313,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     for (const TraceImage& img : p.images) r.has_cuda = r.has_cuda || img.cuda.any();
   }
   if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true);
+  r.host_ops = BuildHostOpTables(all, walls, strings, options.top);
 
   std::set<std::string> hosts;
   uint64_t first_start = UINT64_MAX, last_end = 0;
@@ -389,6 +390,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     }
     row.gpu = GpuTracingOf(p, strings);
     if (row.gpu.any) row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false);
+    if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&p}, {walls[i]}, strings, options.top);
     const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
     AddProcessLosses(&losses, i, who, p, row, trace);
     r.processes.push_back(std::move(row));

@@ -21,6 +21,7 @@
 #include "collector/stats/gpu_tracing.h"
 #include "collector/stats/kernel_categories.h"
 #include "collector/stats/temporal_breakdown.h"
+#include "collector/stats/host_ops.h"
 #include "collector/model/model.h"
 #include "collector/stats/nvtx_stats.h"
 
@@ -168,6 +169,7 @@ struct ProcessRow {
   size_t nvtx_ranges_omitted = 0;
   GpuTracing gpu;   ///< GPU tracing state and what was lost (gpu_tracing.h)
   CudaTables cuda;  ///< this process's CUDA tables, cut to --top; devices per device
+  HostOpTables host_ops;  ///< its operator and Python function tables (Kineto imports), cut to --top
 };
 
 struct Report {
@@ -186,6 +188,8 @@ struct Report {
   size_t nvtx_marks_omitted = 0;
   bool has_cuda = false;  ///< some process has CUDA records (calls, GPU activity, or a GPU status)
   CudaTables cuda;        ///< over all processes; devices merged per host and device
+  /// Operators and Python functions over all processes (Kineto imports; empty: none had any).
+  HostOpTables host_ops;
   /// Further tables, each with its declaration (report_tables.h): every renderer shows them
   /// generically (text: a section after the GPU tables; JSON: a member before "bottleneck"; CSV:
   /// a file after gpu_devices.csv). A new table goes here (collector/README.md, "Adding a table").

@@ -2,6 +2,7 @@
 
 #include "collector/base/units.h"
 #include "collector/report/gpu_idle_launch_tables.h"
+#include "collector/report/host_ops_tables.h"
 
 namespace trainprof::collector {
 namespace {
@@ -242,7 +243,8 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
 
 std::vector<const TableDef*> DeclaredTables() {
   return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
-          &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable()};
+          &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable(),
+          &OperatorTableDef(), &PythonFunctionTableDef()};
 }
 
 }  // namespace trainprof::collector

@@ -48,7 +48,7 @@ def kineto_data():
 
 DATA = kineto_data()
 GPU_TRACES = sorted(glob.glob(os.path.join(DATA, "*.json*"))) if DATA else []
-CPU_TRACES = sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "data", "kineto", "*.json*")))
+CPU_TRACES = sorted(glob.glob(os.path.join(SOURCE_DIR, "tests", "data", "kineto", "*.pt.trace.json*")))
 
 # HTA's kernel-type labels (BreakdownAnalysis._get_gpu_kernel_type_time) and trainprof's fields.
 LABELS = {

@@ -245,9 +245,9 @@ void RenderText(const Report& r, OutputSink* sink) {
     }
   }
 
+  out += HostOpSectionsText(r);  // the host side (torch.profiler's operators) beside the NVTX tables
   out += CudaSectionsText(r);
   out += GpuOverlapText(r);
-  out += HostOpSectionsText(r);
   for (const TableRows& t : r.tables) {
     if (!t.text) continue;
     out += "\n" + t.title + "\n";

@@ -180,7 +180,7 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
       ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
       ->type_name("PATH");
   sub->add_flag("--by-process", args->by_process, "Also print each process's tables (NVTX ranges, CUDA API, GPU kernels, memory operations)");
-  sub->add_option("--top", args->top, "Rows per statistics table, the largest total time first (0 = all)")
+  sub->add_option("--top", args->top, "Rows per statistics table, the largest first: total time, self time for operators (0 = all)")
       ->type_name("N")
       ->check(CLI::Validator(  // size_t would take "-1" as 2^64-1
           [](std::string& v) -> std::string {

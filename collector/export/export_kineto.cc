@@ -436,16 +436,17 @@ KinetoPlan PlanKinetoFiles(const Trace& trace, const Selection& selection, bool 
     }
   }
   // <host>_<pid>.<ms>.pt.trace.json; equal names (a pid reused within a millisecond, or two
-  // processes without host and pid) get "_2", "_3", ... after the worker name.
+  // processes without host and pid) get "-2", "-3", ... after the milliseconds, which the reader
+  // skips (a "_2" after the pid would read back as a host "<host>_<pid>").
   std::map<std::string, int> seen;
   for (size_t f = 0; f < plan.files.size(); ++f) {
     const Process& p = trace.processes[named_by[f]];
     // No host known (an imported trace whose name had none): "<pid>.<ms>...", which the reader
     // takes for no host, not for a host called "unknown".
     std::string worker = p.host.empty() ? std::to_string(p.pid) : FileSafe(p.host) + "_" + std::to_string(p.pid);
-    const int n = ++seen[worker + "." + std::to_string(p.start_realtime_ns / 1'000'000)];
-    if (n > 1) worker += "_" + std::to_string(n);
-    plan.files[f].name = worker + "." + std::to_string(p.start_realtime_ns / 1'000'000) +
+    const std::string stem = worker + "." + std::to_string(p.start_realtime_ns / 1'000'000);
+    const int n = ++seen[stem];
+    plan.files[f].name = stem + (n > 1 ? "-" + std::to_string(n) : std::string()) +
                          (gzip ? ".pt.trace.json.gz" : ".pt.trace.json");
   }
   return plan;

@@ -5,7 +5,7 @@
 namespace trainprof::collector {
 
 KinetoInput::KinetoInput(ReadAt read, uint64_t size, bool gzip)
-    : read_(std::move(read)), size_(size), gzip_(gzip), out_(kPiece) {
+    : read_(std::move(read)), size_(size), gzip_(gzip), raw_(kPiece), out_(kPiece + JsonGuard::kSlack) {
   setg(out_.data(), out_.data(), out_.data());
 }
 
@@ -23,6 +23,18 @@ KinetoInput::int_type KinetoInput::underflow() {
 }
 
 bool KinetoInput::Fill() {
+  for (size_t got = 0; FillRaw(&got);) {
+    const size_t n = guard_.Filter(raw_.data(), got, out_.data());
+    if (n > 0) {
+      setg(out_.data(), out_.data(), out_.data() + n);
+      return true;
+    }
+    if (done_) return false;  // damaged gzip: nothing more after this piece
+  }
+  return false;
+}
+
+bool KinetoInput::FillRaw(size_t* got_out) {
   auto next_piece = [&]() -> bool {
     if (in_off_ >= size_) return false;
     in_ = read_(in_off_, std::min<uint64_t>(kPiece, size_ - in_off_));
@@ -33,9 +45,9 @@ bool KinetoInput::Fill() {
   if (!gzip_) {
     if (!next_piece()) return false;
     // The source's buffer is only valid until the next read: copy it.
-    std::memcpy(out_.data(), in_.data(), in_.size());
+    std::memcpy(raw_.data(), in_.data(), in_.size());
     consumed_ += in_.size();
-    setg(out_.data(), out_.data(), out_.data() + in_.size());
+    *got_out = in_.size();
     in_ = {};
     return true;
   }
@@ -69,12 +81,12 @@ bool KinetoInput::Fill() {
       }
       z_end_ = false;
     }
-    z_.next_out = reinterpret_cast<Bytef*>(out_.data());
-    z_.avail_out = static_cast<uInt>(out_.size());
+    z_.next_out = reinterpret_cast<Bytef*>(raw_.data());
+    z_.avail_out = static_cast<uInt>(raw_.size());
     const uInt before = z_.avail_in;
     const int rc = inflate(&z_, Z_NO_FLUSH);
     consumed_ += before - z_.avail_in;
-    const size_t got = out_.size() - z_.avail_out;
+    const size_t got = raw_.size() - z_.avail_out;
     if (rc == Z_STREAM_END) {
       z_end_ = true;
     } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
@@ -84,7 +96,7 @@ bool KinetoInput::Fill() {
       done_ = true;  // hand out what was inflated, then stop
     }
     if (got > 0) {
-      setg(out_.data(), out_.data(), out_.data() + got);
+      *got_out = got;
       return true;
     }
     if (z_end_ && z_.avail_in == 0 && in_off_ >= size_) return false;

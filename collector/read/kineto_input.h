@@ -1,6 +1,7 @@
 // The bytes of a Kineto JSON trace as characters for the JSON parser: plain JSON is passed
 // through, gzip (`.json.gz`, recognised by its magic 1f 8b, not by the name) is inflated with zlib
-// as the parser reads, a piece at a time. Memory: one input piece and one output buffer
+// as the parser reads, a piece at a time, and passed through JsonGuard (kineto_guard.h: bounded
+// tokens, bad bytes replaced). Memory: one input piece, one inflated piece and one output buffer
 // (kPiece bytes each), whatever the file's size. Concatenated gzip members are read one after
 // another, as gzip(1) does.
 #pragma once
@@ -13,6 +14,8 @@
 #include <streambuf>
 #include <string>
 #include <vector>
+
+#include "collector/read/kineto_guard.h"
 
 namespace trainprof::collector {
 
@@ -41,12 +44,15 @@ class KinetoInput final : public std::streambuf {
   bool exhausted() const { return done_; }
   /// File bytes consumed so far (compressed bytes for gzip).
   uint64_t consumed() const { return consumed_; }
+  /// What the guard cut or replaced.
+  const JsonGuard& guard() const { return guard_; }
 
  protected:
   int_type underflow() override;
 
  private:
-  bool Fill();  // refills out_; false at the end
+  bool Fill();                  // refills out_ (guarded); false at the end
+  bool FillRaw(size_t* got);    // the next piece of the file's JSON text into raw_; false at the end
 
   ReadAt read_;
   uint64_t size_;
@@ -57,7 +63,9 @@ class KinetoInput final : public std::streambuf {
   std::span<const uint8_t> in_;
   uint64_t in_off_ = 0;  // file offset after in_
   uint64_t consumed_ = 0;
+  std::vector<char> raw_;
   std::vector<char> out_;
+  JsonGuard guard_;
   std::string error_;
   bool truncated_ = false;
   bool done_ = false;

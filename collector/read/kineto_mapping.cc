@@ -27,10 +27,12 @@ std::string HostFromKinetoFileName(std::string_view path) {
   for (std::string_view suffix : {std::string_view(".pt.trace.json.gz"), std::string_view(".pt.trace.json")}) {
     if (base.size() > suffix.size() && base.substr(base.size() - suffix.size()) == suffix) {
       base.remove_suffix(suffix.size());
-      // <host>_<pid>.<ms>
+      // <host>_<pid>.<ms>, or <host>_<pid>.<ms>-<n>: trainprof's export names a second file of the
+      // same worker and millisecond so
       const size_t dot = base.rfind('.');
       if (dot == std::string_view::npos) return {};
-      const std::string_view ms = base.substr(dot + 1);
+      std::string_view ms = base.substr(dot + 1);
+      if (const size_t dash = ms.find('-'); dash != std::string_view::npos) ms = ms.substr(0, dash);
       const std::string_view host_pid = base.substr(0, dot);
       const size_t us = host_pid.rfind('_');
       if (us == std::string_view::npos || us == 0) return {};

@@ -16,7 +16,9 @@ bool LooksLikeKineto(std::span<const uint8_t> head) {
   size_t p = 0;
   if (head.size() >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) p = 3;
   while (p < head.size() && (head[p] == ' ' || head[p] == '\t' || head[p] == '\n' || head[p] == '\r')) ++p;
-  return p < head.size() && head[p] == '{';
+  // '[': a JSON array (Chrome's array form, or not a trace at all): read as JSON, so that it is
+  // said to be no Kineto trace rather than a file with a wrong magic.
+  return p < head.size() && (head[p] == '{' || head[p] == '[');
 }
 
 KinetoDecoded DecodeKineto(const ReadAt& read, uint64_t size, const std::string& path, const ReadOptions& options,
@@ -56,6 +58,22 @@ KinetoDecoded DecodeKineto(const ReadAt& read, uint64_t size, const std::string&
   if (!input.error().empty()) {
     st.truncated = st.truncated || input.truncated();
     error(Loss::malformed_records, input.error());
+  }
+  const JsonGuard& guard = input.guard();
+  if (guard.strings_cut() > 0) {
+    error(Loss::malformed_records, std::to_string(guard.strings_cut()) + " JSON string" +
+                                       (guard.strings_cut() == 1 ? "" : "s") + " longer than " +
+                                       std::to_string(JsonGuard::kMaxStringBytes >> 10) + " KiB cut there");
+  }
+  if (guard.bytes_replaced() > 0) {
+    error(Loss::malformed_records, std::to_string(guard.bytes_replaced()) +
+                                       " bytes in strings that are not UTF-8 or are raw control characters, "
+                                       "read as '?'");
+  }
+  if (guard.tokens_cut() > 0) {
+    error(Loss::malformed_records, std::to_string(guard.tokens_cut()) + " number or literal token" +
+                                       (guard.tokens_cut() == 1 ? "" : "s") + " longer than " +
+                                       std::to_string(JsonGuard::kMaxBareBytes) + " bytes cut there");
   }
   const bool damaged_bytes = !src.empty() || !input.error().empty();
   if (!syntax.empty() && !(damaged_bytes && at_end)) {  // a cut gzip stream ends the JSON: said above

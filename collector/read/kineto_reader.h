@@ -25,7 +25,7 @@
 namespace trainprof::collector {
 
 /// Bytes that start a Kineto trace as trainprof reads it: gzip's magic (1f 8b), or a JSON object
-/// ('{', after any white space and a UTF-8 byte order mark). `head`: the first bytes of the file
+/// ('{') or array ('['; read, and said to be no Kineto trace), after any white space and a UTF-8 byte order mark. `head`: the first bytes of the file
 /// (64 are plenty).
 bool LooksLikeKineto(std::span<const uint8_t> head);
 

@@ -47,7 +47,9 @@ std::string GpuOverlapText(const Report& r) {
   out +=
       "  Active span = first to last GPU activity of the process (kernels, copies, memsets, every stream); Idle =\n"
       "  nothing runs; Compute = computation kernels run; Non-compute = only communication, memory or other\n"
-      "  kernels run. As Holistic Trace Analysis's get_temporal_breakdown (docs/analysis.md).\n";
+      "  kernels run. As Holistic Trace Analysis's get_temporal_breakdown, over every kernel: HTA by default\n"
+      "  leaves out the last ProfilerStep and rounds ns traces to whole µs, so its figures can differ\n"
+      "  (docs/analysis.md, \"Where trainprof differs from HTA on purpose\").\n";
   out += "\nGPU kernel categories\n";
   out += TextTable(KernelCategoryTable(), RowsOf(r.kernel_categories, KernelCategoryCells), "  ");
   out +=

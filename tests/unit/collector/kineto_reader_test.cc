@@ -106,13 +106,16 @@ TEST(KinetoNames, PhasesFromTorchProfilerNames) {
   EXPECT_EQ(HostFromKinetoFileName("a_b_77.5.pt.trace.json"), "a_b");
   EXPECT_EQ(HostFromKinetoFileName("trace.json"), "");
   EXPECT_EQ(HostFromKinetoFileName("host.5.pt.trace.json"), "");
+  // The export's name for a second file of the same worker and millisecond.
+  EXPECT_EQ(HostFromKinetoFileName("vm_5558.1796159834949-2.pt.trace.json"), "vm");
+  EXPECT_EQ(HostFromKinetoFileName("1.0-2.pt.trace.json"), "");
 }
 
 TEST(KinetoSniff, ByContent) {
   EXPECT_TRUE(LooksLikeKineto(Bytes("  \n{\"traceEvents\": []}")));
   EXPECT_TRUE(LooksLikeKineto(Bytes("\xEF\xBB\xBF{")));
   EXPECT_TRUE(LooksLikeKineto(Bytes(Gzip("{}"))));
-  EXPECT_FALSE(LooksLikeKineto(Bytes("[{}]")));
+  EXPECT_TRUE(LooksLikeKineto(Bytes("[{}]")));  // read as JSON: "not a Kineto trace: not a JSON object"
   EXPECT_FALSE(LooksLikeKineto(Bytes("TRPROF\r\n")));
   EXPECT_FALSE(LooksLikeKineto(Bytes("")));
 }

@@ -172,9 +172,12 @@ class ChromeSelectionTest(TraceTest):
                 self.assertGreaterEqual(e["ts"] + e["dur"], fifth[1])
         # Seconds: the steps overlapping [START, END).
         by_start = sorted(everything, key=lambda s: s[1])
-        start, end = by_start[10][1] / 1e6, by_start[20][1] / 1e6 + 1e-3
-        windowed = self.steps(self.chrome("--window", "%.6f:%.6f" % (start, end)))
-        expected = [s for s in everything if s[1] < end * 1e6 and s[2] > start * 1e6]
+        # The window as given on the command line, to the ns (ts are µs with 3 decimals): a bound
+        # rounded to the µs could fall between a step's end and the next one's start.
+        start_txt, end_txt = "%.9f" % (by_start[10][1] / 1e6), "%.9f" % (by_start[20][1] / 1e6 + 1e-3)
+        windowed = self.steps(self.chrome("--window", start_txt + ":" + end_txt))
+        start_us, end_us = round(float(start_txt) * 1e9) / 1e3, round(float(end_txt) * 1e9) / 1e3
+        expected = [s for s in everything if round(s[1] * 1e3) < round(end_us * 1e3) and round(s[2] * 1e3) > round(start_us * 1e3)]
         self.assertEqual(windowed, expected)
         self.assertLess(len(windowed), len(everything))
 
@@ -225,10 +228,23 @@ class KinetoCudaTest(TraceTest):
         theirs = {n: v for n, v in hta["kernels"]["0"].items() if not n.startswith(("Memcpy", "Memset"))}
         ours = report["gpu_kernels"]
         self.assertEqual(len(theirs), len(ours), (sorted(theirs), [k["name"] for k in ours]))
+        # HTA puts cuda_sync events on the stream's track beside the kernels and, where two events of
+        # a track overlap, cuts the earlier short at the later one's start. The stand-in CUPTI times
+        # its sync from the host's clock, so on a loaded machine it can overlap a kernel of its
+        # stream (trainprof keeps the kernel whole: a sync is the host waiting, not GPU work). Such
+        # kernels: HTA's total at most trainprof's.
+        ops = sorted((e["args"].get("stream"), e["ts"], e["ts"] + e["dur"], e["name"]) for e in doc["traceEvents"]
+                     if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"))
+        overlapping = {n for a, b in zip(ops, ops[1:]) if a[0] == b[0] and b[1] < a[2] for n in (a[3], b[3])}
         for k in ours:
             [name] = [n for n in theirs if n.startswith(k["name"]) or n == k["mangled"][:len(n)]]
-            self.assertAlmostEqual(theirs[name]["sum_us"], k["total_ns"] / 1000.0, delta=max(k["total_ns"] / 1000.0 * 0.01, k["instances"]))
-            self.assertEqual(theirs[name]["count"], k["instances"])
+            if name in overlapping:
+                self.assertLessEqual(theirs[name]["sum_us"], k["total_ns"] / 1000.0 + k["instances"])
+            else:
+                self.assertAlmostEqual(theirs[name]["sum_us"], k["total_ns"] / 1000.0,
+                                       delta=max(k["total_ns"] / 1000.0 * 0.01, k["instances"]),
+                                       msg="%s; GPU ops of the export by stream: %s" % (name, ops))
+            self.assertEqual(theirs[name]["count"], k["instances"], name)
         # Temporal: HTA's span (first to last GPU event) is trainprof's active span; its compute time
         # the union of the kernels (trainprof's kernel_ns), within 0.5 point of the span.
         [device] = report["devices"]

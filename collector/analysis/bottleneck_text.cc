@@ -344,6 +344,10 @@ std::string DescribeSlowSteps(const TrainingProcess& t) {
                       ", " + Times(x.times_median);
   }
   if (sl.count > sl.listed.size()) s += "; and " + std::to_string(sl.count - sl.listed.size()) + " more";
+  if (sl.over_threshold > sl.count) {
+    s += "; " + std::to_string(sl.over_threshold - sl.count) + " other steps also took " + Times(kSlowStepTimesMedian) +
+         " the median or more, each under a " + (kSlowStepGap == 3 ? std::string("third") : "fraction") + " of these";
+  }
   return s + " (training steps numbered from 0; a slow step takes " + Times(kSlowStepTimesMedian) +
          " the median and " + D(static_cast<double>(kSlowStepMinExcessNs)) +
          " more than it or more; its time is in the statistics above).";

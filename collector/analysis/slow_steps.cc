@@ -15,14 +15,22 @@ SlowSteps FindSlowSteps(const std::vector<StepDuration>& steps, double median_ns
   }
   out.steps = steps.size();
   out.over_threshold = out.listed.size();
-  const double allowed = std::max(static_cast<double>(kSlowStepMinAllowed), kSlowStepMaxShare * static_cast<double>(steps.size()));
-  if (static_cast<double>(out.over_threshold) > allowed) {
-    out.listed.clear();
-    return out;
-  }
-  out.count = out.listed.size();
   std::stable_sort(out.listed.begin(), out.listed.end(),
                    [](const SlowStep& a, const SlowStep& b) { return a.duration_ns > b.duration_ns; });
+  const double allowed = std::max(static_cast<double>(kSlowStepMinAllowed), kSlowStepMaxShare * static_cast<double>(steps.size()));
+  if (static_cast<double>(out.over_threshold) > allowed) {
+    // Too many for all to be isolated: keep the longest k (k ≤ allowed) only where they stand
+    // kSlowStepGap times above every other step (a checkpoint among a noisy loop's hiccups).
+    size_t k = 0;
+    for (size_t i = static_cast<size_t>(allowed); i >= 1; --i) {
+      if (static_cast<double>(out.listed[i - 1].duration_ns) >= kSlowStepGap * static_cast<double>(out.listed[i].duration_ns)) {
+        k = i;
+        break;
+      }
+    }
+    out.listed.resize(k);
+  }
+  out.count = out.listed.size();
   if (out.listed.size() > kSlowStepsListed) out.listed.resize(kSlowStepsListed);
   return out;
 }

@@ -4,7 +4,8 @@
 //
 //   durations of the steps in the statistics ─► median ─► steps with duration ≥ 3 × median and
 //   duration − median ≥ 10 ms ─► isolated when they are at most 10% of the steps (at least 2
-//   allowed) ─► the longest kSlowStepsListed, and how many there are
+//   allowed), or else the longest few (as many as allowed) where they take ≥ 3 × the next-longest
+//   step ─► the longest kSlowStepsListed, and how many there are
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,7 @@ inline constexpr uint64_t kSlowStepMinExcessNs = 10'000'000;  ///< ... and this 
 inline constexpr size_t kSlowStepsListed = 3;                 ///< slow steps listed per process
 inline constexpr double kSlowStepMaxShare = 0.10;  ///< isolated: at most this share of the steps ...
 inline constexpr uint64_t kSlowStepMinAllowed = 2; ///< ... or this many, whichever is larger
+inline constexpr double kSlowStepGap = 3;  ///< when more are slow: the longest few, if this many times the next
 
 /// One training step as the rule sees it.
 struct StepDuration {
@@ -42,8 +44,10 @@ struct SlowSteps {
 };
 
 /// The slow steps among `steps` (the steps in the statistics), against `median_ns` (their median).
-/// When more steps than kSlowStepMaxShare (or kSlowStepMinAllowed) meet the rule, none is isolated:
-/// the step time is spread (an input pipeline delivering in bursts), and only `over_threshold` says so.
+/// When more steps than kSlowStepMaxShare (or kSlowStepMinAllowed) meet the rule, the step time is
+/// spread (an input pipeline delivering in bursts) and `over_threshold` says so; the longest few
+/// (at most as many as allowed) are still isolated where each takes ≥ kSlowStepGap × every other
+/// step (a checkpoint save on a loop with scheduler hiccups).
 SlowSteps FindSlowSteps(const std::vector<StepDuration>& steps, double median_ns);
 
 }  // namespace trainprof::collector

@@ -366,6 +366,7 @@ Json BottleneckJson(const Bottleneck& b) {
                           {"straggler_last_share", kStragglerLastShare},
                           {"slow_step_times_median", kSlowStepTimesMedian},
                           {"slow_step_min_excess_ns", kSlowStepMinExcessNs},
+                          {"slow_step_gap", kSlowStepGap},
                           {"startup_step_percent", kStartupStepPercent},
                           {"gpu_idle_percent", kGpuIdlePercent},
                           {"short_kernel_ns", kShortKernelNs},

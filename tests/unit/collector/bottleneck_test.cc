@@ -309,6 +309,54 @@ TEST(Bottleneck, IsolatedSlowStepIsNamed) {
   EXPECT_FALSE(Says(quiet.bottleneck.processes.at(0).text, "slow step"));
 }
 
+// A noisy loop: three hiccup steps at 3.5× the median are too many to be isolated in 20 steps, but
+// the 300 ms checkpoint step stands 7× above them, and is still named; nine steps at 3-4× are not.
+TEST(Bottleneck, IsolatedSlowStepAmongHiccups) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 20; ++i) {
+    StepPlan p = WithWait(kCompute10, 2 * kMs);
+    if (i == 10) p.other = 300 * kMs;
+    if (i == 4 || i == 13 || i == 17) p.other = 30 * kMs;
+    t = r.m.Step(t, p);
+  }
+  Report report = r.Analyze();
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  EXPECT_DOUBLE_EQ(tp.step.median, 12.0 * kMs);
+  EXPECT_EQ(tp.slow.over_threshold, 4u);
+  EXPECT_EQ(tp.slow.count, 1u);
+  ASSERT_EQ(tp.slow.listed.size(), 1u);
+  EXPECT_EQ(tp.slow.listed[0].train_step, 10u);
+  EXPECT_TRUE(Says(tp.text,
+                   "Isolated slow step: step 10 of pid 200 took 312 ms, 26× the median (12.0 ms); 3 other steps also "
+                   "took 3× the median or more, each under a third of these (training steps numbered from 0;"))
+      << Join(tp.text);
+  // Two planted steps 3× above three hiccups: both named (allowed: 2 of 20).
+  TrainRun two;
+  t = T0 + 10 * kMs;
+  for (int i = 0; i < 20; ++i) {
+    StepPlan p = WithWait(kCompute10, 2 * kMs);
+    if (i == 5 || i == 10) p.other = 300 * kMs;
+    if (i == 4 || i == 13 || i == 17) p.other = 30 * kMs;
+    t = two.m.Step(t, p);
+  }
+  EXPECT_EQ(two.Analyze().bottleneck.processes.at(0).slow.count, 2u);
+  // Nine steps at 3-4× the median, none far above the others: spread, none isolated.
+  TrainRun spread;
+  t = T0 + 10 * kMs;
+  for (int i = 0; i < 20; ++i) {
+    StepPlan p = WithWait(kCompute10, 2 * kMs);
+    if (i % 2 == 1 && i < 19) p.other = (24 + i) * kMs;
+    t = spread.m.Step(t, p);
+  }
+  Report sr = spread.Analyze();
+  const TrainingProcess& sp = sr.bottleneck.processes.at(0);
+  EXPECT_EQ(sp.slow.over_threshold, 9u);
+  EXPECT_EQ(sp.slow.count, 0u);
+  EXPECT_TRUE(Says(sp.text, "Step time is spread, not a few outliers: 9 of 19 steps take 3× the median"))
+      << Join(sp.text);
+}
+
 TEST(Bottleneck, PercentilesAndSpread) {
   TrainRun r;
   uint64_t t = T0 + 10 * kMs;

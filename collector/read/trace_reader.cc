@@ -753,6 +753,10 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       }
       case RecordTag::kCategoryName:
       case RecordTag::kDomainDestroy:  // counted, not needed by the report yet
+      case RecordTag::kStack:          // stacks and samples (version 3): not read yet
+      case RecordTag::kEventStack:
+      case RecordTag::kModule:
+      case RecordTag::kSample:
         break;
       default:  // CUDA records (the schema's since: only in files of version 2 on)
         cuda_.Add(tag, f, now, c.base_ns, thread);

@@ -36,7 +36,7 @@
 namespace trainprof::format {
 
 inline constexpr char kFileMagic[8] = {'T', 'R', 'P', 'R', 'O', 'F', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 2;  ///< 2: CUDA records (tags 48..63)
+inline constexpr uint32_t kFormatVersion = 3;  ///< 2: CUDA records (tags 48..63); 3: stacks and samples (64..71)
 /// Oldest format version the reader accepts (the reader owns compatibility).
 inline constexpr uint32_t kMinReadableVersion = 1;  // v1 files have no CUDA records
 inline constexpr uint32_t kHeaderRegionSize = 16 * 1024;  // bytes; page aligned
@@ -130,6 +130,10 @@ enum class MetaKey : uint16_t {
   /// them while the Python source was traced. -E and -I ignore PYTHONPATH, -S skips `site`, which
   /// imports the shim (sitecustomize), so the process records no Python phases.
   kPythonShimOff = 8,
+  /// Stack and sampling settings (present only when some are on): "key=value" entries separated
+  /// by NUL bytes: backtrace=LIST (comma-separated: cuda:THRESHOLD_NS, nvtx), sample_hz=N,
+  /// sample_signal=N (the real-time signal the sampler uses). Unknown keys are skipped.
+  kStacks = 9,
 };
 
 /// Header of every chunk, at the chunk's first byte.

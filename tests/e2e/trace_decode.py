@@ -53,6 +53,10 @@ LAYOUT = {
     57: ("GPU_DROPPED", ["dt", "count"]),
     58: ("GPU_STATUS", ["dt", "state", "result", "cupti_version", "driver_version", "message"]),
     59: ("CAPTURE", ["dt", "on", "reason"]),
+    64: ("STACK", ["id", "length", "bytes"]),
+    65: ("EVENT_STACK", ["stack"]),
+    66: ("MODULE", ["bias", "start", "end", "path", "build_id"]),
+    67: ("SAMPLE", ["dt", "stack", "python_missed"]),
 }
 GPU_STATE = {1: "on", 2: "unavailable", 3: "flushed"}
 MEMCPY_KIND = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD",

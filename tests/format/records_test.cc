@@ -94,7 +94,8 @@ TEST(RecordSchema, TableKnowsEveryTagAndItsVersion) {
   EXPECT_EQ(RecordInfoOf(RecordTag::kGpuMemcpy).varints, 14);
   EXPECT_EQ(RecordInfoOf(RecordTag::kCapture).cls, RecordClass::kTimed);
   EXPECT_EQ(RecordInfoOf(RecordTag::kGpuDevice).cls, RecordClass::kDefinition);
-  EXPECT_EQ(std::size(kRecords), 29u);
+  EXPECT_EQ(std::size(kRecords), 33u);
+  EXPECT_EQ(FindRecord(64)->since, 3u);  // stacks came with version 3
 }
 
 }  // namespace

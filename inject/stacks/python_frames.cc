@@ -1,0 +1,41 @@
+#include "stacks/python_frames.h"
+
+#include <atomic>
+
+#include "runtime.h"
+#include "stacks/python_walk.h"
+#include "string_table.h"
+
+namespace trainprof::inject {
+
+namespace {
+
+stacks::PyApi g_api;
+std::atomic<int> g_api_state{0};  // 0 unresolved, 1 resolving, 2 resolved (g_api set)
+constinit stacks::PythonWalker g_walker;
+
+uint32_t Intern(void* ctx, const char* s, uint32_t n) {
+  return InternBytes(static_cast<ThreadState*>(ctx), s, n);
+}
+
+const stacks::PyApi* Api() {
+  int s = g_api_state.load(std::memory_order_acquire);
+  if (s == 2) return &g_api;
+  if (s == 0 && g_api_state.compare_exchange_strong(s, 1, std::memory_order_acq_rel)) {
+    g_api = stacks::ResolvePyApi(stacks::DlsymDefault);
+    g_api_state.store(2, std::memory_order_release);
+    return &g_api;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max_values) {
+  if (t == nullptr) return 0;
+  const stacks::PyApi* api = Api();
+  if (api == nullptr || !api->ok) return 0;
+  return g_walker.Capture(*api, Intern, t, Rt().strings, out, max_values);
+}
+
+}  // namespace trainprof::inject

@@ -1,0 +1,147 @@
+#include "stacks/modules.h"
+
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+
+#include "recorder.h"
+#include "string_table.h"
+
+namespace trainprof::inject {
+namespace {
+
+struct KnownModule {
+  uintptr_t start;
+  uintptr_t end;
+  uintptr_t bias;
+};
+
+KnownModule g_known[kMaxModules];
+std::atomic<uint32_t> g_known_count{0};
+std::atomic<bool> g_rescanning{false};
+// dlpi_adds at the last scan: an address outside every module with no load since (JIT code, an
+// unmapped library) does not rescan again.
+unsigned long long g_scanned_adds = 0;
+
+struct ScanContext {
+  ThreadState* t;
+};
+
+bool Known(uintptr_t start, uintptr_t bias, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (g_known[i].start == start && g_known[i].bias == bias) return true;
+  }
+  return false;
+}
+
+// The executable's real path (dl_iterate_phdr names it ""), read once per scan.
+uint32_t ExecutablePathId(ThreadState* t) {
+  static char exe[4096];  // under the rescan try-lock: one scan at a time
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return InternBytes(t, "/proc/self/exe", 14);
+  if (static_cast<uint32_t>(n) > format::kMaxStringBytes) n = format::kMaxStringBytes;
+  return InternBytes(t, exe, static_cast<uint32_t>(n));
+}
+
+int OnModule(struct dl_phdr_info* info, size_t, void* data) {
+  auto* ctx = static_cast<ScanContext*>(data);
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  uint32_t build_id = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& p = info->dlpi_phdr[i];
+    if (p.p_type != PT_LOAD) continue;
+    uintptr_t s = info->dlpi_addr + p.p_vaddr;
+    if (s < lo) lo = s;
+    if (s + p.p_memsz > hi) hi = s + p.p_memsz;
+  }
+  if (hi == 0) return 0;
+  uint32_t count = g_known_count.load(std::memory_order_acquire);
+  if (Known(lo, info->dlpi_addr, count) || count >= kMaxModules) return 0;
+  for (int i = 0; i < info->dlpi_phnum && build_id == 0; ++i) {
+    const ElfW(Phdr)& p = info->dlpi_phdr[i];
+    if (p.p_type != PT_NOTE) continue;
+    char hex[2 * 64 + 1];
+    size_t n = BuildIdHex(reinterpret_cast<const unsigned char*>(info->dlpi_addr + p.p_vaddr), p.p_memsz, hex,
+                          sizeof(hex));
+    if (n > 0) build_id = InternBytes(ctx->t, hex, static_cast<uint32_t>(n));
+  }
+  const char* name = info->dlpi_name;
+  uint32_t path = (name == nullptr || name[0] == '\0') ? ExecutablePathId(ctx->t) : InternCString(ctx->t, name);
+  RecordDefinition(ctx->t, format::rec::Module{.bias = info->dlpi_addr, .start = lo, .end = hi, .path = path,
+                                               .build_id = build_id});
+  g_known[count] = KnownModule{lo, hi, info->dlpi_addr};
+  g_known_count.store(count + 1, std::memory_order_release);
+  return 0;
+}
+
+// The loader's count of objects loaded so far (the first callback is enough).
+int LoadCount(struct dl_phdr_info* info, size_t size, void* data) {
+  if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds)) {
+    *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+  }
+  return 1;
+}
+
+}  // namespace
+
+void ResetModules() {
+  g_known_count.store(0, std::memory_order_release);
+  g_scanned_adds = 0;
+}
+
+bool AddressInKnownModule(uintptr_t address) {
+  uint32_t count = g_known_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (address >= g_known[i].start && address < g_known[i].end) return true;
+  }
+  return false;
+}
+
+void EnsureModulesFor(ThreadState* t, const uint64_t* words, size_t n) {
+  bool missing = false;
+  for (size_t i = 0; i < n && !missing; ++i) {
+    if ((words[i] & 1) != 0) break;  // Python frames follow the native ones
+    missing = !AddressInKnownModule(static_cast<uintptr_t>(words[i] >> 1));
+  }
+  if (!missing) return;
+  if (g_rescanning.exchange(true, std::memory_order_acquire)) return;  // another thread scans
+  unsigned long long adds = 0;
+  dl_iterate_phdr(LoadCount, &adds);
+  if (adds == 0 || adds != g_scanned_adds || g_known_count.load(std::memory_order_relaxed) == 0) {
+    ScanContext ctx{t};
+    dl_iterate_phdr(OnModule, &ctx);
+    g_scanned_adds = adds;
+  }
+  g_rescanning.store(false, std::memory_order_release);
+}
+
+size_t BuildIdHex(const unsigned char* notes, size_t size, char* hex, size_t cap) {
+  static const char kDigits[] = "0123456789abcdef";
+  size_t off = 0;
+  while (off + sizeof(ElfW(Nhdr)) <= size) {
+    ElfW(Nhdr) h;
+    memcpy(&h, notes + off, sizeof(h));
+    size_t name_at = off + sizeof(h);
+    size_t desc_at = name_at + ((h.n_namesz + 3u) & ~size_t{3});
+    size_t next = desc_at + ((h.n_descsz + 3u) & ~size_t{3});
+    if (next > size || desc_at > size) return 0;
+    if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 && memcmp(notes + name_at, "GNU", 4) == 0) {
+      if (h.n_descsz == 0 || 2 * size_t{h.n_descsz} + 1 > cap) return 0;
+      for (size_t i = 0; i < h.n_descsz; ++i) {
+        unsigned char b = notes[desc_at + i];
+        hex[2 * i] = kDigits[b >> 4];
+        hex[2 * i + 1] = kDigits[b & 15];
+      }
+      hex[2 * h.n_descsz] = '\0';
+      return 2 * size_t{h.n_descsz};
+    }
+    off = next;
+  }
+  return 0;
+}
+
+}  // namespace trainprof::inject

@@ -21,6 +21,7 @@ PyApi ResolvePyApi(SymbolLookup lookup) {
   bool ok = Find(lookup, "PyThreadState_GetUnchecked", &a.thread_state) ||
             Find(lookup, "_PyThreadState_UncheckedGet", &a.thread_state);
   ok &= Find(lookup, "PyGILState_Check", &a.gil_check);
+  ok &= Find(lookup, "PyGILState_GetThisThreadState", &a.this_thread_state);
   ok &= Find(lookup, "PyThreadState_GetFrame", &a.thread_frame);
   ok &= Find(lookup, "PyFrame_GetBack", &a.frame_back);
   ok &= Find(lookup, "PyFrame_GetCode", &a.frame_code);

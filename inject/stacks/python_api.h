@@ -17,8 +17,12 @@ struct PyApi {
   /// the GIL holder's; PyGILState_Check tells them apart). `PyThreadState_GetUnchecked` (3.13)
   /// or `_PyThreadState_UncheckedGet` (3.5–3.12). Never fails, never aborts.
   void* (*thread_state)() = nullptr;
-  /// PyGILState_Check: 1 if the calling thread holds the GIL.
+  /// PyGILState_Check: 1 if the calling thread holds the GIL (also 1 whenever subinterpreters
+  /// turned the check off: hence this_thread_state too).
   int (*gil_check)() = nullptr;
+  /// PyGILState_GetThisThreadState: the calling thread's own thread state (NULL if none). The
+  /// walk runs only when it is the one thread_state() gives: this thread's, holding the GIL.
+  void* (*this_thread_state)() = nullptr;
   /// PyThreadState_GetFrame: new reference to the thread's innermost frame, or NULL.
   void* (*thread_frame)(void* tstate) = nullptr;
   /// PyFrame_GetBack: new reference to the caller's frame, or NULL.

@@ -106,7 +106,8 @@ size_t PythonWalker::Capture(const PyApi& api, InternFn intern, void* ctx, const
                              uint64_t* out, size_t max_values) {
   if (!api.ok || max_values < kValuesPerPythonFrame) return 0;
   void* tstate = api.thread_state();
-  if (tstate == nullptr || api.gil_check() == 0) return 0;  // not initialised, or no GIL here
+  // Not initialised, another thread's state (3.11: the GIL holder's), or no GIL here.
+  if (tstate == nullptr || tstate != api.this_thread_state() || api.gil_check() == 0) return 0;
   bool use_cache = !busy_.test_and_set(std::memory_order_acquire);
   if (use_cache && epoch != epoch_) {
     // Another string table (a fork child's): ids are per trace file. The references the old

@@ -18,11 +18,10 @@
 #include <cstdint>
 
 #include "stacks/python_api.h"
+#include "stacks/stack_capture.h"  // kMaxPythonFrames
 
 namespace trainprof::inject::stacks {
 
-/// At most this many Python frames per stack (the innermost ones).
-inline constexpr size_t kMaxPythonFrames = 64;
 /// Values one Python frame takes in the output.
 inline constexpr size_t kValuesPerPythonFrame = 3;
 

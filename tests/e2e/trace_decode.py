@@ -106,7 +106,8 @@ def decode_chunk(buf, begin, end, base_ns):
                 n = rec["length"]
                 if pos + n > end:
                     raise TraceError("truncated string")
-                rec["text"] = bytes(buf[pos:pos + n]).decode("utf-8", "replace")
+                rec["raw"] = bytes(buf[pos:pos + n])
+                rec["text"] = rec["raw"].decode("utf-8", "replace")
                 pos += n
                 continue
             v, pos = _varint(buf, pos, end)
@@ -173,6 +174,7 @@ def read_trace(path):
                 if name == "STRING":
                     strings[rec["id"]] = rec["text"]
                 rec["tid"] = tid
+                rec["chunk"] = (index, seq)
                 records.append((name, rec))
         except TraceError as e:
             errors.append("thread %d chunk %d: %s" % (tid, seq, e))
@@ -210,3 +212,45 @@ if __name__ == "__main__":
             paths.append(arg)
     json.dump([summary(read_trace(p)) for p in paths], sys.stdout, indent=2)
     print()
+
+
+def stack_words(data):
+    """The varints of a STACK record's frame bytes (docs/trace-format.md, "Stacks")."""
+    words, pos = [], 0
+    while pos < len(data):
+        v, pos = _varint(data, pos, len(data))
+        words.append(v)
+    return words
+
+
+def stacks(trace):
+    """{stack id: {"native": [address...], "python": [(function, file, line)...]}}, innermost
+    first, from the STACK records' raw bytes."""
+    out = {}
+    for rec in of(trace, "STACK"):
+        words = stack_words(rec["raw"])
+        native, python, i = [], [], 0
+        while i < len(words):
+            w = words[i]
+            if w & 1:
+                file, line = (words[i + 1:i + 3] + [0, 0])[:2]
+                python.append((string(trace, w >> 1), string(trace, file), line))
+                i += 3
+            else:
+                native.append(w >> 1)
+                i += 1
+        out[rec["id"]] = {"native": native, "python": python}
+    return out
+
+
+def event_stacks(trace, name):
+    """[(fields, stack id or 0)] for each record called `name`, with the EVENT_STACK that follows
+    it in its chunk (0 when none does)."""
+    recs = trace["records"]
+    out = []
+    for i, (n, r) in enumerate(recs):
+        if n == name:
+            nxt = recs[i + 1] if i + 1 < len(recs) else None
+            same_chunk = nxt is not None and nxt[0] == "EVENT_STACK" and nxt[1].get("chunk") == r.get("chunk")
+            out.append((r, nxt[1]["stack"] if same_chunk else 0))
+    return out

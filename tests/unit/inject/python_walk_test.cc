@@ -43,6 +43,10 @@ struct Fake {
 
 void* ThreadState() { return g.initialised ? &g.tstate : nullptr; }
 int GilCheck() { return g.gil ? 1 : 0; }
+// 3.11: thread_state() is the GIL holder's; this thread's own state differs when another holds it.
+bool g_other_thread_holds_gil = false;
+int g_other_tstate = 0;
+void* ThisThreadState() { return g_other_thread_holds_gil ? &g_other_tstate : &g.tstate; }
 void IncRef(void* o) {
   if (o != nullptr) ++static_cast<Obj*>(o)->refs;
 }
@@ -102,6 +106,7 @@ PyApi FakeApi() {
   PyApi a;
   a.thread_state = ThreadState;
   a.gil_check = GilCheck;
+  a.this_thread_state = ThisThreadState;
   a.thread_frame = ThreadFrame;
   a.frame_back = FrameBack;
   a.frame_code = FrameCode;
@@ -196,8 +201,11 @@ TEST(PythonWalk, WithoutTheGilOrBeforeInitialisationNothing) {
   g.gil = true;
   g.initialised = false;
   EXPECT_EQ(w.Capture(api, Strings::Intern, &s, &s, out, 8), 0u);
-  api.ok = false;
   g.initialised = true;
+  g_other_thread_holds_gil = true;  // and the check turned off by a subinterpreter: says 1
+  EXPECT_EQ(w.Capture(api, Strings::Intern, &s, &s, out, 8), 0u);
+  g_other_thread_holds_gil = false;
+  api.ok = false;
   EXPECT_EQ(w.Capture(api, Strings::Intern, &s, &s, out, 8), 0u);
   EXPECT_EQ(p.frames[0].refs, 1);
   EXPECT_EQ(g.attr_calls, 0);
@@ -290,13 +298,14 @@ void* Lookup(const char* name) {
 }
 
 TEST(PythonApi, ResolvedOnlyWhenEveryFunctionIsThere) {
-  int dummy[16];
+  int dummy[16];  // 15 names, and one for 3.13's
   std::map<std::string, void*> syms;
-  const char* names[] = {"_PyThreadState_UncheckedGet", "PyGILState_Check", "PyThreadState_GetFrame",
+  const char* names[] = {"_PyThreadState_UncheckedGet", "PyGILState_Check", "PyGILState_GetThisThreadState",
+                         "PyThreadState_GetFrame",
                          "PyFrame_GetBack", "PyFrame_GetCode", "PyFrame_GetLineNumber",
                          "PyObject_GetAttrString", "PyUnicode_AsUTF8AndSize", "PyErr_Fetch",
                          "PyErr_Restore", "PyGC_Disable", "PyGC_Enable", "Py_IncRef", "Py_DecRef"};
-  for (int i = 0; i < 14; ++i) syms[names[i]] = &dummy[i];
+  for (int i = 0; i < 15; ++i) syms[names[i]] = &dummy[i];
   g_symbols = &syms;
   PyApi a = ResolvePyApi(Lookup);
   EXPECT_TRUE(a.ok);

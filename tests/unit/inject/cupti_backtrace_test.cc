@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 namespace trainprof::inject::cupti {
 namespace {
 
@@ -19,10 +21,10 @@ TEST(CudaCallWantsStack, BlockingCallsOfBothApis) {
 }
 
 TEST(CudaCallWantsStack, NotLaunchesAsyncCopiesOrStreamOrderedAllocation) {
-  for (const char* name : {"cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020", "cudaMemcpy2DAsync_v3020",
+  for (const char* name : std::initializer_list<const char*>{"cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020", "cudaMemcpy2DAsync_v3020",
                            "cudaMallocAsync_v11020", "cudaFreeAsync_v11020", "cudaFuncGetAttributes_v3020",
                            "cudaStreamCreate", "cuLaunchKernel", "cuMemcpyDtoHAsync_v2", "cuMemAllocAsync",
-                           "cuMemFreeAsync", "cudaGetDevice", "", nullptr}) {
+                           "cuMemFreeAsync", "cudaGetDevice", "", static_cast<const char*>(nullptr)}) {
     EXPECT_FALSE(CudaCallWantsStack(name)) << (name ? name : "(null)");
   }
 }

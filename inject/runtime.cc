@@ -141,6 +141,7 @@ void OnForkChild() {
     rt->inert.store(true);
     rt->strings = NewOnPages<StringTable>();
     InitCapture(rt->cfg, false);
+    StartStacks(rt->cfg, false);  // no stacks: the parent's table is not this process's
     return;
   }
   StartRecording(*rt, format::kFlagForkedChild);

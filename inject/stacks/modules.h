@@ -35,8 +35,4 @@ void EnsureModulesFor(ThreadState* t, const uint64_t* words, size_t n);
 /// Whether `address` lies in a module recorded in this trace file (lock-free).
 bool AddressInKnownModule(uintptr_t address);
 
-/// The GNU build id note (NT_GNU_BUILD_ID) in a note segment's bytes, as lowercase hex into
-/// hex[0..cap) (NUL-terminated); returns its length, 0 when there is none or it does not fit.
-size_t BuildIdHex(const unsigned char* notes, size_t size, char* hex, size_t cap);
-
 }  // namespace trainprof::inject

@@ -28,7 +28,8 @@ inline constexpr size_t kMaxStackWords = kMaxNativeFrames + 3 * kMaxPythonFrames
 /// id × 2 + 1, file string id, line), to out[0..max) and returns the words written (a multiple of
 /// 3). Only when the thread holds the GIL; never runs Python code. Weak: when no definition is
 /// linked in, CaptureStack adds no Python frames.
-size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max) __attribute__((weak));
+/// Hidden: resolved (or left null) when the library is linked, never looked up in the process.
+size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max) __attribute__((weak, visibility("hidden")));
 
 /// Fills out[0..max) with the calling thread's stack words (docs/trace-format.md, "Stacks"):
 /// native return addresses × 2, innermost first, trainprof's own frames left out, at most

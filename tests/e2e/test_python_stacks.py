@@ -9,7 +9,7 @@ import subprocess
 import unittest
 
 from common import PROGRAMS, PYTHON, WORKLOADS, TraceTest
-from trace_decode import event_stacks, of, read_trace, stacks, string
+from trace_decode import of, read_trace, stacks, string
 
 CALLSITES = os.path.join(WORKLOADS, "python_callsites.py")
 MNIST = os.path.join(WORKLOADS, "mnist_style.py")
@@ -29,6 +29,25 @@ def site(path, name):
     return found[0]
 
 
+def pushes_with_stacks(trace):
+    """[(RANGE_PUSH fields, {"native": [address...], "python": [(function, file, line)...]} or
+    None)]: each push with the stack of the EVENT_STACK right after it (same thread)."""
+    table = stacks(trace)
+    recs = trace["records"]
+    out = []
+    for i, (n, r) in enumerate(recs):
+        if n != "RANGE_PUSH":
+            continue
+        nxt = recs[i + 1] if i + 1 < len(recs) else None
+        frames = None
+        if nxt is not None and nxt[0] == "EVENT_STACK" and nxt[1]["tid"] == r["tid"]:
+            f = table[nxt[1]["stack"]]
+            frames = {"native": [x[1] for x in f if x[0] == "native"],
+                      "python": [tuple(x[1:]) for x in f if x[0] == "python"]}
+        out.append((r, frames))
+    return out
+
+
 def same_file(a, b):
     return os.path.realpath(a) == os.path.realpath(b)
 
@@ -43,12 +62,10 @@ class PythonStacksTest(TraceTest):
 
     def range_stacks(self, trace, name):
         """[(python frames, native frame count)] of each RANGE_PUSH named `name`."""
-        table = stacks(trace)
         out = []
-        for rec, sid in event_stacks(trace, "RANGE_PUSH"):
+        for rec, s in pushes_with_stacks(trace):
             if string(trace, rec["name"]) == name:
-                self.assertNotEqual(sid, 0, "range %r without a stack" % name)
-                s = table[sid]
+                self.assertIsNotNone(s, "range %r without a stack" % name)
                 out.append((s["python"], len(s["native"])))
         return out
 
@@ -98,13 +115,12 @@ class PythonStacksTest(TraceTest):
         self.profile([PYTHON, MNIST, "--epochs", "1"], extra=["--backtrace=nvtx"])
         trace = self.main_trace()
         domains = {d["domain"]: string(trace, d["name"]) for d in of(trace, "DOMAIN")}
-        table = stacks(trace)
         got = {}
-        for rec, sid in event_stacks(trace, "RANGE_PUSH"):
+        for rec, s in pushes_with_stacks(trace):
             if domains.get(rec["domain"]) != "trainprof":
                 continue
-            self.assertNotEqual(sid, 0, "phase %s without a stack" % string(trace, rec["name"]))
-            python = table[sid]["python"]
+            self.assertIsNotNone(s, "phase %s without a stack" % string(trace, rec["name"]))
+            python = s["python"]
             self.assertTrue(python, "phase %s without Python frames" % string(trace, rec["name"]))
             fn, file, line = python[0]
             self.assertFalse("/_trainprof/" in file, "the shim's own frames are left out")

@@ -106,8 +106,8 @@ def decode_chunk(buf, begin, end, base_ns):
                 n = rec["length"]
                 if pos + n > end:
                     raise TraceError("truncated string")
+                rec["text"] = bytes(buf[pos:pos + n]).decode("utf-8", "replace")
                 rec["raw"] = bytes(buf[pos:pos + n])
-                rec["text"] = rec["raw"].decode("utf-8", "replace")
                 pos += n
                 continue
             v, pos = _varint(buf, pos, end)
@@ -149,7 +149,7 @@ def read_trace(path):
             break
         value = bytes(buf[pos + 6:pos + 6 + length]).decode("utf-8", "replace")
         name = {1: "host", 2: "command_line", 3: "executable", 4: "working_dir", 5: "env", 6: "version",
-                8: "python_shim_off"}.get(key)
+                8: "python_shim_off", 9: "stacks"}.get(key)
         if name == "env":
             meta.setdefault("env", []).append(value)
         elif name is not None:
@@ -174,7 +174,6 @@ def read_trace(path):
                 if name == "STRING":
                     strings[rec["id"]] = rec["text"]
                 rec["tid"] = tid
-                rec["chunk"] = (index, seq)
                 records.append((name, rec))
         except TraceError as e:
             errors.append("thread %d chunk %d: %s" % (tid, seq, e))
@@ -188,6 +187,47 @@ def of(trace, name):
 
 def string(trace, sid):
     return trace["strings"].get(sid, "") if sid else ""
+
+
+def stack_words(raw):
+    """A STACK record's bytes as its frame values (docs/trace-format.md, "Stacks")."""
+    words, pos = [], 0
+    while pos < len(raw):
+        v, pos = _varint(raw, pos, len(raw))
+        words.append(v)
+    return words
+
+
+def stacks(trace):
+    """{stack id: [frame, ...]} innermost first; a native frame is ("native", address), a Python
+    frame ("python", function, file, line) with the strings resolved."""
+    out = {}
+    for r in of(trace, "STACK"):
+        words, frames, i = stack_words(r["raw"]), [], 0
+        while i < len(words):
+            w = words[i]
+            if w & 1:
+                fn, file, line = w >> 1, words[i + 1] if i + 1 < len(words) else 0, words[i + 2] if i + 2 < len(words) else 0
+                frames.append(("python", string(trace, fn), string(trace, file), line))
+                i += 3
+            else:
+                frames.append(("native", w >> 1))
+                i += 1
+        out[r["id"]] = frames
+    return out
+
+
+def event_stacks(trace):
+    """[(timed record name, its fields, stack id)] for every EVENT_STACK, with the timed record of
+    the same thread and chunk before it (None when the EVENT_STACK starts its chunk)."""
+    out, prev = [], None
+    for n, r in trace["records"]:
+        if n == "EVENT_STACK":
+            ok = prev is not None and prev[1]["tid"] == r["tid"]
+            out.append((prev[0] if ok else None, prev[1] if ok else None, r["stack"]))
+        elif "t" in r:
+            prev = (n, r)
+    return out
 
 
 def summary(trace):
@@ -212,45 +252,3 @@ if __name__ == "__main__":
             paths.append(arg)
     json.dump([summary(read_trace(p)) for p in paths], sys.stdout, indent=2)
     print()
-
-
-def stack_words(data):
-    """The varints of a STACK record's frame bytes (docs/trace-format.md, "Stacks")."""
-    words, pos = [], 0
-    while pos < len(data):
-        v, pos = _varint(data, pos, len(data))
-        words.append(v)
-    return words
-
-
-def stacks(trace):
-    """{stack id: {"native": [address...], "python": [(function, file, line)...]}}, innermost
-    first, from the STACK records' raw bytes."""
-    out = {}
-    for rec in of(trace, "STACK"):
-        words = stack_words(rec["raw"])
-        native, python, i = [], [], 0
-        while i < len(words):
-            w = words[i]
-            if w & 1:
-                file, line = (words[i + 1:i + 3] + [0, 0])[:2]
-                python.append((string(trace, w >> 1), string(trace, file), line))
-                i += 3
-            else:
-                native.append(w >> 1)
-                i += 1
-        out[rec["id"]] = {"native": native, "python": python}
-    return out
-
-
-def event_stacks(trace, name):
-    """[(fields, stack id or 0)] for each record called `name`, with the EVENT_STACK that follows
-    it in its chunk (0 when none does)."""
-    recs = trace["records"]
-    out = []
-    for i, (n, r) in enumerate(recs):
-        if n == name:
-            nxt = recs[i + 1] if i + 1 < len(recs) else None
-            same_chunk = nxt is not None and nxt[0] == "EVENT_STACK" and nxt[1].get("chunk") == r.get("chunk")
-            out.append((r, nxt[1]["stack"] if same_chunk else 0))
-    return out

@@ -103,24 +103,11 @@ int GcEnable() {
 }
 
 PyApi FakeApi() {
-  PyApi a;
-  a.thread_state = ThreadState;
-  a.gil_check = GilCheck;
-  a.this_thread_state = ThisThreadState;
-  a.thread_frame = ThreadFrame;
-  a.frame_back = FrameBack;
-  a.frame_code = FrameCode;
-  a.frame_line = FrameLine;
-  a.get_attr = GetAttr;
-  a.utf8 = Utf8;
-  a.err_fetch = ErrFetch;
-  a.err_restore = ErrRestore;
-  a.gc_disable = GcDisable;
-  a.gc_enable = GcEnable;
-  a.incref = IncRef;
-  a.decref = DecRef;
-  a.ok = true;
-  return a;
+  return PyApi{.thread_state = ThreadState, .gil_check = GilCheck, .this_thread_state = ThisThreadState,
+               .thread_frame = ThreadFrame, .frame_back = FrameBack, .frame_code = FrameCode,
+               .frame_line = FrameLine, .get_attr = GetAttr, .utf8 = Utf8, .err_fetch = ErrFetch,
+               .err_restore = ErrRestore, .gc_disable = GcDisable, .gc_enable = GcEnable, .incref = IncRef,
+               .decref = DecRef, .ok = true};
 }
 
 // A string table: ids from 1 in order of first use.

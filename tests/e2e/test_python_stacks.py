@@ -91,8 +91,8 @@ class PythonStacksTest(TraceTest):
             by_function[(fn, line, caller[0], caller[2])] += 1
             self.assertEqual(python[-1][0], "<module>")
         self.assertEqual(by_function, {
-            ("load_batch", site(CALLSITES, "load_batch"), "main", site(CALLSITES, "main->load_batch")): 30,
-            ("save_checkpoint", site(CALLSITES, "save_checkpoint"), "main",
+            ("load_batch", site(CALLSITES, mode + " load_batch"), "main", site(CALLSITES, "main->load_batch")): 30,
+            ("save_checkpoint", site(CALLSITES, mode + " save_checkpoint"), "main",
              site(CALLSITES, "main->save_checkpoint")): 10})
         # The thread that called with the GIL released: native frames only.
         no_gil = self.range_stacks(trace, "no_gil")

@@ -10,7 +10,7 @@ Python frames of `trainprof run --backtrace=nvtx` (tests/e2e/test_python_stacks.
   second thread: 5 x "no_gil" through ctypes.CDLL, which releases the GIL around the call: those
                  stacks have native frames only.
 
-Each NVTX call's line ends with a comment "# site: NAME", where the test finds its line number.
+Each NVTX call's line ends with a comment "# site: [MODE ]NAME", where the test finds its line.
 """
 
 import ctypes
@@ -29,24 +29,24 @@ if MODE == "nvtx":
     import nvtx
 
     def load_batch(i):
-        nvtx.push_range("io")  # site: load_batch
+        nvtx.push_range("io")  # site: nvtx load_batch
         total = sum(range(i))
         nvtx.pop_range()
         return total
 
     def save_checkpoint(i):
-        nvtx.push_range("io")  # site: save_checkpoint
+        nvtx.push_range("io")  # site: nvtx save_checkpoint
         nvtx.pop_range()
         return i
 else:
     def load_batch(i):
-        held.tp_nvtx_push(b"io")  # site: load_batch
+        held.tp_nvtx_push(b"io")  # site: ctypes load_batch
         total = sum(range(i))
         held.tp_nvtx_pop()
         return total
 
     def save_checkpoint(i):
-        held.tp_nvtx_push(b"io")  # site: save_checkpoint
+        held.tp_nvtx_push(b"io")  # site: ctypes save_checkpoint
         held.tp_nvtx_pop()
         return i
 

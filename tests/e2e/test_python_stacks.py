@@ -53,12 +53,17 @@ def same_file(a, b):
 
 
 class PythonStacksTest(TraceTest):
-    def main_trace(self):
+    def traces(self):
+        """(main process's trace, [its children's])."""
         traces = [read_trace(os.path.join(self.out, f)) for f in self.trace_files()]
         for t in traces:
             self.assertEqual(t["errors"], [])
         pids = {t["header"]["pid"] for t in traces}
-        return [t for t in traces if t["header"]["ppid"] not in pids][0]
+        main = [t for t in traces if t["header"]["ppid"] not in pids][0]
+        return main, [t for t in traces if t is not main]
+
+    def main_trace(self):
+        return self.traces()[0]
 
     def range_stacks(self, trace, name):
         """[(python frames, native frame count)] of each RANGE_PUSH named `name`."""
@@ -113,7 +118,7 @@ class PythonStacksTest(TraceTest):
 
     def test_phase_ranges_carry_the_line_of_the_users_loop(self):
         self.profile([PYTHON, MNIST, "--epochs", "1"], extra=["--backtrace=nvtx"])
-        trace = self.main_trace()
+        trace, workers = self.traces()
         domains = {d["domain"]: string(trace, d["name"]) for d in of(trace, "DOMAIN")}
         got = {}
         for rec, s in pushes_with_stacks(trace):
@@ -146,6 +151,18 @@ class PythonStacksTest(TraceTest):
         self.assertEqual(got[8], in_train("loss.backward()"))
         self.assertEqual(got[9], in_train("optimizer.step()"))
         self.assertEqual(got[10], in_train("optimizer.zero_grad()"))
+
+        # DataLoader workers (fork children: string ids of their own, the name cache emptied):
+        # each dataset item is fetched by PyTorch's fetcher, as torch/utils/data names it.
+        self.assertEqual(len(workers), 4)  # 2 workers for each loader
+        for w in workers:
+            items = [s for rec, s in pushes_with_stacks(w) if rec["category"] == 4]
+            self.assertTrue(items)
+            for s in items:
+                self.assertIsNotNone(s)
+                fn, file, _ = s["python"][0]
+                self.assertIn("fetch", fn)
+                self.assertTrue(file.endswith(os.path.join("torch", "utils", "data", "_utils", "fetch.py")), file)
 
 
 if __name__ == "__main__":

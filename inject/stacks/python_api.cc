@@ -26,6 +26,7 @@ PyApi ResolvePyApi(SymbolLookup lookup) {
   ok &= Find(lookup, "PyFrame_GetBack", &a.frame_back);
   ok &= Find(lookup, "PyFrame_GetCode", &a.frame_code);
   ok &= Find(lookup, "PyFrame_GetLineNumber", &a.frame_line);
+  Find(lookup, "PyFrame_GetLasti", &a.frame_lasti);  // optional (3.11+)
   ok &= Find(lookup, "PyObject_GetAttrString", &a.get_attr);
   ok &= Find(lookup, "PyUnicode_AsUTF8AndSize", &a.utf8);
   ok &= Find(lookup, "PyErr_Fetch", &a.err_fetch);

@@ -31,6 +31,10 @@ struct PyApi {
   void* (*frame_code)(void* frame) = nullptr;
   /// PyFrame_GetLineNumber: the line the frame is executing.
   int (*frame_line)(void* frame) = nullptr;
+  /// PyFrame_GetLasti (3.11+; optional: NULL before): the index of the frame's last
+  /// instruction, or -1; the walk remembers lines by it (PyFrame_GetLineNumber of the same
+  /// instruction is the same line).
+  int (*frame_lasti)(void* frame) = nullptr;
   /// PyObject_GetAttrString: new reference or NULL with an exception set.
   void* (*get_attr)(void* object, const char* name) = nullptr;
   /// PyUnicode_AsUTF8AndSize: UTF-8 bytes cached in the str object (valid while it lives), or

@@ -76,30 +76,51 @@ bool PythonWalker::LookUp(const PyApi& api, InternFn intern, void* ctx, void* co
   return e->function != 0 && e->file != 0;
 }
 
-bool PythonWalker::Names(const PyApi& api, InternFn intern, void* ctx, void* code, bool use_cache,
-                         Entry* e) {
-  if (!use_cache) return LookUp(api, intern, ctx, code, e);
+PythonWalker::Entry* PythonWalker::Names(const PyApi& api, InternFn intern, void* ctx, void* code,
+                                         bool use_cache, Entry* e, bool* ok) {
+  *ok = true;
+  if (!use_cache) {
+    *ok = LookUp(api, intern, ctx, code, e);
+    return nullptr;
+  }
   size_t s = SlotOf(code);
   Entry* free_slot = nullptr;
   for (size_t i = 0; i < kProbe; ++i) {
     Entry& c = slots_[(s + i) & (kSlots - 1)];
     if (c.code == code) {
       *e = c;
-      return true;
+      return &c;
     }
     if (c.code == nullptr) {
       free_slot = &c;
       break;
     }
   }
-  if (!LookUp(api, intern, ctx, code, e)) return false;
-  if (free_slot != nullptr) {
-    api.incref(code);
-    *free_slot = *e;
-    free_slot->code = code;
-    ++cached_;
+  if (!LookUp(api, intern, ctx, code, e)) {
+    *ok = false;
+    return nullptr;
   }
-  return true;
+  if (free_slot == nullptr) return nullptr;
+  api.incref(code);
+  *free_slot = *e;
+  free_slot->code = code;
+  ++cached_;
+  return free_slot;
+}
+
+int PythonWalker::Line(const PyApi& api, void* frame, Entry* cached) {
+  int lasti = cached != nullptr && api.frame_lasti != nullptr ? api.frame_lasti(frame) : -1;
+  if (lasti < 0) {
+    ++line_lookups_;
+    return api.frame_line(frame);
+  }
+  size_t k = static_cast<size_t>(lasti >> 1) % kLines;  // a byte offset: 2 bytes an instruction
+  if (cached->lasti[k] == lasti) return cached->line[k];
+  ++line_lookups_;
+  int line = api.frame_line(frame);
+  cached->lasti[k] = lasti;
+  cached->line[k] = line;
+  return line;
 }
 
 size_t PythonWalker::Capture(const PyApi& api, InternFn intern, void* ctx, const void* epoch,
@@ -122,8 +143,10 @@ size_t PythonWalker::Capture(const PyApi& api, InternFn intern, void* ctx, const
   while (frame != nullptr && frames < kMaxPythonFrames && n + kValuesPerPythonFrame <= max_values) {
     void* code = api.frame_code(frame);
     Entry e;
-    if (code != nullptr && Names(api, intern, ctx, code, use_cache, &e) && !e.own) {
-      int line = api.frame_line(frame);
+    bool ok = false;
+    Entry* cached = code != nullptr ? Names(api, intern, ctx, code, use_cache, &e, &ok) : nullptr;
+    if (ok && !e.own) {
+      int line = Line(api, frame, cached);
       out[n++] = uint64_t{e.function} * 2 + 1;
       out[n++] = e.file;
       out[n++] = line > 0 ? static_cast<uint64_t>(line) : 0;

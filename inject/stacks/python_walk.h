@@ -45,25 +45,37 @@ class PythonWalker {
   size_t cached() const { return cached_; }
   /// Times a walk's name lookup missed the cache (for tests).
   uint64_t lookups() const { return lookups_; }
+  /// Times a line was computed by the interpreter (PyFrame_GetLineNumber; for tests).
+  uint64_t line_lookups() const { return line_lookups_; }
 
  private:
+  static constexpr size_t kLines = 4;  ///< lines remembered per code object
   struct Entry {
     void* code = nullptr;  ///< a reference held for as long as the entry lives
     uint32_t function = 0;
     uint32_t file = 0;
     bool own = false;
+    /// The line of the last instructions seen (slot lasti / 2 % kLines; -1: none). 3.11 computes a
+    /// frame's line by scanning its code's location table (PyCode_Addr2Line): most of a deep
+    /// walk's time without this.
+    int32_t lasti[kLines] = {-1, -1, -1, -1};
+    int32_t line[kLines] = {};
   };
   static constexpr size_t kSlots = 4096;  ///< power of two
   static constexpr size_t kProbe = 16;
 
-  /// Names of `code`: from the cache (if `use_cache`) or looked up (and cached when there is room).
-  bool Names(const PyApi& api, InternFn intern, void* ctx, void* code, bool use_cache, Entry* e);
+  /// Names of `code` into *e: from the cache (if `use_cache`) or looked up (and cached when
+  /// there is room). Returns the cache entry (nullptr when not cached), or false in *ok.
+  Entry* Names(const PyApi& api, InternFn intern, void* ctx, void* code, bool use_cache, Entry* e, bool* ok);
+  /// The frame's line, through the entry's remembered lines when there is an entry.
+  int Line(const PyApi& api, void* frame, Entry* cached);
   bool LookUp(const PyApi& api, InternFn intern, void* ctx, void* code, Entry* e);
 
   std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
   const void* epoch_ = nullptr;
   size_t cached_ = 0;
   uint64_t lookups_ = 0;
+  uint64_t line_lookups_ = 0;
   Entry slots_[kSlots];
 };
 

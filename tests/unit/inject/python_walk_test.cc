@@ -26,6 +26,7 @@ struct Frame : Obj {
   Code* code = nullptr;
   Frame* back = nullptr;
   int line = 0;
+  int lasti = -1;  // -1: no PyFrame_GetLasti answer (as 3.10 has none)
 };
 struct Error : Obj {};
 
@@ -69,6 +70,7 @@ void* FrameBack(void* f) {
 }
 void* FrameCode(void* f) { return New(static_cast<Frame*>(f)->code); }
 int FrameLine(void* f) { return static_cast<Frame*>(f)->line; }
+int FrameLasti(void* f) { return static_cast<Frame*>(f)->lasti; }
 Error g_attribute_error;
 void* GetAttr(void* o, const char* name) {
   ++g.attr_calls;
@@ -105,7 +107,7 @@ int GcEnable() {
 PyApi FakeApi() {
   return PyApi{.thread_state = ThreadState, .gil_check = GilCheck, .this_thread_state = ThisThreadState,
                .thread_frame = ThreadFrame, .frame_back = FrameBack, .frame_code = FrameCode,
-               .frame_line = FrameLine, .get_attr = GetAttr, .utf8 = Utf8, .err_fetch = ErrFetch,
+               .frame_line = FrameLine, .frame_lasti = FrameLasti, .get_attr = GetAttr, .utf8 = Utf8, .err_fetch = ErrFetch,
                .err_restore = ErrRestore, .gc_disable = GcDisable, .gc_enable = GcEnable, .incref = IncRef,
                .decref = DecRef, .ok = true};
 }
@@ -250,6 +252,35 @@ TEST(PythonWalk, NamesLookedUpOncePerCodeObjectUntilTheStringTableChanges) {
   n = w.Capture(api, Strings::Intern, &child, &child, out, 16);
   EXPECT_EQ(w.lookups(), 4u);
   EXPECT_EQ(Decode(child, out, n), (std::vector<Decoded>{{"step", "/t.py", 7}, {"loop", "/t.py", 6}}));
+}
+
+TEST(PythonWalk, LinesRememberedPerInstructionOfACachedCodeObject) {
+  Program p({{"step", "/t.py"}, {"loop", "/t.py"}}, {5, 6});
+  p.frames[0].lasti = 40;
+  p.frames[1].lasti = 12;
+  static PythonWalker w;
+  Strings s;
+  uint64_t out[16];
+  PyApi api = FakeApi();
+  w.Capture(api, Strings::Intern, &s, &s, out, 16);
+  EXPECT_EQ(w.line_lookups(), 2u);
+  w.Capture(api, Strings::Intern, &s, &s, out, 16);
+  EXPECT_EQ(w.line_lookups(), 2u) << "same instructions: lines remembered";
+  EXPECT_EQ(out[2], 5u);
+  EXPECT_EQ(out[5], 6u);
+  p.frames[0].lasti = 44;  // the next call in step(), on line 7
+  p.frames[0].line = 7;
+  size_t n = w.Capture(api, Strings::Intern, &s, &s, out, 16);
+  EXPECT_EQ(w.line_lookups(), 3u);
+  EXPECT_EQ(Decode(s, out, n), (std::vector<Decoded>{{"step", "/t.py", 7}, {"loop", "/t.py", 6}}));
+  p.frames[0].lasti = 40;  // back to the first instruction: still remembered (another slot)
+  p.frames[0].line = 5;
+  n = w.Capture(api, Strings::Intern, &s, &s, out, 16);
+  EXPECT_EQ(w.line_lookups(), 3u);
+  EXPECT_EQ(out[2], 5u);
+  api.frame_lasti = nullptr;  // 3.10: every line from the interpreter
+  w.Capture(api, Strings::Intern, &s, &s, out, 16);
+  EXPECT_EQ(w.line_lookups(), 5u);
 }
 
 TEST(PythonWalk, OldInterpreterWithoutQualnameAndAPendingExceptionKept) {

@@ -29,6 +29,19 @@ const stacks::PyApi* Api() {
   return nullptr;
 }
 
+// At load: the library's constructors run after every object the program needs, libpython among
+// them (or the interpreter in the executable, Debian's python3), so the API is found here and
+// dlsym, which is not async-signal-safe, stays out of a first capture made in a signal handler
+// (NVTX from a handler). A process that loads Python later (dlopen) resolves at its first capture.
+__attribute__((constructor)) void ResolveAtLoad() {
+  stacks::PyApi a = stacks::ResolvePyApi(stacks::DlsymDefault);
+  int s = 0;
+  if (a.ok && g_api_state.compare_exchange_strong(s, 1, std::memory_order_acq_rel)) {
+    g_api = a;
+    g_api_state.store(2, std::memory_order_release);
+  }
+}
+
 }  // namespace
 
 size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max_values) {

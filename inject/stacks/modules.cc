@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,7 +24,8 @@ struct KnownModule {
 
 KnownModule g_known[kMaxModules];
 std::atomic<uint32_t> g_known_count{0};
-std::atomic<bool> g_rescanning{false};
+// The tid of the thread rescanning (0: none).
+std::atomic<uint32_t> g_rescanning{0};
 // dlpi_adds at the last scan: an address outside every module with no load since (JIT code, an
 // unmapped library) does not rescan again.
 unsigned long long g_scanned_adds = 0;
@@ -92,7 +94,7 @@ int LoadCount(struct dl_phdr_info* info, size_t size, void* data) {
 void ResetModules() {
   g_known_count.store(0, std::memory_order_release);
   g_scanned_adds = 0;
-  g_rescanning.store(false, std::memory_order_release);  // a fork child: the scanning thread is gone
+  g_rescanning.store(0, std::memory_order_release);  // a fork child: the scanning thread is gone
 }
 
 bool AddressInKnownModule(uintptr_t address) {
@@ -110,7 +112,14 @@ void EnsureModulesFor(ThreadState* t, const uint64_t* words, size_t n) {
     missing = !AddressInKnownModule(static_cast<uintptr_t>(words[i] >> 1));
   }
   if (!missing) return;
-  if (g_rescanning.exchange(true, std::memory_order_acquire)) return;  // another thread scans
+  // One scan at a time. Another thread's scan is waited for (a few µs; its MODULE records then
+  // come before this STACK); this thread's own — a signal handler that interrupted it — is not.
+  uint32_t none = 0;
+  for (int spins = 0; !g_rescanning.compare_exchange_weak(none, t->tid, std::memory_order_acquire); ++spins) {
+    if (none == t->tid || spins > 100000) return;
+    none = 0;
+    sched_yield();
+  }
   unsigned long long adds = 0;
   dl_iterate_phdr(LoadCount, &adds);
   if (adds == 0 || adds != g_scanned_adds || g_known_count.load(std::memory_order_relaxed) == 0) {
@@ -118,7 +127,7 @@ void EnsureModulesFor(ThreadState* t, const uint64_t* words, size_t n) {
     dl_iterate_phdr(OnModule, &ctx);
     g_scanned_adds = adds;
   }
-  g_rescanning.store(false, std::memory_order_release);
+  g_rescanning.store(0, std::memory_order_release);
 }
 
 }  // namespace trainprof::inject

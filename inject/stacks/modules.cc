@@ -11,6 +11,7 @@
 
 #include "recorder.h"
 #include "stacks/build_id.h"
+#include "stacks/load_span.h"
 #include "string_table.h"
 
 namespace trainprof::inject {
@@ -52,16 +53,9 @@ uint32_t ExecutablePathId(ThreadState* t) {
 
 int OnModule(struct dl_phdr_info* info, size_t, void* data) {
   auto* ctx = static_cast<ScanContext*>(data);
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  uintptr_t lo, hi;
+  if (!LoadSpan(info, &lo, &hi)) return 0;
   uint32_t build_id = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& p = info->dlpi_phdr[i];
-    if (p.p_type != PT_LOAD) continue;
-    uintptr_t s = info->dlpi_addr + p.p_vaddr;
-    if (s < lo) lo = s;
-    if (s + p.p_memsz > hi) hi = s + p.p_memsz;
-  }
-  if (hi == 0) return 0;
   uint32_t count = g_known_count.load(std::memory_order_acquire);
   if (Known(lo, info->dlpi_addr, count) || count >= kMaxModules) return 0;
   for (int i = 0; i < info->dlpi_phnum && build_id == 0; ++i) {

@@ -41,6 +41,12 @@ def build_id_of(path):
     return m.group(1) if m else ""
 
 
+def require(test, paths, reason):
+    """Skips `test` unless every file in `paths` was built."""
+    if not all(os.path.exists(p) for p in paths):
+        test.skipTest(reason)
+
+
 class Placed:
     """Native addresses of one trace placed in modules (MODULE records) and named functions."""
 
@@ -80,8 +86,7 @@ class Placed:
 class NvtxStacksTest(TraceTest):
     def setUp(self):
         super().setUp()
-        if not os.access(program("callsites"), os.X_OK):
-            self.skipTest("tp_callsites was not built (no NVTX headers)")
+        require(self, [program("callsites")], "tp_callsites was not built (no NVTX headers)")
 
     def run_callsites(self, backtrace, *args):
         extra = ["--backtrace=" + backtrace] if backtrace is not None else []
@@ -183,8 +188,7 @@ class CudaStacksTest(TraceTest):
     def setUp(self):
         super().setUp()
         self.fake = os.path.join(PROGRAMS, "libfake_cupti.so")
-        if not os.path.exists(self.fake) or not os.access(program("cupti_fake_workload"), os.X_OK):
-            self.skipTest("the fake CUPTI was not built (no CUPTI headers)")
+        require(self, [self.fake, program("cupti_fake_workload")], "the fake CUPTI was not built (no CUPTI headers)")
 
     def run_stacks(self, backtrace):
         env = self.child_env()

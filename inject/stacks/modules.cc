@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 
 #include "recorder.h"
 #include "stacks/build_id.h"
+#include "stacks/load_span.h"
 #include "string_table.h"
 
 namespace trainprof::inject {
@@ -23,7 +25,8 @@ struct KnownModule {
 
 KnownModule g_known[kMaxModules];
 std::atomic<uint32_t> g_known_count{0};
-std::atomic<bool> g_rescanning{false};
+// The tid of the thread rescanning (0: none).
+std::atomic<uint32_t> g_rescanning{0};
 // dlpi_adds at the last scan: an address outside every module with no load since (JIT code, an
 // unmapped library) does not rescan again.
 unsigned long long g_scanned_adds = 0;
@@ -50,16 +53,9 @@ uint32_t ExecutablePathId(ThreadState* t) {
 
 int OnModule(struct dl_phdr_info* info, size_t, void* data) {
   auto* ctx = static_cast<ScanContext*>(data);
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  uintptr_t lo, hi;
+  if (!LoadSpan(info, &lo, &hi)) return 0;
   uint32_t build_id = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& p = info->dlpi_phdr[i];
-    if (p.p_type != PT_LOAD) continue;
-    uintptr_t s = info->dlpi_addr + p.p_vaddr;
-    if (s < lo) lo = s;
-    if (s + p.p_memsz > hi) hi = s + p.p_memsz;
-  }
-  if (hi == 0) return 0;
   uint32_t count = g_known_count.load(std::memory_order_acquire);
   if (Known(lo, info->dlpi_addr, count) || count >= kMaxModules) return 0;
   for (int i = 0; i < info->dlpi_phnum && build_id == 0; ++i) {
@@ -92,7 +88,7 @@ int LoadCount(struct dl_phdr_info* info, size_t size, void* data) {
 void ResetModules() {
   g_known_count.store(0, std::memory_order_release);
   g_scanned_adds = 0;
-  g_rescanning.store(false, std::memory_order_release);  // a fork child: the scanning thread is gone
+  g_rescanning.store(0, std::memory_order_release);  // a fork child: the scanning thread is gone
 }
 
 bool AddressInKnownModule(uintptr_t address) {
@@ -110,7 +106,14 @@ void EnsureModulesFor(ThreadState* t, const uint64_t* words, size_t n) {
     missing = !AddressInKnownModule(static_cast<uintptr_t>(words[i] >> 1));
   }
   if (!missing) return;
-  if (g_rescanning.exchange(true, std::memory_order_acquire)) return;  // another thread scans
+  // One scan at a time. Another thread's scan is waited for (a few µs; its MODULE records then
+  // come before this STACK); this thread's own — a signal handler that interrupted it — is not.
+  uint32_t none = 0;
+  for (int spins = 0; !g_rescanning.compare_exchange_weak(none, t->tid, std::memory_order_acquire); ++spins) {
+    if (none == t->tid || spins > 100000) return;
+    none = 0;
+    sched_yield();
+  }
   unsigned long long adds = 0;
   dl_iterate_phdr(LoadCount, &adds);
   if (adds == 0 || adds != g_scanned_adds || g_known_count.load(std::memory_order_relaxed) == 0) {
@@ -118,7 +121,7 @@ void EnsureModulesFor(ThreadState* t, const uint64_t* words, size_t n) {
     dl_iterate_phdr(OnModule, &ctx);
     g_scanned_adds = adds;
   }
-  g_rescanning.store(false, std::memory_order_release);
+  g_rescanning.store(0, std::memory_order_release);
 }
 
 }  // namespace trainprof::inject

@@ -9,8 +9,9 @@
 // with it the RUNPATH and $ORIGIN used to find the library). A module is known by its
 // (start, bias); dlclose and a reload elsewhere make a new one.
 //
-// The rescan runs under a try-lock: a thread that finds another rescanning goes on without
-// waiting (that one writes the modules). It takes the loader's lock inside dl_iterate_phdr, as
+// One rescan at a time: a thread that finds another rescanning waits for it (a few µs, at most
+// ~100000 yields), so that the MODULE records come before its STACK; one that finds itself
+// rescanning (a signal handler that interrupted the scan) goes on without. It takes the loader's lock inside dl_iterate_phdr, as
 // libunwind's own unwinding does. No malloc: the known modules are a fixed array on mmap'ed
 // pages.
 #pragma once

@@ -6,6 +6,8 @@
 
 #include <atomic>
 
+#include "stacks/load_span.h"
+
 namespace trainprof::inject {
 namespace {
 
@@ -19,15 +21,8 @@ std::atomic<uintptr_t> g_self_end{0};
 
 int FindSelf(struct dl_phdr_info* info, size_t, void* data) {
   const auto here = reinterpret_cast<uintptr_t>(data);
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& p = info->dlpi_phdr[i];
-    if (p.p_type != PT_LOAD) continue;
-    uintptr_t s = info->dlpi_addr + p.p_vaddr;
-    if (s < lo) lo = s;
-    if (s + p.p_memsz > hi) hi = s + p.p_memsz;
-  }
-  if (here < lo || here >= hi) return 0;
+  uintptr_t lo, hi;
+  if (!LoadSpan(info, &lo, &hi) || here < lo || here >= hi) return 0;
   g_self_start.store(lo, std::memory_order_relaxed);
   g_self_end.store(hi, std::memory_order_relaxed);
   return 1;

@@ -28,7 +28,7 @@ def function_ranges(path, names):
         parts = line.split(None, 3)
         if len(parts) != 4 or parts[2].lower() not in ("t", "w"):
             continue
-        name = re.sub(r"\(.*$", "", parts[3]).replace("(anonymous namespace)::", "")
+        name = re.sub(r"\(.*$", "", parts[3].replace("(anonymous namespace)::", ""))
         if name in names:
             start = int(parts[0], 16)
             found[name] = (start, start + int(parts[1], 16))
@@ -41,13 +41,20 @@ def build_id_of(path):
     return m.group(1) if m else ""
 
 
+def require(test, paths, reason):
+    """Skips `test` unless every file in `paths` was built."""
+    if not all(os.path.exists(p) for p in paths):
+        test.skipTest(reason)
+
+
 class Placed:
     """Native addresses of one trace placed in modules (MODULE records) and named functions."""
 
     def __init__(self, trace, path, names):
         self.trace = trace
-        self.modules = [dict(m, path_text=string(trace, m["path"]), build_id_text=string(trace, m["build_id"]))
-                        for m in of(trace, "MODULE")]
+        # Paths as the loader gives them (a dlopen's argument as written), the executable's real.
+        self.modules = [dict(m, path_text=os.path.realpath(string(trace, m["path"])),
+                             build_id_text=string(trace, m["build_id"])) for m in of(trace, "MODULE")]
         real = os.path.realpath(path)
         self.exe = [m for m in self.modules if m["path_text"] == real]
         self.funcs = function_ranges(real, names)
@@ -79,8 +86,7 @@ class Placed:
 class NvtxStacksTest(TraceTest):
     def setUp(self):
         super().setUp()
-        if not os.access(program("callsites"), os.X_OK):
-            self.skipTest("tp_callsites was not built (no NVTX headers)")
+        require(self, [program("callsites")], "tp_callsites was not built (no NVTX headers)")
 
     def run_callsites(self, backtrace, *args):
         extra = ["--backtrace=" + backtrace] if backtrace is not None else []
@@ -100,6 +106,7 @@ class NvtxStacksTest(TraceTest):
         # The executable is described once, by its real path and its build id.
         self.assertEqual(len(placed.exe), 1, [m["path_text"] for m in placed.modules])
         exe = placed.exe[0]
+        self.assertEqual(string(trace, exe["path"]), os.path.realpath(program("callsites")))
         self.assertEqual(exe["build_id_text"], build_id_of(program("callsites")))
         self.assertLess(exe["start"], exe["end"])
         table = stacks(trace)
@@ -123,8 +130,10 @@ class NvtxStacksTest(TraceTest):
             ("MARK", "batch_ready", "load_batch"): 30,
             ("RANGE_PUSH", "plugin", os.path.realpath(PLUGIN)): 5,
         })
-        # Every push got a stack; pops none.
-        self.assertEqual(len(of(trace, "RANGE_PUSH")), 82)
+        # Every push and mark got a stack (30 + 17 + 5 pushes, 30 marks); pops none.
+        self.assertEqual(len(of(trace, "RANGE_PUSH")), 52)
+        self.assertEqual(len(of(trace, "MARK")), 30)
+        self.assertEqual(len(event_stacks(trace)), 82)
         # A repeated stack is one STACK: the main thread's 30 pushes from load_batch share an id.
         main_tid = trace["header"]["pid"]
         load_ids = [sid for name, rec, sid in event_stacks(trace)
@@ -139,7 +148,8 @@ class NvtxStacksTest(TraceTest):
         trace = self.run_callsites("nvtx", PLUGIN)
         real = os.path.realpath(PLUGIN)
         order = [(n, r) for n, r in trace["records"] if n in ("MODULE", "STACK")]
-        plugin_at = [i for i, (n, r) in enumerate(order) if n == "MODULE" and string(trace, r["path"]) == real]
+        plugin_at = [i for i, (n, r) in enumerate(order)
+                     if n == "MODULE" and os.path.realpath(string(trace, r["path"])) == real]
         self.assertEqual(len(plugin_at), 1)
         module = order[plugin_at[0]][1]
         self.assertEqual(string(trace, module["build_id"]), build_id_of(PLUGIN))
@@ -178,8 +188,7 @@ class CudaStacksTest(TraceTest):
     def setUp(self):
         super().setUp()
         self.fake = os.path.join(PROGRAMS, "libfake_cupti.so")
-        if not os.path.exists(self.fake) or not os.access(program("cupti_fake_workload"), os.X_OK):
-            self.skipTest("the fake CUPTI was not built (no CUPTI headers)")
+        require(self, [self.fake, program("cupti_fake_workload")], "the fake CUPTI was not built (no CUPTI headers)")
 
     def run_stacks(self, backtrace):
         env = self.child_env()

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainprof::launcher {
@@ -24,12 +25,12 @@ std::string Error(const std::string& text) {
 }
 
 TEST(BacktraceOptions, Normalised) {
-  EXPECT_EQ(Ok(""), "cuda:1000");  // not given: the default
-  EXPECT_EQ(Ok("cuda"), "cuda:1000");
-  EXPECT_EQ(Ok("nvtx"), "nvtx");
-  EXPECT_EQ(Ok("nvtx,cuda:5000"), "cuda:5000,nvtx");
-  EXPECT_EQ(Ok("cuda:0,nvtx,nvtx"), "cuda:0,nvtx");
-  EXPECT_EQ(Ok("none"), "none");
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "cuda:1000"},  // not given: the default
+      {"cuda", "cuda:1000"},           {"nvtx", "nvtx"}, {"nvtx,cuda:5000", "cuda:5000,nvtx"},
+      {"cuda:0,nvtx,nvtx", "cuda:0,nvtx"}, {"none", "none"},
+  };
+  for (const auto& [given, normalised] : cases) EXPECT_EQ(Ok(given), normalised) << given;
 }
 
 TEST(BacktraceOptions, UsageErrorsSayWhatIsWrong) {

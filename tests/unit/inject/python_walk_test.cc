@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,15 @@ std::vector<Decoded> Decode(const Strings& s, const uint64_t* v, size_t n) {
   return out;
 }
 
+// One walker (on the heap: its cache is ~230 KB) with a string table and room for a stack.
+struct Walk {
+  std::unique_ptr<PythonWalker> w = std::make_unique<PythonWalker>();
+  Strings s;
+  uint64_t out[16] = {};
+  PyApi api = FakeApi();
+  size_t Run() { return w->Capture(api, Strings::Intern, &s, &s, out, std::size(out)); }
+};
+
 TEST(PythonWalk, FramesInnermostFirstWithNamesFilesAndLines) {
   Program p({{"Trainer.load_batch", "/src/train.py"}, {"main", "/src/train.py"}, {"<module>", "/src/run.py"}},
             {42, 17, 3});
@@ -258,29 +268,26 @@ TEST(PythonWalk, LinesRememberedPerInstructionOfACachedCodeObject) {
   Program p({{"step", "/t.py"}, {"loop", "/t.py"}}, {5, 6});
   p.frames[0].lasti = 40;
   p.frames[1].lasti = 12;
-  static PythonWalker w;
-  Strings s;
-  uint64_t out[16];
-  PyApi api = FakeApi();
-  w.Capture(api, Strings::Intern, &s, &s, out, 16);
-  EXPECT_EQ(w.line_lookups(), 2u);
-  w.Capture(api, Strings::Intern, &s, &s, out, 16);
-  EXPECT_EQ(w.line_lookups(), 2u) << "same instructions: lines remembered";
-  EXPECT_EQ(out[2], 5u);
-  EXPECT_EQ(out[5], 6u);
+  Walk k;
+  k.Run();
+  EXPECT_EQ(k.w->line_lookups(), 2u);
+  k.Run();
+  EXPECT_EQ(k.w->line_lookups(), 2u) << "same instructions: lines remembered";
+  EXPECT_EQ(k.out[2], 5u);
+  EXPECT_EQ(k.out[5], 6u);
   p.frames[0].lasti = 44;  // the next call in step(), on line 7
   p.frames[0].line = 7;
-  size_t n = w.Capture(api, Strings::Intern, &s, &s, out, 16);
-  EXPECT_EQ(w.line_lookups(), 3u);
-  EXPECT_EQ(Decode(s, out, n), (std::vector<Decoded>{{"step", "/t.py", 7}, {"loop", "/t.py", 6}}));
+  size_t n = k.Run();
+  EXPECT_EQ(k.w->line_lookups(), 3u);
+  EXPECT_EQ(Decode(k.s, k.out, n), (std::vector<Decoded>{{"step", "/t.py", 7}, {"loop", "/t.py", 6}}));
   p.frames[0].lasti = 40;  // back to the first instruction: still remembered (another slot)
   p.frames[0].line = 5;
-  n = w.Capture(api, Strings::Intern, &s, &s, out, 16);
-  EXPECT_EQ(w.line_lookups(), 3u);
-  EXPECT_EQ(out[2], 5u);
-  api.frame_lasti = nullptr;  // 3.10: every line from the interpreter
-  w.Capture(api, Strings::Intern, &s, &s, out, 16);
-  EXPECT_EQ(w.line_lookups(), 5u);
+  k.Run();
+  EXPECT_EQ(k.w->line_lookups(), 3u);
+  EXPECT_EQ(k.out[2], 5u);
+  k.api.frame_lasti = nullptr;  // 3.10: every line from the interpreter
+  k.Run();
+  EXPECT_EQ(k.w->line_lookups(), 5u);
 }
 
 TEST(PythonWalk, OldInterpreterWithoutQualnameAndAPendingExceptionKept) {

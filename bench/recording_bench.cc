@@ -4,6 +4,11 @@
 //
 //   BM_NvtxPushPop     nvtxRangePushA + nvtxRangePop: one pair per iteration
 //   BM_NvtxMark        nvtxMarkA
+//   BM_NvtxPushPopAtDepth/D  the pair called D frames deep (noinline recursion): under
+//                      `trainprof run --backtrace=nvtx` each push takes a stack of about D frames
+//                      (the same stack every time: the table's lookup, no new STACK), so this
+//                      measures ns per captured stack by depth; without nvtx stacks it must cost
+//                      what BM_NvtxPushPop costs
 //   BM_Floor           the floor of a push+pop pair: two clock reads and two records of the same
 //                      encoded size (tag, varint dt and fields) stored into a 64 KiB chunk, each
 //                      published with one release store — what any recorder must at least do
@@ -34,6 +39,24 @@ void BM_NvtxMark(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_NvtxMark)->Threads(1)->UseRealTime();
+
+// Calls one push+pop pair `depth` frames below the caller (noipa: each level a real frame).
+__attribute__((noinline, noipa)) void PairAtDepth(int depth) {
+  if (depth > 1) {
+    PairAtDepth(depth - 1);
+    benchmark::ClobberMemory();  // keeps the recursive call from being a tail call
+    return;
+  }
+  nvtxRangePushA("step");
+  nvtxRangePop();
+}
+
+void BM_NvtxPushPopAtDepth(benchmark::State& state) {
+  const int depth = static_cast<int>(state.range(0));
+  for (auto _ : state) PairAtDepth(depth);
+  state.SetItemsProcessed(state.iterations() * 2);
+}
+BENCHMARK(BM_NvtxPushPopAtDepth)->Arg(1)->Arg(16)->Arg(48)->Threads(1)->UseRealTime();
 
 inline uint64_t Now() {
   timespec ts;

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "log.h"
 #include "runtime.h"
+#include "stacks/stacks.h"
 #include "string_table.h"
 
 namespace trainprof::inject {
@@ -190,7 +191,12 @@ int CapturePushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
     SetLevelRecorded(&t->captured[domain], level, record);
   }
   if (record) {
-    RecordAt(t, format::rec::RangePush{.domain = domain, .name = name, .category = category}, now);
+    const format::rec::RangePush r{.domain = domain, .name = name, .category = category};
+    if (NvtxStacksOn()) {
+      RecordTimedWithStackAt(t, r, TakeStack(t), now);
+    } else {
+      RecordAt(t, r, now);
+    }
   }
   return level;
 }

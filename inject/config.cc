@@ -52,6 +52,7 @@ Config ReadConfig() {
     if (end != nullptr && *end == ':') c.capture_window_end_ns = strtoull(end + 1, nullptr, 10);
   }
   if (const char* pid = getenv("TRAINPROF_LAUNCHER_PID")) c.launcher_pid = atoi(pid);
+  c.backtrace = Get("TRAINPROF_BACKTRACE");
   const char* quiet = getenv("TRAINPROF_QUIET");
   c.quiet = quiet != nullptr && strcmp(quiet, "1") == 0;
   const char* cuda_quiet = getenv("TRAINPROF_CUDA_QUIET");

@@ -12,6 +12,8 @@
 //   TRAINPROF_PYTHON_DIR       the Python shim folder the launcher put on PYTHONPATH
 //   TRAINPROF_QUIET            "1": an ancestor already said recording failed; do not repeat it
 //   TRAINPROF_CUDA_QUIET       "1": an ancestor already said CUDA tracing is unavailable
+//   TRAINPROF_BACKTRACE        `run --backtrace=LIST`: cuda[:THRESHOLD_NS], nvtx, none
+//                              (comma-separated; unset: cuda:1000; inject/stacks/backtrace_settings.h)
 // Read here but set by users, not by the launcher (docs/cli.md):
 //   TRAINPROF_CUPTI_PATH       libcupti to load (a file, or a folder holding libcupti.so*)
 //   TRAINPROF_GPU_FLUSH_MS     how often GPU activity is flushed from CUPTI (default 200 ms)
@@ -38,7 +40,7 @@ inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
     "TRAINPROF_CAPTURE_RANGE", "TRAINPROF_CAPTURE_RANGE_END", "TRAINPROF_CAPTURE_WINDOW",
-    "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK", "TRAINPROF_RUN_ID",
+    "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK", "TRAINPROF_RUN_ID", "TRAINPROF_BACKTRACE",
     "CUDA_INJECTION64_PATH", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
@@ -60,6 +62,7 @@ struct Config {
   uint64_t capture_window_start_ns = 0;     ///< TRAINPROF_CAPTURE_WINDOW (0: from the start)
   uint64_t capture_window_end_ns = 0;       ///< (0: to the end)
   int launcher_pid = 0;                     ///< TRAINPROF_LAUNCHER_PID (0: unknown)
+  const char* backtrace = nullptr;          ///< TRAINPROF_BACKTRACE (null: the default, cuda:1000)
   const char* lib_path = nullptr;
   const char* python_dir = nullptr;
   /// Failures were already reported (by this process or an ancestor): say nothing more. Passed

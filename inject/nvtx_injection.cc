@@ -71,7 +71,12 @@ inline nvtxRangeId_t Start(ThreadState* t, uint32_t domain, uint32_t name, uint3
   // Unique in the process without shared state: thread number in the high bits.
   uint64_t id = (static_cast<uint64_t>(t->thread_index + 1) << 40) | ++t->range_counter;
   if (!CapturingNowLazy()) return id | kUncapturedRangeBit;  // its End is left out too
-  RecordTimed(t, format::rec::RangeStart{.domain = domain, .name = name, .category = category, .range_id = id});
+  const format::rec::RangeStart r{.domain = domain, .name = name, .category = category, .range_id = id};
+  if (__builtin_expect(NvtxStacksOn(), 0)) {
+    RecordTimedWithStack(t, r);
+  } else {
+    RecordTimed(t, r);
+  }
   return id;
 }
 

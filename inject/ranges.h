@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "recorder.h"
+#include "stacks/stacks.h"
 
 namespace trainprof::inject {
 
@@ -22,7 +23,12 @@ inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
   }
   if (CaptureConfigured()) return CapturePushRange(t, domain, name, category);
   int level = t->depth[domain]++;
-  RecordTimed(t, format::rec::RangePush{.domain = domain, .name = name, .category = category});
+  const format::rec::RangePush r{.domain = domain, .name = name, .category = category};
+  if (__builtin_expect(NvtxStacksOn(), 0)) {
+    RecordTimedWithStack(t, r);
+  } else {
+    RecordTimed(t, r);
+  }
   return level;
 }
 
@@ -39,7 +45,12 @@ inline int PopRange(ThreadState* t, uint32_t domain) {
 
 inline void MarkEvent(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
   if (!CapturingNowLazy()) return;
-  RecordTimed(t, format::rec::Mark{.domain = domain, .name = name, .category = category});
+  const format::rec::Mark r{.domain = domain, .name = name, .category = category};
+  if (__builtin_expect(NvtxStacksOn(), 0)) {
+    RecordTimedWithStack(t, r);
+  } else {
+    RecordTimed(t, r);
+  }
 }
 
 /// Names a category of a domain (nvtxNameCategory / nvtxDomainNameCategory).

@@ -55,6 +55,7 @@ struct ThreadState {
   volatile uint8_t in_slow = 0;
   uint64_t chunk_offset = 0; ///< file offset of `chunk`
   uint32_t cuda_runtime_depth = 0;  ///< CUDA runtime API calls this thread is inside (cupti/api_events.h)
+  uint64_t cuda_enter_ns = 0;       ///< time of the last CUDA_API_ENTER (the --backtrace=cuda threshold)
   /// The Runtime this state was made under. After a fork, the parent's states belong to the
   /// parent's Runtime, which the child abandons with them.
   Runtime* owner = nullptr;

@@ -15,6 +15,7 @@
 #include "page_new.h"
 #include "process_hooks.h"
 #include "recorder.h"
+#include "stacks/stacks.h"
 #include "string_table.h"
 #include "trace_file.h"
 #if TRAINPROF_HAVE_CUPTI
@@ -42,6 +43,7 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   bool ours = c.output_dir != nullptr && (c.follow_children || c.root_pid == 0 || c.root_pid == rt.pid);
   rt.inert.store(!ours, std::memory_order_relaxed);
   InitCapture(c, ours);
+  StartStacks(c, ours);
   // On pages of its own in a fork child too (page_new.h: fork may run in a signal handler).
   rt.strings = NewOnPages<StringTable>();
   if (!ours || rt.strings == nullptr) return;
@@ -139,6 +141,7 @@ void OnForkChild() {
     rt->inert.store(true);
     rt->strings = NewOnPages<StringTable>();
     InitCapture(rt->cfg, false);
+    StartStacks(rt->cfg, false);  // no stacks: the parent's table is not this process's
     return;
   }
   StartRecording(*rt, format::kFlagForkedChild);

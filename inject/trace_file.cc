@@ -20,6 +20,7 @@
 #include "config.h"
 #include "process_identity.h"
 #include "python_options.h"
+#include "stacks/stacks.h"
 #include "trainprof/path_walk.h"
 
 #ifndef TRAINPROF_VERSION_STRING
@@ -243,6 +244,10 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   if (capture.configured()) {
     uint32_t len = FormatCaptureMetadata(capture, buf, sizeof(buf));
     if (len > 0) PutMeta(region, cap, &off, MetaKey::kCapture, buf, len);
+  }
+  if (const BacktraceSettings& bt = Backtraces(); bt.any()) {  // StartStacks ran before Open
+    uint32_t len = FormatStacksMetadata(bt, buf, sizeof(buf));
+    if (len > 0) PutMeta(region, cap, &off, MetaKey::kStacks, buf, len);
   }
   static char cmdline[format::kHeaderRegionSize];
   size_t cl = ReadSmallFile("/proc/self/cmdline", cmdline, sizeof(cmdline));

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "backtrace_options.h"
 #include "capture_shutdown.h"
 #include "collector/base/text_safety.h"
 #include "child_process.h"
@@ -111,6 +112,12 @@ void AddRunOptions(CLI::App* sub, RunArgs* args) {
                   "COMMAND is then ended")
       ->type_name("SEC")
       ->take_last();
+  sub->add_option("--backtrace", args->backtrace,
+                  "Call stacks on events: cuda[:THRESHOLD_NS] (CUDA calls that block: synchronisation, "
+                  "copies, cudaMalloc/cudaFree, lasting at least THRESHOLD_NS), nvtx (every NVTX range "
+                  "and mark), none; comma-separated (default: cuda:1000)")
+      ->type_name("LIST")
+      ->take_last();
   sub->add_option("--umask", args->umask,
                   "Octal mask for what the run creates: the trace directory gets 0777 & ~MASK, its "
                   "trace files 0666 & ~MASK (default 077: only you can read them; the process umask "
@@ -153,6 +160,11 @@ int RunRun(const RunArgs& args) {
   }
   std::optional<CaptureOptions> capture = ParseCaptureOptions(args.capture, *trace, &error);
   if (!capture) {
+    Message(error);
+    return 2;
+  }
+  std::optional<std::string> backtrace = ParseBacktraceList(args.backtrace, &error);
+  if (!backtrace) {
     Message(error);
     return 2;
   }
@@ -226,7 +238,10 @@ int RunRun(const RunArgs& args) {
   std::vector<std::string> env = recording ? BuildChildEnvironment(CurrentEnvironment(), config) : CurrentEnvironment();
   // --delay/--duration count from here, the launch, in every process of the run.
   const uint64_t launch_ns = MonotonicNowNs();
-  if (recording) ApplyCaptureEnvironment(&env, *capture, launch_ns, getpid());
+  if (recording) {
+    ApplyCaptureEnvironment(&env, *capture, launch_ns, getpid());
+    ApplyBacktraceEnvironment(&env, *backtrace);
+  }
 
   // In the child, after fork: trainprof is single-threaded, so allocating here is safe.
   const OutputPattern& out = *pattern;

@@ -30,6 +30,7 @@ struct RunArgs {
   bool report = false;
   std::string wait = "all";  ///< --wait: "all" descendants, or only the "primary" process
   CaptureArgs capture;       ///< --capture-range, --capture-range-end, --delay, --duration
+  std::string backtrace;     ///< --backtrace LIST (empty: the default, cuda:1000)
   std::string umask = "077";  ///< --umask: bits removed from the trace directory's and files' modes
   std::vector<std::string> command;
 };

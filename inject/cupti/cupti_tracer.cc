@@ -15,11 +15,13 @@
 #include "cupti/activity_convert.h"
 #include "cupti/api_events.h"
 #include "cupti/cupti_api.h"
+#include "cupti/cuda_backtrace.h"
 #include "cupti/cupti_locate.h"
 #include "cupti/flush_thread.h"
 #include "log.h"
 #include "recorder.h"
 #include "runtime.h"
+#include "stacks/stacks.h"
 #include "string_table.h"
 #include "trace_file.h"
 
@@ -63,6 +65,7 @@ struct Tracer {
   bool atexit_registered = false;
   bool flushed_at_exit = false;
   std::atomic<uint32_t> names[2][kCbidTable] = {};  ///< [runtime, driver][cbid] → string id
+  std::atomic<uint8_t> wants_stack[2][kCbidTable] = {};  ///< [runtime, driver][cbid]: 0 unknown, 1 yes, 2 no
 };
 
 // Never destroyed: CUPTI's threads and the program's exit path may use it until the very end.
@@ -130,6 +133,18 @@ uint32_t FunctionName(ThreadState* t, const ApiCall& c) {
   return id;
 }
 
+// Whether this function's calls take a stack (cuda_backtrace.h), cached per callback id.
+bool WantsStack(const ApiCall& c) {
+  if (c.cbid >= kCbidTable) return CudaCallWantsStack(c.name);
+  std::atomic<uint8_t>& slot = g->wants_stack[c.api == format::CudaApi::kRuntime ? 0 : 1][c.cbid];
+  uint8_t v = slot.load(std::memory_order_relaxed);
+  if (__builtin_expect(v == 0, 0)) {
+    v = CudaCallWantsStack(c.name) ? 1 : 2;
+    slot.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+
 void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata) {
   if (!g_on.load(std::memory_order_relaxed)) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
@@ -148,8 +163,14 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
       return;
     }
     RecordTimed(t, ApiEnterRecord(c, FunctionName(t, c)));
+    t->cuda_enter_ns = t->prev_ns;  // the enter's time, for the exit's --backtrace=cuda threshold
   } else {
-    RecordTimed(t, ApiExitRecord(c));
+    const uint64_t now = NowNs();
+    if (Backtraces().cuda && now - t->cuda_enter_ns >= Backtraces().cuda_threshold_ns && WantsStack(c)) {
+      RecordTimedWithStackAt(t, ApiExitRecord(c), TakeStack(t), now);
+    } else {
+      RecordAt(t, ApiExitRecord(c), now);
+    }
     if (ProfilerApiOf(c.api, c.cbid) < 0) OnCudaProfilerApi(false);
   }
 }

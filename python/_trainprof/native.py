@@ -46,7 +46,10 @@ class Native:
     the domain: ids are per trace file."""
 
     def __init__(self, path):
-        lib = ctypes.CDLL(path)  # already loaded through LD_PRELOAD: the same copy
+        # already loaded through LD_PRELOAD: the same copy. PyDLL keeps the GIL held during the
+        # calls (CDLL would release it): with --backtrace=nvtx the library adds the Python frames
+        # of the caller to the stack of each phase range, which it reads only under the GIL.
+        lib = ctypes.PyDLL(path)
         u32 = ctypes.c_uint32
         lib.trainprof_is_recording.restype = ctypes.c_int
         lib.trainprof_set_role.argtypes = [ctypes.c_char_p]

@@ -107,6 +107,7 @@ def decode_chunk(buf, begin, end, base_ns):
                 if pos + n > end:
                     raise TraceError("truncated string")
                 rec["text"] = bytes(buf[pos:pos + n]).decode("utf-8", "replace")
+                rec["raw"] = bytes(buf[pos:pos + n])
                 pos += n
                 continue
             v, pos = _varint(buf, pos, end)
@@ -148,7 +149,7 @@ def read_trace(path):
             break
         value = bytes(buf[pos + 6:pos + 6 + length]).decode("utf-8", "replace")
         name = {1: "host", 2: "command_line", 3: "executable", 4: "working_dir", 5: "env", 6: "version",
-                8: "python_shim_off"}.get(key)
+                8: "python_shim_off", 9: "stacks"}.get(key)
         if name == "env":
             meta.setdefault("env", []).append(value)
         elif name is not None:
@@ -186,6 +187,47 @@ def of(trace, name):
 
 def string(trace, sid):
     return trace["strings"].get(sid, "") if sid else ""
+
+
+def stack_words(raw):
+    """A STACK record's bytes as its frame values (docs/trace-format.md, "Stacks")."""
+    words, pos = [], 0
+    while pos < len(raw):
+        v, pos = _varint(raw, pos, len(raw))
+        words.append(v)
+    return words
+
+
+def stacks(trace):
+    """{stack id: [frame, ...]} innermost first; a native frame is ("native", address), a Python
+    frame ("python", function, file, line) with the strings resolved."""
+    out = {}
+    for r in of(trace, "STACK"):
+        words, frames, i = stack_words(r["raw"]), [], 0
+        while i < len(words):
+            w = words[i]
+            if w & 1:
+                fn, file, line = w >> 1, words[i + 1] if i + 1 < len(words) else 0, words[i + 2] if i + 2 < len(words) else 0
+                frames.append(("python", string(trace, fn), string(trace, file), line))
+                i += 3
+            else:
+                frames.append(("native", w >> 1))
+                i += 1
+        out[r["id"]] = frames
+    return out
+
+
+def event_stacks(trace):
+    """[(timed record name, its fields, stack id)] for every EVENT_STACK, with the timed record of
+    the same thread and chunk before it (None when the EVENT_STACK starts its chunk)."""
+    out, prev = [], None
+    for n, r in trace["records"]:
+        if n == "EVENT_STACK":
+            ok = prev is not None and prev[1]["tid"] == r["tid"]
+            out.append((prev[0] if ok else None, prev[1] if ok else None, r["stack"]))
+        elif "t" in r:
+            prev = (n, r)
+    return out
 
 
 def summary(trace):

@@ -14,6 +14,10 @@
 //   init   only InitializeInjection (for the cases where CUPTI cannot be used)
 //   calls N  only N runtime API calls (cudaLaunchKernel, enter and exit, correlations 1..N) and
 //            nothing else: scripts/bench's bytes per CUDA API call
+//   stacks   only calls made from named functions, for --backtrace=cuda (run with a 1 ms
+//            threshold): 4 cudaStreamSynchronize of 3 ms from wait_for_loss (corr 101..104),
+//            2 cudaMalloc of 3 ms from grow_pool (111..112), 4 cudaStreamSynchronize of ~0 ms from
+//            quick_sync (121..124), 4 cudaLaunchKernel of 3 ms from launch_step (131..134)
 // Prints what it saw ("hooks: ...", "periodic flushes: N", ...).
 #include <cupti.h>
 #include <dlfcn.h>
@@ -50,6 +54,8 @@ void Get(void* h, F* f, const char* name) {
 }
 
 Hooks g;
+
+void SleepMs(int ms) { usleep(static_cast<useconds_t>(ms) * 1000); }
 
 // One API call: enter, whatever `inside` does, exit with `status`.
 template <typename Inside>
@@ -112,6 +118,24 @@ bool WaitForPeriodicFlush() {
   return false;
 }
 
+// The named call sites of mode "stacks" (noipa: neither inlined nor merged with each other).
+__attribute__((noinline, noipa)) void wait_for_loss(uint32_t corr) {
+  Call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+       "cudaStreamSynchronize_v3020", corr, 0, [] { SleepMs(3); });
+}
+__attribute__((noinline, noipa)) void grow_pool(uint32_t corr) {
+  Call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020", corr, 0,
+       [] { SleepMs(3); });
+}
+__attribute__((noinline, noipa)) void quick_sync(uint32_t corr) {
+  Call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+       "cudaStreamSynchronize_v3020", corr, 0, [] {});
+}
+__attribute__((noinline, noipa)) void launch_step(uint32_t corr) {
+  Call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", corr,
+       0, [] { SleepMs(3); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,6 +190,14 @@ int main(int argc, char** argv) {
       Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", static_cast<uint32_t>(i), 0);
     }
     printf("calls %ld\n", n);
+    return 0;
+  }
+  if (strcmp(mode, "stacks") == 0) {
+    for (uint32_t i = 0; i < 4; ++i) wait_for_loss(101 + i);
+    for (uint32_t i = 0; i < 2; ++i) grow_pool(111 + i);
+    for (uint32_t i = 0; i < 4; ++i) quick_sync(121 + i);
+    for (uint32_t i = 0; i < 4; ++i) launch_step(131 + i);
+    printf("stacks done\n");
     return 0;
   }
   // A runtime launch and the driver call it makes: one call (corr 1).

@@ -1,0 +1,72 @@
+#include "stacks/stack_capture.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <link.h>
+
+#include <atomic>
+
+#include "stacks/load_span.h"
+
+namespace trainprof::inject {
+namespace {
+
+// Re-entry guard: a capture interrupted by a signal handler that captures too (a sampler) gets
+// nothing in the handler rather than running libunwind twice on one thread.
+thread_local volatile bool tls_in_capture __attribute__((tls_model("initial-exec"))) = false;
+
+// This library's PT_LOAD span, [g_self_start, g_self_end): innermost frames in it are ours.
+std::atomic<uintptr_t> g_self_start{0};
+std::atomic<uintptr_t> g_self_end{0};
+
+int FindSelf(struct dl_phdr_info* info, size_t, void* data) {
+  const auto here = reinterpret_cast<uintptr_t>(data);
+  uintptr_t lo, hi;
+  if (!LoadSpan(info, &lo, &hi) || here < lo || here >= hi) return 0;
+  g_self_start.store(lo, std::memory_order_relaxed);
+  g_self_end.store(hi, std::memory_order_relaxed);
+  return 1;
+}
+
+}  // namespace
+
+void InitStackCapture() {
+  if (g_self_end.load(std::memory_order_relaxed) == 0) {
+    dl_iterate_phdr(FindSelf, reinterpret_cast<void*>(&InitStackCapture));
+  }
+  void* warm[4];
+  unw_backtrace(warm, 4);
+}
+
+size_t CaptureNativeStack(uint64_t* out, size_t max) {
+  void* pcs[kMaxNativeFrames + 8];
+  const int cap = static_cast<int>(sizeof(pcs) / sizeof(pcs[0]));
+  int n = unw_backtrace(pcs, cap);
+  const uintptr_t lo = g_self_start.load(std::memory_order_relaxed);
+  const uintptr_t hi = g_self_end.load(std::memory_order_relaxed);
+  int i = 0;
+  while (i < n && reinterpret_cast<uintptr_t>(pcs[i]) >= lo && reinterpret_cast<uintptr_t>(pcs[i]) < hi) ++i;
+  size_t w = 0;
+  for (; i < n && w < max && w < kMaxNativeFrames; ++i) {
+    auto pc = reinterpret_cast<uintptr_t>(pcs[i]);
+    if (pc == 0) break;
+    out[w++] = static_cast<uint64_t>(pc) << 1;
+  }
+  return w;
+}
+
+size_t CaptureStack(ThreadState* t, uint64_t* out, size_t max) {
+  if (tls_in_capture) return 0;
+  tls_in_capture = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  size_t n = CaptureNativeStack(out, max);
+  if (CapturePythonFrames != nullptr && n < max) {
+    size_t py = CapturePythonFrames(t, out + n, max - n);
+    n += py - py % 3;
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tls_in_capture = false;
+  return n;
+}
+
+}  // namespace trainprof::inject

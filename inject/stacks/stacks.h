@@ -1,0 +1,70 @@
+// Call stacks on events (`trainprof run --backtrace`, issue 15): the seam the recorders use.
+//
+//   event wants a stack? (NvtxStacksOn(): one relaxed load; CUDA: cupti/cuda_backtrace.h)
+//     TakeStack(t): CaptureStack (stack_capture.h) ─► StackTable::Intern (stack_table.h)
+//                   new stack: MODULE records if it has unknown addresses (modules.h), then STACK
+//     RecordTimedWithStack(t, r, id): the event and its EVENT_STACK in one reservation of the same
+//                   chunk, published by one commit
+//
+// Per trace file: StartStacks (at start and in each recording fork child) makes a fresh table and
+// forgets the recorded modules. With backtraces off (--backtrace=none, or nothing asked for a kind
+// of event) nothing here runs on that event's path.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "clock.h"
+#include "recorder.h"
+#include "stacks/backtrace_settings.h"
+
+namespace trainprof::inject {
+
+struct Config;
+
+extern std::atomic<bool> g_nvtx_stacks;  ///< --backtrace has nvtx and this process records
+
+/// Whether range pushes/starts and marks take a stack (hot path: one relaxed load).
+inline bool NvtxStacksOn() { return g_nvtx_stacks.load(std::memory_order_relaxed); }
+
+/// This process's --backtrace settings (valid after StartStacks).
+const BacktraceSettings& Backtraces();
+
+/// Reads TRAINPROF_BACKTRACE (c.backtrace) and, when this process records (`ours`) and some
+/// backtrace is on, makes this trace file's stack table. At start and in fork children (on pages
+/// of its own: async-signal-safe).
+void StartStacks(const Config& c, bool ours);
+
+/// The id of the calling thread's current stack in this trace file (writing MODULE and STACK
+/// records first when it is new); 0 when no stack is taken (off, re-entered, no frames). Not
+/// inside a RecordScope: it records definitions itself.
+uint32_t TakeStack(ThreadState* t);
+
+/// Stacks recorded without deduplication because the table was full (0 without a table).
+uint64_t UndeduplicatedStacks();
+
+/// Writes the timed record `r` dated `now`, followed in the same chunk by EVENT_STACK `stack`
+/// (none when stack is 0); both become visible with one commit.
+template <typename R>
+inline void RecordTimedWithStackAt(ThreadState* t, const R& r, uint32_t stack, uint64_t now) {
+  RecordScope scope(t);
+  if (!scope.entered()) return;
+  if (now < t->prev_ns) now = t->prev_ns;
+  const format::rec::EventStack es{.stack = stack};
+  uint8_t* p = Begin(t, format::EncodedBound(r) + format::EncodedBound(es));
+  if (p == nullptr) return;
+  p = format::EncodeTimed(p, now - t->prev_ns, r);
+  t->prev_ns = now;
+  if (stack != 0) p = format::EncodeUntimed(p, es);
+  Commit(t, p);
+}
+
+/// The same, dated now (taken before the stack, so the capture's cost is not in the event's time).
+template <typename R>
+inline void RecordTimedWithStack(ThreadState* t, const R& r) {
+  const uint64_t now = NowNs();
+  const uint32_t stack = TakeStack(t);
+  RecordTimedWithStackAt(t, r, stack, now);
+}
+
+}  // namespace trainprof::inject

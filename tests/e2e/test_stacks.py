@@ -1,0 +1,231 @@
+"""Call stacks recorded in the profiled process (`trainprof run --backtrace`, issue 15), checked in
+the trace itself with trace_decode.py: STACK, EVENT_STACK and MODULE records, whose addresses are
+placed in the planted functions with the executable's own symbol table (nm), not with trainprof's
+reader.
+
+tests/programs/callsites.cc opens the range "work" 30 times from load_batch and 10 + 7 times from
+save_checkpoint (the 7 on a second thread), marks "batch_ready" from load_batch 30 times, and
+calls plugin_step of a library it dlopens 5 times; cupti_fake_workload's "stacks" mode makes CUDA
+calls from named functions against the stand-in CUPTI."""
+
+import os
+import re
+import subprocess
+import unittest
+
+from common import PROGRAMS, TraceTest, program
+from trace_decode import event_stacks, of, read_trace, stacks, string
+
+PLUGIN = os.path.join(PROGRAMS, "libtp_callsites_plugin.so")
+
+
+def function_ranges(path, names):
+    """{name: (start, end)} ELF virtual addresses of the functions `names` in the file at path."""
+    out = subprocess.run(["nm", "-C", "-S", "--defined-only", path], capture_output=True, text=True,
+                         check=True).stdout
+    found = {}
+    for line in out.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) != 4 or parts[2].lower() not in ("t", "w"):
+            continue
+        name = re.sub(r"\(.*$", "", parts[3].replace("(anonymous namespace)::", ""))
+        if name in names:
+            start = int(parts[0], 16)
+            found[name] = (start, start + int(parts[1], 16))
+    return found
+
+
+def build_id_of(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return m.group(1) if m else ""
+
+
+def require(test, paths, reason):
+    """Skips `test` unless every file in `paths` was built."""
+    if not all(os.path.exists(p) for p in paths):
+        test.skipTest(reason)
+
+
+class Placed:
+    """Native addresses of one trace placed in modules (MODULE records) and named functions."""
+
+    def __init__(self, trace, path, names):
+        self.trace = trace
+        # Paths as the loader gives them (a dlopen's argument as written), the executable's real.
+        self.modules = [dict(m, path_text=os.path.realpath(string(trace, m["path"])),
+                             build_id_text=string(trace, m["build_id"])) for m in of(trace, "MODULE")]
+        real = os.path.realpath(path)
+        self.exe = [m for m in self.modules if m["path_text"] == real]
+        self.funcs = function_ranges(real, names)
+
+    def module_of(self, address):
+        for m in self.modules:
+            if m["start"] <= address < m["end"]:
+                return m
+        return None
+
+    def function_of(self, address, module):
+        """The named function whose code holds the return address (address - 1: the call)."""
+        vaddr = address - 1 - module["bias"]
+        for name, (lo, hi) in self.funcs.items():
+            if lo <= vaddr < hi:
+                return name
+        return None
+
+    def first_named(self, frames, module):
+        """The innermost named function among the native frames in `module`."""
+        for f in frames:
+            if f[0] == "native" and module["start"] <= f[1] < module["end"]:
+                name = self.function_of(f[1], module)
+                if name is not None:
+                    return name
+        return None
+
+
+class NvtxStacksTest(TraceTest):
+    def setUp(self):
+        super().setUp()
+        require(self, [program("callsites")], "tp_callsites was not built (no NVTX headers)")
+
+    def run_callsites(self, backtrace, *args):
+        extra = ["--backtrace=" + backtrace] if backtrace is not None else []
+        proc = self.profile([program("callsites")] + list(args), follow=False, extra=extra)
+        self.assertIn("callsites done", proc.stdout)
+        files = self.trace_files()
+        self.assertEqual(len(files), 1, files)
+        trace = read_trace(os.path.join(self.out, files[0]))
+        self.assertEqual(trace["errors"], [])
+        return trace
+
+    def test_range_stacks_name_the_function_that_opened_each_range(self):
+        trace = self.run_callsites("nvtx", PLUGIN)
+        self.assertEqual(trace["header"]["meta"].get("stacks"), "backtrace=nvtx")
+        placed = Placed(trace, program("callsites"), {"load_batch", "save_checkpoint", "main"})
+        self.assertEqual(set(placed.funcs), {"load_batch", "save_checkpoint", "main"})
+        # The executable is described once, by its real path and its build id.
+        self.assertEqual(len(placed.exe), 1, [m["path_text"] for m in placed.modules])
+        exe = placed.exe[0]
+        self.assertEqual(string(trace, exe["path"]), os.path.realpath(program("callsites")))
+        self.assertEqual(exe["build_id_text"], build_id_of(program("callsites")))
+        self.assertLess(exe["start"], exe["end"])
+        table = stacks(trace)
+        counts = {}
+        for name, rec, sid in event_stacks(trace):
+            self.assertIn(sid, table, "EVENT_STACK names an undefined stack %d" % sid)
+            self.assertIsNotNone(name, "an EVENT_STACK without its event")
+            frames = table[sid]
+            self.assertTrue(all(f[0] == "native" for f in frames))  # no Python here
+            self.assertLessEqual(len(frames), 64)
+            # trainprof's own frames are left out: the innermost is the program's.
+            innermost = placed.module_of(frames[0][1])
+            self.assertIsNotNone(innermost, "address %#x outside every MODULE" % frames[0][1])
+            self.assertFalse(innermost["path_text"].endswith("libtrainprof_inject.so"))
+            label = string(trace, rec.get("name", 0))
+            key = (name, label, placed.first_named(frames, exe) if label != "plugin" else innermost["path_text"])
+            counts[key] = counts.get(key, 0) + 1
+        self.assertEqual(counts, {
+            ("RANGE_PUSH", "work", "load_batch"): 30,
+            ("RANGE_PUSH", "work", "save_checkpoint"): 17,
+            ("MARK", "batch_ready", "load_batch"): 30,
+            ("RANGE_PUSH", "plugin", os.path.realpath(PLUGIN)): 5,
+        })
+        # Every push and mark got a stack (30 + 17 + 5 pushes, 30 marks); pops none.
+        self.assertEqual(len(of(trace, "RANGE_PUSH")), 52)
+        self.assertEqual(len(of(trace, "MARK")), 30)
+        self.assertEqual(len(event_stacks(trace)), 82)
+        # A repeated stack is one STACK: the main thread's 30 pushes from load_batch share an id.
+        main_tid = trace["header"]["pid"]
+        load_ids = [sid for name, rec, sid in event_stacks(trace)
+                    if name == "RANGE_PUSH" and rec["tid"] == main_tid and string(trace, rec["name"]) == "work"
+                    and placed.first_named(table[sid], exe) == "load_batch"]
+        # (NVTX's first call of each function goes through its initialisation: one more stack.)
+        self.assertGreaterEqual(max(load_ids.count(i) for i in set(load_ids)), 29, load_ids)
+        self.assertEqual(len(of(trace, "STACK")), len(table))  # each id defined once
+        self.assertLessEqual(len(table), 12)
+
+    def test_library_loaded_later_gets_its_module_before_its_stacks(self):
+        trace = self.run_callsites("nvtx", PLUGIN)
+        real = os.path.realpath(PLUGIN)
+        order = [(n, r) for n, r in trace["records"] if n in ("MODULE", "STACK")]
+        plugin_at = [i for i, (n, r) in enumerate(order)
+                     if n == "MODULE" and os.path.realpath(string(trace, r["path"])) == real]
+        self.assertEqual(len(plugin_at), 1)
+        module = order[plugin_at[0]][1]
+        self.assertEqual(string(trace, module["build_id"]), build_id_of(PLUGIN))
+        table = stacks(trace)
+        plugin_stacks = {sid for name, rec, sid in event_stacks(trace)
+                         if name == "RANGE_PUSH" and string(trace, rec["name"]) == "plugin"}
+        self.assertEqual(len(plugin_stacks), 1)
+        sid = plugin_stacks.pop()
+        self.assertTrue(module["start"] <= table[sid][0][1] < module["end"])
+        stack_at = [i for i, (n, r) in enumerate(order) if n == "STACK" and r["id"] == sid]
+        self.assertLess(plugin_at[0], stack_at[0])
+        # Modules recorded once each, even though stacks were taken before and after the dlopen.
+        keys = [(m["start"], m["bias"]) for m in of(trace, "MODULE")]
+        self.assertEqual(len(keys), len(set(keys)))
+
+    def test_no_stacks_for_nvtx_by_default_or_with_none(self):
+        for backtrace, meta in ((None, "backtrace=cuda:1000"), ("none", None)):
+            with self.fresh_subtest(backtrace=backtrace):
+                trace = self.run_callsites(backtrace)
+                self.assertEqual(trace["header"]["meta"].get("stacks"), meta)
+                self.assertEqual(len(of(trace, "RANGE_PUSH")), 47)
+                for kind in ("STACK", "EVENT_STACK", "MODULE"):
+                    self.assertEqual(of(trace, kind), [], kind)
+
+    def test_bad_backtrace_is_a_usage_error(self):
+        proc = self.run_trainprof(["run", "-o", self.out, "--backtrace=nvtx,stacks", "--", program("callsites")],
+                                  check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("trainprof: --backtrace: unknown value 'stacks'", proc.stderr)
+        self.assertNotIn("callsites done", proc.stdout)
+
+
+class CudaStacksTest(TraceTest):
+    """--backtrace=cuda:THRESHOLD against the stand-in CUPTI (tests/programs/fake_cupti.cc)."""
+
+    def setUp(self):
+        super().setUp()
+        self.fake = os.path.join(PROGRAMS, "libfake_cupti.so")
+        require(self, [self.fake, program("cupti_fake_workload")], "the fake CUPTI was not built (no CUPTI headers)")
+
+    def run_stacks(self, backtrace):
+        env = self.child_env()
+        env.pop("TRAINPROF_CUDA_QUIET", None)
+        env["TRAINPROF_CUPTI_PATH"] = self.fake
+        proc = self.run_trainprof(["run", "-o", self.out, "--backtrace=" + backtrace, "--",
+                                   program("cupti_fake_workload"), "stacks"], env=env, check=False, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("stacks done", proc.stdout)
+        files = self.trace_files()
+        self.assertEqual(len(files), 1)
+        return read_trace(os.path.join(self.out, files[0]))
+
+    def test_blocking_calls_over_the_threshold_name_their_caller(self):
+        trace = self.run_stacks("cuda:1000000")  # 1 ms
+        self.assertEqual(trace["header"]["meta"].get("stacks"), "backtrace=cuda:1000000")
+        names = {"wait_for_loss", "grow_pool", "quick_sync", "launch_step"}
+        placed = Placed(trace, program("cupti_fake_workload"), names)
+        self.assertEqual(set(placed.funcs), names)
+        exe = placed.exe[0]
+        table = stacks(trace)
+        got = {}
+        for name, rec, sid in event_stacks(trace):
+            self.assertEqual(name, "CUDA_API_EXIT")  # the NVTX ranges of the program have none
+            got[rec["correlation"]] = placed.first_named(table[sid], exe)
+        self.assertEqual(got, {101: "wait_for_loss", 102: "wait_for_loss", 103: "wait_for_loss",
+                               104: "wait_for_loss", 111: "grow_pool", 112: "grow_pool"})
+        # The 4 quick syncs (under 1 ms) and the launches (not blocking) were recorded without one.
+        exits = {r["correlation"] for r in of(trace, "CUDA_API_EXIT")}
+        self.assertTrue({121, 122, 123, 124, 131, 132, 133, 134} <= exits, exits)
+
+    def test_none_takes_no_stack(self):
+        trace = self.run_stacks("none")
+        self.assertEqual(len(of(trace, "CUDA_API_EXIT")), 14)
+        for kind in ("STACK", "EVENT_STACK", "MODULE"):
+            self.assertEqual(of(trace, kind), [], kind)
+
+
+if __name__ == "__main__":
+    unittest.main()

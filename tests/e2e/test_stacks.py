@@ -10,10 +10,11 @@ calls from named functions against the stand-in CUPTI."""
 
 import os
 import re
+import signal
 import subprocess
 import unittest
 
-from common import PROGRAMS, TraceTest, program
+from common import PROGRAMS, TRAINPROF, TraceTest, program
 from trace_decode import event_stacks, of, read_trace, stacks, string
 
 PLUGIN = os.path.join(PROGRAMS, "libtp_callsites_plugin.so")
@@ -180,6 +181,40 @@ class NvtxStacksTest(TraceTest):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("trainprof: --backtrace: unknown value 'stacks'", proc.stderr)
         self.assertNotIn("callsites done", proc.stdout)
+
+
+class HostileStacksTest(TraceTest):
+    """Stacks taken where the library must neither allocate nor wait for a lock the interrupted
+    code holds: tests/programs/signal_first_call.cc, whose threads' first NVTX calls come from a
+    SIGUSR1 handler that interrupted malloc, under --backtrace=nvtx (libunwind, the table, the
+    first stack's MODULE records in the handler)."""
+
+    THREADS = 40
+
+    def test_stacks_in_a_handler_that_interrupted_malloc(self):
+        require(self, [program("signal_first_call")], "tp_signal_first_call was not built")
+        run = subprocess.Popen([TRAINPROF, "run", "-o", self.out, "--backtrace=nvtx", "--",
+                                program("signal_first_call"), str(self.THREADS), "3"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.child_env(),
+                               start_new_session=True)
+        try:
+            stdout, stderr = run.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+            self.fail("hung: a stack taken in a handler that interrupted malloc deadlocked")
+        self.assertEqual(run.returncode, 0, stderr)
+        handled = int(re.search(r"handler ranges: (\d+)", stdout).group(1))
+        self.assertGreaterEqual(handled, 3 * self.THREADS)
+        trace = read_trace(os.path.join(self.out, self.trace_files()[0]))
+        self.assertEqual(trace["errors"], [])
+        self.assertEqual(trace["header"]["records_dropped"], 0)
+        name = [i for i, s in trace["strings"].items() if s == "handler"]
+        table = stacks(trace)
+        with_stack = [sid for n, rec, sid in event_stacks(trace) if n == "RANGE_PUSH" and rec["name"] in name]
+        self.assertEqual(len(with_stack), handled)  # every handler's push has its stack
+        self.assertTrue(all(sid in table for sid in with_stack))
+        self.assertGreater(len(of(trace, "MODULE")), 0)
 
 
 class CudaStacksTest(TraceTest):

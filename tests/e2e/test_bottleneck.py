@@ -4,7 +4,7 @@ bottleneck each (tests/workloads/planted.py, ddp_straggler.py), run under --foll
 import os
 import unittest
 
-from common import PYTHON, WORKLOADS, TraceTest
+from common import PYTHON, SANITIZER, WORKLOADS, TraceTest
 
 PLANTED = os.path.join(WORKLOADS, "planted.py")
 DDP = os.path.join(WORKLOADS, "ddp_straggler.py")
@@ -90,11 +90,19 @@ class VerdictTest(TraceTest):
         b = self.report()["bottleneck"]
         self.assertEqual([p["steps"] for p in b["processes"]], [20, 20])
         ranks = b["ranks"]
-        self.assertFalse(ranks["straggler"])
         rank0 = [r for r in ranks["ranks"] if r["rank"] == 0][0]
         self.assertEqual(ranks["latest_rank"], 0)
         self.assertGreater(rank0["mean_lateness_ns"], 0.28e9 / 19)  # the 300 ms pause, over 19 steps
-        self.assertLess(rank0["median_lateness_ns"], ranks["late_threshold_ns"])  # on time in most steps
+        # Symmetric ranks: no straggler. In a sanitizer build on a loaded machine rank 0 (which also
+        # serves the TCPStore) can really be late in most steps, by a few ms (a TSan CI run: median
+        # 5.6 ms, last in 84%); naming it then is right, and e2e_corpus's DdpCheckpointTest checks
+        # that case against the program's own clock. Either way the one 300 ms save never moves the
+        # median lateness.
+        loaded_straggler = SANITIZER and ranks["straggler"] and ranks["straggler"]["rank"] == 0
+        self.assertLess(rank0["median_lateness_ns"], 0.03e9)
+        if not loaded_straggler:
+            self.assertFalse(ranks["straggler"])
+            self.assertLess(rank0["median_lateness_ns"], ranks["late_threshold_ns"])  # on time in most steps
         self.assertEqual(rank0["late_step_list"][0]["train_step"], 11)  # the save delays step 11's arrival
         self.assertGreater(rank0["late_step_list"][0]["lateness_ns"], 0.28e9)
         p0 = [p for p in b["processes"] if p["rank"] == 0][0]
@@ -103,7 +111,8 @@ class VerdictTest(TraceTest):
         self.assertGreater(slow[10]["duration_ns"], 0.3e9)
         self.assertGreater(slow[10]["times_median"], 3)
         text = self.run_trainprof(["report", self.out]).stdout
-        self.assertIn("No straggler: rank 0 was late in ", text)
+        if not loaded_straggler:
+            self.assertIn("No straggler: rank 0 was late in ", text)
         self.assertIn("Isolated slow step", text)
         self.assertIn("step 10 of rank 0 took ", text)
 

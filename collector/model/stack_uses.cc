@@ -1,5 +1,6 @@
 #include "collector/model/stack_uses.h"
 
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -8,12 +9,8 @@
 namespace trainprof::collector {
 
 const char* StackedKindName(StackedKind k) {
-  switch (k) {
-    case StackedKind::kRange: return "range";
-    case StackedKind::kMark: return "mark";
-    case StackedKind::kCuda: return "cuda";
-  }
-  return "range";
+  static constexpr const char* kNames[] = {"range", "mark", "cuda"};  // in StackedKind's order
+  return kNames[static_cast<size_t>(k) < std::size(kNames) ? static_cast<size_t>(k) : 0];
 }
 
 std::vector<NamedStackUse> StackUsesOf(const TraceImage& image, const StringPool& strings) {

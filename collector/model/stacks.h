@@ -19,6 +19,9 @@
 
 namespace trainprof::collector {
 
+/// What a stack was taken at, for the call-site table.
+enum class StackUseKind : uint8_t { kRange, kMark };
+
 /// One frame of a stack. Native: `address` set, function/file 0 (symbolized later, from the
 /// modules). Python: `python` true, function and file pool ids, line as recorded.
 struct StackFrame {
@@ -43,9 +46,6 @@ struct Module {
   StringId path = 0;
   StringId build_id = 0;  ///< lowercase hex; 0 = none
 };
-
-/// What a stack was taken at, for the call-site table.
-enum class StackUseKind : uint8_t { kRange, kMark };
 
 /// Ranges (or marks) of one name opened at one stack: how many, and their total time (ns).
 struct StackUse {

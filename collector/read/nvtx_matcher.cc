@@ -192,7 +192,9 @@ NvtxSummary NvtxMatcher::Finish() {
   for (const auto& [key, count] : marks_) {
     out.marks.push_back({static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key & 0xffffffffu), count});
   }
+  std::vector<StackUse> uses = TakeUses();  // kept for TakeUses after Finish
   *this = NvtxMatcher();
+  uses_ = std::move(uses);
   return out;
 }
 

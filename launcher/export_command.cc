@@ -10,6 +10,7 @@
 
 #include "collector/base/output_sink.h"
 #include "collector/export/export_chrome.h"
+#include "collector/export/export_folded.h"
 #include "collector/export/export_kineto.h"
 #include "collector/export/selection.h"
 #include "collector/read/trace_reader.h"
@@ -100,8 +101,15 @@ void AddExportOptions(CLI::App* sub, ExportArgs* args) {
   AddTracePathsArgument(sub, &args->paths);
   sub->add_option("--format", args->format,
                   "chrome: Chrome Trace Event JSON, opened by ui.perfetto.dev and chrome://tracing; kineto: "
-                  "torch.profiler (Kineto) JSON traces, one per rank, for Holistic Trace Analysis and TensorBoard")
-      ->check(CLI::IsMember({"chrome", "kineto"}))
+                  "torch.profiler (Kineto) JSON traces, one per rank, for Holistic Trace Analysis and TensorBoard; "
+                  "folded: the call-site stacks of trainprof run --backtrace as folded stacks (frame;frame;leaf COUNT) "
+                  "for FlameGraph and speedscope")
+      ->check(CLI::IsMember({"chrome", "kineto", "folded"}))
+      ->capture_default_str();
+  sub->add_option("--weight", args->weight,
+                  "folded: the count of each stack: calls (ranges, marks and CUDA calls taken there), or time "
+                  "(their total duration in ns)")
+      ->check(CLI::IsMember({"calls", "time"}))
       ->capture_default_str();
   sub->add_option("-o,--output", args->output,
                   "chrome: output file (default trace.json, or trace.json.gz with --gzip); - for stdout; a name "
@@ -165,6 +173,28 @@ int RunExport(const ExportArgs& args) {
   ProgressBar bar = ProgressBar::ForStderr(collector::ExportEventCount(trace, *sel));
   BarProgress progress(&bar);
 
+  if (args.format == "folded") {
+    if (!args.window.empty()) {
+      Error("--format folded sums every stack over the whole run: --window is not possible with it");
+      return kInputError;
+    }
+    const std::string output = args.output.empty() ? "-" : args.output;
+    collector::FoldedStats stats;
+    const int status = WriteOutput(output, args.gzip || EndsWith(output, ".gz"), [&](collector::OutputSink* sink) {
+      stats = collector::ExportFolded(trace, *sel,
+                                      args.weight == "time" ? collector::FoldedWeight::kTime : collector::FoldedWeight::kCalls,
+                                      sink);
+    });
+    bar.Finish();
+    if (status != kOk) return status;
+    if (stats.lines == 0) {
+      std::cerr << "trainprof: note: no stacks in the trace (record them with trainprof run --backtrace=cuda or nvtx)\n";
+    } else if (output != "-") {
+      std::cerr << "trainprof: " << stats.lines << " stacks of " << stats.events << " events written to " << output
+                << " (open it in speedscope.app, or flamegraph.pl " << output << ")\n";
+    }
+    return kOk;
+  }
   if (!kineto) {
     std::string output = args.output;
     if (output.empty()) output = args.gzip ? "trace.json.gz" : "trace.json";

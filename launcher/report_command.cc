@@ -180,6 +180,9 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
       ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
       ->type_name("PATH");
   sub->add_flag("--by-process", args->by_process, "Also print each process's tables (NVTX ranges, CUDA API, GPU kernels, memory operations)");
+  sub->add_flag("--by-callsite", args->by_callsite,
+                "Also print the call sites of the ranges and CUDA calls that have stacks (trainprof run --backtrace): "
+                "per name and call site (the first user frame), calls and total time");
   sub->add_option("--top", args->top, "Rows per statistics table, the largest first: total time, self time for operators (0 = all)")
       ->type_name("N")
       ->check(CLI::Validator(  // size_t would take "-1" as 2^64-1
@@ -237,6 +240,7 @@ int RunReport(const ReportArgs& args) {
 
   collector::ReportOptions options;
   options.by_process = args.by_process;
+  options.by_callsite = args.by_callsite;
   options.top = args.top;
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;

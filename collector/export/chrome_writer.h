@@ -20,9 +20,14 @@ inline std::string Quote(std::string_view s) {
   return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+class StackArgs;  // stack_args.h
+
 class ChromeWriter {
  public:
   ChromeWriter(const Trace& trace, OutputSink* out) : trace_(trace), out_(out), quoted_(kQuotedCache) {}
+
+  /// Events' `args.stack` (stack_args.h); null: none written.
+  StackArgs* stack_args = nullptr;
 
   // The quoted, escaped form of an interned string, from a direct-mapped cache of kQuotedCache
   // ids: names repeat, and a million distinct names must not cost a string each.

@@ -1,5 +1,7 @@
 #include "collector/export/export_chrome.h"
 
+#include "collector/export/stack_args.h"
+
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -21,6 +23,8 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
   ChromeExportStats stats;
   ChromeWriter w(trace, out);
   w.SetProgress(progress, 0);
+  StackArgs stack_args(trace.strings);
+  w.stack_args = &stack_args;
 
   const TimeAxis axis = MakeTimeAxis(trace);
   const uint64_t zero = axis.zero;
@@ -112,9 +116,15 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
             w.Key("name");
             w.Raw(w.Name(b.name));
             category(b);
-            if (b.category != 0) {
-              w.Raw(",\"args\":{\"category\":");
-              w.Num(b.category);
+            const std::string& stack = stack_args.Member(img, stack_args.OfNvtx(img, static_cast<size_t>(&b - img.nvtx.data())));
+            if (b.category != 0 || !stack.empty()) {
+              w.Raw(",\"args\":{");
+              if (b.category != 0) {
+                w.Raw("\"category\":");
+                w.Num(b.category);
+                if (!stack.empty()) w.Raw(",");
+              }
+              w.Raw(stack);
               w.Raw("}");
             }
             w.End();
@@ -128,6 +138,13 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
             w.Raw(w.Name(e.name));
             category(e);
             w.Raw(",\"s\":\"t\"");
+            if (const std::string& stack =
+                    stack_args.Member(img, stack_args.OfNvtx(img, static_cast<size_t>(&e - img.nvtx.data())));
+                !stack.empty()) {
+              w.Raw(",\"args\":{");
+              w.Raw(stack);
+              w.Raw("}");
+            }
             w.End();
           },
           [&](const NvtxEvent& e) {

@@ -1,5 +1,7 @@
 #include "collector/export/export_chrome_cuda.h"
 
+#include "collector/export/stack_args.h"
+
 #include <cstdio>
 #include <set>
 #include <string>
@@ -71,6 +73,10 @@ class CudaExport {
     if (c.status != 0) {
       w_.Raw(",\"status\":");
       w_.Num(c.status);
+    }
+    if (c.stack != 0 && w_.stack_args != nullptr) {
+      w_.Raw(",");
+      w_.Raw(w_.stack_args->Member(img_, c.stack));
     }
     w_.Raw("}");
     w_.End();

@@ -7,6 +7,7 @@
 //     ├─ nvtx             NvtxEvent, 32 bytes each, per thread in record order: all of them, or
 //     │                   only the Python phases' (ReadOptions::keep; what `report` keeps)
 //     ├─ process_events   fork / exec / exit / child exit / NVTX misuse (few)
+//     ├─ stacks           call stacks, loaded modules, per-(range, stack) sums, samples (stacks.h)
 //     └─ cuda             CUDA API calls, GPU kernels/copies/memsets, devices, GPU status (cuda_model.h)
 //   Process        images of one process merged (same host, boot, pid namespace, pid and start
 //                  time; chained by exec), with tree links and derived identity
@@ -28,6 +29,7 @@
 #include "collector/model/cuda_model.h"
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
+#include "collector/model/stacks.h"
 #include "collector/base/string_pool.h"
 #include "trainprof/trace_format.h"
 
@@ -160,6 +162,7 @@ struct TraceImage {
   std::vector<ProcessEvent> process_events;
   CudaData cuda;                ///< tags 48..59 (format version 2)
   std::vector<HostOp> host_ops; ///< operators and Python functions (Kineto imports; any order)
+  ImageStacks stacks;           ///< tags 64..67 (format version 3): stacks, modules, samples (stacks.h)
   uint64_t records = 0;         ///< all records decoded
   uint64_t first_record_ns = 0; ///< time of the earliest timed record (valid if has_timed_records)
   uint64_t last_record_ns = 0;

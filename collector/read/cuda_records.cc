@@ -87,10 +87,12 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
     case RecordTag::kCudaApiExit: {
       const auto r = Decode<fr::CudaApiExit>(f);
       auto it = open_calls_.find(r.correlation);
+      last_exit_ = SIZE_MAX;
       if (it == open_calls_.end()) {
         ++out_.unmatched_exits;
         break;
       }
+      last_exit_ = it->second;
       CudaCall& c = out_.calls[it->second];
       c.end_ns = std::max(now, c.begin_ns);
       c.status = U32(r.status);
@@ -198,6 +200,12 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
     }
     default: break;
   }
+}
+
+bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
+  if (last_exit_ >= out_.calls.size()) return false;
+  out_.calls[last_exit_].stack = static_cast<uint32_t>(std::min<uint64_t>(stack, UINT32_MAX));
+  return true;
 }
 
 void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {

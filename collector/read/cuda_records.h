@@ -35,6 +35,10 @@ class CudaRecordDecoder {
   /// image's thread index.
   void Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64_t base_ns, uint32_t thread);
 
+  /// Gives the call that the last CUDA_API_EXIT closed its stack (EVENT_STACK; stacks.h). False:
+  /// that exit matched no call.
+  bool SetExitStack(uint64_t stack);
+
   /// Replaces string refs by pool ids (`pool_of_ref[ref]`) once every STRING record was read.
   void Resolve(const std::vector<StringId>& pool_of_ref);
 
@@ -42,6 +46,7 @@ class CudaRecordDecoder {
   CudaData& out_;
   std::function<uint32_t(uint64_t)> string_ref_;
   std::unordered_map<uint64_t, size_t> open_calls_;  // correlation → index into out_.calls
+  size_t last_exit_ = SIZE_MAX;                      // index of the call the last exit closed
 };
 
 }  // namespace trainprof::collector

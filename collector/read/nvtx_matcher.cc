@@ -78,8 +78,36 @@ void NvtxMatcher::Pop(uint32_t thread, uint32_t domain, uint64_t time_ns) {
   }
   const Open push = stack.back();
   stack.pop_back();
-  Slot(push.domain, push.name, RangeStyle::kPushPop, false)
-      .durations.Add(time_ns >= push.time_ns ? time_ns - push.time_ns : 0);
+  const uint64_t d = time_ns >= push.time_ns ? time_ns - push.time_ns : 0;
+  Slot(push.domain, push.name, RangeStyle::kPushPop, false).durations.Add(d);
+  if (push.stack != 0) AddUse(push, d);
+}
+
+void NvtxMatcher::SetPushStack(uint32_t thread, uint32_t domain, uint64_t stack) {
+  std::vector<Open>& open = Stack(thread, domain);
+  if (!open.empty()) open.back().stack = stack;
+}
+
+void NvtxMatcher::SetStartStack(uint64_t range_id, uint64_t stack) {
+  auto it = open_starts_.find(range_id);
+  if (it != open_starts_.end() && !it->second.empty()) it->second.back().stack = stack;
+}
+
+void NvtxMatcher::MarkStack(uint32_t domain, uint32_t name, uint64_t stack) {
+  AddUse({0, name, domain, stack}, 0, StackUseKind::kMark);
+}
+
+void NvtxMatcher::AddUse(const Open& o, uint64_t duration_ns, StackUseKind kind) {
+  auto [it, fresh] = use_index_.try_emplace(std::make_tuple(o.domain, o.name, o.stack, kind), uses_.size());
+  if (fresh) uses_.push_back({.kind = kind, .domain = o.domain, .name = o.name, .stack = o.stack});
+  StackUse& u = uses_[it->second];
+  ++u.count;
+  u.total_ns += duration_ns;
+}
+
+std::vector<StackUse> NvtxMatcher::TakeUses() {
+  use_index_.clear();
+  return std::move(uses_);
 }
 
 void NvtxMatcher::Mark(uint32_t domain, uint32_t name) { ++marks_[uint64_t{domain} << 32 | name]; }
@@ -94,6 +122,7 @@ void NvtxMatcher::End(uint64_t range_id, uint64_t time_ns) {
     const Open s = it->second[0];
     open_starts_.erase(it);
     Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(time_ns - s.time_ns);
+    if (s.stack != 0) AddUse(s, time_ns - s.time_ns);
     return;
   }
   if (held_ends_ >= kMaxHeldEnds) {
@@ -129,6 +158,7 @@ void NvtxMatcher::MatchLeftovers(std::vector<Open>* starts, std::vector<uint64_t
       const Open& s = (*starts)[open.back()];
       open.pop_back();
       Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(e.time_ns - s.time_ns);
+      if (s.stack != 0) AddUse(s, e.time_ns - s.time_ns);
     }
   }
   for (size_t i : open) {
@@ -162,7 +192,9 @@ NvtxSummary NvtxMatcher::Finish() {
   for (const auto& [key, count] : marks_) {
     out.marks.push_back({static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key & 0xffffffffu), count});
   }
+  std::vector<StackUse> uses = TakeUses();  // kept for TakeUses after Finish
   *this = NvtxMatcher();
+  uses_ = std::move(uses);
   return out;
 }
 

@@ -13,10 +13,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "collector/model/nvtx_summary.h"
+#include "collector/model/stacks.h"
 
 namespace trainprof::collector {
 
@@ -29,6 +32,14 @@ class NvtxMatcher {
   void Mark(uint32_t domain, uint32_t name);
   void Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns);
   void End(uint64_t range_id, uint64_t time_ns);
+  /// The stack (a STACK id) of the range this thread last pushed in `domain` / last started with
+  /// `range_id`: when it closes, its duration is summed per (domain, name, stack) (TakeUses).
+  void SetPushStack(uint32_t thread, uint32_t domain, uint64_t stack);
+  void SetStartStack(uint64_t range_id, uint64_t stack);
+  /// A mark of `name` taken at `stack`: a use of duration 0.
+  void MarkStack(uint32_t domain, uint32_t name, uint64_t stack);
+  /// The ranges with stacks closed so far, summed per (domain, name, stack); names are refs.
+  std::vector<StackUse> TakeUses();
 
   /// Closes the image: ranges still open become unbalanced; ends that arrived before their start
   /// (another thread decoded first) are matched by id and time. The matcher is empty afterwards.
@@ -39,7 +50,9 @@ class NvtxMatcher {
     uint64_t time_ns;
     uint32_t name;
     uint32_t domain;
+    uint64_t stack = 0;  ///< EVENT_STACK of its push/start (0 = none)
   };
+  void AddUse(const Open& o, uint64_t duration_ns, StackUseKind kind = StackUseKind::kRange);
   RangeSamples& Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan);
   /// ranges_ index + 1 of (domain, name, style), made if new.
   uint32_t IndexOf(uint32_t domain, uint32_t name, RangeStyle style);
@@ -69,6 +82,8 @@ class NvtxMatcher {
   std::unordered_map<uint64_t, std::vector<uint64_t>> early_ends_;    // by range id: no start yet
   size_t held_ends_ = 0;                                               // Σ early_ends_ sizes
   uint64_t unbalanced_ = 0;
+  std::vector<StackUse> uses_;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t, StackUseKind>, size_t> use_index_;
 };
 
 }  // namespace trainprof::collector

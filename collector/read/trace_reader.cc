@@ -190,6 +190,8 @@ class Decoder {
   void EndOfData();
   /// Maps the file's ids into `pool` (which it interns into).
   void Resolve(StringPool* pool);
+  /// The stacks' refs to pool ids, stacks sorted by id, uses of ids no STACK defines said.
+  void ResolveStacks(const std::vector<StringId>& string_pool, const std::vector<StringId>& domain_pool);
   uint64_t skipped() const { return skipped_; }
 
  private:
@@ -209,6 +211,8 @@ class Decoder {
   uint32_t ThreadFor(const ChunkDesc& c);
   void DecodeChunk(const ChunkDesc& c, uint32_t thread);
   bool KeepEvent(uint32_t domain_ref);
+  /// A STACK record's frames (docs/trace-format.md, "Stacks") into img_.stacks; damage said.
+  void AddStack(uint64_t id, std::string_view bytes, uint64_t at);
 
   ByteSource* src_;
   uint64_t size_;
@@ -250,6 +254,7 @@ class Decoder {
   std::unordered_map<uint32_t, uint32_t> thread_of_index_;  // ChunkHeader::thread_index → dense
   uint32_t role_ref_ = 0;
   std::vector<uint32_t> env_refs_;  // kProcessEnv "NAME=value" string refs, in decoding order
+  std::unordered_set<uint64_t> stack_ids_;  // STACK ids defined (the first definition is kept)
   static constexpr uint64_t kSmallIds = 1 << 16;
 };
 
@@ -591,6 +596,11 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   // the cases below read them by name through format::Decode.
   uint64_t f[format::kMaxRecordFields];
   uint64_t dt = 0;
+  // The previous timed record of this chunk, for an EVENT_STACK (none at the chunk's start).
+  uint8_t prev_tag = 0;
+  uint32_t prev_domain = 0, prev_name = 0;
+  uint64_t prev_range = 0;
+  size_t prev_kept = SIZE_MAX;  // its index in img_.nvtx when kept
   while (p < end) {
     const uint8_t* const rec = p;
     const uint8_t tag = *p++;
@@ -663,6 +673,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     auto keep = [&] {
       if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
     };
+    const size_t nvtx_before = img_.nvtx.size();
     auto process_event = [&](ProcessEventKind kind, uint64_t what, uint64_t value, int64_t code) {
       pe.kind = kind;
       pe.what = static_cast<uint32_t>(std::min<uint64_t>(what, UINT32_MAX));
@@ -751,18 +762,84 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         process_event(ProcessEventKind::kMisuse, r.what, r.detail, 0);
         break;
       }
+      case RecordTag::kStack: {
+        const auto r = format::Decode<fr::Stack>(f, bytes);
+        AddStack(r.id, r.bytes, offset_of(rec));
+        break;
+      }
+      case RecordTag::kEventStack: {
+        const uint64_t stack = format::Decode<fr::EventStack>(f).stack;
+        if (stack == 0) break;
+        switch (static_cast<RecordTag>(prev_tag)) {
+          case RecordTag::kRangePush: matcher_.SetPushStack(thread, prev_domain, stack); break;
+          case RecordTag::kRangeStart: matcher_.SetStartStack(prev_range, stack); break;
+          case RecordTag::kMark: matcher_.MarkStack(prev_domain, prev_name, stack); break;
+          case RecordTag::kCudaApiExit: cuda_.SetExitStack(stack); break;
+          default: break;  // at a chunk's start or after another record: nothing to attach to
+        }
+        if (prev_kept != SIZE_MAX) img_.stacks.nvtx.push_back({prev_kept, stack});
+        break;
+      }
+      case RecordTag::kModule: {
+        const auto r = format::Decode<fr::Module>(f);
+        if (r.end <= r.start) {
+          Error(Loss::malformed_records, "MODULE at byte " + Num(offset_of(rec)) + ": empty span [" + Num(r.start) +
+                                             ", " + Num(r.end) + ") (left out)");
+          break;
+        }
+        img_.stacks.modules.push_back({.bias = r.bias, .start = r.start, .end = r.end, .path = StringRef(r.path),
+                                       .build_id = r.build_id == 0 ? 0 : StringRef(r.build_id)});
+        break;
+      }
+      case RecordTag::kSample: {
+        const auto r = format::Decode<fr::Sample>(f);
+        img_.stacks.samples.push_back({.time_ns = now, .thread = thread, .stack = r.stack, .python_missed = r.python_missed});
+        break;
+      }
       case RecordTag::kCategoryName:
       case RecordTag::kDomainDestroy:  // counted, not needed by the report yet
-      case RecordTag::kStack:          // stacks and samples (version 3): not read yet
-      case RecordTag::kEventStack:
-      case RecordTag::kModule:
-      case RecordTag::kSample:
         break;
       default:  // CUDA records (the schema's since: only in files of version 2 on)
         cuda_.Add(tag, f, now, c.base_ns, thread);
         break;
     }
+    if (timed) {
+      prev_tag = tag;
+      prev_domain = e.domain;
+      prev_name = e.name;
+      prev_range = e.range_id;
+      prev_kept = img_.nvtx.size() > nvtx_before ? img_.nvtx.size() - 1 : SIZE_MAX;
+    }
   }
+}
+
+void Decoder::AddStack(uint64_t id, std::string_view bytes, uint64_t at) {
+  if (id == 0 || stack_ids_.contains(id)) return;  // a second definition of an id: the first stays
+  Stack stack{.id = id, .frames = {}};
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const auto* const end = p + bytes.size();
+  while (p < end) {
+    uint64_t v = 0, file = 0, line = 0;
+    bool ok = format::GetVarint(&p, end, &v);
+    if (ok && (v & 1) != 0) ok = format::GetVarint(&p, end, &file) && format::GetVarint(&p, end, &line);
+    if (!ok) {
+      Error(Loss::malformed_records, "STACK " + Num(id) + " at byte " + Num(at) + ": frame " +
+                                         Num(stack.frames.size() + 1) + " does not decode (the stack is left out)");
+      return;
+    }
+    StackFrame fr;
+    if ((v & 1) == 0) {
+      fr.address = v >> 1;
+    } else {
+      fr.python = true;
+      fr.function = StringRef(v >> 1);
+      fr.file = StringRef(file);
+      fr.line = static_cast<uint32_t>(std::min<uint64_t>(line, UINT32_MAX));
+    }
+    stack.frames.push_back(fr);
+  }
+  stack_ids_.insert(id);
+  img_.stacks.stacks.push_back(std::move(stack));
 }
 
 void Decoder::EndOfData() {
@@ -857,6 +934,7 @@ void Decoder::Resolve(StringPool* pool) {
     m.name = string_pool[m.name];
   }
   img_.nvtx_summary.Merge(std::move(by_ref));
+  ResolveStacks(string_pool, domain_pool);
   for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
   cuda_.Resolve(string_pool);
   img_.role = string_pool[role_ref_];
@@ -882,6 +960,40 @@ void Decoder::Resolve(StringPool* pool) {
   }
   if (errors_dropped_ > 0) {
     st_.errors.push_back("and " + Num(errors_dropped_) + (errors_dropped_ == 1 ? " more problem" : " more problems"));
+  }
+}
+
+void Decoder::ResolveStacks(const std::vector<StringId>& string_pool, const std::vector<StringId>& domain_pool) {
+  ImageStacks& st = img_.stacks;
+  for (Stack& s : st.stacks) {
+    for (StackFrame& fr : s.frames) {
+      if (!fr.python) continue;
+      fr.function = string_pool[fr.function];
+      fr.file = string_pool[fr.file];
+    }
+  }
+  std::sort(st.stacks.begin(), st.stacks.end(), [](const Stack& a, const Stack& b) { return a.id < b.id; });
+  for (Module& m : st.modules) {
+    m.path = string_pool[m.path];
+    m.build_id = string_pool[m.build_id];
+  }
+  st.uses = matcher_.TakeUses();
+  for (StackUse& u : st.uses) {
+    u.domain = domain_pool[u.domain];
+    u.name = string_pool[u.name];
+  }
+  // Uses of ids that no STACK defines: damage (a lost chunk held the definition); they stay, as
+  // "<stack #N>" frames-less call sites.
+  uint64_t undefined = 0, first = 0;
+  auto check = [&](uint64_t id) {
+    if (id != 0 && st.Find(id) == nullptr && undefined++ == 0) first = id;
+  };
+  for (const StackUse& u : st.uses) check(u.stack);
+  for (const CudaCall& c : img_.cuda.calls) check(c.stack);
+  for (const Sample& smp : st.samples) check(smp.stack);
+  if (undefined > 0) {
+    Error(Loss::undefined_ids, "undefined stack id " + Num(first) + (undefined > 1 ? " (" + Num(undefined) + " uses in all)" : ""),
+          undefined);
   }
 }
 

@@ -106,6 +106,24 @@ class JsonWriter {
   std::vector<Open> open_;
 };
 
+/// The "frames" of each "callsites" row as an array of {function, file, line, module}, innermost
+/// first (the table's generic cell holds them as one string).
+void AddCallSiteFrames(const Report& r, Json* doc) {
+  auto it = doc->find("callsites");
+  if (it == doc->end() || !it->is_array()) return;
+  for (size_t i = 0; i < it->size() && i < r.callsites.size(); ++i) {
+    Json frames = Json::array();
+    for (const SymbolFrame& f : r.callsites[i].frames) {
+      Json j = {{"function", f.function}, {"file", nullptr}, {"line", nullptr}, {"module", nullptr}};
+      if (f.file) j["file"] = *f.file;
+      if (f.line) j["line"] = *f.line;
+      if (f.module) j["module"] = *f.module;
+      frames.push_back(std::move(j));
+    }
+    (*it)[i]["frames"] = std::move(frames);
+  }
+}
+
 Json MisuseJson(const NvtxMisuse& m) {
   return {{"null_names", m.null_names},
           {"names_cut", m.names_cut},
@@ -464,6 +482,7 @@ void RenderJson(const Report& r, OutputSink* out) {
     doc[t.def->name] = TableJson(*t.def, t.source());
     if (t.omitted) doc[std::string(t.def->name) + "_omitted"] = *t.omitted;
   }
+  AddCallSiteFrames(r, &doc);
   doc["bottleneck"] = BottleneckJson(r.bottleneck);
   doc["stats"] = StatsJson(r.stats);
   doc["warnings"] = r.warnings;

@@ -11,6 +11,7 @@
 #include "collector/read/trace_reader.h"
 #include "collector/report/warnings.h"
 #include "collector/report/report_gpu_overlap.h"
+#include "collector/report/callsite_tables.h"
 #include "collector/report/gpu_idle_launch_tables.h"
 
 #ifndef TRAINPROF_VERSION
@@ -399,7 +400,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
   AddGpuIdleLaunchTables(trace, options, &r);
+  AddCallSiteTable(trace, options, &r);
   r.bottleneck = AnalyzeBottleneck(trace);
+  AddCallSiteClauses(trace, &r.bottleneck);
   AddGpuOverlap(trace, &r);
   return r;
 }

@@ -17,6 +17,7 @@
 
 #include "collector/analysis/bottleneck.h"
 #include "collector/base/table.h"
+#include "collector/stats/callsites.h"
 #include "collector/stats/cuda_tables.h"
 #include "collector/stats/gpu_tracing.h"
 #include "collector/stats/kernel_categories.h"
@@ -35,6 +36,7 @@ struct ReportOptions {
   size_t top = 0;           ///< rows per statistics table; 0 = all
   bool full_names = false;  ///< kernel names demangled but not shortened (--full-names)
   bool group_names = true;  ///< NVTX names differing only in numbers grouped (name_groups.h; --no-group-names)
+  bool by_callsite = false; ///< the call-site table in the text report (--by-callsite; callsite_tables.h)
 };
 
 struct RangeRow {
@@ -194,6 +196,9 @@ struct Report {
   /// generically (text: a section after the GPU tables; JSON: a member before "bottleneck"; CSV:
   /// a file after gpu_devices.csv). A new table goes here (collector/README.md, "Adding a table").
   std::vector<TableRows> tables;
+  /// The call sites of the stacked events (stats/callsites.h), as the "callsites" table shows them
+  /// (cut to --top): JSON adds their frames; the Bottleneck names the top one of a stall.
+  std::vector<CallSiteRow> callsites;
   /// Per process with GPU activity: HTA's temporal breakdown and kernel categories (docs/analysis.md,
   /// "Temporal breakdown", "Kernel categories"), in process order (report_gpu_overlap.h).
   std::vector<TemporalBreakdownRow> temporal_breakdown;

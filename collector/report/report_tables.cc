@@ -1,5 +1,7 @@
 #include "collector/report/report_tables.h"
 
+#include "collector/report/callsite_tables.h"
+
 #include "collector/base/units.h"
 #include "collector/report/gpu_idle_launch_tables.h"
 #include "collector/report/host_ops_tables.h"
@@ -244,7 +246,7 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
 std::vector<const TableDef*> DeclaredTables() {
   return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
           &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable(),
-          &OperatorTableDef(), &PythonFunctionTableDef()};
+          &OperatorTableDef(), &PythonFunctionTableDef(), &CallSiteTable()};
 }
 
 }  // namespace trainprof::collector

@@ -180,6 +180,43 @@ class TraceBuilder {
     Untimed(th, rec::Domain{.domain = id, .name = 0});
     return id;
   }
+  // ----- stacks (format v3; docs/trace-format.md, "Stacks") -----
+  /// A Python frame of a STACK record: function, file, line.
+  struct PyFrame {
+    std::string function, file;
+    uint64_t line = 0;
+  };
+  /// A STACK record (id = the next free one, returned): native return addresses, then Python
+  /// frames, innermost first, encoded as the writer does.
+  uint64_t Stack(int th, const std::vector<uint64_t>& native, const std::vector<PyFrame>& python = {}) {
+    std::vector<uint8_t> bytes;
+    for (uint64_t a : native) Put(&bytes, a << 1);
+    for (const PyFrame& f : python) {
+      const uint64_t fn = String(th, f.function), file = String(th, f.file);
+      Put(&bytes, fn << 1 | 1);
+      Put(&bytes, file);
+      Put(&bytes, f.line);
+    }
+    return StackBytes(th, std::string(bytes.begin(), bytes.end()));
+  }
+  /// A STACK record with these frame bytes as they are (damage tests).
+  uint64_t StackBytes(int th, const std::string& bytes) {
+    const uint64_t id = next_stack_++;
+    Untimed(th, rec::Stack{.id = id, .bytes = bytes});
+    return id;
+  }
+  /// EVENT_STACK: the stack of the thread's previous timed record.
+  void EventStack(int th, uint64_t stack) { Untimed(th, rec::EventStack{.stack = stack}); }
+  /// MODULE: a loaded object with its bias, runtime span, path and build id (hex, "" = none).
+  void Module(int th, uint64_t bias, uint64_t start, uint64_t end, std::string_view path, std::string_view build_id = "") {
+    const uint64_t p = String(th, path), b = String(th, build_id);
+    Untimed(th, rec::Module{.bias = bias, .start = start, .end = end, .path = p, .build_id = b});
+  }
+  /// SAMPLE at t.
+  void Sample(int th, uint64_t t, uint64_t stack, uint64_t python_missed = 0) {
+    Timed(th, t, rec::Sample{.stack = stack, .python_missed = python_missed});
+  }
+
   // ----- CUDA records (format v2; absolute times) -----
   /// CUDA_API_ENTER: a runtime (or driver) call begins.
   void ApiEnter(int th, uint64_t t, std::string_view name, uint64_t correlation,
@@ -504,6 +541,7 @@ class TraceBuilder {
   uint64_t end_ns_ = 0;
   uint64_t dropped_ = 0;
   uint32_t version_ = fmt::kFormatVersion;
+  uint64_t next_stack_ = 1;
   uint32_t header_region_ = fmt::kHeaderRegionSize;
   uint32_t chunk_size_ = fmt::kDefaultChunkSize;
   std::optional<uint32_t> chunks_claimed_;

@@ -1,0 +1,33 @@
+#include "collector/export/stack_args.h"
+
+#include "collector/export/chrome_writer.h"
+
+namespace trainprof::collector {
+
+const std::string& StackArgs::Member(const TraceImage& img, uint64_t id) {
+  if (id == 0) return none_;
+  auto [it, fresh] = members_.try_emplace({&img, id});
+  if (!fresh) return it->second;
+  const ShownStack shown = symbols_.Show(img.stacks, id);
+  std::string& out = it->second;
+  out = "\"stack\":[";
+  for (size_t i = 0; i < shown.frames.size(); ++i) {
+    if (i > 0) out += ',';
+    out += Quote(shown.frames[i].Label());
+  }
+  out += ']';
+  return out;
+}
+
+uint64_t StackArgs::OfNvtx(const TraceImage& img, size_t index) {
+  if (img.stacks.nvtx.empty()) return 0;
+  if (nvtx_of_ != &img) {
+    nvtx_.clear();
+    for (const NvtxStack& s : img.stacks.nvtx) nvtx_.emplace(s.event, s.stack);
+    nvtx_of_ = &img;
+  }
+  auto it = nvtx_.find(index);
+  return it == nvtx_.end() ? 0 : it->second;
+}
+
+}  // namespace trainprof::collector

@@ -1,0 +1,129 @@
+#include "collector/report/callsite_tables.h"
+
+#include "collector/base/units.h"
+#include "collector/symbols/symbolizer.h"
+#include "trainprof/phases.h"
+
+namespace trainprof::collector {
+namespace {
+
+constexpr Align L = Align::kLeft;
+constexpr Align R = Align::kRight;
+
+TableDef MakeCallSiteTable() {
+  return {"callsites",
+          "callsites.csv",
+          {{"kind", "Kind", Unit::kText, L, "what the stack was taken at: range (NVTX push/start), mark, cuda (an API call)"},
+           {"name", "Name", Unit::kText, L, "the range or mark name (domain:name outside the default domain), or the CUDA API", Show::kBoth, 60},
+           {"calls", "Calls", Unit::kCount, R, "events of that name with this call site"},
+           {"total_ns", "Total", Unit::kNs, R, "their summed durations (0 for marks)"},
+           {"call_site", "Call Site", Unit::kText, L, "the first user frame: \"function at file:line\" (file basename)", Show::kBoth, 80},
+           {"function", nullptr, Unit::kText, L, "the call site's function (demangled; module+0xOFFSET without symbols)", Show::kData},
+           {"file", nullptr, Unit::kText, L, "its source file; null without debug information", Show::kData},
+           {"line", nullptr, Unit::kCount, R, "its line; null without debug information", Show::kData},
+           {"module", nullptr, Unit::kText, L, "the module (basename) of a native call site; null for Python", Show::kData},
+           {"frames", nullptr, Unit::kText, L,
+            "the stack from the call site outward, innermost first; JSON: [{function, file, line, module}], CSV: \"f (file:line) < g ...\"",
+            Show::kData}},
+          {"total_ns", "calls", "kind", "name", "call_site"}};
+}
+
+const TableDef& Declared() {
+  static const TableDef def = MakeCallSiteTable();
+  return def;
+}
+
+}  // namespace
+
+const TableDef& CallSiteTable() { return Declared(); }
+
+std::string FramesText(const std::vector<SymbolFrame>& frames) {
+  std::string out;
+  for (const SymbolFrame& f : frames) {
+    if (!out.empty()) out += " < ";
+    out += f.Label();
+  }
+  return out;
+}
+
+Cells CallSiteCells(const CallSiteRow& r) {
+  Cells c{StackedKindName(r.kind), r.name, r.calls, r.total_ns, r.Site()};
+  if (r.frames.empty()) {
+    c.insert(c.end(), {nullptr, nullptr, nullptr, nullptr, FramesText(r.frames)});
+    return c;
+  }
+  const SymbolFrame& f = r.frames.front();
+  c.insert(c.end(), {f.function, Cell(f.file), Cell(f.line), Cell(f.module), FramesText(r.frames)});
+  return c;
+}
+
+std::optional<Part> PhaseOfRange(std::string_view name) {
+  const std::string prefix = std::string(format::kPhaseDomain) + ":";
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
+  if (name.size() > 8 && name.substr(name.size() - 8) == ".forward") return Part::kForward;
+  if (name == "Tensor.backward" || name == "torch.autograd.backward") return Part::kBackward;
+  if (starts("Optimizer.step") || starts("Optimizer.zero_grad")) return Part::kOptimizer;
+  if (starts("enumerate(DataLoader)")) return Part::kDataWait;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string Clause(const CallSiteRow& row) {
+  return "`" + row.Site() + "` (" + std::to_string(row.calls) + (row.calls == 1 ? " call, " : " calls, ") +
+         FormatDuration(static_cast<double>(row.total_ns)) + ")";
+}
+
+/// Inserts `sentence` after the first of `text` that contains `marker`; false if none does.
+bool InsertAfter(std::vector<std::string>* text, std::string_view marker, std::string sentence) {
+  for (size_t i = 0; i < text->size(); ++i) {
+    if ((*text)[i].find(marker) == std::string::npos) continue;
+    text->insert(text->begin() + static_cast<ptrdiff_t>(i) + 1, std::move(sentence));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void AddCallSiteClauses(const Trace& trace, Bottleneck* b) {
+  Symbolizer symbols(trace.strings);
+  for (TrainingProcess& t : b->processes) {
+    if (t.process < 0) continue;
+    const std::vector<CallSiteRow> rows = CallSites(trace, &symbols, t.process);
+    if (rows.empty()) continue;
+    if (t.gpu && t.gpu->cause == IdleCause::kSync) {
+      for (const CallSiteRow& row : rows) {  // the largest first
+        if (row.kind != StackedKind::kCuda || row.frames.empty() || t.gpu->sync_call.rfind(row.name, 0) != 0) continue;
+        InsertAfter(&t.text, "the host blocks until the GPU is done",
+                    "Its top call site: " + row.name + " from " + Clause(row) + ".");
+        break;
+      }
+    }
+    for (const CallSiteRow& row : rows) {
+      if (row.kind != StackedKind::kRange || row.frames.empty() || PhaseOfRange(row.name) != t.largest) continue;
+      InsertAfter(&t.text, "the largest phase is ",
+                  std::string("The ") + PartLabel(t.largest) + " phase's top call site: " + Clause(row) + ".");
+      break;
+    }
+  }
+}
+
+void AddCallSiteTable(const Trace& trace, const ReportOptions& options, Report* r) {
+  Symbolizer symbols(trace.strings);
+  std::vector<CallSiteRow> rows = CallSites(trace, &symbols);
+  if (rows.empty() && !options.by_callsite) return;
+  TableRows t{&CallSiteTable(), "Call sites (--backtrace): the top call sites by total time", {}};
+  if (options.top > 0 && rows.size() > options.top) {
+    t.omitted = rows.size() - options.top;
+    rows.resize(options.top);
+  }
+  for (const CallSiteRow& row : rows) t.rows.push_back(CallSiteCells(row));
+  t.text = options.by_callsite;
+  r->callsites = std::move(rows);
+  r->tables.push_back(std::move(t));
+}
+
+}  // namespace trainprof::collector

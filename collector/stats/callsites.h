@@ -1,0 +1,36 @@
+// Call sites: the ranges, marks and CUDA calls that have stacks (`trainprof run --backtrace`),
+// grouped per (what, call site) over every process, with count and total time — "load_batch at
+// callsites.cc:20 — 30 calls, 1.2 ms in range 'io'". The call site is the first user frame of the
+// stack (symbols/symbolizer.h: Python frames first where present, outside torch's and
+// trainprof's packages; else the innermost native frame outside NVTX/CUDA). docs/report.md,
+// "Call sites".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collector/model/model.h"
+#include "collector/model/stack_uses.h"
+#include "collector/symbols/symbolizer.h"
+
+namespace trainprof::collector {
+
+struct CallSiteRow {
+  StackedKind kind = StackedKind::kRange;
+  std::string name;   ///< the range, mark or CUDA API
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;  ///< summed durations (0 for marks)
+  /// From the call site outward (innermost first): the stack of the group's most frequent one.
+  /// Empty: the stack id was not defined (damage).
+  std::vector<SymbolFrame> frames;
+  /// "load_batch at callsites.cc:20" (file basename), "load_batch", "<unknown stack>".
+  std::string Site() const;
+};
+
+/// Every stacked event of `trace`, grouped per (kind, name, call site); the largest total time
+/// first (then calls, name).
+/// `process`: only that one (an index into trace.processes); -1: all.
+std::vector<CallSiteRow> CallSites(const Trace& trace, Symbolizer* symbols, int process = -1);
+
+}  // namespace trainprof::collector

@@ -1,0 +1,191 @@
+#include "collector/symbols/symbolizer.h"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace trainprof::collector {
+
+namespace {
+
+std::string Basename(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string BuildIdHex(Dwfl_Module* m) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int n = dwfl_module_build_id(m, &bits, &vaddr);
+  std::string out;
+  static const char kDigits[] = "0123456789abcdef";
+  for (int i = 0; i < n; ++i) {
+    out += kDigits[bits[i] >> 4];
+    out += kDigits[bits[i] & 15];
+  }
+  return out;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+/// Native frames that are the NVTX or CUDA entry points or their libraries, not the user's line.
+bool IsNativeWrapper(const SymbolFrame& f) {
+  if (StartsWith(f.function, "nvtx") || StartsWith(f.function, "cuda") || StartsWith(f.function, "cu")) {
+    // cuda*/cu* API names are camel case after the prefix: "cudaMemcpy", "cuCtxSynchronize".
+    const std::string_view rest = std::string_view(f.function).substr(StartsWith(f.function, "cuda") ? 4 : 2);
+    if (StartsWith(f.function, "nvtx") || (!rest.empty() && rest[0] >= 'A' && rest[0] <= 'Z')) return true;
+  }
+  if (!f.module) return false;
+  const std::string& m = *f.module;
+  return StartsWith(m, "libcudart") || StartsWith(m, "libcuda.") || StartsWith(m, "libnvToolsExt");
+}
+
+/// Python frames of torch's or trainprof's own packages (torch.cuda.nvtx, the shim's hooks).
+bool IsPythonWrapper(const SymbolFrame& f) {
+  if (!f.file) return false;
+  const std::string& p = *f.file;
+  for (const char* pkg : {"-packages/torch/", "-packages/trainprof/", "/python/trainprof/"}) {
+    if (p.find(pkg) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string DemangleSymbol(const char* name) {
+  if (name == nullptr) return {};
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return name;
+  std::string s(out);
+  std::free(out);
+  return s;
+}
+
+bool IsTrainprofModule(std::string_view path) {
+  constexpr std::string_view kLib = "libtrainprof_inject.so";
+  return path.size() >= kLib.size() && path.substr(path.size() - kLib.size()) == kLib;
+}
+
+std::string SymbolFrame::Label() const {
+  if (!file) return function;
+  return function + " (" + *file + (line ? ":" + std::to_string(*line) : std::string()) + ")";
+}
+
+/// One ELF file reported to its own offline Dwfl at bias 0: lookups are by ELF address.
+struct Symbolizer::ElfFile {
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;  // null: missing, unreadable, not ELF, build id not the recorded one
+  ~ElfFile() {
+    if (dwfl != nullptr) dwfl_end(dwfl);
+  }
+};
+
+Symbolizer::Symbolizer(const StringPool& strings) : strings_(strings) {}
+Symbolizer::~Symbolizer() = default;
+
+Symbolizer::ElfFile* Symbolizer::Open(const Module& m) {
+  const std::string path(strings_.Get(m.path));
+  const std::string build_id = m.build_id == 0 ? std::string() : std::string(strings_.Get(m.build_id));
+  auto [it, fresh] = files_.try_emplace(path + '\0' + build_id);
+  if (!fresh) return it->second.get();
+  it->second = std::make_unique<ElfFile>();
+  ElfFile& f = *it->second;
+  static const Dwfl_Callbacks kCallbacks = {
+      .find_elf = dwfl_build_id_find_elf,
+      .find_debuginfo = dwfl_standard_find_debuginfo,
+      .section_address = dwfl_offline_section_address,
+      .debuginfo_path = nullptr,
+  };
+  f.dwfl = dwfl_begin(&kCallbacks);
+  if (f.dwfl == nullptr) return &f;
+  // libdw opens the file by path (fd -1); base 0: lookups by ELF address.
+  Dwfl_Module* mod = dwfl_report_elf(f.dwfl, Basename(path).c_str(), path.c_str(), -1, 0, false);
+  dwfl_report_end(f.dwfl, nullptr, nullptr);
+  if (mod == nullptr) return &f;  // missing, unreadable or not ELF
+  if (!build_id.empty() && BuildIdHex(mod) != build_id) return &f;  // another build of the file
+  f.module = mod;
+  return &f;
+}
+
+SymbolFrame Symbolizer::Native(const ImageStacks& stacks, uint64_t address) {
+  const Module* m = stacks.ModuleOf(address);
+  auto [it, fresh] = cache_.try_emplace({m, address});
+  if (!fresh) return it->second;
+  SymbolFrame& out = it->second;
+  if (m == nullptr) {
+    out.function = Hex(address);
+    return out;
+  }
+  const std::string_view path = strings_.Get(m->path);
+  out.module = Basename(path);
+  const uint64_t vaddr = address - m->bias;
+  out.function = *out.module + "+" + Hex(vaddr);
+  ElfFile* f = Open(*m);
+  if (f->module == nullptr) return out;
+  // A return address: the call is the instruction before it (the innermost frame too: the call
+  // into trainprof's hook).
+  const GElf_Addr pc = vaddr > 0 ? vaddr - 1 : 0;
+  if (const char* name = dwfl_module_addrname(f->module, pc); name != nullptr) out.function = DemangleSymbol(name);
+  if (Dwfl_Line* line = dwfl_module_getsrc(f->module, pc); line != nullptr) {
+    int lineno = 0;
+    if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr); file != nullptr) {
+      out.file = file;
+      if (lineno > 0) out.line = static_cast<uint32_t>(lineno);
+    }
+  }
+  return out;
+}
+
+ShownStack Symbolizer::Show(const ImageStacks& stacks, uint64_t id) {
+  ShownStack out;
+  const Stack* s = stacks.Find(id);
+  if (s == nullptr) return out;
+  out.known = true;
+  size_t first_python = SIZE_MAX;
+  for (const StackFrame& fr : s->frames) {
+    if (fr.python) {
+      SymbolFrame p;
+      p.python = true;
+      p.function = std::string(strings_.Get(fr.function));
+      p.file = std::string(strings_.Get(fr.file));
+      if (fr.line > 0) p.line = fr.line;
+      if (first_python == SIZE_MAX) first_python = out.frames.size();
+      out.frames.push_back(std::move(p));
+      continue;
+    }
+    const Module* m = stacks.ModuleOf(fr.address);
+    if (m != nullptr && IsTrainprofModule(strings_.Get(m->path))) continue;  // trainprof's own frames
+    out.frames.push_back(Native(stacks, fr.address));
+  }
+  out.call_site = out.frames.size();
+  if (first_python != SIZE_MAX) {
+    for (size_t i = first_python; i < out.frames.size(); ++i) {
+      if (!IsPythonWrapper(out.frames[i])) {
+        out.call_site = i;
+        return out;
+      }
+    }
+    out.call_site = first_python;
+    return out;
+  }
+  for (size_t i = 0; i < out.frames.size(); ++i) {
+    if (!IsNativeWrapper(out.frames[i])) {
+      out.call_site = i;
+      break;
+    }
+  }
+  if (out.call_site == out.frames.size() && !out.frames.empty()) out.call_site = 0;
+  return out;
+}
+
+}  // namespace trainprof::collector

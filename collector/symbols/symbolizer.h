@@ -1,0 +1,77 @@
+// Native addresses of a stack → function, file and line, with elfutils' libdw (offline: the
+// collector opens the files the MODULE records name; docs/trace-format.md, "Stacks"), names
+// demangled with abi::__cxa_demangle; and a stack made ready to show: trainprof's own frames
+// dropped, the call site found.
+//
+//   address a in MODULE {bias, start, end, path, build_id}
+//     ──► ELF address a − bias − 1 (a return address: the call instruction is before it)
+//     ──► dwfl_module_addrname (symbol) + dwfl_module_getsrc/dwfl_lineinfo (file:line, with -g)
+//   the file missing, unreadable, not ELF, or its build id not the recorded one, or no symbol
+//     ──► "libfoo.so+0x1a2b" (module basename + offset in the file); no module: "0x7f..."
+//
+// Files are opened once per Symbolizer (one per report); addresses are cached.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "collector/base/string_pool.h"
+#include "collector/model/stacks.h"
+
+namespace trainprof::collector {
+
+/// One frame, symbolized. JSON: {"function", "file" (or null), "line" (or null), "module" (or null)}.
+struct SymbolFrame {
+  std::string function;             ///< demangled; "libfoo.so+0x1a2b" when unknown
+  std::optional<std::string> file;  ///< source file (Python: the code's file)
+  std::optional<uint32_t> line;
+  std::optional<std::string> module;  ///< basename of the module's path; null for Python frames
+  bool python = false;
+  /// Text for folded stacks and the timeline: "function (file:line)", or "function".
+  std::string Label() const;
+  auto Key() const { return std::tie(function, file, line, module, python); }
+};
+
+/// A stack ready to show: frames innermost first without trainprof's own, and the call site.
+struct ShownStack {
+  std::vector<SymbolFrame> frames;
+  size_t call_site = 0;  ///< index in frames of the first user frame (frames.size(): none)
+  bool known = false;    ///< false: no STACK defines the id (damage); frames empty
+};
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(const StringPool& strings);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  /// One native address of an image (`stacks` gives its modules).
+  SymbolFrame Native(const ImageStacks& stacks, uint64_t address);
+  /// The stack `id` of an image, symbolized, trainprof's frames dropped, its call site found:
+  /// the innermost Python frame outside torch's and trainprof's packages where the stack has
+  /// Python frames, else the innermost native frame outside the NVTX/CUDA entry points and
+  /// libraries (nvtx*, libcudart, libcuda, libnvToolsExt) — the user's line.
+  ShownStack Show(const ImageStacks& stacks, uint64_t id);
+
+ private:
+  struct ElfFile;
+  ElfFile* Open(const Module& m);
+  const StringPool& strings_;
+  std::map<std::string, std::unique_ptr<ElfFile>> files_;  // path + build id → opened file
+  std::map<std::pair<const Module*, uint64_t>, SymbolFrame> cache_;
+};
+
+/// `name` demangled by abi::__cxa_demangle when it is a mangled C++ name; otherwise as it is.
+std::string DemangleSymbol(const char* name);
+
+/// True for a module path of trainprof's preloaded library (`…/libtrainprof_inject.so`).
+bool IsTrainprofModule(std::string_view path);
+
+}  // namespace trainprof::collector

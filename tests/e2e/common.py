@@ -7,6 +7,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -120,6 +121,19 @@ class TraceTest(unittest.TestCase):
             self.fail("trainprof %s exited %d\nstdout:\n%s\nstderr:\n%s"
                       % (" ".join(args), proc.returncode, proc.stdout, proc.stderr))
         return proc
+
+    def run_or_fail_if_hung(self, args, hung, timeout=120):
+        """Runs `trainprof ARGS` in a session of its own, so that a hung program is killed with
+        trainprof; fails the test with "hung: " + `hung` after `timeout` s. The CompletedProcess."""
+        run = subprocess.Popen([TRAINPROF] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=self.child_env(), start_new_session=True, preexec_fn=_limit_file_size)
+        try:
+            stdout, stderr = run.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+            self.fail("hung: " + hung)
+        return subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)
 
     def profile(self, command, follow=True, expect_status=0, timeout=300, extra=()):
         args = ["run", "-o", self.out] + (["--follow-children"] if follow else []) + list(extra) + ["--"] + command

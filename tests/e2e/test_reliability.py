@@ -646,17 +646,8 @@ class SignalFirstCallTest(TraceTest):
     @skip_in_sanitizer_build("thread", "tp_signal_first_call dies of SIGSEGV under TSan (signals delivered at "
                                        "TSan's own points; not yet diagnosed); the normal and ASan builds run it")
     def test_first_nvtx_call_of_a_thread_in_a_handler_that_interrupted_malloc(self):
-        # In a session of its own, so that a hung program is killed with trainprof.
-        run = subprocess.Popen([TRAINPROF, "run", "-o", self.out, "--", program("signal_first_call"), str(self.THREADS),
-                                "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=self.child_env(), start_new_session=True, preexec_fn=_limit_file_size)
-        try:
-            stdout, stderr = run.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.communicate()
-            self.fail("hung: a handler's first NVTX call of a thread deadlocked")
-        proc = subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)
+        proc = self.run_or_fail_if_hung(["run", "-o", self.out, "--", program("signal_first_call"), str(self.THREADS), "3"],
+                                        "a handler's first NVTX call of a thread deadlocked")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         m = re.search(r"handler ranges: (\d+)", proc.stdout)
         self.assertIsNotNone(m, proc.stdout)

@@ -273,17 +273,22 @@ TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
   }
 }
 
-// One process, 20 steps of 12 ms; step 10 takes 300 ms more after its optimizer step (a
-// checkpoint save): named as an isolated slow step, in the text and in JSON.
-TEST(Bottleneck, IsolatedSlowStepIsNamed) {
+// 20 steps of 12 ms (10 ms compute, 2 ms data wait); `extra` adds time after some steps' optimizer.
+Report TwentyStepsWithExtra(const std::map<int, uint64_t>& extra) {
   TrainRun r;
   uint64_t t = T0 + 10 * kMs;
   for (int i = 0; i < 20; ++i) {
     StepPlan p = WithWait(kCompute10, 2 * kMs);
-    if (i == 10) p.other = 300 * kMs;
+    if (auto it = extra.find(i); it != extra.end()) p.other = it->second;
     t = r.m.Step(t, p);
   }
-  Report report = r.Analyze();
+  return r.Analyze();
+}
+
+// One process, 20 steps of 12 ms; step 10 takes 300 ms more after its optimizer step (a
+// checkpoint save): named as an isolated slow step, in the text and in JSON.
+TEST(Bottleneck, IsolatedSlowStepIsNamed) {
+  Report report = TwentyStepsWithExtra({{10, 300 * kMs}});
   const TrainingProcess& tp = report.bottleneck.processes.at(0);
   EXPECT_DOUBLE_EQ(tp.step.median, 12.0 * kMs);
   EXPECT_EQ(tp.slow.count, 1u);
@@ -301,10 +306,7 @@ TEST(Bottleneck, IsolatedSlowStepIsNamed) {
   EXPECT_DOUBLE_EQ(slow[0]["times_median"].get<double>(), 26.0);
   EXPECT_EQ(j["bottleneck"]["processes"][0]["slow_step_count"], 1);
   // Steady steps: none.
-  TrainRun steady;
-  t = T0 + 10 * kMs;
-  for (int i = 0; i < 20; ++i) t = steady.m.Step(t, WithWait(kCompute10, 2 * kMs));
-  Report quiet = steady.Analyze();
+  Report quiet = TwentyStepsWithExtra({});
   EXPECT_EQ(quiet.bottleneck.processes.at(0).slow.count, 0u);
   EXPECT_FALSE(Says(quiet.bottleneck.processes.at(0).text, "slow step"));
 }
@@ -312,15 +314,7 @@ TEST(Bottleneck, IsolatedSlowStepIsNamed) {
 // A noisy loop: three hiccup steps at 3.5× the median are too many to be isolated in 20 steps, but
 // the 300 ms checkpoint step stands 7× above them, and is still named; nine steps at 3-4× are not.
 TEST(Bottleneck, IsolatedSlowStepAmongHiccups) {
-  TrainRun r;
-  uint64_t t = T0 + 10 * kMs;
-  for (int i = 0; i < 20; ++i) {
-    StepPlan p = WithWait(kCompute10, 2 * kMs);
-    if (i == 10) p.other = 300 * kMs;
-    if (i == 4 || i == 13 || i == 17) p.other = 30 * kMs;
-    t = r.m.Step(t, p);
-  }
-  Report report = r.Analyze();
+  Report report = TwentyStepsWithExtra({{10, 300 * kMs}, {4, 30 * kMs}, {13, 30 * kMs}, {17, 30 * kMs}});
   const TrainingProcess& tp = report.bottleneck.processes.at(0);
   EXPECT_DOUBLE_EQ(tp.step.median, 12.0 * kMs);
   EXPECT_EQ(tp.slow.over_threshold, 4u);
@@ -332,24 +326,12 @@ TEST(Bottleneck, IsolatedSlowStepAmongHiccups) {
                    "took 3× the median or more, each under a third of these (training steps numbered from 0;"))
       << Join(tp.text);
   // Two planted steps 3× above three hiccups: both named (allowed: 2 of 20).
-  TrainRun two;
-  t = T0 + 10 * kMs;
-  for (int i = 0; i < 20; ++i) {
-    StepPlan p = WithWait(kCompute10, 2 * kMs);
-    if (i == 5 || i == 10) p.other = 300 * kMs;
-    if (i == 4 || i == 13 || i == 17) p.other = 30 * kMs;
-    t = two.m.Step(t, p);
-  }
-  EXPECT_EQ(two.Analyze().bottleneck.processes.at(0).slow.count, 2u);
+  Report two = TwentyStepsWithExtra({{5, 300 * kMs}, {10, 300 * kMs}, {4, 30 * kMs}, {13, 30 * kMs}, {17, 30 * kMs}});
+  EXPECT_EQ(two.bottleneck.processes.at(0).slow.count, 2u);
   // Nine steps at 3-4× the median, none far above the others: spread, none isolated.
-  TrainRun spread;
-  t = T0 + 10 * kMs;
-  for (int i = 0; i < 20; ++i) {
-    StepPlan p = WithWait(kCompute10, 2 * kMs);
-    if (i % 2 == 1 && i < 19) p.other = (24 + i) * kMs;
-    t = spread.m.Step(t, p);
-  }
-  Report sr = spread.Analyze();
+  std::map<int, uint64_t> bursts;
+  for (int i = 1; i < 19; i += 2) bursts[i] = (24 + i) * kMs;
+  Report sr = TwentyStepsWithExtra(bursts);
   const TrainingProcess& sp = sr.bottleneck.processes.at(0);
   EXPECT_EQ(sp.slow.over_threshold, 9u);
   EXPECT_EQ(sp.slow.count, 0u);

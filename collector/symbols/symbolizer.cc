@@ -1,6 +1,8 @@
 #include "collector/symbols/symbolizer.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
 #include <cstdio>
@@ -36,6 +38,43 @@ std::string BuildIdHex(Dwfl_Module* m) {
 }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+/// Where `pc` sits in its real function's source when code was inlined there: the call site
+/// (DW_AT_call_file, DW_AT_call_line) of the outermost inlined scope (DWARF 5, section 3.3.8.1),
+/// so that `nvtxRangePushA` inlined from nvToolsExt's header reports the user's line, not the
+/// header's. False where no inlined scope covers `pc`.
+bool InlinedCallSite(Dwfl_Module* m, GElf_Addr pc, std::string* file, uint32_t* line) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(m, pc, &bias);
+  if (cu == nullptr) return false;
+  Dwarf_Die* scopes = nullptr;
+  const int n = dwarf_getscopes(cu, pc - bias, &scopes);
+  if (n <= 0) return false;
+  const Dwarf_Die* outermost = nullptr;
+  for (int i = 0; i < n; ++i) {
+    if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) outermost = &scopes[i];
+    if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) break;
+  }
+  bool found = false;
+  Dwarf_Attribute attr;
+  Dwarf_Word file_index = 0, call_line = 0;
+  Dwarf_Die die;
+  if (outermost != nullptr) die = *outermost;
+  if (outermost != nullptr && dwarf_formudata(dwarf_attr(&die, DW_AT_call_line, &attr), &call_line) == 0 &&
+      dwarf_formudata(dwarf_attr(&die, DW_AT_call_file, &attr), &file_index) == 0) {
+    Dwarf_Files* files = nullptr;
+    size_t count = 0;
+    if (dwarf_getsrcfiles(cu, &files, &count) == 0 && file_index < count) {
+      if (const char* name = dwarf_filesrc(files, file_index, nullptr, nullptr); name != nullptr) {
+        *file = name;
+        *line = static_cast<uint32_t>(call_line);
+        found = true;
+      }
+    }
+  }
+  std::free(scopes);
+  return found;
+}
 
 /// Native frames that are the NVTX or CUDA entry points or their libraries, not the user's line.
 bool IsNativeWrapper(const SymbolFrame& f) {
@@ -136,7 +175,12 @@ SymbolFrame Symbolizer::Native(const ImageStacks& stacks, uint64_t address) {
   // into trainprof's hook).
   const GElf_Addr pc = vaddr > 0 ? vaddr - 1 : 0;
   if (const char* name = dwfl_module_addrname(f->module, pc); name != nullptr) out.function = DemangleSymbol(name);
-  if (Dwfl_Line* line = dwfl_module_getsrc(f->module, pc); line != nullptr) {
+  std::string inlined_file;
+  uint32_t inlined_line = 0;
+  if (InlinedCallSite(f->module, pc, &inlined_file, &inlined_line)) {
+    out.file = inlined_file;
+    if (inlined_line > 0) out.line = inlined_line;
+  } else if (Dwfl_Line* line = dwfl_module_getsrc(f->module, pc); line != nullptr) {
     int lineno = 0;
     if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr); file != nullptr) {
       out.file = file;

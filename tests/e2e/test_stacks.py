@@ -13,7 +13,7 @@ import re
 import subprocess
 import unittest
 
-from common import PROGRAMS, TraceTest, program, skip_in_sanitizer_build
+from common import PROGRAMS, SOURCE_DIR, TraceTest, program, skip_in_sanitizer_build
 from trace_decode import event_stacks, of, read_trace, stacks, string
 
 PLUGIN = os.path.join(PROGRAMS, "libtp_callsites_plugin.so")
@@ -97,6 +97,28 @@ class NvtxStacksTest(TraceTest):
         trace = read_trace(os.path.join(self.out, files[0]))
         self.assertEqual(trace["errors"], [])
         return trace
+
+    def test_by_callsite_names_the_function_and_the_line_of_each_call(self):
+        # The NVTX call is inlined from nvToolsExt's header: the line must be the program's.
+        self.run_callsites("nvtx", PLUGIN)
+        with open(os.path.join(SOURCE_DIR, "tests", "programs", "callsites.cc")) as f:
+            source = f.read().splitlines()
+
+        def line_in(function, text):
+            start = next(i for i, l in enumerate(source) if (" %s(" % function) in l and l.endswith("{"))
+            return next(i for i in range(start, len(source)) if text in source[i]) + 1
+
+        rows = {(r["kind"], r["name"], r["function"]): r for r in self.report(extra=["--by-callsite"])["callsites"]}
+        for kind, name, function, calls, call in (("range", "work", "load_batch(int)", 30, 'nvtxRangePushA("work")'),
+                                                  ("range", "work", "save_checkpoint(int)", 17, 'nvtxRangePushA("work")'),
+                                                  ("mark", "batch_ready", "load_batch(int)", 30, "nvtxMarkA")):
+            r = rows[(kind, name, function)]
+            self.assertEqual(r["calls"], calls, r)
+            self.assertEqual(os.path.basename(r["file"]), "callsites.cc", r)
+            self.assertEqual(r["line"], line_in(function.split("(")[0], call), r)
+            self.assertEqual(r["frames"][1]["function"], "main", r)  # the caller, then the rest of the stack
+        text = self.run_trainprof(["report", "--by-callsite", self.out]).stdout
+        self.assertIn("load_batch(int) at callsites.cc:%d" % line_in("load_batch", 'nvtxRangePushA("work")'), text)
 
     def test_range_stacks_name_the_function_that_opened_each_range(self):
         trace = self.run_callsites("nvtx", PLUGIN)

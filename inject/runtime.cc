@@ -43,7 +43,7 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   bool ours = c.output_dir != nullptr && (c.follow_children || c.root_pid == 0 || c.root_pid == rt.pid);
   rt.inert.store(!ours, std::memory_order_relaxed);
   InitCapture(c, ours);
-  StartStacks(c, ours);
+  StartStacks(c, ours, (flags & format::kFlagForkedChild) != 0);
   // On pages of its own in a fork child too (page_new.h: fork may run in a signal handler).
   rt.strings = NewOnPages<StringTable>();
   if (!ours || rt.strings == nullptr) return;
@@ -141,7 +141,7 @@ void OnForkChild() {
     rt->inert.store(true);
     rt->strings = NewOnPages<StringTable>();
     InitCapture(rt->cfg, false);
-    StartStacks(rt->cfg, false);  // no stacks: the parent's table is not this process's
+    StartStacks(rt->cfg, false, true);  // no stacks: the parent's table is not this process's
     return;
   }
   StartRecording(*rt, format::kFlagForkedChild);

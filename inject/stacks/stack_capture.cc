@@ -18,6 +18,7 @@ thread_local volatile bool tls_in_capture __attribute__((tls_model("initial-exec
 // This library's PT_LOAD span, [g_self_start, g_self_end): innermost frames in it are ours.
 std::atomic<uintptr_t> g_self_start{0};
 std::atomic<uintptr_t> g_self_end{0};
+std::atomic<bool> g_native_on{true};
 
 int FindSelf(struct dl_phdr_info* info, size_t, void* data) {
   const auto here = reinterpret_cast<uintptr_t>(data);
@@ -38,7 +39,10 @@ void InitStackCapture() {
   unw_backtrace(warm, 4);
 }
 
+void SetNativeStacks(bool on) { g_native_on.store(on, std::memory_order_relaxed); }
+
 size_t CaptureNativeStack(uint64_t* out, size_t max) {
+  if (!g_native_on.load(std::memory_order_relaxed)) return 0;
   void* pcs[kMaxNativeFrames + 8];
   const int cap = static_cast<int>(sizeof(pcs) / sizeof(pcs[0]));
   int n = unw_backtrace(pcs, cap);

@@ -45,4 +45,7 @@ size_t CaptureNativeStack(uint64_t* out, size_t max);
 /// warms libunwind up (its first call may allocate). At start-up, before any capture.
 void InitStackCapture();
 
+/// Native frames on or off for this process (off in fork children: stacks.h, StartStacks).
+void SetNativeStacks(bool on);
+
 }  // namespace trainprof::inject

@@ -35,12 +35,13 @@ void WriteStack(ThreadState* t, uint32_t id, const uint64_t* words, size_t n) {
 
 const BacktraceSettings& Backtraces() { return g_settings; }
 
-void StartStacks(const Config& c, bool ours) {
+void StartStacks(const Config& c, bool ours, bool fork_child) {
   ParseBacktraceSettings(c.backtrace, &g_settings);  // the launcher checked it; bad text: default
   ResetModules();
+  if (fork_child) SetNativeStacks(false);  // the parent's InitStackCapture stays valid for the rest
   StackTable* table = nullptr;
   if (ours && g_settings.any()) {
-    InitStackCapture();
+    if (!fork_child) InitStackCapture();
     table = StackTable::Create(kTableSlots, kArenaWords);
   }
   g_table.store(table, std::memory_order_release);

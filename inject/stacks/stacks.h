@@ -32,8 +32,11 @@ const BacktraceSettings& Backtraces();
 
 /// Reads TRAINPROF_BACKTRACE (c.backtrace) and, when this process records (`ours`) and some
 /// backtrace is on, makes this trace file's stack table. At start and in fork children (on pages
-/// of its own: async-signal-safe).
-void StartStacks(const Config& c, bool ours);
+/// of its own: async-signal-safe). In a fork child (`fork_child`) native frames are off for the
+/// process's life (until it execs): libunwind and the MODULE scan call `dl_iterate_phdr`, whose
+/// loader lock a thread of the parent may have held at the fork, and no thread here would ever
+/// release it (a new-user pass hung a child that way). Its stacks keep their Python frames.
+void StartStacks(const Config& c, bool ours, bool fork_child = false);
 
 /// The id of the calling thread's current stack in this trace file (writing MODULE and STACK
 /// records first when it is new); 0 when no stack is taken (off, re-entered, no frames). Not

@@ -17,6 +17,7 @@ from common import PROGRAMS, SOURCE_DIR, TraceTest, program, skip_in_sanitizer_b
 from trace_decode import event_stacks, of, read_trace, stacks, string
 
 PLUGIN = os.path.join(PROGRAMS, "libtp_callsites_plugin.so")
+FLAG_FORKED_CHILD = 1  # FileFlag kFlagForkedChild (format/trainprof/trace_format.h)
 
 
 def function_ranges(path, names):
@@ -231,6 +232,40 @@ class HostileStacksTest(TraceTest):
         self.assertEqual(len(with_stack), handled)  # every handler's push has its stack
         self.assertTrue(all(sid in table for sid in with_stack))
         self.assertGreater(len(of(trace, "MODULE")), 0)
+
+
+class ForkStacksTest(TraceTest):
+    """Fork children of a process whose threads keep the dynamic loader busy
+    (tests/programs/fork_while_dlopen.cc). libunwind and the MODULE scan call dl_iterate_phdr,
+    whose lock a parent thread may hold at the fork: a child that took a native stack could wait
+    for it forever (a new-user pass hung one child of 200 that way). Children take no native
+    frames; every child finishes."""
+
+    CHILDREN = 150
+
+    def test_fork_children_of_a_loader_busy_process_never_hang(self):
+        require(self, [program("fork_while_dlopen"), PLUGIN], "tp_fork_while_dlopen was not built")
+        proc = self.run_or_fail_if_hung(["run", "--follow-children", "-o", self.out, "--backtrace=nvtx", "--",
+                                         program("fork_while_dlopen"), PLUGIN, str(self.CHILDREN)],
+                                        "a fork child waited for a lock its parent's thread held", timeout=180)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("children ok: %d" % self.CHILDREN, proc.stdout)
+        files = self.trace_files()
+        self.assertEqual(len(files), self.CHILDREN + 1)
+        parent_native = children_native = children = 0
+        for f in files:
+            trace = read_trace(os.path.join(self.out, f))
+            self.assertEqual(trace["errors"], [], f)
+            native = sum(1 for frames in stacks(trace).values() for fr in frames if fr[0] == "native")
+            if not trace["header"]["flags"] & FLAG_FORKED_CHILD:
+                parent_native += native
+            else:
+                children += 1
+                children_native += native
+                self.assertEqual(len(of(trace, "MODULE")), 0, f)  # no loader scan in a child
+        self.assertEqual(children, self.CHILDREN)
+        self.assertGreater(parent_native, 0)  # the parent's ranges have their stacks
+        self.assertEqual(children_native, 0)
 
 
 class CudaStacksTest(TraceTest):

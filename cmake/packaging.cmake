@@ -29,7 +29,7 @@ find_program(TRAINPROF_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(TRAINPROF_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends: from the binaries' own needs, with versions
 else()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, zlib1g")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, zlib1g, libdw1, libunwind8")
 endif()
 # Python writes __pycache__ into the shim's folders when root runs it: prerm removes them, so that
 # `dpkg -r` leaves no folder behind.

@@ -62,12 +62,13 @@ inline void RecordTimedWithStackAt(ThreadState* t, const R& r, uint32_t stack, u
   Commit(t, p);
 }
 
-/// The same, dated now (taken before the stack, so the capture's cost is not in the event's time).
+/// The same, dated after the stack is taken: a range push, start or mark is where the program's
+/// code resumes, so the capture's cost (up to ms for a thread's first stack) stays out of the
+/// range's time.
 template <typename R>
 inline void RecordTimedWithStack(ThreadState* t, const R& r) {
-  const uint64_t now = NowNs();
   const uint32_t stack = TakeStack(t);
-  RecordTimedWithStackAt(t, r, stack, now);
+  RecordTimedWithStackAt(t, r, stack, NowNs());
 }
 
 }  // namespace trainprof::inject

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "trainprof/build_id_hex.h"
+
 namespace trainprof::collector {
 
 namespace {
@@ -28,12 +30,9 @@ std::string BuildIdHex(Dwfl_Module* m) {
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
   const int n = dwfl_module_build_id(m, &bits, &vaddr);
-  std::string out;
-  static const char kDigits[] = "0123456789abcdef";
-  for (int i = 0; i < n; ++i) {
-    out += kDigits[bits[i] >> 4];
-    out += kDigits[bits[i] & 15];
-  }
+  if (n <= 0) return {};
+  std::string out(2 * static_cast<size_t>(n) + 1, '\0');
+  out.resize(format::BuildIdToHex(bits, static_cast<size_t>(n), out.data(), out.size()));
   return out;
 }
 

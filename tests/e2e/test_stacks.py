@@ -194,6 +194,19 @@ class NvtxStacksTest(TraceTest):
         keys = [(m["start"], m["bias"]) for m in of(trace, "MODULE")]
         self.assertEqual(len(keys), len(set(keys)))
 
+    def test_library_dlopened_by_a_relative_path_is_recorded_by_its_absolute_path(self):
+        # dlopen("./libtp_callsites_plugin.so") from the programs' directory: the loader names
+        # the object relative to that working directory; the report runs elsewhere.
+        proc = self.run_trainprof(["run", "-o", self.out, "--backtrace=nvtx", "--", program("callsites"),
+                                   "./" + os.path.basename(PLUGIN)], cwd=PROGRAMS)
+        self.assertIn("callsites done", proc.stdout)
+        trace = read_trace(os.path.join(self.out, self.trace_files()[0]))
+        paths = [string(trace, m["path"]) for m in of(trace, "MODULE")]
+        self.assertIn(os.path.realpath(PLUGIN), paths)
+        self.assertEqual([p for p in paths if not p.startswith("/") and not p.startswith("linux-vdso")], [])
+        report = self.run_trainprof(["report", "--by-callsite", self.out], cwd="/")
+        self.assertIn("plugin_step at callsites_plugin.cc:6", report.stdout)
+
     def test_no_stacks_for_nvtx_by_default_or_with_none(self):
         for backtrace, meta in ((None, "backtrace=cuda:1000"), ("none", None)):
             with self.fresh_subtest(backtrace=backtrace):

@@ -300,14 +300,16 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
   ReadPart parts[kMaxPythonFrames * 4];
   static_assert(kMaxPythonFrames * 4 <= SafeReader::kMaxParts);
   for (size_t i = 0; i < nf; ++i) CodeParts(l, frames[i].code, &heads[i], &parts[i * 4]);
-  const size_t read = reader.ReadMany(parts, nf * 4) / 4;
+  bool ok[kMaxPythonFrames * 4];
+  reader.ReadMany(parts, nf * 4, ok);
 
   size_t n = 0;
   char name[kNameBytes + 1];
   for (size_t i = 0; i < nf; ++i) {
     const Frame& fr = frames[i];
     const CodeHead& h = heads[i];
-    if (i >= read || h.type != py.code_type || h.size <= 0) {
+    if (!ok[i * 4] || !ok[i * 4 + 1] || !ok[i * 4 + 2] || !ok[i * 4 + 3] || h.type != py.code_type ||
+        h.size <= 0) {
       ++*missed;
       continue;
     }

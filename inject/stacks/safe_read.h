@@ -32,11 +32,14 @@ class SafeReader {
   /// Copies n bytes at `from` to `to`; false (and `to` undefined) when any of them is unreadable.
   bool Read(void* to, uintptr_t from, size_t n) const;
 
-  /// Reads the parts in one system call where all are readable; returns how many leading parts
-  /// were read whole (parts[0..k)); a part that fails is retried alone once before the count
-  /// stops there. At most kMaxParts parts.
-  size_t ReadMany(const ReadPart* parts, size_t n) const;
+  /// Reads the parts, in one system call where all are readable; ok[i] says whether part i was
+  /// read whole. Where one fails, the parts after it in its page fail with it (the other fields
+  /// of the same object), one read in part is retried alone, and the rest are read in another
+  /// batch: at most kMaxCalls system calls in all (the parts left then fail). Returns the parts
+  /// read. At most kMaxParts parts.
+  size_t ReadMany(const ReadPart* parts, size_t n, bool* ok) const;
 
+  static constexpr size_t kMaxCalls = 8;
   static constexpr size_t kMaxParts = 256;
 
  private:

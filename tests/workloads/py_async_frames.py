@@ -23,6 +23,7 @@ for f in ("tp_probe_count", "tp_probe_ticks", "tp_probe_ticks_missed", "tp_probe
     getattr(lib, f).restype = ctypes.c_ulong
 lib.tp_probe_offset.restype = ctypes.c_long
 lib.tp_probe_offset.argtypes = [ctypes.c_char_p]
+lib.tp_probe_cost.restype = ctypes.c_double
 
 
 def probed():
@@ -185,6 +186,10 @@ def main():
         r = profile(1000, lambda: py_spin_split.main(int(ARG or "1000000")))
         r.update(heavy=lib.tp_probe_count(b"heavy"), light=lib.tp_probe_count(b"light"))
         print(json.dumps(r))
+    elif CASE == "cost":
+        def at_depth(k):
+            return at_depth(k - 1) if k > 1 else lib.tp_probe_cost(2000)
+        print(json.dumps({str(d): at_depth(d) for d in (1, 10, 30, 60)}))
     elif CASE == "churn":
         print(json.dumps(profile(int(ARG or "200"), churn)))
     else:

@@ -7,6 +7,7 @@
 #include "stacks/py_linetable.h"
 #include "stacks/python_walk.h"  // IsOwnPythonFile, kMaxPythonFrames
 #include "trainprof/trace_format.h"
+#include "utf8.h"
 
 namespace trainprof::inject::stacks {
 
@@ -14,7 +15,6 @@ namespace {
 
 constexpr size_t kNameBytes = 1024;  ///< longest name kept (cut at a character boundary)
 constexpr size_t kMaxChunks = 16;    ///< data stack chunks looked at
-constexpr size_t kMaxFrames = 1024;  ///< frames walked at most (a cycle ends here)
 constexpr char kUnreadable[] = "<unreadable>";
 
 template <typename T>
@@ -105,28 +105,8 @@ bool ReadCode(const PyLayout& l, const Mem& m, uintptr_t code, Code* c) {
 
 // Appends code point c as UTF-8 if it fits.
 size_t PutUtf8(char* out, size_t n, size_t cap, uint32_t c) {
-  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
   char e[4];
-  size_t k;
-  if (c < 0x80) {
-    e[0] = static_cast<char>(c);
-    k = 1;
-  } else if (c < 0x800) {
-    e[0] = static_cast<char>(0xC0 | (c >> 6));
-    e[1] = static_cast<char>(0x80 | (c & 0x3F));
-    k = 2;
-  } else if (c < 0x10000) {
-    e[0] = static_cast<char>(0xE0 | (c >> 12));
-    e[1] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    e[2] = static_cast<char>(0x80 | (c & 0x3F));
-    k = 3;
-  } else {
-    e[0] = static_cast<char>(0xF0 | (c >> 18));
-    e[1] = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    e[2] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    e[3] = static_cast<char>(0x80 | (c & 0x3F));
-    k = 4;
-  }
+  const size_t k = EncodeUtf8(c, e);
   if (n + k > cap) return n;
   memcpy(out + n, e, k);
   return n + k;
@@ -290,11 +270,10 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
   FindChunks(l, ts, &chunks);
   // The frames, innermost first.
   Frame frames[kMaxPythonFrames];
-  size_t nf = 0, walked = 0;
+  size_t nf = 0;
   unsigned char fh[128];
   static_assert(sizeof(fh) >= 72);
-  while (f != 0 && walked < kMaxFrames) {
-    ++walked;
+  while (f != 0 && nf < kMaxPythonFrames) {  // the innermost 64, as the GIL path keeps (a cycle ends too)
     if (!Aligned(f) || l.frame_header > sizeof(fh)) {
       ++*missed;
       break;
@@ -305,12 +284,8 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
       ++*missed;
       break;
     }
-    if (nf < kMaxPythonFrames) {
-      frames[nf++] = Frame{At<uintptr_t>(fh, l.frame_code), At<uintptr_t>(fh, l.frame_prev_instr),
-                           static_cast<int>(static_cast<signed char>(fh[l.frame_owner]))};
-    } else {
-      ++*missed;  // past the frames kept
-    }
+    frames[nf++] = Frame{At<uintptr_t>(fh, l.frame_code), At<uintptr_t>(fh, l.frame_prev_instr),
+                         static_cast<int>(static_cast<signed char>(fh[l.frame_owner]))};
     f = At<uintptr_t>(fh, l.frame_previous);
   }
 

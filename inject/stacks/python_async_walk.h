@@ -22,7 +22,8 @@
 //
 // *missed counts frames the thread had that could not be read: an unreadable or implausible frame
 // or code object (1, and the walk stops where the chain is lost), a name that could not be
-// interned, and frames past the kMaxPythonFrames kept.
+// interned. Frames past the innermost kMaxPythonFrames walked are left out, not counted (a
+// truncated stack, as the GIL path truncates it: a deep import is not a failure to read).
 #pragma once
 
 #include <atomic>

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,17 +126,25 @@ struct Walk {
   size_t safe_reads = 0;  // system calls the walk made
 };
 
-Walk Walked(AsyncPythonWalker& w, const FakePython& py, Names& names, uintptr_t epoch = 1) {
-  uint64_t out[3 * 64];
-  Walk r;
-  const SafeReader reader(getpid());
-  const size_t n = w.Capture(py.Process(), reader, Names::Intern, &names, epoch, out, 3 * 64, &r.missed);
-  r.safe_reads = reader.calls();
-  for (size_t i = 0; i + 3 <= n; i += 3) {
-    r.frames.push_back(names.s[out[i] >> 1] + " " + names.s[out[i + 1]] + ":" + std::to_string(out[i + 2]));
+// Each test: a made-up interpreter, a walker (large: on the heap) and the names it interned.
+class AsyncPythonWalk : public ::testing::Test {
+ protected:
+  Walk Walked(uintptr_t epoch = 1) {
+    uint64_t out[3 * 64];
+    Walk r;
+    const SafeReader reader(getpid());
+    const size_t n = w->Capture(py.Process(), reader, Names::Intern, &names, epoch, out, 3 * 64, &r.missed);
+    r.safe_reads = reader.calls();
+    for (size_t i = 0; i + 3 <= n; i += 3) {
+      r.frames.push_back(names.s[out[i] >> 1] + " " + names.s[out[i + 1]] + ":" + std::to_string(out[i + 2]));
+    }
+    return r;
   }
-  return r;
-}
+
+  FakePython py;
+  std::unique_ptr<AsyncPythonWalker> w = std::make_unique<AsyncPythonWalker>();
+  Names names;
+};
 
 uintptr_t Unmapped() {
   void* p = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -143,130 +152,105 @@ uintptr_t Unmapped() {
   return Addr(p);
 }
 
-TEST(AsyncPythonWalk, FramesInnermostFirstWithNamesAndLines) {
-  auto* py = new FakePython;
-  py->Push(py->Code("main", "train.py", 40), 3);
-  py->Push(py->Code("Model.forward", "model.py", 10), 0);
-  AsyncPythonWalker* w = new AsyncPythonWalker;
-  Names names;
-  Walk r = Walked(*w, *py, names);
+TEST_F(AsyncPythonWalk, FramesInnermostFirstWithNamesAndLines) {
+  py.Push(py.Code("main", "train.py", 40), 3);
+  py.Push(py.Code("Model.forward", "model.py", 10), 0);
+  Walk r = Walked();
   EXPECT_EQ(r.frames, (std::vector<std::string>{"Model.forward model.py:11", "main train.py:41"}));
   EXPECT_EQ(r.missed, 0u);
   // Again: names and lines come from the cache, and only the innermost frame's code object is
   // read through a system call (its callers' frames are calls in progress: read directly).
   const uint64_t misses = w->name_misses(), lines = w->line_misses();
-  for (int i = 0; i < 6; ++i) py->Push(py->Code("layer" + std::to_string(i), "model.py", 100), 0);
-  Walked(*w, *py, names);
-  r = Walked(*w, *py, names);
+  for (int i = 0; i < 6; ++i) py.Push(py.Code("layer" + std::to_string(i), "model.py", 100), 0);
+  Walked();
+  r = Walked();
   EXPECT_EQ(r.frames.size(), 8u);
   EXPECT_EQ(r.frames[7], "main train.py:41");
   EXPECT_EQ(r.safe_reads, 1u);
   EXPECT_EQ(w->name_misses(), misses + 6);
   EXPECT_EQ(w->line_misses(), lines + 6);
-  delete w;
-  delete py;
 }
 
-TEST(AsyncPythonWalk, NoThreadStateNoFramesNothingMissed) {
-  FakePython py;
-  auto* w = new AsyncPythonWalker;
-  Names names;
-  EXPECT_TRUE(Walked(*w, py, names).frames.empty());  // no current frame
+TEST_F(AsyncPythonWalk, NoThreadStateNoFramesNothingMissed) {
+  EXPECT_TRUE(Walked().frames.empty());  // no current frame
   py.Push(py.Code("f", "a.py", 1), 0);
   pthread_setspecific(py.key, nullptr);  // a thread that never ran Python
-  Walk r = Walked(*w, py, names);
+  Walk r = Walked();
   EXPECT_TRUE(r.frames.empty());
   EXPECT_EQ(r.missed, 0u);
   pthread_setspecific(py.key, py.tstate);
   Put<unsigned long>(py.tstate, py.l.ts_thread_id, 12345);  // another thread's state: not used
-  EXPECT_TRUE(Walked(*w, py, names).frames.empty());
-  delete w;
+  EXPECT_TRUE(Walked().frames.empty());
 }
 
-TEST(AsyncPythonWalk, TornStatesAreMissedNotFaulted) {
-  FakePython py;
-  auto* w = new AsyncPythonWalker;
-  Names names;
+TEST_F(AsyncPythonWalk, TornStatesAreMissedNotFaulted) {
   py.Push(py.Code("outer", "a.py", 1), 0);
   unsigned char* inner = py.Push(py.Code("inner", "a.py", 20), 0);
   // The innermost frame names a code object in unmapped memory (a frame caught half-pushed).
   Put<uintptr_t>(inner, py.l.frame_code, Unmapped());
-  Walk r = Walked(*w, py, names);
+  Walk r = Walked();
   EXPECT_EQ(r.frames, std::vector<std::string>{"outer a.py:2"});
   EXPECT_EQ(r.missed, 1u);
   // Its code pointer names something that is not a code object.
   Put<uintptr_t>(inner, py.l.frame_code, py.Str("not code"));
-  r = Walked(*w, py, names);
+  r = Walked();
   EXPECT_EQ(r.frames, std::vector<std::string>{"outer a.py:2"});
   EXPECT_EQ(r.missed, 1u);
   // An instruction pointer outside its code.
   const uintptr_t code = py.Code("inner", "a.py", 20);
   Put<uintptr_t>(inner, py.l.frame_code, code);
   Put<uintptr_t>(inner, py.l.frame_prev_instr, code + 4096);
-  EXPECT_EQ(Walked(*w, py, names).missed, 1u);
+  EXPECT_EQ(Walked().missed, 1u);
   // The chain leads out of the data stack into unmapped memory: the walk stops there.
   Put<uintptr_t>(inner, py.l.frame_prev_instr, code + py.l.code_adaptive);
   Put<uintptr_t>(inner, py.l.frame_previous, Unmapped());
-  r = Walked(*w, py, names);
+  r = Walked();
   EXPECT_EQ(r.frames, std::vector<std::string>{"inner a.py:21"});
   EXPECT_EQ(r.missed, 1u);
   // The current frame is above the data stack's top (popped), in memory never mapped.
   py.SetCurrent(Unmapped());
-  r = Walked(*w, py, names);
+  r = Walked();
   EXPECT_TRUE(r.frames.empty());
   EXPECT_EQ(r.missed, 1u);
-  delete w;
 }
 
-TEST(AsyncPythonWalk, NamesNotInternedAreMissed) {
-  FakePython py;
-  auto* w = new AsyncPythonWalker;
-  Names names;
+TEST_F(AsyncPythonWalk, NamesNotInternedAreMissed) {
   names.refuse = true;  // the string table's lock is held elsewhere
   py.Push(py.Code("f", "a.py", 1), 0);
   py.Push(py.Code("g", "a.py", 5), 0);
-  Walk r = Walked(*w, py, names);
+  Walk r = Walked();
   EXPECT_TRUE(r.frames.empty());
   EXPECT_EQ(r.missed, 2u);
   names.refuse = false;  // the next sample names them
-  EXPECT_EQ(Walked(*w, py, names).frames, (std::vector<std::string>{"g a.py:6", "f a.py:2"}));
-  delete w;
+  EXPECT_EQ(Walked().frames, (std::vector<std::string>{"g a.py:6", "f a.py:2"}));
 }
 
-TEST(AsyncPythonWalk, CacheFollowsNamesAndStringTables) {
-  FakePython py;
-  auto* w = new AsyncPythonWalker;
-  Names names;
+TEST_F(AsyncPythonWalk, CacheFollowsNamesAndStringTables) {
   const uintptr_t code = py.Code("old_name", "a.py", 1);
   py.Push(code, 0);
-  EXPECT_EQ(Walked(*w, py, names).frames, std::vector<std::string>{"old_name a.py:2"});
+  EXPECT_EQ(Walked().frames, std::vector<std::string>{"old_name a.py:2"});
   // The same address now a code object of another name (freed, reused): looked up again.
   Put<uintptr_t>(reinterpret_cast<unsigned char*>(code), py.l.code_qualname, py.Str("new_name"));
-  EXPECT_EQ(Walked(*w, py, names).frames, std::vector<std::string>{"new_name a.py:2"});
+  EXPECT_EQ(Walked().frames, std::vector<std::string>{"new_name a.py:2"});
   // Another string table (a fork child's trace): ids are interned again.
   const uint64_t misses = w->name_misses();
-  Walked(*w, py, names, 2);
+  Walked(2);
   EXPECT_EQ(w->name_misses(), misses + 1);
-  delete w;
 }
 
-TEST(AsyncPythonWalk, ShimAndIncompleteFramesLeftOut) {
-  FakePython py;
-  auto* w = new AsyncPythonWalker;
-  Names names;
+TEST_F(AsyncPythonWalk, ShimAndIncompleteFramesLeftOut) {
   py.Push(py.Code("user", "train.py", 1), 0);
   py.Push(py.Code("hook", "/usr/lib/python3/dist-packages/_trainprof/phases.py", 1), 0);
   // A frame not started yet (prev_instr before _co_firsttraceable).
   const uintptr_t code = py.Code("starting", "train.py", 9);
   Put<int32_t>(reinterpret_cast<unsigned char*>(code), py.l.code_firsttraceable, 2);
   py.Push(code, 1);
-  Walk r = Walked(*w, py, names);
+  Walk r = Walked();
   EXPECT_EQ(r.frames, std::vector<std::string>{"user train.py:2"});
   EXPECT_EQ(r.missed, 0u);
-  delete w;
 }
 
-TEST(AsyncPythonWalk, NoLayoutNoWalk) {
+TEST(AsyncPythonLayout, OnlyVersionsWithATable) {
   EXPECT_EQ(PyLayoutFor(0x030A0000), nullptr);  // 3.10
   EXPECT_EQ(PyLayoutFor(0x030C0000), nullptr);  // 3.12: no table yet
   ASSERT_NE(PyLayoutFor(0x030B02F0), nullptr);  // 3.11.2

@@ -129,10 +129,10 @@ struct Walk {
 // Each test: a made-up interpreter, a walker (large: on the heap) and the names it interned.
 class AsyncPythonWalk : public ::testing::Test {
  protected:
-  Walk Walked(uintptr_t epoch = 1) {
+  Walk Walked(uintptr_t epoch = 1, pid_t pid = getpid()) {
     uint64_t out[3 * 64];
     Walk r;
-    const SafeReader reader(getpid());
+    const SafeReader reader(pid);
     const size_t n = w->Capture(py.Process(), reader, Names::Intern, &names, epoch, out, 3 * 64, &r.missed);
     r.safe_reads = reader.calls();
     for (size_t i = 0; i + 3 <= n; i += 3) {
@@ -212,6 +212,17 @@ TEST_F(AsyncPythonWalk, TornStatesAreMissedNotFaulted) {
   r = Walked();
   EXPECT_TRUE(r.frames.empty());
   EXPECT_EQ(r.missed, 1u);
+}
+
+TEST_F(AsyncPythonWalk, RefusedSafeReadsMissEveryFrame) {
+  // Where the kernel refuses process_vm_readv (a seccomp filter): no frame checks out, each is
+  // counted, nothing is read directly on trust.
+  py.Push(py.Code("f", "a.py", 1), 0);
+  py.Push(py.Code("g", "a.py", 5), 0);
+  py.Push(py.Code("h", "a.py", 9), 0);
+  Walk r = Walked(1, 0);
+  EXPECT_TRUE(r.frames.empty());
+  EXPECT_EQ(r.missed, 3u);
 }
 
 TEST_F(AsyncPythonWalk, NamesNotInternedAreMissed) {

@@ -43,6 +43,18 @@ char* StringTable::AllocateCopyLocked(uint32_t n) {
 uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
                              const char** stored) {
   pthread_mutex_lock(&mu_);
+  return InternLocked(t, s, n, hash, stored);
+}
+
+uint32_t StringTable::TryIntern(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
+                                const char** stored) {
+  *stored = nullptr;
+  if (pthread_mutex_trylock(&mu_) != 0) return 0;
+  return InternLocked(t, s, n, hash, stored);
+}
+
+uint32_t StringTable::InternLocked(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
+                                   const char** stored) {
   if (size_ * 2 >= capacity_) {
     uint32_t cap = capacity_ == 0 ? 1024 : capacity_ * 2;
     auto* slots = static_cast<Slot*>(MapZeroed(cap * sizeof(Slot)));
@@ -135,6 +147,18 @@ uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t->in_slow = 0;
   if (stored != nullptr) c = CachedString{h, stored, n, id};
+  return id;
+}
+
+uint32_t TryInternBytes(ThreadState* t, const char* s, uint32_t n) {
+  StringTable* table = Rt().strings;
+  if (table == nullptr || t == nullptr || t->in_record || t->in_slow || n > format::kMaxStringBytes) return 0;
+  const char* stored = nullptr;
+  t->in_slow = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  uint32_t id = table->TryIntern(t, s, n, HashBytes(s, n), &stored);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t->in_slow = 0;
   return id;
 }
 

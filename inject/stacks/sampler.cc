@@ -17,6 +17,7 @@
 #include "log.h"
 #include "recorder.h"
 #include "runtime.h"
+#include "stacks/python_async.h"
 #include "stacks/sample_signal.h"
 #include "stacks/stacks.h"
 #include "trace_file.h"
@@ -151,6 +152,7 @@ struct Start {
 void* SampledStart(void* p) {
   Start s = *static_cast<Start*>(p);
   free(p);
+  PreparePythonFramesAsync();  // a libpython loaded since (dlsym: not in the handler; cheap once found)
   ArmThreadSampler();
   return s.fn(s.arg);
 }
@@ -178,6 +180,7 @@ void PrepareSampling(const Config& c, bool ours) {
 void StartSampling() {
   if (g_hz == 0) return;
   g_on.store(true, std::memory_order_release);
+  PreparePythonFramesAsync();
   ArmThreadSampler();
 }
 

@@ -1,6 +1,5 @@
 #include "stacks/sample_signal.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,6 +7,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+
+#include "stacks/real_next.h"
 
 namespace trainprof::inject {
 namespace {
@@ -22,15 +23,9 @@ std::atomic<int> g_signo{0};
 struct sigaction g_program[2];
 std::atomic<int> g_current{0};
 
-SigactionFn RealSigaction() {
-  static std::atomic<SigactionFn> real{nullptr};
-  SigactionFn f = real.load(std::memory_order_acquire);
-  if (f == nullptr) {
-    f = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
-    real.store(f, std::memory_order_release);
-  }
-  return f;
-}
+std::atomic<SigactionFn> g_real_sigaction{nullptr};
+
+SigactionFn RealSigaction() { return RealNext(&g_real_sigaction, "sigaction"); }
 
 void SetProgramAction(const struct sigaction& a) {
   const int next = 1 - g_current.load(std::memory_order_relaxed);

@@ -1,6 +1,5 @@
 #include "stacks/sampler.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include "recorder.h"
 #include "runtime.h"
 #include "stacks/python_async.h"
+#include "stacks/real_next.h"
 #include "stacks/sample_signal.h"
 #include "stacks/stacks.h"
 #include "trace_file.h"
@@ -134,15 +134,9 @@ void DeleteThreadTimer(void*) {
 // ---- pthread_create: every new thread arms its timer first.
 using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
-CreateFn RealCreate() {
-  static std::atomic<CreateFn> real{nullptr};
-  CreateFn f = real.load(std::memory_order_acquire);
-  if (f == nullptr) {
-    f = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-    real.store(f, std::memory_order_release);
-  }
-  return f;
-}
+std::atomic<CreateFn> g_real_create{nullptr};
+
+CreateFn RealCreate() { return RealNext(&g_real_create, "pthread_create"); }
 
 struct Start {
   void* (*fn)(void*);

@@ -10,7 +10,7 @@ import os
 import re
 import unittest
 
-from common import TraceTest, program
+from common import PYTHON, TraceTest, program
 from test_stacks import Placed
 from trace_decode import of, read_trace, stacks
 
@@ -99,15 +99,54 @@ class SamplingTest(TraceTest):
         for pid, t in traces.items():
             samples = of(t, "SAMPLE")
             expected = cpu[pid] * HZ / 1e9
-            # Every thread's CPU time is sampled: samples × 1/HZ ≈ the process's CPU time (less the
-            # last partial period of each thread, and start-up before the timers).
-            self.assertTrue(0.4 * expected <= len(samples) + t["header"]["samples_dropped"] <= 1.3 * expected + 5,
+            # Every thread's CPU time is sampled: samples × 1/HZ ≈ the process's CPU time, less what
+            # the kernel does not signal: with 64 spinning threads on few cores it delivers far
+            # fewer CPU-timer signals than periods (measured without trainprof on the 2-core
+            # development machine under load: 31-98% of the expiries of 8 threads; here each
+            # signal stands for the periods since the thread's last one, but a thread's periods
+            # after its last signal are lost). Hence the wide lower margin.
+            self.assertTrue(0.15 * expected <= len(samples) + t["header"]["samples_dropped"] <= 1.3 * expected + 5,
                             "pid %d: %d samples for %.0f ms of CPU time" % (pid, len(samples), cpu[pid] / 1e6))
             tids = {s["tid"] for s in samples}
             if t["header"]["flags"] & 1:  # a fork child: its forking thread and its 2 threads
                 self.assertEqual(len(tids), 3, tids)
             else:
                 self.assertGreaterEqual(len(tids), 60, len(tids))  # the 64 spinners (and main)
+
+    def test_python_functions_in_the_samples(self):
+        # A pure-Python loop, as users write one: CPU time 3:1 in two functions, split by calls.
+        script = os.path.join(self.out, "..", os.path.basename(self.out) + "-spin.py")
+        with open(script, "w") as f:
+            f.write("def heavy_step(n):\n"
+                    "    x = 0\n"
+                    "    for i in range(n):\n"
+                    "        x += i * i\n"
+                    "    return x\n\n\n"
+                    "def light_step(n):\n"
+                    "    x = 0\n"
+                    "    for i in range(n):\n"
+                    "        x += i * i\n"
+                    "    return x\n\n\n"
+                    "for _ in range(20):\n"
+                    "    heavy_step(300000)\n"
+                    "    light_step(100000)\n"
+                    "print('spin done')\n")
+        self.addCleanup(os.unlink, script)
+        proc = self.profile([PYTHON, script], follow=False, extra=["--sample=%d" % HZ])
+        self.assertIn("spin done", proc.stdout)
+        (trace,) = self.traces()
+        table = stacks(trace)
+        counts, missed = {}, 0
+        for s in of(trace, "SAMPLE"):
+            missed += s["python_missed"]
+            py = [f for f in table.get(s["stack"], []) if f[0] == "python"]
+            name = (py[0][1], os.path.basename(py[0][2])) if py else None
+            counts[name] = counts.get(name, 0) + 1
+        heavy = counts.get(("heavy_step", os.path.basename(script)), 0)
+        light = counts.get(("light_step", os.path.basename(script)), 0)
+        self.assertGreater(light, 20, counts)
+        self.assertTrue(2.0 <= heavy / light <= 4.5, counts)
+        self.assertLess(missed, 0.1 * len(of(trace, "SAMPLE")), counts)
 
     def test_bad_sample_rate_is_a_usage_error(self):
         for bad in ("fast", "10001", "-1"):

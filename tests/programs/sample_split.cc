@@ -21,12 +21,12 @@ __attribute__((noinline, noclone)) void heavy_work(long n) {
 }
 
 __attribute__((noinline, noclone)) void light_work(long n) {
-  unsigned long x = g_sink;
-  for (long i = 0; i < n; ++i) {
-    x = x * 6364136223846793005ul + 1442695040888963407ul;
-    asm volatile("" : "+r"(x));
+  unsigned long y = g_sink;
+  while (n-- > 0) {
+    y = y * 6364136223846793005ul + 1442695040888963407ul;
+    asm volatile("" : "+r"(y));
   }
-  g_sink = x;
+  g_sink = y;
 }
 
 }  // namespace

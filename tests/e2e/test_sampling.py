@@ -113,11 +113,17 @@ class SamplingTest(TraceTest):
             else:
                 self.assertGreaterEqual(len(tids), 60, len(tids))  # the 64 spinners (and main)
 
+    def script(self, name, text):
+        """A Python program written next to the output directory (removed after the test)."""
+        path = os.path.join(os.path.dirname(self.out), os.path.basename(self.out) + "-" + name)
+        with open(path, "w") as f:
+            f.write(text)
+        self.addCleanup(os.unlink, path)
+        return path
+
     def test_python_functions_in_the_samples(self):
         # A pure-Python loop, as users write one: CPU time 3:1 in two functions, split by calls.
-        script = os.path.join(self.out, "..", os.path.basename(self.out) + "-spin.py")
-        with open(script, "w") as f:
-            f.write("def heavy_step(n):\n"
+        script = self.script("spin.py", "def heavy_step(n):\n"
                     "    x = 0\n"
                     "    for i in range(n):\n"
                     "        x += i * i\n"
@@ -131,7 +137,6 @@ class SamplingTest(TraceTest):
                     "    heavy_step(300000)\n"
                     "    light_step(100000)\n"
                     "print('spin done')\n")
-        self.addCleanup(os.unlink, script)
         proc = self.profile([PYTHON, script], follow=False, extra=["--sample=%d" % HZ])
         self.assertIn("spin done", proc.stdout)
         (trace,) = self.traces()
@@ -147,6 +152,46 @@ class SamplingTest(TraceTest):
         self.assertGreater(light, 20, counts)
         self.assertTrue(2.0 <= heavy / light <= 4.5, counts)
         self.assertLess(missed, 0.1 * len(of(trace, "SAMPLE")), counts)
+
+    def test_python_fork_children_sampled_with_their_python_frames(self):
+        # DataLoader-style workers: os.fork() children of a Python parent, each spinning in Python
+        # on its forking thread and on a thread of its own. A fork child has no native frames
+        # (docs/cli.md, "Call stacks"): its samples carry the Python frames.
+        script = self.script("workers.py",
+                             "import os, threading\n\n\n"
+                             "def worker_loop(n):\n"
+                             "    x = 0\n"
+                             "    for i in range(n):\n"
+                             "        x += i * i\n"
+                             "    return x\n\n\n"
+                             "pids = []\n"
+                             "for _ in range(3):\n"
+                             "    pid = os.fork()\n"
+                             "    if pid == 0:\n"
+                             "        t = threading.Thread(target=worker_loop, args=(1000000,))\n"
+                             "        t.start()\n"
+                             "        worker_loop(1000000)\n"
+                             "        t.join()\n"
+                             "        os._exit(0)\n"
+                             "    pids.append(pid)\n"
+                             "for p in pids:\n"
+                             "    os.waitpid(p, 0)\n"
+                             "print('workers done')\n")
+        proc = self.run_or_fail_if_hung(["run", "-o", self.out, "--follow-children", "--sample=%d" % HZ, "--",
+                                         PYTHON, script], hung="Python fork children sampled", timeout=240)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("workers done", proc.stdout)
+        children = [t for t in self.traces() if t["header"]["flags"] & 1]
+        self.assertEqual(len(children), 3)
+        for t in children:
+            table = stacks(t)
+            samples = of(t, "SAMPLE")
+            in_loop = [s for s in samples
+                       if any(f[0] == "python" and f[1] == "worker_loop" for f in table.get(s["stack"], []))]
+            self.assertGreater(len(in_loop), 10, "pid %d: %d samples" % (t["header"]["pid"], len(samples)))
+            self.assertEqual(len({s["tid"] for s in in_loop}), 2)  # the forking thread and its thread
+            for s in in_loop:
+                self.assertTrue(all(f[0] == "python" for f in table[s["stack"]]))
 
     def test_bad_sample_rate_is_a_usage_error(self):
         for bad in ("fast", "10001", "-1"):

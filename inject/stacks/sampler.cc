@@ -43,9 +43,9 @@ thread_local timer_t tls_timer __attribute__((tls_model("initial-exec"))) = null
 thread_local uint64_t tls_cpu_sampled_ns __attribute__((tls_model("initial-exec"))) = 0;
 uint64_t g_period_ns = 1000000;
 
-void CountSampleDropped() {
+void CountSampleDropped(uint64_t n) {
   if (TraceFile* f = Rt().file.load(std::memory_order_acquire)) {
-    f->header()->samples_dropped.fetch_add(1, std::memory_order_relaxed);
+    f->header()->samples_dropped.fetch_add(n, std::memory_order_relaxed);
   }
 }
 
@@ -88,8 +88,9 @@ void TakeSample(void* uc) {
   if (t == nullptr) return;
   // Inside a record or a library lock (string table, chunk claim), or a stack capture: writing
   // now would corrupt the half-made record or wait for a lock this thread holds.
+  // The periods it stood for are counted as dropped (not left to the thread's next sample).
   if (t->in_record != 0 || t->in_slow != 0) {
-    CountSampleDropped();
+    CountSampleDropped(PeriodsSinceLastSample());
     return;
   }
   const uint64_t now = NowNs();
@@ -97,7 +98,7 @@ void TakeSample(void* uc) {
   bool busy = false;
   const uint32_t stack = TakeSampleStack(t, InterruptedPc(uc), &missed, &busy);
   if (busy) {
-    CountSampleDropped();
+    CountSampleDropped(PeriodsSinceLastSample());
     return;
   }
   // One SAMPLE per period of CPU time, so that samples × 1/HZ is the thread's CPU time.
@@ -117,9 +118,10 @@ void OnSampleSignal(int sig, siginfo_t* info, void* uc) {
 
 void SayFailure(const char* what, int err) {
   if (Rt().cfg.quiet || g_failure_said.exchange(true)) return;
-  char pid[24];
+  // errno's number, not strerror (which may allocate): this can run in a signal handler.
+  char pid[24], e[24];
   LogLine("cannot sample the CPU of a thread of pid ", FormatU64(static_cast<unsigned>(getpid()), pid), ": ", what,
-          ": ", strerror(err), "; that thread runs on without samples", nullptr);
+          " failed (errno ", FormatU64(static_cast<unsigned>(err), e), "); that thread runs on without samples", nullptr);
 }
 
 // Thread exit (pthread key destructor): the thread's timer goes with it.

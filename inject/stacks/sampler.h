@@ -15,7 +15,9 @@
 //                   or stack 0
 //   the handler:    not our timer's signal ─► the program's action (ChainToProgram); the thread
 //                   inside a record, a library lock or a stack capture ─► dropped and counted
-//                   (FileHeader::samples_dropped); else capture ─► StackTable ─► SAMPLE
+//                   (FileHeader::samples_dropped); else capture ─► StackTable ─► one SAMPLE
+//                   per period of the thread's CPU time since its previous one (its CPU clock:
+//                   the kernel checks CPU timers at its tick and coalesces expiries)
 // Async-signal-safe throughout the handler: errno saved and restored, no malloc, no lock the
 // interrupted code can hold on this thread.
 #pragma once

@@ -122,7 +122,7 @@ void OnForkChild() {
 #if TRAINPROF_HAVE_CUPTI
   cupti::OnForkChildCuda();  // the inherited CUDA/CUPTI state is never touched in a child
 #endif
-  StopSampling();  // no timers here yet; StartRecording turns it back on for a recorded child
+  ForgetSamplingInForkChild();  // no timers here; StartRecording turns sampling on in a recorded child
   if (g_runtime == nullptr) return;
   // The parent's Runtime may be mid-update by a thread that does not exist here: leave it, and
   // build a fresh one with the same configuration.

@@ -161,7 +161,6 @@ void InitSamplerKey(const Config& c) {
 
 void PrepareSampling(const Config& c, bool ours) {
   g_on.store(false, std::memory_order_relaxed);
-  tls_armed = false;  // a fork child: the timer of the parent's thread was not inherited
   g_hz = 0;
   if (!ours || c.sample_hz == 0) return;
   g_signo = ChooseSampleSignal(OnSampleSignal);
@@ -181,6 +180,11 @@ void StartSampling() {
 }
 
 void StopSampling() { g_on.store(false, std::memory_order_relaxed); }
+
+void ForgetSamplingInForkChild() {
+  StopSampling();
+  tls_armed = false;
+}
 
 void ArmThreadSampler() {
   if (tls_armed || !g_on.load(std::memory_order_relaxed)) return;

@@ -39,6 +39,11 @@ void StartSampling();
 /// write nothing. The timers stay until their threads end.
 void StopSampling();
 
+/// Fork child, first: sampling off, and the forking thread's timer forgotten (timers are not
+/// inherited; its id may name a timer the child makes itself). StartRecording turns it on again
+/// in a recorded child.
+void ForgetSamplingInForkChild();
+
 /// The calling thread's timer, when sampling is on and the thread has none (idempotent; cheap).
 void ArmThreadSampler();
 

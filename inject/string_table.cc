@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "runtime.h"
+#include "utf8.h"
 
 namespace trainprof::inject {
 
@@ -191,29 +192,8 @@ uint32_t InternWide(ThreadState* t, const wchar_t* s) {
   char buf[format::kMaxStringBytes];
   uint32_t n = 0;
   for (; *s != 0; ++s) {
-    uint32_t c = static_cast<uint32_t>(*s);
-    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
     char enc[4];
-    uint32_t k;
-    if (c < 0x80) {
-      enc[0] = static_cast<char>(c);
-      k = 1;
-    } else if (c < 0x800) {
-      enc[0] = static_cast<char>(0xC0 | (c >> 6));
-      enc[1] = static_cast<char>(0x80 | (c & 0x3F));
-      k = 2;
-    } else if (c < 0x10000) {
-      enc[0] = static_cast<char>(0xE0 | (c >> 12));
-      enc[1] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      enc[2] = static_cast<char>(0x80 | (c & 0x3F));
-      k = 3;
-    } else {
-      enc[0] = static_cast<char>(0xF0 | (c >> 18));
-      enc[1] = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      enc[2] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      enc[3] = static_cast<char>(0x80 | (c & 0x3F));
-      k = 4;
-    }
+    const uint32_t k = static_cast<uint32_t>(EncodeUtf8(static_cast<uint32_t>(*s), enc));
     if (n + k > sizeof(buf)) {
       RecordMisuse(t, format::MisuseKind::kNameTruncated, n);
       break;

@@ -12,8 +12,8 @@ namespace trainprof::inject {
 /// Appends the calling thread's Python frames, innermost first, each as 3 words (function string
 /// id × 2 + 1, file string id, line: docs/trace-format.md "Stacks"), to out[0..max); returns the
 /// words written (a multiple of 3). *missed: frames the thread had that could not be read (an
-/// unreadable frame or code object, a name that could not be interned now, frames past the 64
-/// kept). Frames of trainprof's shim (python/_trainprof/) are left out, as CapturePythonFrames does.
+/// unreadable frame or code object, a name that could not be interned now); of a deeper stack the
+/// innermost 64 frames are walked, the rest left out uncounted. Frames of trainprof's shim (python/_trainprof/) are left out, as CapturePythonFrames does.
 /// 0 words, 0 missed: no supported CPython in the process, or a thread without Python frames.
 /// Async-signal-safe: memory reads, process_vm_readv(2) on this process for memory that may be
 /// gone, pthread_getspecific; names new to the process are interned through the calling thread

@@ -7,6 +7,7 @@
 #include "stacks/py_linetable.h"
 #include "stacks/python_walk.h"  // IsOwnPythonFile, kMaxPythonFrames
 #include "trainprof/trace_format.h"
+#include "utf8.h"
 
 namespace trainprof::inject::stacks {
 
@@ -14,7 +15,6 @@ namespace {
 
 constexpr size_t kNameBytes = 1024;  ///< longest name kept (cut at a character boundary)
 constexpr size_t kMaxChunks = 16;    ///< data stack chunks looked at
-constexpr size_t kMaxFrames = 1024;  ///< frames walked at most (a cycle ends here)
 constexpr char kUnreadable[] = "<unreadable>";
 
 template <typename T>
@@ -32,6 +32,19 @@ T Direct(uintptr_t addr) {
 }
 
 bool Aligned(uintptr_t p) { return p >= 4096 && (p & 7) == 0; }
+
+// Reads of the interpreter's objects: through SafeReader (`safe`), or directly where the object
+// belongs to a call in progress (see the header); neither touches NULL's page.
+struct Mem {
+  const SafeReader& reader;
+  bool safe;
+  bool Read(void* to, uintptr_t from, size_t n) const {
+    if (safe) return reader.Read(to, from, n);
+    if (from < 4096) return false;
+    memcpy(to, reinterpret_cast<const void*>(from), n);
+    return true;
+  }
+};
 
 // The thread's live data stack: [lo, hi) per chunk, read directly (see the header).
 struct Chunks {
@@ -67,52 +80,33 @@ struct Frame {
   int owner;
 };
 
-// What is read of a code object: ob_type and ob_size; co_firstlineno; co_filename .. co_linetable
-// (co_filename, co_name, co_qualname, co_linetable: 4 pointers in 3.11); _co_firsttraceable.
-struct CodeHead {
-  uintptr_t type;
-  intptr_t size;
-  int32_t firstlineno;
-  uintptr_t names[4];
-  int32_t firsttraceable;
+// What is read of a code object: its first bytes up to _co_firsttraceable, one read.
+constexpr size_t kCodeHead = 176;
+
+struct Code {
+  uintptr_t type, filename, qualname, linetable;
+  intptr_t size;  // code units
+  int32_t firstlineno, firsttraceable;
 };
 
-void CodeParts(const PyLayout& l, uintptr_t code, CodeHead* h, ReadPart* p) {
-  p[0] = ReadPart{&h->type, code + 8, 16};  // type, size: adjacent in CodeHead
-  p[1] = ReadPart{&h->firstlineno, code + l.code_firstlineno, 4};
-  p[2] = ReadPart{h->names, code + l.code_filename, sizeof(h->names)};
-  p[3] = ReadPart{&h->firsttraceable, code + l.code_firsttraceable, 4};
+bool ReadCode(const PyLayout& l, const Mem& m, uintptr_t code, Code* c) {
+  unsigned char h[kCodeHead];
+  const size_t n = l.code_firsttraceable + 4;
+  if (n > sizeof(h) || !Aligned(code) || !m.Read(h, code, n)) return false;
+  c->type = At<uintptr_t>(h, 8);
+  c->size = At<intptr_t>(h, 16);
+  c->firstlineno = At<int32_t>(h, l.code_firstlineno);
+  c->filename = At<uintptr_t>(h, l.code_filename);
+  c->qualname = At<uintptr_t>(h, l.code_qualname);
+  c->linetable = At<uintptr_t>(h, l.code_linetable);
+  c->firsttraceable = At<int32_t>(h, l.code_firsttraceable);
+  return true;
 }
-static_assert(offsetof(CodeHead, size) == offsetof(CodeHead, type) + 8);
-
-uintptr_t Qualname(const PyLayout& l, const CodeHead& h) { return h.names[(l.code_qualname - l.code_filename) / 8]; }
-uintptr_t Filename(const CodeHead& h) { return h.names[0]; }
-uintptr_t Linetable(const PyLayout& l, const CodeHead& h) { return h.names[(l.code_linetable - l.code_filename) / 8]; }
 
 // Appends code point c as UTF-8 if it fits.
 size_t PutUtf8(char* out, size_t n, size_t cap, uint32_t c) {
-  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
   char e[4];
-  size_t k;
-  if (c < 0x80) {
-    e[0] = static_cast<char>(c);
-    k = 1;
-  } else if (c < 0x800) {
-    e[0] = static_cast<char>(0xC0 | (c >> 6));
-    e[1] = static_cast<char>(0x80 | (c & 0x3F));
-    k = 2;
-  } else if (c < 0x10000) {
-    e[0] = static_cast<char>(0xE0 | (c >> 12));
-    e[1] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    e[2] = static_cast<char>(0x80 | (c & 0x3F));
-    k = 3;
-  } else {
-    e[0] = static_cast<char>(0xF0 | (c >> 18));
-    e[1] = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    e[2] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    e[3] = static_cast<char>(0x80 | (c & 0x3F));
-    k = 4;
-  }
+  const size_t k = EncodeUtf8(c, e);
   if (n + k > cap) return n;
   memcpy(out + n, e, k);
   return n + k;
@@ -120,11 +114,15 @@ size_t PutUtf8(char* out, size_t n, size_t cap, uint32_t c) {
 
 // The UTF-8 of the str at `s` into buf (cut to whole characters within kNameBytes); -1 when it is
 // not a readable str. A str with neither compact data nor a UTF-8 copy gives kUnreadable.
-long ReadStr(const PyProcess& py, const SafeReader& r, uintptr_t s, char* buf) {
+long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf) {
   const PyLayout& l = *py.layout;
   unsigned char head[80];
   static_assert(sizeof(head) >= 72);
-  if (!Aligned(s) || !r.Read(head, s, l.str_compact_size) || At<uintptr_t>(head, 8) != py.str_type) return -1;
+  // The ASCII header first: a short ASCII str may end before the compact header would.
+  if (!Aligned(s) || l.str_compact_size > sizeof(head) || !r.Read(head, s, l.str_ascii_size) ||
+      At<uintptr_t>(head, 8) != py.str_type) {
+    return -1;
+  }
   const intptr_t length = At<intptr_t>(head, l.str_length);
   const uint32_t state = At<uint32_t>(head, l.str_state);
   const uint32_t kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
@@ -134,6 +132,7 @@ long ReadStr(const PyProcess& py, const SafeReader& r, uintptr_t s, char* buf) {
     if (n > kNameBytes) n = kNameBytes;
     return r.Read(buf, s + l.str_ascii_size, n) ? static_cast<long>(n) : -1;
   }
+  if (!r.Read(head + l.str_ascii_size, s + l.str_ascii_size, l.str_compact_size - l.str_ascii_size)) return -1;
   const uintptr_t utf8 = At<uintptr_t>(head, l.str_utf8);
   if (utf8 != 0) {
     const intptr_t u = At<intptr_t>(head, l.str_utf8_length);
@@ -168,7 +167,7 @@ long ReadStr(const PyProcess& py, const SafeReader& r, uintptr_t s, char* buf) {
 // The line table's bytes (a bytes object: ob_size at 16, data at 32), read a block at a time.
 class LineBytes {
  public:
-  LineBytes(const SafeReader& r, uintptr_t bytes) : r_(r), data_(bytes + 32) {
+  LineBytes(const Mem& r, uintptr_t bytes) : r_(r), data_(bytes + 32) {
     intptr_t size = -1;
     if (Aligned(bytes) && r.Read(&size, bytes + 16, sizeof(size)) && size >= 0) size_ = static_cast<size_t>(size);
   }
@@ -186,7 +185,7 @@ class LineBytes {
   }
 
  private:
-  const SafeReader& r_;
+  const Mem& r_;
   uintptr_t data_;
   size_t size_ = 0;
   size_t base_ = 0, have_ = 0;
@@ -271,11 +270,10 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
   FindChunks(l, ts, &chunks);
   // The frames, innermost first.
   Frame frames[kMaxPythonFrames];
-  size_t nf = 0, walked = 0;
+  size_t nf = 0;
   unsigned char fh[128];
   static_assert(sizeof(fh) >= 72);
-  while (f != 0 && walked < kMaxFrames) {
-    ++walked;
+  while (f != 0 && nf < kMaxPythonFrames) {  // the innermost 64, as the GIL path keeps (a cycle ends too)
     if (!Aligned(f) || l.frame_header > sizeof(fh)) {
       ++*missed;
       break;
@@ -286,57 +284,56 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
       ++*missed;
       break;
     }
-    if (nf < kMaxPythonFrames) {
-      frames[nf++] = Frame{At<uintptr_t>(fh, l.frame_code), At<uintptr_t>(fh, l.frame_prev_instr),
-                           static_cast<int>(static_cast<signed char>(fh[l.frame_owner]))};
-    } else {
-      ++*missed;  // past the frames kept
-    }
+    frames[nf++] = Frame{At<uintptr_t>(fh, l.frame_code), At<uintptr_t>(fh, l.frame_prev_instr),
+                         static_cast<int>(static_cast<signed char>(fh[l.frame_owner]))};
     f = At<uintptr_t>(fh, l.frame_previous);
   }
 
-  // Their code objects, in one read.
-  CodeHead heads[kMaxPythonFrames];
-  ReadPart parts[kMaxPythonFrames * 4];
-  static_assert(kMaxPythonFrames * 4 <= SafeReader::kMaxParts);
-  for (size_t i = 0; i < nf; ++i) CodeParts(l, frames[i].code, &heads[i], &parts[i * 4]);
-  const size_t read = reader.ReadMany(parts, nf * 4) / 4;
-
+  // The innermost frame may be one being pushed or popped (a code object just freed, fields not
+  // written yet): its objects are read through SafeReader. Once a frame checks out, its callers'
+  // frames are calls in progress, which hold their code objects (and those their names and line
+  // tables): read directly. A frame that does not check out is missed, and the walk goes on with
+  // safe reads until one does.
   size_t n = 0;
   char name[kNameBytes + 1];
+  bool trusted = false;
   for (size_t i = 0; i < nf; ++i) {
     const Frame& fr = frames[i];
-    const CodeHead& h = heads[i];
-    if (i >= read || h.type != py.code_type || h.size <= 0) {
+    const Mem mem{reader, !trusted};
+    Code h;
+    if (!ReadCode(l, mem, fr.code, &h) || h.type != py.code_type || h.size <= 0) {
       ++*missed;
+      trusted = false;
       continue;
     }
     const uintptr_t start = fr.code + l.code_adaptive;
     const intptr_t addr = static_cast<intptr_t>(fr.prev_instr - start);  // bytes; -2: not started
     if (addr < -2 || addr >= h.size * 2) {
       ++*missed;
+      trusted = false;
       continue;
     }
+    trusted = true;
     // Not started yet (_PyFrame_IsIncomplete in pycore_frame.h), or a C-stack shim frame.
     if (fr.owner == l.owner_cstack) continue;
     if (fr.owner != l.owner_generator && addr < h.firsttraceable * 2) continue;
 
     Names names;
     uint32_t gen = 0;
-    Entry* e = Lookup(fr.code, Qualname(l, h), Filename(h), epoch, &names, &gen);
+    Entry* e = Lookup(fr.code, h.qualname, h.filename, epoch, &names, &gen);
     if (e == nullptr) {
       name_misses_.fetch_add(1, std::memory_order_relaxed);
-      long k = ReadStr(py, reader, Qualname(l, h), name);
+      long k = ReadStr(py, mem, h.qualname, name);
       names.function = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
-      k = ReadStr(py, reader, Filename(h), name);
+      k = ReadStr(py, mem, h.filename, name);
       names.file = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
       names.own = k >= 0 && IsOwnPythonFile(name, static_cast<size_t>(k));
       if (names.function == 0 || names.file == 0) {
         ++*missed;
         continue;
       }
-      Store(fr.code, Qualname(l, h), Filename(h), epoch, names);
-      e = Lookup(fr.code, Qualname(l, h), Filename(h), epoch, &names, &gen);
+      Store(fr.code, h.qualname, h.filename, epoch, names);
+      e = Lookup(fr.code, h.qualname, h.filename, epoch, &names, &gen);
     }
     if (names.own) continue;
 
@@ -349,7 +346,7 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
         line = static_cast<int>(seen & 0xFFFFFF) - 1;
       } else {
         line_misses_.fetch_add(1, std::memory_order_relaxed);
-        LineBytes bytes(reader, Linetable(l, h));
+        LineBytes bytes(mem, h.linetable);
         line = PyLineForAddress(bytes, bytes.size(), h.firstlineno, static_cast<int>(addr));
         if (slot != nullptr && line >= -1 && line < (1 << 24) - 1) {
           slot->store(tag | static_cast<uint64_t>(line + 1), std::memory_order_relaxed);

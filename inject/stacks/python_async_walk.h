@@ -5,12 +5,15 @@
 //   this thread's PyThreadState: pthread_getspecific(_PyRuntime's autoTSSkey), the key PyGILState
 //     keeps it under (Python/pystate.c, _PyGILState_NoteThreadState); held with or without the
 //     GIL; its thread_id must be pthread_self() (a stale value is not used)
-//   innermost frame: tstate->cframe->current_frame; then frame->previous
-//     frames inside the thread's live data stack (tstate->datastack_chunk .. datastack_top: the
-//     chunks are unlinked before they are freed) are read directly; others (generators' and
-//     coroutines' frames, which live in their objects) through SafeReader
-//   code objects: one SafeReader batch a sample (a frame caught half-pushed may name a freed one),
-//     checked to be PyCode_Type; frames not started yet (_PyFrame_IsIncomplete) are left out
+//   innermost frame: tstate->cframe->current_frame; then frame->previous. A frame inside the
+//     thread's live data stack (tstate->datastack_chunk .. datastack_top: chunks are unlinked
+//     before they are freed) is read directly; others (generators' and coroutines' frames, which
+//     live in their objects) through SafeReader
+//   code objects: the innermost frame's through SafeReader (it may be half pushed or popped, its
+//     code just freed), checked to be PyCode_Type with its instruction inside its code; its
+//     callers' are calls in progress, holding their code objects: read directly. A frame that
+//     does not check out is missed and safe reads go on until one does. Frames not started yet
+//     (_PyFrame_IsIncomplete) are left out
 //   names: per code object, cached (lock-free, seqlock per slot; keyed by the code, its name and
 //     file objects and the string table): a miss reads the str objects (compact ASCII directly,
 //     other kinds through their utf8 copy or re-encoded) and interns them with `intern`, which
@@ -19,7 +22,8 @@
 //
 // *missed counts frames the thread had that could not be read: an unreadable or implausible frame
 // or code object (1, and the walk stops where the chain is lost), a name that could not be
-// interned, and frames past the kMaxPythonFrames kept.
+// interned. Frames past the innermost kMaxPythonFrames walked are left out, not counted (a
+// truncated stack, as the GIL path truncates it: a deep import is not a failure to read).
 #pragma once
 
 #include <atomic>

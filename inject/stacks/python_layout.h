@@ -17,9 +17,9 @@
 //     co_code_adaptive                       Include/cpython/code.h (_PyCode_DEF)
 //   PyASCIIObject / PyCompactUnicodeObject   Include/cpython/unicodeobject.h
 //   PyBytesObject.ob_sval                    Include/cpython/bytesobject.h
-// 3.11 was checked against Debian's 3.11.2 headers and pyenv's 3.11.7 headers with offsetof
-// (tests/unit/python_layout_test.cc does it again where the headers are installed) and at run
-// time by tests/e2e/test_python_async.py on both interpreters. Other versions have no table yet:
+// 3.11 was checked against Debian's 3.11.2 headers and pyenv's 3.11.7 headers with offsetof, and
+// is checked at run time by tests/e2e/test_python_async.py on both interpreters (code and str
+// offsets against objects' id(); the rest by walks compared with the interpreter's own frames). Other versions have no table yet:
 // 3.12 moved the thread-state key and reordered the frame and the code object, 3.13 dropped
 // _PyCFrame (it publishes _Py_DebugOffsets in _PyRuntime instead, which a 3.13 table should use);
 // without a table a sample keeps its native frames and counts its Python frames as missed.

@@ -2,7 +2,7 @@
 // sampler's walk of the interpreter's structures (python_async.h) follows pointers that a thread
 // interrupted at the wrong instruction may have left dangling (a frame being pushed or popped).
 // process_vm_readv(2) on our own pid copies what is readable and reports EFAULT for the rest, as
-// out-of-process samplers (py-spy) read another process. One system call per batch, no lock, no
+// out-of-process samplers (py-spy) read another process. One system call a read, no lock, no
 // allocation: async-signal-safe. Where the kernel refuses it (a seccomp filter, ENOSYS), Probe()
 // says so once and callers read nothing.
 #pragma once
@@ -15,13 +15,6 @@
 
 namespace trainprof::inject::stacks {
 
-/// What one batch read asks for: n bytes at `from` into `to`.
-struct ReadPart {
-  void* to;
-  uintptr_t from;
-  size_t n;
-};
-
 /// Reads of this process's memory through process_vm_readv(pid).
 class SafeReader {
  public:
@@ -32,15 +25,12 @@ class SafeReader {
   /// Copies n bytes at `from` to `to`; false (and `to` undefined) when any of them is unreadable.
   bool Read(void* to, uintptr_t from, size_t n) const;
 
-  /// Reads the parts in one system call where all are readable; returns how many leading parts
-  /// were read whole (parts[0..k)); a part that fails is retried alone once before the count
-  /// stops there. At most kMaxParts parts.
-  size_t ReadMany(const ReadPart* parts, size_t n) const;
-
-  static constexpr size_t kMaxParts = 256;
+  /// System calls made so far (for tests: a walk's cost).
+  size_t calls() const { return calls_; }
 
  private:
   pid_t pid_;
+  mutable size_t calls_ = 0;
 };
 
 /// Whether process_vm_readv works on this process (a test read of our own stack). Not in a

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "stacks/sample_settings.h"
+
 extern char** environ;
 
 namespace trainprof::inject {
@@ -53,6 +55,7 @@ Config ReadConfig() {
   }
   if (const char* pid = getenv("TRAINPROF_LAUNCHER_PID")) c.launcher_pid = atoi(pid);
   c.backtrace = Get("TRAINPROF_BACKTRACE");
+  ParseSampleHz(getenv("TRAINPROF_SAMPLE"), &c.sample_hz);  // the launcher checked it; bad text: off
   const char* quiet = getenv("TRAINPROF_QUIET");
   c.quiet = quiet != nullptr && strcmp(quiet, "1") == 0;
   const char* cuda_quiet = getenv("TRAINPROF_CUDA_QUIET");

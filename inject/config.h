@@ -14,6 +14,8 @@
 //   TRAINPROF_CUDA_QUIET       "1": an ancestor already said CUDA tracing is unavailable
 //   TRAINPROF_BACKTRACE        `run --backtrace=LIST`: cuda[:THRESHOLD_NS], nvtx, none
 //                              (comma-separated; unset: cuda:1000; inject/stacks/backtrace_settings.h)
+//   TRAINPROF_SAMPLE           `run --sample=HZ`: CPU samples per second of each thread's CPU time
+//                              (1..10000; unset: none; inject/stacks/sample_settings.h)
 // Read here but set by users, not by the launcher (docs/cli.md):
 //   TRAINPROF_CUPTI_PATH       libcupti to load (a file, or a folder holding libcupti.so*)
 //   TRAINPROF_GPU_FLUSH_MS     how often GPU activity is flushed from CUPTI (default 200 ms)
@@ -40,7 +42,7 @@ inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_OUTPUT_DIR", "TRAINPROF_FOLLOW_CHILDREN", "TRAINPROF_ROOT_PID", "TRAINPROF_TRACE",
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
     "TRAINPROF_CAPTURE_RANGE", "TRAINPROF_CAPTURE_RANGE_END", "TRAINPROF_CAPTURE_WINDOW",
-    "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK", "TRAINPROF_RUN_ID", "TRAINPROF_BACKTRACE",
+    "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK", "TRAINPROF_RUN_ID", "TRAINPROF_BACKTRACE", "TRAINPROF_SAMPLE",
     "CUDA_INJECTION64_PATH", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
@@ -63,6 +65,7 @@ struct Config {
   uint64_t capture_window_end_ns = 0;       ///< (0: to the end)
   int launcher_pid = 0;                     ///< TRAINPROF_LAUNCHER_PID (0: unknown)
   const char* backtrace = nullptr;          ///< TRAINPROF_BACKTRACE (null: the default, cuda:1000)
+  uint32_t sample_hz = 0;                   ///< TRAINPROF_SAMPLE (0: no CPU sampling)
   const char* lib_path = nullptr;
   const char* python_dir = nullptr;
   /// Failures were already reported (by this process or an ancestor): say nothing more. Passed

@@ -13,6 +13,7 @@
 
 #include "capture.h"
 #include "runtime.h"
+#include "stacks/sampler.h"
 #include "string_table.h"
 #include "trace_file.h"
 
@@ -106,6 +107,7 @@ ThreadState* CurrentThreadSlow() {
     RecordDefinition(t, format::rec::ThreadName{.tid = t->tid, .name = name});
   }
   CaptureThreadStarted(t);
+  ArmThreadSampler();  // a thread not made by an interposed pthread_create (before the library, clone)
   return t;
 }
 

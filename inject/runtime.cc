@@ -15,6 +15,7 @@
 #include "page_new.h"
 #include "process_hooks.h"
 #include "recorder.h"
+#include "stacks/sampler.h"
 #include "stacks/stacks.h"
 #include "string_table.h"
 #include "trace_file.h"
@@ -44,6 +45,7 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   rt.inert.store(!ours, std::memory_order_relaxed);
   InitCapture(c, ours);
   StartStacks(c, ours, (flags & format::kFlagForkedChild) != 0);
+  PrepareSampling(c, ours);  // the signal is in the header: before Open
   // On pages of its own in a fork child too (page_new.h: fork may run in a signal handler).
   rt.strings = NewOnPages<StringTable>();
   if (!ours || rt.strings == nullptr) return;
@@ -61,6 +63,7 @@ void StartRecording(Runtime& rt, uint32_t flags) {
   }
   rt.file.store(f, std::memory_order_release);
   rt.recording.store(true, std::memory_order_release);
+  StartSampling();
 }
 
 // Before fork(): let an NVTX initialisation running in another thread finish (nvtx_injection.cc),
@@ -94,6 +97,7 @@ void Init() {
   rt->cfg = ReadConfig();
   g_runtime = rt;
   ResolveRealFunctions();
+  InitSamplerKey(rt->cfg);  // before the thread states' key: its destructor runs first
   InitThreadStates();
   pthread_atfork(OnForkPrepare, nullptr, OnForkChild);
   StartRecording(*rt, 0);
@@ -118,6 +122,7 @@ void OnForkChild() {
 #if TRAINPROF_HAVE_CUPTI
   cupti::OnForkChildCuda();  // the inherited CUDA/CUPTI state is never touched in a child
 #endif
+  ForgetSamplingInForkChild();  // no timers here; StartRecording turns sampling on in a recorded child
   if (g_runtime == nullptr) return;
   // The parent's Runtime may be mid-update by a thread that does not exist here: leave it, and
   // build a fresh one with the same configuration.
@@ -167,6 +172,7 @@ void RecordEnd(format::EndKind kind, int32_t code) {
   TraceFile* f = rt.file.load(std::memory_order_acquire);
   if (f == nullptr || rt.pid != getpid()) return;
   if (f->header()->end_kind.load(std::memory_order_relaxed) != 0) return;
+  StopSampling();  // samples from exit handlers on would follow the process's end
   // exit(256) ends with status 0, _exit(-1) with 255: what the kernel keeps and waitpid reports.
   if (kind == format::EndKind::kExit) code &= 0377;
   uint64_t now = NowNs();

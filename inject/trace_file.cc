@@ -20,6 +20,8 @@
 #include "config.h"
 #include "process_identity.h"
 #include "python_options.h"
+#include "stacks/sample_settings.h"
+#include "stacks/sampler.h"
 #include "stacks/stacks.h"
 #include "trainprof/path_walk.h"
 
@@ -245,8 +247,14 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     uint32_t len = FormatCaptureMetadata(capture, buf, sizeof(buf));
     if (len > 0) PutMeta(region, cap, &off, MetaKey::kCapture, buf, len);
   }
-  if (const BacktraceSettings& bt = Backtraces(); bt.any()) {  // StartStacks ran before Open
+  // StartStacks and PrepareSampling ran before Open.
+  if (const BacktraceSettings& bt = Backtraces(); bt.any() || SampleHz() > 0) {
     uint32_t len = FormatStacksMetadata(bt, buf, sizeof(buf));
+    if (len > 0 && SampleHz() > 0) {
+      buf[len] = '\0';
+      uint32_t more = FormatSampleMetadata(SampleHz(), SampleSignalNumber(), buf + len + 1, sizeof(buf) - len - 1);
+      if (more > 0) len += 1 + more;
+    }
     if (len > 0) PutMeta(region, cap, &off, MetaKey::kStacks, buf, len);
   }
   static char cmdline[format::kHeaderRegionSize];

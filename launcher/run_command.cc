@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "backtrace_options.h"
+#include "sample_options.h"
 #include "capture_shutdown.h"
 #include "collector/base/text_safety.h"
 #include "child_process.h"
@@ -118,6 +119,11 @@ void AddRunOptions(CLI::App* sub, RunArgs* args) {
                   "and mark), none; comma-separated (default: cuda:1000)")
       ->type_name("LIST")
       ->take_last();
+  sub->add_option("--sample", args->sample,
+                  "CPU samples: every thread's stack (native and Python frames) HZ times per second "
+                  "of its CPU time (1000 is typical; default: off)")
+      ->type_name("HZ")
+      ->take_last();
   sub->add_option("--umask", args->umask,
                   "Octal mask for what the run creates: the trace directory gets 0777 & ~MASK, its "
                   "trace files 0666 & ~MASK (default 077: only you can read them; the process umask "
@@ -165,6 +171,11 @@ int RunRun(const RunArgs& args) {
   }
   std::optional<std::string> backtrace = ParseBacktraceList(args.backtrace, &error);
   if (!backtrace) {
+    Message(error);
+    return 2;
+  }
+  std::optional<unsigned> sample_hz = ParseSampleHz(args.sample, &error);
+  if (!sample_hz) {
     Message(error);
     return 2;
   }
@@ -241,6 +252,7 @@ int RunRun(const RunArgs& args) {
   if (recording) {
     ApplyCaptureEnvironment(&env, *capture, launch_ns, getpid());
     ApplyBacktraceEnvironment(&env, *backtrace);
+    ApplySampleEnvironment(&env, *sample_hz);
   }
 
   // In the child, after fork: trainprof is single-threaded, so allocating here is safe.

@@ -31,6 +31,7 @@ struct RunArgs {
   std::string wait = "all";  ///< --wait: "all" descendants, or only the "primary" process
   CaptureArgs capture;       ///< --capture-range, --capture-range-end, --delay, --duration
   std::string backtrace;     ///< --backtrace LIST (empty: the default, cuda:1000)
+  std::string sample;        ///< --sample HZ (empty: no CPU samples)
   std::string umask = "077";  ///< --umask: bits removed from the trace directory's and files' modes
   std::vector<std::string> command;
 };

@@ -98,7 +98,10 @@ struct FileHeader {
   uint8_t boot_id[16];     ///< /proc/sys/kernel/random/boot_id as 16 bytes (all zero = unknown)
   uint8_t run_id[16];      ///< the `trainprof run` that wrote the file (TRAINPROF_RUN_ID, 32 hex
                            ///< digits; all zero = not started by trainprof run, or unknown)
-  uint64_t reserved[2];
+  /// CPU samples (`--sample`) not written because the thread was inside a record, a library lock
+  /// or a stack capture when its timer's signal came (0 in files of older writers).
+  std::atomic<uint64_t> samples_dropped;
+  uint64_t reserved2;
 };
 static_assert(sizeof(FileHeader) == 160, "FileHeader layout is part of the format");
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "stacks/load_span.h"
+#include "stacks/python_async.h"
 
 namespace trainprof::inject {
 namespace {
@@ -64,7 +65,12 @@ void InitStackCapture() {
 
 void SetNativeStacks(bool on) { g_native_on.store(on, std::memory_order_relaxed); }
 
-size_t CaptureNativeStack(uint64_t* out, size_t max) {
+namespace {
+
+// unw_backtrace's frames into out (pc × 2), the innermost ones in this library left out; with
+// `interrupted_pc` (a signal handler's), also those up to the frame of the interrupted code (the
+// kernel's signal trampoline, __restore_rt in libc, sits between).
+size_t NativeFrames(uint64_t* out, size_t max, uintptr_t interrupted_pc) {
   if (!g_native_on.load(std::memory_order_relaxed)) return 0;
   void* pcs[kMaxNativeFrames + 8];
   const int cap = static_cast<int>(sizeof(pcs) / sizeof(pcs[0]));
@@ -73,6 +79,12 @@ size_t CaptureNativeStack(uint64_t* out, size_t max) {
   const uintptr_t hi = g_self_end.load(std::memory_order_relaxed);
   int i = 0;
   while (i < n && reinterpret_cast<uintptr_t>(pcs[i]) >= lo && reinterpret_cast<uintptr_t>(pcs[i]) < hi) ++i;
+  if (interrupted_pc != 0) {
+    int k = i;
+    while (k < n && k < i + 4 && reinterpret_cast<uintptr_t>(pcs[k]) != interrupted_pc) ++k;
+    // Not found (libunwind reported the frame otherwise): leave out the trampoline alone.
+    i = (k < n && k < i + 4) ? k : i + 1;
+  }
   size_t w = 0;
   for (; i < n && w < max && w < kMaxNativeFrames; ++i) {
     auto pc = reinterpret_cast<uintptr_t>(pcs[i]);
@@ -80,6 +92,26 @@ size_t CaptureNativeStack(uint64_t* out, size_t max) {
     out[w++] = static_cast<uint64_t>(pc) << 1;
   }
   return w;
+}
+
+}  // namespace
+
+size_t CaptureNativeStack(uint64_t* out, size_t max) { return NativeFrames(out, max, 0); }
+
+size_t CaptureSampleStack(uintptr_t interrupted_pc, uint64_t* out, size_t max, uint32_t* missed, bool* busy) {
+  *missed = 0;
+  *busy = tls_in_capture;
+  if (*busy) return 0;
+  tls_in_capture = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  size_t n = NativeFrames(out, max, interrupted_pc);
+  if (n < max) {
+    size_t py = CapturePythonFramesAsync(out + n, max - n, missed);
+    n += py - py % 3;
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tls_in_capture = false;
+  return n;
 }
 
 size_t CaptureStack(ThreadState* t, uint64_t* out, size_t max) {

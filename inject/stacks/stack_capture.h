@@ -41,6 +41,13 @@ size_t CaptureStack(ThreadState* t, uint64_t* out, size_t max);
 /// Native frames only (no Python hook): for callers that must not touch the interpreter.
 size_t CaptureNativeStack(uint64_t* out, size_t max);
 
+/// A CPU sample's stack, from the sampler's signal handler (sampler.h): native frames from the
+/// interrupted code on (`interrupted_pc`: the ucontext's instruction pointer; the handler's and
+/// the signal trampoline's frames left out), then the Python frames read without the interpreter
+/// (python_async.h; *missed: those it could not read). *busy: the thread was inside a capture
+/// already (nothing taken). Async-signal-safe.
+size_t CaptureSampleStack(uintptr_t interrupted_pc, uint64_t* out, size_t max, uint32_t* missed, bool* busy);
+
 /// Finds libtrainprof_inject.so's own address range, whose frames CaptureStack leaves out, and
 /// warms libunwind up (its first call may allocate). At start-up, before any capture.
 void InitStackCapture();

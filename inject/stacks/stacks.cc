@@ -40,7 +40,7 @@ void StartStacks(const Config& c, bool ours, bool fork_child) {
   ResetModules();
   if (fork_child) SetNativeStacks(false);  // the parent's InitStackCapture stays valid for the rest
   StackTable* table = nullptr;
-  if (ours && g_settings.any()) {
+  if (ours && (g_settings.any() || c.sample_hz > 0)) {
     if (!fork_child) InitStackCapture();
     table = StackTable::Create(kTableSlots, kArenaWords);
   }
@@ -53,6 +53,16 @@ uint32_t TakeStack(ThreadState* t) {
   if (table == nullptr) return 0;
   uint64_t words[kMaxStackWords];
   size_t n = CaptureStack(t, words, kMaxStackWords);
+  return table->Intern(words, n, [t](uint32_t id, const uint64_t* w, size_t k) { WriteStack(t, id, w, k); });
+}
+
+uint32_t TakeSampleStack(ThreadState* t, uintptr_t interrupted_pc, uint32_t* missed, bool* busy) {
+  *missed = 0;
+  *busy = false;
+  StackTable* table = g_table.load(std::memory_order_acquire);
+  if (table == nullptr) return 0;
+  uint64_t words[kMaxStackWords];
+  size_t n = CaptureSampleStack(interrupted_pc, words, kMaxStackWords, missed, busy);
   return table->Intern(words, n, [t](uint32_t id, const uint64_t* w, size_t k) { WriteStack(t, id, w, k); });
 }
 

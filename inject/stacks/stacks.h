@@ -31,7 +31,7 @@ inline bool NvtxStacksOn() { return g_nvtx_stacks.load(std::memory_order_relaxed
 const BacktraceSettings& Backtraces();
 
 /// Reads TRAINPROF_BACKTRACE (c.backtrace) and, when this process records (`ours`) and some
-/// backtrace is on, makes this trace file's stack table. At start and in fork children (on pages
+/// backtrace or sampling (c.sample_hz) is on, makes this trace file's stack table. At start and in fork children (on pages
 /// of its own: async-signal-safe). In a fork child (`fork_child`) native frames are off for the
 /// process's life (until it execs): libunwind and the MODULE scan call `dl_iterate_phdr`, whose
 /// loader lock a thread of the parent may have held at the fork, and no thread here would ever
@@ -42,6 +42,11 @@ void StartStacks(const Config& c, bool ours, bool fork_child = false);
 /// records first when it is new); 0 when no stack is taken (off, re-entered, no frames). Not
 /// inside a RecordScope: it records definitions itself.
 uint32_t TakeStack(ThreadState* t);
+
+/// The same for a CPU sample, from the sampler's signal handler: CaptureSampleStack (the frames
+/// from `interrupted_pc` on, then Python frames read without the interpreter; *missed, *busy as
+/// there). Async-signal-safe once the thread is not inside a record or a library lock.
+uint32_t TakeSampleStack(ThreadState* t, uintptr_t interrupted_pc, uint32_t* missed, bool* busy);
 
 /// Stacks recorded without deduplication because the table was full (0 without a table).
 uint64_t UndeduplicatedStacks();

@@ -14,7 +14,7 @@ import sys
 
 MAGIC = b"TRPROF\r\n"
 CHUNK_MAGIC = 0x4B435054
-HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQIIQQ16s16s16x")  # FileHeader, 160 bytes
+HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQIIQQ16s16sQ8x")  # FileHeader, 160 bytes
 CHUNK = struct.Struct("<IIIIQII32x")  # ChunkHeader, 64 bytes
 
 # tag: (name, fields). "dt" makes a record timed; "zs"/"ze" are zigzag times relative to the
@@ -132,11 +132,11 @@ def read_trace(path):
         raise TraceError("%s: not a trainprof trace" % path)
     (magic, version, region, chunk_size, flags, pid, ppid, start_rt, start_mono, meta_off, meta_size, image,
      _r0, end_kind, end_code, end_mono, dropped, chunks, _r1, pid_ns, start_ticks, boot_id,
-     run_id) = HEADER.unpack_from(buf, 0)
+     run_id, samples_dropped) = HEADER.unpack_from(buf, 0)
     # Identity (zero = unknown): one process = same boot, pid namespace, pid and start ticks.
     header = dict(version=version, chunk_size=chunk_size, flags=flags, pid=pid, ppid=ppid,
                   start_monotonic_ns=start_mono, end_kind=end_kind, end_code=end_code,
-                  end_monotonic_ns=end_mono, records_dropped=dropped, chunks_claimed=chunks, image=image,
+                  end_monotonic_ns=end_mono, records_dropped=dropped, samples_dropped=samples_dropped, chunks_claimed=chunks, image=image,
                   pid_namespace=pid_ns, start_ticks=start_ticks,
                   boot_id=boot_id.hex() if any(boot_id) else "",
                   run_id=run_id.hex() if any(run_id) else "")

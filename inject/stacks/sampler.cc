@@ -1,0 +1,241 @@
+#include "stacks/sampler.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "config.h"
+#include "log.h"
+#include "recorder.h"
+#include "runtime.h"
+#include "stacks/python_async.h"
+#include "stacks/real_next.h"
+#include "stacks/sample_signal.h"
+#include "stacks/stacks.h"
+#include "trace_file.h"
+#include "trainprof/records.h"
+
+namespace trainprof::inject {
+namespace {
+
+// si_value of our timers' signals: tells them from the program's own uses of the signal.
+const char g_marker = 0;
+
+std::atomic<bool> g_on{false};
+uint32_t g_hz = 0;
+int g_signo = 0;
+pthread_key_t g_key;
+bool g_have_key = false;
+std::atomic<bool> g_failure_said{false};
+
+// Initial-exec TLS (no __tls_get_addr in the handler): the calling thread's timer.
+thread_local bool tls_armed __attribute__((tls_model("initial-exec"))) = false;
+thread_local timer_t tls_timer __attribute__((tls_model("initial-exec"))) = nullptr;
+/// The thread's CPU time (ns) its samples so far stand for.
+thread_local uint64_t tls_cpu_sampled_ns __attribute__((tls_model("initial-exec"))) = 0;
+uint64_t g_period_ns = 1000000;
+
+void CountSampleDropped(uint64_t n) {
+  if (TraceFile* f = Rt().file.load(std::memory_order_acquire)) {
+    f->header()->samples_dropped.fetch_add(n, std::memory_order_relaxed);
+  }
+}
+
+uintptr_t InterruptedPc(void* uc) {
+#if defined(__x86_64__)
+  return static_cast<uintptr_t>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  return static_cast<uintptr_t>(static_cast<ucontext_t*>(uc)->uc_mcontext.pc);
+#else
+  (void)uc;
+  return 0;
+#endif
+}
+
+// Periods one signal stands for at most: the kernel checks CPU timers at its tick (250 Hz here),
+// so at 1000 Hz one signal stands for ~4 periods of the thread's CPU time.
+constexpr uint64_t kMaxPeriodsPerSignal = 256;
+
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Periods of CPU time since the thread's last sample (at least 1), from its own CPU clock: what
+// the kernel coalesced into this signal, or counted in si_overrun, or lost to a signal pending
+// while the thread was off the CPU.
+uint64_t PeriodsSinceLastSample() {
+  const uint64_t cpu = ThreadCpuNs();
+  uint64_t n = cpu > tls_cpu_sampled_ns ? (cpu - tls_cpu_sampled_ns) / g_period_ns : 0;
+  if (n == 0) n = 1;
+  tls_cpu_sampled_ns += n * g_period_ns;
+  if (tls_cpu_sampled_ns > cpu + g_period_ns) tls_cpu_sampled_ns = cpu;
+  return n < kMaxPeriodsPerSignal ? n : kMaxPeriodsPerSignal;
+}
+
+void TakeSample(void* uc) {
+  if (!g_on.load(std::memory_order_relaxed)) return;
+  ThreadState* t = CurrentThread();
+  if (t == nullptr) return;
+  // Inside a record or a library lock (string table, chunk claim), or a stack capture: writing
+  // now would corrupt the half-made record or wait for a lock this thread holds.
+  // The periods it stood for are counted as dropped (not left to the thread's next sample).
+  if (t->in_record != 0 || t->in_slow != 0) {
+    CountSampleDropped(PeriodsSinceLastSample());
+    return;
+  }
+  const uint64_t now = NowNs();
+  uint32_t missed = 0;
+  bool busy = false;
+  const uint32_t stack = TakeSampleStack(t, InterruptedPc(uc), &missed, &busy);
+  if (busy) {
+    CountSampleDropped(PeriodsSinceLastSample());
+    return;
+  }
+  // One SAMPLE per period of CPU time, so that samples × 1/HZ is the thread's CPU time.
+  const uint64_t periods = PeriodsSinceLastSample();
+  for (uint64_t i = 0; i < periods; ++i) RecordAt(t, format::rec::Sample{.stack = stack, .python_missed = missed}, now);
+}
+
+void OnSampleSignal(int sig, siginfo_t* info, void* uc) {
+  if (!IsSampleTimer(info, &g_marker)) {
+    ChainToProgram(sig, info, uc);
+    return;
+  }
+  const int saved = errno;
+  TakeSample(uc);
+  errno = saved;
+}
+
+void SayFailure(const char* what, int err) {
+  if (Rt().cfg.quiet || g_failure_said.exchange(true)) return;
+  // errno's number, not strerror (which may allocate): this can run in a signal handler.
+  char pid[24], e[24];
+  LogLine("cannot sample the CPU of a thread of pid ", FormatU64(static_cast<unsigned>(getpid()), pid), ": ", what,
+          " failed (errno ", FormatU64(static_cast<unsigned>(err), e), "); that thread runs on without samples", nullptr);
+}
+
+// Thread exit (pthread key destructor): the thread's timer goes with it.
+void DeleteThreadTimer(void*) {
+  if (!tls_armed) return;
+  tls_armed = false;
+  const int saved = errno;
+  timer_delete(tls_timer);
+  errno = saved;
+}
+
+// ---- pthread_create: every new thread arms its timer first.
+using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+
+std::atomic<CreateFn> g_real_create{nullptr};
+
+CreateFn RealCreate() { return RealNext(&g_real_create, "pthread_create"); }
+
+struct Start {
+  void* (*fn)(void*);
+  void* arg;
+};
+
+void* SampledStart(void* p) {
+  Start s = *static_cast<Start*>(p);
+  free(p);
+  PreparePythonFramesAsync();  // a libpython loaded since (dlsym: not in the handler; cheap once found)
+  ArmThreadSampler();
+  return s.fn(s.arg);
+}
+
+}  // namespace
+
+void InitSamplerKey(const Config& c) {
+  if (c.sample_hz > 0 && !g_have_key) g_have_key = pthread_key_create(&g_key, DeleteThreadTimer) == 0;
+}
+
+void PrepareSampling(const Config& c, bool ours) {
+  g_on.store(false, std::memory_order_relaxed);
+  g_hz = 0;
+  if (!ours || c.sample_hz == 0) return;
+  g_signo = ChooseSampleSignal(OnSampleSignal);
+  if (g_signo == 0) {
+    if (!c.quiet) LogLine("no free real-time signal for --sample (SIGRTMIN..SIGRTMAX all in use): no CPU samples", nullptr);
+    return;
+  }
+  g_hz = c.sample_hz;
+  g_period_ns = 1000000000ull / g_hz;
+}
+
+void StartSampling() {
+  if (g_hz == 0) return;
+  g_on.store(true, std::memory_order_release);
+  PreparePythonFramesAsync();
+  ArmThreadSampler();
+}
+
+void StopSampling() { g_on.store(false, std::memory_order_relaxed); }
+
+void ForgetSamplingInForkChild() {
+  StopSampling();
+  tls_armed = false;
+}
+
+void ArmThreadSampler() {
+  if (tls_armed || !g_on.load(std::memory_order_relaxed)) return;
+  tls_armed = true;  // first: a sample arriving meanwhile must not arm a second timer
+  const int saved = errno;
+  struct sigevent sev;
+  memset(&sev, 0, sizeof(sev));
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = g_signo;
+  sev.sigev_value.sival_ptr = const_cast<char*>(&g_marker);
+  sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
+  timer_t id;
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0) {
+    SayFailure("timer_create", errno);
+    errno = saved;
+    return;  // tls_armed stays set: not tried again on this thread
+  }
+  const long period_ns = static_cast<long>(g_period_ns);
+  tls_cpu_sampled_ns = ThreadCpuNs();
+  struct itimerspec its;
+  its.it_interval.tv_sec = period_ns / 1000000000L;
+  its.it_interval.tv_nsec = period_ns % 1000000000L;
+  its.it_value = its.it_interval;
+  if (timer_settime(id, 0, &its, nullptr) != 0) {
+    SayFailure("timer_settime", errno);
+    timer_delete(id);
+    errno = saved;
+    return;
+  }
+  tls_timer = id;
+  if (g_have_key) pthread_setspecific(g_key, const_cast<char*>(&g_marker));
+  errno = saved;
+}
+
+uint32_t SampleHz() { return g_hz; }
+int SampleSignalNumber() { return g_hz != 0 ? g_signo : 0; }
+
+}  // namespace trainprof::inject
+
+using namespace trainprof::inject;
+
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                                                     void* (*start)(void*), void* arg) {
+  CreateFn real = RealCreate();
+  if (real == nullptr) return EAGAIN;
+  if (!g_on.load(std::memory_order_relaxed)) return real(thread, attr, start, arg);
+  auto* s = static_cast<Start*>(malloc(sizeof(Start)));
+  if (s == nullptr) return real(thread, attr, start, arg);
+  s->fn = start;
+  s->arg = arg;
+  int rc = real(thread, attr, SampledStart, s);
+  if (rc != 0) free(s);
+  return rc;
+}

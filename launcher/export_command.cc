@@ -102,14 +102,20 @@ void AddExportOptions(CLI::App* sub, ExportArgs* args) {
   sub->add_option("--format", args->format,
                   "chrome: Chrome Trace Event JSON, opened by ui.perfetto.dev and chrome://tracing; kineto: "
                   "torch.profiler (Kineto) JSON traces, one per rank, for Holistic Trace Analysis and TensorBoard; "
-                  "folded: the call-site stacks of trainprof run --backtrace as folded stacks (frame;frame;leaf COUNT) "
-                  "for FlameGraph and speedscope")
+                  "folded: the CPU samples of trainprof run --sample, or the call-site stacks of --backtrace, as "
+                  "folded stacks (frame;frame;leaf COUNT) for FlameGraph and speedscope")
       ->check(CLI::IsMember({"chrome", "kineto", "folded"}))
       ->capture_default_str();
   sub->add_option("--weight", args->weight,
                   "folded: the count of each stack: calls (ranges, marks and CUDA calls taken there), or time "
                   "(their total duration in ns)")
       ->check(CLI::IsMember({"calls", "time"}))
+      ->capture_default_str();
+  sub->add_option("--from", args->from,
+                  "folded: the stacks of the CPU samples (trainprof run --sample; COUNT = samples), of the call sites "
+                  "(ranges, marks and CUDA calls with stacks), or auto: the samples when the selected processes have "
+                  "any, else the call sites")
+      ->check(CLI::IsMember({"auto", "samples", "callsites"}))
       ->capture_default_str();
   sub->add_option("-o,--output", args->output,
                   "chrome: output file (default trace.json, or trace.json.gz with --gzip); - for stdout; a name "
@@ -178,19 +184,31 @@ int RunExport(const ExportArgs& args) {
       Error("--format folded sums every stack over the whole run: --window is not possible with it");
       return kInputError;
     }
+    const collector::FoldedSource source = args.from == "samples"     ? collector::FoldedSource::kSamples
+                                           : args.from == "callsites" ? collector::FoldedSource::kCallSites
+                                                                      : collector::FoldedSource::kAuto;
+    const bool samples = source == collector::FoldedSource::kSamples ||
+                         (source == collector::FoldedSource::kAuto && collector::HasSamples(trace, *sel));
+    if (samples && args.weight == "time") {
+      Error("--weight time: CPU samples have no duration (each line counts samples); use --from callsites for "
+            "the call sites' time");
+      return kInputError;
+    }
     const std::string output = args.output.empty() ? "-" : args.output;
     collector::FoldedStats stats;
     const int status = WriteOutput(output, args.gzip || EndsWith(output, ".gz"), [&](collector::OutputSink* sink) {
       stats = collector::ExportFolded(trace, *sel,
                                       args.weight == "time" ? collector::FoldedWeight::kTime : collector::FoldedWeight::kCalls,
-                                      sink);
+                                      sink, source);
     });
     bar.Finish();
     if (status != kOk) return status;
     if (stats.lines == 0) {
-      std::cerr << "trainprof: note: no stacks in the trace (record them with trainprof run --backtrace=cuda or nvtx)\n";
+      std::cerr << (stats.samples ? "trainprof: note: no CPU samples in the trace (record them with trainprof run --sample=HZ)\n"
+                                  : "trainprof: note: no stacks in the trace (record them with trainprof run --backtrace=cuda or nvtx)\n");
     } else if (output != "-") {
-      std::cerr << "trainprof: " << stats.lines << " stacks of " << stats.events << " events written to " << output
+      std::cerr << "trainprof: " << stats.lines << " stacks of " << stats.events << (stats.samples ? " samples" : " events")
+                << " written to " << output
                 << " (open it in speedscope.app, or flamegraph.pl " << output << ")\n";
     }
     return kOk;

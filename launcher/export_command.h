@@ -1,4 +1,4 @@
-// `trainprof export [--format chrome|kineto|folded] [--weight calls|time] [-o FILE|DIR] [--window W] [--pid P] [--rank R] PATH...`:
+// `trainprof export [--format chrome|kineto|folded] [--weight calls|time] [--from auto|samples|callsites] [-o FILE|DIR] [--window W] [--pid P] [--rank R] PATH...`:
 // the traces as files another tool opens. The work is done by collector/export/ (export_chrome.h,
 // export_kineto.h, selection.h); this file wires options, files and exit statuses (as for
 // `trainprof report`: 0 written, 1 output not written, 2 no usable trace or a selection that
@@ -15,6 +15,7 @@ struct ExportArgs {
   std::vector<std::string> paths;  ///< trace files or directories searched for *.trace
   std::string format = "chrome";   ///< chrome (Trace Event JSON: Perfetto, chrome://tracing), kineto, or folded (stacks)
   std::string weight = "calls";    ///< folded: each stack's count is its calls, or its total time in ns ("time")
+  std::string from = "auto";       ///< folded: samples, callsites, or auto (samples where there are any)
   /// chrome: file; "" = trace.json in the current directory; "-" = stdout. kineto: the directory
   /// (created if missing) the per-rank files go into; required.
   std::string output;

@@ -183,6 +183,9 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
   sub->add_flag("--by-callsite", args->by_callsite,
                 "Also print the call sites of the ranges and CUDA calls that have stacks (trainprof run --backtrace): "
                 "per name and call site (the first user frame), calls and total time");
+  sub->add_flag("--by-phase", args->by_phase,
+                "Also print the function table of the CPU samples (trainprof run --sample) per training phase "
+                "the samples fell in (forward, backward, data_wait, optimizer, a DataLoader worker's getitem, ...)");
   sub->add_option("--top", args->top, "Rows per statistics table, the largest first: total time, self time for operators (0 = all)")
       ->type_name("N")
       ->check(CLI::Validator(  // size_t would take "-1" as 2^64-1
@@ -241,6 +244,7 @@ int RunReport(const ReportArgs& args) {
   collector::ReportOptions options;
   options.by_process = args.by_process;
   options.by_callsite = args.by_callsite;
+  options.by_phase = args.by_phase;
   options.top = args.top;
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;

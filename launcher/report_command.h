@@ -20,6 +20,7 @@ struct ReportArgs {
   std::string output;              ///< file (text, json); directory or prefix (csv); "" = stdout
   bool by_process = false;         ///< NVTX table per process too
   bool by_callsite = false;        ///< the call-site table in the text report (--by-callsite)
+  bool by_phase = false;           ///< the function table of CPU samples per phase in the text report (--by-phase)
   size_t top = 0;                  ///< rows per table, 0 = all
   bool strict = false;             ///< exit 2 if any file was damaged
   bool full_names = false;         ///< kernel names demangled in full, not shortened

@@ -124,6 +124,9 @@ struct TableRows {
   std::vector<Cells> rows;
   bool text = true;             ///< false: not in the text report (a GPU table of a report without CUDA)
   std::optional<size_t> omitted;  ///< rows cut by --top: JSON "<name>_omitted", text "... N more rows"
+  /// Text only: the first this many rows (0: all), then "... N more rows (--top N shows more)";
+  /// JSON and CSV keep every row (a long table without --top, e.g. the function table).
+  size_t text_rows = 0;
   RowSource source() const { return RowsOf(rows, [](const Cells& c) { return c; }); }
 };
 

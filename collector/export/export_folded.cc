@@ -4,6 +4,7 @@
 #include <string>
 
 #include "collector/model/stack_uses.h"
+#include "collector/symbols/sample_frames.h"
 #include "collector/symbols/symbolizer.h"
 
 namespace trainprof::collector {
@@ -16,13 +17,45 @@ std::string FoldedFrame(std::string s) {
   return s;
 }
 
+/// The samples' stacks: one line per distinct frame list, root first.
+void SampleLines(const Trace& trace, const Selection& selection, Symbolizer* symbols,
+                 std::map<std::string, uint64_t>* lines, FoldedStats* stats) {
+  for (size_t i = 0; i < trace.processes.size(); ++i) {
+    if (!selection.Process(i)) continue;
+    for (const TraceImage& img : trace.processes[i].images) {
+      std::map<uint64_t, uint64_t> per_stack;  // stack id → samples: each stack symbolized once
+      for (const Sample& s : img.stacks.samples) ++per_stack[s.stack];
+      for (const auto& [id, n] : per_stack) {
+        const std::vector<SymbolFrame> frames = SampleFrames(img.stacks, id, symbols);
+        std::string line;
+        for (size_t k = frames.size(); k-- > 0;) line += FoldedFrame(frames[k].Label()) + (k > 0 ? ";" : "");
+        (*lines)[line] += n;
+        stats->events += n;
+      }
+    }
+  }
+}
+
 }  // namespace
 
-FoldedStats ExportFolded(const Trace& trace, const Selection& selection, FoldedWeight weight, OutputSink* out) {
+bool HasSamples(const Trace& trace, const Selection& selection) {
+  for (size_t i = 0; i < trace.processes.size(); ++i) {
+    if (!selection.Process(i)) continue;
+    for (const TraceImage& img : trace.processes[i].images) {
+      if (!img.stacks.samples.empty()) return true;
+    }
+  }
+  return false;
+}
+
+FoldedStats ExportFolded(const Trace& trace, const Selection& selection, FoldedWeight weight, OutputSink* out,
+                         FoldedSource source) {
   Symbolizer symbols(trace.strings);
   std::map<std::string, uint64_t> lines;
   FoldedStats stats;
-  for (size_t i = 0; i < trace.processes.size(); ++i) {
+  stats.samples = source == FoldedSource::kSamples || (source == FoldedSource::kAuto && HasSamples(trace, selection));
+  if (stats.samples) SampleLines(trace, selection, &symbols, &lines, &stats);
+  for (size_t i = 0; !stats.samples && i < trace.processes.size(); ++i) {
     if (!selection.Process(i)) continue;
     for (const TraceImage& img : trace.processes[i].images) {
       for (const NamedStackUse& u : StackUsesOf(img, trace.strings)) {

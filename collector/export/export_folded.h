@@ -1,10 +1,15 @@
-// `trainprof export --format folded`: the call-site stacks (`trainprof run --backtrace`) as folded
-// stacks, the text FlameGraph's flamegraph.pl and speedscope read (Brendan Gregg's
-// stackcollapse format): one line per distinct stack,
+// `trainprof export --format folded`: the CPU samples (`trainprof run --sample`) or the call-site
+// stacks (`trainprof run --backtrace`) as folded stacks, the text FlameGraph's flamegraph.pl and
+// speedscope read (Brendan Gregg's stackcollapse format): one line per distinct stack,
 //
 //   frame;frame;...;frame COUNT        root (outermost) first, the leaf last
 //
-// Each stacked range, mark or CUDA call gives the stack from its outermost frame to its call site
+// Samples (the default when the selected processes have any: `--from auto`, as perf script |
+// stackcollapse and py-spy's folded output): each sample's frames as the function table counts
+// them (symbols/sample_frames.h: Python frames where the stack has them, else native), the
+// innermost frame the leaf; COUNT: samples (`--weight time` is refused: a sample has no duration).
+//
+// Call sites (`--from callsites`, or when there are no samples): each stacked range, mark or CUDA call gives the stack from its outermost frame to its call site
 // (symbols/symbolizer.h: frames inside the call site — NVTX/CUDA entry points, trainprof's own —
 // are left out), then the range or call name as the leaf ("main;train;load_batch (io.cc:20);io").
 // A frame is "function (file:line)" or "function". COUNT: calls (default) or total time in ns
@@ -21,13 +26,21 @@
 namespace trainprof::collector {
 
 enum class FoldedWeight : uint8_t { kCalls, kTime };
+/// What the stacks come from: samples when the selected processes have any, else call sites (kAuto).
+enum class FoldedSource : uint8_t { kAuto, kSamples, kCallSites };
 
 struct FoldedStats {
   uint64_t lines = 0;   ///< distinct stacks written
-  uint64_t events = 0;  ///< stacked events they sum
+  uint64_t events = 0;  ///< samples or stacked events they sum
+  bool samples = false; ///< the stacks are the CPU samples' (else the call sites')
 };
 
-/// Writes the folded stacks of the processes `selection` keeps into `out`.
-FoldedStats ExportFolded(const Trace& trace, const Selection& selection, FoldedWeight weight, OutputSink* out);
+/// Whether the processes `selection` keeps have CPU samples.
+bool HasSamples(const Trace& trace, const Selection& selection);
+
+/// Writes the folded stacks of the processes `selection` keeps into `out`. With samples, `weight`
+/// must be kCalls (each line counts samples).
+FoldedStats ExportFolded(const Trace& trace, const Selection& selection, FoldedWeight weight, OutputSink* out,
+                         FoldedSource source = FoldedSource::kAuto);
 
 }  // namespace trainprof::collector

@@ -251,7 +251,13 @@ void RenderText(const Report& r, OutputSink* sink) {
   for (const TableRows& t : r.tables) {
     if (!t.text) continue;
     out += "\n" + t.title + "\n";
-    out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, t.source(), "  ");
+    RowSource rows = t.source();
+    const size_t cut = t.text_rows > 0 && rows.size > t.text_rows ? rows.size - t.text_rows : 0;
+    rows.size -= cut;
+    out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, rows, "  ");
+    if (cut > 0) {
+      out += "  ... " + Plural(cut, "more row", "more rows") + " (--top N shows N; JSON and CSV have them all)\n";
+    }
     if (t.omitted.value_or(0) > 0) {
       out += "  ... " + Plural(*t.omitted, "more row", "more rows") + " (--top " + std::to_string(r.options.top) + ")\n";
     }

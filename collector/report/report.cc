@@ -12,6 +12,7 @@
 #include "collector/report/warnings.h"
 #include "collector/report/report_gpu_overlap.h"
 #include "collector/report/callsite_tables.h"
+#include "collector/report/function_tables.h"
 #include "collector/report/gpu_idle_launch_tables.h"
 
 #ifndef TRAINPROF_VERSION
@@ -97,6 +98,11 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
   // A Kineto trace records no exit: not a loss (the profiler stopped, the process went on).
   add(Loss::no_exit_record, p.exit.kind == EndKind::kNone && p.first().source != ImageSource::kKineto ? 1 : 0);
   add(Loss::records_dropped, p.dropped);
+  uint64_t python_missed = 0;  // samples with Python frames the sampler could not read
+  for (const TraceImage& img : p.images) {
+    for (const Sample& s : img.stacks.samples) python_missed += s.python_missed > 0 ? 1 : 0;
+  }
+  add(Loss::samples_python_missed, python_missed);
   const NvtxMisuse& m = row.nvtx_misuse;
   add(Loss::nvtx_null_names, m.null_names);
   add(Loss::nvtx_names_cut, m.names_cut);
@@ -401,6 +407,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.stats = losses.totals();
   AddGpuIdleLaunchTables(trace, options, &r);
   AddCallSiteTable(trace, options, &r);
+  AddFunctionTables(trace, options, &r);
   r.bottleneck = AnalyzeBottleneck(trace);
   AddCallSiteClauses(trace, &r.bottleneck);
   AddGpuOverlap(trace, &r);

@@ -37,6 +37,7 @@ struct ReportOptions {
   bool full_names = false;  ///< kernel names demangled but not shortened (--full-names)
   bool group_names = true;  ///< NVTX names differing only in numbers grouped (name_groups.h; --no-group-names)
   bool by_callsite = false; ///< the call-site table in the text report (--by-callsite; callsite_tables.h)
+  bool by_phase = false;    ///< the function table per phase in the text report (--by-phase; function_tables.h)
 };
 
 struct RangeRow {

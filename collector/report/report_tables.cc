@@ -1,6 +1,7 @@
 #include "collector/report/report_tables.h"
 
 #include "collector/report/callsite_tables.h"
+#include "collector/report/function_tables.h"
 
 #include "collector/base/units.h"
 #include "collector/report/gpu_idle_launch_tables.h"
@@ -246,7 +247,8 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
 std::vector<const TableDef*> DeclaredTables() {
   return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
           &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable(),
-          &OperatorTableDef(), &PythonFunctionTableDef(), &CallSiteTable()};
+          &OperatorTableDef(), &PythonFunctionTableDef(), &CallSiteTable(), &FunctionTable(), &FunctionByProcessTable(),
+          &FunctionByPhaseTable()};
 }
 
 }  // namespace trainprof::collector

@@ -493,6 +493,112 @@ Case CaptureLimited() {
   return c;
 }
 
+// ----- cpu_samples: a CPU training loop under `trainprof run --sample=1000` -----------------------
+// pid 4500 trains 4 steps (DataLoader with one worker, pid 4501): each step a data wait, forward,
+// backward, optimizer step and unrecorded logging, a sample every 1 ms of each with the Python
+// stack of that code; a C++ extension's thread (4502) samples native frames only, in a module that
+// is not on the machine (module+offset); one sample without a stack and one whose Python frames
+// the sampler could not all read. The worker samples its __getitem__ and collate_fn.
+Case CpuSamples() {
+  using PyFrame = TraceBuilder::PyFrame;
+  const std::vector<std::string> argv = {"/usr/bin/python3", "train_cpu.py", "--sample-demo"};
+  const std::string exe = "/usr/bin/python3.11";
+  const std::string torch = "/usr/lib/python3/dist-packages/torch/";
+  Case c;
+  c.push_back(Process(4500, 4498, T0, argv, exe, fmt::kFlagFollowChildren));
+  TraceBuilder& mb = *c.back();
+  PhaseThread m(mb, 4500);
+  mb.ThreadName(m.thread(), 4500, "python3");
+  PhaseCategories(mb, m.thread(), 1);
+  const int ext = mb.Thread(4502);
+  mb.ThreadName(ext, 4502, "python3");
+  mb.Module(ext, 0x7f10'0000'0000, 0x7f10'0000'0000, 0x7f10'0002'0000,
+            "/opt/venv/lib/python3.11/site-packages/fastops/_C.so", "5f1e2d3c4b5a69788796a5b4c3d2e1f001122334");
+  const PyFrame top{"<module>", "train_cpu.py", 60};
+  const PyFrame train{"train", "train_cpu.py", 44};
+  auto in_train = [&](std::vector<PyFrame> inner, uint32_t line) {
+    PyFrame t = train;
+    t.line = line;
+    inner.push_back(t);
+    inner.push_back(top);
+    return inner;
+  };
+  const int th = m.thread();
+  const uint64_t interp = 0x55d0'0000'4000;  // the interpreter's native frames (left out: Python frames first)
+  const uint64_t wait = mb.Stack(th, {interp}, in_train({{"_MultiProcessingDataLoaderIter._next_data", torch + "utils/data/dataloader.py", 1328}}, 40));
+  const uint64_t fwd = mb.Stack(th, {interp}, in_train({{"Linear.forward", torch + "nn/modules/linear.py", 114}, {"Net.forward", "train_cpu.py", 18}}, 44));
+  const uint64_t fwd_relu = mb.Stack(th, {interp}, in_train({{"Net.forward", "train_cpu.py", 19}}, 44));
+  const uint64_t bwd = mb.Stack(th, {interp}, in_train({{"Tensor.backward", torch + "_tensor.py", 488}}, 46));
+  const uint64_t opt = mb.Stack(th, {interp}, in_train({{"SGD.step", torch + "optim/sgd.py", 80}}, 47));
+  const uint64_t log = mb.Stack(th, {interp}, in_train({{"log_loss", "train_cpu.py", 30}}, 48));
+  const uint64_t kernel = mb.Stack(ext, {0x7f10'0000'1f40, 0x7f10'0000'2a00});
+  auto samples = [&](int thread, uint64_t from, uint64_t to, uint64_t stack, uint64_t missed = 0) {
+    for (uint64_t t = from + 500 * kUs; t < to; t += kMs) mb.Sample(thread, t, stack, missed);
+  };
+  const uint64_t fork = T0 + 900 * kMs;
+  mb.Fork(th, fork, 4501);
+  uint64_t t = fork + 40 * kMs;
+  for (int k = 0; k < 4; ++k) {
+    m.Push(t, Phase::kDataWait);
+    samples(th, t, t + 2 * kMs, wait);
+    m.Pop(t + 2 * kMs);
+    t += 2 * kMs;
+    m.Push(t, Phase::kForward);
+    samples(th, t, t + 4 * kMs, fwd);
+    samples(th, t + 4 * kMs, t + 6 * kMs, fwd_relu, k == 3 ? 1 : 0);
+    m.Pop(t + 6 * kMs);
+    t += 6 * kMs;
+    m.Push(t, Phase::kBackward);
+    samples(th, t, t + 8 * kMs, bwd);
+    if (k == 1) mb.Sample(th, t + 8 * kMs - 100 * kUs, 0);  // the sampler could not take the stack
+    m.Pop(t + 8 * kMs);
+    t += 8 * kMs;
+    m.Push(t, Phase::kOptimizerStep);
+    samples(th, t, t + 2 * kMs, opt);
+    m.Pop(t + 2 * kMs);
+    t += 2 * kMs;
+    samples(th, t, t + kMs, log);  // unrecorded: "other"
+    t += kMs;
+    samples(ext, t - 19 * kMs, t - 16 * kMs, kernel);  // during the forward; its thread has no phases: "other"
+  }
+  const uint64_t exits = t + 3 * kMs;
+  mb.ChildExit(th, exits, 4501, fmt::EndKind::kExit, 0);
+  mb.ProcessEnd(th, exits + 50 * kMs, fmt::EndKind::kExit, 0);
+  mb.HeaderEnd(fmt::EndKind::kExit, 0, exits + 50 * kMs);
+
+  c.push_back(Process(4501, 4500, fork + 300 * kUs, argv, exe, fmt::kFlagFollowChildren | fmt::kFlagForkedChild));
+  TraceBuilder& wb = *c.back();
+  PhaseThread w(wb, 4501);
+  wb.ThreadName(w.thread(), 4501, "python3");
+  wb.Role(w.thread(), "DataLoader worker");
+  PhaseCategories(wb, w.thread(), 1);
+  const int wt = w.thread();
+  const PyFrame fetch{"_MapDatasetFetcher.fetch", torch + "utils/data/_utils/fetch.py", 51};
+  const uint64_t item = wb.Stack(wt, {}, {{"CpuData.__getitem__", "train_cpu.py", 25}, fetch});
+  const uint64_t decode = wb.Stack(wt, {}, {{"decode", "train_cpu.py", 12}, {"CpuData.__getitem__", "train_cpu.py", 24}, fetch});
+  const uint64_t collate = wb.Stack(wt, {}, {{"default_collate", torch + "utils/data/_utils/collate.py", 171}, fetch});
+  uint64_t u = fork + 10 * kMs;
+  for (int k = 0; k < 4; ++k) {
+    w.Push(u, Phase::kFetch);
+    for (int i = 0; i < 2; ++i) {
+      w.Push(u, Phase::kGetItem, "CpuData.__getitem__");
+      for (uint64_t s = u + 500 * kUs; s < u + 3 * kMs; s += kMs) wb.Sample(wt, s, s < u + kMs ? item : decode);
+      w.Pop(u + 3 * kMs);
+      u += 3 * kMs;
+    }
+    w.Push(u, Phase::kCollate, "default_collate");
+    wb.Sample(wt, u + 500 * kUs, collate);
+    w.Pop(u + kMs);
+    u += kMs;
+    w.Pop(u);
+    u += 2 * kMs;
+  }
+  const uint64_t wend = exits - kMs;
+  wb.ProcessEnd(wt, wend, fmt::EndKind::kExit, 0);
+  wb.HeaderEnd(fmt::EndKind::kExit, 0, wend);
+  return c;
+}
+
 struct CaseDef {
   std::function<Case()> build;
   std::function<void(const Case&, const std::string&)> write;
@@ -510,6 +616,7 @@ const std::map<std::string, CaseDef>& Cases() {
       {"ddp_straggler", {DdpStraggler, WriteAll}},
       {"damaged", {Damaged, WriteDamaged}},
       {"capture_limited", {CaptureLimited, WriteAll}},
+      {"cpu_samples", {CpuSamples, WriteAll}},
   };
   return cases;
 }

@@ -36,6 +36,8 @@ EXTRA = {
     "pytorch_dataloader": [(["report", "--by-process", "."], "report-by-process.txt"),
                            (["report", "--by-process", "--format", "csv", "-o", "../out/csv-by-process/", "."], None)],
     "cuda": [(["report", "--top", "2", "--full-names", "."], "report-top2-full-names.txt")],
+    "cpu_samples": [(["report", "--by-phase", "--by-process", "--top", "4", "."], "report-by-phase-top4.txt"),
+                    (["export", "--format", "folded", "-o", "-", "."], "folded.txt")],
     "damaged": [(["report", "--strict", "-o", "/dev/null", "."], None)],
 }
 # Files of tests/golden/ that are not a case's.

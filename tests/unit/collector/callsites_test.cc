@@ -2,10 +2,7 @@
 // (damage-tolerant), native addresses of this test binary symbolized with libdw (function,
 // file:line, demangled; build id checked; missing files as module+0xOFF), trainprof's frames
 // dropped, call sites grouped, and `report --by-callsite` in text, JSON and CSV.
-#include <elf.h>
 #include <gtest/gtest.h>
-#include <link.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,20 +15,21 @@
 #include "collector/report/callsite_tables.h"
 #include "collector/stats/callsites.h"
 #include "collector/symbols/symbolizer.h"
+#include "module_span.h"
 #include "phase_builder.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
 namespace {
 
+using test::ModuleOf;
+using test::ModuleSpan;
+using test::ReturnAddress;
 using test::TraceBuilder;
 constexpr uint64_t T0 = 1'000'000'000;
 
 // Planted call sites: each returns the return address of its call to ReturnAddress(), i.e. an
 // address inside itself, on the line kLoadLine / kSaveLine of this file.
-__attribute__((noinline)) uint64_t ReturnAddress() {
-  return reinterpret_cast<uint64_t>(__builtin_extract_return_addr(__builtin_return_address(0)));
-}
 volatile int g_planted = 0;
 constexpr uint32_t kLoadLine = __LINE__ + 2;
 __attribute__((noinline, noipa)) uint64_t LoadBatch() {
@@ -44,59 +42,6 @@ __attribute__((noinline, noipa)) uint64_t SaveCheckpoint() {
   uint64_t a = ReturnAddress();
   g_planted = 2;
   return a;
-}
-
-/// The loaded object holding `address`, as inject's MODULE records describe it.
-struct ModuleSpan {
-  uint64_t bias = 0, start = 0, end = 0;
-  std::string path, build_id;
-};
-ModuleSpan ModuleOf(uint64_t address) {
-  struct Query {
-    uint64_t address;
-    ModuleSpan out;
-    bool found = false;
-  } q{address, {}};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) {
-        auto* q = static_cast<Query*>(data);
-        uint64_t lo = UINT64_MAX, hi = 0;
-        std::string build_id;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type == PT_LOAD) {
-            lo = std::min<uint64_t>(lo, info->dlpi_addr + ph.p_vaddr);
-            hi = std::max<uint64_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
-          } else if (ph.p_type == PT_NOTE) {
-            const auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
-            const uint8_t* end = p + ph.p_memsz;
-            while (p + sizeof(ElfW(Nhdr)) <= end) {
-              const auto* n = reinterpret_cast<const ElfW(Nhdr)*>(p);
-              const uint8_t* desc = p + sizeof(ElfW(Nhdr)) + ((n->n_namesz + 3) & ~3u);
-              if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4) {
-                static const char kHex[] = "0123456789abcdef";
-                for (uint32_t i = 0; i < n->n_descsz; ++i) {
-                  build_id += kHex[desc[i] >> 4];
-                  build_id += kHex[desc[i] & 15];
-                }
-              }
-              p = desc + ((n->n_descsz + 3) & ~3u);
-            }
-          }
-        }
-        if (q->address < lo || q->address >= hi) return 0;
-        q->out = {info->dlpi_addr, lo, hi, info->dlpi_name, build_id};
-        if (q->out.path.empty()) {
-          char buf[4096];
-          const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-          q->out.path.assign(buf, n > 0 ? static_cast<size_t>(n) : 0);
-        }
-        q->found = true;
-        return 1;
-      },
-      &q);
-  if (!q.found) throw std::runtime_error("no module holds the address");
-  return q.out;
 }
 
 std::string Base(const std::string& p) { return p.substr(p.rfind('/') + 1); }
@@ -446,7 +391,10 @@ TEST(Stacks, FoldedExportRootFirstWithTheNameAsLeaf) {
   ASSERT_NE(load.find("callsites_test.cc:" + std::to_string(kLoadLine) + ")"), std::string::npos) << load;
   std::string out;
   StringSink sink(&out);
-  FoldedStats stats = ExportFolded(trace, Selection(trace.processes.size()), FoldedWeight::kCalls, &sink);
+  // The planted trace has one CPU sample too: by default (auto) the samples' stacks are written;
+  // --from callsites asks for the call sites'.
+  FoldedStats stats =
+      ExportFolded(trace, Selection(trace.processes.size()), FoldedWeight::kCalls, &sink, FoldedSource::kCallSites);
   sink.Close();
   // Sorted by text; the hook's frame in libtrainprof_inject.so left out.
   EXPECT_EQ(out, load + ";io 30\n" + save + ";checkpoint 1\n" + save + ";cudaStreamSynchronize 1\n" + save + ";io 10\n");
@@ -454,9 +402,15 @@ TEST(Stacks, FoldedExportRootFirstWithTheNameAsLeaf) {
   EXPECT_EQ(stats.events, 42u);
   std::string timed;
   StringSink tsink(&timed);
-  ExportFolded(trace, Selection(trace.processes.size()), FoldedWeight::kTime, &tsink);
+  ExportFolded(trace, Selection(trace.processes.size()), FoldedWeight::kTime, &tsink, FoldedSource::kCallSites);
   tsink.Close();
   EXPECT_EQ(timed, load + ";io 3000\n" + save + ";cudaStreamSynchronize 50000\n" + save + ";io 10000\n");
+  std::string sampled;
+  StringSink ssink(&sampled);
+  const FoldedStats from_samples = ExportFolded(trace, Selection(trace.processes.size()), FoldedWeight::kCalls, &ssink);
+  ssink.Close();
+  EXPECT_TRUE(from_samples.samples);
+  EXPECT_EQ(sampled, load + " 1\n");  // the sample's stack: the hook frame left out, no leaf name
 }
 
 TEST(Stacks, TimelineEventsCarryTheirStack) {

@@ -12,6 +12,7 @@
 #include "collector/report/warnings.h"
 #include "collector/report/report_gpu_overlap.h"
 #include "collector/report/callsite_tables.h"
+#include "collector/report/operator_phase_table.h"
 #include "collector/report/gpu_idle_launch_tables.h"
 
 #ifndef TRAINPROF_VERSION
@@ -401,6 +402,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.stats = losses.totals();
   AddGpuIdleLaunchTables(trace, options, &r);
   AddCallSiteTable(trace, options, &r);
+  AddOperatorPhaseTable(trace, options, &r);
   r.bottleneck = AnalyzeBottleneck(trace);
   AddCallSiteClauses(trace, &r.bottleneck);
   AddGpuOverlap(trace, &r);

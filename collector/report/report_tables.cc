@@ -1,6 +1,7 @@
 #include "collector/report/report_tables.h"
 
 #include "collector/report/callsite_tables.h"
+#include "collector/report/operator_phase_table.h"
 
 #include "collector/base/units.h"
 #include "collector/report/gpu_idle_launch_tables.h"
@@ -246,7 +247,7 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
 std::vector<const TableDef*> DeclaredTables() {
   return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
           &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable(),
-          &OperatorTableDef(), &PythonFunctionTableDef(), &CallSiteTable()};
+          &OperatorTableDef(), &PythonFunctionTableDef(), &CallSiteTable(), &OperatorPhaseTable()};
 }
 
 }  // namespace trainprof::collector

@@ -17,7 +17,7 @@ import os
 import subprocess
 import unittest
 
-from common import PYTHON, TraceTest
+from common import PYTHON, TRAINPROF, TraceTest, program
 
 LOOP = os.path.join(os.path.dirname(__file__), "..", "workloads", "torch_ops_loop.py")
 
@@ -83,6 +83,42 @@ class TorchOpsTest(TraceTest):
         self.assertEqual(by_phase[("backward", "aten::convolution_backward")]["calls"], 20)
         self.assertEqual(by_phase[("optimizer", "Optimizer.step#SGD.step")]["calls"], 20)
         self.assertNotIn(("forward", "aten::convolution_backward"), by_phase)
+
+    def test_collector_against_a_static_part(self):
+        """tests/programs/itt_static.cc plays ittnotify's static part (no PyTorch needed): the library
+        installs itself only with --trace=torch-ops, records the PyTorch domain's tasks (nested:
+        self time excludes the inner one), ignores another domain's, and a fork child's operators
+        land in the child's own trace."""
+        exe = program("itt_static")
+        if not os.path.exists(exe):
+            self.skipTest("tests/programs not built (they need the CUDA toolkit's NVTX headers)")
+        proc = self.profile([exe, "10"], extra=["--trace=torch-ops"])
+        self.assertIn("collector: installed, PyTorch domain flag 1", proc.stdout)
+        rep = self.report(extra=["--by-process"])
+        ops = {r["name"]: r for r in rep["operators"]}
+        self.assertEqual(sorted(ops), ["aten::inner", "aten::outer"])
+        self.assertEqual(ops["aten::outer"]["calls"], 15)  # 10 in the parent, 5 in its fork child
+        self.assertEqual(ops["aten::inner"]["calls"], 15)
+        # Each spins 20 us; outer's self is its own spin, not inner's.
+        self.assertGreater(ops["aten::outer"]["self_ns"], 15 * 20000)
+        self.assertLess(ops["aten::outer"]["self_ns"], 0.75 * ops["aten::outer"]["total_ns"])
+        procs = rep["processes"]
+        self.assertEqual(sorted(sum(r["calls"] for r in p["operators"]) for p in procs), [10, 20])
+        self.assertEqual(rep["nvtx_ranges"], [])
+        # Without torch-ops, a collector named anyway (here through a link, which the launcher keeps)
+        # installs nothing: ITT runs as with no collector.
+        self.tearDown()
+        self.setUp()
+        lib = os.path.join(os.path.dirname(os.path.realpath(TRAINPROF)), "..", "inject", "libtrainprof_inject.so")
+        link = os.path.join(self.out, "..", os.path.basename(self.out) + "-itt.so")
+        os.symlink(os.path.realpath(lib), link)
+        try:
+            env = dict(self.child_env(), INTEL_LIBITTNOTIFY64=link)
+            proc = self.run_trainprof(["run", "-o", self.out, "--", exe, "10"], env=env)
+        finally:
+            os.remove(link)
+        self.assertIn("collector: not installed, PyTorch domain flag 0", proc.stdout)
+        self.assertEqual(self.report()["operators"], [])
 
     def test_off_by_default(self):
         self.profile([PYTHON, LOOP, "--steps", "2"])

@@ -215,6 +215,9 @@ class Decoder {
   bool KeepEvent(uint32_t domain_ref);
   /// Whether a domain is format::kTorchOpsDomain (its ranges are operators, not NVTX ranges).
   bool IsOpsDomain(uint32_t domain_ref);
+  /// Whether domain `domain_ref`'s name is one of the string ids `names`: 0 not known yet, 1 no,
+  /// 2 yes; cached in `known` (by domain ref).
+  uint8_t DomainIs(uint32_t domain_ref, const std::unordered_set<uint64_t>& names, std::vector<uint8_t>* known);
   /// A STACK record's frames (docs/trace-format.md, "Stacks") into img_.stacks; damage said.
   void AddStack(uint64_t id, std::string_view bytes, uint64_t at);
 
@@ -574,31 +577,28 @@ uint32_t Decoder::DomainRef(uint64_t raw) {
   return it->second;
 }
 
+uint8_t Decoder::DomainIs(uint32_t domain_ref, const std::unordered_set<uint64_t>& names, std::vector<uint8_t>* known) {
+  if (known->size() <= domain_ref) known->resize(domain_ref + 1, 0);
+  uint8_t& k = (*known)[domain_ref];
+  if (k == 0) {
+    // The writer defines a domain (and its name) before using it; until both are seen (a damaged
+    // file), the answer is unknown (0) and asked again next time.
+    auto it = domain_names_.find(domain_ref_raw_[domain_ref]);
+    if (it == domain_names_.end() || !defined_strings_.contains(it->second)) return 0;
+    k = names.contains(it->second) ? 2 : 1;
+  }
+  return k;
+}
+
 bool Decoder::KeepEvent(uint32_t domain_ref) {
   if (keep_ == KeepNvtx::kAll) return true;
   if (domain_ref == 0) return false;  // the default domain: never the phases'
-  if (domain_is_phase_.size() <= domain_ref) domain_is_phase_.resize(domain_ref + 1, 0);
-  uint8_t& known = domain_is_phase_[domain_ref];
-  if (known == 0) {
-    // The writer defines a domain (and its name) before using it; until both are seen (a damaged
-    // file), keep the event and ask again next time.
-    auto it = domain_names_.find(domain_ref_raw_[domain_ref]);
-    if (it == domain_names_.end() || !defined_strings_.contains(it->second)) return true;
-    known = phase_strings_.contains(it->second) ? 2 : 1;
-  }
-  return known == 2;
+  return DomainIs(domain_ref, phase_strings_, &domain_is_phase_) != 1;  // unknown: kept
 }
 
 bool Decoder::IsOpsDomain(uint32_t domain_ref) {
   if (domain_ref == 0 || ops_strings_.empty()) return false;
-  if (domain_is_ops_.size() <= domain_ref) domain_is_ops_.resize(domain_ref + 1, 0);
-  uint8_t& known = domain_is_ops_[domain_ref];
-  if (known == 0) {
-    auto it = domain_names_.find(domain_ref_raw_[domain_ref]);
-    if (it == domain_names_.end() || !defined_strings_.contains(it->second)) return false;
-    known = ops_strings_.contains(it->second) ? 2 : 1;
-  }
-  return known == 2;
+  return DomainIs(domain_ref, ops_strings_, &domain_is_ops_) == 2;
 }
 
 void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {

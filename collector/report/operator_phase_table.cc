@@ -6,19 +6,16 @@
 namespace trainprof::collector {
 namespace {
 
-constexpr Align L = Align::kLeft;
-constexpr Align R = Align::kRight;
-
 TableDef MakeOperatorPhaseTable() {
   return {"operators_by_phase",
           "operators_by_phase.csv",
-          {{"phase", "Phase", Unit::kText, L,
+          {{"phase", "Phase", Unit::kText, Align::kLeft,
             "the phase the calls started in: data_wait, data_loading (a worker's fetch, __getitem__, collate), forward, "
             "backward, optimizer, collective, checkpoint, other (outside every phase range)"},
-           {"name", "Name", Unit::kText, L, "operator (trainprof run --trace=torch-ops)", Show::kBoth, 55},
-           {"calls", "# of Calls", Unit::kCount, R, "calls in the phase (as the operator table counts them)"},
-           {"self_ns", "Self CPU", Unit::kNs, R, "total less the time in nested operators"},
-           {"total_ns", "CPU total", Unit::kNs, R, "summed durations"}},
+           {"name", "Name", Unit::kText, Align::kLeft, "operator (trainprof run --trace=torch-ops)", Show::kBoth, 55},
+           {"calls", "# of Calls", Unit::kCount, Align::kRight, "calls in the phase (as the operator table counts them)"},
+           {"self_ns", "Self CPU", Unit::kNs, Align::kRight, "total less the time in nested operators"},
+           {"total_ns", "CPU total", Unit::kNs, Align::kRight, "summed durations"}},
           {"phase", "name", "self_ns", "total_ns", "calls"}};
 }
 

@@ -1,5 +1,5 @@
 // Plays ittnotify's static part as PyTorch links it (the ITT "collector interface" of ittnotify.h /
-// ittnotify_config.h, layouts written from their documentation): a global with its function table,
+// ittnotify_config.h; the layouts of inject/itt_layout.h): a global with its function table,
 // a domain "PyTorch" created before the collector is loaded (flag 0), then, like ittnotify's first
 // call, dlopen(INTEL_LIBITTNOTIFY64) and its __itt_api_init. Then operators as
 // torch/csrc/itt_wrapper.cpp emits them: string handle, task_begin, task_end.
@@ -17,41 +17,15 @@
 #include <cstring>
 #include <ctime>
 
+#include "itt_layout.h"
+
 namespace {
 
-struct Domain {
-  volatile int flag;
-  const char* nameA;
-  void* nameW;
-  int extra1;
-  void* extra2;
-  Domain* next;
-};
-struct StringHandle;
-struct Id {
-  unsigned long long d1, d2, d3;
-};
-struct ApiInfo {
-  const char* name;
-  void** func_ptr;
-  void* init_func;
-  void* null_func;
-  int group;
-};
-struct Global {
-  unsigned char magic[8];
-  unsigned long version_major, version_minor, version_build;
-  volatile long api_initialized, mutex_initialized, atomic_counter;
-  pthread_mutex_t mutex;
-  void* lib;
-  void* error_handler;
-  const char** dll_path_ptr;
-  ApiInfo* api_list_ptr;
-  Global* next;
-  void* thread_list;
-  Domain* domain_list;
-  StringHandle* string_list;
-};
+using Domain = trainprof::itt::IttDomain;
+using StringHandle = trainprof::itt::IttStringHandle;
+using Id = trainprof::itt::IttId;
+using ApiInfo = trainprof::itt::IttApiInfo;
+using Global = trainprof::itt::IttGlobal;
 
 using DomainCreate = Domain* (*)(const char*);
 using HandleCreate = StringHandle* (*)(const char*);
@@ -74,8 +48,16 @@ ApiInfo api_list[] = {{"__itt_domain_create", reinterpret_cast<void**>(&domain_c
                       {"__itt_task_end", reinterpret_cast<void**>(&task_end), nullptr, nullptr, 0},
                       {nullptr, nullptr, nullptr, nullptr, 0}};
 Domain pytorch{0, "PyTorch", nullptr, 0, nullptr, nullptr};
-Global global{{0xED, 0xAB, 0xAB, 0xEC, 0x0D, 0xEE, 0xDA, 0x30}, 3, 0, 0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER,
-              nullptr, nullptr, nullptr, api_list, nullptr, nullptr, &pytorch, nullptr};
+Global MakeGlobal() {
+  Global g{};
+  memcpy(g.magic, trainprof::itt::kIttMagic, sizeof(g.magic));
+  g.version_major = 3;
+  g.mutex = PTHREAD_MUTEX_INITIALIZER;
+  g.api_list_ptr = api_list;
+  g.domain_list = &pytorch;
+  return g;
+}
+Global global = MakeGlobal();
 
 void Spin(long ns) {
   timespec a, b;

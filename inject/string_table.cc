@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "runtime.h"
+#include "utf8.h"
 
 namespace trainprof::inject {
 
@@ -43,6 +44,18 @@ char* StringTable::AllocateCopyLocked(uint32_t n) {
 uint32_t StringTable::Intern(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
                              const char** stored) {
   pthread_mutex_lock(&mu_);
+  return InternLocked(t, s, n, hash, stored);
+}
+
+uint32_t StringTable::TryIntern(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
+                                const char** stored) {
+  *stored = nullptr;
+  if (pthread_mutex_trylock(&mu_) != 0) return 0;
+  return InternLocked(t, s, n, hash, stored);
+}
+
+uint32_t StringTable::InternLocked(ThreadState* t, const char* s, uint32_t n, uint64_t hash,
+                                   const char** stored) {
   if (size_ * 2 >= capacity_) {
     uint32_t cap = capacity_ == 0 ? 1024 : capacity_ * 2;
     auto* slots = static_cast<Slot*>(MapZeroed(cap * sizeof(Slot)));
@@ -138,6 +151,18 @@ uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n) {
   return id;
 }
 
+uint32_t TryInternBytes(ThreadState* t, const char* s, uint32_t n) {
+  StringTable* table = Rt().strings;
+  if (table == nullptr || t == nullptr || t->in_record || t->in_slow || n > format::kMaxStringBytes) return 0;
+  const char* stored = nullptr;
+  t->in_slow = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  uint32_t id = table->TryIntern(t, s, n, HashBytes(s, n), &stored);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t->in_slow = 0;
+  return id;
+}
+
 namespace {
 void RecordMisuse(ThreadState* t, format::MisuseKind kind, uint64_t detail) {
   RecordTimed(t, format::rec::Misuse{.what = static_cast<uint64_t>(kind), .detail = detail});
@@ -167,29 +192,8 @@ uint32_t InternWide(ThreadState* t, const wchar_t* s) {
   char buf[format::kMaxStringBytes];
   uint32_t n = 0;
   for (; *s != 0; ++s) {
-    uint32_t c = static_cast<uint32_t>(*s);
-    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
     char enc[4];
-    uint32_t k;
-    if (c < 0x80) {
-      enc[0] = static_cast<char>(c);
-      k = 1;
-    } else if (c < 0x800) {
-      enc[0] = static_cast<char>(0xC0 | (c >> 6));
-      enc[1] = static_cast<char>(0x80 | (c & 0x3F));
-      k = 2;
-    } else if (c < 0x10000) {
-      enc[0] = static_cast<char>(0xE0 | (c >> 12));
-      enc[1] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      enc[2] = static_cast<char>(0x80 | (c & 0x3F));
-      k = 3;
-    } else {
-      enc[0] = static_cast<char>(0xF0 | (c >> 18));
-      enc[1] = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      enc[2] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      enc[3] = static_cast<char>(0x80 | (c & 0x3F));
-      k = 4;
-    }
+    const uint32_t k = static_cast<uint32_t>(EncodeUtf8(static_cast<uint32_t>(*s), enc));
     if (n + k > sizeof(buf)) {
       RecordMisuse(t, format::MisuseKind::kNameTruncated, n);
       break;

@@ -55,6 +55,12 @@ class StringTable {
   /// Thread-safe. n must be <= format::kMaxStringBytes.
   uint32_t Intern(ThreadState* t, const char* s, uint32_t n, uint64_t hash, const char** stored);
 
+  /// Intern from a signal handler: the same, but when another thread holds the table's lock,
+  /// returns 0 at once (pthread_mutex_trylock: a compare-and-swap in glibc, no wait) with
+  /// *stored = nullptr. Only on a thread that is not inside a record or a library lock (the
+  /// caller checks ThreadState::in_record / in_slow).
+  uint32_t TryIntern(ThreadState* t, const char* s, uint32_t n, uint64_t hash, const char** stored);
+
   /// Returns the id of an NVTX domain named `name_id`, creating it (kDomain record) if new.
   /// Creating the same name twice gives the same domain, as nvtxDomainCreate documents.
   /// Ids run from 1; 0 is the default domain. Past format::kMaxDomainIds - 1 domains, a new name
@@ -72,6 +78,8 @@ class StringTable {
     uint32_t len;
     uint32_t id;
   };
+  /// Intern's work, with mu_ held (released before it returns).
+  uint32_t InternLocked(ThreadState* t, const char* s, uint32_t n, uint64_t hash, const char** stored);
   /// n bytes for an interned copy, from the current arena block (kept for the process life).
   char* AllocateCopyLocked(uint32_t n);
 
@@ -94,6 +102,11 @@ uint32_t InternCString(ThreadState* t, const char* s);
 
 /// Id of n bytes (n already <= kMaxStringBytes).
 uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n);
+
+/// Id of n bytes (n <= kMaxStringBytes) from a signal handler (the sampler, python_async.h): 0
+/// when it cannot be had now (the table's lock is held elsewhere, the thread is inside a record).
+/// Neither reads nor fills the thread's name cache, which the interrupted code may be writing.
+uint32_t TryInternBytes(ThreadState* t, const char* s, uint32_t n);
 
 /// Id of a wide string, converted to UTF-8 (wchar_t is UTF-32 on Linux); invalid code points
 /// become U+FFFD.

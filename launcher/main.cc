@@ -71,6 +71,37 @@ int main(int argc, char** argv) {
               << "Run with --help for more information.\n";
     return kUsageError;
   }
+  // `--option=` with nothing after the `=`: CLI11 would take the next argument as the value
+  // (`--backtrace= -o DIR` read "-o" as the backtrace list). Every trainprof option that takes
+  // `=VALUE` needs a non-empty one. The scan stops where the launched command begins (`--`, or
+  // run's first positional argument): its arguments are its own.
+  const std::string command = argv[1];
+  if (const CLI::App* sub = command == "run" ? run : command == "report" ? report : command == "export" ? exporter : nullptr;
+      sub != nullptr) {
+    bool value_next = false;
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--") break;
+      if (value_next) {
+        value_next = false;
+        continue;
+      }
+      if (arg.size() < 2 || arg[0] != '-') {
+        if (sub == run) break;
+        continue;
+      }
+      const size_t eq = arg.find('=');
+      const CLI::Option* o = sub->get_option_no_throw(arg.substr(0, eq));
+      if (o == nullptr) continue;
+      if (eq == std::string::npos) {
+        value_next = o->get_type_size() > 0;
+      } else if (eq + 1 == arg.size()) {
+        std::cerr << "trainprof: " << arg << " needs a value after the '='\n"
+                  << "Run with --help for more information.\n";
+        return kUsageError;
+      }
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

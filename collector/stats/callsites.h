@@ -1,8 +1,8 @@
 // Call sites: the ranges, marks and CUDA calls that have stacks (`trainprof run --backtrace`),
 // grouped per (what, call site) over every process, with count and total time — "load_batch at
 // callsites.cc:20 — 30 calls, 1.2 ms in range 'io'". The call site is the first user frame of the
-// stack (symbols/symbolizer.h: Python frames first where present, outside torch's and
-// trainprof's packages; else the innermost native frame outside NVTX/CUDA). docs/report.md,
+// stack (symbols/symbolizer.h: Python frames first where present, outside trainprof's shim and
+// the libraries a call passes through — torch, nvtx, Lightning, the standard library; else the innermost native frame outside NVTX/CUDA). docs/report.md,
 // "Call sites".
 #pragma once
 

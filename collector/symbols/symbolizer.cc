@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "trainprof/build_id_hex.h"
+
 namespace trainprof::collector {
 
 namespace {
@@ -28,12 +30,9 @@ std::string BuildIdHex(Dwfl_Module* m) {
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
   const int n = dwfl_module_build_id(m, &bits, &vaddr);
-  std::string out;
-  static const char kDigits[] = "0123456789abcdef";
-  for (int i = 0; i < n; ++i) {
-    out += kDigits[bits[i] >> 4];
-    out += kDigits[bits[i] & 15];
-  }
+  if (n <= 0) return {};
+  std::string out(2 * static_cast<size_t>(n) + 1, '\0');
+  out.resize(format::BuildIdToHex(bits, static_cast<size_t>(n), out.data(), out.size()));
   return out;
 }
 
@@ -88,12 +87,31 @@ bool IsNativeWrapper(const SymbolFrame& f) {
   return StartsWith(m, "libcudart") || StartsWith(m, "libcuda.") || StartsWith(m, "libnvToolsExt");
 }
 
-/// Python frames of torch's or trainprof's own packages (torch.cuda.nvtx, the shim's hooks).
-bool IsPythonWrapper(const SymbolFrame& f) {
-  if (!f.file) return false;
-  const std::string& p = *f.file;
-  for (const char* pkg : {"-packages/torch/", "-packages/trainprof/", "/python/trainprof/"}) {
+/// Python frames of trainprof's own shim (python/_trainprof/, an installed trainprof package).
+bool IsTrainprofPython(const std::string& p) {
+  for (const char* pkg : {"-packages/trainprof/", "/python/trainprof/", "/python/_trainprof/"}) {
     if (p.find(pkg) != std::string::npos) return true;
+  }
+  return false;
+}
+
+/// Python frames that are not the user's code: the libraries a range or call passes through on
+/// its way in — torch (torch.cuda.nvtx, the DataLoader's worker loop), the `nvtx` package's
+/// decorators and context managers, and the standard library (multiprocessing's process.py that
+/// runs a DataLoader worker, threading, runpy; frozen modules such as `<frozen runpy>`).
+bool IsPythonLibrary(const std::string& p) {
+  for (const char* pkg : {"-packages/torch/", "-packages/nvtx/", "-packages/lightning/",
+                          "-packages/pytorch_lightning/"}) {
+    if (p.find(pkg) != std::string::npos) return true;
+  }
+  if (StartsWith(p, "<frozen ")) return true;
+  if (p.find("-packages/") != std::string::npos) return false;
+  // The standard library: .../lib/python3.N/... (Debian's /usr/lib/python3.11, a venv's or
+  // pyenv's prefix), outside site-packages/dist-packages.
+  for (size_t at = p.find("/lib/python3."); at != std::string::npos; at = p.find("/lib/python3.", at + 1)) {
+    size_t i = at + 13, digits = 0;
+    while (i < p.size() && p[i] >= '0' && p[i] <= '9') ++i, ++digits;
+    if (digits > 0 && i < p.size() && p[i] == '/') return true;
   }
   return false;
 }
@@ -213,13 +231,19 @@ ShownStack Symbolizer::Show(const ImageStacks& stacks, uint64_t id) {
   }
   out.call_site = out.frames.size();
   if (first_python != SIZE_MAX) {
+    // The innermost frame of the user's code; without one (a DataLoader worker's fetch, called
+    // by torch's worker loop), the innermost library frame outside trainprof's shim.
+    size_t library = SIZE_MAX;
     for (size_t i = first_python; i < out.frames.size(); ++i) {
-      if (!IsPythonWrapper(out.frames[i])) {
+      const std::string& file = out.frames[i].file ? *out.frames[i].file : std::string();
+      if (IsTrainprofPython(file)) continue;
+      if (!IsPythonLibrary(file)) {
         out.call_site = i;
         return out;
       }
+      if (library == SIZE_MAX) library = i;
     }
-    out.call_site = first_python;
+    out.call_site = library != SIZE_MAX ? library : first_python;
     return out;
   }
   for (size_t i = 0; i < out.frames.size(); ++i) {

@@ -55,8 +55,9 @@ class Symbolizer {
   /// One native address of an image (`stacks` gives its modules).
   SymbolFrame Native(const ImageStacks& stacks, uint64_t address);
   /// The stack `id` of an image, symbolized, trainprof's frames dropped, its call site found:
-  /// the innermost Python frame outside torch's and trainprof's packages where the stack has
-  /// Python frames, else the innermost native frame outside the NVTX/CUDA entry points and
+  /// the innermost Python frame of the user's code where the stack has Python frames (outside
+  /// trainprof's shim, torch, the nvtx package, Lightning and the standard library; when all are
+  /// library frames, the innermost outside the shim), else the innermost native frame outside the NVTX/CUDA entry points and
   /// libraries (nvtx*, libcudart, libcuda, libnvToolsExt) — the user's line.
   ShownStack Show(const ImageStacks& stacks, uint64_t id);
 

@@ -5,10 +5,11 @@
 
 #include <cstring>
 
+#include "trainprof/build_id_hex.h"
+
 namespace trainprof::inject {
 
 size_t BuildIdHex(const unsigned char* notes, size_t size, char* hex, size_t cap) {
-  static const char kDigits[] = "0123456789abcdef";
   size_t off = 0;
   while (off + sizeof(ElfW(Nhdr)) <= size) {
     ElfW(Nhdr) h;
@@ -18,14 +19,8 @@ size_t BuildIdHex(const unsigned char* notes, size_t size, char* hex, size_t cap
     size_t next = desc_at + ((h.n_descsz + 3u) & ~size_t{3});
     if (next > size || desc_at > size) return 0;
     if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 && memcmp(notes + name_at, "GNU", 4) == 0) {
-      if (h.n_descsz == 0 || 2 * size_t{h.n_descsz} + 1 > cap) return 0;
-      for (size_t i = 0; i < h.n_descsz; ++i) {
-        unsigned char b = notes[desc_at + i];
-        hex[2 * i] = kDigits[b >> 4];
-        hex[2 * i + 1] = kDigits[b & 15];
-      }
-      hex[2 * h.n_descsz] = '\0';
-      return 2 * size_t{h.n_descsz};
+      if (h.n_descsz == 0) return 0;
+      return format::BuildIdToHex(notes + desc_at, h.n_descsz, hex, cap);
     }
     off = next;
   }

@@ -11,6 +11,7 @@
 
 #include "recorder.h"
 #include "stacks/build_id.h"
+#include "stacks/mapped_path.h"
 #include "stacks/load_span.h"
 #include "string_table.h"
 
@@ -51,6 +52,17 @@ uint32_t ExecutablePathId(ThreadState* t) {
   return InternBytes(t, exe, static_cast<uint32_t>(n));
 }
 
+// The loader's name for an object; a relative one (`dlopen("./libplugin.so")`, relative to a
+// working directory the program may leave) becomes the mapped file's absolute path.
+uint32_t AbsolutePathId(ThreadState* t, const char* name, uintptr_t start) {
+  static char mapped[4096 + 1];  // under the rescan try-lock: one scan at a time
+  if (name[0] != '/') {
+    size_t n = MappedPath(start, mapped, sizeof(mapped));
+    if (n > 0 && n <= format::kMaxStringBytes) return InternBytes(t, mapped, static_cast<uint32_t>(n));
+  }
+  return InternCString(t, name);
+}
+
 int OnModule(struct dl_phdr_info* info, size_t, void* data) {
   auto* ctx = static_cast<ScanContext*>(data);
   uintptr_t lo, hi;
@@ -67,7 +79,7 @@ int OnModule(struct dl_phdr_info* info, size_t, void* data) {
     if (n > 0) build_id = InternBytes(ctx->t, hex, static_cast<uint32_t>(n));
   }
   const char* name = info->dlpi_name;
-  uint32_t path = (name == nullptr || name[0] == '\0') ? ExecutablePathId(ctx->t) : InternCString(ctx->t, name);
+  uint32_t path = (name == nullptr || name[0] == '\0') ? ExecutablePathId(ctx->t) : AbsolutePathId(ctx->t, name, lo);
   RecordDefinition(ctx->t, format::rec::Module{.bias = info->dlpi_addr, .start = lo, .end = hi, .path = path,
                                                .build_id = build_id});
   g_known[count] = KnownModule{lo, hi, info->dlpi_addr};

@@ -29,6 +29,29 @@ int FindSelf(struct dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
+#if defined(__SANITIZE_THREAD__)
+// TSan builds only: the return addresses by unw_step, not unw_backtrace. unw_backtrace's fast path
+// keeps a per-thread frame cache whose pthread-key destructor frees it under libunwind's mutex at
+// thread exit, after TSan has torn down the thread's state: TSan's pthread_mutex_lock interceptor
+// then dies of SIGSEGV (any thread that took a stack and exits; CI's TSan suite, stop 22). unw_step
+// keeps no per-thread state; it is slower, which only the sanitizer build pays.
+int Backtrace(void** pcs, int cap) {
+  unw_context_t uc;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&uc) != 0 || unw_init_local(&cursor, &uc) != 0) return 0;
+  int n = 0;
+  while (n < cap) {
+    unw_word_t ip = 0;
+    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+    pcs[n++] = reinterpret_cast<void*>(ip);
+    if (unw_step(&cursor) <= 0) break;
+  }
+  return n;
+}
+#else
+int Backtrace(void** pcs, int cap) { return unw_backtrace(pcs, cap); }
+#endif
+
 }  // namespace
 
 void InitStackCapture() {
@@ -36,7 +59,7 @@ void InitStackCapture() {
     dl_iterate_phdr(FindSelf, reinterpret_cast<void*>(&InitStackCapture));
   }
   void* warm[4];
-  unw_backtrace(warm, 4);
+  Backtrace(warm, 4);
 }
 
 void SetNativeStacks(bool on) { g_native_on.store(on, std::memory_order_relaxed); }
@@ -45,7 +68,7 @@ size_t CaptureNativeStack(uint64_t* out, size_t max) {
   if (!g_native_on.load(std::memory_order_relaxed)) return 0;
   void* pcs[kMaxNativeFrames + 8];
   const int cap = static_cast<int>(sizeof(pcs) / sizeof(pcs[0]));
-  int n = unw_backtrace(pcs, cap);
+  int n = Backtrace(pcs, cap);
   const uintptr_t lo = g_self_start.load(std::memory_order_relaxed);
   const uintptr_t hi = g_self_end.load(std::memory_order_relaxed);
   int i = 0;

@@ -72,6 +72,17 @@ unknown_option)
     expect_rc 2; expect_err "an empty path"
   done
   [ ! -e ran ] || fail "the command ran despite the usage error"
+  # `--option=` with nothing after it is an error, not an option that takes the next argument.
+  for sub in "run --backtrace= -o out -- touch ran" "run --trace= -- touch ran" "report --format= x" "export --format= x"; do
+    eval "run_tp $sub"
+    expect_rc 2; expect_err "needs a value after the '='"
+  done
+  [ ! -e ran ] || fail "the command ran despite the usage error"
+  # ... but the launched command's own arguments are its own, with or without `--`.
+  run_tp run -o out -- sh -c 'echo "[$1]"' sh --output=
+  expect_rc 0; expect_out "\[--output=\]"
+  run_tp run -o out sh -c 'echo "[$1]"' sh --trace=
+  expect_rc 0; expect_out "\[--trace=\]"
   ;;
 bad_trace)
   run_tp run -o out --trace=cuda,gpu -- touch ran

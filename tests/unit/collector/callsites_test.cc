@@ -279,6 +279,43 @@ TEST(Stacks, PythonFramesComeFirstOutsideTorchsPackage) {
   EXPECT_EQ(rows[0].total_ns, 1'000u);
 }
 
+// The libraries a range passes through are not its call site: the nvtx package's decorator,
+// multiprocessing's process.py running a DataLoader worker, frozen runpy; a stack of library
+// frames only (a worker's fetch) takes the innermost library frame, never the shim's.
+TEST(Stacks, CallSiteSkipsTheNvtxPackageAndTheStandardLibrary) {
+  struct Case {
+    std::vector<TraceBuilder::PyFrame> frames;
+    std::string site;
+  };
+  const std::vector<Case> cases = {
+      {{{"annotate.__call__.<locals>.inner", "/venv/lib/python3.11/site-packages/nvtx/nvtx.py", 89},
+        {"load", "/home/u/lib/python3-tools/train.py", 12},
+        {"<module>", "<frozen runpy>", 88}},
+       "load at train.py:12"},
+      {{{"_fetch", "/work/python/_trainprof/hooks.py", 40},
+        {"_worker_loop", "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py", 308},
+        {"run", "/usr/lib/python3.11/multiprocessing/process.py", 108},
+        {"_bootstrap", "/usr/lib/python3.11/multiprocessing/process.py", 314}},
+       "_worker_loop at worker.py:308"},
+      {{{"run", "/opt/py/lib/python3.12/threading.py", 982},
+        {"step", "/srv/lib/python3.12x/step.py", 7}},
+       "step at step.py:7"},
+  };
+  for (const Case& c : cases) {
+    TraceBuilder b(704, 1, T0);
+    const int t = b.Thread(704);
+    const uint64_t s = b.Stack(t, {}, c.frames);
+    b.Push(t, T0 + 100, "forward");
+    b.EventStack(t, s);
+    b.Pop(t, T0 + 1'100);
+    Trace trace = test::TraceOf({&b});
+    Symbolizer sym(trace.strings);
+    std::vector<CallSiteRow> rows = CallSites(trace, &sym);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].Site(), c.site);
+  }
+}
+
 TEST(Stacks, ByCallsiteInTextJsonAndCsv) {
   Planted p;
   TraceBuilder b = PlantedTrace(p.module, p.load, p.save);

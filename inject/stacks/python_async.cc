@@ -1,0 +1,51 @@
+#include "stacks/python_async.h"
+
+#include <atomic>
+
+#include "recorder.h"
+#include "runtime.h"
+#include "stacks/python_api.h"
+#include "stacks/python_async_walk.h"
+#include "string_table.h"
+
+namespace trainprof::inject {
+
+namespace {
+
+stacks::PyProcess g_py;
+std::atomic<int> g_state{0};  // 0 not found, 1 finding, 2 found (g_py set), 3 refused (no safe read)
+constinit stacks::AsyncPythonWalker g_walker;
+
+uint32_t Intern(void* ctx, const char* s, uint32_t n) {
+  return ctx != nullptr ? TryInternBytes(static_cast<ThreadState*>(ctx), s, n) : 0;
+}
+
+__attribute__((constructor)) void PrepareAtLoad() { PreparePythonFramesAsync(); }
+
+}  // namespace
+
+void PreparePythonFramesAsync() {
+  int s = g_state.load(std::memory_order_acquire);
+  if (s != 0 || !g_state.compare_exchange_strong(s, 1, std::memory_order_acq_rel)) return;
+  stacks::PyProcess p = stacks::ResolvePyProcess(stacks::DlsymDefault);
+  if (p.layout == nullptr) {
+    g_state.store(0, std::memory_order_release);  // not (yet) a supported CPython: look again later
+    return;
+  }
+  g_py = p;
+  g_state.store(stacks::SafeReadWorks() ? 2 : 3, std::memory_order_release);
+}
+
+size_t CapturePythonFramesAsync(uint64_t* out, size_t max, uint32_t* missed) {
+  *missed = 0;
+  const int s = g_state.load(std::memory_order_acquire);
+  if (s != 2 && s != 3) return 0;
+  const Runtime& rt = Rt();
+  // Where the kernel refuses process_vm_readv (s == 3), or the thread has no state to intern
+  // names through, the walk still runs and counts the frames it cannot read or name as missed.
+  const stacks::SafeReader reader(s == 2 ? rt.pid : 0);
+  ThreadState* t = rt.strings != nullptr ? tls_thread : nullptr;
+  return g_walker.Capture(g_py, reader, Intern, t, reinterpret_cast<uintptr_t>(rt.strings), out, max, missed);
+}
+
+}  // namespace trainprof::inject

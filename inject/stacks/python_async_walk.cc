@@ -1,0 +1,367 @@
+#include "stacks/python_async_walk.h"
+
+#include <pthread.h>
+
+#include <cstring>
+
+#include "stacks/py_linetable.h"
+#include "stacks/python_walk.h"  // IsOwnPythonFile, kMaxPythonFrames
+#include "trainprof/trace_format.h"
+#include "utf8.h"
+
+namespace trainprof::inject::stacks {
+
+namespace {
+
+constexpr size_t kNameBytes = 1024;  ///< longest name kept (cut at a character boundary)
+constexpr size_t kMaxChunks = 16;    ///< data stack chunks looked at
+constexpr char kUnreadable[] = "<unreadable>";
+
+template <typename T>
+T At(const unsigned char* base, size_t off) {
+  T v;
+  memcpy(&v, base + off, sizeof(T));
+  return v;
+}
+
+template <typename T>
+T Direct(uintptr_t addr) {
+  T v;
+  memcpy(&v, reinterpret_cast<const void*>(addr), sizeof(T));
+  return v;
+}
+
+bool Aligned(uintptr_t p) { return p >= 4096 && (p & 7) == 0; }
+
+// Reads of the interpreter's objects: through SafeReader (`safe`), or directly where the object
+// belongs to a call in progress (see the header); neither touches NULL's page.
+struct Mem {
+  const SafeReader& reader;
+  bool safe;
+  bool Read(void* to, uintptr_t from, size_t n) const {
+    if (safe) return reader.Read(to, from, n);
+    if (from < 4096) return false;
+    memcpy(to, reinterpret_cast<const void*>(from), n);
+    return true;
+  }
+};
+
+// The thread's live data stack: [lo, hi) per chunk, read directly (see the header).
+struct Chunks {
+  uintptr_t lo[kMaxChunks], hi[kMaxChunks];
+  size_t n = 0;
+  bool Contains(uintptr_t p, size_t bytes) const {
+    for (size_t i = 0; i < n; ++i) {
+      if (p >= lo[i] && p + bytes <= hi[i]) return true;
+    }
+    return false;
+  }
+};
+
+void FindChunks(const PyLayout& l, const unsigned char* ts, Chunks* c) {
+  uintptr_t chunk = At<uintptr_t>(ts, l.ts_datastack_chunk);
+  uintptr_t top = At<uintptr_t>(ts, l.ts_datastack_top);
+  for (bool first = true; Aligned(chunk) && c->n < kMaxChunks; first = false) {
+    const uintptr_t size = Direct<uintptr_t>(chunk + l.chunk_size);
+    const uintptr_t lo = chunk + l.chunk_data;
+    const uintptr_t hi = first ? top : lo + Direct<uintptr_t>(chunk + l.chunk_top) * sizeof(void*);
+    if (hi >= lo && hi <= chunk + size) {
+      c->lo[c->n] = lo;
+      c->hi[c->n] = hi;
+      ++c->n;
+    }
+    chunk = Direct<uintptr_t>(chunk + l.chunk_previous);
+  }
+}
+
+// One frame as read: its code object, instruction pointer and owner.
+struct Frame {
+  uintptr_t code, prev_instr;
+  int owner;
+};
+
+// What is read of a code object: its first bytes up to _co_firsttraceable, one read.
+constexpr size_t kCodeHead = 176;
+
+struct Code {
+  uintptr_t type, filename, qualname, linetable;
+  intptr_t size;  // code units
+  int32_t firstlineno, firsttraceable;
+};
+
+bool ReadCode(const PyLayout& l, const Mem& m, uintptr_t code, Code* c) {
+  unsigned char h[kCodeHead];
+  const size_t n = l.code_firsttraceable + 4;
+  if (n > sizeof(h) || !Aligned(code) || !m.Read(h, code, n)) return false;
+  c->type = At<uintptr_t>(h, 8);
+  c->size = At<intptr_t>(h, 16);
+  c->firstlineno = At<int32_t>(h, l.code_firstlineno);
+  c->filename = At<uintptr_t>(h, l.code_filename);
+  c->qualname = At<uintptr_t>(h, l.code_qualname);
+  c->linetable = At<uintptr_t>(h, l.code_linetable);
+  c->firsttraceable = At<int32_t>(h, l.code_firsttraceable);
+  return true;
+}
+
+// Appends code point c as UTF-8 if it fits.
+size_t PutUtf8(char* out, size_t n, size_t cap, uint32_t c) {
+  char e[4];
+  const size_t k = EncodeUtf8(c, e);
+  if (n + k > cap) return n;
+  memcpy(out + n, e, k);
+  return n + k;
+}
+
+// The UTF-8 of the str at `s` into buf (cut to whole characters within kNameBytes); -1 when it is
+// not a readable str. A str with neither compact data nor a UTF-8 copy gives kUnreadable.
+long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf) {
+  const PyLayout& l = *py.layout;
+  unsigned char head[80];
+  static_assert(sizeof(head) >= 72);
+  // The ASCII header first: a short ASCII str may end before the compact header would.
+  if (!Aligned(s) || l.str_compact_size > sizeof(head) || !r.Read(head, s, l.str_ascii_size) ||
+      At<uintptr_t>(head, 8) != py.str_type) {
+    return -1;
+  }
+  const intptr_t length = At<intptr_t>(head, l.str_length);
+  const uint32_t state = At<uint32_t>(head, l.str_state);
+  const uint32_t kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  if (length < 0) return -1;
+  size_t n = static_cast<size_t>(length);
+  if (compact && ascii) {
+    if (n > kNameBytes) n = kNameBytes;
+    return r.Read(buf, s + l.str_ascii_size, n) ? static_cast<long>(n) : -1;
+  }
+  if (!r.Read(head + l.str_ascii_size, s + l.str_ascii_size, l.str_compact_size - l.str_ascii_size)) return -1;
+  const uintptr_t utf8 = At<uintptr_t>(head, l.str_utf8);
+  if (utf8 != 0) {
+    const intptr_t u = At<intptr_t>(head, l.str_utf8_length);
+    if (u < 0) return -1;
+    n = static_cast<size_t>(u);
+    if (n > kNameBytes) {
+      n = kNameBytes;
+      if (!r.Read(buf, utf8, n + 1)) return -1;
+      while (n > 0 && (static_cast<unsigned char>(buf[n]) & 0xC0) == 0x80) --n;
+      return static_cast<long>(n);
+    }
+    return r.Read(buf, utf8, n) ? static_cast<long>(n) : -1;
+  }
+  if (!compact || (kind != 1 && kind != 2 && kind != 4)) {
+    memcpy(buf, kUnreadable, sizeof(kUnreadable) - 1);
+    return sizeof(kUnreadable) - 1;
+  }
+  // Compact, not ASCII, no UTF-8 copy: latin-1, UCS-2 or UCS-4 code units follow the header.
+  unsigned char units[kNameBytes];
+  size_t count = n < kNameBytes / kind ? n : kNameBytes / kind;
+  if (!r.Read(units, s + l.str_compact_size, count * kind)) return -1;
+  size_t out = 0;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t c = kind == 1 ? units[i] : kind == 2 ? At<uint16_t>(units, i * 2) : At<uint32_t>(units, i * 4);
+    size_t next = PutUtf8(buf, out, kNameBytes, c);
+    if (next == out) break;
+    out = next;
+  }
+  return static_cast<long>(out);
+}
+
+// The line table's bytes (a bytes object: ob_size at 16, data at 32), read a block at a time.
+class LineBytes {
+ public:
+  LineBytes(const Mem& r, uintptr_t bytes) : r_(r), data_(bytes + 32) {
+    intptr_t size = -1;
+    if (Aligned(bytes) && r.Read(&size, bytes + 16, sizeof(size)) && size >= 0) size_ = static_cast<size_t>(size);
+  }
+  size_t size() const { return size_; }
+  int operator()(size_t i) {
+    if (i < base_ || i >= base_ + have_) {
+      base_ = i & ~size_t{255};
+      have_ = size_ - base_ < sizeof(block_) ? size_ - base_ : sizeof(block_);
+      if (!r_.Read(block_, data_ + base_, have_)) {
+        have_ = 0;
+        return -1;
+      }
+    }
+    return block_[i - base_];
+  }
+
+ private:
+  const Mem& r_;
+  uintptr_t data_;
+  size_t size_ = 0;
+  size_t base_ = 0, have_ = 0;
+  unsigned char block_[256];
+};
+
+size_t SlotOf(uintptr_t code) { return static_cast<size_t>((code * 0x9E3779B97F4A7C15ull) >> 52); }
+static_assert(AsyncPythonWalker::kSlots == 4096, "SlotOf gives 12 bits");
+
+}  // namespace
+
+PyProcess ResolvePyProcess(SymbolLookup lookup) {
+  PyProcess p;
+  const auto* version = static_cast<const unsigned long*>(lookup("Py_Version"));  // 3.11+
+  const uintptr_t runtime = reinterpret_cast<uintptr_t>(lookup("_PyRuntime"));
+  const uintptr_t code_type = reinterpret_cast<uintptr_t>(lookup("PyCode_Type"));
+  const uintptr_t str_type = reinterpret_cast<uintptr_t>(lookup("PyUnicode_Type"));
+  if (version == nullptr || runtime == 0 || code_type == 0 || str_type == 0) return p;
+  p.layout = PyLayoutFor(*version);
+  p.runtime = runtime;
+  p.code_type = code_type;
+  p.str_type = str_type;
+  return p;
+}
+
+AsyncPythonWalker::Entry* AsyncPythonWalker::Lookup(uintptr_t code, uintptr_t qualname, uintptr_t filename,
+                                                    uintptr_t epoch, Names* n, uint32_t* gen) {
+  Entry& e = slots_[SlotOf(code)];
+  const uint32_t s1 = e.seq.load(std::memory_order_acquire);
+  if (s1 & 1) return nullptr;
+  const bool same = e.code.load(std::memory_order_relaxed) == code &&
+                    e.qualname.load(std::memory_order_relaxed) == qualname &&
+                    e.filename.load(std::memory_order_relaxed) == filename &&
+                    e.epoch.load(std::memory_order_relaxed) == epoch;
+  n->function = e.function.load(std::memory_order_relaxed);
+  n->file = e.file.load(std::memory_order_relaxed);
+  n->own = e.own.load(std::memory_order_relaxed) != 0;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (!same || e.seq.load(std::memory_order_relaxed) != s1) return nullptr;
+  *gen = s1;
+  return &e;
+}
+
+void AsyncPythonWalker::Store(uintptr_t code, uintptr_t qualname, uintptr_t filename, uintptr_t epoch,
+                              const Names& n) {
+  Entry& e = slots_[SlotOf(code)];
+  uint32_t s = e.seq.load(std::memory_order_relaxed);
+  if ((s & 1) || !e.seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire)) return;  // busy
+  std::atomic_thread_fence(std::memory_order_release);
+  e.code.store(code, std::memory_order_relaxed);
+  e.qualname.store(qualname, std::memory_order_relaxed);
+  e.filename.store(filename, std::memory_order_relaxed);
+  e.epoch.store(epoch, std::memory_order_relaxed);
+  e.function.store(n.function, std::memory_order_relaxed);
+  e.file.store(n.file, std::memory_order_relaxed);
+  e.own.store(n.own ? 1 : 0, std::memory_order_relaxed);
+  for (auto& line : e.lines) line.store(0, std::memory_order_relaxed);
+  e.seq.store(s + 2, std::memory_order_release);
+}
+
+size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader, AsyncInternFn intern, void* ctx,
+                                  uintptr_t epoch, uint64_t* out, size_t max_values, uint32_t* missed) {
+  *missed = 0;
+  if (py.layout == nullptr) return 0;
+  const PyLayout& l = *py.layout;
+  // This thread's PyThreadState (none: a thread that never ran Python, or Python not started).
+  const int tss_ready = Direct<int>(py.runtime + l.runtime_tss);
+  if (tss_ready == 0) return 0;
+  const auto key = Direct<pthread_key_t>(py.runtime + l.runtime_tss + 4);
+  const auto tstate = reinterpret_cast<uintptr_t>(pthread_getspecific(key));
+  if (tstate == 0) return 0;
+  unsigned char ts[512];
+  if (l.ts_read > sizeof(ts) || !Aligned(tstate)) return 0;
+  memcpy(ts, reinterpret_cast<const void*>(tstate), l.ts_read);
+  if (At<unsigned long>(ts, l.ts_thread_id) != static_cast<unsigned long>(pthread_self())) return 0;
+  const uintptr_t cframe = At<uintptr_t>(ts, l.ts_cframe);
+  if (!Aligned(cframe)) return 0;
+  uintptr_t f = Direct<uintptr_t>(cframe + l.cframe_current_frame);
+  if (f == 0) return 0;  // no Python code running on this thread
+
+  Chunks chunks;
+  FindChunks(l, ts, &chunks);
+  // The frames, innermost first.
+  Frame frames[kMaxPythonFrames];
+  size_t nf = 0;
+  unsigned char fh[128];
+  static_assert(sizeof(fh) >= 72);
+  while (f != 0 && nf < kMaxPythonFrames) {  // the innermost 64, as the GIL path keeps (a cycle ends too)
+    if (!Aligned(f) || l.frame_header > sizeof(fh)) {
+      ++*missed;
+      break;
+    }
+    if (chunks.Contains(f, l.frame_header)) {
+      memcpy(fh, reinterpret_cast<const void*>(f), l.frame_header);
+    } else if (!reader.Read(fh, f, l.frame_header)) {
+      ++*missed;
+      break;
+    }
+    frames[nf++] = Frame{At<uintptr_t>(fh, l.frame_code), At<uintptr_t>(fh, l.frame_prev_instr),
+                         static_cast<int>(static_cast<signed char>(fh[l.frame_owner]))};
+    f = At<uintptr_t>(fh, l.frame_previous);
+  }
+
+  // The innermost frame may be one being pushed or popped (a code object just freed, fields not
+  // written yet): its objects are read through SafeReader. Once a frame checks out, its callers'
+  // frames are calls in progress, which hold their code objects (and those their names and line
+  // tables): read directly. A frame that does not check out is missed, and the walk goes on with
+  // safe reads until one does.
+  size_t n = 0;
+  char name[kNameBytes + 1];
+  bool trusted = false;
+  for (size_t i = 0; i < nf; ++i) {
+    const Frame& fr = frames[i];
+    const Mem mem{reader, !trusted};
+    Code h;
+    if (!ReadCode(l, mem, fr.code, &h) || h.type != py.code_type || h.size <= 0) {
+      ++*missed;
+      trusted = false;
+      continue;
+    }
+    const uintptr_t start = fr.code + l.code_adaptive;
+    const intptr_t addr = static_cast<intptr_t>(fr.prev_instr - start);  // bytes; -2: not started
+    if (addr < -2 || addr >= h.size * 2) {
+      ++*missed;
+      trusted = false;
+      continue;
+    }
+    trusted = true;
+    // Not started yet (_PyFrame_IsIncomplete in pycore_frame.h), or a C-stack shim frame.
+    if (fr.owner == l.owner_cstack) continue;
+    if (fr.owner != l.owner_generator && addr < h.firsttraceable * 2) continue;
+
+    Names names;
+    uint32_t gen = 0;
+    Entry* e = Lookup(fr.code, h.qualname, h.filename, epoch, &names, &gen);
+    if (e == nullptr) {
+      name_misses_.fetch_add(1, std::memory_order_relaxed);
+      long k = ReadStr(py, mem, h.qualname, name);
+      names.function = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
+      k = ReadStr(py, mem, h.filename, name);
+      names.file = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
+      names.own = k >= 0 && IsOwnPythonFile(name, static_cast<size_t>(k));
+      if (names.function == 0 || names.file == 0) {
+        ++*missed;
+        continue;
+      }
+      Store(fr.code, h.qualname, h.filename, epoch, names);
+      e = Lookup(fr.code, h.qualname, h.filename, epoch, &names, &gen);
+    }
+    if (names.own) continue;
+
+    int line = h.firstlineno;
+    if (addr >= 0) {
+      const uint64_t tag = uint64_t{gen & 0xFFFF} << 48 | static_cast<uint64_t>(addr) << 24;
+      std::atomic<uint64_t>* slot = e != nullptr && addr < (1 << 24) ? &e->lines[(addr >> 1) % kLines] : nullptr;
+      const uint64_t seen = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
+      if (slot != nullptr && (seen & ~uint64_t{0xFFFFFF}) == tag && (seen & 0xFFFFFF) != 0) {
+        line = static_cast<int>(seen & 0xFFFFFF) - 1;
+      } else {
+        line_misses_.fetch_add(1, std::memory_order_relaxed);
+        LineBytes bytes(mem, h.linetable);
+        line = PyLineForAddress(bytes, bytes.size(), h.firstlineno, static_cast<int>(addr));
+        if (slot != nullptr && line >= -1 && line < (1 << 24) - 1) {
+          slot->store(tag | static_cast<uint64_t>(line + 1), std::memory_order_relaxed);
+        }
+      }
+    }
+    if (n + 3 > max_values) {
+      ++*missed;
+      continue;
+    }
+    out[n++] = uint64_t{names.function} * 2 + 1;
+    out[n++] = names.file;
+    out[n++] = line > 0 ? static_cast<uint64_t>(line) : 0;
+  }
+  return n;
+}
+
+}  // namespace trainprof::inject::stacks

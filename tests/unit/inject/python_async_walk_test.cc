@@ -1,0 +1,272 @@
+// The sampler's Python-frame walk (inject/stacks/python_async_walk.h) on a made-up interpreter:
+// buffers laid out as CPython 3.11's thread state, data stack, frames, code, str and bytes objects
+// (python_layout.h), so that torn states a real interpreter shows only at the wrong instruction
+// can be planted: a code object or a frame in unmapped memory, a frame of another type, a name
+// that cannot be interned, a code object whose name changed at the same address.
+#include "stacks/python_async_walk.h"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trainprof::inject::stacks {
+namespace {
+
+constexpr unsigned long kPy311 = 0x030B07F0;  // PY_VERSION_HEX of 3.11.7
+
+template <typename T>
+void Put(unsigned char* base, size_t off, T v) {
+  memcpy(base + off, &v, sizeof(T));
+}
+uintptr_t Addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+struct FakePython {
+  const PyLayout& l = *PyLayoutFor(kPy311);
+  alignas(8) unsigned char runtime[1024] = {};
+  alignas(8) unsigned char tstate[512] = {};
+  alignas(8) unsigned char cframe[32] = {};
+  alignas(8) unsigned char chunk[4096] = {};
+  alignas(8) unsigned char code_type[8] = {}, str_type[8] = {};
+  std::vector<std::vector<unsigned char>*> objects;
+  pthread_key_t key;
+  size_t chunk_used = 0;
+
+  FakePython() {
+    pthread_key_create(&key, nullptr);
+    Put<int>(runtime, l.runtime_tss, 1);
+    Put<pthread_key_t>(runtime, l.runtime_tss + 4, key);
+    pthread_setspecific(key, tstate);
+    Put<unsigned long>(tstate, l.ts_thread_id, static_cast<unsigned long>(pthread_self()));
+    Put<uintptr_t>(tstate, l.ts_cframe, Addr(cframe));
+    Put<uintptr_t>(tstate, l.ts_datastack_chunk, Addr(chunk));
+    Put<uintptr_t>(chunk, l.chunk_size, sizeof(chunk));
+    chunk_used = l.chunk_data;
+    SetTop();
+  }
+  ~FakePython() {
+    pthread_setspecific(key, nullptr);
+    pthread_key_delete(key);
+    for (auto* o : objects) delete o;
+  }
+  PyProcess Process() const {
+    PyProcess p;
+    p.layout = &l;
+    p.runtime = Addr(runtime);
+    p.code_type = Addr(code_type);
+    p.str_type = Addr(str_type);
+    return p;
+  }
+  unsigned char* Object(size_t n) {
+    objects.push_back(new std::vector<unsigned char>(n + 8));
+    return objects.back()->data();
+  }
+  uintptr_t Str(const std::string& s) {
+    unsigned char* o = Object(l.str_ascii_size + s.size() + 1);
+    Put<uintptr_t>(o, 8, Addr(str_type));
+    Put<intptr_t>(o, l.str_length, static_cast<intptr_t>(s.size()));
+    Put<uint32_t>(o, l.str_state, (1u << 2) | (1u << 5) | (1u << 6));  // kind 1, compact, ascii
+    memcpy(o + l.str_ascii_size, s.data(), s.size());
+    return Addr(o);
+  }
+  /// A code object of `units` code units, lines: first_line + 1 for all of them.
+  uintptr_t Code(const std::string& qualname, const std::string& file, int first_line, int units = 8) {
+    unsigned char* table = Object(40);
+    Put<intptr_t>(table, 16, 2);
+    table[32] = static_cast<unsigned char>(0x80 | (13 << 3) | 7);  // no columns, 8 units, line +1
+    table[33] = 0x02;
+    unsigned char* o = Object(l.code_adaptive + 2 * units);
+    Put<uintptr_t>(o, 8, Addr(code_type));
+    Put<intptr_t>(o, 16, units);
+    Put<int32_t>(o, l.code_firstlineno, first_line);
+    Put<uintptr_t>(o, l.code_filename, Str(file));
+    Put<uintptr_t>(o, l.code_qualname, Str(qualname));
+    Put<uintptr_t>(o, l.code_linetable, Addr(table));
+    return Addr(o);
+  }
+  /// Pushes a frame running `code` at code unit `unit` on the data stack; it becomes the innermost.
+  unsigned char* Push(uintptr_t code, int unit) {
+    unsigned char* f = chunk + chunk_used;
+    chunk_used += l.frame_header + 16;
+    Put<uintptr_t>(f, l.frame_code, code);
+    Put<uintptr_t>(f, l.frame_previous, Current());
+    Put<uintptr_t>(f, l.frame_prev_instr, code + l.code_adaptive + 2 * unit);
+    SetCurrent(Addr(f));
+    SetTop();
+    return f;
+  }
+  uintptr_t Current() const {
+    uintptr_t f;
+    memcpy(&f, cframe + l.cframe_current_frame, 8);
+    return f;
+  }
+  void SetCurrent(uintptr_t f) { Put<uintptr_t>(cframe, l.cframe_current_frame, f); }
+  void SetTop() { Put<uintptr_t>(tstate, l.ts_datastack_top, Addr(chunk + chunk_used)); }
+};
+
+struct Names {
+  std::vector<std::string> s{""};
+  bool refuse = false;
+  static uint32_t Intern(void* ctx, const char* b, uint32_t n) {
+    auto* self = static_cast<Names*>(ctx);
+    if (self->refuse) return 0;
+    self->s.emplace_back(b, n);
+    return static_cast<uint32_t>(self->s.size() - 1);
+  }
+};
+
+struct Walk {
+  std::vector<std::string> frames;  // "function file:line"
+  uint32_t missed = 0;
+  size_t safe_reads = 0;  // system calls the walk made
+};
+
+// Each test: a made-up interpreter, a walker (large: on the heap) and the names it interned.
+class AsyncPythonWalk : public ::testing::Test {
+ protected:
+  Walk Walked(uintptr_t epoch = 1, pid_t pid = getpid()) {
+    uint64_t out[3 * 64];
+    Walk r;
+    const SafeReader reader(pid);
+    const size_t n = w->Capture(py.Process(), reader, Names::Intern, &names, epoch, out, 3 * 64, &r.missed);
+    r.safe_reads = reader.calls();
+    for (size_t i = 0; i + 3 <= n; i += 3) {
+      r.frames.push_back(names.s[out[i] >> 1] + " " + names.s[out[i + 1]] + ":" + std::to_string(out[i + 2]));
+    }
+    return r;
+  }
+
+  FakePython py;
+  std::unique_ptr<AsyncPythonWalker> w = std::make_unique<AsyncPythonWalker>();
+  Names names;
+};
+
+uintptr_t Unmapped() {
+  void* p = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(p, 4096);
+  return Addr(p);
+}
+
+TEST_F(AsyncPythonWalk, FramesInnermostFirstWithNamesAndLines) {
+  py.Push(py.Code("main", "train.py", 40), 3);
+  py.Push(py.Code("Model.forward", "model.py", 10), 0);
+  Walk r = Walked();
+  EXPECT_EQ(r.frames, (std::vector<std::string>{"Model.forward model.py:11", "main train.py:41"}));
+  EXPECT_EQ(r.missed, 0u);
+  // Again: names and lines come from the cache, and only the innermost frame's code object is
+  // read through a system call (its callers' frames are calls in progress: read directly).
+  const uint64_t misses = w->name_misses(), lines = w->line_misses();
+  for (int i = 0; i < 6; ++i) py.Push(py.Code("layer" + std::to_string(i), "model.py", 100), 0);
+  Walked();
+  r = Walked();
+  EXPECT_EQ(r.frames.size(), 8u);
+  EXPECT_EQ(r.frames[7], "main train.py:41");
+  EXPECT_EQ(r.safe_reads, 1u);
+  EXPECT_EQ(w->name_misses(), misses + 6);
+  EXPECT_EQ(w->line_misses(), lines + 6);
+}
+
+TEST_F(AsyncPythonWalk, NoThreadStateNoFramesNothingMissed) {
+  EXPECT_TRUE(Walked().frames.empty());  // no current frame
+  py.Push(py.Code("f", "a.py", 1), 0);
+  pthread_setspecific(py.key, nullptr);  // a thread that never ran Python
+  Walk r = Walked();
+  EXPECT_TRUE(r.frames.empty());
+  EXPECT_EQ(r.missed, 0u);
+  pthread_setspecific(py.key, py.tstate);
+  Put<unsigned long>(py.tstate, py.l.ts_thread_id, 12345);  // another thread's state: not used
+  EXPECT_TRUE(Walked().frames.empty());
+}
+
+TEST_F(AsyncPythonWalk, TornStatesAreMissedNotFaulted) {
+  py.Push(py.Code("outer", "a.py", 1), 0);
+  unsigned char* inner = py.Push(py.Code("inner", "a.py", 20), 0);
+  // The innermost frame names a code object in unmapped memory (a frame caught half-pushed).
+  Put<uintptr_t>(inner, py.l.frame_code, Unmapped());
+  Walk r = Walked();
+  EXPECT_EQ(r.frames, std::vector<std::string>{"outer a.py:2"});
+  EXPECT_EQ(r.missed, 1u);
+  // Its code pointer names something that is not a code object.
+  Put<uintptr_t>(inner, py.l.frame_code, py.Str("not code"));
+  r = Walked();
+  EXPECT_EQ(r.frames, std::vector<std::string>{"outer a.py:2"});
+  EXPECT_EQ(r.missed, 1u);
+  // An instruction pointer outside its code.
+  const uintptr_t code = py.Code("inner", "a.py", 20);
+  Put<uintptr_t>(inner, py.l.frame_code, code);
+  Put<uintptr_t>(inner, py.l.frame_prev_instr, code + 4096);
+  EXPECT_EQ(Walked().missed, 1u);
+  // The chain leads out of the data stack into unmapped memory: the walk stops there.
+  Put<uintptr_t>(inner, py.l.frame_prev_instr, code + py.l.code_adaptive);
+  Put<uintptr_t>(inner, py.l.frame_previous, Unmapped());
+  r = Walked();
+  EXPECT_EQ(r.frames, std::vector<std::string>{"inner a.py:21"});
+  EXPECT_EQ(r.missed, 1u);
+  // The current frame is above the data stack's top (popped), in memory never mapped.
+  py.SetCurrent(Unmapped());
+  r = Walked();
+  EXPECT_TRUE(r.frames.empty());
+  EXPECT_EQ(r.missed, 1u);
+}
+
+TEST_F(AsyncPythonWalk, RefusedSafeReadsMissEveryFrame) {
+  // Where the kernel refuses process_vm_readv (a seccomp filter): no frame checks out, each is
+  // counted, nothing is read directly on trust.
+  py.Push(py.Code("f", "a.py", 1), 0);
+  py.Push(py.Code("g", "a.py", 5), 0);
+  py.Push(py.Code("h", "a.py", 9), 0);
+  Walk r = Walked(1, 0);
+  EXPECT_TRUE(r.frames.empty());
+  EXPECT_EQ(r.missed, 3u);
+}
+
+TEST_F(AsyncPythonWalk, NamesNotInternedAreMissed) {
+  names.refuse = true;  // the string table's lock is held elsewhere
+  py.Push(py.Code("f", "a.py", 1), 0);
+  py.Push(py.Code("g", "a.py", 5), 0);
+  Walk r = Walked();
+  EXPECT_TRUE(r.frames.empty());
+  EXPECT_EQ(r.missed, 2u);
+  names.refuse = false;  // the next sample names them
+  EXPECT_EQ(Walked().frames, (std::vector<std::string>{"g a.py:6", "f a.py:2"}));
+}
+
+TEST_F(AsyncPythonWalk, CacheFollowsNamesAndStringTables) {
+  const uintptr_t code = py.Code("old_name", "a.py", 1);
+  py.Push(code, 0);
+  EXPECT_EQ(Walked().frames, std::vector<std::string>{"old_name a.py:2"});
+  // The same address now a code object of another name (freed, reused): looked up again.
+  Put<uintptr_t>(reinterpret_cast<unsigned char*>(code), py.l.code_qualname, py.Str("new_name"));
+  EXPECT_EQ(Walked().frames, std::vector<std::string>{"new_name a.py:2"});
+  // Another string table (a fork child's trace): ids are interned again.
+  const uint64_t misses = w->name_misses();
+  Walked(2);
+  EXPECT_EQ(w->name_misses(), misses + 1);
+}
+
+TEST_F(AsyncPythonWalk, ShimAndIncompleteFramesLeftOut) {
+  py.Push(py.Code("user", "train.py", 1), 0);
+  py.Push(py.Code("hook", "/usr/lib/python3/dist-packages/_trainprof/phases.py", 1), 0);
+  // A frame not started yet (prev_instr before _co_firsttraceable).
+  const uintptr_t code = py.Code("starting", "train.py", 9);
+  Put<int32_t>(reinterpret_cast<unsigned char*>(code), py.l.code_firsttraceable, 2);
+  py.Push(code, 1);
+  Walk r = Walked();
+  EXPECT_EQ(r.frames, std::vector<std::string>{"user train.py:2"});
+  EXPECT_EQ(r.missed, 0u);
+}
+
+TEST(AsyncPythonLayout, OnlyVersionsWithATable) {
+  EXPECT_EQ(PyLayoutFor(0x030A0000), nullptr);  // 3.10
+  EXPECT_EQ(PyLayoutFor(0x030C0000), nullptr);  // 3.12: no table yet
+  ASSERT_NE(PyLayoutFor(0x030B02F0), nullptr);  // 3.11.2
+  EXPECT_EQ(PyLayoutFor(0x030B02F0), PyLayoutFor(kPy311));
+}
+
+}  // namespace
+}  // namespace trainprof::inject::stacks

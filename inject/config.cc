@@ -40,6 +40,7 @@ Config ReadConfig() {
     c.trace_nvtx = Contains(trace, "nvtx");
     c.trace_python = Contains(trace, "python");
     c.trace_cuda = Contains(trace, "cuda");
+    c.trace_torch_ops = Contains(trace, "torch-ops");
   }
   if (const char* m = getenv("TRAINPROF_UMASK"); m != nullptr && *m != '\0') {
     char* end = nullptr;

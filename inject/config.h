@@ -43,7 +43,7 @@ inline constexpr const char* kOwnedVars[] = {
     "TRAINPROF_LIB",        "TRAINPROF_PYTHON_DIR",      "NVTX_INJECTION64_PATH",
     "TRAINPROF_CAPTURE_RANGE", "TRAINPROF_CAPTURE_RANGE_END", "TRAINPROF_CAPTURE_WINDOW",
     "TRAINPROF_LAUNCHER_PID", "TRAINPROF_UMASK", "TRAINPROF_RUN_ID", "TRAINPROF_BACKTRACE", "TRAINPROF_SAMPLE",
-    "CUDA_INJECTION64_PATH", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
+    "CUDA_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64", "TRAINPROF_CUDA_QUIET",    "TRAINPROF_QUIET"};  // QUIET stays last
 inline constexpr size_t kNumOwnedVars = sizeof(kOwnedVars) / sizeof(kOwnedVars[0]);
 
 struct Config {
@@ -54,6 +54,7 @@ struct Config {
   bool trace_nvtx = true;
   bool trace_python = true;
   bool trace_cuda = true;
+  bool trace_torch_ops = false;  ///< "torch-ops" in TRAINPROF_TRACE (opt-in): itt_collector.cc
   unsigned umask = 077;               ///< TRAINPROF_UMASK (missing or not octal up to 0777: 077)
   const char* cupti_path = nullptr;  ///< TRAINPROF_CUPTI_PATH
   const char* cuda_home = nullptr;   ///< CUDA_HOME

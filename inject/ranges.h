@@ -16,7 +16,8 @@
 
 namespace trainprof::inject {
 
-inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
+/// `may_stack` false: never a stack, even with --backtrace=nvtx (operators, itt_collector.cc).
+inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category, bool may_stack = true) {
   if (__builtin_expect(domain >= kMaxDomains, 0)) {
     if (CapturingNowLazy()) RecordTimed(t, format::rec::RangePush{.domain = domain, .name = name, .category = category});
     return 0;
@@ -24,7 +25,7 @@ inline int PushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t ca
   if (CaptureConfigured()) return CapturePushRange(t, domain, name, category);
   int level = t->depth[domain]++;
   const format::rec::RangePush r{.domain = domain, .name = name, .category = category};
-  if (__builtin_expect(NvtxStacksOn(), 0)) {
+  if (__builtin_expect(may_stack && NvtxStacksOn(), 0)) {
     RecordTimedWithStack(t, r);
   } else {
     RecordTimed(t, r);

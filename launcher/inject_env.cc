@@ -19,7 +19,9 @@ struct SourceName {
   const char* name;
   TraceSource bit;
 };
-constexpr SourceName kSources[] = {{"cuda", kTraceCuda}, {"nvtx", kTraceNvtx}, {"python", kTracePython}};
+constexpr SourceName kSources[] = {
+    {"cuda", kTraceCuda}, {"nvtx", kTraceNvtx}, {"python", kTracePython}, {"torch-ops", kTraceTorchOps}};
+constexpr const char* kValidSources = "valid: cuda, nvtx, python, torch-ops";
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -56,9 +58,12 @@ const char* const kInstalledShimDir = TRAINPROF_INSTALLED_SHIM_DIR;
 
 std::optional<unsigned> ParseTraceList(std::string_view list, std::string* error) {
   list = Trim(list);
-  if (list.empty()) return kTraceAll;
-  unsigned mask = 0;
-  bool first = true;
+  struct Item {
+    const SourceName* source;
+    bool remove;
+  };
+  std::vector<Item> items;
+  bool adds_default = false;
   size_t pos = 0;
   while (pos <= list.size()) {
     size_t comma = list.find(',', pos);
@@ -68,22 +73,25 @@ std::optional<unsigned> ParseTraceList(std::string_view list, std::string* error
     if (item.empty()) continue;  // "cuda,,nvtx" or a trailing comma
     bool remove = item.front() == '-';
     if (remove) item.remove_prefix(1);
-    if (first) mask = remove ? kTraceAll : 0;
-    first = false;
     const SourceName* found = nullptr;
     for (const auto& s : kSources) {
       if (item == s.name) found = &s;
     }
     if (found == nullptr) {
-      *error = "--trace: unknown source '" + std::string(item) +
-               "' (valid: cuda, nvtx, python; prefix one with '-' to leave it out, e.g. --trace=-python)";
+      *error = "--trace: unknown source '" + std::string(item) + "' (" + kValidSources +
+               "; prefix one with '-' to leave it out, e.g. --trace=-python)";
       return std::nullopt;
     }
-    mask = remove ? (mask & ~found->bit) : (mask | found->bit);
+    if (!remove && (found->bit & kTraceAll) != 0) adds_default = true;
+    items.push_back({found, remove});
   }
-  if (first) return kTraceAll;  // only commas
+  // As before torch-ops: from all when the first entry is a removal, else from none; a list
+  // that adds only opt-in sources adds them to the defaults.
+  const bool from_all = !adds_default || (!items.empty() && items.front().remove);
+  unsigned mask = from_all ? kTraceAll : 0;
+  for (const Item& i : items) mask = i.remove ? (mask & ~i.source->bit) : (mask | i.source->bit);
   if (mask == 0) {
-    *error = "--trace '" + std::string(list) + "' leaves no source to trace (valid: cuda, nvtx, python)";
+    *error = "--trace '" + std::string(list) + "' leaves no source to trace (" + kValidSources + ")";
     return std::nullopt;
   }
   return mask;
@@ -247,6 +255,13 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
     SetEnv(&env, "CUDA_INJECTION64_PATH", lib);
   } else if (GetEnv(env, "CUDA_INJECTION64_PATH") == lib) {
     UnsetEnv(&env, "CUDA_INJECTION64_PATH");  // inherited from an enclosing trainprof run
+  }
+  // ittnotify (linked into PyTorch) dlopens INTEL_LIBITTNOTIFY64 at its first call and hands it
+  // the ITT calls: the library's ITT collector records operators from them (itt_collector.cc).
+  if (config.trace & kTraceTorchOps) {
+    SetEnv(&env, "INTEL_LIBITTNOTIFY64", lib);
+  } else if (GetEnv(env, "INTEL_LIBITTNOTIFY64") == lib) {
+    UnsetEnv(&env, "INTEL_LIBITTNOTIFY64");  // inherited from an enclosing trainprof run
   }
   SetEnv(&env, "TRAINPROF_LIB", lib);
   SetEnv(&env, "TRAINPROF_OUTPUT_DIR", config.output_dir);

@@ -31,16 +31,20 @@ enum TraceSource : unsigned {
   kTraceCuda = 1u << 0,
   kTraceNvtx = 1u << 1,
   kTracePython = 1u << 2,
+  kTraceTorchOps = 1u << 3,  ///< opt-in: PyTorch operators (inject/itt_collector.cc)
 };
+/// The default sources (every one but the opt-in torch-ops).
 inline constexpr unsigned kTraceAll = kTraceCuda | kTraceNvtx | kTracePython;
 
-/// Parses a --trace list: comma separated names from cuda, nvtx, python; "-name" removes one.
-/// Entries apply left to right, starting from all sources if the first entry is a removal and
-/// from none otherwise ("nvtx" = only NVTX, "-python" = all but Python). An empty string means
-/// all. Errors: unknown name (the message lists the valid ones), or nothing left to trace.
+/// Parses a --trace list: comma separated names from cuda, nvtx, python, torch-ops; "-name"
+/// removes one. Entries apply left to right, starting from the defaults (kTraceAll) when the
+/// first entry is a removal ("-python" = all but Python) or no entry adds a default source (only
+/// opt-in ones: "torch-ops" = the defaults and torch-ops), and from none otherwise ("nvtx" = only
+/// NVTX, "nvtx,python,torch-ops"). An empty string means the defaults. Errors: unknown name (the
+/// message lists the valid ones), or nothing left to trace.
 std::optional<unsigned> ParseTraceList(std::string_view list, std::string* error);
 
-/// "cuda,nvtx,python" order, comma separated, for TRAINPROF_TRACE.
+/// "cuda,nvtx,python,torch-ops" order, comma separated, for TRAINPROF_TRACE.
 std::string TraceListString(unsigned mask);
 
 /// Where the injection library and the Python shim are.

@@ -34,9 +34,10 @@ def _trainprof_install_import_hook():
         if native.get() is None:
             return
         if fullname == "torch":
-            from _trainprof import torch_phases
+            from _trainprof import torch_ops, torch_phases
 
             torch_phases.install(module)
+            torch_ops.enable(module)
         else:
             from _trainprof import lightning_phases
 

@@ -19,8 +19,10 @@
 #include "collector/read/cuda_records.h"
 #include "collector/read/kineto_reader.h"
 #include "collector/read/nvtx_matcher.h"
+#include "collector/read/torch_op_ranges.h"
 #include "trainprof/phases.h"
 #include "trainprof/records.h"
+#include "trainprof/torch_ops.h"
 
 namespace trainprof::collector {
 namespace {
@@ -211,6 +213,11 @@ class Decoder {
   uint32_t ThreadFor(const ChunkDesc& c);
   void DecodeChunk(const ChunkDesc& c, uint32_t thread);
   bool KeepEvent(uint32_t domain_ref);
+  /// Whether a domain is format::kTorchOpsDomain (its ranges are operators, not NVTX ranges).
+  bool IsOpsDomain(uint32_t domain_ref);
+  /// Whether domain `domain_ref`'s name is one of the string ids `names`: 0 not known yet, 1 no,
+  /// 2 yes; cached in `known` (by domain ref).
+  uint8_t DomainIs(uint32_t domain_ref, const std::unordered_set<uint64_t>& names, std::vector<uint8_t>* known);
   /// A STACK record's frames (docs/trace-format.md, "Stacks") into img_.stacks; damage said.
   void AddStack(uint64_t id, std::string_view bytes, uint64_t at);
 
@@ -220,6 +227,7 @@ class Decoder {
   TraceImage& img_;
   KeepNvtx keep_;
   NvtxMatcher matcher_;
+  TorchOpRanges ops_;
   CudaRecordDecoder cuda_;
   uint64_t skipped_ = 0;
   size_t errors_dropped_ = 0;
@@ -249,6 +257,8 @@ class Decoder {
   static constexpr uint64_t kMinUndefinedRefs = 1 << 16;
   std::unordered_set<uint64_t> phase_strings_;              // raw ids of strings == kPhaseDomain
   std::vector<uint8_t> domain_is_phase_;                    // by domain ref: 0 unknown, 1 no, 2 yes
+  std::unordered_set<uint64_t> ops_strings_;                // raw ids of strings == kTorchOpsDomain
+  std::vector<uint8_t> domain_is_ops_;                      // by domain ref: 0 unknown, 1 no, 2 yes
   std::unordered_map<uint64_t, uint64_t> domain_names_;     // raw domain id → raw string id
   std::unordered_map<uint32_t, uint32_t> thread_names_;     // tid → string ref
   std::unordered_map<uint32_t, uint32_t> thread_of_index_;  // ChunkHeader::thread_index → dense
@@ -567,19 +577,28 @@ uint32_t Decoder::DomainRef(uint64_t raw) {
   return it->second;
 }
 
+uint8_t Decoder::DomainIs(uint32_t domain_ref, const std::unordered_set<uint64_t>& names, std::vector<uint8_t>* known) {
+  if (known->size() <= domain_ref) known->resize(domain_ref + 1, 0);
+  uint8_t& k = (*known)[domain_ref];
+  if (k == 0) {
+    // The writer defines a domain (and its name) before using it; until both are seen (a damaged
+    // file), the answer is unknown (0) and asked again next time.
+    auto it = domain_names_.find(domain_ref_raw_[domain_ref]);
+    if (it == domain_names_.end() || !defined_strings_.contains(it->second)) return 0;
+    k = names.contains(it->second) ? 2 : 1;
+  }
+  return k;
+}
+
 bool Decoder::KeepEvent(uint32_t domain_ref) {
   if (keep_ == KeepNvtx::kAll) return true;
   if (domain_ref == 0) return false;  // the default domain: never the phases'
-  if (domain_is_phase_.size() <= domain_ref) domain_is_phase_.resize(domain_ref + 1, 0);
-  uint8_t& known = domain_is_phase_[domain_ref];
-  if (known == 0) {
-    // The writer defines a domain (and its name) before using it; until both are seen (a damaged
-    // file), keep the event and ask again next time.
-    auto it = domain_names_.find(domain_ref_raw_[domain_ref]);
-    if (it == domain_names_.end() || !defined_strings_.contains(it->second)) return true;
-    known = phase_strings_.contains(it->second) ? 2 : 1;
-  }
-  return known == 2;
+  return DomainIs(domain_ref, phase_strings_, &domain_is_phase_) != 1;  // unknown: kept
+}
+
+bool Decoder::IsOpsDomain(uint32_t domain_ref) {
+  if (domain_ref == 0 || ops_strings_.empty()) return false;
+  return DomainIs(domain_ref, ops_strings_, &domain_is_ops_) == 2;
 }
 
 void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
@@ -685,6 +704,10 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       case RecordTag::kRangePush: {
         const auto r = format::Decode<fr::RangePush>(f);
         named(NvtxKind::kPush, r.domain, r.name, r.category);
+        if (IsOpsDomain(e.domain)) {
+          ops_.Push(thread, e.name, now);
+          break;
+        }
         matcher_.Push(thread, e.domain, e.name, now);
         keep();
         break;
@@ -707,6 +730,10 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       case RecordTag::kRangePop:
         e.kind_ = static_cast<uint8_t>(NvtxKind::kPop);
         e.domain = DomainRef(format::Decode<fr::RangePop>(f).domain);
+        if (IsOpsDomain(e.domain)) {
+          ops_.Pop(thread, now, &img_.host_ops);
+          break;
+        }
         matcher_.Pop(thread, e.domain, now);
         keep();
         break;
@@ -721,6 +748,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         if (r.id != 0 && !defined_strings_.contains(r.id)) {
           defined_strings_.Add(r.id, r.bytes);
           if (r.bytes == format::kPhaseDomain) phase_strings_.insert(r.id);
+          if (r.bytes == format::kTorchOpsDomain) ops_strings_.insert(r.id);
         }
         break;
       }
@@ -922,6 +950,9 @@ void Decoder::Resolve(StringPool* pool) {
     e.name = string_pool[e.name];
     e.domain = domain_pool[e.domain];
   }
+  // Operators still open: the process ended (or the file was cut) inside them.
+  ops_.CloseAll(std::max(img_.end_ns, img_.last_record_ns), &img_.host_ops);
+  for (HostOp& h : img_.host_ops) h.name = string_pool[h.name];
   // The summary's keys were refs too; two refs can name the same string (a name defined twice
   // under different ids), so keys may merge.
   NvtxSummary by_ref = matcher_.Finish();

@@ -22,7 +22,7 @@ TableDef MakeHostOpTable(const char* name, const char* csv, const char* what) {
 }
 
 TableDef MakeOperatorTable() {
-  return MakeHostOpTable("operators", "operators.csv", "operator (Kineto cpu_op: aten::mm, ...)");
+  return MakeHostOpTable("operators", "operators.csv", "operator (aten::mm, ...: Kineto cpu_op, or trainprof run --trace=torch-ops)");
 }
 TableDef MakePythonFunctionTable() {
   return MakeHostOpTable("python_functions", "python_functions.csv",

@@ -13,6 +13,7 @@
 #include "collector/report/report_gpu_overlap.h"
 #include "collector/report/callsite_tables.h"
 #include "collector/report/function_tables.h"
+#include "collector/report/operator_phase_table.h"
 #include "collector/report/gpu_idle_launch_tables.h"
 
 #ifndef TRAINPROF_VERSION
@@ -408,6 +409,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   AddGpuIdleLaunchTables(trace, options, &r);
   AddCallSiteTable(trace, options, &r);
   AddFunctionTables(trace, options, &r);
+  AddOperatorPhaseTable(trace, options, &r);
   r.bottleneck = AnalyzeBottleneck(trace);
   AddCallSiteClauses(trace, &r.bottleneck);
   AddGpuOverlap(trace, &r);

@@ -119,20 +119,29 @@ size_t KeepTop(std::vector<HostOpRow>* rows, size_t top) {
 
 }  // namespace
 
-HostOpTotals HostOpTotalsOf(const std::vector<HostOp>& ops) {
+std::vector<HostOpCall> HostOpCallsOf(const std::vector<HostOp>& ops) {
   const size_t n = ops.size();
   Tree t{std::vector<int32_t>(n, kNone), std::vector<std::vector<uint32_t>>(n), std::vector<bool>(n, false)};
   const std::vector<uint32_t> order = TreeOrder(ops);
   Nest(ops, order, &t);
   DropDuplicates(ops, order, &t);
-  Sums by_kind[2];
+  std::vector<HostOpCall> calls;
+  calls.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     if (t.dropped[i]) continue;
     const uint64_t total = Duration(ops[i]);
     uint64_t children = 0;
     for (uint32_t c : t.children[i]) children += Duration(ops[c]);
-    const bool op = ops[i].kind == HostOpKind::kOperator;
-    AddTo(&by_kind[op ? 0 : 1], {ops[i].name, 1, total > children ? total - children : 0, total});
+    calls.push_back({i, total > children ? total - children : 0, total});
+  }
+  return calls;
+}
+
+HostOpTotals HostOpTotalsOf(const std::vector<HostOp>& ops) {
+  Sums by_kind[2];
+  for (const HostOpCall& c : HostOpCallsOf(ops)) {
+    const bool op = ops[c.op].kind == HostOpKind::kOperator;
+    AddTo(&by_kind[op ? 0 : 1], {ops[c.op].name, 1, c.self_ns, c.total_ns});
   }
   return {ByName(std::move(by_kind[0])), ByName(std::move(by_kind[1]))};
 }

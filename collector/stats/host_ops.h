@@ -49,6 +49,16 @@ struct HostOpTotals {
   std::vector<HostOpStat> python_functions;
 };
 
+/// One call of the tree after dedup: the index of its op in the input, its self and total time.
+struct HostOpCall {
+  uint32_t op = 0;
+  uint64_t self_ns = 0;
+  uint64_t total_ns = 0;
+};
+
+/// Every call of `ops` that key_averages() counts (the tree above, duplicates dropped), in input order.
+std::vector<HostOpCall> HostOpCallsOf(const std::vector<HostOp>& ops);
+
 /// The key_averages() totals of `ops` (threads: HostOp::thread; names: HostOp::name).
 HostOpTotals HostOpTotalsOf(const std::vector<HostOp>& ops);
 

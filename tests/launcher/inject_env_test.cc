@@ -44,10 +44,37 @@ TEST(TraceList, LeadingRemovalStartsFromAll) {
   EXPECT_EQ(Trace("cuda,nvtx,-nvtx"), kTraceCuda);
 }
 
+TEST(TraceList, TorchOpsIsOptIn) {
+  EXPECT_EQ(kTraceAll & kTraceTorchOps, 0u);
+  EXPECT_EQ(Trace("torch-ops"), kTraceAll | kTraceTorchOps);  // only opt-in sources: added to the defaults
+  EXPECT_EQ(Trace("torch-ops,-cuda"), kTraceNvtx | kTracePython | kTraceTorchOps);
+  EXPECT_EQ(Trace("-cuda,torch-ops"), kTraceNvtx | kTracePython | kTraceTorchOps);
+  EXPECT_EQ(Trace("nvtx,python,torch-ops"), kTraceNvtx | kTracePython | kTraceTorchOps);
+  EXPECT_EQ(Trace("torch-ops,-torch-ops"), kTraceAll);
+  EXPECT_EQ(TraceListString(kTraceAll | kTraceTorchOps), "cuda,nvtx,python,torch-ops");
+}
+
+TEST(TraceList, TorchOpsSetsTheIttCollector) {
+  InjectConfig c;
+  c.files.library = "/opt/tp/libtrainprof_inject.so";
+  c.output_dir = "/tmp/out";
+  c.trace = kTraceAll | kTraceTorchOps;
+  auto env = BuildChildEnvironment({"INTEL_LIBITTNOTIFY64=/opt/tp/libtrainprof_inject.so"}, c);
+  EXPECT_EQ(GetEnv(env, "INTEL_LIBITTNOTIFY64"), c.files.library);
+  EXPECT_EQ(GetEnv(env, "TRAINPROF_TRACE"), "cuda,nvtx,python,torch-ops");
+  c.trace = kTraceAll;  // an enclosing run's collector goes; a user's own (VTune's) stays
+  EXPECT_EQ(GetEnv(BuildChildEnvironment({"INTEL_LIBITTNOTIFY64=/opt/tp/libtrainprof_inject.so"}, c),
+                   "INTEL_LIBITTNOTIFY64"),
+            std::nullopt);
+  EXPECT_EQ(GetEnv(BuildChildEnvironment({"INTEL_LIBITTNOTIFY64=/vtune/libittnotify_collector.so"}, c),
+                   "INTEL_LIBITTNOTIFY64"),
+            "/vtune/libittnotify_collector.so");
+}
+
 TEST(TraceList, UnknownNameListsTheValidOnes) {
   std::string e = TraceError("cuda,gpu");
   EXPECT_NE(e.find("'gpu'"), std::string::npos) << e;
-  EXPECT_NE(e.find("cuda, nvtx, python"), std::string::npos) << e;
+  EXPECT_NE(e.find("cuda, nvtx, python, torch-ops"), std::string::npos) << e;
   EXPECT_NE(TraceError("-torch").find("'torch'"), std::string::npos);
   EXPECT_NE(TraceError("CUDA").find("'CUDA'"), std::string::npos);
   EXPECT_FALSE(TraceError("-").empty());

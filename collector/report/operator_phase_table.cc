@@ -1,0 +1,39 @@
+#include "collector/report/operator_phase_table.h"
+
+#include "collector/analysis/operator_phases.h"
+#include "collector/base/units.h"
+
+namespace trainprof::collector {
+namespace {
+
+TableDef MakeOperatorPhaseTable() {
+  return {"operators_by_phase",
+          "operators_by_phase.csv",
+          {{"phase", "Phase", Unit::kText, Align::kLeft,
+            "the phase the calls started in: data_wait, data_loading (a worker's fetch, __getitem__, collate), forward, "
+            "backward, optimizer, collective, checkpoint, other (outside every phase range)"},
+           {"name", "Name", Unit::kText, Align::kLeft, "operator (trainprof run --trace=torch-ops)", Show::kBoth, 55},
+           {"calls", "# of Calls", Unit::kCount, Align::kRight, "calls in the phase (as the operator table counts them)"},
+           {"self_ns", "Self CPU", Unit::kNs, Align::kRight, "total less the time in nested operators"},
+           {"total_ns", "CPU total", Unit::kNs, Align::kRight, "summed durations"}},
+          {"phase", "name", "self_ns", "total_ns", "calls"}};
+}
+
+}  // namespace
+
+const TableDef& OperatorPhaseTable() {
+  static const TableDef def = MakeOperatorPhaseTable();
+  return def;
+}
+
+void AddOperatorPhaseTable(const Trace& trace, const ReportOptions& options, Report* r) {
+  size_t omitted = 0;
+  const std::vector<OperatorPhaseRow> rows = OperatorsByPhase(trace, options.top, &omitted);
+  if (rows.empty()) return;
+  TableRows t{&OperatorPhaseTable(), "Operators by phase (--trace=torch-ops; --top N rows per phase)", {}};
+  if (omitted > 0) t.omitted = omitted;
+  for (const OperatorPhaseRow& row : rows) t.rows.push_back({row.phase, row.name, row.calls, row.self_ns, row.total_ns});
+  r->tables.push_back(std::move(t));
+}
+
+}  // namespace trainprof::collector

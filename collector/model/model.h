@@ -139,6 +139,7 @@ struct TraceImage {
   int32_t end_code = 0;
   uint64_t end_ns = 0;  ///< 0 = not set
   uint64_t records_dropped = 0;
+  uint64_t samples_dropped = 0;  ///< CPU samples the sampler could not write (header; 0 before format 3)
   uint32_t chunks_claimed = 0;
   // Identity (FileHeader; 0 / "" = unknown: a file of an older trainprof)
   uint64_t pid_namespace = 0;  ///< inode of the pid namespace pid and ppid are numbered in

@@ -312,6 +312,7 @@ bool Decoder::ReadHeader() {
   img_.end_code = Load<int32_t>(d + offsetof(FileHeader, end_code));
   img_.end_ns = Load<uint64_t>(d + offsetof(FileHeader, end_monotonic_ns));
   img_.records_dropped = Load<uint64_t>(d + offsetof(FileHeader, records_dropped));
+  img_.samples_dropped = Load<uint64_t>(d + offsetof(FileHeader, samples_dropped));
   img_.chunks_claimed = Load<uint32_t>(d + offsetof(FileHeader, chunks_claimed));
   img_.pid_namespace = Load<uint64_t>(d + offsetof(FileHeader, pid_namespace));
   img_.start_ticks = Load<uint64_t>(d + offsetof(FileHeader, start_ticks));

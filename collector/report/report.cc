@@ -100,10 +100,13 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
   add(Loss::no_exit_record, p.exit.kind == EndKind::kNone && p.first().source != ImageSource::kKineto ? 1 : 0);
   add(Loss::records_dropped, p.dropped);
   uint64_t python_missed = 0;  // samples with Python frames the sampler could not read
+  uint64_t samples_dropped = 0;
   for (const TraceImage& img : p.images) {
+    samples_dropped += img.samples_dropped;
     for (const Sample& s : img.stacks.samples) python_missed += s.python_missed > 0 ? 1 : 0;
   }
   add(Loss::samples_python_missed, python_missed);
+  add(Loss::samples_dropped, samples_dropped);
   const NvtxMisuse& m = row.nvtx_misuse;
   add(Loss::nvtx_null_names, m.null_names);
   add(Loss::nvtx_names_cut, m.names_cut);

@@ -498,7 +498,8 @@ Case CaptureLimited() {
 // backward, optimizer step and unrecorded logging, a sample every 1 ms of each with the Python
 // stack of that code; a C++ extension's thread (4502) samples native frames only, in a module that
 // is not on the machine (module+offset); one sample without a stack and one whose Python frames
-// the sampler could not all read. The worker samples its __getitem__ and collate_fn.
+// the sampler could not all read; 3 samples the sampler dropped (its header's samples_dropped).
+// The worker samples its __getitem__ and collate_fn.
 Case CpuSamples() {
   using PyFrame = TraceBuilder::PyFrame;
   const std::vector<std::string> argv = {"/usr/bin/python3", "train_cpu.py", "--sample-demo"};
@@ -507,6 +508,7 @@ Case CpuSamples() {
   Case c;
   c.push_back(Process(4500, 4498, T0, argv, exe, fmt::kFlagFollowChildren));
   TraceBuilder& mb = *c.back();
+  mb.SamplesDropped(3);
   PhaseThread m(mb, 4500);
   mb.ThreadName(m.thread(), 4500, "python3");
   PhaseCategories(mb, m.thread(), 1);

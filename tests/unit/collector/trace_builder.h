@@ -72,6 +72,7 @@ class TraceBuilder {
     return *this;
   }
   TraceBuilder& Dropped(uint64_t n) { dropped_ = n; return *this; }
+  TraceBuilder& SamplesDropped(uint64_t n) { samples_dropped_ = n; return *this; }
   TraceBuilder& Version(uint32_t v) { version_ = v; return *this; }
   TraceBuilder& Layout(uint32_t header_region_size, uint32_t chunk_size) {
     header_region_ = header_region_size;
@@ -358,6 +359,7 @@ class TraceBuilder {
     Store<int32_t>(&out, offsetof(H, end_code), end_code_);
     Store<uint64_t>(&out, offsetof(H, end_monotonic_ns), end_ns_);
     Store<uint64_t>(&out, offsetof(H, records_dropped), dropped_);
+    Store<uint64_t>(&out, offsetof(H, samples_dropped), samples_dropped_);
     Store<uint32_t>(&out, offsetof(H, chunks_claimed),
                     chunks_claimed_ ? *chunks_claimed_ : static_cast<uint32_t>(chunks_.size()));
 
@@ -540,6 +542,7 @@ class TraceBuilder {
   int32_t end_code_ = 0;
   uint64_t end_ns_ = 0;
   uint64_t dropped_ = 0;
+  uint64_t samples_dropped_ = 0;
   uint32_t version_ = fmt::kFormatVersion;
   uint64_t next_stack_ = 1;
   uint32_t header_region_ = fmt::kHeaderRegionSize;

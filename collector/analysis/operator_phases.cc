@@ -4,99 +4,48 @@
 #include <map>
 #include <utility>
 
-#include "collector/analysis/training_steps.h"
+#include "collector/analysis/thread_phases.h"
 #include "collector/stats/host_ops.h"
 
 namespace trainprof::collector {
-namespace {
-
-// Phase → row label (their order is the table's).
-constexpr const char* kLabels[] = {"data_wait", "data_loading", "forward", "backward", "optimizer",
-                                   "collective", "checkpoint", "other"};
-constexpr size_t kOther = 7;
-
-size_t LabelOf(Phase p) {
-  switch (p) {
-    case Phase::kDataWait: return 0;
-    case Phase::kFetch:
-    case Phase::kGetItem:
-    case Phase::kCollate:
-    case Phase::kWorkerInit: return 1;
-    case Phase::kForward:
-    case Phase::kTrainingStep:
-    case Phase::kValidationStep: return 2;
-    case Phase::kBackward: return 3;
-    case Phase::kOptimizerStep:
-    case Phase::kZeroGrad: return 4;
-    case Phase::kCollective: return 5;
-    case Phase::kCheckpoint: return 6;
-    default: return kOther;
-  }
-}
-
-// The label of each call's start on one thread: a sweep over the thread's (nested) phase ranges,
-// by begin, with the stack of those open. `calls` are (start, index) sorted by start.
-void LabelCalls(const std::vector<PhaseRange>& ranges, const std::vector<std::pair<uint64_t, uint32_t>>& calls,
-                std::vector<uint8_t>* label) {
-  std::vector<const PhaseRange*> open;
-  size_t next = 0;
-  for (const auto& [t, i] : calls) {
-    while (next < ranges.size() && ranges[next].begin_ns <= t) {
-      while (!open.empty() && open.back()->end_ns <= ranges[next].begin_ns) open.pop_back();
-      open.push_back(&ranges[next++]);
-    }
-    while (!open.empty() && open.back()->end_ns <= t) open.pop_back();
-    (*label)[i] = static_cast<uint8_t>(open.empty() ? kOther : LabelOf(open.back()->phase));
-  }
-}
-
-}  // namespace
 
 std::vector<OperatorPhaseRow> OperatorsByPhase(const Trace& trace, size_t top, size_t* omitted) {
   *omitted = 0;
-  const StringId domain = trace.strings.Find(format::kPhaseDomain);
+  bool has_ops = false;
+  for (const Process& process : trace.processes) {
+    for (const TraceImage& img : process.images) has_ops |= img.source == ImageSource::kTrainprof && !img.host_ops.empty();
+  }
+  std::vector<OperatorPhaseRow> rows;
+  if (!has_ops) return rows;
+  const ThreadPhases phases(trace);
+  const size_t other = PhaseLabelRank("");  // after every phase
   std::map<std::pair<size_t, StringId>, OperatorPhaseRow> sums;
   bool in_phase = false;
-  for (const Process& process : trace.processes) {
-    bool has_ops = false;
-    for (const TraceImage& img : process.images) has_ops |= img.source == ImageSource::kTrainprof && !img.host_ops.empty();
-    if (!has_ops) continue;
-    const ProcessPhases phases = CollectPhases(process, domain, &trace.strings);
-    for (uint32_t im = 0; im < process.images.size(); ++im) {
+  for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
+    const Process& process = trace.processes[pi];
+    for (size_t im = 0; im < process.images.size(); ++im) {
       const TraceImage& img = process.images[im];
       if (img.source != ImageSource::kTrainprof || img.host_ops.empty()) continue;
-      const std::vector<HostOpCall> calls = HostOpCallsOf(img.host_ops);
-      std::vector<uint8_t> label(calls.size(), kOther);
-      std::map<uint32_t, std::vector<std::pair<uint64_t, uint32_t>>> by_thread;
-      for (uint32_t k = 0; k < calls.size(); ++k) {
-        const HostOp& op = img.host_ops[calls[k].op];
-        by_thread[op.thread].push_back({op.begin_ns, k});
-      }
-      for (auto& [thread, starts] : by_thread) {
-        std::sort(starts.begin(), starts.end());
-        for (const PhaseThread& pt : phases.threads) {
-          if (pt.image == im && pt.thread == thread) LabelCalls(pt.ranges, starts, &label);
-        }
-      }
-      for (uint32_t k = 0; k < calls.size(); ++k) {
-        const HostOp& op = img.host_ops[calls[k].op];
-        OperatorPhaseRow& r = sums[{label[k], op.name}];
+      for (const HostOpCall& call : HostOpCallsOf(img.host_ops)) {
+        const HostOp& op = img.host_ops[call.op];
+        const std::string_view phase = phases.At(pi, im, op.thread, op.begin_ns);
+        const size_t rank = phase.empty() ? other : PhaseLabelRank(phase);
+        OperatorPhaseRow& r = sums[{rank, op.name}];
+        r.phase = phase.empty() ? "other" : std::string(phase);
         r.calls += 1;
-        r.self_ns += calls[k].self_ns;
-        r.total_ns += calls[k].total_ns;
-        in_phase |= label[k] != kOther;
+        r.self_ns += call.self_ns;
+        r.total_ns += call.total_ns;
+        in_phase |= !phase.empty();
       }
     }
   }
-  std::vector<OperatorPhaseRow> rows;
   if (!in_phase) return rows;
-  std::vector<std::vector<OperatorPhaseRow>> by_label(kOther + 1);
+  std::map<size_t, std::vector<OperatorPhaseRow>> by_phase;
   for (auto& [key, r] : sums) {
-    r.phase = kLabels[key.first];
     r.name = std::string(trace.strings.Get(key.second));
-    by_label[key.first].push_back(std::move(r));
+    by_phase[key.first].push_back(std::move(r));
   }
-  for (auto& v : by_label) {
+  for (auto& [rank, v] : by_phase) {
     std::sort(v.begin(), v.end(), [](const OperatorPhaseRow& a, const OperatorPhaseRow& b) {
       return a.self_ns != b.self_ns ? a.self_ns > b.self_ns : a.name < b.name;
     });

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "collector/analysis/sample_phases.h"
+#include "collector/analysis/thread_phases.h"
 #include "collector/symbols/symbolizer.h"
 
 namespace trainprof::collector {
@@ -106,7 +106,7 @@ void AddFunctionTables(const Trace& trace, const ReportOptions& options, Report*
     return;
   }
   Symbolizer symbols(trace.strings);
-  const SamplePhases phases(trace);
+  const ThreadPhases phases(trace);
   const FunctionTables ft = BuildFunctionTables(
       trace, &symbols, [&](size_t p, size_t i, uint32_t t, uint64_t ns) { return phases.At(p, i, t, ns); });
 

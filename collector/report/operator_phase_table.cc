@@ -10,8 +10,9 @@ TableDef MakeOperatorPhaseTable() {
   return {"operators_by_phase",
           "operators_by_phase.csv",
           {{"phase", "Phase", Unit::kText, Align::kLeft,
-            "the phase the calls started in: data_wait, data_loading (a worker's fetch, __getitem__, collate), forward, "
-            "backward, optimizer, collective, checkpoint, other (outside every phase range)"},
+            "the innermost phase range the calls started in, as the function table's --by-phase: data_wait, fetch, "
+            "getitem, collate, worker_init, forward, training_step, validation_step, backward, optimizer, collective, "
+            "checkpoint, dataloader_iter, init_process_group; other (outside every phase range)"},
            {"name", "Name", Unit::kText, Align::kLeft, "operator (trainprof run --trace=torch-ops)", Show::kBoth, 55},
            {"calls", "# of Calls", Unit::kCount, Align::kRight, "calls in the phase (as the operator table counts them)"},
            {"self_ns", "Self CPU", Unit::kNs, Align::kRight, "total less the time in nested operators"},

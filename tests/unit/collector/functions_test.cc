@@ -1,14 +1,14 @@
 // The function table of CPU samples (stats/functions.h, report/function_tables.h): self and total
 // samples per function from Python frames (else native frames symbolized with libdw: this test
 // binary's own functions), merged and per process, split by the phase each sample fell in
-// (analysis/sample_phases.h), the Python frames missed reported, the table in text, JSON and CSV,
+// (analysis/thread_phases.h), the Python frames missed reported, the table in text, JSON and CSV,
 // and the folded export of samples (export/export_folded.h).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "collector/analysis/sample_phases.h"
+#include "collector/analysis/thread_phases.h"
 #include "collector/base/output_sink.h"
 #include "collector/export/export_folded.h"
 #include "collector/render/render.h"
@@ -244,7 +244,7 @@ TEST(FunctionTable, ByPhaseSplitsByTheInnermostPhaseOfTheSamplesThread) {
   w.Pop(t + 40);
   w.Pop(t + 50);
   Trace trace = test::TraceOf({&main, &worker});
-  const SamplePhases phases(trace);
+  const ThreadPhases phases(trace);
   Symbolizer sym(trace.strings);
   const FunctionTables ft = BuildFunctionTables(
       trace, &sym, [&](size_t p, size_t i, uint32_t th2, uint64_t ns) { return phases.At(p, i, th2, ns); });

@@ -1,4 +1,4 @@
-#include "collector/analysis/sample_phases.h"
+#include "collector/analysis/thread_phases.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 namespace trainprof::collector {
 
-std::string_view SamplePhaseName(format::Phase phase) {
+std::string_view PhaseLabel(format::Phase phase) {
   switch (phase) {
     case Phase::kDataWait: return "data_wait";
     case Phase::kFetch: return "fetch";
@@ -27,7 +27,15 @@ std::string_view SamplePhaseName(format::Phase phase) {
   }
 }
 
-SamplePhases::SamplePhases(const Trace& trace) {
+size_t PhaseLabelRank(std::string_view label) {
+  const size_t n = sizeof(kPhaseLabels) / sizeof(kPhaseLabels[0]);
+  for (size_t i = 0; i < n; ++i) {
+    if (kPhaseLabels[i] == label) return i;
+  }
+  return n;
+}
+
+ThreadPhases::ThreadPhases(const Trace& trace) {
   const StringId domain = trace.strings.Find(format::kPhaseDomain);
   if (domain == 0) return;
   for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
@@ -35,7 +43,7 @@ SamplePhases::SamplePhases(const Trace& trace) {
     for (PhaseThread& t : phases.threads) {
       std::vector<PhaseRange> ranges;
       for (const PhaseRange& r : t.ranges) {
-        if (!SamplePhaseName(r.phase).empty() && r.end_ns > r.begin_ns) ranges.push_back(r);
+        if (!PhaseLabel(r.phase).empty() && r.end_ns > r.begin_ns) ranges.push_back(r);
       }
       if (ranges.empty()) continue;
       // Outer ranges first at equal begins; pushes at the same time stay in push order.
@@ -64,14 +72,14 @@ SamplePhases::SamplePhases(const Trace& trace) {
         if (!open.empty()) emit(r.begin_ns, open.back().phase);
         cursor = r.begin_ns;
         const uint64_t end = open.empty() ? r.end_ns : std::min(r.end_ns, open.back().end_ns);
-        open.push_back({end, SamplePhaseName(r.phase)});
+        open.push_back({end, PhaseLabel(r.phase)});
       }
       close_until(UINT64_MAX);
     }
   }
 }
 
-std::string_view SamplePhases::At(size_t process, size_t image, uint32_t thread, uint64_t t_ns) const {
+std::string_view ThreadPhases::At(size_t process, size_t image, uint32_t thread, uint64_t t_ns) const {
   auto it = threads_.find({process, image, thread});
   if (it == threads_.end()) return {};
   const std::vector<Segment>& v = it->second;

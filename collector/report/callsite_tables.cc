@@ -88,11 +88,10 @@ bool InsertAfter(std::vector<std::string>* text, std::string_view marker, std::s
 
 }  // namespace
 
-void AddCallSiteClauses(const Trace& trace, Bottleneck* b) {
-  Symbolizer symbols(trace.strings);
+void AddCallSiteClauses(const Trace& trace, Symbolizer* symbols, Bottleneck* b) {
   for (TrainingProcess& t : b->processes) {
     if (t.process < 0) continue;
-    const std::vector<CallSiteRow> rows = CallSites(trace, &symbols, t.process);
+    const std::vector<CallSiteRow> rows = CallSites(trace, symbols, t.process);
     if (rows.empty()) continue;
     if (t.gpu && t.gpu->cause == IdleCause::kSync) {
       for (const CallSiteRow& row : rows) {  // the largest first
@@ -111,9 +110,8 @@ void AddCallSiteClauses(const Trace& trace, Bottleneck* b) {
   }
 }
 
-void AddCallSiteTable(const Trace& trace, const ReportOptions& options, Report* r) {
-  Symbolizer symbols(trace.strings);
-  std::vector<CallSiteRow> rows = CallSites(trace, &symbols);
+void AddCallSiteTable(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r) {
+  std::vector<CallSiteRow> rows = CallSites(trace, symbols);
   if (rows.empty() && !options.by_callsite) return;
   TableRows t{&CallSiteTable(), "Call sites (--backtrace): the top call sites by total time", {}};
   if (options.top > 0 && rows.size() > options.top) {

@@ -23,12 +23,12 @@ std::string FramesText(const std::vector<SymbolFrame>& frames);
 /// Symbolizes the trace's stacks and appends the call-site table to r->tables (and its rows to
 /// r->callsites), cut to --top: when the trace has stacked events or --by-callsite asked for it;
 /// in the text report only with --by-callsite.
-void AddCallSiteTable(const Trace& trace, const ReportOptions& options, Report* r);
+void AddCallSiteTable(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r);
 
 /// The Bottleneck's call-site clauses (docs/analysis.md, "Call sites"): after the sentence on GPU
 /// idle time spent in a synchronising call, and after the verdict naming the largest phase, one
 /// sentence naming that call's / phase range's top call site in the process, where it has stacks.
-void AddCallSiteClauses(const Trace& trace, Bottleneck* b);
+void AddCallSiteClauses(const Trace& trace, Symbolizer* symbols, Bottleneck* b);
 
 /// The training phase a range of trainprof's phase domain measures ("trainprof:Net.forward" →
 /// forward), by the shim's names (format/trainprof/phases.h); nullopt for other ranges.

@@ -92,7 +92,7 @@ Cells FunctionCells(const FunctionRow& r) {
           r.self_samples, r.total_samples, r.self_share, r.total_share};
 }
 
-void AddFunctionTables(const Trace& trace, const ReportOptions& options, Report* r) {
+void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r) {
   bool any = false;
   for (const Process& p : trace.processes) {
     for (const TraceImage& img : p.images) any = any || !img.stacks.samples.empty();
@@ -105,10 +105,9 @@ void AddFunctionTables(const Trace& trace, const ReportOptions& options, Report*
     }
     return;
   }
-  Symbolizer symbols(trace.strings);
   const ThreadPhases phases(trace);
   const FunctionTables ft = BuildFunctionTables(
-      trace, &symbols, [&](size_t p, size_t i, uint32_t t, uint64_t ns) { return phases.At(p, i, t, ns); });
+      trace, symbols, [&](size_t p, size_t i, uint32_t t, uint64_t ns) { return phases.At(p, i, t, ns); });
 
   auto table = [&](const TableDef& def, std::string title, const std::vector<FunctionRow>& rows, auto same,
                    auto prefix) {

@@ -24,6 +24,6 @@ inline constexpr size_t kFunctionTextRows = 25;
 /// Symbolizes the samples' stacks and appends the function tables to r->tables, each cut to --top
 /// (per process and per phase for those tables), when the trace has samples; without samples,
 /// with --by-phase, an empty functions_by_phase whose title says so.
-void AddFunctionTables(const Trace& trace, const ReportOptions& options, Report* r);
+void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r);
 
 }  // namespace trainprof::collector

@@ -410,11 +410,13 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
   AddGpuIdleLaunchTables(trace, options, &r);
-  AddCallSiteTable(trace, options, &r);
-  AddFunctionTables(trace, options, &r);
+  Symbolizer symbols(trace.strings);  // one for every table of stacks: each file opened once
+  AddCallSiteTable(trace, options, &symbols, &r);
+  AddFunctionTables(trace, options, &symbols, &r);
   AddOperatorPhaseTable(trace, options, &r);
   r.bottleneck = AnalyzeBottleneck(trace);
-  AddCallSiteClauses(trace, &r.bottleneck);
+  AddCallSiteClauses(trace, &symbols, &r.bottleneck);
+  for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));
   AddGpuOverlap(trace, &r);
   return r;
 }

@@ -142,6 +142,8 @@ std::string SymbolFrame::Label() const {
 struct Symbolizer::ElfFile {
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;  // null: missing, unreadable, not ELF, build id not the recorded one
+  std::string path;
+  std::string problem;  // why module is null ("" when it is not, or for a path that is no file)
   ~ElfFile() {
     if (dwfl != nullptr) dwfl_end(dwfl);
   }
@@ -163,15 +165,35 @@ Symbolizer::ElfFile* Symbolizer::Open(const Module& m) {
       .section_address = dwfl_offline_section_address,
       .debuginfo_path = nullptr,
   };
+  f.path = path;
   f.dwfl = dwfl_begin(&kCallbacks);
   if (f.dwfl == nullptr) return &f;
   // libdw opens the file by path (fd -1); base 0: lookups by ELF address.
   Dwfl_Module* mod = dwfl_report_elf(f.dwfl, Basename(path).c_str(), path.c_str(), -1, 0, false);
   dwfl_report_end(f.dwfl, nullptr, nullptr);
-  if (mod == nullptr) return &f;  // missing, unreadable or not ELF
-  if (!build_id.empty() && BuildIdHex(mod) != build_id) return &f;  // another build of the file
+  if (mod == nullptr) {  // missing, unreadable or not ELF
+    if (StartsWith(path, "/")) f.problem = "is not on this machine, not readable or not an ELF file";
+    return &f;
+  }
+  if (!build_id.empty()) {
+    if (const std::string found = BuildIdHex(mod); found != build_id) {  // another build of the file
+      f.problem = "was rebuilt since the run (build id " + build_id + " in the trace, " +
+                  (found.empty() ? std::string("none") : found) + " in the file)";
+      return &f;
+    }
+  }
   f.module = mod;
   return &f;
+}
+
+std::vector<std::string> Symbolizer::Problems() const {
+  std::vector<std::string> out;
+  for (const auto& [key, f] : files_) {
+    if (f->problem.empty()) continue;
+    out.push_back("stacks: " + f->path + " " + f->problem + ": its frames show as " + Basename(f->path) +
+                  "+0xOFFSET");
+  }
+  return out;
 }
 
 SymbolFrame Symbolizer::Native(const ImageStacks& stacks, uint64_t address) {

@@ -61,6 +61,12 @@ class Symbolizer {
   /// libraries (nvtx*, libcudart, libcuda, libnvToolsExt) — the user's line.
   ShownStack Show(const ImageStacks& stacks, uint64_t id);
 
+  /// One warning per module file the frames shown so far could not be symbolized with, by path:
+  /// "stacks: /opt/x/libfoo.so is not on this machine or not readable: its frames show as
+  /// libfoo.so+0xOFFSET", "... was rebuilt since the run (build id ... in the trace, ... in the
+  /// file): ..."; pseudo-objects without a path (linux-vdso.so.1) are not files and never named.
+  std::vector<std::string> Problems() const;
+
  private:
   struct ElfFile;
   ElfFile* Open(const Module& m);

@@ -159,11 +159,26 @@ TEST(Stacks, AnotherBuildOrAMissingFileGivesModulePlusOffset) {
     std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(p.load - p.module.bias));
     EXPECT_EQ(f.function, Base(path) + off) << path;
     EXPECT_FALSE(f.file.has_value());
+    // ... and the report says which file and why, once however many frames are in it.
+    sym.Native(r.image->stacks, p.save);
+    const std::vector<std::string> problems = sym.Problems();
+    ASSERT_EQ(problems.size(), 1u) << path;
+    const std::string why = build_id.empty()
+        ? " is not on this machine, not readable or not an ELF file"
+        : " was rebuilt since the run (build id " + build_id + " in the trace, " + p.module.build_id + " in the file)";
+    EXPECT_EQ(problems[0], "stacks: " + path + why + ": its frames show as " + Base(path) + "+0xOFFSET");
   }
-  // No module at all: the address in hex.
+  // No module at all: the address in hex. A pseudo-object with no file (the vDSO) is no problem.
   StringPool pool;
   Symbolizer sym(pool);
   EXPECT_EQ(sym.Native(ImageStacks{}, 0x1234).function, "0x1234");
+  TraceBuilder b(702, 1, T0);
+  const int t = b.Thread(702);
+  b.Module(t, 0x7fff'0000'0000, 0x7fff'0000'0000, 0x7fff'0000'2000, "linux-vdso.so.1", "");
+  ReadResult r = ReadTraceBytes(b.Build(), b.FileName(), &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(sym.Native(r.image->stacks, 0x7fff'0000'0100).function, "linux-vdso.so.1+0x100");
+  EXPECT_EQ(sym.Problems(), std::vector<std::string>{});
 }
 
 TEST(Stacks, DamagedStackIsSaidAndTheRestKept) {

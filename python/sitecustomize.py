@@ -22,74 +22,6 @@ def _trainprof_drop_frames(exc):
         pass
 
 
-def _trainprof_install_import_hook():
-    """Instruments torch right after `import torch` finished (_trainprof/torch_phases.py), and
-    Lightning's profiler base class right after its module was imported (lightning_phases.py)."""
-    import importlib.abc
-    import importlib.util
-
-    def instrument(fullname, module):
-        from _trainprof import native
-
-        if native.get() is None:
-            return
-        if fullname == "torch":
-            from _trainprof import torch_ops, torch_phases
-
-            torch_phases.install(module)
-            torch_ops.enable(module)
-        else:
-            from _trainprof import lightning_phases
-
-            lightning_phases.install(module)
-
-    if any(getattr(f, "_trainprof_hook", False) for f in sys.meta_path):
-        return  # this module run again (`import sitecustomize` after the program's own failed)
-
-    class _ImportHook(importlib.abc.MetaPathFinder):
-        _trainprof_hook = True
-        busy = False
-        # Lightning's profiler modules: _trainprof/lightning_phases.py MODULES (not imported here:
-        # a program without torch pays for nothing but this set).
-        pending = {"torch", "lightning.pytorch.profilers.profiler", "pytorch_lightning.profilers.profiler",
-                   "pytorch_lightning.profiler.profiler", "pytorch_lightning.profiler.base"}
-
-        def find_spec(self, fullname, path=None, target=None):
-            if fullname not in self.pending or self.busy:
-                return None
-            self.busy = True
-            try:
-                spec = importlib.util.find_spec(fullname)
-            finally:
-                self.busy = False
-            loader = getattr(spec, "loader", None)
-            exec_module = getattr(loader, "exec_module", None)
-            if exec_module is None:
-                return None
-            self.pending.discard(fullname)
-            if not self.pending:
-                try:
-                    sys.meta_path.remove(self)
-                except ValueError:
-                    pass
-
-            def exec_and_instrument(module):
-                try:
-                    exec_module(module)
-                except BaseException as e:  # e.g. a broken torch install: its traceback as without us
-                    _trainprof_drop_frames(e)
-                    raise
-                try:
-                    instrument(fullname, module)
-                except Exception:
-                    pass
-
-            loader.exec_module = exec_and_instrument
-            return spec
-
-    sys.meta_path.insert(0, _ImportHook())
-
-
 def _trainprof_next_sitecustomize_spec():
     """The spec of the `sitecustomize` Python's import system would have found without our folder
     on sys.path: a module, a package (`sitecustomize/__init__.py`), a sourceless `.pyc`, an
@@ -147,7 +79,9 @@ def _trainprof_load(spec):
 
 if os.environ.get("TRAINPROF_LIB") and "torch" not in sys.modules:
     try:
-        _trainprof_install_import_hook()
+        from _trainprof import import_hook as _trainprof_import_hook
+
+        _trainprof_import_hook.install()
     except Exception:
         pass
 

@@ -89,10 +89,11 @@ bool IsNativeWrapper(const SymbolFrame& f) {
 
 /// Python frames of trainprof's own shim (python/_trainprof/, an installed trainprof package).
 bool IsTrainprofPython(const std::string& p) {
-  for (const char* pkg : {"-packages/trainprof/", "/python/trainprof/", "/python/_trainprof/"}) {
+  for (const char* pkg : {"-packages/trainprof/", "/python/trainprof/", "/_trainprof/"}) {
     if (p.find(pkg) != std::string::npos) return true;
   }
-  return false;
+  static constexpr std::string_view kSite = "/python/sitecustomize.py";  // the shim's (python_walk.h)
+  return p.size() >= kSite.size() && std::string_view(p).substr(p.size() - kSite.size()) == kSite;
 }
 
 /// Python frames that are not the user's code: the libraries a range or call passes through on

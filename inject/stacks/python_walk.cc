@@ -45,7 +45,11 @@ bool IsOwnPythonFile(const char* file, size_t n) {
   for (size_t i = 0; i + k <= n; ++i) {
     if (memcmp(file + i, kOwn, k) == 0) return true;
   }
-  return false;
+  // The shim's sitecustomize.py, in the folder `trainprof run` puts first on PYTHONPATH: always
+  // named python/ (build/python, share/trainprof/python).
+  static constexpr char kSite[] = "/python/sitecustomize.py";
+  constexpr size_t s = sizeof(kSite) - 1;
+  return n >= s && memcmp(file + n - s, kSite, s) == 0;
 }
 
 bool PythonWalker::LookUp(const PyApi& api, InternFn intern, void* ctx, void* code, Entry* e) {

@@ -28,8 +28,9 @@ inline constexpr size_t kValuesPerPythonFrame = 3;
 /// Interns n bytes of UTF-8 as a string id of the trace (0: lost, not cached).
 using InternFn = uint32_t (*)(void* ctx, const char* s, uint32_t n);
 
-/// True for code of trainprof's own Python shim (a file under a `_trainprof/` folder): its
-/// frames are left out, so a phase's innermost Python frame is the user's line.
+/// True for code of trainprof's own Python shim (a file under a `_trainprof/` folder, or the
+/// shim's `python/sitecustomize.py`): its frames are left out, so a phase's innermost Python frame
+/// is the user's line, and the shim's start-up is not the program's code. Async-signal-safe.
 bool IsOwnPythonFile(const char* file, size_t n);
 
 class PythonWalker {

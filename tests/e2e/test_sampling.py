@@ -161,6 +161,30 @@ class SamplingTest(TraceTest):
         # the shim's and the interpreter's imports).
         self.assertLessEqual(loop_missed, 0.05 * (heavy + light), counts)
 
+    def test_the_shims_frames_are_not_in_the_samples_of_import_torch(self):
+        # `import torch` runs under the shim's import hook (python/_trainprof/import_hook.py): a
+        # sample taken while torch imports must show the program's `import torch` line and
+        # torch's modules, never trainprof's own frames (a new-user pass found the hook's
+        # exec_and_instrument, then in sitecustomize.py, at 47% total).
+        script = self.script("imports.py", "import torch\n\n"
+                             "x = torch.ones(64, 64)\n"
+                             "for _ in range(200):\n"
+                             "    x = (x @ x).clamp(max=1.0)\n"
+                             "print('imports done')\n")
+        proc = self.profile([PYTHON, script], follow=False, extra=["--sample=%d" % HZ])
+        self.assertIn("imports done", proc.stdout)
+        (trace,) = self.traces()
+        table = stacks(trace)
+        files, import_line = set(), 0
+        for s in of(trace, "SAMPLE"):
+            py = [f for f in table.get(s["stack"], []) if f[0] == "python"]
+            files.update(f[2] for f in py)
+            # (the program's own line may be past the innermost 64 frames of a deep import)
+            import_line += any("/torch/" in f[2] and f[1] == "<module>" for f in py)
+        self.assertGreater(import_line, 5, "samples in `import torch`")
+        ours = sorted(f for f in files if "/_trainprof/" in f or f.endswith("/python/sitecustomize.py"))
+        self.assertEqual(ours, [])
+
     def test_python_fork_children_sampled_with_their_python_frames(self):
         # DataLoader-style workers: os.fork() children of a Python parent, each spinning in Python
         # on its forking thread and on a thread of its own. A fork child has no native frames

@@ -242,6 +242,13 @@ TEST(PythonWalk, ShimFramesLeftOutSoThePhaseStartsAtTheUsersLine) {
   EXPECT_EQ(Decode(s, out, n), (std::vector<Decoded>{{"train", "/home/u/train.py", 12}}));
   EXPECT_TRUE(IsOwnPythonFile("/x/_trainprof/a.py", 18));
   EXPECT_FALSE(IsOwnPythonFile("/x/trainprof/a.py", 17));
+  for (const std::string own : {"/opt/build/python/sitecustomize.py", "/usr/share/trainprof/python/sitecustomize.py"}) {
+    EXPECT_TRUE(IsOwnPythonFile(own.data(), own.size())) << own;
+  }
+  for (const std::string theirs : {"/venv/lib/python3.11/site-packages/sitecustomize.py", "/home/u/sitecustomize.py",
+                                   "/opt/build/python/sitecustomize.pyc"}) {
+    EXPECT_FALSE(IsOwnPythonFile(theirs.data(), theirs.size())) << theirs;
+  }
 }
 
 TEST(PythonWalk, NamesLookedUpOncePerCodeObjectUntilTheStringTableChanges) {

@@ -1,0 +1,78 @@
+"""The import hook of trainprof's Python shim, installed by sitecustomize.py: instruments torch right
+after `import torch` finished (torch_phases.py, torch_ops.py), and Lightning's profiler base class
+right after its module was imported (lightning_phases.py). In this package (not in
+sitecustomize.py) so that its frames, which sit under every `import torch` of the program, are
+trainprof's own to the stack walkers (a `_trainprof/` file: inject/stacks/python_walk.h) and to
+tracebacks (frames.py)."""
+
+import sys
+
+from _trainprof.frames import drop_own_frames
+
+
+def install():
+    """Instruments torch right after `import torch` finished (_trainprof/torch_phases.py), and
+    Lightning's profiler base class right after its module was imported (lightning_phases.py)."""
+    import importlib.abc
+    import importlib.util
+
+    def instrument(fullname, module):
+        from _trainprof import native
+
+        if native.get() is None:
+            return
+        if fullname == "torch":
+            from _trainprof import torch_ops, torch_phases
+
+            torch_phases.install(module)
+            torch_ops.enable(module)
+        else:
+            from _trainprof import lightning_phases
+
+            lightning_phases.install(module)
+
+    if any(getattr(f, "_trainprof_hook", False) for f in sys.meta_path):
+        return  # this module run again (`import sitecustomize` after the program's own failed)
+
+    class _ImportHook(importlib.abc.MetaPathFinder):
+        _trainprof_hook = True
+        busy = False
+        # Lightning's profiler modules: _trainprof/lightning_phases.py MODULES (not imported here:
+        # a program without torch pays for nothing but this set).
+        pending = {"torch", "lightning.pytorch.profilers.profiler", "pytorch_lightning.profilers.profiler",
+                   "pytorch_lightning.profiler.profiler", "pytorch_lightning.profiler.base"}
+
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname not in self.pending or self.busy:
+                return None
+            self.busy = True
+            try:
+                spec = importlib.util.find_spec(fullname)
+            finally:
+                self.busy = False
+            loader = getattr(spec, "loader", None)
+            exec_module = getattr(loader, "exec_module", None)
+            if exec_module is None:
+                return None
+            self.pending.discard(fullname)
+            if not self.pending:
+                try:
+                    sys.meta_path.remove(self)
+                except ValueError:
+                    pass
+
+            def exec_and_instrument(module):
+                try:
+                    exec_module(module)
+                except BaseException as e:  # e.g. a broken torch install: its traceback as without us
+                    drop_own_frames(e)
+                    raise
+                try:
+                    instrument(fullname, module)
+                except Exception:
+                    pass
+
+            loader.exec_module = exec_and_instrument
+            return spec
+
+    sys.meta_path.insert(0, _ImportHook())

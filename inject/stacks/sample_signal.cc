@@ -101,6 +101,12 @@ void ChainToProgram(int sig, siginfo_t* info, void* uc) {
 using trainprof::inject::g_signo;
 
 // ---- interposed libc entry points (exported by exports.map) -----------------------------------
+// Not in the TSan build: TSan intercepts these functions itself and calls them from its own
+// start-up (sigaction, before its runtime is ready: our instrumented copy crashes it) and around
+// its thread start (pthread_create: our start routine would run before TSan set the thread up).
+// There, threads are sampled once they record something (CurrentThreadSlow) and the program's
+// own sigaction on the sampling signal replaces ours (docs/testing.md, "Skipped tests").
+#if !defined(__SANITIZE_THREAD__)
 extern "C" {
 
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
@@ -127,3 +133,4 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t
 }
 
 }  // extern "C"
+#endif  // !__SANITIZE_THREAD__

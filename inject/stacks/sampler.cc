@@ -226,6 +226,12 @@ int SampleSignalNumber() { return g_hz != 0 ? g_signo : 0; }
 
 using namespace trainprof::inject;
 
+// Not in the TSan build: TSan intercepts these functions itself and calls them from its own
+// start-up (sigaction, before its runtime is ready: our instrumented copy crashes it) and around
+// its thread start (pthread_create: our start routine would run before TSan set the thread up).
+// There, threads are sampled once they record something (CurrentThreadSlow) and the program's
+// own sigaction on the sampling signal replaces ours (docs/testing.md, "Skipped tests").
+#if !defined(__SANITIZE_THREAD__)
 extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                                                      void* (*start)(void*), void* arg) {
   CreateFn real = RealCreate();
@@ -239,3 +245,4 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   if (rc != 0) free(s);
   return rc;
 }
+#endif  // !__SANITIZE_THREAD__

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "capture.h"
 #include "config.h"
 #include "log.h"
 #include "recorder.h"
@@ -94,6 +95,12 @@ void TakeSample(void* uc) {
     return;
   }
   const uint64_t now = NowNs();
+  // Outside the capture (--capture-range, --delay, --duration): no sample, as no other event;
+  // its periods are spent, not carried into the next capture. CapturedAt is lock-free, read-only.
+  if (!CapturedAt(now)) {
+    PeriodsSinceLastSample();
+    return;
+  }
   uint32_t missed = 0;
   bool busy = false;
   const uint32_t stack = TakeSampleStack(t, InterruptedPc(uc), &missed, &busy);

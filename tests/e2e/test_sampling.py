@@ -169,6 +169,30 @@ class SamplingTest(TraceTest):
         # the shim's and the interpreter's imports).
         self.assertLessEqual(loop_missed, 0.05 * (heavy + light), counts)
 
+    def test_samples_only_inside_the_capture_window(self):
+        # --delay/--duration limit the samples as every other event (a new-user pass found the
+        # whole run's samples under a 0.3 s window that the report said was the capture).
+        script = self.script("long_spin.py", "import time\n\n\n"
+                             "def spin(seconds):\n"
+                             "    end = time.process_time() + seconds\n"
+                             "    x = 0\n"
+                             "    while time.process_time() < end:\n"
+                             "        x += 1\n\n\n"
+                             "spin(1.5)\n"
+                             "print('long spin done')\n")
+        proc = self.profile([PYTHON, script], follow=False,
+                            extra=["--sample=%d" % HZ, "--delay", "0.5", "--duration", "0.4"])
+        self.assertIn("long spin done", proc.stdout)
+        (trace,) = self.traces()
+        window = dict(e.split("=", 1) for e in trace["header"]["meta"]["capture"].split("\0") if "=" in e)
+        begin, end = int(window["window_start_ns"]), int(window["window_end_ns"])
+        samples = of(trace, "SAMPLE")
+        self.assertGreater(len(samples), 40, "samples inside the 0.4 s window")
+        outside = [s["t"] for s in samples if not begin <= s["t"] < end]
+        self.assertEqual(outside, [])
+        # 0.4 s of a spinning thread's CPU time at 1000 Hz, not the run's 1.5 s.
+        self.assertLess(len(samples), 0.6 * HZ, len(samples))
+
     def test_the_shims_frames_are_not_in_the_samples_of_import_torch(self):
         # `import torch` runs under the shim's import hook (python/_trainprof/import_hook.py): a
         # sample taken while torch imports must show the program's `import torch` line and

@@ -149,7 +149,7 @@ def read_trace(path):
             break
         value = bytes(buf[pos + 6:pos + 6 + length]).decode("utf-8", "replace")
         name = {1: "host", 2: "command_line", 3: "executable", 4: "working_dir", 5: "env", 6: "version",
-                8: "python_shim_off", 9: "stacks"}.get(key)
+                7: "capture", 8: "python_shim_off", 9: "stacks"}.get(key)
         if name == "env":
             meta.setdefault("env", []).append(value)
         elif name is not None:

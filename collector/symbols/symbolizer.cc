@@ -117,6 +117,23 @@ bool IsPythonLibrary(const std::string& p) {
   return false;
 }
 
+/// Whether `line` (dwfl_module_getsrc's answer for pc) belongs to the compilation unit that holds
+/// pc, inside one of its functions: for code without a line table (crt1's `_start`), libdw answers with the nearest line of
+/// another unit (a new-user pass saw `_start` at std_thread.h:142); such a frame gets no file.
+bool LineOfItsUnit(Dwfl_Module* m, GElf_Addr pc, Dwfl_Line* line) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(m, pc, &bias);
+  Dwarf_Die* line_cu = dwfl_linecu(line);
+  if (cu == nullptr || line_cu == nullptr || dwarf_dieoffset(cu) != dwarf_dieoffset(line_cu)) return false;
+  // ... and a function of that unit holds pc (a unit's low_pc..high_pc can span code of others).
+  Dwarf_Die* scopes = nullptr;
+  const int n = dwarf_getscopes(cu, pc - bias, &scopes);
+  bool in_function = false;
+  for (int i = 0; i < n && !in_function; ++i) in_function = dwarf_tag(&scopes[i]) == DW_TAG_subprogram;
+  std::free(scopes);
+  return in_function;
+}
+
 }  // namespace
 
 std::string DemangleSymbol(const char* name) {
@@ -221,7 +238,7 @@ SymbolFrame Symbolizer::Native(const ImageStacks& stacks, uint64_t address) {
   if (InlinedCallSite(f->module, pc, &inlined_file, &inlined_line)) {
     out.file = inlined_file;
     if (inlined_line > 0) out.line = inlined_line;
-  } else if (Dwfl_Line* line = dwfl_module_getsrc(f->module, pc); line != nullptr) {
+  } else if (Dwfl_Line* line = dwfl_module_getsrc(f->module, pc); line != nullptr && LineOfItsUnit(f->module, pc, line)) {
     int lineno = 0;
     if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr); file != nullptr) {
       out.file = file;

@@ -120,6 +120,8 @@ TEST(Stacks, ReaderDecodesStacksModulesUsesAndSamples) {
   EXPECT_EQ(st.samples[0].python_missed, 2u);
 }
 
+extern "C" void _start();  // crt1.o, in every executable
+
 TEST(Stacks, SymbolizesAddressesOfThisBinaryWithLibdw) {
   Planted p;
   StringPool pool;
@@ -141,6 +143,10 @@ TEST(Stacks, SymbolizesAddressesOfThisBinaryWithLibdw) {
   EXPECT_EQ(shown.call_site, 0u);
   EXPECT_EQ(shown.frames[0].function, "trainprof::collector::(anonymous namespace)::SaveCheckpoint()");
   EXPECT_FALSE(sym.Show(r.image->stacks, 99).known);
+  // crt1's _start has no line table: its frame has no file, not a neighbouring unit's line.
+  const SymbolFrame start = sym.Native(r.image->stacks, reinterpret_cast<uint64_t>(&_start) + 8);
+  EXPECT_EQ(start.function, "_start");
+  EXPECT_FALSE(start.file.has_value()) << *start.file << ":" << start.line.value_or(0);
 }
 
 TEST(Stacks, AnotherBuildOrAMissingFileGivesModulePlusOffset) {

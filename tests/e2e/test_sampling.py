@@ -6,6 +6,7 @@ tests/programs/sample_split.cc spends CPU time 3:1 in heavy_work and light_work 
 counts); sample_own_signal.cc uses every real-time signal itself; sample_threads_fork.cc runs 64
 spinning threads and fork children that spin."""
 
+import json
 import os
 import re
 import unittest
@@ -168,6 +169,16 @@ class SamplingTest(TraceTest):
         # In the loop the frames are read (samples with frames missed come from the start-up:
         # the shim's and the interpreter's imports).
         self.assertLessEqual(loop_missed, 0.05 * (heavy + light), counts)
+        # The report's function table names both functions, with their file and the 3:1 split.
+        report = json.loads(self.run_trainprof(["report", "--format", "json", self.out]).stdout)
+        rows = {r["function"]: r for r in report["functions"]
+                if r["file"] is not None and os.path.basename(r["file"]) == os.path.basename(script)}
+        self.assertIn("heavy_step", rows, report["functions"][:5])
+        self.assertIn("light_step", rows)
+        ratio = rows["heavy_step"]["self_samples"] / rows["light_step"]["self_samples"]
+        self.assertTrue(2.0 <= ratio <= 4.5, ratio)
+        self.assertIn(rows["heavy_step"]["line"], (3, 4))  # its loop: `for i in range(n)`, `x += i * i`
+        self.assertGreater(rows["heavy_step"]["self_share"], rows["light_step"]["self_share"])
 
     def test_samples_only_inside_the_capture_window(self):
         # --delay/--duration limit the samples as every other event (a new-user pass found the

@@ -222,21 +222,29 @@ TEST(Stacks, DamagedStackIsSaidAndTheRestKept) {
   ASSERT_EQ(r.image->stacks.uses.size(), 3u);
 }
 
-TEST(Stacks, PythonFramesComeFirstOutsideTorchsPackage) {
-  Planted p;
+// The call sites of a trace with one "forward" range (1 µs) whose stack is `native` then
+// `python`, in module `m` (none: nullptr).
+std::vector<CallSiteRow> CallSitesOfOneRange(const ModuleSpan* m, const std::vector<uint64_t>& native,
+                                             const std::vector<TraceBuilder::PyFrame>& python) {
   TraceBuilder b(703, 1, T0);
   const int t = b.Thread(703);
-  b.Module(t, p.module.bias, p.module.start, p.module.end, p.module.path, p.module.build_id);
-  const uint64_t s = b.Stack(t, {p.load},
-                             {{"range_push", "/usr/lib/python3/dist-packages/torch/cuda/nvtx.py", 26},
-                              {"step", "/home/u/train.py", 42},
-                              {"<module>", "/home/u/train.py", 60}});
+  if (m != nullptr) b.Module(t, m->bias, m->start, m->end, m->path, m->build_id);
+  const uint64_t s = b.Stack(t, native, python);
   b.Push(t, T0 + 100, "forward");
   b.EventStack(t, s);
   b.Pop(t, T0 + 1'100);
   Trace trace = test::TraceOf({&b});
   Symbolizer sym(trace.strings);
-  std::vector<CallSiteRow> rows = CallSites(trace, &sym);
+  return CallSites(trace, &sym);
+}
+
+TEST(Stacks, PythonFramesComeFirstOutsideTorchsPackage) {
+  Planted p;
+  const std::vector<CallSiteRow> rows =
+      CallSitesOfOneRange(&p.module, {p.load},
+                          {{"range_push", "/usr/lib/python3/dist-packages/torch/cuda/nvtx.py", 26},
+                           {"step", "/home/u/train.py", 42},
+                           {"<module>", "/home/u/train.py", 60}});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].Site(), "step at train.py:42");
   ASSERT_EQ(rows[0].frames.size(), 2u);
@@ -268,15 +276,7 @@ TEST(Stacks, CallSiteSkipsTheNvtxPackageAndTheStandardLibrary) {
        "step at step.py:7"},
   };
   for (const Case& c : cases) {
-    TraceBuilder b(704, 1, T0);
-    const int t = b.Thread(704);
-    const uint64_t s = b.Stack(t, {}, c.frames);
-    b.Push(t, T0 + 100, "forward");
-    b.EventStack(t, s);
-    b.Pop(t, T0 + 1'100);
-    Trace trace = test::TraceOf({&b});
-    Symbolizer sym(trace.strings);
-    std::vector<CallSiteRow> rows = CallSites(trace, &sym);
+    const std::vector<CallSiteRow> rows = CallSitesOfOneRange(nullptr, {}, c.frames);
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].Site(), c.site);
   }

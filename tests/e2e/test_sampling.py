@@ -11,7 +11,7 @@ import os
 import re
 import unittest
 
-from common import PYTHON, TraceTest, program, skip_in_sanitizer_build
+from common import PYTHON, SANITIZER, TraceTest, program, skip_in_sanitizer_build
 
 # The TSan build does not interpose sigaction/signal/pthread_create (inject/stacks/sampler.cc:
 # TSan intercepts them itself, and calls sigaction before its runtime is ready), and defers
@@ -267,7 +267,9 @@ class SamplingTest(TraceTest):
             in_loop = [s for s in samples
                        if any(f[0] == "python" and f[1] == "worker_loop" for f in table.get(s["stack"], []))]
             self.assertGreater(len(in_loop), 10, "pid %d: %d samples" % (t["header"]["pid"], len(samples)))
-            self.assertEqual(len({s["tid"] for s in in_loop}), 2)  # the forking thread and its thread
+            # The forking thread and its thread; in the sanitizer builds a thread is sampled once it
+            # records (no pthread_create interposition there: docs/testing.md), so the forking one.
+            self.assertEqual(len({s["tid"] for s in in_loop}), 1 if SANITIZER else 2)
             for s in in_loop:
                 self.assertTrue(all(f[0] == "python" for f in table[s["stack"]]))
 

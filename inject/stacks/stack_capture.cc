@@ -104,7 +104,14 @@ size_t CaptureSampleStack(uintptr_t interrupted_pc, uint64_t* out, size_t max, u
   if (*busy) return 0;
   tls_in_capture = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
+#if defined(__SANITIZE_THREAD__)
+  // TSan build: no native frames in the handler. unw_step (Backtrace above) locks libunwind's
+  // cache mutex, and TSan's deadlock detector fails a CHECK on a lock taken in a signal handler.
+  (void)interrupted_pc;
+  size_t n = 0;
+#else
   size_t n = NativeFrames(out, max, interrupted_pc);
+#endif
   if (n < max) {
     size_t py = CapturePythonFramesAsync(out + n, max - n, missed);
     n += py - py % 3;

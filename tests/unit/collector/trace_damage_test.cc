@@ -438,7 +438,6 @@ TEST(TraceDamage, ManyProcessEnvRecordsStayLinear) {
 // cut. Whatever the reader returns must go through the whole report without crashing.
 void MutateAndReport(const std::vector<uint8_t>& full, int rounds, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto start = std::chrono::steady_clock::now();
   size_t usable = 0;
   for (int round = 0; round < rounds; ++round) {
     std::vector<uint8_t> bytes = full;
@@ -476,7 +475,8 @@ void MutateAndReport(const std::vector<uint8_t>& full, int rounds, uint64_t seed
     ASSERT_FALSE(RenderCsv(report).empty());
   }
   EXPECT_GT(usable, static_cast<size_t>(rounds) / 20);  // the mutations did not all just break the magic
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  // A hang is ctest's timeout to catch, not a wall-clock bound here: the TSan build of these -O0
+  // tests on a loaded 2-core machine took 65-89 s for what takes 2 s in the normal build.
 }
 
 TEST(TraceDamage, RandomMutationsNeverCrashOrHang) { MutateAndReport(Sample(1024, 256).Build(), 2000, 20240501); }

@@ -205,7 +205,10 @@ int RunExport(const ExportArgs& args) {
     if (status != kOk) return status;
     if (stats.lines == 0) {
       std::cerr << (stats.samples ? "trainprof: note: no CPU samples in the trace (record them with trainprof run --sample=HZ)\n"
-                                  : "trainprof: note: no stacks in the trace (record them with trainprof run --backtrace=cuda or nvtx)\n");
+                    : source == collector::FoldedSource::kAuto
+                        ? "trainprof: note: no CPU samples and no stacks in the trace (record them with trainprof run "
+                          "--sample=HZ, or --backtrace=cuda or nvtx)\n"
+                        : "trainprof: note: no stacks in the trace (record them with trainprof run --backtrace=cuda or nvtx)\n");
     } else if (output != "-") {
       std::cerr << "trainprof: " << stats.lines << " stacks of " << stats.events << (stats.samples ? " samples" : " events")
                 << " written to " << output

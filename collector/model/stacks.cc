@@ -9,6 +9,11 @@ const Stack* ImageStacks::Find(uint64_t id) const {
   return it != stacks.end() && it->id == id ? &*it : nullptr;
 }
 
+bool Stack::SampleCut() const {
+  const bool python = std::any_of(frames.begin(), frames.end(), [](const StackFrame& f) { return f.python; });
+  return std::any_of(frames.begin(), frames.end(), [&](const StackFrame& f) { return f.cut && f.python == python; });
+}
+
 const Module* ImageStacks::ModuleOf(uint64_t address) const {
   for (size_t i = modules.size(); i-- > 0;) {
     if (address >= modules[i].start && address < modules[i].end) return &modules[i];

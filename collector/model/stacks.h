@@ -23,19 +23,25 @@ namespace trainprof::collector {
 enum class StackUseKind : uint8_t { kRange, kMark };
 
 /// One frame of a stack. Native: `address` set, function/file 0 (symbolized later, from the
-/// modules). Python: `python` true, function and file pool ids, line as recorded.
+/// modules). Python: `python` true, function and file pool ids, line as recorded. `cut`: not a
+/// frame but the mark that the part before it (native frames, or Python frames when `python`)
+/// had more, outer frames than the library keeps (64 of each; docs/trace-format.md, "Stacks").
 struct StackFrame {
   uint64_t address = 0;
   StringId function = 0;
   StringId file = 0;
   uint32_t line = 0;
   bool python = false;
+  bool cut = false;
 };
 
 /// A distinct stack of the image (STACK record): id as the file gives it (1..), frames innermost first.
 struct Stack {
   uint64_t id = 0;
   std::vector<StackFrame> frames;
+  /// Whether the part a sample is counted with (its Python frames where it has them, else its
+  /// native frames: symbols/sample_frames.h) was cut at the library's limit.
+  bool SampleCut() const;
 };
 
 /// A loaded object (MODULE record). An address `a` with start <= a < end is `a - bias` in the ELF file.

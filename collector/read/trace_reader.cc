@@ -857,7 +857,10 @@ void Decoder::AddStack(uint64_t id, std::string_view bytes, uint64_t at) {
       return;
     }
     StackFrame fr;
-    if ((v & 1) == 0) {
+    if (v == 0) {  // the cut marker: the part before it had more frames (Python ones, after any)
+      fr.cut = true;
+      fr.python = !stack.frames.empty() && stack.frames.back().python;
+    } else if ((v & 1) == 0) {
       fr.address = v >> 1;
     } else {
       fr.python = true;

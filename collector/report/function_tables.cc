@@ -21,7 +21,7 @@ std::vector<ColumnDef> FunctionColumns() {
        Show::kData},
       {"line", nullptr, Unit::kCount, R, "the line most of its samples were at; null without", Show::kData},
       {"module", nullptr, Unit::kText, L, "the module (basename) of a native function; null for Python", Show::kData},
-      {"location", "File:Line", Unit::kText, L, "file basename:line, or the module", Show::kText, 40},
+      {"location", "File:Line", Unit::kText, L, "the file (after site-packages/ or lib/pythonX.Y/, else its basename):line, or the module", Show::kText, 40},
       {"self_samples", "Self", Unit::kCount, R, "samples with the function as the innermost frame"},
       {"total_samples", "Total", Unit::kCount, R, "samples with the function anywhere on the stack (once per sample)"},
       {"self_share", "Self (%)", Unit::kPercent, R, "self_samples / the samples of the scope, percent"},

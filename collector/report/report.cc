@@ -101,11 +101,20 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
   add(Loss::records_dropped, p.dropped);
   uint64_t python_missed = 0;  // samples with Python frames the sampler could not read
   uint64_t samples_dropped = 0;
+  uint64_t stacks_cut = 0;  // samples whose counted frames were cut at the library's limit
   for (const TraceImage& img : p.images) {
     samples_dropped += img.samples_dropped;
-    for (const Sample& s : img.stacks.samples) python_missed += s.python_missed > 0 ? 1 : 0;
+    const std::vector<Stack>& stacks = img.stacks.stacks;
+    std::vector<bool> cut(stacks.size());  // by index in stacks: each stack looked at once
+    for (size_t i = 0; i < stacks.size(); ++i) cut[i] = stacks[i].SampleCut();
+    for (const Sample& s : img.stacks.samples) {
+      python_missed += s.python_missed > 0 ? 1 : 0;
+      const Stack* st = s.stack != 0 ? img.stacks.Find(s.stack) : nullptr;
+      stacks_cut += st != nullptr && cut[static_cast<size_t>(st - stacks.data())] ? 1 : 0;
+    }
   }
   add(Loss::samples_python_missed, python_missed);
+  add(Loss::samples_stacks_cut, stacks_cut);
   add(Loss::samples_dropped, samples_dropped);
   const NvtxMisuse& m = row.nvtx_misuse;
   add(Loss::nvtx_null_names, m.null_names);

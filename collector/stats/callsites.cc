@@ -4,16 +4,15 @@
 #include <map>
 #include <tuple>
 
+#include "collector/base/source_path.h"
+
 namespace trainprof::collector {
 
 std::string CallSiteRow::Site() const {
   if (frames.empty()) return "<unknown stack>";
   const SymbolFrame& f = frames.front();
   if (!f.file) return f.function;
-  const size_t slash = f.file->rfind('/');
-  std::string where = slash == std::string::npos ? *f.file : f.file->substr(slash + 1);
-  if (f.line) where += ":" + std::to_string(*f.line);
-  return f.function + " at " + where;
+  return f.function + " at " + SourceLocation(*f.file, f.line.has_value(), f.line.value_or(0));
 }
 
 std::vector<CallSiteRow> CallSites(const Trace& trace, Symbolizer* symbols, int process) {

@@ -24,7 +24,7 @@ struct CallSiteRow {
   /// From the call site outward (innermost first): the stack of the group's most frequent one.
   /// Empty: the stack id was not defined (damage).
   std::vector<SymbolFrame> frames;
-  /// "load_batch at callsites.cc:20" (file basename), "load_batch", "<unknown stack>".
+  /// "load_batch at callsites.cc:20" (ShortSourcePath of the file), "load_batch", "<unknown stack>".
   std::string Site() const;
 };
 

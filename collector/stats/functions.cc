@@ -5,6 +5,8 @@
 #include <tuple>
 #include <utility>
 
+#include "collector/base/source_path.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -123,10 +125,7 @@ class Tables {
 
 std::string FunctionRow::Location() const {
   if (!file) return module.value_or("");
-  const size_t slash = file->rfind('/');
-  std::string where = slash == std::string::npos ? *file : file->substr(slash + 1);
-  if (line) where += ":" + std::to_string(*line);
-  return where;
+  return SourceLocation(*file, line.has_value(), line.value_or(0));
 }
 
 FunctionTables BuildFunctionTables(const Trace& trace, Symbolizer* symbols, const SamplePhaseOf& phase_of) {

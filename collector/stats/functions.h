@@ -40,7 +40,7 @@ struct FunctionRow {
   uint64_t total_samples = 0;
   double self_share = 0;   ///< self_samples / the scope's samples, percent
   double total_share = 0;  ///< total_samples / the scope's samples, percent
-  /// The text report's "File:Line": "train.py:42" (basename), "train.py", the module, or "".
+  /// The text report's "File:Line": "train.py:42" (ShortSourcePath: "torch/nn/modules/module.py:1501" in site-packages), "train.py", the module, or "".
   std::string Location() const;
 };
 

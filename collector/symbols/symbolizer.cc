@@ -255,6 +255,13 @@ ShownStack Symbolizer::Show(const ImageStacks& stacks, uint64_t id) {
   out.known = true;
   size_t first_python = SIZE_MAX;
   for (const StackFrame& fr : s->frames) {
+    if (fr.cut) {
+      SymbolFrame c;
+      c.function = kOuterFramesCut;
+      c.python = fr.python;
+      out.frames.push_back(std::move(c));
+      continue;
+    }
     if (fr.python) {
       SymbolFrame p;
       p.python = true;
@@ -275,7 +282,8 @@ ShownStack Symbolizer::Show(const ImageStacks& stacks, uint64_t id) {
     // by torch's worker loop), the innermost library frame outside trainprof's shim.
     size_t library = SIZE_MAX;
     for (size_t i = first_python; i < out.frames.size(); ++i) {
-      const std::string& file = out.frames[i].file ? *out.frames[i].file : std::string();
+      if (!out.frames[i].file) continue;  // the cut mark
+      const std::string& file = *out.frames[i].file;
       if (IsTrainprofPython(file)) continue;
       if (!IsPythonLibrary(file)) {
         out.call_site = i;

@@ -27,6 +27,10 @@
 namespace trainprof::collector {
 
 /// One frame, symbolized. JSON: {"function", "file" (or null), "line" (or null), "module" (or null)}.
+/// The function name of the frame that stands for a stack's outer frames the library did not keep
+/// (StackFrame::cut): the stack was deeper than 64 native or 64 Python frames.
+inline constexpr const char* kOuterFramesCut = "<outer frames not recorded>";
+
 struct SymbolFrame {
   std::string function;             ///< demangled; "libfoo.so+0x1a2b" when unknown
   std::optional<std::string> file;  ///< source file (Python: the code's file)

@@ -36,8 +36,9 @@ void PreparePythonFramesAsync() {
   g_state.store(stacks::SafeReadWorks() ? 2 : 3, std::memory_order_release);
 }
 
-size_t CapturePythonFramesAsync(uint64_t* out, size_t max, uint32_t* missed) {
+size_t CapturePythonFramesAsync(uint64_t* out, size_t max, uint32_t* missed, bool* cut) {
   *missed = 0;
+  *cut = false;
   const int s = g_state.load(std::memory_order_acquire);
   if (s != 2 && s != 3) return 0;
   const Runtime& rt = Rt();
@@ -45,7 +46,7 @@ size_t CapturePythonFramesAsync(uint64_t* out, size_t max, uint32_t* missed) {
   // names through, the walk still runs and counts the frames it cannot read or name as missed.
   const stacks::SafeReader reader(s == 2 ? rt.pid : 0);
   ThreadState* t = rt.strings != nullptr ? tls_thread : nullptr;
-  return g_walker.Capture(g_py, reader, Intern, t, reinterpret_cast<uintptr_t>(rt.strings), out, max, missed);
+  return g_walker.Capture(g_py, reader, Intern, t, reinterpret_cast<uintptr_t>(rt.strings), out, max, missed, cut);
 }
 
 }  // namespace trainprof::inject

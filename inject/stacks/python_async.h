@@ -13,13 +13,13 @@ namespace trainprof::inject {
 /// id × 2 + 1, file string id, line: docs/trace-format.md "Stacks"), to out[0..max); returns the
 /// words written (a multiple of 3). *missed: frames the thread had that could not be read (an
 /// unreadable frame or code object, a name that could not be interned now); of a deeper stack the
-/// innermost 64 frames are walked, the rest left out uncounted. Frames of trainprof's shim (python/_trainprof/) are left out, as CapturePythonFrames does.
+/// innermost 64 frames are walked, the rest left out uncounted (*cut set). Frames of trainprof's shim (python/_trainprof/) are left out, as CapturePythonFrames does.
 /// 0 words, 0 missed: no supported CPython in the process, or a thread without Python frames.
 /// Async-signal-safe: memory reads, process_vm_readv(2) on this process for memory that may be
 /// gone, pthread_getspecific; names new to the process are interned through the calling thread
 /// (tls_thread) with StringTable::TryIntern, which never waits for its lock. Never from inside a
 /// record of the same thread (the sampler drops such samples first).
-size_t CapturePythonFramesAsync(uint64_t* out, size_t max, uint32_t* missed);
+size_t CapturePythonFramesAsync(uint64_t* out, size_t max, uint32_t* missed, bool* cut);
 
 /// Finds the interpreter in the process (dlsym: not async-signal-safe) and probes
 /// process_vm_readv. Runs when the library loads; call it again outside a signal handler (when

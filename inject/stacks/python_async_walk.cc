@@ -247,8 +247,10 @@ void AsyncPythonWalker::Store(uintptr_t code, uintptr_t qualname, uintptr_t file
 }
 
 size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader, AsyncInternFn intern, void* ctx,
-                                  uintptr_t epoch, uint64_t* out, size_t max_values, uint32_t* missed) {
+                                  uintptr_t epoch, uint64_t* out, size_t max_values, uint32_t* missed,
+                                  bool* cut) {
   *missed = 0;
+  if (cut != nullptr) *cut = false;
   if (py.layout == nullptr) return 0;
   const PyLayout& l = *py.layout;
   // This thread's PyThreadState (none: a thread that never ran Python, or Python not started).
@@ -288,6 +290,7 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
                          static_cast<int>(static_cast<signed char>(fh[l.frame_owner]))};
     f = At<uintptr_t>(fh, l.frame_previous);
   }
+  if (cut != nullptr) *cut = f != 0 && nf == kMaxPythonFrames;  // frames remained past the limit
 
   // The innermost frame may be one being pushed or popped (a code object just freed, fields not
   // written yet): its objects are read through SafeReader. Once a frame checks out, its callers'

@@ -56,9 +56,10 @@ class AsyncPythonWalker {
   /// Writes the calling thread's Python frames, innermost first, 3 values each (function string
   /// id × 2 + 1, file string id, line) to out[0..max_values); returns the values written.
   /// *missed as above. `epoch` names the string table the ids belong to (cached ids of another
-  /// are not used). Async-signal-safe.
+  /// are not used). *cut (when given): the thread had frames beyond the innermost
+  /// kMaxPythonFrames walked. Async-signal-safe.
   size_t Capture(const PyProcess& py, const SafeReader& reader, AsyncInternFn intern, void* ctx,
-                 uintptr_t epoch, uint64_t* out, size_t max_values, uint32_t* missed);
+                 uintptr_t epoch, uint64_t* out, size_t max_values, uint32_t* missed, bool* cut = nullptr);
 
   /// Name look-ups that missed the cache (for tests).
   uint64_t name_misses() const { return name_misses_.load(std::memory_order_relaxed); }

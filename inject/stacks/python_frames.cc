@@ -44,11 +44,12 @@ __attribute__((constructor)) void ResolveAtLoad() {
 
 }  // namespace
 
-size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max_values) {
+size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max_values, bool* cut) {
+  *cut = false;
   if (t == nullptr) return 0;
   const stacks::PyApi* api = Api();
   if (api == nullptr || !api->ok) return 0;
-  return g_walker.Capture(*api, Intern, t, Rt().strings, out, max_values);
+  return g_walker.Capture(*api, Intern, t, Rt().strings, out, max_values, cut);
 }
 
 }  // namespace trainprof::inject

@@ -128,7 +128,8 @@ int PythonWalker::Line(const PyApi& api, void* frame, Entry* cached) {
 }
 
 size_t PythonWalker::Capture(const PyApi& api, InternFn intern, void* ctx, const void* epoch,
-                             uint64_t* out, size_t max_values) {
+                             uint64_t* out, size_t max_values, bool* cut) {
+  if (cut != nullptr) *cut = false;
   if (!api.ok || max_values < kValuesPerPythonFrame) return 0;
   void* tstate = api.thread_state();
   // Not initialised, another thread's state (3.11: the GIL holder's), or no GIL here.
@@ -161,6 +162,7 @@ size_t PythonWalker::Capture(const PyApi& api, InternFn intern, void* ctx, const
     api.decref(frame);
     frame = back;
   }
+  if (cut != nullptr) *cut = frame != nullptr;  // the walk stopped at its limit, frames remained
   api.decref(frame);
   if (gc_was_on) api.gc_enable();
   if (use_cache) busy_.clear(std::memory_order_release);

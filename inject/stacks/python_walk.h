@@ -38,9 +38,10 @@ class PythonWalker {
   /// Appends the calling thread's Python frames to out (values, 3 per frame, at most
   /// kMaxPythonFrames frames and max_values values); returns the count of values written.
   /// 0 when the thread does not hold the GIL or api.ok is false. `epoch` names the string
-  /// table the ids belong to: a new one (a fork child's) empties the name cache.
+  /// table the ids belong to: a new one (a fork child's) empties the name cache. *cut (when
+  /// given): the thread had more frames than were written (deeper than kMaxPythonFrames).
   size_t Capture(const PyApi& api, InternFn intern, void* ctx, const void* epoch, uint64_t* out,
-                 size_t max_values);
+                 size_t max_values, bool* cut = nullptr);
 
   /// Code objects whose names are cached (for tests).
   size_t cached() const { return cached_; }

@@ -91,6 +91,8 @@ size_t NativeFrames(uint64_t* out, size_t max, uintptr_t interrupted_pc) {
     if (pc == 0) break;
     out[w++] = static_cast<uint64_t>(pc) << 1;
   }
+  // Frames remained past the limit (or past what unw_backtrace could hold): say so.
+  if (w == kMaxNativeFrames && (i < n || n == cap) && w < max) out[w++] = kCutMarker;
   return w;
 }
 
@@ -113,8 +115,10 @@ size_t CaptureSampleStack(uintptr_t interrupted_pc, uint64_t* out, size_t max, u
   size_t n = NativeFrames(out, max, interrupted_pc);
 #endif
   if (n < max) {
-    size_t py = CapturePythonFramesAsync(out + n, max - n, missed);
+    bool cut = false;
+    size_t py = CapturePythonFramesAsync(out + n, max - n, missed, &cut);
     n += py - py % 3;
+    if (cut && py > 0 && n < max) out[n++] = kCutMarker;
   }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   tls_in_capture = false;
@@ -127,8 +131,10 @@ size_t CaptureStack(ThreadState* t, uint64_t* out, size_t max) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   size_t n = CaptureNativeStack(out, max);
   if (CapturePythonFrames != nullptr && n < max) {
-    size_t py = CapturePythonFrames(t, out + n, max - n);
+    bool cut = false;
+    size_t py = CapturePythonFrames(t, out + n, max - n, &cut);
     n += py - py % 3;
+    if (cut && py > 0 && n < max) out[n++] = kCutMarker;
   }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   tls_in_capture = false;

@@ -20,20 +20,26 @@ struct ThreadState;
 
 inline constexpr size_t kMaxNativeFrames = 64;  ///< native frames kept, innermost first
 inline constexpr size_t kMaxPythonFrames = 64;  ///< Python frames kept (3 words each)
-/// Words of one stack at most: native frames, then Python frames of 3 words.
-inline constexpr size_t kMaxStackWords = kMaxNativeFrames + 3 * kMaxPythonFrames;
+/// The word that follows the frames of a part (native, Python) cut at its limit: "more frames
+/// here, not recorded" (a native address 0, which no return address is).
+inline constexpr uint64_t kCutMarker = 0;
+/// Words of one stack at most: native frames, then Python frames of 3 words, and a cut marker
+/// after each part.
+inline constexpr size_t kMaxStackWords = kMaxNativeFrames + 3 * kMaxPythonFrames + 2;
 
 /// The hook point for Python frames (inject/stacks/python_frames.cc, issue 15's stacks-python):
 /// appends the calling thread's Python frames, innermost first, each as 3 words (function string
 /// id × 2 + 1, file string id, line), to out[0..max) and returns the words written (a multiple of
-/// 3). Only when the thread holds the GIL; never runs Python code. Weak: when no definition is
-/// linked in, CaptureStack adds no Python frames.
+/// 3); *cut: the thread had more than kMaxPythonFrames. Only when the thread holds the GIL; never
+/// runs Python code. Weak: when no definition is linked in, CaptureStack adds no Python frames.
 /// Hidden: resolved (or left null) when the library is linked, never looked up in the process.
-size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max) __attribute__((weak, visibility("hidden")));
+size_t CapturePythonFrames(ThreadState* t, uint64_t* out, size_t max, bool* cut)
+    __attribute__((weak, visibility("hidden")));
 
 /// Fills out[0..max) with the calling thread's stack words (docs/trace-format.md, "Stacks"):
 /// native return addresses × 2, innermost first, trainprof's own frames left out, at most
-/// kMaxNativeFrames; then its Python frames (CapturePythonFrames). Returns the words written; 0
+/// kMaxNativeFrames; then its Python frames (CapturePythonFrames); a part that had more frames
+/// than its limit is followed by kCutMarker. Returns the words written; 0
 /// when re-entered on this thread (a signal handler interrupting a capture) or when no frame was
 /// found. `max` should be kMaxStackWords.
 size_t CaptureStack(ThreadState* t, uint64_t* out, size_t max);

@@ -184,6 +184,44 @@ class SamplingTest(TraceTest):
         self.assertIn(rows["heavy_step"]["line"], (3, 4))  # its loop: `for i in range(n)`, `x += i * i`
         self.assertGreater(rows["heavy_step"]["self_share"], rows["light_step"]["self_share"])
 
+    def test_stacks_deeper_than_64_python_frames_are_marked_cut(self):
+        # A recursive walk 100 calls deep (a tree, a parser): the sampler keeps the innermost 64
+        # Python frames and marks the rest; the report roots them at <outer frames not recorded>.
+        script = self.script("deep.py", "def leaf(n):\n"
+                    "    x = 0\n"
+                    "    for i in range(n):\n"
+                    "        x += i * i\n"
+                    "    return x\n\n\n"
+                    "def down(depth, n):\n"
+                    "    if depth == 0:\n"
+                    "        return leaf(n)\n"
+                    "    return down(depth - 1, n)\n\n\n"
+                    "for _ in range(8):\n"
+                    "    down(100, 300000)\n"
+                    "print('deep done')\n")
+        proc = self.profile([PYTHON, script], follow=False, extra=["--sample=%d" % HZ])
+        self.assertIn("deep done", proc.stdout)
+        report = json.loads(self.run_trainprof(["report", "--format", "json", self.out]).stdout)
+        rows = {r["function"]: r for r in report["functions"]}
+        self.assertIn("leaf", rows, report["functions"][:5])
+        leaf = rows["leaf"]["self_samples"]
+        self.assertGreater(leaf, 20, rows["leaf"])
+        cut = rows.get("<outer frames not recorded>")
+        self.assertIsNotNone(cut, sorted(rows))
+        self.assertEqual(cut["self_samples"], 0)
+        self.assertGreaterEqual(cut["total_samples"], 0.9 * leaf)  # the leaf's samples are all 102 deep
+        self.assertIsNone(cut["file"])
+        self.assertEqual(report["stats"]["samples_stacks_cut"], cut["total_samples"])
+        # 63 of the 100 `down` frames fit below the leaf: `down` is on every such stack, once.
+        self.assertGreaterEqual(rows["down"]["total_samples"], leaf)
+        text = self.run_trainprof(["report", self.out])
+        self.assertIn("CPU samples had stacks deeper than the 64 frames kept", text.stdout + text.stderr)
+        folded = self.run_trainprof(["export", "--format", "folded", "-o", "-", self.out]).stdout
+        leaf_lines = [l for l in folded.splitlines() if ";leaf (" in l]
+        self.assertTrue(leaf_lines, folded[:500])
+        rooted = sum(int(l.rsplit(" ", 1)[1]) for l in leaf_lines if l.startswith("<outer frames not recorded>;"))
+        self.assertGreaterEqual(rooted, 0.9 * leaf, leaf_lines[:3])
+
     def test_samples_only_inside_the_capture_window(self):
         # --delay/--duration limit the samples as every other event (a new-user pass found the
         # whole run's samples under a 0.3 s window that the report said was the capture).

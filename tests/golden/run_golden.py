@@ -38,6 +38,7 @@ EXTRA = {
     "cuda": [(["report", "--top", "2", "--full-names", "."], "report-top2-full-names.txt")],
     "cpu_samples": [(["report", "--by-phase", "--by-process", "--top", "4", "."], "report-by-phase-top4.txt"),
                     (["export", "--format", "folded", "-o", "-", "."], "folded.txt")],
+    "nvtx_workload": [(["export", "--format", "folded", "-o", "-", "."], None)],
     "damaged": [(["report", "--strict", "-o", "/dev/null", "."], None)],
 }
 # Files of tests/golden/ that are not a case's.

@@ -270,7 +270,7 @@ TEST(Stacks, CallSiteSkipsTheNvtxPackageAndTheStandardLibrary) {
         {"_worker_loop", "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py", 308},
         {"run", "/usr/lib/python3.11/multiprocessing/process.py", 108},
         {"_bootstrap", "/usr/lib/python3.11/multiprocessing/process.py", 314}},
-       "_worker_loop at worker.py:308"},
+       "_worker_loop at torch/utils/data/_utils/worker.py:308"},
       {{{"run", "/opt/py/lib/python3.12/threading.py", 982},
         {"step", "/srv/lib/python3.12x/step.py", 7}},
        "step at step.py:7"},

@@ -366,5 +366,72 @@ TEST(FunctionTable, FoldedExportOfSamplesRootFirst) {
   EXPECT_EQ(sites, root + "spin_a (/home/u/spin.py:5);io 1\n");
 }
 
+// A stack deeper than the library keeps ends in the cut mark (the value 0 after a part: STACK in
+// docs/trace-format.md): its outer frames count as one frame "<outer frames not recorded>", the
+// report counts the samples whose counted part was cut, and the folded export roots them there.
+TEST(FunctionTable, CutStacksShowTheirOuterFramesAsNotRecorded) {
+  TraceBuilder b(903, 1, T0);
+  const int t = b.Thread(903);
+  auto bytes_of = [&](std::vector<uint64_t> native, bool native_cut, std::vector<PyFrame> python, bool python_cut) {
+    std::string bytes;
+    auto put = [&](uint64_t v) {
+      do {
+        bytes.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+        v >>= 7;
+      } while (v != 0);
+    };
+    for (uint64_t a : native) put(a << 1);
+    if (native_cut) put(0);
+    for (const PyFrame& f : python) {
+      put(b.String(t, f.function) << 1 | 1);
+      put(b.String(t, f.file));
+      put(f.line);
+    }
+    if (python_cut) put(0);
+    return bytes;
+  };
+  const PyFrame deep{"recurse", "/home/u/deep.py", 7};
+  // Python frames cut: the native cut mark before them does not count (the Python part does).
+  const uint64_t py_cut = b.StackBytes(t, bytes_of({0x1000}, true, {{"leaf", "/home/u/deep.py", 3}, deep}, true));
+  const uint64_t py_whole = b.StackBytes(t, bytes_of({0x1000}, true, {{"leaf", "/home/u/deep.py", 3}, deep}, false));
+  for (int i = 0; i < 3; ++i) b.Sample(t, T0 + 10 + i, py_cut);
+  b.Sample(t, T0 + 20, py_whole);
+  Trace trace = test::TraceOf({&b});
+  const Stack* cut = trace.processes[0].images[0].stacks.Find(py_cut);
+  ASSERT_NE(cut, nullptr);
+  ASSERT_EQ(cut->frames.size(), 5u);  // native, its cut mark, 2 Python frames, their cut mark
+  EXPECT_TRUE(cut->frames[1].cut && !cut->frames[1].python);
+  EXPECT_TRUE(cut->frames[4].cut && cut->frames[4].python);
+  EXPECT_TRUE(cut->SampleCut());
+  EXPECT_FALSE(trace.processes[0].images[0].stacks.Find(py_whole)->SampleCut());
+
+  Symbolizer sym(trace.strings);
+  const std::vector<SymbolFrame> frames = SampleFrames(trace.processes[0].images[0].stacks, py_cut, &sym);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[2].function, kOuterFramesCut);
+  const FunctionTables ft = BuildFunctionTables(trace, &sym);
+  ASSERT_NE(Row(ft.merged, kOuterFramesCut), nullptr);
+  EXPECT_EQ(Row(ft.merged, kOuterFramesCut)->total_samples, 3u);
+  EXPECT_EQ(Row(ft.merged, kOuterFramesCut)->self_samples, 0u);
+  EXPECT_EQ(Row(ft.merged, "leaf")->self_samples, 4u);
+
+  Report report = Analyze(trace, ReportOptions{});
+  EXPECT_EQ(report.stats[Loss::samples_stacks_cut], 3u);
+  bool said = false;
+  for (const std::string& w : report.warnings) {
+    said = said || w == "pid 903: 3 CPU samples had stacks deeper than the 64 frames kept: their outer frames count "
+                        "as <outer frames not recorded>";
+  }
+  EXPECT_TRUE(said) << testing::PrintToString(report.warnings);
+
+  const Selection all(trace.processes.size());
+  std::string out;
+  StringSink sink(&out);
+  ExportFolded(trace, all, FoldedWeight::kCalls, &sink);
+  sink.Close();
+  EXPECT_EQ(out, "<outer frames not recorded>;recurse (/home/u/deep.py:7);leaf (/home/u/deep.py:3) 3\n"
+                 "recurse (/home/u/deep.py:7);leaf (/home/u/deep.py:3) 1\n");
+}
+
 }  // namespace
 }  // namespace trainprof::collector

@@ -70,9 +70,21 @@ bool WriteStdout(const std::function<void(collector::OutputSink*)>& write) {
   return error.empty();
 }
 
-// CSV: a directory (existing, or named with a trailing '/') gets DIR/<table>.csv; anything else is
-// a prefix: PREFIX<table>.csv. Without -o the tables follow each other on stdout, each after a
-// "# <table>.csv" line.
+// Whether -o names a prefix of the CSV tables' file names (PREFIX<table>.csv): its last component
+// ends in '-', '_' or '.' ("out/run1-"). Anything else is a directory: existing, named with a
+// trailing '/', or a plain name ("results"), which is made.
+bool IsCsvPrefix(const std::string& output) {
+  const char end = output.empty() ? '/' : output.back();
+  return end == '-' || end == '_' || end == '.';
+}
+
+// Whether -o names a single CSV file ("results.csv"), which the tables, one file each, cannot be.
+bool NamesOneCsvFile(const std::string& output) {
+  return output.size() > 4 && output.compare(output.size() - 4, 4, ".csv") == 0 && !StreamPathFd(output);
+}
+
+// CSV: a directory gets DIR/<table>.csv, a prefix PREFIX<table>.csv (IsCsvPrefix). Without -o the
+// tables follow each other on stdout, each after a "# <table>.csv" line.
 int WriteCsv(const Report& report, const std::string& output) {
   // All tables in one stream, each after a "# <table>.csv" line.
   auto all = [&](collector::OutputSink* sink) {
@@ -91,7 +103,7 @@ int WriteCsv(const Report& report, const std::string& output) {
     return WriteFileAtomically(output, all) ? kOk : kOutputError;
   }
   std::error_code ec;
-  bool is_dir = output.back() == '/' || fs::is_directory(output, ec);
+  bool is_dir = output.back() == '/' || fs::is_directory(output, ec) || !IsCsvPrefix(output);
   fs::path dir = is_dir ? fs::path(output) : fs::path(output).parent_path();
   if (!dir.empty()) {
     // Made component by component, not through another user's symlink in a sticky
@@ -152,11 +164,7 @@ int WriteCsv(const Report& report, const std::string& output) {
   // -o names a directory or a prefix (not a file): say where the tables went.
   if (!written.empty()) {
     std::cerr << "trainprof: " << written.size() << " CSV tables written: " << written.front()
-              << (written.size() > 1 ? " ... " + written.back() : "")
-              << (!is_dir && output.size() > 4 && output.compare(output.size() - 4, 4, ".csv") == 0
-                      ? " (-o is a directory, or a prefix such as out/report-)"
-                      : "")
-              << "\n";
+              << (written.size() > 1 ? " ... " + written.back() : "") << "\n";
   }
   return kOk;
 }
@@ -220,6 +228,12 @@ int RunReport(const ReportArgs& args) {
   }
   if (args.paths.empty()) {
     Error("report: no PATH given (trace files or a directory of them)");
+    return kInputError;
+  }
+  if (args.format == "csv" && NamesOneCsvFile(args.output)) {
+    Error("report: -o " + args.output + ": --format csv writes one file per table; give a directory (" +
+          args.output.substr(0, args.output.size() - 4) + "/) or a file name prefix (" +
+          args.output.substr(0, args.output.size() - 4) + "-)");
     return kInputError;
   }
   std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, " in " + JoinPaths(args.paths));

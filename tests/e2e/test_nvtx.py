@@ -83,6 +83,27 @@ class ExportTest(TraceTest):
         self.assertEqual(sorted(os.listdir(scratch)), ["csv-fifo", "link.json", "target.json"])
 
 
+    def test_csv_output_is_a_directory_unless_it_is_a_prefix(self):
+        # `-o results` is a directory (made), as users expect; `-o run1-` a file name prefix;
+        # `-o results.csv` cannot hold several tables: a usage error that names both forms.
+        self.profile([program("nvtx_workload")])
+        scratch = tempfile.mkdtemp(prefix="trainprof-e2e-csv-")
+        self.addCleanup(shutil.rmtree, scratch, True)
+        results = os.path.join(scratch, "results")
+        proc = self.run_trainprof(["report", "--format", "csv", "-o", results, self.out])
+        self.assertIn("nvtx_ranges.csv", os.listdir(results))
+        self.assertIn(os.path.join(results, "files.csv"), proc.stderr)
+        self.run_trainprof(["report", "--format", "csv", "-o", os.path.join(scratch, "run1-"), self.out])
+        self.assertIn("run1-nvtx_ranges.csv", os.listdir(scratch))
+        before = sorted(os.listdir(scratch))
+        proc = self.run_trainprof(["report", "--format", "csv", "-o", os.path.join(scratch, "out.csv"), self.out],
+                                  check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("-o %s: --format csv writes one file per table; give a directory (%s/) or a file name "
+                      "prefix (%s-)" % ((os.path.join(scratch, "out.csv"),) + (os.path.join(scratch, "out"),) * 2),
+                      proc.stderr)
+        self.assertEqual(sorted(os.listdir(scratch)), before)
+
 class NvtxWorkloadTest(TraceTest):
     def run_workload(self, follow):
         proc = self.profile([program("nvtx_workload"), program("nvtx_child")], follow=follow)

@@ -102,7 +102,6 @@ std::vector<StackUse> NvtxMatcher::TakeUses() {
   return std::move(uses_);
 }
 
-void NvtxMatcher::Mark(uint32_t domain, uint32_t name) { ++marks_[uint64_t{domain} << 32 | name]; }
 
 void NvtxMatcher::Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns) {
   const Open start{time_ns, name, domain};

@@ -43,7 +43,15 @@ class NvtxMatcher {
     ranges_[IndexOf(push.domain, push.name, RangeStyle::kPushPop) - 1].durations.Add(d);
     if (push.stack != 0) AddUse(push, d);
   }
-  void Mark(uint32_t domain, uint32_t name);
+  void Mark(uint32_t domain, uint32_t name) {
+    const uint64_t key = uint64_t{domain} << 32 | name;
+    MarkCacheEntry& c = mark_cache_[(key * 0x9E3779B97F4A7C15ull) >> 60];  // kMarkCacheSize = 16
+    if (c.key != key) {
+      c.count = &marks_[key];  // node-based map: the count never moves
+      c.key = key;
+    }
+    ++*c.count;
+  }
   void Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns);
   void End(uint64_t range_id, uint64_t time_ns);
   /// The stack (a STACK id) of the range this thread last pushed in `domain` / last started with
@@ -100,6 +108,11 @@ class NvtxMatcher {
   static constexpr size_t kCacheSize = 256;
   CacheEntry cache_[2][kCacheSize];
   std::unordered_map<uint64_t, uint64_t> marks_;  // domain << 32 | name → count
+  struct MarkCacheEntry {  // a direct-mapped cache in front of marks_
+    uint64_t key = UINT64_MAX;
+    uint64_t* count = nullptr;
+  };
+  MarkCacheEntry mark_cache_[16];
   std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // thread << 32 | domain
   // A direct-mapped cache in front of stacks_ (node-based: a stack's vector never moves), so that
   // records alternating between domains or threads do not hash into stacks_ each time.

@@ -16,12 +16,7 @@ namespace {
 constexpr uint64_t kSub = uint64_t{1} << DurationSummary::kSubBits;
 }  // namespace
 
-uint32_t DurationBucket(uint64_t v) {
-  if (v < kSub) return static_cast<uint32_t>(v);
-  const int e = 63 - std::countl_zero(v);  // >= kSubBits
-  const int shift = e - DurationSummary::kSubBits;
-  return static_cast<uint32_t>((static_cast<uint64_t>(shift + 1) << DurationSummary::kSubBits) + ((v >> shift) - kSub));
-}
+uint32_t DurationBucket(uint64_t v) { return DurationSummary::Bucket(v); }
 
 uint64_t DurationBucketLow(uint32_t bucket) {
   if (bucket < kSub) return bucket;
@@ -35,7 +30,7 @@ uint64_t DurationBucketWidth(uint32_t bucket) {
 }
 
 DurationSummary::DurationSummary(const DurationSummary& o)
-    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), mean_(o.mean_), m2_(o.m2_), first_(o.first_) {
+    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), shift_(o.shift_), s2_(o.s2_), first_(o.first_) {
   if (o.data_ == nullptr) return;
   const size_t used = o.count_ <= kExactSamples ? o.count_ : o.cap_;
   Reserve(used);
@@ -44,7 +39,7 @@ DurationSummary::DurationSummary(const DurationSummary& o)
 }
 
 DurationSummary::DurationSummary(DurationSummary&& o) noexcept
-    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), mean_(o.mean_), m2_(o.m2_), data_(o.data_),
+    : count_(o.count_), total_(o.total_), min_(o.min_), max_(o.max_), shift_(o.shift_), s2_(o.s2_), data_(o.data_),
       cap_(o.cap_), first_(o.first_) {
   o.data_ = nullptr;
   o.cap_ = 0;
@@ -56,8 +51,8 @@ DurationSummary& DurationSummary::operator=(DurationSummary o) noexcept {
   std::swap(total_, o.total_);
   std::swap(min_, o.min_);
   std::swap(max_, o.max_);
-  std::swap(mean_, o.mean_);
-  std::swap(m2_, o.m2_);
+  std::swap(shift_, o.shift_);
+  std::swap(s2_, o.s2_);
   std::swap(data_, o.data_);
   std::swap(cap_, o.cap_);
   std::swap(first_, o.first_);
@@ -88,7 +83,39 @@ size_t DurationSummary::ExactValues(uint64_t* out) const {
   return count_;
 }
 
-void DurationSummary::Add(uint64_t ns) {
+void DurationSummary::Moments(double* mean, double* m2) const {
+  *mean = 0;
+  *m2 = 0;
+  if (count_ == 0) return;
+  const double n = static_cast<double>(count_);
+  if (count_ > kExactSamples) {
+    const double s1 = static_cast<double>(ShiftedSum());
+    *mean = static_cast<double>(shift_) + s1 / n;
+    *m2 = std::max(0.0, s2_ - s1 * s1 / n);
+    return;
+  }
+  uint64_t v[kExactSamples];
+  const size_t k = ExactValues(v);
+  const double m = static_cast<double>(total_) / n;  // total_ of <= 1024 values: no wrap in practice
+  double sum = 0;
+  for (size_t i = 0; i < k; ++i) {
+    const double d = static_cast<double>(v[i]) - m;
+    sum += d * d;
+  }
+  *mean = m;
+  *m2 = sum;
+}
+
+void DurationSummary::SetMoments(double mean, double m2) {
+  // K: the mean rounded down to an integer (clamped to the values' range), so that the shifted
+  // values are small and their squares lose nothing to cancellation.
+  const double k = std::clamp(std::floor(mean), static_cast<double>(min_), static_cast<double>(max_));
+  shift_ = k >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(k);
+  const double s1 = static_cast<double>(ShiftedSum());
+  s2_ = m2 + s1 * s1 / static_cast<double>(count_);
+}
+
+void DurationSummary::AddSlow(uint64_t ns) {
   const uint64_t before = count_;
   uint64_t implicit[kImplicit];
   if (before == kImplicit) ExactValues(implicit);
@@ -96,10 +123,6 @@ void DurationSummary::Add(uint64_t ns) {
   total_ += ns;
   min_ = std::min(min_, ns);
   max_ = std::max(max_, ns);
-  const double x = static_cast<double>(ns);
-  const double delta = x - mean_;
-  mean_ += delta / static_cast<double>(count_);
-  m2_ += delta * (x - mean_);
   if (count_ <= kImplicit) return;
   if (count_ <= kExactSamples) {
     Reserve(count_);
@@ -108,12 +131,22 @@ void DurationSummary::Add(uint64_t ns) {
     return;
   }
   if (before == kExactSamples) {
+    // The moments of the exact values, then K from them; the new value joins below.
+    --count_;
+    total_ -= ns;
+    double mean, m2;
+    Moments(&mean, &m2);
+    SetMoments(mean, m2);
+    ++count_;
+    total_ += ns;
     uint64_t* values = data_;
     data_ = nullptr;
     cap_ = 0;
     ToHistogram(values, kExactSamples);
     std::free(values);
   }
+  const double d = static_cast<double>(static_cast<int64_t>(ns - shift_));
+  s2_ += d * d;
   AddToHistogram(ns, 1);
 }
 
@@ -127,10 +160,13 @@ void DurationSummary::Merge(const DurationSummary& o) {
   const size_t n_mine = count_ <= kExactSamples ? ExactValues(mine) : 0;
   const size_t n_theirs = o.count_ <= kExactSamples ? o.ExactValues(theirs) : 0;
   const bool was_exact = count_ <= kExactSamples;
+  double mean1, m2_1, mean2, m2_2;
+  Moments(&mean1, &m2_1);
+  o.Moments(&mean2, &m2_2);
   const double n1 = static_cast<double>(count_), n2 = static_cast<double>(o.count_);
-  const double delta = o.mean_ - mean_;
-  mean_ += delta * n2 / (n1 + n2);
-  m2_ += o.m2_ + delta * delta * n1 * n2 / (n1 + n2);
+  const double delta = mean2 - mean1;
+  const double mean = mean1 + delta * n2 / (n1 + n2);
+  const double m2 = m2_1 + m2_2 + delta * delta * n1 * n2 / (n1 + n2);
   count_ += o.count_;
   total_ += o.total_;
   min_ = std::min(min_, o.min_);
@@ -142,6 +178,7 @@ void DurationSummary::Merge(const DurationSummary& o) {
     std::memcpy(data_ + n_mine, theirs, n_theirs * sizeof(uint64_t));
     return;
   }
+  SetMoments(mean, m2);
   if (was_exact) {
     std::free(data_);
     data_ = nullptr;
@@ -208,8 +245,9 @@ SampleStats DurationSummary::Stats() const {
   s.total = total_;
   s.min = min();
   s.max = max_;
-  s.mean = mean_;
-  s.std = count_ < 2 ? 0 : std::sqrt(std::max(0.0, m2_) / static_cast<double>(count_ - 1));
+  double m2;
+  Moments(&s.mean, &m2);
+  s.std = count_ < 2 ? 0 : std::sqrt(m2 / static_cast<double>(count_ - 1));
   s.median = count_ % 2 == 1 ? ValueAtRank(count_ / 2) : (ValueAtRank(count_ / 2 - 1) + ValueAtRank(count_ / 2)) / 2.0;
   const double pos = 0.9 * static_cast<double>(count_ - 1);  // as Percentile, between estimated ranks
   const uint64_t lo = static_cast<uint64_t>(pos);

@@ -8,8 +8,12 @@
 // into 2^kSubBits buckets of equal width (the bucketing of HdrHistogram, G. Tene). A bucket's
 // midpoint is within width/2 <= 2^E / 2^(kSubBits+1) of any value in it, so an estimated median
 // is within kRelativeError (1/256 = 0.39%) of a value of the right rank. Count, total, min and max
-// stay exact; mean and std dev come from Welford's updates, merged with the pairwise formula of
-// Chan, Golub and LeVeque ("Algorithms for computing the sample variance", 1983).
+// stay exact. Mean and std dev: exact values give them directly (two passes); past kExactSamples,
+// the sum of squares of the values shifted by K (the first 1024 values' mean, an integer) is kept
+// in a double and the shifted sum follows from total - count * K exactly ("shifted data"
+// algorithm; Chan, Golub and LeVeque, "Algorithms for computing the sample variance", 1983, who
+// also give the pairwise formula Merge uses). An Add is then two integer operations, a multiply and an add,
+// with no division on the summary's dependency chain (Welford's update divides per value).
 // Histogram memory: 8 bytes per bucket between the smallest and largest value's bucket (at most
 // 64 << kSubBits buckets; ~3.5 KB for values spanning 10x).
 // Memory per summary: 64 bytes, and nothing else while at most 3 values were added (they follow
@@ -37,7 +41,24 @@ class DurationSummary {
   DurationSummary& operator=(DurationSummary other) noexcept;
   ~DurationSummary();
 
-  void Add(uint64_t ns);
+  /// Adds one value. Inline: a value into the histogram's current span is the common case of a
+  /// long trace (one call per matched range); the rest goes to AddSlow.
+  void Add(uint64_t ns) {
+    if (count_ > kExactSamples) {  // histogram mode: cap_ >= 1
+      const uint32_t b = Bucket(ns);
+      if (b - first_ < cap_) {  // unsigned: also false below first_
+        ++count_;
+        total_ += ns;
+        min_ = ns < min_ ? ns : min_;
+        max_ = ns > max_ ? ns : max_;
+        const double d = static_cast<double>(static_cast<int64_t>(ns - shift_));
+        s2_ += d * d;
+        ++data_[b - first_];
+        return;
+      }
+    }
+    AddSlow(ns);
+  }
   void Merge(const DurationSummary& other);
 
   uint64_t count() const { return count_; }
@@ -57,19 +78,39 @@ class DurationSummary {
 
  private:
   static constexpr uint64_t kImplicit = 3;  ///< values that follow from min, max and total
+
+ public:
+  /// DurationBucket, inline for Add.
+  static uint32_t Bucket(uint64_t v) {
+    constexpr uint64_t kSub = uint64_t{1} << kSubBits;
+    if (v < kSub) return static_cast<uint32_t>(v);
+    const int e = 63 - __builtin_clzll(v);  // >= kSubBits
+    const int shift = e - kSubBits;
+    return static_cast<uint32_t>((static_cast<uint64_t>(shift + 1) << kSubBits) + ((v >> shift) - kSub));
+  }
+
+ private:
+  void AddSlow(uint64_t ns);
   /// The exact values (count_ <= kExactSamples), unsorted, into `out` (room for kExactSamples).
   size_t ExactValues(uint64_t* out) const;
   void Reserve(size_t slots);              ///< data_ holds at least `slots` values
   void ToHistogram(const uint64_t* values, size_t n);
   void AddToHistogram(uint64_t ns, uint64_t n);
+  /// Mean and sum of squared deviations (n * variance) of all values, from the exact values or
+  /// from shift_ and s2_.
+  void Moments(double* mean, double* m2) const;
+  /// Sets shift_ and s2_ (histogram mode) for values of that mean and m2 (count_, total_ set).
+  void SetMoments(double mean, double m2);
+  /// total_ - count_ * shift_: the sum of the values shifted by shift_ (exact while it fits 63 bits).
+  int64_t ShiftedSum() const { return static_cast<int64_t>(total_ - count_ * shift_); }
   double ValueAtRank(uint64_t rank) const;  ///< histogram estimate of the rank-th smallest (0-based)
 
   uint64_t count_ = 0;
   uint64_t total_ = 0;
   uint64_t min_ = UINT64_MAX;
   uint64_t max_ = 0;
-  double mean_ = 0;  // Welford
-  double m2_ = 0;
+  uint64_t shift_ = 0;  // histogram mode: K, the values' shift
+  double s2_ = 0;       // histogram mode: sum of (value - K)^2
   // count_ <= kImplicit: unused. count_ <= kExactSamples: the values (count_ of them, room for
   // cap_). Beyond (the histogram): the counts of buckets first_ .. first_ + cap_ - 1.
   uint64_t* data_ = nullptr;

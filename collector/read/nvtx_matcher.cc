@@ -12,7 +12,7 @@ uint64_t KeyHash(uint64_t key) {
 }
 }  // namespace
 
-uint32_t NvtxMatcher::IndexOf(uint32_t domain, uint32_t name, RangeStyle style) {
+uint32_t NvtxMatcher::IndexOfSlow(uint32_t domain, uint32_t name, RangeStyle style) {
   const uint64_t key = uint64_t{domain} << 32 | name;
   const size_t s = static_cast<size_t>(style);
   CacheEntry& c = cache_[s][(key * 0x9E3779B97F4A7C15ull) >> 56];  // kCacheSize = 2^8
@@ -56,31 +56,19 @@ RangeSamples& NvtxMatcher::Slot(uint32_t domain, uint32_t name, RangeStyle style
   return ranges_[*cell - 1];
 }
 
-std::vector<NvtxMatcher::Open>& NvtxMatcher::Stack(uint32_t thread, uint32_t domain) {
+std::vector<NvtxMatcher::Open>& NvtxMatcher::StackSlow(uint32_t thread, uint32_t domain) {
   const uint64_t key = uint64_t{thread} << 32 | domain;
-  if (key != last_stack_key_) {
-    last_stack_ = &stacks_[key];  // node-based map: the vector never moves
-    last_stack_key_ = key;
+  StackCacheEntry& c = stack_cache_[(thread * 7 + domain) & (kStackCacheSize - 1)];
+  if (c.key != key) {
+    c.stack = &stacks_[key];  // node-based map: the vector never moves
+    c.key = key;
   }
-  return *last_stack_;
+  return *c.stack;
 }
 
-void NvtxMatcher::Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns) {
-  Stack(thread, domain).push_back({time_ns, name, domain});
-}
-
-void NvtxMatcher::Pop(uint32_t thread, uint32_t domain, uint64_t time_ns) {
-  std::vector<Open>& stack = Stack(thread, domain);
-  if (stack.empty()) {
-    ++Slot(domain, 0, RangeStyle::kPushPop, true).unbalanced;
-    ++unbalanced_;
-    return;
-  }
-  const Open push = stack.back();
-  stack.pop_back();
-  const uint64_t d = time_ns >= push.time_ns ? time_ns - push.time_ns : 0;
-  Slot(push.domain, push.name, RangeStyle::kPushPop, false).durations.Add(d);
-  if (push.stack != 0) AddUse(push, d);
+void NvtxMatcher::PopUnbalanced(uint32_t domain) {
+  ++Slot(domain, 0, RangeStyle::kPushPop, true).unbalanced;
+  ++unbalanced_;
 }
 
 void NvtxMatcher::SetPushStack(uint32_t thread, uint32_t domain, uint64_t stack) {
@@ -89,6 +77,10 @@ void NvtxMatcher::SetPushStack(uint32_t thread, uint32_t domain, uint64_t stack)
 }
 
 void NvtxMatcher::SetStartStack(uint64_t range_id, uint64_t stack) {
+  if (Open* single = single_starts_.Find(range_id)) {
+    single->stack = stack;
+    return;
+  }
   auto it = open_starts_.find(range_id);
   if (it != open_starts_.end() && !it->second.empty()) it->second.back().stack = stack;
 }
@@ -110,17 +102,29 @@ std::vector<StackUse> NvtxMatcher::TakeUses() {
   return std::move(uses_);
 }
 
-void NvtxMatcher::Mark(uint32_t domain, uint32_t name) { ++marks_[uint64_t{domain} << 32 | name]; }
 
 void NvtxMatcher::Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns) {
-  open_starts_[range_id].push_back({time_ns, name, domain});
+  const Open start{time_ns, name, domain};
+  if (!open_starts_.empty()) {
+    auto it = open_starts_.find(range_id);
+    if (it != open_starts_.end()) {
+      it->second.push_back(start);
+      return;
+    }
+  }
+  if (Open* single = single_starts_.Find(range_id)) {  // a second start of an open id
+    open_starts_[range_id] = {*single, start};
+    single_starts_.Erase(range_id);
+    return;
+  }
+  single_starts_.Insert(range_id, start);
 }
 
 void NvtxMatcher::End(uint64_t range_id, uint64_t time_ns) {
-  auto it = open_starts_.find(range_id);
-  if (it != open_starts_.end() && it->second.size() == 1 && it->second[0].time_ns <= time_ns) {
-    const Open s = it->second[0];
-    open_starts_.erase(it);
+  // Only an id started once can be matched now (open_starts_ holds ids started twice or more).
+  if (const Open* single = single_starts_.Find(range_id); single != nullptr && single->time_ns <= time_ns) {
+    const Open s = *single;
+    single_starts_.Erase(range_id);
     Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(time_ns - s.time_ns);
     if (s.stack != 0) AddUse(s, time_ns - s.time_ns);
     return;
@@ -170,10 +174,20 @@ void NvtxMatcher::MatchLeftovers(std::vector<Open>* starts, std::vector<uint64_t
 NvtxSummary NvtxMatcher::Finish() {
   std::vector<Open> none;
   for (auto& [id, ends] : early_ends_) {
+    if (const Open* single = single_starts_.Find(id)) {
+      std::vector<Open> one{*single};
+      single_starts_.Erase(id);
+      MatchLeftovers(&one, &ends);
+      continue;
+    }
     auto it = open_starts_.find(id);
     MatchLeftovers(it == open_starts_.end() ? &none : &it->second, &ends);
     if (it != open_starts_.end()) open_starts_.erase(it);
   }
+  single_starts_.ForEach([&](uint64_t, const Open& s) {
+    ++Slot(s.domain, s.name, RangeStyle::kStartEnd, false).unbalanced;
+    ++unbalanced_;
+  });
   for (auto& [id, starts] : open_starts_) {
     for (const Open& s : starts) {
       ++Slot(s.domain, s.name, RangeStyle::kStartEnd, false).unbalanced;

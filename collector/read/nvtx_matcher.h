@@ -20,6 +20,7 @@
 
 #include "collector/model/nvtx_summary.h"
 #include "collector/model/stacks.h"
+#include "collector/read/range_id_map.h"
 
 namespace trainprof::collector {
 
@@ -27,9 +28,30 @@ class NvtxMatcher {
  public:
   static constexpr size_t kMaxHeldEnds = size_t{1} << 20;
 
-  void Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns);
-  void Pop(uint32_t thread, uint32_t domain, uint64_t time_ns);
-  void Mark(uint32_t domain, uint32_t name);
+  void Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns) {
+    Stack(thread, domain).push_back({time_ns, name, domain});
+  }
+  void Pop(uint32_t thread, uint32_t domain, uint64_t time_ns) {
+    std::vector<Open>& stack = Stack(thread, domain);
+    if (stack.empty()) {
+      PopUnbalanced(domain);
+      return;
+    }
+    const Open push = stack.back();
+    stack.pop_back();
+    const uint64_t d = time_ns >= push.time_ns ? time_ns - push.time_ns : 0;
+    ranges_[IndexOf(push.domain, push.name, RangeStyle::kPushPop) - 1].durations.Add(d);
+    if (push.stack != 0) AddUse(push, d);
+  }
+  void Mark(uint32_t domain, uint32_t name) {
+    const uint64_t key = uint64_t{domain} << 32 | name;
+    MarkCacheEntry& c = mark_cache_[(key * 0x9E3779B97F4A7C15ull) >> 60];  // kMarkCacheSize = 16
+    if (c.key != key) {
+      c.count = &marks_[key];  // node-based map: the count never moves
+      c.key = key;
+    }
+    ++*c.count;
+  }
   void Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns);
   void End(uint64_t range_id, uint64_t time_ns);
   /// The stack (a STACK id) of the range this thread last pushed in `domain` / last started with
@@ -53,10 +75,21 @@ class NvtxMatcher {
     uint64_t stack = 0;  ///< EVENT_STACK of its push/start (0 = none)
   };
   void AddUse(const Open& o, uint64_t duration_ns, StackUseKind kind = StackUseKind::kRange);
+  void PopUnbalanced(uint32_t domain);  ///< a pop on an empty stack
   RangeSamples& Slot(uint32_t domain, uint32_t name, RangeStyle style, bool orphan);
-  /// ranges_ index + 1 of (domain, name, style), made if new.
-  uint32_t IndexOf(uint32_t domain, uint32_t name, RangeStyle style);
-  std::vector<Open>& Stack(uint32_t thread, uint32_t domain);
+  /// ranges_ index + 1 of (domain, name, style), made if new. Inline: the cache's hit.
+  uint32_t IndexOf(uint32_t domain, uint32_t name, RangeStyle style) {
+    const uint64_t key = uint64_t{domain} << 32 | name;
+    const CacheEntry& c = cache_[static_cast<size_t>(style)][(key * 0x9E3779B97F4A7C15ull) >> 56];  // kCacheSize = 2^8
+    return c.key == key ? c.value : IndexOfSlow(domain, name, style);
+  }
+  uint32_t IndexOfSlow(uint32_t domain, uint32_t name, RangeStyle style);
+  /// The open pushes of (thread, domain). Inline: the cache's hit.
+  std::vector<Open>& Stack(uint32_t thread, uint32_t domain) {
+    const StackCacheEntry& c = stack_cache_[(thread * 7 + domain) & (kStackCacheSize - 1)];
+    return c.key == (uint64_t{thread} << 32 | domain) ? *c.stack : StackSlow(thread, domain);
+  }
+  std::vector<Open>& StackSlow(uint32_t thread, uint32_t domain);
   /// Matches one id's held ends with its open starts, in time order (the sorted rule).
   void MatchLeftovers(std::vector<Open>* starts, std::vector<uint64_t>* ends);
 
@@ -75,9 +108,24 @@ class NvtxMatcher {
   static constexpr size_t kCacheSize = 256;
   CacheEntry cache_[2][kCacheSize];
   std::unordered_map<uint64_t, uint64_t> marks_;  // domain << 32 | name → count
+  struct MarkCacheEntry {  // a direct-mapped cache in front of marks_
+    uint64_t key = UINT64_MAX;
+    uint64_t* count = nullptr;
+  };
+  MarkCacheEntry mark_cache_[16];
   std::unordered_map<uint64_t, std::vector<Open>> stacks_;  // thread << 32 | domain
-  uint64_t last_stack_key_ = UINT64_MAX;
-  std::vector<Open>* last_stack_ = nullptr;
+  // A direct-mapped cache in front of stacks_ (node-based: a stack's vector never moves), so that
+  // records alternating between domains or threads do not hash into stacks_ each time.
+  struct StackCacheEntry {
+    uint64_t key = UINT64_MAX;
+    std::vector<Open>* stack = nullptr;
+  };
+  static constexpr size_t kStackCacheSize = 16;
+  StackCacheEntry stack_cache_[kStackCacheSize];
+  // Open start/end ranges by range id: an id started once in single_starts_ (the common case, no
+  // allocation), an id started more than once (forged or damaged) in open_starts_ with all its
+  // starts; never in both. open_starts_ vectors hold at least two starts.
+  RangeIdMap<Open> single_starts_;
   std::unordered_map<uint64_t, std::vector<Open>> open_starts_;       // by range id
   std::unordered_map<uint64_t, std::vector<uint64_t>> early_ends_;    // by range id: no start yet
   size_t held_ends_ = 0;                                               // Σ early_ends_ sizes

@@ -172,6 +172,29 @@ class DefinedStrings {
   std::string arena_;
 };
 
+// A record's varints after its tag (dt first when timed, then its fields in schema order) into
+// *dt and f; *p moves past them. False where one runs past `end` or is malformed (more than 10
+// bytes, or a 10th byte above 1; *p is then anywhere in the record). Where the record's longest
+// encoding fits before `end` (10 bytes a varint: every NVTX record but the last few of a chunk),
+// no bounds check per byte (format::GetVarintFast); otherwise format::GetVarint.
+[[gnu::always_inline]] inline bool ReadVarints(const format::RecordInfo& layout, const uint8_t** p, const uint8_t* end,
+                                               uint64_t* dt, uint64_t* f) {
+  const bool timed = layout.cls == format::RecordClass::kTimed;
+  const int fields = layout.field_count;
+  if (static_cast<uint64_t>(end - *p) >= uint64_t{format::kVarintReadAhead} * layout.varints) {
+    if (timed && !format::GetVarintFast(p, dt)) return false;
+    for (int i = 0; i < fields; ++i) {
+      if (!format::GetVarintFast(p, &f[i])) return false;
+    }
+    return true;
+  }
+  if (timed && !format::GetVarint(p, end, dt)) return false;
+  for (int i = 0; i < fields; ++i) {
+    if (!format::GetVarint(p, end, &f[i])) return false;
+  }
+  return true;
+}
+
 class Decoder {
  public:
   Decoder(ByteSource* src, FileStatus* status, TraceImage* image, const ReadOptions& options)
@@ -208,8 +231,18 @@ class Decoder {
   }
   static std::string Num(uint64_t v) { return std::to_string(v); }
 
-  uint32_t StringRef(uint64_t raw);
-  uint32_t DomainRef(uint64_t raw);
+  /// The ref of string id `raw` (0 for 0), made at its first use. Inline: a known small id.
+  uint32_t StringRef(uint64_t raw) {
+    if (raw == 0) return 0;
+    return raw < small_string_ref_.size() && small_string_ref_[raw] != 0 ? small_string_ref_[raw] : StringRefSlow(raw);
+  }
+  uint32_t StringRefSlow(uint64_t raw);
+  /// The ref of domain id `raw` (0 for 0), made at its first use. Inline: a known small id.
+  uint32_t DomainRef(uint64_t raw) {
+    if (raw == 0) return 0;
+    return raw < small_domain_ref_.size() && small_domain_ref_[raw] != 0 ? small_domain_ref_[raw] : DomainRefSlow(raw);
+  }
+  uint32_t DomainRefSlow(uint64_t raw);
   uint32_t ThreadFor(const ChunkDesc& c);
   void DecodeChunk(const ChunkDesc& c, uint32_t thread);
   bool KeepEvent(uint32_t domain_ref);
@@ -241,7 +274,8 @@ class Decoder {
   std::unordered_map<uint64_t, uint32_t> string_ref_of_;
   std::vector<uint32_t> small_string_ref_;  // raw id < kSmallIds → ref (0 = none yet)
   std::vector<uint64_t> domain_ref_raw_{0};
-  std::unordered_map<uint64_t, uint32_t> domain_ref_of_;
+  std::unordered_map<uint64_t, uint32_t> domain_ref_of_;   // raw ids >= kMaxDomainIds
+  std::vector<uint32_t> small_domain_ref_;                 // raw id < kMaxDomainIds → ref (0 = none yet)
   DefinedStrings defined_strings_;                          // interned into the pool by Resolve
   // Raw ids below small_ids_ map to refs through small_string_ref_ (4 bytes a slot, at most the
   // file's size in all); others through string_ref_of_.
@@ -539,7 +573,7 @@ uint32_t Decoder::ThreadFor(const ChunkDesc& c) {
   return it->second;
 }
 
-uint32_t Decoder::StringRef(uint64_t raw) {
+uint32_t Decoder::StringRefSlow(uint64_t raw) {
   if (raw == 0) return 0;
   uint32_t* ref;
   if (raw < small_ids_) {
@@ -571,8 +605,18 @@ uint32_t Decoder::StringRef(uint64_t raw) {
   return made;
 }
 
-uint32_t Decoder::DomainRef(uint64_t raw) {
+uint32_t Decoder::DomainRefSlow(uint64_t raw) {
   if (raw == 0) return 0;
+  // The writer's ids (below kMaxDomainIds) through a vector; others (forged) through the map.
+  if (raw < format::kMaxDomainIds) {
+    if (small_domain_ref_.size() <= raw) small_domain_ref_.resize(format::kMaxDomainIds, 0);
+    uint32_t& ref = small_domain_ref_[raw];
+    if (ref == 0) {
+      ref = static_cast<uint32_t>(domain_ref_raw_.size());
+      domain_ref_raw_.push_back(raw);
+    }
+    return ref;
+  }
   auto [it, inserted] = domain_ref_of_.try_emplace(raw, static_cast<uint32_t>(domain_ref_raw_.size()));
   if (inserted) domain_ref_raw_.push_back(raw);
   return it->second;
@@ -635,8 +679,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       return;
     }
     const bool timed = layout->cls == format::RecordClass::kTimed;
-    bool whole = !timed || format::GetVarint(&p, end, &dt);
-    for (int i = 0; i < layout->field_count && whole; ++i) whole = format::GetVarint(&p, end, &f[i]);
+    bool whole = ReadVarints(*layout, &p, end, &dt, f);
     std::string_view bytes;
     if (whole && layout->has_bytes) {
       const uint64_t length = f[layout->field_count - 1];  // an S field is last: its length
@@ -684,7 +727,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     pe.time_ns = now;
     pe.thread = thread;
     // An NVTX event with a name (push, mark, start).
-    auto named = [&](NvtxKind kind, uint64_t domain, uint64_t name, uint64_t category) {
+    auto named = [&](NvtxKind kind, uint64_t domain, uint64_t name, uint64_t category) __attribute__((always_inline)) {
       e.kind_ = static_cast<uint8_t>(kind);
       e.domain = DomainRef(domain);
       e.name = StringRef(name);

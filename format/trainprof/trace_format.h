@@ -251,4 +251,49 @@ inline bool GetVarint(const uint8_t** p, const uint8_t* end, uint64_t* out) {
   return false;
 }
 
+/// GetVarint for a reader that has at least kVarintReadAhead (10) readable bytes at *p: no
+/// bounds check per byte. The same result as GetVarint for the same bytes (false, *p left, for a
+/// varint longer than 10 bytes or a 10th byte above 1). 1 byte: one branch; 2 to 8 bytes: one
+/// 8-byte load, the first byte without a continuation bit found by counting trailing zeros, and
+/// the 7-bit groups packed together by three mask-and-shift steps (no loop, no branch on the
+/// length); 9 and 10 bytes: byte by byte. Little-endian hosts only (the reader asserts it).
+inline constexpr uint32_t kVarintReadAhead = 10;
+[[gnu::always_inline]] inline bool GetVarintFast(const uint8_t** p, uint64_t* out) {
+  const uint8_t* q = *p;
+  if (q[0] < 0x80) {
+    *out = q[0];
+    *p = q + 1;
+    return true;
+  }
+  uint64_t w;
+  std::memcpy(&w, q, sizeof w);
+  const uint64_t stops = ~w & 0x8080808080808080ull;  // bit 7 of each byte that ends the varint
+  if (stops != 0) {
+    const int last_bit = __builtin_ctzll(stops);                 // 8 * (length - 1) + 7
+    uint64_t x = w & (stops ^ (stops - 1)) & 0x7f7f7f7f7f7f7f7full;  // the varint's bytes, 7 bits each
+    x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);  // 14 bits per 16
+    x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);  // 28 bits per 32
+    x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);  // 56 bits
+    *out = x;
+    *p = q + (last_bit >> 3) + 1;
+    return true;
+  }
+  uint64_t v = w & 0x7f7f7f7f7f7f7f7full;
+  v = (v & 0x007f007f007f007full) | ((v & 0x7f007f007f007f00ull) >> 1);
+  v = (v & 0x00003fff00003fffull) | ((v & 0x3fff00003fff0000ull) >> 2);
+  v = (v & 0x000000000fffffffull) | ((v & 0x0fffffff00000000ull) >> 4);
+  const uint8_t b8 = q[8];
+  v |= static_cast<uint64_t>(b8 & 0x7f) << 56;
+  if (b8 < 0x80) {
+    *out = v;
+    *p = q + 9;
+    return true;
+  }
+  const uint8_t b9 = q[9];
+  if (b9 > 1) return false;
+  *out = v | static_cast<uint64_t>(b9) << 63;
+  *p = q + 10;
+  return true;
+}
+
 }  // namespace trainprof::format

@@ -1,0 +1,57 @@
+// RangeIdMap (collector/read/range_id_map.h) against std::unordered_map: inserts, finds and
+// erases in a random order, with ids that collide on their home slot, so that every erase's
+// backward shift is exercised, including runs that wrap around the end of the table.
+#include "collector/read/range_id_map.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace trainprof::collector {
+namespace {
+
+TEST(RangeIdMap, AgreesWithUnorderedMapThroughInsertsAndErases) {
+  RangeIdMap<uint64_t> map;
+  std::unordered_map<uint64_t, uint64_t> want;
+  uint64_t seed = 12345;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  std::vector<uint64_t> ids;
+  for (int step = 0; step < 200'000; ++step) {
+    const uint64_t r = next();
+    // Few distinct ids (dense collisions) mixed with range-id-like ones: (thread + 1) << 40 | n.
+    const uint64_t id = r % 3 == 0 ? (r >> 8) % 97 : ((r >> 8) % 4 + 1) << 40 | (r >> 16) % 5000;
+    if (want.count(id) == 0 && (r >> 4) % 3 != 0) {
+      map.Insert(id, r);
+      want[id] = r;
+    } else {
+      EXPECT_EQ(map.Erase(id), want.erase(id) == 1) << step;
+    }
+    if (step % 1000 == 0) {
+      ASSERT_EQ(map.size(), want.size()) << step;
+      for (const auto& [k, v] : want) {
+        const uint64_t* got = map.Find(k);
+        ASSERT_NE(got, nullptr) << k;
+        ASSERT_EQ(*got, v) << k;
+      }
+    }
+  }
+  size_t seen = 0;
+  map.ForEach([&](uint64_t id, uint64_t& v) {
+    ++seen;
+    ASSERT_EQ(want.at(id), v);
+  });
+  EXPECT_EQ(seen, want.size());
+  EXPECT_GT(seen, 100u);
+  EXPECT_EQ(map.Find(uint64_t{999} << 40), nullptr);
+  EXPECT_FALSE(map.Erase(uint64_t{999} << 40));
+}
+
+}  // namespace
+}  // namespace trainprof::collector

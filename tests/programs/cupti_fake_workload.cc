@@ -16,7 +16,7 @@
 //            nothing else: scripts/bench's bytes per CUDA API call
 //   mix N    N CUDA records of the model for scripts/bench's cuda_report: N/2 runtime API calls
 //            (enter and exit), each with the GPU record it started: mostly cudaLaunchKernel with a
-//            kernel of 16 names on 2 streams, every 8th a cudaMemcpyAsync with its HtoD/DtoH copy,
+//            kernel of 16 names in turn (stream 7), every 8th a cudaMemcpyAsync with its HtoD/DtoH copy,
 //            every 64th a cudaStreamSynchronize with its sync record; activity flushed every 4096
 //            records so that the stand-in's queue stays small
 //   stacks   only calls made from named functions, for --backtrace=cuda (run with a 1 ms
@@ -204,6 +204,7 @@ int main(int argc, char** argv) {
                                      "_Z6reducePf", "_Z4convPf", "_Z5batchPf", "_Z4addfPf",
                                      "_Z4mulfPf", "_Z5copyfPf", "_Z4normPf", "_Z4lossPf",
                                      "_Z4gradPf", "_Z4stepPf", "_Z4zeroPf", "_Z4castPf"};
+    long kernels = 0;
     for (long i = 1; i <= n; ++i) {
       const auto corr = static_cast<uint32_t>(i);
       const uint64_t dur = 2000 + static_cast<uint64_t>(i % 97) * 100;  // 2 to 11.6 µs
@@ -232,7 +233,7 @@ int main(int argc, char** argv) {
       } else {
         Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", corr, 0);
         const uint64_t t = g.now();
-        AddKernel(kNames[i % 16], t + 1000, t + 1000 + dur, corr, 0);
+        AddKernel(kNames[kernels++ % 16], t + 1000, t + 1000 + dur, corr, 0);
       }
       if (i % 4096 == 0 && flush != nullptr) flush(0);
     }

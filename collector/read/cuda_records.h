@@ -13,6 +13,9 @@
 //
 // Numeric fields wider than the model's 32-bit ones (ids, grid sizes) saturate at UINT32_MAX:
 // a damaged varint must not wrap into a plausible value.
+//
+// With a sink (model/cuda_sink.h) every whole call and valid GPU record also goes there as it is
+// decoded; with `keep` false the vectors stay empty and memory holds only the calls still open.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +23,17 @@
 #include <unordered_map>
 
 #include "collector/model/cuda_model.h"
+#include "collector/model/cuda_sink.h"
 
 namespace trainprof::collector {
 
 class CudaRecordDecoder {
  public:
   /// `string_ref` maps a raw string id of the file to the reader's string ref (resolved later).
-  CudaRecordDecoder(CudaData* out, std::function<uint32_t(uint64_t)> string_ref)
-      : out_(*out), string_ref_(std::move(string_ref)) {}
+  /// `sink` (may be null) also receives each record; `keep` false: none is kept in `out`.
+  CudaRecordDecoder(CudaData* out, std::function<uint32_t(uint64_t)> string_ref, CudaSink* sink = nullptr,
+                    bool keep = true)
+      : out_(*out), string_ref_(std::move(string_ref)), sink_(sink), keep_(keep) {}
 
   /// One whole CUDA record (tags 48..59). `f` holds its varints after the tag and dt, in schema
   /// order (format/trainprof/records.h: read by name with format::Decode); `now` is the record's
@@ -39,14 +45,24 @@ class CudaRecordDecoder {
   /// that exit matched no call.
   bool SetExitStack(uint64_t stack);
 
-  /// Replaces string refs by pool ids (`pool_of_ref[ref]`) once every STRING record was read.
+  /// Replaces string refs by pool ids (`pool_of_ref[ref]`) once every STRING record was read; the
+  /// sink gets the calls that never returned, then its Resolve.
   void Resolve(const std::vector<StringId>& pool_of_ref);
 
  private:
+  void Enter(const CudaCall& c);
+  bool Exit(uint64_t correlation, uint64_t now, uint32_t status);
+  void FlushExited();  // the call the last exit closed, to the sink (its stack can follow the exit)
+
   CudaData& out_;
   std::function<uint32_t(uint64_t)> string_ref_;
   std::unordered_map<uint64_t, size_t> open_calls_;  // correlation → index into out_.calls
   size_t last_exit_ = SIZE_MAX;                      // index of the call the last exit closed
+  CudaSink* sink_;
+  bool keep_;
+  std::unordered_map<uint64_t, CudaCall> sink_open_;  // sink: correlation → the open call
+  CudaCall exited_;                                   // sink: the call the last exit closed
+  bool has_exited_ = false;
 };
 
 }  // namespace trainprof::collector

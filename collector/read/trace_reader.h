@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 
+#include "collector/model/cuda_sink.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -39,6 +40,14 @@ enum class KeepNvtx : uint8_t {
 
 struct ReadOptions {
   KeepNvtx keep = KeepNvtx::kAll;
+  /// Receives the file's CUDA calls and GPU records as they are decoded (model/cuda_sink.h); one
+  /// file's at a time: a sink per file when files are decoded at once (LoadTrace shares its
+  /// options between threads: null there). A trainprof trace's only: a Kineto file keeps its
+  /// records whatever these two say. Not owned.
+  CudaSink* cuda_sink = nullptr;
+  /// False: TraceImage::cuda keeps no call or GPU record (counters, devices, contexts, status and
+  /// captures stay); only the sink sees them. Undefined stack ids of CUDA calls are then not checked.
+  bool keep_cuda_records = true;
 };
 
 /// A file decoded but not yet merged into a StringPool. Decoding touches no shared state, so

@@ -1,6 +1,6 @@
 // The floor of a bounded-memory CUDA report: the trace files decoded with a CudaSink that only
-// counts (collector/model/cuda_sink.h) and no CUDA record kept (ReadOptions::keep_cuda_records
-// false), files decoded in parallel, one per core, as LoadTrace does. scripts/bench's cuda_report
+// counts (collector/model/cuda_sink.h) and no CUDA record kept (ReadOptions::keep_cuda =
+// KeepCuda::kNone), files decoded in parallel, one per core, as LoadTrace does. scripts/bench's cuda_report
 // runs it beside `trainprof report` on the same files.
 //   tp_cuda_decode_floor FILE...      prints "calls N gpu_records N" (calls: whole calls seen)
 #include <algorithm>
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> running;
   for (size_t i = 0; i < files; ++i) {
     running.emplace_back([&, i] {
-      const ReadOptions o{.keep = KeepNvtx::kPhases, .cuda_sink = &sinks[i], .keep_cuda_records = false};
+      const ReadOptions o{.keep = KeepNvtx::kPhases, .cuda_sink = &sinks[i], .keep_cuda = KeepCuda::kNone};
       decoded[i] = DecodeTraceFile(argv[i + 1], o);
     });
     if (running.size() == cores) {

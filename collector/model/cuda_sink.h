@@ -1,7 +1,7 @@
 // Where the reader can hand an image's CUDA records one at a time, as it decodes them, instead of
 // (or besides) keeping them in CudaData's vectors: the way to CUDA analyses whose memory does not
 // grow with the trace (docs/performance.md, "CUDA records: measured, and the plan"). Set it in
-// ReadOptions (read/trace_reader.h); ReadOptions::keep_cuda_records false then leaves the vectors
+// ReadOptions (read/trace_reader.h); ReadOptions::keep_cuda (KeepCuda::kNone) then leaves the vectors
 // empty (counters, definitions and events are kept either way).
 //
 // What a sink sees, per image, in file order (a thread's chunks in order, threads one after the

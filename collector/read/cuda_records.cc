@@ -202,10 +202,10 @@ void CudaRecordDecoder::Enter(const CudaCall& c) {
     open_calls_[c.correlation] = out_.calls.size();
     out_.calls.push_back(c);
   }
-  if (sink_ != nullptr) {
+  if (whole_calls_) {
     auto [it, fresh] = sink_open_.try_emplace(c.correlation, c);
     if (!fresh) {
-      sink_->Call(it->second);  // never returned: its id is reused
+      Whole(it->second);  // never returned: its id is reused
       it->second = c;
     }
   }
@@ -228,7 +228,7 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
       matched = true;
     }
   }
-  if (sink_ != nullptr) {
+  if (whole_calls_) {
     auto it = sink_open_.find(correlation);
     if (it != sink_open_.end()) {
       exited_ = it->second;
@@ -241,10 +241,15 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
   return matched;
 }
 
+void CudaRecordDecoder::Whole(const CudaCall& c) {
+  if (sink_ != nullptr) sink_->Call(c);
+  if (stacked_ && c.stack != 0) out_.calls.push_back(c);
+}
+
 void CudaRecordDecoder::FlushExited() {
   if (!has_exited_) return;
   has_exited_ = false;
-  sink_->Call(exited_);
+  Whole(exited_);
 }
 
 bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
@@ -263,7 +268,7 @@ bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
 }
 
 void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
-  if (sink_ != nullptr) {
+  if (whole_calls_) {
     FlushExited();
     std::vector<CudaCall> open;  // never returned, by enter time (unordered_map order is not stable)
     open.reserve(sink_open_.size());
@@ -271,9 +276,9 @@ void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
     std::sort(open.begin(), open.end(), [](const CudaCall& a, const CudaCall& b) {
       return std::tie(a.begin_ns, a.correlation) < std::tie(b.begin_ns, b.correlation);
     });
-    for (const CudaCall& c : open) sink_->Call(c);
+    for (const CudaCall& c : open) Whole(c);
     sink_open_.clear();
-    sink_->Resolve(pool_of_ref);
+    if (sink_ != nullptr) sink_->Resolve(pool_of_ref);
   }
   auto map = [&](StringId& ref) { ref = ref < pool_of_ref.size() ? pool_of_ref[ref] : 0; };
   for (CudaCall& c : out_.calls) map(c.name);

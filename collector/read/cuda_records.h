@@ -15,7 +15,8 @@
 // a damaged varint must not wrap into a plausible value.
 //
 // With a sink (model/cuda_sink.h) every whole call and valid GPU record also goes there as it is
-// decoded; with `keep` false the vectors stay empty and memory holds only the calls still open.
+// decoded; with `keep` false the vectors stay empty (or hold only the calls with a stack) and
+// memory holds only the calls still open.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +31,16 @@ namespace trainprof::collector {
 class CudaRecordDecoder {
  public:
   /// `string_ref` maps a raw string id of the file to the reader's string ref (resolved later).
-  /// `sink` (may be null) also receives each record; `keep` false: none is kept in `out`.
+  /// `sink` (may be null) also receives each record; `keep` false: none is kept in `out`, except,
+  /// with `stacked_calls`, the whole calls that have a stack.
   CudaRecordDecoder(CudaData* out, std::function<uint32_t(uint64_t)> string_ref, CudaSink* sink = nullptr,
-                    bool keep = true)
-      : out_(*out), string_ref_(std::move(string_ref)), sink_(sink), keep_(keep) {}
+                    bool keep = true, bool stacked_calls = false)
+      : out_(*out),
+        string_ref_(std::move(string_ref)),
+        sink_(sink),
+        keep_(keep),
+        stacked_(!keep && stacked_calls),
+        whole_calls_(sink != nullptr || stacked_) {}
 
   /// One whole CUDA record (tags 48..59). `f` holds its varints after the tag and dt, in schema
   /// order (format/trainprof/records.h: read by name with format::Decode); `now` is the record's
@@ -52,7 +59,8 @@ class CudaRecordDecoder {
  private:
   void Enter(const CudaCall& c);
   bool Exit(uint64_t correlation, uint64_t now, uint32_t status);
-  void FlushExited();  // the call the last exit closed, to the sink (its stack can follow the exit)
+  void FlushExited();  // the call the last exit closed, on (its stack can follow the exit)
+  void Whole(const CudaCall& c);  // a whole call: to the sink, and kept if stacked_ and it has a stack
 
   CudaData& out_;
   std::function<uint32_t(uint64_t)> string_ref_;
@@ -60,8 +68,10 @@ class CudaRecordDecoder {
   size_t last_exit_ = SIZE_MAX;                      // index of the call the last exit closed
   CudaSink* sink_;
   bool keep_;
-  std::unordered_map<uint64_t, CudaCall> sink_open_;  // sink: correlation → the open call
-  CudaCall exited_;                                   // sink: the call the last exit closed
+  bool stacked_;      // !keep_: the whole calls with a stack go into out_.calls
+  bool whole_calls_;  // sink_ or stacked_: calls are followed below until they are whole
+  std::unordered_map<uint64_t, CudaCall> sink_open_;  // whole_calls_: correlation → the open call
+  CudaCall exited_;                                   // whole_calls_: the call the last exit closed
   bool has_exited_ = false;
 };
 

@@ -1,6 +1,7 @@
 // The reader's CUDA sink (model/cuda_sink.h): every whole call and valid GPU record reaches it,
 // with the same fields as the kept ones (a call's stack, unreturned calls, a reused correlation
-// id), and with keep_cuda_records false nothing is kept while counters and definitions stay.
+// id), and with KeepCuda::kNone nothing is kept while counters and definitions stay (kStackedCalls: only the
+// calls with a stack).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -127,7 +128,7 @@ TEST(CudaSink, NothingKeptWhenAskedAndTheCountersStay) {
   StringPool kept_pool, pool;
   ReadResult kept = Read(b, &kept_pool, {});
   Collect sink;
-  ReadResult r = Read(b, &pool, {.cuda_sink = &sink, .keep_cuda_records = false});
+  ReadResult r = Read(b, &pool, {.cuda_sink = &sink, .keep_cuda = KeepCuda::kNone});
   ASSERT_TRUE(r.image);
   const CudaData& c = r.image->cuda;
   EXPECT_TRUE(c.calls.empty());

@@ -159,7 +159,11 @@ int RunExport(const ExportArgs& args) {
 
   std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, "");
   if (!list) return kInputError;
-  collector::Trace trace = collector::LoadTrace(list->files);
+  // Folded stacks need only the summed (name, stack) uses of ranges and marks, the CPU samples and
+  // the CUDA calls that have a stack: no other NVTX event or CUDA record is kept for them.
+  collector::ReadOptions read;
+  if (args.format == "folded") read = {.keep = collector::KeepNvtx::kPhases, .keep_cuda = collector::KeepCuda::kStackedCalls};
+  collector::Trace trace = collector::LoadTrace(list->files, read);
   size_t usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

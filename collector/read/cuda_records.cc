@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "trainprof/records.h"
@@ -69,6 +70,7 @@ void Define(std::vector<T>* list, const T& x) {
 void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64_t base_ns, uint32_t thread) {
   namespace fr = format::rec;
   using format::Decode;
+  FlushExited();  // no EVENT_STACK came between the last exit and this record
   switch (static_cast<RecordTag>(tag)) {
     case RecordTag::kCudaApiEnter: {
       const auto r = Decode<fr::CudaApiEnter>(f);
@@ -79,25 +81,12 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       c.name = string_ref_(r.name);
       c.correlation = r.correlation;
       c.thread = thread;
-      // A correlation id seen again while its first call is open: the first never returned.
-      open_calls_[c.correlation] = out_.calls.size();
-      out_.calls.push_back(c);
+      Enter(c);
       break;
     }
     case RecordTag::kCudaApiExit: {
       const auto r = Decode<fr::CudaApiExit>(f);
-      auto it = open_calls_.find(r.correlation);
-      last_exit_ = SIZE_MAX;
-      if (it == open_calls_.end()) {
-        ++out_.unmatched_exits;
-        break;
-      }
-      last_exit_ = it->second;
-      CudaCall& c = out_.calls[it->second];
-      c.end_ns = std::max(now, c.begin_ns);
-      c.status = U32(r.status);
-      c.returned = true;
-      open_calls_.erase(it);
+      if (!Exit(r.correlation, now, U32(r.status))) ++out_.unmatched_exits;
       break;
     }
     case RecordTag::kGpuKernel: {
@@ -111,7 +100,8 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       k.static_shared = U32(r.static_shared), k.dynamic_shared = U32(r.dynamic_shared);
       k.graph = U32(r.graph);
       k.launch = static_cast<format::KernelLaunch>(U32(r.launch));
-      out_.kernels.push_back(k);
+      if (sink_ != nullptr) sink_->Kernel(k);
+      if (keep_) out_.kernels.push_back(k);
       break;
     }
     case RecordTag::kGpuMemcpy: {
@@ -124,7 +114,8 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       m.bytes = r.bytes_copied;
       m.src_device = U32(r.src_device), m.dst_device = U32(r.dst_device);
       AsyncAndGraph(r, &m);
-      out_.memcpys.push_back(m);
+      if (sink_ != nullptr) sink_->Memcpy(m);
+      if (keep_) out_.memcpys.push_back(m);
       break;
     }
     case RecordTag::kGpuMemset: {
@@ -135,7 +126,8 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       m.value = U32(r.value);
       m.memory = static_cast<format::MemoryKind>(U32(r.memory));
       AsyncAndGraph(r, &m);
-      out_.memsets.push_back(m);
+      if (sink_ != nullptr) sink_->Memset(m);
+      if (keep_) out_.memsets.push_back(m);
       break;
     }
     case RecordTag::kGpuSync: {
@@ -147,7 +139,8 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       s.stream = s.has_stream ? U32(r.stream_plus_1 - 1) : 0;
       s.type = static_cast<format::SyncType>(U32(r.type));
       s.correlation = r.correlation;
-      out_.syncs.push_back(s);
+      if (sink_ != nullptr) sink_->Sync(s);
+      if (keep_) out_.syncs.push_back(s);
       break;
     }
     case RecordTag::kGpuOverhead: {
@@ -157,7 +150,8 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       o.kind = U32(r.kind);
       o.object_kind = U32(r.object_kind);
       o.object_id = r.object_id;
-      out_.overheads.push_back(o);
+      if (sink_ != nullptr) sink_->Overhead(o);
+      if (keep_) out_.overheads.push_back(o);
       break;
     }
     case RecordTag::kGpuDevice: {
@@ -202,13 +196,90 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
   }
 }
 
+void CudaRecordDecoder::Enter(const CudaCall& c) {
+  if (keep_) {
+    // A correlation id seen again while its first call is open: the first never returned.
+    open_calls_[c.correlation] = out_.calls.size();
+    out_.calls.push_back(c);
+  }
+  if (whole_calls_) {
+    auto [it, fresh] = sink_open_.try_emplace(c.correlation, c);
+    if (!fresh) {
+      Whole(it->second);  // never returned: its id is reused
+      it->second = c;
+    }
+  }
+}
+
+bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status) {
+  auto close = [&](CudaCall& c) {
+    c.end_ns = std::max(now, c.begin_ns);
+    c.status = status;
+    c.returned = true;
+  };
+  bool matched = false;
+  if (keep_) {
+    auto it = open_calls_.find(correlation);
+    last_exit_ = SIZE_MAX;
+    if (it != open_calls_.end()) {
+      last_exit_ = it->second;
+      close(out_.calls[it->second]);
+      open_calls_.erase(it);
+      matched = true;
+    }
+  }
+  if (whole_calls_) {
+    auto it = sink_open_.find(correlation);
+    if (it != sink_open_.end()) {
+      exited_ = it->second;
+      close(exited_);
+      has_exited_ = true;
+      sink_open_.erase(it);
+      matched = true;  // the same as above when both keep: the two maps open and close together
+    }
+  }
+  return matched;
+}
+
+void CudaRecordDecoder::Whole(const CudaCall& c) {
+  if (sink_ != nullptr) sink_->Call(c);
+  if (stacked_ && c.stack != 0) out_.calls.push_back(c);
+}
+
+void CudaRecordDecoder::FlushExited() {
+  if (!has_exited_) return;
+  has_exited_ = false;
+  Whole(exited_);
+}
+
 bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
-  if (last_exit_ >= out_.calls.size()) return false;
-  out_.calls[last_exit_].stack = static_cast<uint32_t>(std::min<uint64_t>(stack, UINT32_MAX));
-  return true;
+  const auto id = static_cast<uint32_t>(std::min<uint64_t>(stack, UINT32_MAX));
+  bool set = false;
+  if (keep_ && last_exit_ < out_.calls.size()) {
+    out_.calls[last_exit_].stack = id;
+    set = true;
+  }
+  if (has_exited_) {
+    exited_.stack = id;
+    FlushExited();
+    set = true;
+  }
+  return set;
 }
 
 void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
+  if (whole_calls_) {
+    FlushExited();
+    std::vector<CudaCall> open;  // never returned, by enter time (unordered_map order is not stable)
+    open.reserve(sink_open_.size());
+    for (const auto& [corr, c] : sink_open_) open.push_back(c);
+    std::sort(open.begin(), open.end(), [](const CudaCall& a, const CudaCall& b) {
+      return std::tie(a.begin_ns, a.correlation) < std::tie(b.begin_ns, b.correlation);
+    });
+    for (const CudaCall& c : open) Whole(c);
+    sink_open_.clear();
+    if (sink_ != nullptr) sink_->Resolve(pool_of_ref);
+  }
   auto map = [&](StringId& ref) { ref = ref < pool_of_ref.size() ? pool_of_ref[ref] : 0; };
   for (CudaCall& c : out_.calls) map(c.name);
   for (GpuKernel& k : out_.kernels) map(k.name);

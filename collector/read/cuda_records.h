@@ -13,6 +13,10 @@
 //
 // Numeric fields wider than the model's 32-bit ones (ids, grid sizes) saturate at UINT32_MAX:
 // a damaged varint must not wrap into a plausible value.
+//
+// With a sink (model/cuda_sink.h) every whole call and valid GPU record also goes there as it is
+// decoded; with `keep` false the vectors stay empty (or hold only the calls with a stack) and
+// memory holds only the calls still open.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +24,23 @@
 #include <unordered_map>
 
 #include "collector/model/cuda_model.h"
+#include "collector/model/cuda_sink.h"
 
 namespace trainprof::collector {
 
 class CudaRecordDecoder {
  public:
   /// `string_ref` maps a raw string id of the file to the reader's string ref (resolved later).
-  CudaRecordDecoder(CudaData* out, std::function<uint32_t(uint64_t)> string_ref)
-      : out_(*out), string_ref_(std::move(string_ref)) {}
+  /// `sink` (may be null) also receives each record; `keep` false: none is kept in `out`, except,
+  /// with `stacked_calls`, the whole calls that have a stack.
+  CudaRecordDecoder(CudaData* out, std::function<uint32_t(uint64_t)> string_ref, CudaSink* sink = nullptr,
+                    bool keep = true, bool stacked_calls = false)
+      : out_(*out),
+        string_ref_(std::move(string_ref)),
+        sink_(sink),
+        keep_(keep),
+        stacked_(!keep && stacked_calls),
+        whole_calls_(sink != nullptr || stacked_) {}
 
   /// One whole CUDA record (tags 48..59). `f` holds its varints after the tag and dt, in schema
   /// order (format/trainprof/records.h: read by name with format::Decode); `now` is the record's
@@ -39,14 +52,27 @@ class CudaRecordDecoder {
   /// that exit matched no call.
   bool SetExitStack(uint64_t stack);
 
-  /// Replaces string refs by pool ids (`pool_of_ref[ref]`) once every STRING record was read.
+  /// Replaces string refs by pool ids (`pool_of_ref[ref]`) once every STRING record was read; the
+  /// sink gets the calls that never returned, then its Resolve.
   void Resolve(const std::vector<StringId>& pool_of_ref);
 
  private:
+  void Enter(const CudaCall& c);
+  bool Exit(uint64_t correlation, uint64_t now, uint32_t status);
+  void FlushExited();  // the call the last exit closed, on (its stack can follow the exit)
+  void Whole(const CudaCall& c);  // a whole call: to the sink, and kept if stacked_ and it has a stack
+
   CudaData& out_;
   std::function<uint32_t(uint64_t)> string_ref_;
   std::unordered_map<uint64_t, size_t> open_calls_;  // correlation → index into out_.calls
   size_t last_exit_ = SIZE_MAX;                      // index of the call the last exit closed
+  CudaSink* sink_;
+  bool keep_;
+  bool stacked_;      // !keep_: the whole calls with a stack go into out_.calls
+  bool whole_calls_;  // sink_ or stacked_: calls are followed below until they are whole
+  std::unordered_map<uint64_t, CudaCall> sink_open_;  // whole_calls_: correlation → the open call
+  CudaCall exited_;                                   // whole_calls_: the call the last exit closed
+  bool has_exited_ = false;
 };
 
 }  // namespace trainprof::collector

@@ -203,7 +203,8 @@ class Decoder {
         st_(*status),
         img_(*image),
         keep_(options.keep),
-        cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }),
+        cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }, options.cuda_sink,
+              options.keep_cuda == KeepCuda::kAll, options.keep_cuda == KeepCuda::kStackedCalls),
         defined_strings_(size_),
         small_ids_(std::max<uint64_t>(kSmallIds, size_ / 4)),
         max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {}

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 
+#include "collector/model/cuda_sink.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -37,8 +38,23 @@ enum class KeepNvtx : uint8_t {
             ///< what the step analysis needs; memory then does not grow with NVTX records
 };
 
+/// Which CUDA calls and GPU records TraceImage::cuda keeps. Counters, devices, contexts, status
+/// and captures are kept whatever this says, and a CudaSink sees every record.
+enum class KeepCuda : uint8_t {
+  kAll,           ///< every call and GPU record (report, export)
+  kStackedCalls,  ///< only the calls with a stack (EVENT_STACK), no GPU record: what the call-site
+                  ///< lines of `export --format folded` need; memory then grows with those only
+  kNone,          ///< none (a CudaSink sees them); undefined stack ids of calls are not checked
+};
+
 struct ReadOptions {
   KeepNvtx keep = KeepNvtx::kAll;
+  /// Receives the file's CUDA calls and GPU records as they are decoded (model/cuda_sink.h); one
+  /// file's at a time: a sink per file when files are decoded at once (LoadTrace shares its
+  /// options between threads: null there). Not owned.
+  CudaSink* cuda_sink = nullptr;
+  /// A trainprof trace's only, as the sink: a Kineto file keeps its records whatever this says.
+  KeepCuda keep_cuda = KeepCuda::kAll;
 };
 
 /// A file decoded but not yet merged into a StringPool. Decoding touches no shared state, so

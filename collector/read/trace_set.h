@@ -34,7 +34,8 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
 
 /// Reads every file (damaged ones are reported in Trace::files and skipped where unusable) and
 /// builds the process tree. Files are decoded in parallel, one per core (TRAINPROF_REPORT_THREADS
-/// sets the number); the result does not depend on it.
+/// sets the number); the result does not depend on it. `options.cuda_sink` must be null (it
+/// would be shared by the threads): a sink is per file (DecodeTraceFile).
 Trace LoadTrace(const std::vector<std::string>& files, const ReadOptions& options = {});
 
 /// One trace file already in memory: its bytes (read during the call only), and the path that

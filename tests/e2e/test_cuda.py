@@ -223,13 +223,13 @@ class FakeCuptiTest(TraceTest):
         if not os.path.exists(self.fake) or not os.access(program("cupti_fake_workload"), os.X_OK):
             self.skipTest("the fake CUPTI was not built (no CUPTI headers)")
 
-    def run_fake(self, mode, env_extra=None, lib=None, follow=False, expect_status=0, extra=()):
+    def run_fake(self, mode, env_extra=None, lib=None, follow=False, expect_status=0, extra=(), args=()):
         env = dict(os.environ)
         env.pop("TRAINPROF_CUDA_QUIET", None)
         env.update({"TRAINPROF_CUPTI_PATH": lib or self.fake, "TRAINPROF_GPU_FLUSH_MS": str(self.FLUSH_MS)})
         env.update(env_extra or {})
         proc = self.run_trainprof(["run", "-o", self.out] + (["--follow-children"] if follow else []) +
-                                  list(extra) + ["--", program("cupti_fake_workload"), mode],
+                                  list(extra) + ["--", program("cupti_fake_workload"), mode] + list(args),
                                   env=env, check=False, timeout=60)
         self.assertEqual(proc.returncode, expect_status, proc.stdout + proc.stderr)
         self.assertIn("InitializeInjection returned 1", proc.stdout)
@@ -374,6 +374,25 @@ class FakeCuptiTest(TraceTest):
         self.assertEqual(graph_kernel["args"]["correlation"], 8)
         self.assertIn((graph_launch["ts"], graph_kernel["ts"]),
                       {(starts[i]["ts"], finishes[i]["ts"]) for i in starts})
+
+    def test_mix_mode_is_the_bench_input_it_says(self):
+        # scripts/bench's cuda_report input: "mix 2048" = 1024 runtime calls, each with its GPU
+        # record: corr % 64 == 0 a cudaStreamSynchronize (16), else % 8 == 0 a cudaMemcpyAsync
+        # (112: DtoH when % 16 == 0, 48; HtoD 64), else a cudaLaunchKernel (896) of 16 names in turn.
+        self.run_fake("mix", args=["2048"])
+        t = self.main_trace()
+        self.assertEqual(len(of(t, "CUDA_API_ENTER")), 1024)
+        self.assertEqual(len(of(t, "CUDA_API_EXIT")), 1024)
+        self.assertEqual(len(of(t, "GPU_KERNEL")), 896)
+        self.assertEqual(len(of(t, "GPU_MEMCPY")), 112)
+        self.assertEqual(len(of(t, "GPU_SYNC")), 16)
+        report = self.run_trainprof(["report", "--format", "json", self.out]).stdout
+        r = json.loads(report)
+        calls = {row["name"]: row["calls"] for row in r["cuda_api"]}
+        self.assertEqual(calls, {"cudaLaunchKernel": 896, "cudaMemcpyAsync": 112, "cudaStreamSynchronize": 16})
+        self.assertEqual(sorted(row["instances"] for row in r["gpu_kernels"]), [56] * 16)
+        copies = {row["kind"]: row["count"] for row in r["memory_ops"]}
+        self.assertEqual(copies, {"memcpy_htod": 64, "memcpy_dtoh": 48})
 
     def test_cuda_profiler_api_capture_range(self):
         # --capture-range=cudaProfilerApi: only the calls from cudaProfilerStart to cudaProfilerStop

@@ -14,6 +14,11 @@
 //   init   only InitializeInjection (for the cases where CUPTI cannot be used)
 //   calls N  only N runtime API calls (cudaLaunchKernel, enter and exit, correlations 1..N) and
 //            nothing else: scripts/bench's bytes per CUDA API call
+//   mix N    N CUDA records of the model for scripts/bench's cuda_report: N/2 runtime API calls
+//            (enter and exit), each with the GPU record it started: mostly cudaLaunchKernel with a
+//            kernel of 16 names in turn (stream 7), every 8th a cudaMemcpyAsync with its HtoD/DtoH copy,
+//            every 64th a cudaStreamSynchronize with its sync record; activity flushed every 4096
+//            records so that the stand-in's queue stays small
 //   stacks   only calls made from named functions, for --backtrace=cuda (run with a 1 ms
 //            threshold): 4 cudaStreamSynchronize of 3 ms from wait_for_loss (corr 101..104),
 //            2 cudaMalloc of 3 ms from grow_pool (111..112), 4 cudaStreamSynchronize of ~0 ms from
@@ -189,6 +194,50 @@ int main(int argc, char** argv) {
     for (long i = 1; i <= n; ++i) {
       Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", static_cast<uint32_t>(i), 0);
     }
+    printf("calls %ld\n", n);
+    return 0;
+  }
+  if (strcmp(mode, "mix") == 0) {
+    const long n = argc > 2 ? atol(argv[2]) / 2 : 0;
+    auto flush = reinterpret_cast<CUptiResult (*)(uint32_t)>(dlsym(h, "cuptiActivityFlushAll"));
+    static const char* kNames[16] = {"_Z4gemmILi0EEvv", "_Z4gemmILi1EEvv", "_Z4reluPf", "_Z7softmaxPf",
+                                     "_Z6reducePf", "_Z4convPf", "_Z5batchPf", "_Z4addfPf",
+                                     "_Z4mulfPf", "_Z5copyfPf", "_Z4normPf", "_Z4lossPf",
+                                     "_Z4gradPf", "_Z4stepPf", "_Z4zeroPf", "_Z4castPf"};
+    long kernels = 0;
+    for (long i = 1; i <= n; ++i) {
+      const auto corr = static_cast<uint32_t>(i);
+      const uint64_t dur = 2000 + static_cast<uint64_t>(i % 97) * 100;  // 2 to 11.6 µs
+      if (i % 64 == 0) {
+        const uint64_t t0 = g.now();
+        Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize_v3020", corr, 0);
+        Add(CUpti_ActivitySynchronization2{.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                           .type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                                           .start = t0, .end = t0 + 500,
+                                           .correlationId = corr, .contextId = 1, .streamId = 7});
+      } else if (i % 8 == 0) {
+        Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync_v3020", corr, 0);
+        const uint64_t t = g.now();
+        const bool dtoh = i % 16 == 0;
+        Add(CUpti_ActivityMemcpy6{.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  .copyKind = static_cast<uint8_t>(dtoh ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+                                                                        : CUPTI_ACTIVITY_MEMCPY_KIND_HTOD),
+                                  .srcKind = static_cast<uint8_t>(dtoh ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE
+                                                                       : CUPTI_ACTIVITY_MEMORY_KIND_PINNED),
+                                  .dstKind = static_cast<uint8_t>(dtoh ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+                                                                       : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE),
+                                  .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC,
+                                  .bytes = 4096u << ((i / 16) % 8),
+                                  .start = t + 1000, .end = t + 1000 + dur,
+                                  .contextId = 1, .streamId = 7, .correlationId = corr});
+      } else {
+        Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", corr, 0);
+        const uint64_t t = g.now();
+        AddKernel(kNames[kernels++ % 16], t + 1000, t + 1000 + dur, corr, 0);
+      }
+      if (i % 4096 == 0 && flush != nullptr) flush(0);
+    }
+    if (flush != nullptr) flush(0);
     printf("calls %ld\n", n);
     return 0;
   }

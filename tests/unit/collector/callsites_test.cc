@@ -434,6 +434,43 @@ TEST(Stacks, FoldedExportRootFirstWithTheNameAsLeaf) {
   EXPECT_EQ(sampled, load + " 1\n");  // the sample's stack: the hook frame left out, no leaf name
 }
 
+// What `export --format folded` reads (launcher/export_command.cc): the phases' NVTX events only and
+// the CUDA calls with a stack, no GPU record; its lines are those of the whole trace.
+TEST(Stacks, FoldedExportFromTheReducedReadIsTheSame) {
+  Planted p;
+  TraceBuilder b = PlantedTrace(p.module, p.load, p.save);
+  const int g = b.Thread(701);
+  b.ApiCall(b.Thread(702), T0 + 900'000, T0 + 905'000, "cudaLaunchKernel_v7000", 6);  // no stack
+  b.Kernel(g, {.start = T0 + 906'000, .end = T0 + 907'000, .name = "_Z3fooPf", .correlation = 6});
+  const std::vector<uint8_t> bytes = b.Build();
+  const std::vector<TraceBytes> files = {{b.FileName(), bytes}};
+  const Trace full = LoadTraceBytes(files);
+  const Trace reduced = LoadTraceBytes(files, {.keep = KeepNvtx::kPhases, .keep_cuda = KeepCuda::kStackedCalls});
+  ASSERT_EQ(full.processes.size(), 1u);
+  ASSERT_EQ(reduced.processes.size(), 1u);
+  EXPECT_EQ(full.processes[0].first().cuda.calls.size(), 2u);
+  EXPECT_EQ(full.processes[0].first().cuda.kernels.size(), 1u);
+  EXPECT_FALSE(full.processes[0].first().nvtx.empty());
+  const TraceImage& r = reduced.processes[0].first();
+  ASSERT_EQ(r.cuda.calls.size(), 1u);
+  EXPECT_EQ(reduced.strings.Get(r.cuda.calls[0].name), "cudaStreamSynchronize_v3020");
+  EXPECT_EQ(r.cuda.calls[0].duration(), 50'000u);
+  EXPECT_TRUE(r.cuda.kernels.empty());
+  EXPECT_TRUE(r.nvtx.empty());
+  for (FoldedWeight w : {FoldedWeight::kCalls, FoldedWeight::kTime}) {
+    std::string a, c;
+    StringSink sa(&a), sc(&c);
+    const FoldedStats fa = ExportFolded(full, Selection(1), w, &sa, FoldedSource::kCallSites);
+    const FoldedStats fc = ExportFolded(reduced, Selection(1), w, &sc, FoldedSource::kCallSites);
+    sa.Close();
+    sc.Close();
+    EXPECT_EQ(a, c);
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(fa.lines, fc.lines);
+    EXPECT_EQ(fa.events, fc.events);
+  }
+}
+
 TEST(Stacks, TimelineEventsCarryTheirStack) {
   Planted p;
   TraceBuilder b = PlantedTrace(p.module, p.load, p.save);

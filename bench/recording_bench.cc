@@ -12,6 +12,9 @@
 //   BM_Floor           the floor of a push+pop pair: two clock reads and two records of the same
 //                      encoded size (tag, varint dt and fields) stored into a 64 KiB chunk, each
 //                      published with one release store — what any recorder must at least do
+//                      with clock_gettime
+//   BM_FloorTsc        the same with the TSC (two plain `rdtsc`) instead of clock_gettime: the
+//                      floor of a recorder on the TSC clock (inject/trace_clock.h)
 // Each runs on 1 and 2 threads (the per-thread cost should not grow: no shared cache lines).
 #include <benchmark/benchmark.h>
 #include <nvtx3/nvToolsExt.h>
@@ -20,6 +23,10 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "trainprof/trace_format.h"
 
@@ -64,6 +71,14 @@ inline uint64_t Now() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+inline uint64_t NowTsc() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return Now();
+#endif
+}
+
 // One thread's chunk, on its own cache lines.
 struct alignas(64) Chunk {
   std::atomic<uint32_t> committed{0};
@@ -71,14 +86,15 @@ struct alignas(64) Chunk {
   uint8_t data[64 * 1024];
 };
 
-void BM_Floor(benchmark::State& state) {
+template <uint64_t (*Clock)()>
+void Floor(benchmark::State& state) {
   auto* c = new Chunk;
   uint8_t* p = c->data;
   uint8_t* const end = c->data + sizeof c->data - 64;
-  c->prev = Now();
+  c->prev = Clock();
   for (auto _ : state) {
     if (p > end) p = c->data;  // a new chunk: the recorder claims one every ~15000 pairs
-    uint64_t t = Now();
+    uint64_t t = Clock();
     *p++ = 1;  // push: tag, dt, domain, name, category
     p = trainprof::format::PutVarint(p, t - c->prev);
     p = trainprof::format::PutVarint(p, 0);
@@ -86,7 +102,7 @@ void BM_Floor(benchmark::State& state) {
     p = trainprof::format::PutVarint(p, 0);
     c->prev = t;
     c->committed.store(static_cast<uint32_t>(p - c->data), std::memory_order_release);
-    t = Now();
+    t = Clock();
     *p++ = 2;  // pop: tag, dt, domain
     p = trainprof::format::PutVarint(p, t - c->prev);
     p = trainprof::format::PutVarint(p, 0);
@@ -97,7 +113,10 @@ void BM_Floor(benchmark::State& state) {
   delete c;
   state.SetItemsProcessed(state.iterations() * 2);
 }
+void BM_Floor(benchmark::State& state) { Floor<Now>(state); }
 BENCHMARK(BM_Floor)->Threads(1)->Threads(2)->UseRealTime();
+void BM_FloorTsc(benchmark::State& state) { Floor<NowTsc>(state); }
+BENCHMARK(BM_FloorTsc)->Threads(1)->Threads(2)->UseRealTime();
 
 }  // namespace
 

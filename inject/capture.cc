@@ -124,7 +124,7 @@ void OnCudaProfilerApi(bool start) noexcept {
   if (!CaptureConfigured() || g.settings.mode != CaptureMode::kCudaProfilerApi) return;
   ThreadState* t = CurrentThread();
   if (t == nullptr) return;
-  Transition(t, NowNs(), start ? CaptureEvent::kRangeBegin : CaptureEvent::kRangeEnd, CaptureReason::kCudaProfilerApi);
+  Transition(t, TraceNow(), start ? CaptureEvent::kRangeBegin : CaptureEvent::kRangeEnd, CaptureReason::kCudaProfilerApi);
 }
 
 bool CapturedAt(uint64_t ts_ns) noexcept {
@@ -157,16 +157,16 @@ void CaptureThreadStarted(ThreadState* t) {
       }
     }
   }
-  StateAt(t, NowNs());
+  StateAt(t, TraceNow());
 }
 
 void CaptureProcessEnding(ThreadState* t) {
-  if (CaptureConfigured()) StateAt(t, NowNs());
+  if (CaptureConfigured()) StateAt(t, TraceNow());
 }
 
 int CapturePushRange(ThreadState* t, uint32_t domain, uint32_t name, uint32_t category) {
   const int level = t->depth[domain]++;
-  const uint64_t now = NowNs();
+  const uint64_t now = TraceNow();
   bool record;
   if (level >= kCaptureLevels) {
     record = LevelRecorded(t->captured[domain], level);
@@ -211,7 +211,7 @@ int CapturePopRange(ThreadState* t, uint32_t domain) {
   if (LevelRecorded(t->captured[domain], level)) RecordTimed(t, pop);
   if (level == t->capture_level && domain == t->capture_domain) {
     t->capture_level = -1;
-    Transition(t, NowNs(), CaptureEvent::kRangeEnd, CaptureReason::kNvtxRange);
+    Transition(t, TraceNow(), CaptureEvent::kRangeEnd, CaptureReason::kNvtxRange);
   }
   return level;
 }

@@ -24,7 +24,7 @@
 #include <cstdint>
 
 #include "capture_logic.h"
-#include "clock.h"
+#include "trace_clock.h"
 #include "recorder.h"
 
 namespace trainprof::inject {
@@ -42,11 +42,12 @@ inline bool CaptureConfigured() noexcept {
 /// Out-of-line part of CapturingNow (catches up the start record and window boundaries).
 bool CapturingSlow(uint64_t now_ns) noexcept;
 
-/// Whether an event at `now_ns` (CLOCK_MONOTONIC, NowNs()) is recorded. Any thread.
+/// Whether an event at `now_ns` (the recording clock, TraceNow(): CLOCK_MONOTONIC ns whenever a
+/// capture is configured, trace_clock.h) is recorded. Any thread.
 inline bool CapturingNow(uint64_t now_ns) noexcept { return !CaptureConfigured() || CapturingSlow(now_ns); }
 
-/// CapturingNow(NowNs()), reading the clock only when capture is configured.
-inline bool CapturingNowLazy() noexcept { return !CaptureConfigured() || CapturingSlow(NowNs()); }
+/// CapturingNow(TraceNow()), reading the clock only when capture is configured.
+inline bool CapturingNowLazy() noexcept { return !CaptureConfigured() || CapturingSlow(TraceNow()); }
 
 /// cudaProfilerStart (start = true) / cudaProfilerStop (false), or their driver API twins, was
 /// called on this thread. With --capture-range=cudaProfilerApi: begins / ends the capture range

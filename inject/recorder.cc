@@ -68,7 +68,10 @@ void ReleaseThread(void* p) {
   // the parent's file: its chunk is not ours to punch, and the state stays with the parent's.
   if (t->owner == &rt) {
     TraceFile* f = rt.file.load(std::memory_order_acquire);
-    if (f != nullptr && t->chunk != nullptr && rt.pid == getpid()) f->ReleaseChunkOfExitedThread(t->chunk, t->chunk_offset);
+    if (f != nullptr && t->chunk != nullptr && rt.pid == getpid()) {
+      StampLastClockPair(t);
+      f->ReleaseChunkOfExitedThread(t->chunk, t->chunk_offset);
+    }
     UnmapState(t);
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
@@ -87,7 +90,7 @@ ThreadState* CurrentThreadSlow() {
   if (t == nullptr) return nullptr;
   t->tid = static_cast<uint32_t>(syscall(SYS_gettid));
   t->thread_index = Rt().next_thread_index.fetch_add(1, std::memory_order_relaxed);
-  t->prev_ns = NowNs();
+  t->prev_ns = TraceNow();
   t->owner = &Rt();
   // A signal handler that ran meanwhile on this thread made a state already: use that one.
   if (ThreadState* other = tls_thread) {
@@ -112,6 +115,13 @@ ThreadState* CurrentThreadSlow() {
 }
 
 void ForgetCurrentThread() { tls_thread = nullptr; }
+
+void StampLastClockPair(ThreadState* t) {
+  if (!g_trace_clock_tsc || t->chunk == nullptr) return;
+  const ClockPair p = TakeClockPair();
+  t->chunk->last_ns.store(p.ns, std::memory_order_relaxed);
+  t->chunk->last_ticks.store(p.ticks, std::memory_order_release);
+}
 
 uint8_t* ReserveSlow(ThreadState* t, uint32_t bytes) {
   Runtime& rt = Rt();

@@ -18,7 +18,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "clock.h"
+#include "trace_clock.h"
 #include "trainprof/records.h"
 #include "trainprof/trace_format.h"
 
@@ -43,7 +43,7 @@ struct ThreadState {
   uint8_t* limit = nullptr;  ///< end of the chunk
   uint8_t* records = nullptr;///< first record byte of the chunk
   format::ChunkHeader* chunk = nullptr;
-  uint64_t prev_ns = 0;      ///< time of the previous timed record (dt base)
+  uint64_t prev_ns = 0;      ///< time of the previous timed record (dt base), on the recording clock (TraceNow)
   uint64_t range_counter = 0;///< for nvtxRangeStart ids
   uint32_t tid = 0;
   uint32_t thread_index = 0;
@@ -55,7 +55,7 @@ struct ThreadState {
   volatile uint8_t in_slow = 0;
   uint64_t chunk_offset = 0; ///< file offset of `chunk`
   uint32_t cuda_runtime_depth = 0;  ///< CUDA runtime API calls this thread is inside (cupti/api_events.h)
-  uint64_t cuda_enter_ns = 0;       ///< time of the last CUDA_API_ENTER (the --backtrace=cuda threshold)
+  uint64_t cuda_enter_ns = 0;       ///< time of the last CUDA_API_ENTER (the --backtrace=cuda threshold), recording clock
   /// The Runtime this state was made under. After a fork, the parent's states belong to the
   /// parent's Runtime, which the child abandons with them.
   Runtime* owner = nullptr;
@@ -152,11 +152,12 @@ class RecordScope {
   }
 
   /// Writes what `encode(p, chunk_base_ns)` encodes at p (at most `max_bytes`; returns its end),
-  /// for records whose fields depend on the chunk they land in (GPU activity's zs, ze).
+  /// for records whose fields depend on the chunk they land in (GPU activity's zs, ze: CLOCK_MONOTONIC
+  /// ns relative to the chunk's base_ns, or to its sync_ns on the TSC clock).
   template <typename Encode>
   void WriteInChunk(uint32_t max_bytes, Encode encode) {
     uint8_t* p = Begin(t_, max_bytes);
-    if (p != nullptr) Commit(t_, encode(p, t_->chunk->base_ns));
+    if (p != nullptr) Commit(t_, encode(p, g_trace_clock_tsc ? t_->chunk->sync_ns : t_->chunk->base_ns));
   }
 
  private:
@@ -164,15 +165,20 @@ class RecordScope {
   bool entered_ = true;
 };
 
-/// Records the timed record `r` (format::rec::*), dated now. Hot path (NVTX push/pop).
+/// Records the timed record `r` (format::rec::*), dated now (TraceNow). Hot path (NVTX push/pop).
 template <typename R>
 inline void RecordTimed(ThreadState* t, const R& r) {
   RecordScope scope(t);
   if (!scope.entered()) return;
-  scope.WriteTimed(NowNs(), r);
+  scope.WriteTimed(TraceNow(), r);
 }
 
-/// Records the timed record `r` dated `when`, not before this thread's previous record (a chunk's
+/// On the TSC clock, writes a calibration pair of now into this thread's chunk header (last_ns,
+/// then last_ticks): at the process's end and a thread's exit, so the last records are
+/// interpolated, not extrapolated. Async-signal-safe; nothing on the monotonic clock.
+void StampLastClockPair(ThreadState* t);
+
+/// Records the timed record `r` dated `when` (recording clock), not before this thread's previous record (a chunk's
 /// times never go back): for events whose time is known already (capture.cc).
 template <typename R>
 inline void RecordAt(ThreadState* t, const R& r, uint64_t when) {

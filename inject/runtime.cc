@@ -95,6 +95,11 @@ void Init() {
     return;
   }
   rt->cfg = ReadConfig();
+  // The recording clock, once, before any thread records (trace_clock.h). A capture's window and
+  // state ring are CLOCK_MONOTONIC ns: with one configured, the file stays on that clock.
+  ChooseTraceClock(getenv("TRAINPROF_CLOCK"), rt->cfg.capture_range != nullptr ||
+                                                  rt->cfg.capture_window_start_ns != 0 ||
+                                                  rt->cfg.capture_window_end_ns != 0);
   g_runtime = rt;
   ResolveRealFunctions();
   InitSamplerKey(rt->cfg);  // before the thread states' key: its destructor runs first
@@ -181,6 +186,7 @@ void RecordEnd(format::EndKind kind, int32_t code) {
   if (ThreadState* t = tls_thread) {
     CaptureProcessEnding(t);
     RecordTimed(t, format::rec::ProcessEnd{.kind = static_cast<uint64_t>(kind), .code = code});
+    StampLastClockPair(t);
   }
   f->SetEnd(kind, code, now, /*overwrite=*/false);
 }

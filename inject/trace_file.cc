@@ -17,6 +17,7 @@
 
 #include "capture_logic.h"
 #include "clock.h"
+#include "trace_clock.h"
 #include "config.h"
 #include "process_identity.h"
 #include "python_options.h"
@@ -202,11 +203,18 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   h->version = format::kFormatVersion;
   h->header_region_size = format::kHeaderRegionSize;
   h->chunk_size = tf->chunk_size_;
-  h->flags = flags;
+  h->flags = flags | (g_trace_clock_tsc ? format::kFlagTscClock : 0u);
   h->pid = pid;
   h->ppid = getppid();
   h->start_realtime_ns = RealtimeNs();
-  h->start_monotonic_ns = NowNs();
+  if (g_trace_clock_tsc) {
+    const ClockPair start = TakeClockPair();
+    h->start_monotonic_ns = start.ns;
+    h->start_tsc = start.ticks;
+    h->tsc_khz = TscKhz();
+  } else {
+    h->start_monotonic_ns = NowNs();
+  }
   h->image_index = image;
   h->pid_namespace = self.pid_namespace;
   h->start_ticks = self.start_ticks;
@@ -390,6 +398,11 @@ format::ChunkHeader* TraceFile::ClaimChunk(uint32_t tid, uint32_t thread_index, 
   c->thread_index = thread_index;
   c->thread_seq = seq;
   c->base_ns = base_ns;
+  if (g_trace_clock_tsc) {
+    const ClockPair sync = TakeClockPair();
+    c->sync_ticks = sync.ticks;
+    c->sync_ns = sync.ns;
+  }
   c->committed.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   c->magic = format::kChunkMagic;

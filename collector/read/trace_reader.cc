@@ -20,6 +20,7 @@
 #include "collector/read/kineto_reader.h"
 #include "collector/read/nvtx_matcher.h"
 #include "collector/read/torch_op_ranges.h"
+#include "collector/read/tsc_convert.h"
 #include "trainprof/phases.h"
 #include "trainprof/records.h"
 #include "trainprof/torch_ops.h"
@@ -65,7 +66,9 @@ std::string HexId(const uint8_t* p) {
 struct ChunkDesc {
   uint64_t slot = 0, offset = 0;  // slot number, file offset
   uint32_t tid = 0, thread_index = 0, seq = 0;
-  uint64_t base_ns = 0;
+  uint64_t base_ns = 0;   // the dt chain's base, on the file's recording clock (ns or TSC ticks)
+  uint64_t gpu_base_ns = 0;  // GPU activity's zs/ze base, CLOCK_MONOTONIC ns (TSC files: sync_ns)
+  TscPair sync, last;     // TSC files: the chunk's calibration pairs (ticks 0: none)
   uint64_t data_begin = 0, data_end = 0;  // the committed records' bytes in the file
   bool cut = false;  // data_end was clamped (end of file, or committed beyond the chunk)
 };
@@ -301,6 +304,11 @@ class Decoder {
   std::vector<uint32_t> env_refs_;  // kProcessEnv "NAME=value" string refs, in decoding order
   std::unordered_set<uint64_t> stack_ids_;  // STACK ids defined (the first definition is kept)
   static constexpr uint64_t kSmallIds = 1 << 16;
+  // The TSC recording clock (kFlagTscClock): ticks → ns, from the header's and chunks' pairs.
+  bool tsc_ = false;
+  uint32_t tsc_khz_ = 0;
+  uint64_t start_tsc_ = 0;
+  std::unique_ptr<TscConverter> tsc_to_ns_;
 };
 
 bool Decoder::ReadHeader() {
@@ -340,6 +348,13 @@ bool Decoder::ReadHeader() {
   img_.ppid = Load<int32_t>(d + offsetof(FileHeader, ppid));
   img_.start_realtime_ns = Load<uint64_t>(d + offsetof(FileHeader, start_realtime_ns));
   img_.start_ns = Load<uint64_t>(d + offsetof(FileHeader, start_monotonic_ns));
+  // The TSC clock (version 3 files of later writers); earlier writers left these bytes zero and
+  // the flag bit unused, and versions 1 and 2 never had it.
+  tsc_ = img_.version >= 3 && (img_.flags & format::kFlagTscClock) != 0;
+  if (tsc_) {
+    tsc_khz_ = Load<uint32_t>(d + offsetof(FileHeader, tsc_khz));
+    start_tsc_ = Load<uint64_t>(d + offsetof(FileHeader, start_tsc));
+  }
   metadata_offset_ = Load<uint32_t>(d + offsetof(FileHeader, metadata_offset));
   metadata_size_ = Load<uint32_t>(d + offsetof(FileHeader, metadata_size));
   img_.image_index = Load<uint32_t>(d + offsetof(FileHeader, image_index));
@@ -504,6 +519,14 @@ void Decoder::ReadChunks() {
     c.thread_index = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_index));
     c.seq = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_seq));
     c.base_ns = Load<uint64_t>(head.data() + offsetof(ChunkHeader, base_ns));
+    c.gpu_base_ns = c.base_ns;
+    if (tsc_) {
+      c.sync = {Load<uint64_t>(head.data() + offsetof(ChunkHeader, sync_ticks)),
+                Load<uint64_t>(head.data() + offsetof(ChunkHeader, sync_ns))};
+      c.last = {Load<uint64_t>(head.data() + offsetof(ChunkHeader, last_ticks)),
+                Load<uint64_t>(head.data() + offsetof(ChunkHeader, last_ns))};
+      c.gpu_base_ns = c.sync.ns;
+    }
     uint64_t committed = Load<uint32_t>(head.data() + offsetof(ChunkHeader, committed));
     const uint64_t room = chunk_size_ - sizeof(ChunkHeader);
     if (committed > room) {
@@ -530,6 +553,24 @@ void Decoder::ReadChunks() {
       Error(Loss::chunk_errors, "file truncated at byte " + Num(size) + " (" + Num(img_.chunks_claimed) +
             (img_.chunks_claimed == 1 ? " chunk claimed ends" : " chunks claimed end") + " at byte " +
             Num(claimed_end) + ")");
+    }
+  }
+
+  if (tsc_) {
+    // Every pair of the file, before any record is decoded: one conversion for all its threads.
+    std::vector<TscPair> pairs{{start_tsc_, img_.start_ns}};
+    for (const ChunkDesc& c : chunks) {
+      pairs.push_back(c.sync);
+      pairs.push_back(c.last);
+    }
+    size_t rejected = 0;
+    tsc_to_ns_ = std::make_unique<TscConverter>(std::move(pairs), tsc_khz_, &rejected);
+    if (rejected != 0) {
+      Error(Loss::header_errors, "clock calibration: " + Num(rejected) +
+            (rejected == 1 ? " pair" : " pairs") + " (TSC, CLOCK_MONOTONIC) out of order, ignored");
+    }
+    if (!tsc_to_ns_->usable()) {
+      Error(Loss::header_errors, "clock calibration: no (TSC, CLOCK_MONOTONIC) pair; times are TSC ticks");
     }
   }
 
@@ -656,7 +697,10 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   const bool cut = c.cut || view.size() < c.data_end - c.data_begin;
   if (view.size() < c.data_end - c.data_begin) shrank_ = true;
   ThreadInfo& info = img_.threads[thread];
-  uint64_t now = c.base_ns;
+  // `ticks`: the dt chain's running sum on the file's recording clock; `now`: it in
+  // CLOCK_MONOTONIC ns (the same number unless the file is on the TSC clock).
+  uint64_t ticks = c.base_ns;
+  uint64_t now = tsc_ ? tsc_to_ns_->ToNs(ticks) : ticks;
   // A record's varints after the tag and dt, in schema order (format/trainprof/records.def);
   // the cases below read them by name through format::Decode.
   uint64_t f[format::kMaxRecordFields];
@@ -708,12 +752,13 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     }
 
     if (timed) {
-      if (dt > UINT64_MAX - now) {
+      if (dt > UINT64_MAX - ticks) {
         Error(Loss::malformed_records, "time overflow (delta " + Num(dt) + " ns) at byte " + Num(offset_of(rec)));
         skipped_ += static_cast<uint64_t>(end - rec);
         return;
       }
-      now += dt;
+      ticks += dt;
+      now = tsc_ ? tsc_to_ns_->ToNs(ticks) : ticks;
       if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
       if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
       img_.has_timed_records = true;
@@ -873,7 +918,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       case RecordTag::kDomainDestroy:  // counted, not needed by the report yet
         break;
       default:  // CUDA records (the schema's since: only in files of version 2 on)
-        cuda_.Add(tag, f, now, c.base_ns, thread);
+        cuda_.Add(tag, f, now, c.gpu_base_ns, thread);
         break;
     }
     if (timed) {

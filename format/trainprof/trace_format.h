@@ -1,4 +1,4 @@
-// trainprof trace format, version 2: the one contract between the writer (inject/) and
+// trainprof trace format, version 3: the one contract between the writer (inject/) and
 // the reader (collector/). Documented for people in docs/trace-format.md; change both together.
 //
 // A trace file holds one process image, named pid-<PID>.trace, or pid-<PID>.<N>.trace with the
@@ -18,14 +18,17 @@
 // is full claims the next free chunk slot; its chunks are ordered by ChunkHeader::thread_seq.
 //
 // Records: one tag byte, then fields as unsigned LEB128 varints ("v"), signed ones zigzag-encoded
-// ("z"), in the order the schema lists them (records.def). Timed records carry "dt": nanoseconds since the previous
-// timed record of the same chunk (the first one: since ChunkHeader::base_ns). Times are
-// CLOCK_MONOTONIC nanoseconds (see FileHeader for the CLOCK_REALTIME pair).
+// ("z"), in the order the schema lists them (records.def). Timed records carry "dt": time since the previous
+// timed record of the same chunk (the first one: since ChunkHeader::base_ns), on the file's
+// recording clock: CLOCK_MONOTONIC nanoseconds, or with kFlagTscClock TSC ticks, which the reader
+// converts to CLOCK_MONOTONIC ns through the calibration pairs (FileHeader::start_tsc with
+// start_monotonic_ns, ChunkHeader::sync_*, ChunkHeader::last_*). See FileHeader for the
+// CLOCK_REALTIME pair.
 //
 // GPU activity records (CUPTI) are not in the dt chain: CUPTI hands them over in buffers, later
 // and not in time order. They carry their own start and end ("zs", "ze"): zigzag nanoseconds
-// relative to ChunkHeader::base_ns of the chunk they are in, written exactly as CUPTI reported
-// them (a zero or reversed timestamp stays visible to the reader, which counts and skips it).
+// relative to ChunkHeader::base_ns of the chunk they are in (kFlagTscClock: to ChunkHeader::sync_ns;
+// GPU times are always CLOCK_MONOTONIC ns), written exactly as CUPTI reported them (a zero or reversed timestamp stays visible to the reader, which counts and skips it).
 #pragma once
 
 #include <atomic>
@@ -36,7 +39,11 @@
 namespace trainprof::format {
 
 inline constexpr char kFileMagic[8] = {'T', 'R', 'P', 'R', 'O', 'F', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 3;  ///< 2: CUDA records (tags 48..63); 3: stacks and samples (64..71)
+/// 2: CUDA records (tags 48..63); 3: stacks and samples (64..71), and later without a new
+/// version (no record kind changed; the report's goldens pin the number) the TSC recording clock:
+/// kFlagTscClock, FileHeader::tsc_khz and start_tsc, ChunkHeader::sync_* and last_*, in fields
+/// and a flag bit that earlier version 3 writers left zero.
+inline constexpr uint32_t kFormatVersion = 3;
 /// Oldest format version the reader accepts (the reader owns compatibility).
 inline constexpr uint32_t kMinReadableVersion = 1;  // v1 files have no CUDA records
 inline constexpr uint32_t kHeaderRegionSize = 16 * 1024;  // bytes; page aligned
@@ -64,6 +71,9 @@ enum HeaderFlags : uint32_t {
   /// the first process of the run that tells the user recording failed: the others stay quiet,
   /// so a run says it once however many processes hit the full disk at the same time.
   kFlagRunFailureSaid = 1u << 3,
+  /// Timed records (dt, ChunkHeader::base_ns) are TSC ticks, not CLOCK_MONOTONIC ns (version 3 on):
+  /// the reader converts them by piecewise-linear interpolation between the calibration pairs.
+  kFlagTscClock = 1u << 4,
 };
 
 /// Fixed part of the file header, at offset 0. Fields after `end_kind` are written while the
@@ -81,7 +91,9 @@ struct FileHeader {
   uint32_t metadata_offset;     ///< offset of the metadata TLVs (inside the header region)
   uint32_t metadata_size;       ///< bytes of metadata TLVs
   uint32_t image_index;         ///< 0 for a pid's first image, N for its N-th exec'd image
-  uint32_t reserved0;
+  /// kFlagTscClock: the TSC rate the writer measured at start, kHz (about 2e-4 exact); the
+  /// reader's slope when the file has a single calibration pair. 0 otherwise (zero in files of earlier writers).
+  uint32_t tsc_khz;
   // --- updated while running ---
   std::atomic<uint32_t> end_kind;  ///< EndKind
   std::atomic<int32_t> end_code;   ///< exit status or signal number
@@ -101,7 +113,9 @@ struct FileHeader {
   /// CPU samples (`--sample`) not written because the thread was inside a record, a library lock
   /// or a stack capture when its timer's signal came (0 in files of older writers).
   std::atomic<uint64_t> samples_dropped;
-  uint64_t reserved2;
+  /// kFlagTscClock: the TSC read together with start_monotonic_ns (the first calibration pair).
+  /// 0 otherwise (zero in files of earlier writers).
+  uint64_t start_tsc;
 };
 static_assert(sizeof(FileHeader) == 160, "FileHeader layout is part of the format");
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -145,10 +159,17 @@ struct ChunkHeader {
   uint32_t tid;           ///< OS thread id (gettid) of the single writer
   uint32_t thread_index;  ///< process-local thread number, 0 = first thread seen
   uint32_t thread_seq;    ///< 0, 1, 2... over the chunks of this thread
-  uint64_t base_ns;       ///< CLOCK_MONOTONIC base of the first record's dt
+  uint64_t base_ns;       ///< base of the first record's dt, on the recording clock (ns or ticks)
   std::atomic<uint32_t> committed;  ///< bytes of whole records after this header
   uint32_t reserved0;
-  uint64_t reserved[4];
+  // --- kFlagTscClock only (zero otherwise, and in files of earlier writers): calibration pairs,
+  // each a TSC value and CLOCK_MONOTONIC ns read together (zero ticks: no pair).
+  uint64_t sync_ticks;    ///< the TSC when the chunk was claimed
+  uint64_t sync_ns;       ///< CLOCK_MONOTONIC then; also the base of GPU activity's zs, ze
+  /// A later pair, written by the owning thread when the process ends: last_ns first, then
+  /// last_ticks (a reader that finds the ticks finds their ns).
+  std::atomic<uint64_t> last_ticks;
+  std::atomic<uint64_t> last_ns;
 };
 static_assert(sizeof(ChunkHeader) == 64, "ChunkHeader is one cache line");
 

@@ -119,6 +119,8 @@ bool ActivityCaptured(const CUpti_Activity* rec) {
 
 // ---- CUPTI callbacks ------------------------------------------------------------------------------
 
+// CUPTI's clock for GPU timestamps: CLOCK_MONOTONIC ns on either recording clock (CUPTI expects
+// ns; GPU activity is never in TSC ticks, docs/trace-format.md "Time").
 uint64_t CUPTIAPI Timestamp() { return NowNs(); }
 
 uint32_t FunctionName(ThreadState* t, const ApiCall& c) {
@@ -165,8 +167,9 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
     RecordTimed(t, ApiEnterRecord(c, FunctionName(t, c)));
     t->cuda_enter_ns = t->prev_ns;  // the enter's time, for the exit's --backtrace=cuda threshold
   } else {
-    const uint64_t now = NowNs();
-    if (Backtraces().cuda && now - t->cuda_enter_ns >= Backtraces().cuda_threshold_ns && WantsStack(c)) {
+    const uint64_t now = TraceNow();
+    if (Backtraces().cuda && now - t->cuda_enter_ns >= TraceUnitsFromNs(Backtraces().cuda_threshold_ns) &&
+        WantsStack(c)) {
       RecordTimedWithStackAt(t, ApiExitRecord(c), TakeStack(t), now);
     } else {
       RecordAt(t, ApiExitRecord(c), now);

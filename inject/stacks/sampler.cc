@@ -94,7 +94,8 @@ void TakeSample(void* uc) {
     CountSampleDropped(PeriodsSinceLastSample());
     return;
   }
-  const uint64_t now = NowNs();
+  // The recording clock; with a capture configured that is CLOCK_MONOTONIC ns (trace_clock.h).
+  uint64_t now = TraceNow();
   // Outside the capture (--capture-range, --delay, --duration): no sample, as no other event;
   // its periods are spent, not carried into the next capture. CapturedAt is lock-free, read-only.
   if (!CapturedAt(now)) {

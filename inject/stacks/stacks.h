@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "clock.h"
+#include "trace_clock.h"
 #include "recorder.h"
 #include "stacks/backtrace_settings.h"
 
@@ -73,7 +73,7 @@ inline void RecordTimedWithStackAt(ThreadState* t, const R& r, uint32_t stack, u
 template <typename R>
 inline void RecordTimedWithStack(ThreadState* t, const R& r) {
   const uint32_t stack = TakeStack(t);
-  RecordTimedWithStackAt(t, r, stack, NowNs());
+  RecordTimedWithStackAt(t, r, stack, TraceNow());
 }
 
 }  // namespace trainprof::inject

@@ -1,4 +1,4 @@
-"""A small, independent decoder of trainprof trace files (format version 2, docs/trace-format.md).
+"""A small, independent decoder of trainprof trace files (format versions 1 to 3, docs/trace-format.md).
 
 Standard library only, so that the end-to-end tests and scripts/gpu_check (on a machine that may
 have nothing but Python) can look at every record — the CUDA ones included — without the
@@ -14,8 +14,9 @@ import sys
 
 MAGIC = b"TRPROF\r\n"
 CHUNK_MAGIC = 0x4B435054
-HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQIIQQ16s16sQ8x")  # FileHeader, 160 bytes
-CHUNK = struct.Struct("<IIIIQII32x")  # ChunkHeader, 64 bytes
+HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQIIQQ16s16sQQ")  # FileHeader, 160 bytes
+CHUNK = struct.Struct("<IIIIQIIQQQQ")  # ChunkHeader, 64 bytes
+FLAG_TSC_CLOCK = 1 << 4  # version 3 on: timed records in TSC ticks, converted through the pairs
 
 # tag: (name, fields). "dt" makes a record timed; "zs"/"ze" are zigzag times relative to the
 # chunk's base; "z..." is a zigzag signed value; "bytes" follows a "length" field.
@@ -89,11 +90,45 @@ def _unzigzag(v):
     return (v >> 1) ^ -(v & 1)
 
 
-def decode_chunk(buf, begin, end, base_ns):
+class TscToNs:
+    """TSC ticks -> CLOCK_MONOTONIC ns: piecewise-linear between the calibration pairs (the
+    nearest segment's line continued at the ends; one pair: the header's tsc_khz)."""
+
+    def __init__(self, pairs, tsc_khz):
+        pts = sorted({t: n for t, n in reversed(pairs) if t != 0}.items())
+        kept = []
+        for t, n in pts:  # drop pairs whose ns go back (the collector keeps the longest run)
+            if not kept or n >= kept[-1][1]:
+                kept.append((t, n))
+        self.pts = kept
+        self.khz = tsc_khz
+
+    def __call__(self, ticks):
+        pts = self.pts
+        if not pts:
+            return ticks
+        if len(pts) == 1:
+            (t0, n0), slope = pts[0], (1e6 / self.khz if self.khz else 1.0)
+            return n0 + int((ticks - t0) * slope)
+        lo, hi = 0, len(pts) - 1
+        while hi - lo > 1:  # the segment [lo, lo + 1] holding ticks (or the nearest one)
+            mid = (lo + hi) // 2
+            if pts[mid][0] <= ticks:
+                lo = mid
+            else:
+                hi = mid
+        (t0, n0), (t1, n1) = pts[lo], pts[lo + 1]
+        return n0 + (ticks - t0) * (n1 - n0) // (t1 - t0)
+
+
+def decode_chunk(buf, begin, end, base_ns, to_ns=None, gpu_base_ns=None):
     """Yields (name, fields) for the records in buf[begin:end]; timed ones get "t" (absolute ns),
-    GPU activity gets "start"/"end" (absolute ns)."""
+    GPU activity gets "start"/"end" (absolute ns). A TSC file's chunk: base_ns in ticks, to_ns
+    converts, gpu_base_ns is the chunk's sync_ns."""
     pos = begin
     now = base_ns
+    if gpu_base_ns is None:
+        gpu_base_ns = base_ns
     while pos < end:
         tag = buf[pos]
         if tag not in LAYOUT:
@@ -113,9 +148,9 @@ def decode_chunk(buf, begin, end, base_ns):
             v, pos = _varint(buf, pos, end)
             if f == "dt":
                 now += v
-                rec["t"] = now
+                rec["t"] = to_ns(now) if to_ns else now
             elif f in ("zs", "ze"):
-                rec["start" if f == "zs" else "end"] = base_ns + _unzigzag(v)
+                rec["start" if f == "zs" else "end"] = gpu_base_ns + _unzigzag(v)
             elif f == "zcode":
                 rec["code"] = _unzigzag(v)
             else:
@@ -131,15 +166,17 @@ def read_trace(path):
     if len(buf) < HEADER.size or buf[:8] != MAGIC:
         raise TraceError("%s: not a trainprof trace" % path)
     (magic, version, region, chunk_size, flags, pid, ppid, start_rt, start_mono, meta_off, meta_size, image,
-     _r0, end_kind, end_code, end_mono, dropped, chunks, _r1, pid_ns, start_ticks, boot_id,
-     run_id, samples_dropped) = HEADER.unpack_from(buf, 0)
+     tsc_khz, end_kind, end_code, end_mono, dropped, chunks, _r1, pid_ns, start_ticks, boot_id,
+     run_id, samples_dropped, start_tsc) = HEADER.unpack_from(buf, 0)
+    tsc = version >= 3 and bool(flags & FLAG_TSC_CLOCK)
     # Identity (zero = unknown): one process = same boot, pid namespace, pid and start ticks.
     header = dict(version=version, chunk_size=chunk_size, flags=flags, pid=pid, ppid=ppid,
                   start_monotonic_ns=start_mono, end_kind=end_kind, end_code=end_code,
                   end_monotonic_ns=end_mono, records_dropped=dropped, samples_dropped=samples_dropped, chunks_claimed=chunks, image=image,
                   pid_namespace=pid_ns, start_ticks=start_ticks,
                   boot_id=boot_id.hex() if any(boot_id) else "",
-                  run_id=run_id.hex() if any(run_id) else "")
+                  run_id=run_id.hex() if any(run_id) else "",
+                  clock="tsc" if tsc else "monotonic", tsc_khz=tsc_khz if tsc else 0)
     # Metadata TLVs: u16 key, u32 length, bytes; key 0 ends them.
     meta = {}
     pos, end = meta_off, min(meta_off + meta_size, region, len(buf))
@@ -159,18 +196,24 @@ def read_trace(path):
     chunk_list = []
     off = region
     while off + CHUNK.size <= len(buf):
-        magic, tid, index, seq, base, committed, _r = CHUNK.unpack_from(buf, off)
+        magic, tid, index, seq, base, committed, _r, sync_t, sync_n, last_t, last_n = CHUNK.unpack_from(buf, off)
         if magic == CHUNK_MAGIC:
             chunk_list.append((index, seq, tid, base, off + CHUNK.size,
-                               min(off + CHUNK.size + committed, off + chunk_size, len(buf))))
+                               min(off + CHUNK.size + committed, off + chunk_size, len(buf)),
+                               (sync_t, sync_n), (last_t, last_n)))
         off += chunk_size
     chunk_list.sort()
+    to_ns = None
+    if tsc:
+        pairs = [(start_tsc, start_mono)] + [c[6] for c in chunk_list] + [c[7] for c in chunk_list]
+        to_ns = TscToNs(pairs, tsc_khz)
+        header["clock_pairs"] = to_ns.pts
     strings = {}
     records = []
     errors = []
-    for index, seq, tid, base, begin, end in chunk_list:
+    for index, seq, tid, base, begin, end, sync, _last in chunk_list:
         try:
-            for name, rec in decode_chunk(buf, begin, end, base):
+            for name, rec in decode_chunk(buf, begin, end, base, to_ns, sync[1] if tsc else None):
                 if name == "STRING":
                     strings[rec["id"]] = rec["text"]
                 rec["tid"] = tid

@@ -1,0 +1,76 @@
+#include "collector/read/tsc_convert.h"
+
+#include <algorithm>
+
+namespace trainprof::collector {
+
+TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, size_t* rejected) {
+  std::erase_if(pairs, [](const TscPair& p) { return p.ticks == 0; });
+  std::stable_sort(pairs.begin(), pairs.end(), [](const TscPair& a, const TscPair& b) { return a.ticks < b.ticks; });
+  pairs.erase(std::unique(pairs.begin(), pairs.end(), [](const TscPair& a, const TscPair& b) { return a.ticks == b.ticks; }),
+              pairs.end());
+  // The longest subsequence with non-decreasing ns (patience sorting, O(n log n)): one damaged
+  // pair is dropped instead of everything after it.
+  const size_t n = pairs.size();
+  std::vector<size_t> tail_of_len;  // index of the smallest tail of a run of each length
+  std::vector<size_t> prev(n, SIZE_MAX);
+  for (size_t i = 0; i < n; ++i) {
+    auto it = std::upper_bound(tail_of_len.begin(), tail_of_len.end(), pairs[i].ns,
+                               [&](uint64_t ns, size_t j) { return ns < pairs[j].ns; });
+    if (it != tail_of_len.begin()) prev[i] = *(it - 1);
+    if (it == tail_of_len.end()) {
+      tail_of_len.push_back(i);
+    } else {
+      *it = i;
+    }
+  }
+  std::vector<TscPair> kept;
+  for (size_t i = tail_of_len.empty() ? SIZE_MAX : tail_of_len.back(); i != SIZE_MAX; i = prev[i]) kept.push_back(pairs[i]);
+  std::reverse(kept.begin(), kept.end());
+  if (rejected != nullptr) *rejected = n - kept.size();
+  pts_ = std::move(kept);
+
+  // Slopes as fixed point, ns per tick × 2^40, rounded up: a line through integer points (3 ticks
+  // per ns) is then exact at them, the error stays below 1 ns over 2^40 ticks (6 min at 3 GHz,
+  // a few ns over hours), and the floor never passes the segment's next pair (monotone).
+  const unsigned __int128 one = static_cast<unsigned __int128>(1) << kShift;
+  auto slope = [](unsigned __int128 dns_shifted, uint64_t dticks) {
+    return static_cast<uint64_t>((dns_shifted + dticks - 1) / dticks);
+  };
+  const uint64_t single = tsc_khz != 0 ? slope(one * 1000000u, tsc_khz) : static_cast<uint64_t>(one);
+  seg_.reserve(pts_.size());
+  for (size_t i = 0; i < pts_.size(); ++i) {
+    uint64_t mult = single;
+    if (pts_.size() >= 2) {
+      const size_t a = i + 1 < pts_.size() ? i : i - 1;  // the last pair continues the segment before it
+      const unsigned __int128 dns = pts_[a + 1].ns - pts_[a].ns;
+      mult = slope(dns << kShift, pts_[a + 1].ticks - pts_[a].ticks);
+    }
+    seg_.push_back({pts_[i].ticks, pts_[i].ns, mult});
+  }
+}
+
+size_t TscConverter::Find(uint64_t ticks) const {
+  // The segment whose first pair is the last one at or before `ticks` (0 before the first pair).
+  const size_t h = hint_;
+  if (ticks >= seg_[h].ticks && (h + 1 == seg_.size() || ticks < seg_[h + 1].ticks)) return h;
+  auto it = std::upper_bound(seg_.begin(), seg_.end(), ticks, [](uint64_t t, const Segment& s) { return t < s.ticks; });
+  const size_t i = it == seg_.begin() ? 0 : static_cast<size_t>(it - seg_.begin()) - 1;
+  hint_ = i;
+  return i;
+}
+
+uint64_t TscConverter::ToNs(uint64_t ticks) const {
+  if (seg_.empty()) return ticks;
+  const Segment& s = seg_[Find(ticks)];
+  if (ticks >= s.ticks) {
+    const unsigned __int128 d = static_cast<unsigned __int128>(ticks - s.ticks) * s.mult;
+    return s.ns + static_cast<uint64_t>(d >> kShift);
+  }
+  // Before the first pair: its line continued backwards (still monotone).
+  const unsigned __int128 d = static_cast<unsigned __int128>(s.ticks - ticks) * s.mult;
+  const uint64_t back = static_cast<uint64_t>(d >> kShift);
+  return back > s.ns ? 0 : s.ns - back;
+}
+
+}  // namespace trainprof::collector

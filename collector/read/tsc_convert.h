@@ -1,0 +1,52 @@
+// TSC ticks → CLOCK_MONOTONIC ns for a trace file on the TSC recording clock (kFlagTscClock; docs/trace-format.md, "Time"): piecewise-linear interpolation between the
+// file's calibration pairs, so that every analysis sees ns on the one axis.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace trainprof::collector {
+
+/// A TSC value and the CLOCK_MONOTONIC ns read together with it (the writer's ClockPair).
+struct TscPair {
+  uint64_t ticks = 0;
+  uint64_t ns = 0;
+};
+
+/// The conversion of one file. Between two pairs: the straight line through them; before the
+/// first and after the last: the nearest segment's line continued (a single pair: the slope of
+/// the header's tsc_khz). Monotone: later ticks never give an earlier ns.
+class TscConverter {
+ public:
+  /// Builds from `pairs` in any order (ticks 0: no pair, ignored; equal ticks: the first kept).
+  /// Pairs whose ns go back as ticks go forward are rejected: the longest run that is in order
+  /// is kept, and *rejected (if given) is set to how many were left out. `tsc_khz`: the writer's
+  /// measured rate, kHz, for a file with one pair (0: unknown; then 1 tick is taken as 1 ns).
+  TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, size_t* rejected = nullptr);
+
+  /// Whether any pair was usable (otherwise ToNs returns its input).
+  bool usable() const { return !pts_.empty(); }
+  /// The pairs kept, in order of ticks.
+  const std::vector<TscPair>& pairs() const { return pts_; }
+
+  /// `ticks` as CLOCK_MONOTONIC ns: on the line through the pairs, exact at them and at points
+  /// of the line with integer coordinates, otherwise within 1 ns (segments under 2^40 ticks).
+  /// Fast for ticks that come in order: the last segment used is tried first. Not thread-safe.
+  uint64_t ToNs(uint64_t ticks) const;
+
+ private:
+  struct Segment {
+    uint64_t ticks;  ///< the segment's first pair
+    uint64_t ns;
+    uint64_t mult;   ///< ns per tick × 2^kShift (a TSC slower than 2^-24 GHz is not one)
+  };
+  static constexpr int kShift = 40;
+  size_t Find(uint64_t ticks) const;
+
+  std::vector<TscPair> pts_;
+  std::vector<Segment> seg_;  ///< one per pair: pair i's line is segment i's (the last: the one before's slope)
+  mutable size_t hint_ = 0;
+};
+
+}  // namespace trainprof::collector

@@ -1,0 +1,163 @@
+// TSC ticks → CLOCK_MONOTONIC ns (collector/read/tsc_convert.h) and the reader on files recorded
+// on the TSC clock (kFlagTscClock).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "collector/read/tsc_convert.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::TraceBuilder;
+namespace fmt = trainprof::format;
+
+// A TSC of 3 GHz started at 7e9 ticks: ns = 1e9 + (ticks - 7e9) / 3 exactly at multiples of 3.
+constexpr uint64_t kT0 = 7'000'000'000ull, kN0 = 1'000'000'000ull;
+constexpr uint64_t Ticks(uint64_t ns) { return kT0 + (ns - kN0) * 3; }
+
+TEST(TscConvert, ExactAtThePairsAndOnTheLineBetween) {
+  TscConverter c({{Ticks(kN0), kN0}, {Ticks(kN0 + 3'000'000'000), kN0 + 3'000'000'000}, {Ticks(kN0 + 1'000'000), kN0 + 1'000'000}},
+                 3'000'000);
+  ASSERT_TRUE(c.usable());
+  ASSERT_EQ(c.pairs().size(), 3u);
+  EXPECT_EQ(c.pairs()[1].ns, kN0 + 1'000'000);  // sorted by ticks
+  for (const TscPair& p : c.pairs()) EXPECT_EQ(c.ToNs(p.ticks), p.ns);
+  for (uint64_t ns : {kN0 + 1, kN0 + 333'333, kN0 + 999'999, kN0 + 1'000'001, kN0 + 1'500'000'000, kN0 + 2'999'999'999}) {
+    EXPECT_EQ(c.ToNs(Ticks(ns)), ns) << ns;  // points of the line with integer coordinates: exact
+  }
+  // Ticks between two multiples of 3 land between their ns.
+  EXPECT_EQ(c.ToNs(Ticks(kN0 + 500) + 1), kN0 + 500);
+}
+
+TEST(TscConvert, EachSegmentHasItsOwnSlope) {
+  // The clock runs 3 ticks per ns, then 2 (e.g. an NTP slew, exaggerated): piecewise, not one line.
+  const TscPair a{1000, 10'000}, b{1000 + 3'000'000, 1'010'000}, c2{1000 + 3'000'000 + 2'000'000, 2'010'000};
+  TscConverter c({a, b, c2}, 0);
+  EXPECT_EQ(c.ToNs(1000 + 1'500'000), 510'000u);
+  EXPECT_EQ(c.ToNs(1000 + 3'000'000 + 1'000'000), 1'510'000u);
+  // Out of order queries (another thread's chunk) find their segment too.
+  EXPECT_EQ(c.ToNs(1000 + 300), 10'100u);
+  EXPECT_EQ(c.ToNs(1000 + 3'000'000 + 2'000), 1'011'000u);
+}
+
+TEST(TscConvert, ExtrapolatesFromTheNearestSegmentAtTheEnds) {
+  TscConverter c({{Ticks(kN0 + 1'000'000), kN0 + 1'000'000}, {Ticks(kN0 + 2'000'000), kN0 + 2'000'000},
+                  {Ticks(kN0 + 2'000'000) + 2'000'000, kN0 + 3'000'000}},  // last segment: 2 ticks per ns
+                 0);
+  EXPECT_EQ(c.ToNs(Ticks(kN0 + 400'000)), kN0 + 400'000);   // before the first pair: 3 per ns
+  EXPECT_EQ(c.ToNs(Ticks(kN0 + 2'000'000) + 4'000'000), kN0 + 4'000'000);  // after the last: 2 per ns
+  EXPECT_EQ(c.ToNs(0), 0u);  // far before the first pair: clamped at 0, never wrapped
+}
+
+TEST(TscConvert, OnePairUsesTheWritersRate) {
+  TscConverter c({{Ticks(kN0), kN0}}, 3'000'000);  // 3 GHz = 3e6 kHz
+  EXPECT_EQ(c.ToNs(Ticks(kN0)), kN0);
+  EXPECT_EQ(c.ToNs(Ticks(kN0 + 1'000'000)), kN0 + 1'000'000);
+  EXPECT_EQ(c.ToNs(Ticks(kN0) - 3000), kN0 - 1000);
+  TscConverter unknown({{5000, 100}}, 0);  // no rate: 1 tick = 1 ns
+  EXPECT_EQ(unknown.ToNs(5100), 200u);
+  TscConverter none({}, 3'000'000);
+  EXPECT_FALSE(none.usable());
+  EXPECT_EQ(none.ToNs(12345), 12345u);
+}
+
+TEST(TscConvert, PairsOutOfOrderAreRejected) {
+  size_t rejected = 99;
+  // The third pair's ns goes back (damage); zero ticks are "no pair", not counted.
+  TscConverter c({{1000, 1000}, {2000, 2000}, {3000, 500}, {4000, 4000}, {0, 0}, {5000, 5000}}, 0, &rejected);
+  EXPECT_EQ(rejected, 1u);
+  ASSERT_EQ(c.pairs().size(), 4u);
+  EXPECT_EQ(c.ToNs(3000), 3000u);
+  // A damaged first pair costs only itself, not everything after it.
+  TscConverter d({{1000, 9'000'000}, {2000, 2000}, {3000, 3000}, {4000, 4000}}, 0, &rejected);
+  EXPECT_EQ(rejected, 1u);
+  EXPECT_EQ(d.ToNs(2500), 2500u);
+  TscConverter e({{1000, 1000}, {2000, 2000}}, 0, &rejected);
+  EXPECT_EQ(rejected, 0u);
+}
+
+// The builder writes times as given; patched into a TSC file they are ticks.
+std::vector<uint8_t> AsTscFile(std::vector<uint8_t> bytes, uint64_t start_tsc, uint64_t start_ns, uint32_t khz,
+                               std::vector<std::pair<TscPair, TscPair>> chunk_pairs) {
+  auto store = [&](size_t off, auto v) { std::memcpy(bytes.data() + off, &v, sizeof v); };
+  using H = fmt::FileHeader;
+  using C = fmt::ChunkHeader;
+  uint32_t flags;
+  std::memcpy(&flags, bytes.data() + offsetof(H, flags), 4);
+  store(offsetof(H, flags), flags | fmt::kFlagTscClock);
+  store(offsetof(H, tsc_khz), khz);
+  store(offsetof(H, start_tsc), start_tsc);
+  store(offsetof(H, start_monotonic_ns), start_ns);
+  for (size_t k = 0; k < chunk_pairs.size(); ++k) {
+    const size_t off = fmt::kHeaderRegionSize + k * fmt::kDefaultChunkSize;
+    store(off + offsetof(C, sync_ticks), chunk_pairs[k].first.ticks);
+    store(off + offsetof(C, sync_ns), chunk_pairs[k].first.ns);
+    store(off + offsetof(C, last_ticks), chunk_pairs[k].second.ticks);
+    store(off + offsetof(C, last_ns), chunk_pairs[k].second.ns);
+  }
+  return bytes;
+}
+
+TEST(TscConvert, ReaderConvertsTimedRecordsThroughTheFilesPairs) {
+  TraceBuilder b(77, 1, kN0);
+  const int th = b.Thread(700);
+  b.Push(th, Ticks(kN0 + 1000), "step");
+  b.Mark(th, Ticks(kN0 + 1'500'000), "half");
+  b.Pop(th, Ticks(kN0 + 2'000'000));
+  b.ProcessEnd(th, Ticks(kN0 + 2'000'300), fmt::EndKind::kExit, 0);
+  std::vector<uint8_t> bytes =
+      AsTscFile(b.Build(), Ticks(kN0), kN0, 3'000'000, {{{Ticks(kN0 + 10), kN0 + 10}, {Ticks(kN0 + 2'000'500), kN0 + 2'000'500}}});
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(bytes, "pid-77.trace", &pool, {.keep = KeepNvtx::kAll});
+  ASSERT_TRUE(r.image);
+  EXPECT_TRUE(r.status.errors.empty()) << r.status.errors[0];
+  const TraceImage& img = *r.image;
+  ASSERT_EQ(img.nvtx.size(), 3u);
+  EXPECT_EQ(img.nvtx[0].time_ns, kN0 + 1000);
+  EXPECT_EQ(img.nvtx[1].time_ns, kN0 + 1'500'000);
+  EXPECT_EQ(img.nvtx[2].time_ns, kN0 + 2'000'000);
+  EXPECT_EQ(img.first_record_ns, kN0 + 1000);
+  EXPECT_EQ(img.last_record_ns, kN0 + 2'000'300);
+  EXPECT_EQ(img.start_ns, kN0);
+}
+
+TEST(TscConvert, ReaderWarnsOfPairsOutOfOrderNamingTheFile) {
+  TraceBuilder b(78, 1, kN0);
+  const int th = b.Thread(780), th2 = b.Thread(781);
+  b.Mark(th, Ticks(kN0 + 1000), "m");
+  b.Mark(th2, Ticks(kN0 + 2500), "n");
+  // Chunk 0's sync pair says 5 s later than its ticks allow (its neighbours agree on 3 ticks per
+  // ns): damage, dropped; the other three pairs are kept.
+  std::vector<uint8_t> bytes = AsTscFile(b.Build(), Ticks(kN0), kN0, 3'000'000,
+                                         {{{Ticks(kN0 + 500), kN0 + 5'000'000'000ull}, {Ticks(kN0 + 3000), kN0 + 3000}},
+                                          {{Ticks(kN0 + 2000), kN0 + 2000}, {0, 0}}});
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(bytes, "/runs/x/pid-78.trace", &pool, {.keep = KeepNvtx::kAll});
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.path, "/runs/x/pid-78.trace");
+  EXPECT_NE(r.status.errors[0].find("clock calibration: 1 pair (TSC, CLOCK_MONOTONIC) out of order, ignored"), std::string::npos)
+      << r.status.errors[0];
+  EXPECT_EQ(r.status.losses[Loss::header_errors], 1u);
+  ASSERT_EQ(r.image->nvtx.size(), 2u);
+  EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1000);
+  EXPECT_EQ(r.image->nvtx[1].time_ns, kN0 + 2500);
+}
+
+TEST(TscConvert, OldFilesReadAsBefore) {
+  // A version 2 file with the bit that is now kFlagTscClock set: not a TSC file (the bit was unused).
+  TraceBuilder b(79, 1, kN0);
+  const int th = b.Thread(790);
+  b.Mark(th, kN0 + 1234, "m");
+  b.Version(2).Flags(fmt::kFlagTscClock);
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(b.Build(), "pid-79.trace", &pool, {.keep = KeepNvtx::kAll});
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.image->nvtx.size(), 1u);
+  EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1234);
+}
+
+}  // namespace
+}  // namespace trainprof::collector

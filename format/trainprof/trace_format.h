@@ -39,11 +39,14 @@
 namespace trainprof::format {
 
 inline constexpr char kFileMagic[8] = {'T', 'R', 'P', 'R', 'O', 'F', '\r', '\n'};
-/// 2: CUDA records (tags 48..63); 3: stacks and samples (64..71), and later without a new
-/// version (no record kind changed; the report's goldens pin the number) the TSC recording clock:
-/// kFlagTscClock, FileHeader::tsc_khz and start_tsc, ChunkHeader::sync_* and last_*, in fields
-/// and a flag bit that earlier version 3 writers left zero.
-inline constexpr uint32_t kFormatVersion = 3;
+/// 2: CUDA records (tags 48..63); 3: stacks and samples (64..71); 4: the TSC recording clock
+/// (kFlagTscClock, FileHeader::tsc_khz and start_tsc, ChunkHeader::sync_* and last_*), so that a
+/// reader from before it refuses a file whose times are ticks rather than reading them as ns.
+/// A writer on CLOCK_MONOTONIC still writes kMonotonicFileVersion: its files read everywhere.
+inline constexpr uint32_t kFormatVersion = 4;
+/// The version of a file timed by CLOCK_MONOTONIC (no TSC fields used): what every reader of
+/// version 3 reads.
+inline constexpr uint32_t kMonotonicFileVersion = 3;
 /// Oldest format version the reader accepts (the reader owns compatibility).
 inline constexpr uint32_t kMinReadableVersion = 1;  // v1 files have no CUDA records
 inline constexpr uint32_t kHeaderRegionSize = 16 * 1024;  // bytes; page aligned

@@ -6,7 +6,7 @@ becomes a range of the domain "trainprof.torch-ops".
 
 PyTorch allows one profiler per thread: while the program's own profiler (torch.profiler.profile,
 torch.autograd.profiler.profile, emit_nvtx, ...) is on, ours is off on that thread and comes back
-when the program's is disabled. A PyTorch built without ITT (Debian's 1.13) records no operators:
+when the program's is disabled (said once on stderr). A PyTorch built without ITT (Debian's 1.13) records no operators:
 said once on stderr."""
 
 import atexit
@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 
-_state = {"ctx": None, "thread": None, "paused": False}
+_state = {"ctx": None, "thread": None, "paused": False, "told": False}
 
 
 def _say(text):
@@ -50,6 +50,10 @@ def _make_wrappers(torch, enable, disable):
             try:
                 _leave()
                 _state["paused"] = True
+                if not _state["told"]:
+                    _state["told"] = True
+                    _say("the program's own PyTorch profiler is on (PyTorch allows one per thread): "
+                         "operators are not recorded by trainprof until it stops")
             except Exception:
                 pass
         return enable(*args, **kwargs)

@@ -8,9 +8,11 @@ have (run as e2e_torch_ops_torch2); Debian's 1.13 is built without ITT: there th
 stderr, the program runs unchanged, and the report has no operators.
 
 Checked: the top 5 operators of key_averages() by self time have exactly its calls in the report
-(two runs each); their total times agree within a wide margin, 3x of each side's least of its two
-runs: the runs are separate processes on shared cores, where one operator's total moved by up to
-2.2x between runs at load average 12 (the 10% of the issue needs an idle machine); the operators
+(two runs of trainprof, three of torch.profiler); their total times agree within a wide margin,
+3x of each side's least over its runs: the runs are separate processes on shared cores, where one
+operator's total moved by up to 2.2x between runs at load average 12, and torch.profiler itself
+slows some runs' aten::mm by 3x (its outliers of 5-10 ms a call: scripts/bench's torchops figure,
+docs/performance.md); the operators
 never reach the NVTX range table; the by-phase table puts them in forward, backward, optimizer."""
 
 import json
@@ -62,7 +64,7 @@ class TorchOpsTest(TraceTest):
         self.setUp()
         self.profile([PYTHON, LOOP, "--warmup", "3"], extra=measured)
         runs.append({r["name"]: r for r in self.report()["operators"]})
-        refs = [self.key_averages()["operators"] for _ in range(2)]
+        refs = [self.key_averages()["operators"] for _ in range(3)]
         ours = runs[0]
         self.assertGreaterEqual(len(ours), 20, sorted(ours))
         ref_total = {}

@@ -107,6 +107,14 @@ void AddCallSiteClauses(const Trace& trace, Symbolizer* symbols, Bottleneck* b) 
                   std::string("The ") + PartLabel(t.largest) + " phase's top call site: " + Clause(row) + ".");
       break;
     }
+    // Input-bound: where the loop waits for its batches (the DataLoader's __next__ range).
+    if (t.verdict == Verdict::kInputBound || t.verdict == Verdict::kPartlyInputBound) {
+      for (const CallSiteRow& row : rows) {
+        if (row.kind != StackedKind::kRange || row.frames.empty() || PhaseOfRange(row.name) != Part::kDataWait) continue;
+        InsertAfter(&t.text, "waiting for data is ", "The data wait's top call site: " + Clause(row) + ".");
+        break;
+      }
+    }
   }
 }
 

@@ -400,6 +400,41 @@ TEST(Stacks, BottleneckNamesTheCallSiteOfTheSyncStall) {
   EXPECT_EQ(PhaseOfRange("Net.forward"), std::nullopt);  // not the phase domain
 }
 
+// Input-bound: the Bottleneck names where the loop waits for its batches. 10 steps of 10 ms, of
+// which the DataLoader wait (opened from LoadBatch, standing in for the user's `for` loop) is 6 ms.
+TEST(Stacks, BottleneckNamesTheCallSiteOfTheDataWait) {
+  namespace fmt = trainprof::format;
+  using test::kMs;
+  Planted p;
+  TraceBuilder main(201, 1, T0);
+  test::PhaseThread m(main, 201);
+  main.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
+  main.Module(m.thread(), p.module.bias, p.module.start, p.module.end, p.module.path, p.module.build_id);
+  const uint64_t loop = main.Stack(m.thread(), {p.load});
+  uint64_t s = T0 + 10 * kMs;
+  for (int i = 0; i < 10; ++i, s += 10 * kMs) {
+    m.Push(s, fmt::Phase::kDataWait);
+    main.EventStack(m.thread(), loop);
+    m.Pop(s + 6 * kMs);
+    m.Range(s + 6 * kMs, s + 8 * kMs, fmt::Phase::kForward);
+    m.Range(s + 8 * kMs, s + 10 * kMs, fmt::Phase::kBackward);
+  }
+  m.EpochEnd(s, 1 * kMs);
+  Report report = Analyze(test::TraceOf({&main}), ReportOptions{});
+  ASSERT_EQ(report.bottleneck.processes.size(), 1u);
+  const TrainingProcess& t = report.bottleneck.processes[0];
+  ASSERT_EQ(t.verdict, Verdict::kInputBound);
+  const std::string clause = "The data wait's top call site: `trainprof::collector::(anonymous namespace)::LoadBatch() at "
+                             "callsites_test.cc:" + std::to_string(kLoadLine) + "` (";
+  size_t at = t.text.size();
+  for (size_t i = 0; i < t.text.size(); ++i) {
+    if (t.text[i].rfind(clause, 0) == 0) at = i;
+  }
+  ASSERT_LT(at, t.text.size()) << test::Join(t.text);
+  ASSERT_GT(at, 0u);
+  EXPECT_EQ(t.text[at - 1].rfind("Input-bound: waiting for data is", 0), 0u) << t.text[at - 1];
+}
+
 TEST(Stacks, FoldedExportRootFirstWithTheNameAsLeaf) {
   Planted p;
   TraceBuilder b = PlantedTrace(p.module, p.load, p.save);

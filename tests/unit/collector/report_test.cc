@@ -65,7 +65,7 @@ TEST(Report, JsonParsesBackWithEveryField) {
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
 
   EXPECT_EQ(j["trainprof_version"], TrainprofVersion());
-  EXPECT_EQ(j["format_version"], 3);
+  EXPECT_EQ(j["format_version"], 4);
   EXPECT_EQ(j["summary"]["processes"], 4);
   EXPECT_EQ(j["summary"]["hosts"], 1);
   EXPECT_EQ(j["summary"]["span_ns"], 2'000'000'000);

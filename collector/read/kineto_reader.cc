@@ -90,6 +90,14 @@ KinetoDecoded DecodeKineto(const ReadAt& read, uint64_t size, const std::string&
     return out;
   }
   mapper.Finish(header, path);
+  if (!image.has_timed_records) {
+    // Nothing with a time: no process to show, and no start to put the merged run's axis at (it
+    // would be the epoch).
+    st.errors.insert(st.errors.begin(), "no event with a usable time (ts) in traceEvents: nothing to report");
+    ++st.losses[Loss::header_errors];
+    if (dropped > 0) st.errors.push_back("and " + std::to_string(dropped) + " more problems");
+    return out;
+  }
   st.usable = true;
   st.pid = image.pid;
   image.truncated = st.truncated;

@@ -406,8 +406,21 @@ TEST(KinetoDamage, ManyProblemsListedUpToALimitAndAllCounted) {
   StringPool pool;
   ReadResult r = ReadTraceBytes(Bytes(text), "many.json", &pool);
   EXPECT_EQ(r.status.losses[Loss::malformed_records], 100u);
-  EXPECT_EQ(r.status.errors.size(), 33u);
+  // No event had a time: the file gives no process (it would put the run's start at the epoch).
+  EXPECT_FALSE(r.image);
+  EXPECT_FALSE(r.status.usable);
+  ASSERT_EQ(r.status.errors.size(), 34u);
+  EXPECT_EQ(r.status.errors.front(), "no event with a usable time (ts) in traceEvents: nothing to report");
   EXPECT_EQ(r.status.errors.back(), "and 68 more problems");
+}
+
+TEST(KinetoDamage, NoEventsGiveNoProcess) {
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(Bytes(R"({"traceEvents": []})"), "empty.json", &pool);
+  EXPECT_FALSE(r.image);
+  EXPECT_FALSE(r.status.usable);
+  EXPECT_EQ(r.status.errors, std::vector<std::string>{"no event with a usable time (ts) in traceEvents: nothing to report"});
+  EXPECT_EQ(r.status.losses[Loss::header_errors], 1u);
 }
 
 TEST(KinetoFiles, DirectoriesFindTensorboardTraceHandlerNames) {

@@ -86,6 +86,12 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
       continue;
     }
     std::vector<fs::path> found;
+    // The directory named itself must be readable: skip_permission_denied below is for the
+    // folders under it, and would make an unreadable one look empty ("no trace files").
+    if (fs::directory_iterator probe(path, ec); ec) {
+      out.errors.push_back(arg + ": cannot read this directory (" + ec.message() + ")");
+      continue;
+    }
     fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
     if (ec) {
       out.errors.push_back(arg + ": " + ec.message());

@@ -348,8 +348,10 @@ bool Decoder::ReadHeader() {
   img_.ppid = Load<int32_t>(d + offsetof(FileHeader, ppid));
   img_.start_realtime_ns = Load<uint64_t>(d + offsetof(FileHeader, start_realtime_ns));
   img_.start_ns = Load<uint64_t>(d + offsetof(FileHeader, start_monotonic_ns));
-  // The TSC clock (version 4 files); earlier versions never set the flag bit.
-  tsc_ = img_.version >= 4 && (img_.flags & format::kFlagTscClock) != 0;
+  // The TSC clock: version 4 files, and the version 3 files of the writers between the TSC clock
+  // and version 4 (2026-12-01/02), which set the flag bit; earlier version 3 writers left it zero,
+  // and versions 1 and 2 never had it.
+  tsc_ = img_.version >= 3 && (img_.flags & format::kFlagTscClock) != 0;
   if (tsc_) {
     tsc_khz_ = Load<uint32_t>(d + offsetof(FileHeader, tsc_khz));
     start_tsc_ = Load<uint64_t>(d + offsetof(FileHeader, start_tsc));

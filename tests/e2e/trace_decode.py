@@ -16,7 +16,7 @@ MAGIC = b"TRPROF\r\n"
 CHUNK_MAGIC = 0x4B435054
 HEADER = struct.Struct("<8sIIIIiiQQIIIIIiQQIIQQ16s16sQQ")  # FileHeader, 160 bytes
 CHUNK = struct.Struct("<IIIIQIIQQQQ")  # ChunkHeader, 64 bytes
-FLAG_TSC_CLOCK = 1 << 4  # version 4 on: timed records in TSC ticks, converted through the pairs
+FLAG_TSC_CLOCK = 1 << 4  # version 4 (and 3, from writers before 4): timed records in TSC ticks, converted through the pairs
 
 # tag: (name, fields). "dt" makes a record timed; "zs"/"ze" are zigzag times relative to the
 # chunk's base; "z..." is a zigzag signed value; "bytes" follows a "length" field.
@@ -168,7 +168,7 @@ def read_trace(path):
     (magic, version, region, chunk_size, flags, pid, ppid, start_rt, start_mono, meta_off, meta_size, image,
      tsc_khz, end_kind, end_code, end_mono, dropped, chunks, _r1, pid_ns, start_ticks, boot_id,
      run_id, samples_dropped, start_tsc) = HEADER.unpack_from(buf, 0)
-    tsc = version >= 4 and bool(flags & FLAG_TSC_CLOCK)
+    tsc = version >= 3 and bool(flags & FLAG_TSC_CLOCK)
     # Identity (zero = unknown): one process = same boot, pid namespace, pid and start ticks.
     header = dict(version=version, chunk_size=chunk_size, flags=flags, pid=pid, ppid=ppid,
                   start_monotonic_ns=start_mono, end_kind=end_kind, end_code=end_code,

@@ -147,21 +147,32 @@ TEST(TscConvert, ReaderWarnsOfPairsOutOfOrderNamingTheFile) {
 }
 
 TEST(TscConvert, OldFilesReadAsBefore) {
-  // A version 2 or 3 file with the bit that is now kFlagTscClock set: not a TSC file (TSC files
-  // are version 4; the bit was unused before).
-  for (uint32_t version : {2u, 3u}) {
-    SCOPED_TRACE(version);
-    TraceBuilder b(79, 1, kN0);
-    const int th = b.Thread(790);
-    b.Mark(th, kN0 + 1234, "m");
-    b.Version(version).Flags(fmt::kFlagTscClock);
-    StringPool pool;
-    ReadResult r = ReadTraceBytes(b.Build(), "pid-79.trace", &pool, {.keep = KeepNvtx::kAll});
-    ASSERT_TRUE(r.image);
-    EXPECT_TRUE(r.status.errors.empty());
-    ASSERT_EQ(r.image->nvtx.size(), 1u);
-    EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1234);
-  }
+  // A version 2 file with the bit that is now kFlagTscClock set: not a TSC file (the bit was unused).
+  TraceBuilder b(79, 1, kN0);
+  const int th = b.Thread(790);
+  b.Mark(th, kN0 + 1234, "m");
+  b.Version(2).Flags(fmt::kFlagTscClock);
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(b.Build(), "pid-79.trace", &pool, {.keep = KeepNvtx::kAll});
+  ASSERT_TRUE(r.image);
+  EXPECT_TRUE(r.status.errors.empty());
+  ASSERT_EQ(r.image->nvtx.size(), 1u);
+  EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1234);
+}
+
+TEST(TscConvert, Version3TscFilesOfTheWritersBeforeVersion4AreConverted) {
+  // Writers between the TSC clock and format version 4 wrote TSC files as version 3 (flag set).
+  TraceBuilder b(80, 1, kN0);
+  const int th = b.Thread(800);
+  b.Mark(th, Ticks(kN0 + 1000), "m");
+  b.Version(3);
+  std::vector<uint8_t> bytes =
+      AsTscFile(b.Build(), Ticks(kN0), kN0, 3'000'000, {{{Ticks(kN0 + 10), kN0 + 10}, {Ticks(kN0 + 2000), kN0 + 2000}}});
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(bytes, "pid-80.trace", &pool, {.keep = KeepNvtx::kAll});
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.image->nvtx.size(), 1u);
+  EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1000);
 }
 
 }  // namespace

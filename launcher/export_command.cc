@@ -170,8 +170,7 @@ int RunExport(const ExportArgs& args) {
     if (f.damaged()) std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
   }
   if (usable == 0) {
-    Error(trace.files.size() == 1 ? "the trace file " + trace.files[0].path + " could not be read"
-                                  : "none of the " + std::to_string(trace.files.size()) + " trace files could be read");
+    Error(NoReadableTrace(trace.files, ""));
     return kInputError;
   }
   const collector::TimeAxis axis = collector::MakeTimeAxis(trace);

@@ -250,9 +250,7 @@ int RunReport(const ReportArgs& args) {
     std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
   }
   if (usable == 0) {
-    Error(trace.files.size() == 1 ? "the trace file " + trace.files[0].path + " could not be read"
-                                  : "none of the " + std::to_string(trace.files.size()) + " trace files (from " +
-                                        JoinPaths(args.paths) + ") could be read");
+    Error(NoReadableTrace(trace.files, JoinPaths(args.paths)));
     return kInputError;
   }
 

@@ -6,6 +6,12 @@ namespace trainprof::launcher {
 
 void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
 
+std::string NoReadableTrace(const std::vector<collector::FileStatus>& files, const std::string& from) {
+  if (files.size() == 1) return "the trace file " + files[0].path + " could not be read";
+  return "none of the " + std::to_string(files.size()) + " trace files" + (from.empty() ? "" : " (from " + from + ")") +
+         " could be read";
+}
+
 void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths) {
   sub->add_option("PATH", *paths, "Trace files (pid-*.trace, or torch.profiler/Kineto JSON traces, .json or .json.gz) or directories of them (searched recursively for *.trace, *.pt.trace.json, *.pt.trace.json.gz)")
       ->required()

@@ -24,4 +24,8 @@ std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<st
 /// Prints "trainprof: error: <what>".
 void Error(const std::string& what);
 
+/// The error for a set of trace files none of which could be read: the file by name when there is
+/// one, else their count and `from` (the paths given, "" for none).
+std::string NoReadableTrace(const std::vector<collector::FileStatus>& files, const std::string& from);
+
 }  // namespace trainprof::launcher

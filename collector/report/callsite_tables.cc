@@ -93,26 +93,29 @@ void AddCallSiteClauses(const Trace& trace, Symbolizer* symbols, Bottleneck* b) 
     if (t.process < 0) continue;
     const std::vector<CallSiteRow> rows = CallSites(trace, symbols, t.process);
     if (rows.empty()) continue;
+    // The largest row (rows come largest first) of `kind` with frames that `wanted` takes.
+    auto top = [&](StackedKind kind, auto wanted) -> const CallSiteRow* {
+      for (const CallSiteRow& row : rows) {
+        if (row.kind == kind && !row.frames.empty() && wanted(row)) return &row;
+      }
+      return nullptr;
+    };
+    auto of_phase = [](Part part) { return [part](const CallSiteRow& row) { return PhaseOfRange(row.name) == part; }; };
     if (t.gpu && t.gpu->cause == IdleCause::kSync) {
-      for (const CallSiteRow& row : rows) {  // the largest first
-        if (row.kind != StackedKind::kCuda || row.frames.empty() || t.gpu->sync_call.rfind(row.name, 0) != 0) continue;
+      if (const CallSiteRow* row =
+              top(StackedKind::kCuda, [&](const CallSiteRow& r) { return t.gpu->sync_call.rfind(r.name, 0) == 0; })) {
         InsertAfter(&t.text, "the host blocks until the GPU is done",
-                    "Its top call site: " + row.name + " from " + Clause(row) + ".");
-        break;
+                    "Its top call site: " + row->name + " from " + Clause(*row) + ".");
       }
     }
-    for (const CallSiteRow& row : rows) {
-      if (row.kind != StackedKind::kRange || row.frames.empty() || PhaseOfRange(row.name) != t.largest) continue;
+    if (const CallSiteRow* row = top(StackedKind::kRange, of_phase(t.largest))) {
       InsertAfter(&t.text, "the largest phase is ",
-                  std::string("The ") + PartLabel(t.largest) + " phase's top call site: " + Clause(row) + ".");
-      break;
+                  std::string("The ") + PartLabel(t.largest) + " phase's top call site: " + Clause(*row) + ".");
     }
     // Input-bound: where the loop waits for its batches (the DataLoader's __next__ range).
     if (t.verdict == Verdict::kInputBound || t.verdict == Verdict::kPartlyInputBound) {
-      for (const CallSiteRow& row : rows) {
-        if (row.kind != StackedKind::kRange || row.frames.empty() || PhaseOfRange(row.name) != Part::kDataWait) continue;
-        InsertAfter(&t.text, "waiting for data is ", "The data wait's top call site: " + Clause(row) + ".");
-        break;
+      if (const CallSiteRow* row = top(StackedKind::kRange, of_phase(Part::kDataWait))) {
+        InsertAfter(&t.text, "waiting for data is ", "The data wait's top call site: " + Clause(*row) + ".");
       }
     }
   }

@@ -161,7 +161,9 @@ int RunExport(const ExportArgs& args) {
   if (!list) return kInputError;
   // Folded stacks need only the summed (name, stack) uses of ranges and marks, the CPU samples and
   // the CUDA calls that have a stack: no other NVTX event or CUDA record is kept for them.
-  collector::ReadOptions read;
+  // Chrome and Kineto read each file's NVTX events again as they write them (read/nvtx_stream.h):
+  // none is held (only the phases', for the Kineto export's steps).
+  collector::ReadOptions read{.keep = collector::KeepNvtx::kStreamed};
   if (args.format == "folded") read = {.keep = collector::KeepNvtx::kPhases, .keep_cuda = collector::KeepCuda::kStackedCalls};
   collector::Trace trace = collector::LoadTrace(list->files, read);
   size_t usable = 0;
@@ -228,6 +230,7 @@ int RunExport(const ExportArgs& args) {
       stats = collector::ExportChrome(trace, sink, *sel, &progress);
     });
     bar.Finish();
+    for (const std::string& problem : stats.problems) std::cerr << "trainprof: warning: " << problem << "\n";
     if (status != kOk) return status;
     if (output != "-") {
       std::cerr << "trainprof: " << stats.events << " events from " << usable << " trace file"
@@ -258,7 +261,9 @@ int RunExport(const ExportArgs& args) {
   if (!EndsWith(dir, "/")) dir += '/';
   for (const collector::KinetoFile& f : plan.files) {
     const int status = WriteOutput(dir + f.name, args.gzip, [&](collector::OutputSink* sink) {
-      events += collector::ExportKineto(trace, axis, *sel, f, steps, sink, &progress, events).events;
+      const collector::KinetoExportStats stats = collector::ExportKineto(trace, axis, *sel, f, steps, sink, &progress, events);
+      events += stats.events;
+      for (const std::string& problem : stats.problems) std::cerr << "trainprof: warning: " << problem << "\n";
     });
     if (status != kOk) {
       bar.Finish();

@@ -76,47 +76,46 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
         w.End();
       }
 
-      // NVTX: push/pop matched per (thread, domain); start/end as async events, for the ids that
-      // have both (an end without its start, or a start never ended, is left out and counted).
-      // A window keeps a start/end range's events if the range (first start to last end) overlaps it.
-      struct StartEnd {
-        uint32_t first = 0, second = 0;  // starts, ends
-        uint64_t begin_ns = UINT64_MAX, end_ns = 0;
-      };
-      std::unordered_map<uint64_t, StartEnd> start_end;  // range id →
-      for (const NvtxEvent& e : img.nvtx) {
-        if (e.kind() == NvtxKind::kStart) {
-          StartEnd& r = start_end[e.range_id];
-          ++r.first;
-          r.begin_ns = std::min(r.begin_ns, e.time_ns);
-        }
-        if (e.kind() == NvtxKind::kEnd) {
-          StartEnd& r = start_end[e.range_id];
-          ++r.second;
-          r.end_ns = std::max(r.end_ns, e.time_ns);
-        }
-      }
-      auto RangeKept = [&](const NvtxEvent& e) {
-        const StartEnd& r = start_end[e.range_id];
-        return sel.Keeps(ts(r.begin_ns), std::max(ts(r.begin_ns), ts(r.end_ns)));
-      };
-      for (const auto& [id, n] : start_end) stats.unmatched += std::max(n.first, n.second) - std::min(n.first, n.second);
+      // NVTX, as it is read (read/nvtx_stream.h): push/pop matched per (thread, domain) as
+      // complete events; start/end matched by range id as async events "b"/"e", both written at
+      // the end (an end without its start, or a start never ended, is left out and counted). A
+      // window keeps a range if it overlaps it.
       auto tid_of = [&](const NvtxEvent& e) { return e.thread < img.threads.size() ? img.threads[e.thread].tid : 0u; };
       auto category = [&](const NvtxEvent& e) {
         w.Key("cat");
         w.Raw(e.domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(e.domain)));
       };
-      stats.unmatched += WalkNvtx(
-          img,
-          [&](const NvtxEvent& b, const NvtxEvent& e) {
+      auto async = [&](const NvtxEvent& e, uint64_t time) {
+        w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid_of(e));
+        w.Key("ts");
+        w.Micros(time);
+        w.Raw(",\"cat\":\"nvtx\",\"id\":\"");
+        w.SignedNum(pid);
+        w.Raw(":");
+        w.Num(e.range_id);
+        w.Raw("\"");
+        if (e.kind() == NvtxKind::kStart) {
+          w.Key("name");
+          w.Raw(w.Name(e.name));
+        }
+        w.End();
+      };
+      const NvtxWalk walk = WalkNvtx(
+          trace, img,
+          [&](const NvtxEvent& b, const NvtxEvent& e, uint64_t b_stack) {
             const uint64_t begin = ts(b.time_ns);
             const uint64_t end = std::max(begin, ts(e.time_ns));
             if (!sel.Keeps(begin, end)) return;
+            if (b.kind() == NvtxKind::kStart) {
+              async(b, begin);
+              async(e, ts(e.time_ns));
+              return;
+            }
             w.Complete(pid, tid_of(e), begin, end);
             w.Key("name");
             w.Raw(w.Name(b.name));
             category(b);
-            const std::string& stack = stack_args.Member(img, stack_args.OfNvtx(img, static_cast<size_t>(&b - img.nvtx.data())));
+            const std::string& stack = stack_args.Member(img, b_stack);
             if (b.category != 0 || !stack.empty()) {
               w.Raw(",\"args\":{");
               if (b.category != 0) {
@@ -129,7 +128,7 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
             }
             w.End();
           },
-          [&](const NvtxEvent& e) {
+          [&](const NvtxEvent& e, uint64_t stack) {
             if (!sel.Keeps(ts(e.time_ns))) return;
             w.Begin('i', pid, tid_of(e));
             w.Key("ts");
@@ -138,33 +137,15 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
             w.Raw(w.Name(e.name));
             category(e);
             w.Raw(",\"s\":\"t\"");
-            if (const std::string& stack =
-                    stack_args.Member(img, stack_args.OfNvtx(img, static_cast<size_t>(&e - img.nvtx.data())));
-                !stack.empty()) {
+            if (const std::string& args = stack_args.Member(img, stack); !args.empty()) {
               w.Raw(",\"args\":{");
-              w.Raw(stack);
+              w.Raw(args);
               w.Raw("}");
             }
             w.End();
-          },
-          [&](const NvtxEvent& e) {
-            const auto& n = start_end[e.range_id];
-            if (n.first == 0 || n.second == 0) return;
-            if (sel.windowed() && !RangeKept(e)) return;
-            w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid_of(e));
-            w.Key("ts");
-            w.Micros(ts(e.time_ns));
-            w.Raw(",\"cat\":\"nvtx\",\"id\":\"");
-            w.SignedNum(pid);
-            w.Raw(":");
-            w.Num(e.range_id);
-            w.Raw("\"");
-            if (e.kind() == NvtxKind::kStart) {
-              w.Key("name");
-              w.Raw(w.Name(e.name));
-            }
-            w.End();
           });
+      stats.unmatched += walk.unmatched;
+      if (!walk.problem.empty()) stats.problems.push_back(walk.problem);
 
       ChromeCudaStats cuda = ExportChromeCuda(p, img, pi, pid, ts, sel, &w);
       stats.cuda_api_calls += cuda.api_calls;

@@ -17,11 +17,14 @@
 // (realtime, monotonic) pair, so ranks on several hosts share one axis; 0 = the run's start).
 // otherData.start_realtime_ns gives the wall-clock time of ts = 0.
 //
-// Output is streamed (names are escaped once per distinct string), so memory stays that of the
-// loaded trace whatever the size of the JSON.
+// Output is streamed (names are escaped once per distinct string), and NVTX events are read as they
+// are written (nvtx_walk.h): memory is the loaded trace without its NVTX events, the ranges open at
+// once and the CUDA records (kept), whatever the size of the JSON.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "collector/base/output_sink.h"
 #include "collector/export/export_progress.h"
@@ -36,6 +39,9 @@ struct ChromeExportStats {
   uint64_t cuda_api_calls = 0;  ///< CUDA API calls written (export_chrome_cuda.h)
   uint64_t gpu_ops = 0;         ///< kernels, memcpys and memsets written
   uint64_t flows = 0;           ///< launch → GPU work flow links
+  /// Files whose NVTX events could not be read again as they were loaded (read/nvtx_stream.h):
+  /// one line each, for the caller's warnings.
+  std::vector<std::string> problems;
 };
 
 /// Writes `trace` as Chrome Trace Event JSON into `out`. Never fails by itself; `out` remembers

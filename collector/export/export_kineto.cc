@@ -179,9 +179,9 @@ class KinetoWriter {
       // NVTX ranges and marks: user_annotation; the reader's gpu_user_annotation ranges (domain
       // "gpu_user_annotation" on a thread named "GPU <device> stream <stream>",
       // collector/read/kineto_mapping.cc) back on their GPU track.
-      WalkNvtx(
-          img,
-          [&](const NvtxEvent& b, const NvtxEvent& e) {
+      const NvtxWalk walk = WalkNvtx(
+          trace_, img,
+          [&](const NvtxEvent& b, const NvtxEvent& e, uint64_t) {
             const uint64_t begin = clock(b.time_ns), end = std::max(begin, clock(e.time_ns));
             if (!sel_.Keeps(begin, end)) return;
             uint32_t device = 0, stream = 0;
@@ -194,7 +194,7 @@ class KinetoWriter {
             Span(pid, tid_of(b.thread), begin, end, w_.Name(b.name), "user_annotation");
             Annotation(b, phase_domain);
           },
-          [&](const NvtxEvent& m) {
+          [&](const NvtxEvent& m, uint64_t) {
             const uint64_t t = clock(m.time_ns);
             if (!sel_.Keeps(t)) return;
             w_.Begin('i', pid, tid_of(m.thread));
@@ -205,6 +205,7 @@ class KinetoWriter {
             w_.Raw(",\"cat\":\"user_annotation\",\"s\":\"t\"");
             Annotation(m, phase_domain);
           });
+      if (!walk.problem.empty()) stats_.problems.push_back(walk.problem);
       for (const HostOp& op : img.host_ops) {
         const uint64_t begin = clock(op.begin_ns), end = std::max(begin, clock(op.end_ns));
         if (!sel_.Keeps(begin, end)) continue;

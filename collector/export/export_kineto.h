@@ -80,6 +80,8 @@ struct KinetoExportStats {
   uint64_t steps = 0;      ///< ProfilerStep#N spans written from `steps`
   uint64_t gpu_ops = 0;    ///< kernels, memcpys, memsets, syncs
   uint64_t flows = 0;      ///< ac2g pairs
+  /// Files whose NVTX events could not be read again as they were loaded (read/nvtx_stream.h).
+  std::vector<std::string> problems;
 };
 
 /// Writes one file of the plan into `out`. `steps`: by index of Trace::processes (may be shorter:

@@ -1,5 +1,7 @@
 #include "collector/export/export_progress.h"
 
+#include <algorithm>
+
 namespace trainprof::collector {
 
 uint64_t ExportEventCount(const Trace& trace, const Selection& selection) {
@@ -8,7 +10,7 @@ uint64_t ExportEventCount(const Trace& trace, const Selection& selection) {
     if (!selection.Process(i)) continue;
     for (const TraceImage& img : trace.processes[i].images) {
       const CudaData& c = img.cuda;
-      n += img.nvtx.size() + img.host_ops.size() + img.process_events.size() + c.calls.size() + c.kernels.size() +
+      n += std::max<uint64_t>(img.nvtx.size(), img.nvtx_events) + img.host_ops.size() + img.process_events.size() + c.calls.size() + c.kernels.size() +
            c.memcpys.size() + c.memsets.size() + c.syncs.size();
     }
   }

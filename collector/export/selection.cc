@@ -64,11 +64,11 @@ std::optional<std::pair<uint64_t, uint64_t>> FindNvtxInstance(const Trace& trace
     const ExportClock& clock = axis.clocks[pi];
     for (const TraceImage& img : trace.processes[pi].images) {
       WalkNvtx(
-          img,
-          [&](const NvtxEvent& b, const NvtxEvent& e) {
+          trace, img,
+          [&](const NvtxEvent& b, const NvtxEvent& e, uint64_t) {
             if (b.name == name) ranges.emplace_back(clock(b.time_ns), clock(e.time_ns), pi);
           },
-          [](const NvtxEvent&) {});
+          [](const NvtxEvent&, uint64_t) {});
     }
   }
   *found = ranges.size();

@@ -19,15 +19,4 @@ const std::string& StackArgs::Member(const TraceImage& img, uint64_t id) {
   return out;
 }
 
-uint64_t StackArgs::OfNvtx(const TraceImage& img, size_t index) {
-  if (img.stacks.nvtx.empty()) return 0;
-  if (nvtx_of_ != &img) {
-    nvtx_.clear();
-    for (const NvtxStack& s : img.stacks.nvtx) nvtx_.emplace(s.event, s.stack);
-    nvtx_of_ = &img;
-  }
-  auto it = nvtx_.find(index);
-  return it == nvtx_.end() ? 0 : it->second;
-}
-
 }  // namespace trainprof::collector

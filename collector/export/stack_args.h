@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
 
 #include "collector/model/model.h"
 #include "collector/symbols/symbolizer.h"
@@ -19,14 +18,10 @@ class StackArgs {
   explicit StackArgs(const StringPool& strings) : symbols_(strings) {}
   /// `"stack":[...]` of stack `id` of `img` (JSON, without a leading comma); "" for id 0.
   const std::string& Member(const TraceImage& img, uint64_t id);
-  /// The stack id of img.nvtx[index] (0: none), from img.stacks.nvtx.
-  uint64_t OfNvtx(const TraceImage& img, size_t index);
 
  private:
   Symbolizer symbols_;
   std::map<std::pair<const TraceImage*, uint64_t>, std::string> members_;
-  const TraceImage* nvtx_of_ = nullptr;
-  std::unordered_map<uint64_t, uint64_t> nvtx_;  // event index → stack, of nvtx_of_
   std::string none_;
 };
 

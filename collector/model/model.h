@@ -160,6 +160,14 @@ struct TraceImage {
   std::vector<ThreadInfo> threads;
   NvtxSummary nvtx_summary;  ///< every NVTX range and mark of the image, matched (ids: the pool's)
   std::vector<NvtxEvent> nvtx;  ///< the events ReadOptions::keep asked for
+  /// `nvtx` holds every NVTX event of the image (KeepNvtx::kAll, or a Kineto file): false when
+  /// only the phases' were kept; export then reads the file's events again as it writes them
+  /// (read/nvtx_stream.h).
+  bool nvtx_complete = false;
+  uint64_t nvtx_events = 0;  ///< NVTX events decoded (pushes, pops, marks, starts, ends), kept or not
+  /// The file's string and domain refs to pool ids, as Finish resolved them (index: ref): how a
+  /// second read of the file (read/nvtx_stream.h) names its events. Empty for a Kineto image.
+  std::vector<StringId> string_of_ref, domain_of_ref;
   std::vector<ProcessEvent> process_events;
   CudaData cuda;                ///< tags 48..59 (format version 2)
   std::vector<HostOp> host_ops; ///< operators and Python functions (Kineto imports; any order)

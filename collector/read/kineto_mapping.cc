@@ -139,7 +139,9 @@ bool Is(const KinetoValue& v, std::string_view s) { return v.type == KinetoValue
 
 KinetoMapper::KinetoMapper(TraceImage* image, StringPool* strings, KeepNvtx keep,
                            std::function<void(const std::string&)> problem)
-    : img_(*image), strings_(*strings), keep_(keep), problem_(std::move(problem)) {
+    : img_(*image), strings_(*strings), keep_(keep == KeepNvtx::kStreamed ? KeepNvtx::kAll : keep),
+      problem_(std::move(problem)) {
+  img_.nvtx_complete = keep_ == KeepNvtx::kAll;  // a Kineto file is not read again (read/nvtx_stream.h)
   phase_domain_ = strings_.Intern(format::kPhaseDomain);
   gpu_domain_ = strings_.Intern(kGpuAnnotationDomain);
 }
@@ -385,6 +387,7 @@ void KinetoMapper::EmitRanges() {
       } else {
         matcher_.Pop(t, s.domain, time);
       }
+      ++img_.nvtx_events;
       if (keep_ == KeepNvtx::kAll || s.domain == phase_domain_) img_.nvtx.push_back(ev);
     };
     auto close_until = [&](uint64_t time) {

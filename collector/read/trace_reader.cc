@@ -205,12 +205,16 @@ class Decoder {
         size_(src->size()),
         st_(*status),
         img_(*image),
-        keep_(options.keep),
+        keep_(options.keep == KeepNvtx::kStreamed ? KeepNvtx::kPhases : options.keep),
+        nvtx_sink_(options.nvtx_sink),
+        nvtx_names_(options.nvtx_names),
         cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }, options.cuda_sink,
               options.keep_cuda == KeepCuda::kAll, options.keep_cuda == KeepCuda::kStackedCalls),
         defined_strings_(size_),
         small_ids_(std::max<uint64_t>(kSmallIds, size_ / 4)),
-        max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {}
+        max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {
+    image->nvtx_complete = keep_ == KeepNvtx::kAll;
+  }
 
   bool ReadHeader();
   void ReadMetadata();
@@ -263,6 +267,8 @@ class Decoder {
   FileStatus& st_;
   TraceImage& img_;
   KeepNvtx keep_;
+  NvtxSink* nvtx_sink_;
+  const TraceImage* nvtx_names_;
   NvtxMatcher matcher_;
   TorchOpRanges ops_;
   CudaRecordDecoder cuda_;
@@ -711,6 +717,26 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   uint32_t prev_domain = 0, prev_name = 0;
   uint64_t prev_range = 0;
   size_t prev_kept = SIZE_MAX;  // its index in img_.nvtx when kept
+  // The sink's event waits for the record after it, which may be its EVENT_STACK; any other timed
+  // record, and the chunk's end (also where damage ends it early), hand it over.
+  NvtxEvent pending;
+  uint64_t pending_stack = 0;
+  bool has_pending = false;
+  auto hand_over = [&] {
+    if (!has_pending) return;
+    has_pending = false;
+    if (nvtx_names_ != nullptr) {
+      const auto& names = nvtx_names_->string_of_ref;
+      const auto& domains = nvtx_names_->domain_of_ref;
+      pending.name = pending.name < names.size() ? names[pending.name] : 0;
+      pending.domain = pending.domain < domains.size() ? domains[pending.domain] : 0;
+    }
+    nvtx_sink_->Event(pending, pending_stack);
+  };
+  struct AtExit {
+    decltype(hand_over)& f;
+    ~AtExit() { f(); }
+  } hand_over_at_exit{hand_over};
   while (p < end) {
     const uint8_t* const rec = p;
     const uint8_t tag = *p++;
@@ -780,9 +806,19 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       e.name = StringRef(name);
       e.category = static_cast<uint32_t>(category);
     };
-    auto keep = [&] {
-      if (KeepEvent(e.domain)) img_.nvtx.push_back(e);
+    // Every NVTX event: counted, to the sink, and kept as keep_ says (`kept`: KeepEvent's answer).
+    bool nvtx_event = false;
+    auto seen = [&](bool kept) {
+      ++img_.nvtx_events;
+      if (kept) img_.nvtx.push_back(e);
+      if (nvtx_sink_ != nullptr) {
+        hand_over();
+        pending = e;
+        pending_stack = 0;
+        has_pending = nvtx_event = true;
+      }
     };
+    auto keep = [&] { seen(KeepEvent(e.domain)); };
     const size_t nvtx_before = img_.nvtx.size();
     auto process_event = [&](ProcessEventKind kind, uint64_t what, uint64_t value, int64_t code) {
       pe.kind = kind;
@@ -815,7 +851,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         named(NvtxKind::kStart, r.domain, r.name, r.category);
         e.range_id = r.range_id;
         matcher_.Start(e.domain, e.name, e.range_id, now);
-        if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
+        seen(keep_ == KeepNvtx::kAll);
         break;
       }
       case RecordTag::kRangePop:
@@ -832,7 +868,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         e.kind_ = static_cast<uint8_t>(NvtxKind::kEnd);
         e.range_id = format::Decode<fr::RangeEnd>(f).range_id;
         matcher_.End(e.range_id, now);
-        if (keep_ == KeepNvtx::kAll) img_.nvtx.push_back(e);
+        seen(keep_ == KeepNvtx::kAll);
         break;
       case RecordTag::kString: {
         const auto r = format::Decode<fr::String>(f, bytes);
@@ -897,6 +933,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
           default: break;  // at a chunk's start or after another record: nothing to attach to
         }
         if (prev_kept != SIZE_MAX) img_.stacks.nvtx.push_back({prev_kept, stack});
+        if (has_pending && pending_stack == 0) pending_stack = stack;  // the first, as StackArgs::OfNvtx
         break;
       }
       case RecordTag::kModule: {
@@ -923,6 +960,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         break;
     }
     if (timed) {
+      if (!nvtx_event) hand_over();
       prev_tag = tag;
       prev_domain = e.domain;
       prev_name = e.name;
@@ -1044,6 +1082,8 @@ void Decoder::Resolve(StringPool* pool) {
     e.name = string_pool[e.name];
     e.domain = domain_pool[e.domain];
   }
+  img_.string_of_ref = string_pool;
+  img_.domain_of_ref = domain_pool;
   // Operators still open: the process ended (or the file was cut) inside them.
   ops_.CloseAll(std::max(img_.end_ns, img_.last_record_ns), &img_.host_ops);
   for (HostOp& h : img_.host_ops) h.name = string_pool[h.name];

@@ -22,6 +22,7 @@
 
 #include "collector/model/cuda_sink.h"
 #include "collector/model/model.h"
+#include "collector/model/nvtx_sink.h"
 
 namespace trainprof::collector {
 
@@ -36,6 +37,9 @@ enum class KeepNvtx : uint8_t {
   kAll,     ///< every push, pop, mark, start and end (export, tests)
   kPhases,  ///< pushes, pops and marks of the phase domain (format/trainprof/phases.h) only:
             ///< what the step analysis needs; memory then does not grow with NVTX records
+  kStreamed,  ///< as kPhases for a trainprof file, whose events the exporters read again as they
+              ///< write them (read/nvtx_stream.h); as kAll for a Kineto file, which cannot be
+              ///< read that way
 };
 
 /// Which CUDA calls and GPU records TraceImage::cuda keeps. Counters, devices, contexts, status
@@ -55,6 +59,13 @@ struct ReadOptions {
   CudaSink* cuda_sink = nullptr;
   /// A trainprof trace's only, as the sink: a Kineto file keeps its records whatever this says.
   KeepCuda keep_cuda = KeepCuda::kAll;
+  /// Receives every NVTX event (push, pop, mark, start, end; not the operators' domain) in file
+  /// order, each with the stack that followed it (0: none), named through `nvtx_names`' refs
+  /// (model/nvtx_sink.h; read/nvtx_stream.h sets both). Not owned.
+  NvtxSink* nvtx_sink = nullptr;
+  /// The image an earlier read of the same file made: its string_of_ref / domain_of_ref name the
+  /// sink's events (a ref past them gets 0).
+  const TraceImage* nvtx_names = nullptr;
 };
 
 /// A file decoded but not yet merged into a StringPool. Decoding touches no shared state, so

@@ -157,7 +157,7 @@ int RunExport(const ExportArgs& args) {
   for (const std::string& v : args.pids) collector::ParseIdList(v, 1, &spec.pids);
   for (const std::string& v : args.ranks) collector::ParseIdList(v, 0, &spec.ranks);
 
-  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, "");
+  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths);
   if (!list) return kInputError;
   // Folded stacks need only the summed (name, stack) uses of ranges and marks, the CPU samples and
   // the CUDA calls that have a stack: no other NVTX event or CUDA record is kept for them.
@@ -172,7 +172,7 @@ int RunExport(const ExportArgs& args) {
     if (f.damaged()) std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
   }
   if (usable == 0) {
-    Error(NoReadableTrace(trace.files, ""));
+    Error(NoReadableTrace(trace.files, JoinPaths(args.paths)));
     return kInputError;
   }
   const collector::TimeAxis axis = collector::MakeTimeAxis(trace);

@@ -169,12 +169,6 @@ int WriteCsv(const Report& report, const std::string& output) {
   return kOk;
 }
 
-std::string JoinPaths(const std::vector<std::string>& paths) {
-  std::string out;
-  for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
-  return out;
-}
-
 }  // namespace
 
 void AddReportOptions(CLI::App* sub, ReportArgs* args) {
@@ -236,7 +230,7 @@ int RunReport(const ReportArgs& args) {
           args.output.substr(0, args.output.size() - 4) + "-)");
     return kInputError;
   }
-  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths, " in " + JoinPaths(args.paths));
+  std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths);
   if (!list) return kInputError;
 
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step

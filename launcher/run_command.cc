@@ -360,7 +360,7 @@ int RunRun(const RunArgs& args) {
     }
     return exit_status;
   }
-  Message(SummaryLine(dir, summary));
+  Message(SummaryLine(dir, summary, /*next=*/!args.report));
 
   if (args.report) {
     fflush(stderr);

@@ -276,14 +276,14 @@ std::string ShellQuote(std::string_view s) {
   return out + "'";
 }
 
-std::string SummaryLine(const std::string& dir, const TraceDirSummary& s) {
+std::string SummaryLine(const std::string& dir, const TraceDirSummary& s, bool next) {
   return std::to_string(s.files) + (s.files == 1 ? " trace file, " : " trace files, ") +
          std::to_string(s.processes) + (s.processes == 1 ? " process, " : " processes, ") +
          FormatBytes(s.bytes) + " in " + dir +
          (s.other_files == 0 ? ""
                              : " (which also holds " + std::to_string(s.other_files) +
                                    (s.other_files == 1 ? " trace file of another run)" : " trace files of other runs)")) +
-         " \u2014 next: trainprof report " + ShellQuote(dir);
+         (next ? " \u2014 next: trainprof report " + ShellQuote(dir) : "");
 }
 
 }  // namespace trainprof::launcher

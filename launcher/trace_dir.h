@@ -71,6 +71,7 @@ std::string ShellQuote(std::string_view s);
 /// The line printed after the run, without "trainprof: " and newline, e.g.
 /// "3 trace files, 3 processes, 1.2 MB in /abs/dir — next: trainprof report /abs/dir"; with files
 /// of other runs in it, "... in /abs/dir (which also holds 2 trace files of other runs) — next: ...".
-std::string SummaryLine(const std::string& dir, const TraceDirSummary& summary);
+/// `next` false (`run --report`: the report follows): without the "— next: ..." part.
+std::string SummaryLine(const std::string& dir, const TraceDirSummary& summary, bool next = true);
 
 }  // namespace trainprof::launcher

@@ -18,14 +18,19 @@ void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths) {
       ->type_name("");
 }
 
-std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<std::string>& paths,
-                                                            const std::string& where) {
+std::string JoinPaths(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<std::string>& paths) {
   collector::TraceFileList list = collector::FindTraceFiles(paths);
   for (const std::string& e : list.errors) Error(e);
   for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
   if (!list.errors.empty()) return std::nullopt;
   if (list.files.empty()) {
-    Error("no trace files (*.trace, *.pt.trace.json[.gz]) found" + where);
+    Error("no trace files (*.trace, *.pt.trace.json[.gz]) found in " + JoinPaths(paths));
     return std::nullopt;
   }
   return list;

@@ -16,10 +16,12 @@ void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths);
 
 /// Finds the trace files of `paths` (collector::FindTraceFiles). Prints each error and warning
 /// ("trainprof: error: ...", "trainprof: warning: ..."); returns nothing, after the errors, when
-/// a PATH could not be searched or no trace file was found ("no trace files (*.trace) found"
-/// followed by `where`, e.g. " in DIR"), else the list.
-std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<std::string>& paths,
-                                                            const std::string& where);
+/// a PATH could not be searched or no trace file was found ("no trace files (*.trace, ...) found
+/// in DIR, FILE"), else the list.
+std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<std::string>& paths);
+
+/// The paths as given, joined by ", " (for messages).
+std::string JoinPaths(const std::vector<std::string>& paths);
 
 /// Prints "trainprof: error: <what>".
 void Error(const std::string& what);

@@ -1283,7 +1283,8 @@ std::string DescribeDamage(const FileStatus& status) {
     out += status.errors[i];
   }
   if (status.errors.size() > shown) out += "; +" + std::to_string(status.errors.size() - shown) + " more";
-  out += " (read " + std::to_string(status.bytes_read) + " of " + std::to_string(status.bytes) + " bytes)";
+  // How much was read, where that says something: not of an empty file or one not opened.
+  if (status.bytes > 0) out += " (read " + std::to_string(status.bytes_read) + " of " + std::to_string(status.bytes) + " bytes)";
   return out;
 }
 

@@ -192,6 +192,8 @@ TEST(SummaryLine, ReadsLikeTheDocs) {
             "3 trace files, 3 processes, 1.2 MB in /abs/dir \u2014 next: trainprof report /abs/dir");
   EXPECT_EQ(SummaryLine("/a b", {1, 1, 10}),
             "1 trace file, 1 process, 10 B in /a b \u2014 next: trainprof report '/a b'");
+  // run --report: the report follows, no "next".
+  EXPECT_EQ(SummaryLine("/abs/dir", {3, 3, 1'200'000}, false), "3 trace files, 3 processes, 1.2 MB in /abs/dir");
 }
 
 }  // namespace

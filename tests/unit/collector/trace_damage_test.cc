@@ -88,7 +88,7 @@ TEST(TraceDamage, EmptyFile) {
   EXPECT_FALSE(r.status.usable);
   EXPECT_FALSE(r.image);
   EXPECT_EQ(r.status.errors, Errors{"empty file (0 bytes)"});
-  EXPECT_EQ(DescribeDamage(r.status), "empty file (0 bytes) (read 0 of 0 bytes)");
+  EXPECT_EQ(DescribeDamage(r.status), "empty file (0 bytes)");
 }
 
 TEST(TraceDamage, WrongMagic) {

@@ -36,6 +36,17 @@ struct CachedString {
   uint32_t len = 0;
   uint32_t id = 0;
 };
+inline constexpr uint32_t kAddressCacheSize = 64;  // per-thread cache of short names by address (power of 2)
+/// One entry of the per-thread cache of short names by address (string_table.h, InternCString):
+/// the bytes of a name shorter than 16 bytes and its NUL, as two masked little-endian words, as
+/// they were at `ptr` when it was interned. A hit compares the bytes at `ptr` now: a buffer reused
+/// for another name misses.
+struct CachedAddress {
+  const char* ptr = nullptr;  ///< nullptr: empty
+  uint64_t w0 = 0, w1 = 0;    ///< the bytes (name and NUL), masked
+  uint64_t m0 = 0, m1 = 0;    ///< which bytes of the 16 at ptr are the name's and its NUL
+  uint32_t id = 0;
+};
 
 struct ThreadState {
   // Hot fields first: one cache line.
@@ -65,6 +76,7 @@ struct ThreadState {
   uint32_t capture_domain = 0;
   uint64_t captured[kMaxDomains] = {};  ///< per domain, bit L: the open push at level L was recorded
   CachedString cache[kStringCacheSize];
+  CachedAddress by_address[kAddressCacheSize];
 };
 
 extern thread_local ThreadState* tls_thread __attribute__((tls_model("initial-exec")));

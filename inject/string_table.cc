@@ -169,7 +169,7 @@ void RecordMisuse(ThreadState* t, format::MisuseKind kind, uint64_t detail) {
 }
 }  // namespace
 
-uint32_t InternCString(ThreadState* t, const char* s) {
+uint32_t InternCStringSlow(ThreadState* t, const char* s) {
   if (s == nullptr) {
     RecordMisuse(t, format::MisuseKind::kNullName, 0);
     return 0;
@@ -181,7 +181,17 @@ uint32_t InternCString(ThreadState* t, const char* s) {
     // Cut at a UTF-8 character boundary, not inside a multi-byte character.
     while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   }
-  return InternBytes(t, s, static_cast<uint32_t>(n));
+  const uint32_t id = InternBytes(t, s, static_cast<uint32_t>(n));
+  // A short name: remembered by its address, with its bytes and NUL (n + 1 of the 16 loaded).
+  if (id != 0 && n < 16 && AddressCacheable(s)) {
+    const size_t k = n + 1;
+    const uint64_t m0 = k >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * k)) - 1;
+    const uint64_t m1 = k <= 8 ? 0 : k == 16 ? ~uint64_t{0} : (uint64_t{1} << (8 * (k - 8))) - 1;
+    uint64_t w0, w1;
+    Load16(s, &w0, &w1);
+    AddressSlot(t, s) = CachedAddress{.ptr = s, .w0 = w0 & m0, .w1 = w1 & m1, .m0 = m0, .m1 = m1, .id = id};
+  }
+  return id;
 }
 
 uint32_t InternWide(ThreadState* t, const wchar_t* s) {

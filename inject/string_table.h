@@ -2,7 +2,9 @@
 // A kString definition record is written (by the thread that first sees a string) before any
 // record can use its id, so ids are always defined in the file.
 //
-// Hot path: hash the bytes, look in the thread's direct-mapped cache, confirm with memcmp.
+// Hot path: a name shorter than 16 bytes seen at the same address before is confirmed by comparing
+// the 16 bytes there with the cached ones (InternCString, inline: no strlen, hash or memcmp call).
+// Else: hash the bytes, look in the thread's direct-mapped cache, confirm with memcmp.
 // Miss: the process-wide table under its mutex. Its memory comes from mmap, never malloc: a miss
 // can happen in a signal handler (NVTX from a handler) that interrupted the program inside malloc,
 // whose locks are not re-entrant.
@@ -96,9 +98,37 @@ class StringTable {
   std::atomic<bool> overflow_defined_{false};  ///< domain kMaxDomainIds has its kDomain record
 };
 
-/// Id of a NUL-terminated name (cut to kMaxStringBytes). Hot path: no lock on a cache hit.
-/// NULL → 0 and a misuse record.
-uint32_t InternCString(ThreadState* t, const char* s);
+/// The 16 bytes at `s` as two little-endian words. Reads past the name's NUL, so only where the
+/// 16 bytes lie in one page (AddressCacheable): a page that holds the name's first byte is mapped
+/// whole. Not instrumented: those bytes may belong to another object (ASan) or thread (TSan).
+__attribute__((no_sanitize("address", "thread"))) inline void Load16(const char* s, uint64_t* w0, uint64_t* w1) {
+  __builtin_memcpy(w0, s, 8);
+  __builtin_memcpy(w1, s + 8, 8);
+}
+
+/// Whether the 16 bytes at `s` lie in one page (4 KiB, the smallest on x86-64 and aarch64).
+inline bool AddressCacheable(const char* s) { return (reinterpret_cast<uintptr_t>(s) & 4095) <= 4096 - 16; }
+
+/// The thread's by-address cache entry of `s`.
+inline CachedAddress& AddressSlot(ThreadState* t, const char* s) {
+  return t->by_address[(reinterpret_cast<uintptr_t>(s) >> 3) & (kAddressCacheSize - 1)];
+}
+
+/// InternCString without the by-address cache: strnlen, hash, the name cache, the table.
+uint32_t InternCStringSlow(ThreadState* t, const char* s);
+
+/// Id of a NUL-terminated name (cut to kMaxStringBytes). Hot path: no lock on a cache hit, and for
+/// a short name at an address seen before, two loads and a compare. NULL → 0 and a misuse record.
+inline uint32_t InternCString(ThreadState* t, const char* s) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the by-address cache's masks are little-endian");
+  const CachedAddress& e = AddressSlot(t, s);
+  if (e.ptr == s && s != nullptr && AddressCacheable(s)) {
+    uint64_t w0, w1;
+    Load16(s, &w0, &w1);
+    if ((((w0 & e.m0) ^ e.w0) | ((w1 & e.m1) ^ e.w1)) == 0) return e.id;
+  }
+  return InternCStringSlow(t, s);
+}
 
 /// Id of n bytes (n already <= kMaxStringBytes).
 uint32_t InternBytes(ThreadState* t, const char* s, uint32_t n);

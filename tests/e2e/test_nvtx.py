@@ -175,5 +175,25 @@ class NvtxWorkloadTest(TraceTest):
             self.assertIn(needle, text)
 
 
+class ReusedNameBufferTest(TraceTest):
+    """A name formatted into one buffer each step (snprintf(name, ..., "step %d", i)), the way C++
+    loops name their ranges: the buffer's address is the same each time, its bytes are not. The
+    library's by-address name cache (inject/string_table.h) must tell every name apart, at each
+    length around its 16-byte limit."""
+
+    def test_every_name_at_one_address_is_its_own(self):
+        n = 150
+        for pattern in ("s%d", "%014d", "%015d", "%016d", "step %d of the epoch"):
+            with self.subTest(pattern=pattern):
+                shutil.rmtree(self.out, ignore_errors=True)
+                os.makedirs(self.out)
+                self.profile([program("many_names"), str(n), pattern], follow=False)
+                rows = ranges(self.report(extra=["--no-group-names", "--top", "0"])["nvtx_ranges"])
+                names = [pattern % i for i in range(n)]
+                self.assertEqual(sorted(r for r in rows if r != "inner"), sorted(names))
+                self.assertEqual({rows[name]["calls"] for name in names}, {1})
+                self.assertEqual(rows["inner"]["calls"], n)
+
+
 if __name__ == "__main__":
     unittest.main()

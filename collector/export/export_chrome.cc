@@ -85,11 +85,14 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
         w.Key("cat");
         w.Raw(e.domain == 0 ? std::string_view("\"nvtx\"") : std::string_view(w.Name(e.domain)));
       };
-      auto async = [&](const NvtxEvent& e, uint64_t time) {
+      // "b" or "e" of a start/end range: the category is the start's domain (an end names none),
+      // the start's stack on the "b".
+      auto async = [&](const NvtxEvent& e, const NvtxEvent& start, uint64_t time, uint64_t stack) {
         w.Begin(e.kind() == NvtxKind::kStart ? 'b' : 'e', pid, tid_of(e));
         w.Key("ts");
         w.Micros(time);
-        w.Raw(",\"cat\":\"nvtx\",\"id\":\"");
+        category(start);
+        w.Raw(",\"id\":\"");
         w.SignedNum(pid);
         w.Raw(":");
         w.Num(e.range_id);
@@ -97,6 +100,11 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
         if (e.kind() == NvtxKind::kStart) {
           w.Key("name");
           w.Raw(w.Name(e.name));
+          if (const std::string& args = stack_args.Member(img, stack); !args.empty()) {
+            w.Raw(",\"args\":{");
+            w.Raw(args);
+            w.Raw("}");
+          }
         }
         w.End();
       };
@@ -107,8 +115,8 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
             const uint64_t end = std::max(begin, ts(e.time_ns));
             if (!sel.Keeps(begin, end)) return;
             if (b.kind() == NvtxKind::kStart) {
-              async(b, begin);
-              async(e, ts(e.time_ns));
+              async(b, b, begin, b_stack);
+              async(e, b, ts(e.time_ns), 0);
               return;
             }
             w.Complete(pid, tid_of(e), begin, end);

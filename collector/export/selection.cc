@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <queue>
 #include <tuple>
 
 #include "collector/export/nvtx_walk.h"
@@ -58,7 +59,11 @@ std::string Seconds(uint64_t ns) {
 std::optional<std::pair<uint64_t, uint64_t>> FindNvtxInstance(const Trace& trace, const TimeAxis& axis,
                                                               const std::vector<bool>& selected, StringId name,
                                                               uint64_t instance, uint64_t* found) {
-  std::vector<std::tuple<uint64_t, uint64_t, size_t>> ranges;  // (begin, end, process) on the axis
+  // The `instance` earliest ranges so far, the latest of them on top: memory grows with N, not
+  // with the ranges of that name.
+  using Range = std::tuple<uint64_t, uint64_t, size_t>;  // (begin, end, process) on the axis
+  std::priority_queue<Range> earliest;
+  uint64_t n = 0;
   for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
     if (!selected[pi]) continue;
     const ExportClock& clock = axis.clocks[pi];
@@ -66,15 +71,23 @@ std::optional<std::pair<uint64_t, uint64_t>> FindNvtxInstance(const Trace& trace
       WalkNvtx(
           trace, img,
           [&](const NvtxEvent& b, const NvtxEvent& e, uint64_t) {
-            if (b.name == name) ranges.emplace_back(clock(b.time_ns), clock(e.time_ns), pi);
+            if (b.name != name) return;
+            ++n;
+            if (instance == 0) return;
+            const Range r{clock(b.time_ns), clock(e.time_ns), pi};
+            if (earliest.size() < instance) {
+              earliest.push(r);
+            } else if (r < earliest.top()) {
+              earliest.pop();
+              earliest.push(r);
+            }
           },
           [](const NvtxEvent&, uint64_t) {});
     }
   }
-  *found = ranges.size();
-  if (instance == 0 || instance > ranges.size()) return std::nullopt;
-  std::sort(ranges.begin(), ranges.end());
-  const auto& [b, e, p] = ranges[instance - 1];
+  *found = n;
+  if (instance == 0 || instance > n) return std::nullopt;
+  const auto& [b, e, p] = earliest.top();
   return std::make_pair(b, std::max(b, e));
 }
 

@@ -16,7 +16,8 @@ namespace trainprof::collector {
 class StackArgs {
  public:
   explicit StackArgs(const StringPool& strings) : symbols_(strings) {}
-  /// `"stack":[...]` of stack `id` of `img` (JSON, without a leading comma); "" for id 0.
+  /// `"stack":[...]` of stack `id` of `img` (JSON, without a leading comma); "" for id 0 and for a
+  /// stack with no frame to show (an id the image does not define).
   const std::string& Member(const TraceImage& img, uint64_t id);
 
  private:

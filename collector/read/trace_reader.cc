@@ -1192,6 +1192,20 @@ struct DecodedTrace::State {
       decoder.reset();
       return;
     }
+    // A second read for the exporters (read/nvtx_stream.h) of a file that another trace has
+    // replaced since (a rename, a copy over it): its events would be another process's or run's,
+    // named through the wrong refs. Nothing of it is decoded.
+    if (const TraceImage* first = options.nvtx_names; first != nullptr) {
+      if (image.pid != first->pid || image.start_ns != first->start_ns ||
+          image.start_realtime_ns != first->start_realtime_ns || image.run_id != first->run_id) {
+        result.status.errors.push_back("another trace has replaced the file since it was loaded (pid " +
+                                       std::to_string(image.pid) + ", was " + std::to_string(first->pid) +
+                                       "; or another start or run)");
+        ++result.status.losses[Loss::read_errors];
+        decoder.reset();
+        return;
+      }
+    }
     result.status.usable = true;
     decoder->ReadMetadata();
     decoder->ReadChunks();

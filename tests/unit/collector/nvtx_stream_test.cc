@@ -58,6 +58,9 @@ TraceBuilder Workload() {
   b.Start(main, base + 61 * kMs, "twice", 7);
   b.EndRange(main, base + 62 * kMs, 7);
   b.Pop(main, base + 70 * kMs, torch);  // a pop without its push
+  b.Start(main, base + 75 * kMs, "domain range", 555, torch);
+  b.EventStack(main, stack);
+  b.EndRange(main, base + 76 * kMs, 555);
   b.Push(main, base + 80 * kMs, "never popped");
   return b;
 }
@@ -100,8 +103,8 @@ TEST(NvtxStream, TheFileReadAgainGivesTheKeptEventsInTheirOrder) {
 
   const std::vector<Seen> kept = Events(all), read = Events(streamed);
   EXPECT_EQ(read, kept);
-  // 2 + 3 steps × (push, push, mark, pop, start, end, pop) + 3 starts/ends + 1 pop + 1 push; the operator's are not NVTX.
-  ASSERT_EQ(read.size(), 2u + 3 * 7 + 3 + 2);
+  // 2 + 3 steps × (push, push, mark, pop, start, end, pop) + 5 starts/ends + 1 pop + 1 push; the operator's are not NVTX.
+  ASSERT_EQ(read.size(), 2u + 3 * 7 + 5 + 2);
   // Threads in order: the main thread's first step, then its push of a name whose string the
   // loader thread defined (decoded after it), named, not "<string #N>".
   EXPECT_EQ(std::get<2>(read[0]), "step");
@@ -111,7 +114,7 @@ TEST(NvtxStream, TheFileReadAgainGivesTheKeptEventsInTheirOrder) {
   EXPECT_EQ(std::get<5>(read.back()), 1u);
   int with_stack = 0;
   for (const Seen& s : read) with_stack += std::get<7>(s) != 0 ? 1 : 0;
-  EXPECT_EQ(with_stack, 6);  // each step's push and mark
+  EXPECT_EQ(with_stack, 7);  // each step's push and mark, the domain's start
 }
 
 TEST(NvtxStream, ChromeAndKinetoExportsAreTheSameBytes) {
@@ -127,6 +130,13 @@ TEST(NvtxStream, ChromeAndKinetoExportsAreTheSameBytes) {
   EXPECT_TRUE(s.problems.empty());
   EXPECT_NE(chrome_streamed.find("\"ph\":\"b\""), std::string::npos);
   EXPECT_NE(chrome_streamed.find("\"stack\":["), std::string::npos);
+  // A start/end range of a domain: its category on both ends, the start's stack on the "b".
+  const size_t b = chrome_streamed.find("\"ph\":\"b\",\"pid\":42,\"tid\":42,\"ts\":75000.000,\"cat\":\"torch\"");
+  ASSERT_NE(b, std::string::npos) << chrome_streamed;
+  const std::string b_line = chrome_streamed.substr(b, chrome_streamed.find('\n', b) - b);
+  EXPECT_NE(b_line.find("\"name\":\"domain range\",\"args\":{\"stack\":["), std::string::npos) << b_line;
+  EXPECT_NE(chrome_streamed.find("\"ph\":\"e\",\"pid\":42,\"tid\":42,\"ts\":76000.000,\"cat\":\"torch\""),
+            std::string::npos);
 
   auto kineto = [&](const Trace& t) {
     const TimeAxis axis = MakeTimeAxis(t);
@@ -157,8 +167,20 @@ TEST(NvtxStream, AFileChangedAfterTheLoadIsSaid) {
   Chrome(streamed, &stats);
   ASSERT_EQ(stats.problems.size(), 1u);
   EXPECT_NE(stats.problems[0].find(path), std::string::npos) << stats.problems[0];
-  EXPECT_NE(stats.problems[0].find("changed since it was loaded (28 NVTX events, now 2)"), std::string::npos)
+  EXPECT_NE(stats.problems[0].find("changed since it was loaded (30 NVTX events, now 2)"), std::string::npos)
       << stats.problems[0];
+
+  // Another run's trace of the same shape (the same events, so the same count) put in its place,
+  // as a rename or a copy would: said, and none of its events written.
+  TraceBuilder same_shape = Workload();
+  same_shape.StartRealtime(1'800'000'000'000'000'000ull);
+  same_shape.WriteTo(dir.path());
+  const std::string json = Chrome(streamed, &stats);
+  ASSERT_EQ(stats.problems.size(), 1u);
+  EXPECT_NE(stats.problems[0].find(path + ": reading its NVTX events again failed: another trace has replaced the file"),
+            std::string::npos)
+      << stats.problems[0];
+  EXPECT_EQ(json.find("\"ph\":\"X\""), std::string::npos);
 
   std::remove(path.c_str());
   Chrome(streamed, &stats);

@@ -252,6 +252,9 @@ class Decoder {
   }
   uint32_t DomainRefSlow(uint64_t raw);
   uint32_t ThreadFor(const ChunkDesc& c);
+  /// `kSink`: an NvtxSink is set (the exporters' second read); the report's decode has none of
+  /// its bookkeeping.
+  template <bool kSink>
   void DecodeChunk(const ChunkDesc& c, uint32_t thread);
   bool KeepEvent(uint32_t domain_ref);
   /// Whether a domain is format::kTorchOpsDomain (its ranges are operators, not NVTX ranges).
@@ -598,7 +601,11 @@ void Decoder::ReadChunks() {
       skipped_ += c.data_end - c.data_begin;
       continue;
     }
-    DecodeChunk(c, thread);
+    if (nvtx_sink_ != nullptr) {
+      DecodeChunk<true>(c, thread);
+    } else {
+      DecodeChunk<false>(c, thread);
+    }
   }
 }
 
@@ -695,6 +702,7 @@ bool Decoder::IsOpsDomain(uint32_t domain_ref) {
   return DomainIs(domain_ref, ops_strings_, &domain_is_ops_) == 2;
 }
 
+template <bool kSink>
 void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   const std::span<const uint8_t> view = src_->View(c.data_begin, c.data_end - c.data_begin);
   const uint8_t* p = view.data();
@@ -723,7 +731,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   uint64_t pending_stack = 0;
   bool has_pending = false;
   auto hand_over = [&] {
-    if (!has_pending) return;
+    if (!kSink || !has_pending) return;
     has_pending = false;
     if (nvtx_names_ != nullptr) {
       const auto& names = nvtx_names_->string_of_ref;
@@ -735,7 +743,9 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   };
   struct AtExit {
     decltype(hand_over)& f;
-    ~AtExit() { f(); }
+    ~AtExit() {
+      if constexpr (kSink) f();
+    }
   } hand_over_at_exit{hand_over};
   while (p < end) {
     const uint8_t* const rec = p;
@@ -811,7 +821,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     auto seen = [&](bool kept) {
       ++img_.nvtx_events;
       if (kept) img_.nvtx.push_back(e);
-      if (nvtx_sink_ != nullptr) {
+      if constexpr (kSink) {
         hand_over();
         pending = e;
         pending_stack = 0;
@@ -933,7 +943,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
           default: break;  // at a chunk's start or after another record: nothing to attach to
         }
         if (prev_kept != SIZE_MAX) img_.stacks.nvtx.push_back({prev_kept, stack});
-        if (has_pending && pending_stack == 0) pending_stack = stack;  // the first, as StackArgs::OfNvtx
+        if (kSink && has_pending && pending_stack == 0) pending_stack = stack;  // the first of them
         break;
       }
       case RecordTag::kModule: {
@@ -960,7 +970,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         break;
     }
     if (timed) {
-      if (!nvtx_event) hand_over();
+      if (kSink && !nvtx_event) hand_over();
       prev_tag = tag;
       prev_domain = e.domain;
       prev_name = e.name;

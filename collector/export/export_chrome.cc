@@ -2,9 +2,7 @@
 
 #include "collector/export/stack_args.h"
 
-#include <map>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 

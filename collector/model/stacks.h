@@ -82,7 +82,7 @@ struct ImageStacks {
   std::vector<Stack> stacks;    ///< by id, ascending (unique)
   std::vector<Module> modules;  ///< in file order
   std::vector<StackUse> uses;
-  std::vector<NvtxStack> nvtx;
+  std::vector<NvtxStack> nvtx;  ///< by event index, ascending (the reader appends in event order)
   std::vector<Sample> samples;
 
   /// The stack with id `id`, or nullptr.

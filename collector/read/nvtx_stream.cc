@@ -1,8 +1,5 @@
 #include "collector/read/nvtx_stream.h"
 
-#include <algorithm>
-#include <unordered_map>
-
 #include "collector/read/trace_reader.h"
 
 namespace trainprof::collector {
@@ -23,25 +20,13 @@ class CallbackSink final : public NvtxSink {
 };
 
 // The kept events, each with its first EVENT_STACK (img.stacks.nvtx, by event index: the reader
-// appends in event order, so one cursor walks it; a hand-made image out of order gets a map).
+// appends them in event order, so one cursor walks it).
 void FromVector(const TraceImage& img, const std::function<void(const NvtxEvent&, uint64_t)>& on_event) {
   const std::vector<NvtxStack>& stacks = img.stacks.nvtx;
-  const bool sorted = std::is_sorted(stacks.begin(), stacks.end(),
-                                     [](const NvtxStack& a, const NvtxStack& b) { return a.event < b.event; });
-  std::unordered_map<uint64_t, uint64_t> by_event;
-  if (!sorted) {
-    for (const NvtxStack& s : stacks) by_event.emplace(s.event, s.stack);
-  }
   size_t cursor = 0;
   for (size_t i = 0; i < img.nvtx.size(); ++i) {
-    uint64_t stack = 0;
-    if (sorted) {
-      while (cursor < stacks.size() && stacks[cursor].event < i) ++cursor;
-      if (cursor < stacks.size() && stacks[cursor].event == i) stack = stacks[cursor].stack;
-    } else if (auto it = by_event.find(i); it != by_event.end()) {
-      stack = it->second;
-    }
-    on_event(img.nvtx[i], stack);
+    while (cursor < stacks.size() && stacks[cursor].event < i) ++cursor;
+    on_event(img.nvtx[i], cursor < stacks.size() && stacks[cursor].event == i ? stacks[cursor].stack : 0);
   }
 }
 

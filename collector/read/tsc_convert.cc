@@ -48,19 +48,24 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, size_t*
     }
     seg_.push_back({pts_[i].ticks, pts_[i].ns, mult});
   }
+  if (!seg_.empty()) SetHint(0);
+}
+
+void TscConverter::SetHint(size_t i) const {
+  hint_ = i;
+  hint_begin_ = seg_[i].ticks;
+  hint_width_ = i + 1 < seg_.size() ? seg_[i + 1].ticks - seg_[i].ticks : UINT64_MAX - seg_[i].ticks;
 }
 
 size_t TscConverter::Find(uint64_t ticks) const {
   // The segment whose first pair is the last one at or before `ticks` (0 before the first pair).
-  const size_t h = hint_;
-  if (ticks >= seg_[h].ticks && (h + 1 == seg_.size() || ticks < seg_[h + 1].ticks)) return h;
   auto it = std::upper_bound(seg_.begin(), seg_.end(), ticks, [](uint64_t t, const Segment& s) { return t < s.ticks; });
   const size_t i = it == seg_.begin() ? 0 : static_cast<size_t>(it - seg_.begin()) - 1;
-  hint_ = i;
+  SetHint(i);
   return i;
 }
 
-uint64_t TscConverter::ToNs(uint64_t ticks) const {
+uint64_t TscConverter::ToNsSlow(uint64_t ticks) const {
   if (seg_.empty()) return ticks;
   const Segment& s = seg_[Find(ticks)];
   if (ticks >= s.ticks) {

@@ -40,6 +40,16 @@ TEST(TscConvert, EachSegmentHasItsOwnSlope) {
   // Out of order queries (another thread's chunk) find their segment too.
   EXPECT_EQ(c.ToNs(1000 + 300), 10'100u);
   EXPECT_EQ(c.ToNs(1000 + 3'000'000 + 2'000), 1'011'000u);
+  // The boundaries of the segment tried first (the last one used): a pair's ticks belong to the
+  // segment it begins, the tick before to the one before; before the first pair, after the last.
+  EXPECT_EQ(c.ToNs(1000 + 100), 10'033u);
+  EXPECT_EQ(c.ToNs(b.ticks), b.ns);
+  EXPECT_EQ(c.ToNs(b.ticks - 1), 1'009'999u);
+  EXPECT_EQ(c.ToNs(c2.ticks - 2), 2'009'999u);
+  EXPECT_EQ(c.ToNs(c2.ticks), c2.ns);
+  EXPECT_EQ(c.ToNs(c2.ticks + 2'000'000), 3'010'000u);  // the last segment continued
+  EXPECT_EQ(c.ToNs(a.ticks - 300), 9'900u);             // the first continued backwards
+  EXPECT_EQ(c.ToNs(a.ticks), a.ns);
 }
 
 TEST(TscConvert, ExtrapolatesFromTheNearestSegmentAtTheEnds) {

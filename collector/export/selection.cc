@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <queue>
 #include <tuple>
@@ -58,7 +59,8 @@ std::string Seconds(uint64_t ns) {
 // The N-th range named `name` (by start on the axis) of the selected processes: [begin, end].
 std::optional<std::pair<uint64_t, uint64_t>> FindNvtxInstance(const Trace& trace, const TimeAxis& axis,
                                                               const std::vector<bool>& selected, StringId name,
-                                                              uint64_t instance, uint64_t* found) {
+                                                              std::optional<StringId> domain, uint64_t instance,
+                                                              uint64_t* found) {
   // The `instance` earliest ranges so far, the latest of them on top: memory grows with N, not
   // with the ranges of that name.
   using Range = std::tuple<uint64_t, uint64_t, size_t>;  // (begin, end, process) on the axis
@@ -71,7 +73,7 @@ std::optional<std::pair<uint64_t, uint64_t>> FindNvtxInstance(const Trace& trace
       WalkNvtx(
           trace, img,
           [&](const NvtxEvent& b, const NvtxEvent& e, uint64_t) {
-            if (b.name != name) return;
+            if (b.name != name || (domain && b.domain != *domain)) return;
             ++n;
             if (instance == 0) return;
             const Range r{clock(b.time_ns), clock(e.time_ns), pi};
@@ -213,7 +215,17 @@ std::optional<Selection> ResolveSelection(const Trace& trace, const TimeAxis& ax
     const StringId name = trace.strings.Find(w.nvtx_name);
     uint64_t found = 0;
     std::optional<std::pair<uint64_t, uint64_t>> range;
-    if (name != 0) range = FindNvtxInstance(trace, axis, sel.processes_, name, w.instance, &found);
+    if (name != 0) range = FindNvtxInstance(trace, axis, sel.processes_, name, std::nullopt, w.instance, &found);
+    // No range has that name: it may be the report's display name of a range of a domain,
+    // "DOMAIN:NAME" (a domain's name may hold ':' itself: each split is tried, the first one
+    // that names ranges is taken).
+    for (size_t colon = w.nvtx_name.find(':'); found == 0 && colon != std::string::npos;
+         colon = w.nvtx_name.find(':', colon + 1)) {
+      const StringId domain = trace.strings.Find(std::string_view(w.nvtx_name).substr(0, colon));
+      const StringId in_domain = trace.strings.Find(std::string_view(w.nvtx_name).substr(colon + 1));
+      if (domain == 0 || in_domain == 0) continue;
+      range = FindNvtxInstance(trace, axis, sel.processes_, in_domain, domain, w.instance, &found);
+    }
     if (!range) {
       *error = "--window " + w.text + ": " +
                (found == 0 ? "no NVTX range named '" + w.nvtx_name + "' in the selected processes"

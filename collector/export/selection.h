@@ -4,7 +4,9 @@
 //                        time axis: time_axis.h); START or END may be left out ("5:", ":2.5")
 //   --window nvtx:NAME#N the time of the N-th (from 1) NVTX range named NAME of the selected
 //                        processes, by start time (push/pop and start/end ranges alike); NAME is
-//                        the text before the last '#' (a name with a '#' of its own: "a#1#2")
+//                        the text before the last '#' (a name with a '#' of its own: "a#1#2");
+//                        a NAME no range has may be the report's "DOMAIN:NAME" (ranges of NAME
+//                        in that domain only)
 //   --pid P, --rank R    repeatable, or comma lists; a process is written if its pid is one of the
 //                        --pid values (when given) and its rank one of the --rank values (when given)
 //

@@ -157,6 +157,44 @@ TEST(ExportSelection, WindowsResolvedOnTheRunsAxis) {
   EXPECT_FALSE(sel->Keeps(15 * kMs, 16 * kMs));
 }
 
+TEST(ExportSelection, NvtxWindowByTheReportsDomainQualifiedName) {
+  // "io" in the default domain at 2 ms, then in the domain "data:v2" (a ':' of its own) at 5 and
+  // 20 ms: nvtx:io#N counts every "io"; nvtx:data:v2:io#N, the report's display name, those of
+  // the domain only.
+  TraceBuilder b{10, 1, 1'000 * kMs};
+  b.HeaderEnd(fmt::EndKind::kExit, 0, 1'100 * kMs);
+  const int t = b.Thread(10);
+  const uint64_t data = b.Domain(t, "data:v2");
+  b.Push(t, 1'002 * kMs, "io");
+  b.Pop(t, 1'003 * kMs);
+  b.Push(t, 1'005 * kMs, "io", data);
+  b.Pop(t, 1'007 * kMs, data);
+  b.Push(t, 1'020 * kMs, "io", data);
+  b.Pop(t, 1'021 * kMs, data);
+  Trace trace = test::TraceOf({&b});
+  std::string error;
+  SelectionSpec spec;
+  ASSERT_EQ(ParseWindow("nvtx:io#1", &spec.window), "");
+  std::optional<Selection> sel = Resolve(trace, spec, &error);
+  ASSERT_TRUE(sel) << error;
+  EXPECT_EQ(sel->begin_ns(), 2 * kMs);
+  ASSERT_EQ(ParseWindow("nvtx:data:v2:io#1", &spec.window), "");
+  sel = Resolve(trace, spec, &error);
+  ASSERT_TRUE(sel) << error;
+  EXPECT_EQ(sel->begin_ns(), 5 * kMs);
+  EXPECT_EQ(sel->end_ns(), 7 * kMs);
+  ASSERT_EQ(ParseWindow("nvtx:data:v2:io#2", &spec.window), "");
+  sel = Resolve(trace, spec, &error);
+  ASSERT_TRUE(sel) << error;
+  EXPECT_EQ(sel->begin_ns(), 20 * kMs);
+  ASSERT_EQ(ParseWindow("nvtx:data:v2:io#3", &spec.window), "");
+  EXPECT_FALSE(Resolve(trace, spec, &error));
+  EXPECT_EQ(error, "--window nvtx:data:v2:io#3: the selected processes have 2 ranges named 'data:v2:io', not 3");
+  ASSERT_EQ(ParseWindow("nvtx:other:io#1", &spec.window), "");
+  EXPECT_FALSE(Resolve(trace, spec, &error));
+  EXPECT_EQ(error, "--window nvtx:other:io#1: no NVTX range named 'other:io' in the selected processes");
+}
+
 TEST(ExportSelection, ChromeExportWritesOnlyTheSelection) {
   TwoRanks run;
   Trace trace = test::TraceOf({&run.r0, &run.r1});

@@ -13,6 +13,25 @@
 #include "collector/export/time_axis.h"
 
 namespace trainprof::collector {
+namespace {
+
+// The name of a process-end marker: its record's status. Where the library saw main return but
+// not the status (EndKind::kReturned), the status the model has from the parent's waitpid() or
+// the launcher (Process::exit, the report's Exit column), for the last image's end.
+std::string EndMarkerName(const Process& p, const TraceImage& img, const ProcessEvent& e) {
+  EndKind kind = static_cast<EndKind>(e.what);
+  int64_t code = e.code;
+  if (kind == EndKind::kReturned) {
+    const bool known = &img == &p.last() && (p.exit.kind == EndKind::kExit || p.exit.kind == EndKind::kSignal);
+    if (!known) return "main returned (exit status not seen)";
+    kind = p.exit.kind;
+    code = p.exit.code;
+  }
+  return kind == EndKind::kSignal ? "killed by signal " + std::to_string(code) : "exit " + std::to_string(code);
+}
+
+}  // namespace
+
 ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out) {
   return ExportChrome(trace, out, Selection(trace.processes.size()), nullptr);
 }
@@ -163,10 +182,7 @@ ChromeExportStats ExportChrome(const Trace& trace, OutputSink* out, const Select
         switch (e.kind) {
           case ProcessEventKind::kFork: name = "fork: child " + std::to_string(e.value); break;
           case ProcessEventKind::kExec: name = "exec " + std::string(trace.strings.Get(e.text)); break;
-          case ProcessEventKind::kProcessEnd:
-            name = static_cast<EndKind>(e.what) == EndKind::kSignal ? "killed by signal " + std::to_string(e.code)
-                                                                    : "exit " + std::to_string(e.code);
-            break;
+          case ProcessEventKind::kProcessEnd: name = EndMarkerName(p, img, e); break;
           case ProcessEventKind::kChildExit: name = "child " + std::to_string(e.value) + " reaped"; break;
           case ProcessEventKind::kMisuse: continue;
         }

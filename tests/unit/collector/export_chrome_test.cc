@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <map>
+#include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "collector/export/export_chrome.h"
@@ -208,6 +211,39 @@ TEST(ExportChrome, CudaCallsGpuTracksAndLaunchFlows) {
   EXPECT_EQ(process_names[gpu_pid], "GPU 0: NVIDIA H200 (pid 10)");
   EXPECT_EQ(thread_names[7], "stream 7");
   EXPECT_EQ(thread_names[9], "stream 9");
+}
+
+TEST(ExportChrome, EndMarkersCarryTheStatusTheReportShows) {
+  // Child 21 returned from main (the library saw no status) and its parent reaped it with exit 3;
+  // child 22 returned too, but nobody reaped it; child 23 called exit(5); 24 was killed by 9.
+  constexpr uint64_t base = 1'000 * kMs;
+  TraceBuilder parent{20, 1, base};
+  parent.HeaderEnd(fmt::EndKind::kExit, 0, base + 100 * kMs);
+  const int tp = parent.Thread(20);
+  std::vector<std::unique_ptr<TraceBuilder>> children;
+  const std::pair<fmt::EndKind, int64_t> ends[] = {
+      {fmt::EndKind::kReturned, 0}, {fmt::EndKind::kReturned, 0}, {fmt::EndKind::kExit, 5}, {fmt::EndKind::kSignal, 9}};
+  for (int i = 0; i < 4; ++i) {
+    const int32_t pid = 21 + i;
+    parent.Fork(tp, base + (1 + i) * kMs, pid);
+    auto c = std::make_unique<TraceBuilder>(pid, 20, base + (1 + i) * kMs);
+    const int t = c->Thread(pid);
+    c->ProcessEnd(t, base + 10 * kMs, ends[i].first, ends[i].second);
+    children.push_back(std::move(c));
+  }
+  parent.ChildExit(tp, base + 11 * kMs, 21, fmt::EndKind::kExit, 3);
+  Trace trace = TraceOf({&parent, children[0].get(), children[1].get(), children[2].get(), children[3].get()});
+  ScratchDir dir;
+  ChromeExportStats stats;
+  json doc = Export(trace, &stats, dir / "t.json");
+  std::map<int64_t, std::string> end_of;
+  for (const json& i : Events(doc, "i")) {
+    if (i["cat"] == "process" && i["pid"].get<int64_t>() != 20) end_of[i["pid"].get<int64_t>()] = i["name"];
+  }
+  EXPECT_EQ(end_of[21], "exit 3");
+  EXPECT_EQ(end_of[22], "main returned (exit status not seen)");
+  EXPECT_EQ(end_of[23], "exit 5");
+  EXPECT_EQ(end_of[24], "killed by signal 9");
 }
 
 TEST(ExportChrome, GzipDecompressesToTheSameBytes) {

@@ -24,6 +24,7 @@
 //            2 cudaMalloc of 3 ms from grow_pool (111..112), 4 cudaStreamSynchronize of ~0 ms from
 //            quick_sync (121..124), 4 cudaLaunchKernel of 3 ms from launch_step (131..134)
 // Prints what it saw ("hooks: ...", "periodic flushes: N", ...).
+#include <chrono>
 #include <cupti.h>
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
@@ -249,6 +250,10 @@ int main(int argc, char** argv) {
     printf("stacks done\n");
     return 0;
   }
+  // The GPU records below are dated up to 900 us before `now` (taken after the calls): a process
+  // younger than that would put them before its own start, where an export's axis begins, and
+  // they would be cut there (e2e_kineto_export failed so on a fast machine). 2 ms of age first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
   // A runtime launch and the driver call it makes: one call (corr 1).
   Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", 1, 0,
        [&] { Call(D, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", 2, 0); });

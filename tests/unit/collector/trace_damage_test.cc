@@ -148,6 +148,30 @@ TEST(TraceDamage, TruncatedInsideMetadataAndHeaderRegion) {
   EXPECT_EQ(r.status.errors, Errors{"file truncated at byte 1000, inside the header region (1024 bytes)"});
 }
 
+// The cuts CheckEveryCut tries: every byte within kNear bytes of a non-zero byte (the header, the
+// metadata, every record and chunk header, and the start of each run of padding), and every
+// kStride-th byte of the long zero runs between (the unused tail of a chunk, the header region's
+// padding: 90 % of a default-layout file, where every cut reads the same), and the byte before, at
+// and after every record's end. Quadratic reads made every byte of a 200 KiB file 7 minutes under
+// ASan.
+std::vector<size_t> CutsOf(const std::vector<uint8_t>& full, const std::vector<uint64_t>& ends) {
+  constexpr size_t kNear = 64, kStride = 97;
+  std::vector<bool> near(full.size() + 1, false);
+  for (size_t i = 0; i < full.size(); ++i) {
+    if (full[i] == 0) continue;
+    const size_t lo = i >= kNear ? i - kNear : 0, hi = std::min(full.size(), i + kNear);
+    for (size_t j = lo; j <= hi; ++j) near[j] = true;
+  }
+  for (uint64_t end : ends) {
+    for (uint64_t j = end > 0 ? end - 1 : 0; j <= std::min<uint64_t>(end + 1, full.size()); ++j) near[j] = true;
+  }
+  std::vector<size_t> cuts;
+  for (size_t cut = 0; cut <= full.size(); ++cut) {
+    if (near[cut] || cut % kStride == 0 || cut == full.size()) cuts.push_back(cut);
+  }
+  return cuts;
+}
+
 // The core durability property: cut anywhere, the reader returns exactly the records that end
 // before the cut (whole records only), the count never decreases as the cut moves on, and it
 // never crashes.
@@ -155,8 +179,10 @@ void CheckEveryCut(const TraceBuilder& b) {
   const std::vector<uint8_t> full = b.Build();
   const std::vector<uint64_t> ends = b.RecordEnds();
   ASSERT_EQ(ends.size(), b.records());
+  const std::vector<size_t> cuts = CutsOf(full, ends);
+  ASSERT_GT(cuts.size(), ends.size());
   size_t previous = 0;
-  for (size_t cut = 0; cut <= full.size(); ++cut) {
+  for (size_t cut : cuts) {
     StringPool pool;
     ReadResult r = ReadTraceBytes(std::span<const uint8_t>(full.data(), cut), "cut.trace", &pool);
     const size_t expected = static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), cut) - ends.begin());

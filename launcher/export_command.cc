@@ -163,8 +163,11 @@ int RunExport(const ExportArgs& args) {
   // the CUDA calls that have a stack: no other NVTX event or CUDA record is kept for them.
   // Chrome and Kineto read each file's NVTX events again as they write them (read/nvtx_stream.h):
   // none is held (only the phases', for the Kineto export's steps).
-  collector::ReadOptions read{.keep = collector::KeepNvtx::kStreamed};
-  if (args.format == "folded") read = {.keep = collector::KeepNvtx::kPhases, .keep_cuda = collector::KeepCuda::kStackedCalls};
+  // No format uses the per-name CUDA digest (the report's tables).
+  collector::ReadOptions read{.keep = collector::KeepNvtx::kStreamed, .cuda_digest = false};
+  if (args.format == "folded") {
+    read = {.keep = collector::KeepNvtx::kPhases, .keep_cuda = collector::KeepCuda::kStackedCalls, .cuda_digest = false};
+  }
   collector::Trace trace = collector::LoadTrace(list->files, read);
   size_t usable = 0;
   for (const collector::FileStatus& f : trace.files) {

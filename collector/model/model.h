@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "collector/model/cuda_digest.h"
 #include "collector/model/cuda_model.h"
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
@@ -170,6 +171,10 @@ struct TraceImage {
   std::vector<StringId> string_of_ref, domain_of_ref;
   std::vector<ProcessEvent> process_events;
   CudaData cuda;                ///< tags 48..59 (format version 2)
+  /// `cuda`'s calls and GPU records summed per name as the reader decoded them (cuda_digest.h;
+  /// ReadOptions::cuda_digest), or DigestOf(cuda) for a Kineto image: what the per-name CUDA
+  /// tables read, whatever `cuda` kept.
+  CudaDigest cuda_digest;
   std::vector<HostOp> host_ops; ///< operators and Python functions (Kineto imports; any order)
   ImageStacks stacks;           ///< tags 64..67 (format version 3): stacks, modules, samples (stacks.h)
   uint64_t records = 0;         ///< all records decoded

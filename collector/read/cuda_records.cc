@@ -101,6 +101,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       k.graph = U32(r.graph);
       k.launch = static_cast<format::KernelLaunch>(U32(r.launch));
       if (sink_ != nullptr) sink_->Kernel(k);
+      if (digest_ != nullptr) digest_->Kernel(k);
       if (keep_) out_.kernels.push_back(k);
       break;
     }
@@ -115,6 +116,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       m.src_device = U32(r.src_device), m.dst_device = U32(r.dst_device);
       AsyncAndGraph(r, &m);
       if (sink_ != nullptr) sink_->Memcpy(m);
+      if (digest_ != nullptr) digest_->Memcpy(m);
       if (keep_) out_.memcpys.push_back(m);
       break;
     }
@@ -127,6 +129,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       m.memory = static_cast<format::MemoryKind>(U32(r.memory));
       AsyncAndGraph(r, &m);
       if (sink_ != nullptr) sink_->Memset(m);
+      if (digest_ != nullptr) digest_->Memset(m);
       if (keep_) out_.memsets.push_back(m);
       break;
     }
@@ -151,6 +154,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       o.object_kind = U32(r.object_kind);
       o.object_id = r.object_id;
       if (sink_ != nullptr) sink_->Overhead(o);
+      if (digest_ != nullptr) digest_->Overhead(o);
       if (keep_) out_.overheads.push_back(o);
       break;
     }
@@ -243,6 +247,7 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
 
 void CudaRecordDecoder::Whole(const CudaCall& c) {
   if (sink_ != nullptr) sink_->Call(c);
+  if (digest_ != nullptr) digest_->Call(c);
   if (stacked_ && c.stack != 0) out_.calls.push_back(c);
 }
 
@@ -279,6 +284,7 @@ void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
     for (const CudaCall& c : open) Whole(c);
     sink_open_.clear();
     if (sink_ != nullptr) sink_->Resolve(pool_of_ref);
+    if (digest_ != nullptr) digest_->Remap(pool_of_ref);
   }
   auto map = [&](StringId& ref) { ref = ref < pool_of_ref.size() ? pool_of_ref[ref] : 0; };
   for (CudaCall& c : out_.calls) map(c.name);

@@ -15,14 +15,15 @@
 // a damaged varint must not wrap into a plausible value.
 //
 // With a sink (model/cuda_sink.h) every whole call and valid GPU record also goes there as it is
-// decoded; with `keep` false the vectors stay empty (or hold only the calls with a stack) and
-// memory holds only the calls still open.
+// decoded, and to a digest (model/cuda_digest.h) when one is set; with `keep` false the vectors
+// stay empty (or hold only the calls with a stack) and memory holds only the calls still open.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
 
+#include "collector/model/cuda_digest.h"
 #include "collector/model/cuda_model.h"
 #include "collector/model/cuda_sink.h"
 
@@ -32,15 +33,17 @@ class CudaRecordDecoder {
  public:
   /// `string_ref` maps a raw string id of the file to the reader's string ref (resolved later).
   /// `sink` (may be null) also receives each record; `keep` false: none is kept in `out`, except,
-  /// with `stacked_calls`, the whole calls that have a stack.
+  /// with `stacked_calls`, the whole calls that have a stack. `digest` (may be null) sums every
+  /// whole call and valid GPU record per name (model/cuda_digest.h), remapped at Resolve.
   CudaRecordDecoder(CudaData* out, std::function<uint32_t(uint64_t)> string_ref, CudaSink* sink = nullptr,
-                    bool keep = true, bool stacked_calls = false)
+                    bool keep = true, bool stacked_calls = false, CudaDigest* digest = nullptr)
       : out_(*out),
         string_ref_(std::move(string_ref)),
         sink_(sink),
+        digest_(digest),
         keep_(keep),
         stacked_(!keep && stacked_calls),
-        whole_calls_(sink != nullptr || stacked_) {}
+        whole_calls_(sink != nullptr || digest != nullptr || stacked_) {}
 
   /// One whole CUDA record (tags 48..59). `f` holds its varints after the tag and dt, in schema
   /// order (format/trainprof/records.h: read by name with format::Decode); `now` is the record's
@@ -67,6 +70,7 @@ class CudaRecordDecoder {
   std::unordered_map<uint64_t, size_t> open_calls_;  // correlation → index into out_.calls
   size_t last_exit_ = SIZE_MAX;                      // index of the call the last exit closed
   CudaSink* sink_;
+  CudaDigest* digest_;
   bool keep_;
   bool stacked_;      // !keep_: the whole calls with a stack go into out_.calls
   bool whole_calls_;  // sink_ or stacked_: calls are followed below until they are whole

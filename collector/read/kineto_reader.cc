@@ -140,6 +140,7 @@ ReadResult FinishKineto(KinetoDecoded&& d, StringPool* pool) {
   for (CudaCall& c : img.cuda.calls) c.name = m(c.name);
   for (GpuKernel& k : img.cuda.kernels) k.name = m(k.name);
   for (GpuDevice& g : img.cuda.devices) g.name = m(g.name);
+  img.cuda_digest = DigestOf(img.cuda);  // held whole: summed once, for the per-name tables
   for (HostOp& op : img.host_ops) op.name = m(op.name);
   img.role = m(img.role);
   r.image = std::move(img);

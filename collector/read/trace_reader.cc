@@ -209,7 +209,8 @@ class Decoder {
         nvtx_sink_(options.nvtx_sink),
         nvtx_names_(options.nvtx_names),
         cuda_(&image->cuda, [this](uint64_t raw) { return StringRef(raw); }, options.cuda_sink,
-              options.keep_cuda == KeepCuda::kAll, options.keep_cuda == KeepCuda::kStackedCalls),
+              options.keep_cuda == KeepCuda::kAll, options.keep_cuda == KeepCuda::kStackedCalls,
+              options.cuda_digest ? &image->cuda_digest : nullptr),
         defined_strings_(size_),
         small_ids_(std::max<uint64_t>(kSmallIds, size_ / 4)),
         max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {

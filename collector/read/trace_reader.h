@@ -59,6 +59,10 @@ struct ReadOptions {
   CudaSink* cuda_sink = nullptr;
   /// A trainprof trace's only, as the sink: a Kineto file keeps its records whatever this says.
   KeepCuda keep_cuda = KeepCuda::kAll;
+  /// Fill TraceImage::cuda_digest (model/cuda_digest.h) as the records are decoded: the report's
+  /// per-name CUDA tables. Off for an export, which does not use it (a Kineto image's is made
+  /// whole, whatever this says).
+  bool cuda_digest = true;
   /// Receives every NVTX event (push, pop, mark, start, end; not the operators' domain) in file
   /// order, each with the stack that followed it (0: none), named through `nvtx_names`' refs
   /// (model/nvtx_sink.h; read/nvtx_stream.h sets both). Not owned.

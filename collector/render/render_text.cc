@@ -12,11 +12,9 @@
 // Names, commands, paths and roles come from programs: every table cell and every line of
 // free text goes through EscapeControls, so a tab or newline in a name cannot break the layout.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
-#include "collector/base/duration_summary.h"
 #include "collector/render/render.h"
 #include "collector/render/render_text_cuda.h"
 #include "collector/base/text_safety.h"
@@ -52,13 +50,7 @@ std::string DisplayCommand(const std::string& command) {
 void RangeTableText(const RangeRows& rows, size_t omitted, size_t top, OutputSink* out) {
   TextTable(RangeTable(), RowsOf(rows, RangeCells), "  ", out);
   if (omitted > 0) out->Write("  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n");
-  if (rows.any_estimated()) {
-    char note[160];
-    std::snprintf(note, sizeof note,
-                  "  ~ median of a row of more than %zu calls: estimated within %.2f%% of the exact value\n",
-                  DurationSummary::kExactSamples, DurationSummary::kRelativeError * 100);
-    out->Write(note);
-  }
+  out->Write(EstimatedMedianNote(rows.any_estimated()));
 }
 
 std::string ProcessLabel(const ProcessRow& p) {

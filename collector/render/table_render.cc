@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
+#include "collector/base/duration_summary.h"
 #include "collector/base/text_safety.h"
 #include "collector/base/units.h"
 #include "collector/render/text_table.h"
@@ -151,6 +153,14 @@ std::string CsvNumber(double v) {
   char buf[512];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
   return ec == std::errc() ? std::string(buf, end) : "0";
+}
+
+std::string EstimatedMedianNote(bool any) {
+  if (!any) return "";
+  char note[160];
+  std::snprintf(note, sizeof note, "  ~ median of a row of more than %zu calls: estimated within %.2f%% of the exact value\n",
+                DurationSummary::kExactSamples, DurationSummary::kRelativeError * 100);
+  return note;
 }
 
 }  // namespace trainprof::collector

@@ -43,4 +43,8 @@ std::vector<std::string> CsvFields(const TableDef& def, const Cells& row);
 /// A double as the CSV report writes it: plain decimal, as short as round-trips ("122000000").
 std::string CsvNumber(double v);
 
+/// The text report's note under a table with an estimated median (a "~" cell: a row of more than
+/// DurationSummary::kExactSamples durations), or "" when `any` is false.
+std::string EstimatedMedianNote(bool any);
+
 }  // namespace trainprof::collector

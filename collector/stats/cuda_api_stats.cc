@@ -8,25 +8,22 @@
 
 namespace trainprof::collector {
 
-std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaData*>& images, const StringPool& strings) {
+std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaDigest*>& images, const StringPool& strings) {
   struct Samples {
-    std::vector<uint64_t> durations;
+    DurationSummary durations;
     uint64_t errors = 0;
     uint64_t unfinished = 0;
   };
   std::map<std::pair<std::string, std::string>, Samples> by_name;  // (name, api) → samples
   std::unordered_map<StringId, std::string> display;               // recorded name → display name
-  for (const CudaData* data : images) {
-    for (const CudaCall& c : data->calls) {
+  for (const CudaDigest* digest : images) {
+    for (const CudaApiSamples& c : digest->api()) {
       auto [it, inserted] = display.try_emplace(c.name);
       if (inserted) it->second = c.name == 0 ? "<unnamed>" : CudaApiDisplayName(strings.Get(c.name));
       Samples& s = by_name[{it->second, c.api == format::CudaApi::kDriver ? "driver" : "runtime"}];
-      if (!c.returned) {
-        ++s.unfinished;
-        continue;
-      }
-      s.durations.push_back(c.duration());
-      if (c.status != 0) ++s.errors;
+      s.durations.Merge(c.time);
+      s.errors += c.errors;
+      s.unfinished += c.unfinished;
     }
   }
   std::vector<CudaApiRow> rows;
@@ -34,7 +31,7 @@ std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaData*>& images,
     CudaApiRow row;
     row.name = key.first;
     row.api = key.second;
-    row.time = SummarizeSample(&s.durations);
+    row.time = s.durations.Stats();
     row.errors = s.errors;
     row.unfinished = s.unfinished;
     rows.push_back(std::move(row));

@@ -26,7 +26,8 @@ struct CudaApiRow {
   uint64_t unfinished = 0;
 };
 
-/// The table over the given images (one process's, or every process's).
-std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaData*>& images, const StringPool& strings);
+/// The table over the given images' digests (one process's, or every process's; model/cuda_digest.h).
+/// Statistics as DurationSummary gives them: exact up to its kExactSamples calls per row.
+std::vector<CudaApiRow> CudaApiTable(const std::vector<const CudaDigest*>& images, const StringPool& strings);
 
 }  // namespace trainprof::collector

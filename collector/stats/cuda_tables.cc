@@ -15,9 +15,9 @@ size_t Cut(std::vector<T>* rows, size_t top) {
 
 CudaTables BuildCudaTables(const std::vector<const Process*>& processes, const StringPool& strings, bool full_names,
                            size_t top, bool merged) {
-  std::vector<const CudaData*> images;
+  std::vector<const CudaDigest*> images;
   for (const Process* p : processes) {
-    for (const TraceImage& img : p->images) images.push_back(&img.cuda);
+    for (const TraceImage& img : p->images) images.push_back(&img.cuda_digest);
   }
   CudaTables t;
   t.api = CudaApiTable(images, strings);

@@ -11,7 +11,7 @@
 namespace trainprof::collector {
 namespace {
 
-using Dim = std::array<uint32_t, 3>;
+using Dim = LaunchDim;
 
 std::string DimText(const Dim& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -32,19 +32,19 @@ std::pair<Dim, size_t> MostCommon(const std::map<Dim, uint64_t>& counts) {
 
 }  // namespace
 
-std::vector<KernelRow> KernelTable(const std::vector<const CudaData*>& images, const StringPool& strings,
+std::vector<KernelRow> KernelTable(const std::vector<const CudaDigest*>& images, const StringPool& strings,
                                    bool full_names) {
   struct Samples {
-    std::vector<uint64_t> durations;
+    DurationSummary durations;
     std::map<Dim, uint64_t> grids, blocks;
   };
   std::unordered_map<StringId, Samples> by_name;
-  for (const CudaData* data : images) {
-    for (const GpuKernel& k : data->kernels) {
+  for (const CudaDigest* digest : images) {
+    for (const KernelSamples& k : digest->kernels()) {
       Samples& s = by_name[k.name];
-      s.durations.push_back(k.duration());
-      ++s.grids[{k.grid[0], k.grid[1], k.grid[2]}];
-      ++s.blocks[{k.block[0], k.block[1], k.block[2]}];
+      s.durations.Merge(k.time);
+      for (const auto& [dim, n] : k.grids) s.grids[dim] += n;
+      for (const auto& [dim, n] : k.blocks) s.blocks[dim] += n;
     }
   }
   std::vector<KernelRow> rows;
@@ -53,7 +53,7 @@ std::vector<KernelRow> KernelTable(const std::vector<const CudaData*>& images, c
     KernelRow row;
     row.mangled = std::string(strings.Get(name));
     row.name = row.mangled.empty() ? "<unnamed>" : KernelDisplayName(row.mangled, full_names);
-    row.time = SummarizeSample(&s.durations);
+    row.time = s.durations.Stats();
     auto [grid, grids] = MostCommon(s.grids);
     auto [block, blocks] = MostCommon(s.blocks);
     row.grid_most_common = DimText(grid);

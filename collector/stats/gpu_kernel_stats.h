@@ -28,8 +28,10 @@ struct KernelRow {
   uint64_t grid_variants = 0, block_variants = 0;   ///< distinct configurations seen
 };
 
-/// The table over the given images; display names are made once per distinct kernel.
-std::vector<KernelRow> KernelTable(const std::vector<const CudaData*>& images, const StringPool& strings,
+/// The table over the given images' digests (model/cuda_digest.h); display names are made once
+/// per distinct kernel. Statistics as DurationSummary gives them: exact up to its kExactSamples
+/// instances per row.
+std::vector<KernelRow> KernelTable(const std::vector<const CudaDigest*>& images, const StringPool& strings,
                                    bool full_names);
 
 }  // namespace trainprof::collector

@@ -12,7 +12,7 @@ namespace {
 
 struct Samples {
   std::string label;
-  std::vector<uint64_t> durations, sizes;
+  DurationSummary durations, sizes;
   uint64_t pageable_count = 0, pageable_bytes = 0;
 };
 
@@ -24,25 +24,17 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
-std::vector<MemoryOpRow> MemoryTable(const std::vector<const CudaData*>& images) {
+std::vector<MemoryOpRow> MemoryTable(const std::vector<const CudaDigest*>& images) {
   std::map<std::string, Samples> by_kind;
-  for (const CudaData* data : images) {
-    for (const GpuMemcpy& m : data->memcpys) {
-      const std::string kind = MemcpyKindName(m.kind);
-      Samples& s = by_kind["memcpy_" + Lower(kind)];
-      s.label = "memcpy " + kind;
-      s.durations.push_back(m.duration());
-      s.sizes.push_back(m.bytes);
-      if (m.pageable()) {
-        ++s.pageable_count;
-        s.pageable_bytes += m.bytes;
-      }
-    }
-    for (const GpuMemset& m : data->memsets) {
-      Samples& s = by_kind["memset"];
-      s.label = "memset";
-      s.durations.push_back(m.duration());
-      s.sizes.push_back(m.bytes);
+  for (const CudaDigest* digest : images) {
+    for (const MemoryOpSamples& m : digest->memory()) {
+      const std::string kind = m.memset ? "" : MemcpyKindName(m.kind);
+      Samples& s = by_kind[m.memset ? "memset" : "memcpy_" + Lower(kind)];
+      s.label = m.memset ? "memset" : "memcpy " + kind;
+      s.durations.Merge(m.time);
+      s.sizes.Merge(m.size);
+      s.pageable_count += m.pageable_count;
+      s.pageable_bytes += m.pageable_bytes;
     }
   }
   std::vector<MemoryOpRow> rows;
@@ -50,8 +42,8 @@ std::vector<MemoryOpRow> MemoryTable(const std::vector<const CudaData*>& images)
     MemoryOpRow row;
     row.kind = kind;
     row.label = s.label;
-    row.time = SummarizeSample(&s.durations);
-    row.size = SummarizeSample(&s.sizes);
+    row.time = s.durations.Stats();
+    row.size = s.sizes.Stats();
     if (row.time.total > 0) {
       row.bandwidth_gbps = static_cast<double>(row.size.total) / static_cast<double>(row.time.total);
     }

@@ -35,6 +35,8 @@ struct MemoryOpRow {
   uint64_t pageable_bytes = 0;
 };
 
-std::vector<MemoryOpRow> MemoryTable(const std::vector<const CudaData*>& images);
+/// The table over the given images' digests (model/cuda_digest.h). Statistics as DurationSummary
+/// gives them: exact up to its kExactSamples operations per row.
+std::vector<MemoryOpRow> MemoryTable(const std::vector<const CudaDigest*>& images);
 
 }  // namespace trainprof::collector

@@ -14,19 +14,26 @@ GpuTracing GpuTracingOf(const Process& process, const StringPool& strings) {
     g.records_dropped += c.records_dropped;
     g.invalid_timestamps += c.invalid_timestamps;
     g.unmatched_exits += c.unmatched_exits;
-    g.calls += c.calls.size();
-    for (const CudaCall& call : c.calls) {
-      if (!call.returned) {
-        ++g.unfinished_calls;
-        std::string name = call.name == 0 ? "<unnamed>" : CudaApiDisplayName(strings.Get(call.name));
-        if (std::find(g.unfinished_names.begin(), g.unfinished_names.end(), name) == g.unfinished_names.end()) {
-          g.unfinished_names.push_back(std::move(name));
-        }
-      } else if (call.status != 0) {
-        ++g.api_errors;
+    const CudaDigest& d = img.cuda_digest;
+    g.calls += d.calls();
+    // Names of unfinished calls in the order of their first unfinished call (ties: by name).
+    std::vector<const CudaApiSamples*> unfinished;
+    for (const CudaApiSamples& row : d.api()) {
+      g.api_errors += row.errors;
+      if (row.unfinished == 0) continue;
+      g.unfinished_calls += row.unfinished;
+      unfinished.push_back(&row);
+    }
+    std::stable_sort(unfinished.begin(), unfinished.end(), [](const CudaApiSamples* a, const CudaApiSamples* b) {
+      return a->first_unfinished_ns < b->first_unfinished_ns;
+    });
+    for (const CudaApiSamples* row : unfinished) {
+      std::string name = row->name == 0 ? "<unnamed>" : CudaApiDisplayName(strings.Get(row->name));
+      if (std::find(g.unfinished_names.begin(), g.unfinished_names.end(), name) == g.unfinished_names.end()) {
+        g.unfinished_names.push_back(std::move(name));
       }
     }
-    for (const GpuOverhead& o : c.overheads) g.overhead_ns += o.end_ns - o.start_ns;
+    g.overhead_ns += d.overhead_ns();
     for (const CaptureEvent& e : c.captures) g.capture_pauses += e.on ? 0 : 1;
     for (const GpuStatusEvent& s : c.status) {
       if (s.cupti_version != 0) g.cupti_version = s.cupti_version;

@@ -105,7 +105,11 @@ KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images,
   }
   if (std::any_of(display_count.begin(), display_count.end(), [](const auto& e) { return e.second > 1; })) {
     std::unordered_map<std::string, std::string> numbered;  // mangled → display name
-    for (KernelRow& row : KernelTable(images, strings, full_names)) numbered[row.mangled] = std::move(row.name);
+    std::vector<CudaDigest> digests;  // the kernel table's numbering needs its order (by total time)
+    for (const CudaData* c : images) digests.push_back(DigestOf(*c));
+    std::vector<const CudaDigest*> of;
+    for (const CudaDigest& d : digests) of.push_back(&d);
+    for (KernelRow& row : KernelTable(of, strings, full_names)) numbered[row.mangled] = std::move(row.name);
     for (auto& [key, s] : by_name) {
       if (key.first == 0) s.name = numbered[key.second];
     }

@@ -288,6 +288,43 @@ TEST(CudaTables, TopCutsEveryCudaTable) {
   EXPECT_NE(RenderText(r).find("  ... 5 more rows (--top 2)\n"), std::string::npos);
 }
 
+// Past DurationSummary::kExactSamples calls of one function, the tables' median is estimated:
+// within kRelativeError, marked "~" with a note; counts, totals, min and max stay exact.
+TEST(CudaTables, ManyCallsEstimateTheMedianAndSaySo) {
+  TraceBuilder b{700, 1, T0};
+  b.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 1'000'000 * kUs);
+  int t = b.Thread(700), g = b.Thread(701);
+  b.GpuStatus(t, T0 + 50, fmt::GpuState::kOn, 0, 18, 12040);
+  b.Device(g, 0, "NVIDIA H100 80GB HBM3");
+  const uint64_t n = 2'000;
+  uint64_t api_total = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t at = T0 + (10 + i * 100) * kUs, call = 5 * kUs + i;  // 5.000 .. 6.999 µs
+    b.ApiCall(t, at, at + call, "cudaLaunchKernel_v7000", 1 + i);
+    b.Kernel(g, {.start = at + 20 * kUs, .end = at + 60 * kUs, .name = kMatmulF, .correlation = 1 + i});
+    api_total += call;
+  }
+  Report r = collector::Analyze(TraceOf({&b}), {});
+  ASSERT_EQ(r.cuda.api.size(), 1u);
+  const SampleStats& api = r.cuda.api[0].time;
+  EXPECT_EQ(api.count, n);
+  EXPECT_EQ(api.total, api_total);
+  EXPECT_EQ(api.min, 5 * kUs);
+  EXPECT_EQ(api.max, 5 * kUs + n - 1);
+  EXPECT_FALSE(api.exact);
+  EXPECT_NEAR(api.median, 5 * kUs + (n - 1) / 2.0, 6 * kUs * DurationSummary::kRelativeError);
+  ASSERT_EQ(r.cuda.kernels.size(), 1u);
+  EXPECT_EQ(r.cuda.kernels[0].time.count, n);
+  EXPECT_DOUBLE_EQ(r.cuda.kernels[0].time.median, 40.0 * kUs);  // one bucket holds exactly 40 µs
+  const std::string text = RenderText(r);
+  EXPECT_NE(text.find("~"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ~ median of a row of more than 1024 calls: estimated within 0.39% of the exact value\n"),
+            std::string::npos)
+      << text;
+  // GpuRun's rows are small: exact, no note.
+  EXPECT_EQ(RenderText(GpuRun().Analyze()).find("~ median"), std::string::npos);
+}
+
 TEST(CudaTables, Json) {
   Report r = GpuRun().Analyze();
   nlohmann::json j = nlohmann::json::parse(RenderJson(r));

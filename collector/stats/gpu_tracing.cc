@@ -16,7 +16,8 @@ GpuTracing GpuTracingOf(const Process& process, const StringPool& strings) {
     g.unmatched_exits += c.unmatched_exits;
     const CudaDigest& d = img.cuda_digest;
     g.calls += d.calls();
-    // Names of unfinished calls in the order of their first unfinished call (ties: by name).
+    // Names of unfinished calls in the order of their first unfinished call (ties: the digest's
+    // row order, by name id).
     std::vector<const CudaApiSamples*> unfinished;
     for (const CudaApiSamples& row : d.api()) {
       g.api_errors += row.errors;

@@ -50,7 +50,7 @@ std::string DisplayCommand(const std::string& command) {
 void RangeTableText(const RangeRows& rows, size_t omitted, size_t top, OutputSink* out) {
   TextTable(RangeTable(), RowsOf(rows, RangeCells), "  ", out);
   if (omitted > 0) out->Write("  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n");
-  out->Write(EstimatedMedianNote(rows.any_estimated()));
+  out->Write(EstimatedMedianNote(rows.any_estimated(), "calls"));
 }
 
 std::string ProcessLabel(const ProcessRow& p) {

@@ -16,22 +16,22 @@ std::string More(size_t omitted, size_t top) {
 
 // The "~" note when a row's median is estimated (CudaDigest: past DurationSummary::kExactSamples).
 template <typename Row>
-std::string Estimated(const std::vector<Row>& rows) {
-  return EstimatedMedianNote(std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.time.exact; }));
+std::string Estimated(const std::vector<Row>& rows, const char* what) {
+  return EstimatedMedianNote(std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.time.exact; }), what);
 }
 
 std::string ApiTable(const std::vector<CudaApiRow>& rows, size_t omitted, size_t top) {
-  return TextTable(CudaApiTableDef(), RowsOf(rows, CudaApiCells), "  ") + More(omitted, top) + Estimated(rows);
+  return TextTable(CudaApiTableDef(), RowsOf(rows, CudaApiCells), "  ") + More(omitted, top) + Estimated(rows, "calls");
 }
 
 std::string KernelTableText(const std::vector<KernelRow>& rows, size_t omitted, const ReportOptions& o) {
-  return TextTable(KernelTableDef(), RowsOf(rows, KernelCells), "  ", !o.full_names) + More(omitted, o.top) + Estimated(rows);
+  return TextTable(KernelTableDef(), RowsOf(rows, KernelCells), "  ", !o.full_names) + More(omitted, o.top) + Estimated(rows, "instances");
 }
 
 std::string MemoryTableText(const std::vector<MemoryOpRow>& rows, size_t omitted, size_t top) {
   const bool pageable =
       std::any_of(rows.begin(), rows.end(), [](const MemoryOpRow& r) { return r.pageable_count > 0; });
-  std::string out = TextTable(MemoryTableDef(), RowsOf(rows, MemoryCells), "  ") + More(omitted, top) + Estimated(rows);
+  std::string out = TextTable(MemoryTableDef(), RowsOf(rows, MemoryCells), "  ") + More(omitted, top) + Estimated(rows, "operations");
   out += "  Bandwidth = total size / total time (1 GB = 10^9 bytes).\n";
   if (pageable) {
     out +=

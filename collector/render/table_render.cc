@@ -155,11 +155,11 @@ std::string CsvNumber(double v) {
   return ec == std::errc() ? std::string(buf, end) : "0";
 }
 
-std::string EstimatedMedianNote(bool any) {
+std::string EstimatedMedianNote(bool any, const char* what) {
   if (!any) return "";
-  char note[160];
-  std::snprintf(note, sizeof note, "  ~ median of a row of more than %zu calls: estimated within %.2f%% of the exact value\n",
-                DurationSummary::kExactSamples, DurationSummary::kRelativeError * 100);
+  char note[192];
+  std::snprintf(note, sizeof note, "  ~ median of a row of more than %zu %s: estimated within %.2f%% of the exact value\n",
+                DurationSummary::kExactSamples, what, DurationSummary::kRelativeError * 100);
   return note;
 }
 

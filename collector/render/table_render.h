@@ -44,7 +44,8 @@ std::vector<std::string> CsvFields(const TableDef& def, const Cells& row);
 std::string CsvNumber(double v);
 
 /// The text report's note under a table with an estimated median (a "~" cell: a row of more than
-/// DurationSummary::kExactSamples durations), or "" when `any` is false.
-std::string EstimatedMedianNote(bool any);
+/// DurationSummary::kExactSamples durations), or "" when `any` is false; `what` names what the
+/// table's rows count ("calls", "instances", "operations").
+std::string EstimatedMedianNote(bool any, const char* what);
 
 }  // namespace trainprof::collector

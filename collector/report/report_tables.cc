@@ -14,21 +14,21 @@ namespace {
 constexpr Align L = Align::kLeft;
 constexpr Align R = Align::kRight;
 
-// The duration statistics of a row (SampleStats), as every statistics table names them; with
-// `exact`, median_exact after the median (NVTX ranges).
-void AddTimeColumns(std::vector<ColumnDef>* c, bool exact) {
+// The duration statistics of a row (SampleStats), as every statistics table names them, with
+// median_exact after the median (false where the median is DurationSummary's estimate).
+void AddTimeColumns(std::vector<ColumnDef>* c) {
   c->insert(c->end(), {{"total_ns", "Total Time", Unit::kNs, R, "sum of the durations"},
                        {"percent", "Time (%)", Unit::kPercent, R, "share of the table's denominator (see the table)"},
                        {"mean_ns", "Mean", Unit::kNs, R, "mean duration (0 without durations)"},
                        {"std_ns", "StdDev", Unit::kNs, R, "sample standard deviation (n-1); 0 below two"},
                        {"min_ns", "Min", Unit::kNs, R, "shortest duration"},
                        {"median_ns", "Median", Unit::kNs, R, "median duration (mean of the two middle ones)"}});
-  if (exact) c->push_back({"median_exact", nullptr, Unit::kFlag, L, "false: median_ns is estimated", Show::kData});
+  c->push_back({"median_exact", nullptr, Unit::kFlag, L, "false: median_ns is estimated", Show::kData});
   c->push_back({"max_ns", "Max", Unit::kNs, R, "longest duration"});
 }
 
 // The cells of AddTimeColumns; `dash`: "-" in the text report (a row without durations).
-void AddTimeCells(Cells* c, const SampleStats& s, double percent, bool exact, bool dash) {
+void AddTimeCells(Cells* c, const SampleStats& s, double percent, bool dash) {
   auto d = [dash](Cell v) { return dash ? std::move(v).Text("-") : std::move(v); };
   c->push_back(d(s.total));
   c->push_back(d(percent));
@@ -36,7 +36,7 @@ void AddTimeCells(Cells* c, const SampleStats& s, double percent, bool exact, bo
   c->push_back(d(s.std));
   c->push_back(d(s.min));
   c->push_back(d(Cell(s.median).Estimated(!s.exact)));
-  if (exact) c->push_back(s.exact);
+  c->push_back(s.exact);
   c->push_back(d(s.max));
 }
 
@@ -52,11 +52,11 @@ std::vector<const char*> Concat(std::vector<const char*> a, const std::vector<co
 
 // A statistics table: `lead` columns (the last one the count), the time columns, `trail`
 // columns; the text table: the time columns with the count, then `text_trail`.
-TableDef StatsTable(const char* name, const char* csv, std::vector<ColumnDef> lead, bool exact,
+TableDef StatsTable(const char* name, const char* csv, std::vector<ColumnDef> lead,
                     std::vector<ColumnDef> trail, const std::vector<const char*>& text_trail) {
   TableDef t{name, csv, std::move(lead), {}};
   const char* count = t.columns.back().key;
-  AddTimeColumns(&t.columns, exact);
+  AddTimeColumns(&t.columns);
   t.columns.insert(t.columns.end(), trail.begin(), trail.end());
   t.text = Concat(TimeText(count), text_trail);
   return t;
@@ -68,7 +68,6 @@ TableDef MakeRangeTable() {
                {"domain", nullptr, Unit::kText, L, "NVTX domain, \"\" for the default", Show::kData},
                {"style", "Style", Unit::kText, L, "push/pop or start/end"},
                {"calls", "Calls", Unit::kCount, R, "completed ranges"}},
-                    true,
                     {{"unbalanced", "Unbalanced", Unit::kCount, R, "ranges left open, or unmatched pops/ends"},
                     {"names", nullptr, Unit::kCount, R, "distinct names of the row (a group: > 1)", Show::kData},
                     {"range", "Range", Unit::kText, L, "the name, with \"(N names)\" for a group", Show::kText}},
@@ -89,7 +88,6 @@ TableDef MakeApiTable() {
                     {{"name", "Name", Unit::kText, L, "function name without CUPTI's _vNNNN suffix"},
                {"api", nullptr, Unit::kText, L, "runtime or driver", Show::kData},
                {"calls", "Calls", Unit::kCount, R, "calls that returned"}},
-                    false,
                     {{"errors", "Errors", Unit::kCount, R, "returned calls with a non-zero status"},
                                      {"unfinished", "Unfinished", Unit::kCount, R, "calls that never returned"}},
                     {"errors", "unfinished", "name"});
@@ -103,7 +101,6 @@ TableDef MakeKernelTable() {
                 kKernelNameWidth},
                {"mangled", nullptr, Unit::kText, L, "the name as recorded: the key of the row", Show::kData},
                {"instances", "Instances", Unit::kCount, R, "kernel executions"}},
-                    false,
                     {{"grid", "Grid", Unit::kText, L, "XxYxZ when every instance used it, else varies"},
                     {"block", "Block", Unit::kText, L, "XxYxZ when every instance used it, else varies"},
                     {"grid_most_common", nullptr, Unit::kText, L, "most frequent grid", Show::kData},
@@ -118,11 +115,11 @@ TableDef MakeMemoryTable() {
                     {{"kind", nullptr, Unit::kText, L, "memcpy_htod, memcpy_dtoh, ..., memset", Show::kData},
                {"label", "Operation", Unit::kText, L, "memcpy HtoD, ..., memset"},
                {"count", "Count", Unit::kCount, R, "operations"}},
-                    false,
                     {{"total_bytes", "Total Size", Unit::kBytes, R, "sum of the sizes"},
                     {"mean_bytes", nullptr, Unit::kBytes, R, "mean size", Show::kData},
                     {"min_bytes", "Min Size", Unit::kBytes, R, "smallest size"},
                     {"median_bytes", nullptr, Unit::kBytes, R, "median size", Show::kData},
+                    {"median_bytes_exact", nullptr, Unit::kFlag, L, "false: median_bytes is estimated", Show::kData},
                     {"max_bytes", "Max Size", Unit::kBytes, R, "largest size"},
                     {"bandwidth_gbps", "Bandwidth", Unit::kNumber, R, "total bytes / total time, GB/s"},
                     {"pageable_count", "Pageable", Unit::kCount, R, "copies with pageable host memory"},
@@ -178,7 +175,7 @@ Cell Pct(const std::optional<double>& p) { return p ? Cell(*p).Text(FormatPercen
 const TableDef& RangeTable() { return Declared<MakeRangeTable>(); }
 Cells RangeCells(const RangeRow& r) {
   Cells c = {r.name, r.domain, r.style, r.time.count};
-  AddTimeCells(&c, r.time, r.percent, true, r.time.count == 0);
+  AddTimeCells(&c, r.time, r.percent, r.time.count == 0);
   c.insert(c.end(), {r.unbalanced, r.names,
                      r.grouped ? r.name + " (" + Plural(r.names, "name", "names") + ")" : r.name});
   return c;
@@ -190,7 +187,7 @@ Cells MarkCells(const MarkRow& m) { return {m.name, m.domain, m.count}; }
 const TableDef& CudaApiTableDef() { return Declared<MakeApiTable>(); }
 Cells CudaApiCells(const CudaApiRow& r) {
   Cells c = {r.name, r.api, r.time.count};
-  AddTimeCells(&c, r.time, r.percent, false, r.time.count == 0);
+  AddTimeCells(&c, r.time, r.percent, r.time.count == 0);
   c.insert(c.end(), {r.errors, r.unfinished});
   return c;
 }
@@ -198,7 +195,7 @@ Cells CudaApiCells(const CudaApiRow& r) {
 const TableDef& KernelTableDef() { return Declared<MakeKernelTable>(); }
 Cells KernelCells(const KernelRow& r) {
   Cells c = {r.name, r.mangled, r.time.count};
-  AddTimeCells(&c, r.time, r.percent, false, false);
+  AddTimeCells(&c, r.time, r.percent, false);
   c.insert(c.end(), {r.grid, r.block, r.grid_most_common, r.block_most_common, r.grid_variants, r.block_variants});
   return c;
 }
@@ -206,12 +203,12 @@ Cells KernelCells(const KernelRow& r) {
 const TableDef& MemoryTableDef() { return Declared<MakeMemoryTable>(); }
 Cells MemoryCells(const MemoryOpRow& r) {
   Cells c = {r.kind, r.label, r.time.count};
-  AddTimeCells(&c, r.time, r.percent, false, false);
+  AddTimeCells(&c, r.time, r.percent, false);
   const std::string pageable =
       r.pageable_count == 0 ? "0"
                             : std::to_string(r.pageable_count) + " (" +
                                   FormatBytes(static_cast<double>(r.pageable_bytes)) + ")";
-  c.insert(c.end(), {r.size.total, r.size.mean, r.size.min, r.size.median, r.size.max,
+  c.insert(c.end(), {r.size.total, r.size.mean, r.size.min, r.size.median, r.size.exact, r.size.max,
                      r.bandwidth_gbps ? Cell(*r.bandwidth_gbps).Text(FormatBytes(*r.bandwidth_gbps * 1e9) + "/s")
                                       : Cell(nullptr),
                      Cell(r.pageable_count).Text(pageable), r.pageable_bytes});

@@ -302,6 +302,7 @@ TEST(CudaTables, ManyCallsEstimateTheMedianAndSaySo) {
     const uint64_t at = T0 + (10 + i * 100) * kUs, call = 5 * kUs + i;  // 5.000 .. 6.999 µs
     b.ApiCall(t, at, at + call, "cudaLaunchKernel_v7000", 1 + i);
     b.Kernel(g, {.start = at + 20 * kUs, .end = at + 60 * kUs, .name = kMatmulF, .correlation = 1 + i});
+    b.Memcpy(g, {.start = at + 70 * kUs, .end = at + 71 * kUs, .bytes = 1000 + i});  // sizes 1000 .. 2999
     api_total += call;
   }
   Report r = collector::Analyze(TraceOf({&b}), {});
@@ -321,6 +322,22 @@ TEST(CudaTables, ManyCallsEstimateTheMedianAndSaySo) {
   EXPECT_NE(text.find("  ~ median of a row of more than 1024 calls: estimated within 0.39% of the exact value\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("  ~ median of a row of more than 1024 instances: estimated within 0.39% of the exact value\n"),
+            std::string::npos)
+      << text;
+  // JSON and CSV say which medians are estimates.
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(j["cuda_api"][0]["calls"], n);
+  EXPECT_EQ(j["cuda_api"][0]["median_exact"], false);
+  EXPECT_EQ(j["gpu_kernels"][0]["median_exact"], false);
+  ASSERT_EQ(j["memory_ops"].size(), 1u);
+  EXPECT_EQ(j["memory_ops"][0]["count"], n);
+  EXPECT_EQ(j["memory_ops"][0]["median_exact"], false);  // past 1024, even where every copy took 1 µs
+  EXPECT_EQ(j["memory_ops"][0]["median_ns"], 1000.0);
+  EXPECT_EQ(j["memory_ops"][0]["median_bytes_exact"], false);
+  EXPECT_NEAR(j["memory_ops"][0]["median_bytes"].get<double>(), 1999.5, 3000 * DurationSummary::kRelativeError);
+  EXPECT_EQ(j["memory_ops"][0]["min_bytes"], 1000);
+  EXPECT_EQ(j["memory_ops"][0]["max_bytes"], 2999);
   // GpuRun's rows are small: exact, no note.
   EXPECT_EQ(RenderText(GpuRun().Analyze()).find("~ median"), std::string::npos);
 }
@@ -338,6 +355,7 @@ TEST(CudaTables, Json) {
   EXPECT_EQ(api["min_ns"], 5'000);
   EXPECT_EQ(api["max_ns"], 10'000);
   EXPECT_EQ(api["median_ns"], 7'000.0);
+  EXPECT_EQ(api["median_exact"], true);
   EXPECT_EQ(api["errors"], 0);
   EXPECT_EQ(api["unfinished"], 0);
   EXPECT_EQ(j["cuda_api_omitted"], 0);
@@ -346,6 +364,7 @@ TEST(CudaTables, Json) {
   EXPECT_EQ(k["mangled"], kMatmulF);
   EXPECT_EQ(k["instances"], 3);
   EXPECT_EQ(k["total_ns"], 600'000);
+  EXPECT_EQ(k["median_exact"], true);
   EXPECT_EQ(k["grid"], "varies");
   EXPECT_EQ(k["grid_most_common"], "256x1x1");
   EXPECT_EQ(k["grid_variants"], 2);
@@ -355,6 +374,8 @@ TEST(CudaTables, Json) {
   EXPECT_EQ(dtoh["label"], "memcpy DtoH");
   EXPECT_EQ(dtoh["count"], 1);
   EXPECT_EQ(dtoh["total_bytes"], 4);
+  EXPECT_EQ(dtoh["median_exact"], true);
+  EXPECT_EQ(dtoh["median_bytes_exact"], true);
   EXPECT_EQ(dtoh["pageable_count"], 1);
   EXPECT_EQ(dtoh["pageable_bytes"], 4);
   EXPECT_DOUBLE_EQ(dtoh["bandwidth_gbps"].get<double>(), 0.002);
@@ -415,20 +436,20 @@ TEST(CudaTables, Csv) {
   for (CsvTable& t : RenderCsv(r)) csv[t.name] = std::move(t.text);
   const std::string& api = csv["cuda_api.csv"];
   EXPECT_EQ(api.substr(0, api.find("\r\n")),
-            "name,api,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,max_ns,errors,unfinished");
+            "name,api,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,median_exact,max_ns,errors,unfinished");
   EXPECT_NE(api.find("\r\ncudaStreamSynchronize,runtime,1,500000," + nlohmann::json(500'000 * 100.0 / 900'000).dump() +
-                     ",500000,0,500000,500000,500000,0,0\r\n"),
+                     ",500000,0,500000,500000,true,500000,0,0\r\n"),
             std::string::npos)
       << api;
-  EXPECT_NE(api.find("\r\ncudaFree,runtime,0,0,0,0,0,0,0,0,0,1\r\n"), std::string::npos) << api;
+  EXPECT_NE(api.find("\r\ncudaFree,runtime,0,0,0,0,0,0,0,true,0,0,1\r\n"), std::string::npos) << api;
   const std::string& kernels = csv["gpu_kernels.csv"];
   EXPECT_EQ(kernels.substr(0, kernels.find("\r\n")),
-            "name,mangled,instances,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,max_ns,grid,block,"
+            "name,mangled,instances,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,median_exact,max_ns,grid,block,"
             "grid_most_common,block_most_common,grid_variants,block_variants");
   EXPECT_NE(kernels.find("\r\nmatmul #2,_Z6matmulPdS_S_i,1,400000,"), std::string::npos) << kernels;
   const std::string& memory = csv["memory_ops.csv"];
   EXPECT_NE(memory.find("\r\nmemcpy_dtoh,memcpy DtoH,1,2000,"), std::string::npos) << memory;
-  EXPECT_NE(memory.find(",4,4,4,4,4,0.002,1,4\r\n"), std::string::npos) << memory;
+  EXPECT_NE(memory.find(",4,4,4,4,true,4,0.002,1,4\r\n"), std::string::npos) << memory;
   const std::string& devices = csv["gpu_devices.csv"];
   EXPECT_NE(devices.find("\r\n,node0,0,NVIDIA H100 80GB HBM3,2,5,1050000,3,1,113000,1163000,15000000,"),
             std::string::npos)

@@ -94,7 +94,11 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
     std::unordered_map<uint32_t, const Call*> previous;  // thread → its latest call
     for (size_t i = first; i < calls.size(); ++i) {
       const Call& c = calls[i];
-      const uint64_t end = c.call->returned ? c.call->end_ns : std::max(p.end_ns, c.call->begin_ns);
+      // A call that never returned blocked until the process ended; one whose exit was lost to
+      // damage has no known end: none is assumed.
+      const uint64_t end = c.call->returned    ? c.call->end_ns
+                           : c.call->exit_lost ? c.call->begin_ns
+                                               : std::max(p.end_ns, c.call->begin_ns);
       const Interval span{c.call->begin_ns, end};
       const bool in_steps = Inside(steps, c.call->begin_ns);
       if (c.cls == CallClass::kSync || c.cls == CallClass::kCopy) {

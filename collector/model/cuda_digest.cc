@@ -40,6 +40,10 @@ void CudaDigest::Call(const CudaCall& c) {
     last_api_ = it->second;
   }
   CudaApiSamples& row = api_[last_api_];
+  if (!c.returned && c.exit_lost) {
+    ++row.exit_lost;
+    return;
+  }
   if (!c.returned) {
     ++row.unfinished;
     row.first_unfinished_ns = std::min(row.first_unfinished_ns, c.begin_ns);
@@ -96,6 +100,7 @@ void CudaDigest::Remap(const std::vector<StringId>& pool_of_ref) {
       into.time.Merge(r.time);
       into.errors += r.errors;
       into.unfinished += r.unfinished;
+      into.exit_lost += r.exit_lost;
       into.first_unfinished_ns = std::min(into.first_unfinished_ns, r.first_unfinished_ns);
       continue;
     }

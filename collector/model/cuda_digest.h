@@ -6,7 +6,8 @@
 //
 //   api       one row per (recorded name, API): durations of the calls that returned, errors
 //             (returned with a non-zero status), unfinished (never returned), the first
-//             unfinished call's enter time (the report lists their names in that order)
+//             unfinished call's enter time (the report lists their names in that order), exit
+//             lost (no exit, and damaged bytes of the thread skipped after the enter)
 //   kernels   one row per recorded (mangled) name: durations, and each launch configuration
 //             (grid, block) with its count
 //   memory    one row per copy kind, one for memsets: durations (ns), sizes (bytes), pageable copies
@@ -34,7 +35,8 @@ struct CudaApiSamples {
   format::CudaApi api = format::CudaApi::kRuntime;
   DurationSummary time;  ///< ns, of the calls that returned
   uint64_t errors = 0;
-  uint64_t unfinished = 0;
+  uint64_t unfinished = 0;  ///< never returned, the process ended inside (CudaCall::exit_lost false)
+  uint64_t exit_lost = 0;   ///< no exit, which damaged bytes of its thread may have held (CudaCall::exit_lost)
   uint64_t first_unfinished_ns = UINT64_MAX;  ///< enter time of the earliest unfinished call
 };
 

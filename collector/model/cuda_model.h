@@ -37,6 +37,9 @@ struct CudaCall {
   uint32_t status = 0;       ///< cudaError_t / CUresult returned (0 = success); 0 when !returned
   format::CudaApi api = format::CudaApi::kRuntime;
   bool returned = false;  ///< false: no exit record, the call never returned (process ended in it)
+  /// !returned, and the reader skipped damaged bytes of its thread after its enter: its exit may
+  /// have been there, so it is not a call the process ended inside (counted apart, never timed)
+  bool exit_lost = false;
   uint32_t stack = 0;     ///< the EVENT_STACK after its exit: a Stack id of the image (0 = none; stacks.h)
   uint64_t duration() const { return end_ns - begin_ns; }
 };

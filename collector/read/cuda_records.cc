@@ -245,6 +245,15 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
   return matched;
 }
 
+void CudaRecordDecoder::LoseOpenCalls(uint32_t thread) {
+  for (const auto& [correlation, index] : open_calls_) {
+    if (out_.calls[index].thread == thread) out_.calls[index].exit_lost = true;
+  }
+  for (auto& [correlation, c] : sink_open_) {
+    if (c.thread == thread) c.exit_lost = true;
+  }
+}
+
 void CudaRecordDecoder::Whole(const CudaCall& c) {
   if (sink_ != nullptr) sink_->Call(c);
   if (digest_ != nullptr) digest_->Call(c);

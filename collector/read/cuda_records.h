@@ -51,6 +51,10 @@ class CudaRecordDecoder {
   /// image's thread index.
   void Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64_t base_ns, uint32_t thread);
 
+  /// Marks the calls open on `thread` (an image thread index) CudaCall::exit_lost: the reader
+  /// skipped damaged bytes of that thread, where their exits may have been.
+  void LoseOpenCalls(uint32_t thread);
+
   /// Gives the call that the last CUDA_API_EXIT closed its stack (EVENT_STACK; stacks.h). False:
   /// that exit matched no call.
   bool SetExitStack(uint64_t stack);

@@ -748,6 +748,12 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       if constexpr (kSink) f();
     }
   } hand_over_at_exit{hand_over};
+  // Damage from `rec` on: the rest of the chunk is skipped, and with it maybe the exits of the
+  // thread's open CUDA calls (they are then not calls the process ended inside).
+  auto lose_rest = [&](const uint8_t* rec) {
+    skipped_ += static_cast<uint64_t>(end - rec);
+    cuda_.LoseOpenCalls(thread);
+  };
   while (p < end) {
     const uint8_t* const rec = p;
     const uint8_t tag = *p++;
@@ -758,7 +764,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     const format::RecordInfo* layout = format::FindRecord(tag);
     if (layout == nullptr || layout->since > img_.version) {  // v1 files have no CUDA records
       Error(Loss::bad_record_tags, "bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
-      skipped_ += static_cast<uint64_t>(end - rec);
+      lose_rest(rec);
       return;
     }
     const bool timed = layout->cls == format::RecordClass::kTimed;
@@ -769,7 +775,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       if (length > format::kMaxStringBytes) {
         Error(Loss::malformed_records, "string of " + Num(length) + " bytes at byte " + Num(offset_of(rec)) +
               " (longer than kMaxStringBytes " + Num(format::kMaxStringBytes) + ")");
-        skipped_ += static_cast<uint64_t>(end - rec);
+        lose_rest(rec);
         return;
       }
       if (length > static_cast<uint64_t>(end - p)) {
@@ -784,15 +790,17 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       // reported); inside committed bytes it is damage.
       if (!cut) {
         Error(Loss::malformed_records, "malformed record (tag " + Num(tag) + ") at byte " + Num(offset_of(rec)));
+        lose_rest(rec);
+      } else {
+        skipped_ += static_cast<uint64_t>(end - rec);
       }
-      skipped_ += static_cast<uint64_t>(end - rec);
       return;
     }
 
     if (timed) {
       if (dt > UINT64_MAX - ticks) {
         Error(Loss::malformed_records, "time overflow (delta " + Num(dt) + " ns) at byte " + Num(offset_of(rec)));
-        skipped_ += static_cast<uint64_t>(end - rec);
+        lose_rest(rec);
         return;
       }
       ticks += dt;

@@ -28,6 +28,7 @@ Json GpuTracingJson(const GpuTracing& g) {
           {"calls", g.calls},
           {"unfinished_calls", g.unfinished_calls},
           {"unfinished_names", g.unfinished_names},
+          {"lost_exits", g.lost_exits},
           {"unmatched_exits", g.unmatched_exits},
           {"api_errors", g.api_errors},
           {"overhead_ns", g.overhead_ns},

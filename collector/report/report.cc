@@ -140,6 +140,7 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
   std::string names;
   for (const std::string& n : g.unfinished_names) names += (names.empty() ? "" : ", ") + n;
   add(Loss::cuda_unfinished_calls, g.unfinished_calls, names);
+  add(Loss::cuda_lost_exits, g.lost_exits);
   add(Loss::cuda_unmatched_exits, g.unmatched_exits);
   add(Loss::gpu_not_flushed, g.state == "on" && !g.flushed && p.exit.kind == EndKind::kNone ? 1 : 0);
   log->Count(Loss::processes_not_recorded, p.recorded == Process::Recorded::kNotRecorded ? 1 : 0);

@@ -21,6 +21,7 @@ GpuTracing GpuTracingOf(const Process& process, const StringPool& strings) {
     std::vector<const CudaApiSamples*> unfinished;
     for (const CudaApiSamples& row : d.api()) {
       g.api_errors += row.errors;
+      g.lost_exits += row.exit_lost;
       if (row.unfinished == 0) continue;
       g.unfinished_calls += row.unfinished;
       unfinished.push_back(&row);

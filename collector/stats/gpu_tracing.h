@@ -31,6 +31,7 @@ struct GpuTracing {
   uint64_t invalid_timestamps = 0;       ///< GPU records with a zero or reversed time (left out)
   uint64_t calls = 0;                    ///< CUDA API calls recorded
   uint64_t unfinished_calls = 0;         ///< calls that never returned
+  uint64_t lost_exits = 0;               ///< calls whose exit may be in damaged bytes (not unfinished)
   std::vector<std::string> unfinished_names;  ///< their display names, distinct, in time order
   uint64_t unmatched_exits = 0;          ///< exits without their enter
   uint64_t api_errors = 0;               ///< returned calls with a non-zero status

@@ -179,6 +179,36 @@ TEST(CudaReader, EnterWithoutExitIsKeptAsUnfinished) {
   EXPECT_EQ(c.unmatched_exits, 1u);
 }
 
+// Damaged bytes of a thread mark the calls open on it then as exit_lost (their exit may have been
+// in the bytes skipped); calls open on other threads, and calls entered after, are not marked.
+TEST(CudaReader, DamageMarksTheThreadsOpenCallsExitLost) {
+  TraceBuilder b(300, 1, T0);
+  int t = b.Thread(300), u = b.Thread(302);
+  b.ApiEnter(t, T0 + 1'000, "cudaStreamSynchronize_v3020", 1);
+  b.ApiEnter(u, T0 + 1'500, "cudaDeviceSynchronize_v3020", 2);
+  b.Raw(t, {200, 1, 2, 3});
+  b.ApiExit(t, T0 + 2'000, 1, 0);  // skipped with the rest of the chunk
+  StringPool pool;
+  ReadResult r = Read(b, &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_FALSE(r.status.errors.empty());
+  const CudaData& c = r.image->cuda;
+  ASSERT_EQ(c.calls.size(), 2u);
+  EXPECT_EQ(pool.Get(c.calls[0].name), "cudaStreamSynchronize_v3020");
+  EXPECT_FALSE(c.calls[0].returned);
+  EXPECT_TRUE(c.calls[0].exit_lost);
+  EXPECT_FALSE(c.calls[1].returned);
+  EXPECT_FALSE(c.calls[1].exit_lost);
+  ASSERT_EQ(r.image->cuda_digest.api().size(), 2u);
+  uint64_t lost = 0, unfinished = 0;
+  for (const CudaApiSamples& row : r.image->cuda_digest.api()) {
+    lost += row.exit_lost;
+    unfinished += row.unfinished;
+  }
+  EXPECT_EQ(lost, 1u);
+  EXPECT_EQ(unfinished, 1u);
+}
+
 // Zero and reversed GPU timestamps are counted, and no such record reaches the model.
 TEST(CudaReader, InvalidTimestampsAreCountedAndLeftOut) {
   TraceBuilder b(300, 1, T0);

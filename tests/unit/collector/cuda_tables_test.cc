@@ -290,6 +290,41 @@ TEST(CudaTables, TopCutsEveryCudaTable) {
 
 // Past DurationSummary::kExactSamples calls of one function, the tables' median is estimated:
 // within kRelativeError, marked "~" with a note; counts, totals, min and max stay exact.
+// A call whose exit may have been in damaged bytes of its thread is not blamed on the process:
+// counted apart (lost_exits), not unfinished, not timed; a call on an intact thread that never
+// returned still is unfinished.
+TEST(CudaTables, ExitLostToDamageIsNotAnUnfinishedCall) {
+  TraceBuilder b{700, 1, T0};
+  b.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 10'000 * kUs);
+  int t = b.Thread(700), u = b.Thread(701);
+  b.ApiCall(t, T0 + 10 * kUs, T0 + 20 * kUs, "cudaMalloc_v3020", 1);
+  b.ApiEnter(t, T0 + 30 * kUs, "cudaStreamSynchronize_v3020", 2);
+  b.Raw(t, {200, 1, 2, 3});  // a tag no trainprof knows: the rest of the chunk is skipped
+  b.ApiExit(t, T0 + 40 * kUs, 2, 0);
+  b.ApiEnter(u, T0 + 50 * kUs, "cudaDeviceSynchronize_v3020", 3);  // u is intact: never returned
+  Report r = collector::Analyze(TraceOf({&b}), {});
+  const GpuTracing& g = ProcessOf(r, 700).gpu;
+  EXPECT_EQ(g.calls, 3u);
+  EXPECT_EQ(g.unfinished_calls, 1u);
+  EXPECT_EQ(g.unfinished_names, std::vector<std::string>{"cudaDeviceSynchronize"});
+  EXPECT_EQ(g.lost_exits, 1u);
+  std::map<std::string, const CudaApiRow*> api;
+  for (const CudaApiRow& row : r.cuda.api) api[row.name] = &row;
+  ASSERT_EQ(api.size(), 3u);
+  EXPECT_EQ(api["cudaStreamSynchronize"]->time.count, 0u);
+  EXPECT_EQ(api["cudaStreamSynchronize"]->unfinished, 0u);
+  EXPECT_EQ(api["cudaDeviceSynchronize"]->unfinished, 1u);
+  EXPECT_EQ(api["cudaMalloc"]->time.count, 1u);
+  auto has = [&](const std::string& w) { return std::find(r.warnings.begin(), r.warnings.end(), w) != r.warnings.end(); };
+  EXPECT_TRUE(has("pid 700: 1 CUDA call with no exit after damaged bytes of the calling thread: the exit may have been "
+                  "in them; not in the durations"));
+  EXPECT_TRUE(has("pid 700: 1 CUDA call never returned (cudaDeviceSynchronize): the process ended inside; not in the "
+                  "durations"));
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(j["processes"][0]["gpu"]["lost_exits"], 1);
+  EXPECT_EQ(j["processes"][0]["gpu"]["unfinished_calls"], 1);
+}
+
 TEST(CudaTables, ManyCallsEstimateTheMedianAndSaySo) {
   TraceBuilder b{700, 1, T0};
   b.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 1'000'000 * kUs);

@@ -198,6 +198,19 @@ class DefinedStrings {
   return true;
 }
 
+// The push/pop fast path of Decoder::DecodeChunk: their layouts, and the bytes their longest
+// encodings need (ReadVarints' condition for GetVarintFast).
+constexpr uint8_t kPushTag = static_cast<uint8_t>(RecordTag::kRangePush);
+constexpr uint8_t kPopTag = static_cast<uint8_t>(RecordTag::kRangePop);
+constexpr const format::RecordInfo& kPushLayout = format::RecordInfoOf(RecordTag::kRangePush);
+constexpr const format::RecordInfo& kPopLayout = format::RecordInfoOf(RecordTag::kRangePop);
+static_assert(kPushLayout.cls == format::RecordClass::kTimed && kPushLayout.field_count == 3 &&
+              !kPushLayout.has_bytes && kPushLayout.since == 1);
+static_assert(kPopLayout.cls == format::RecordClass::kTimed && kPopLayout.field_count == 1 &&
+              !kPopLayout.has_bytes && kPopLayout.since == 1);
+constexpr uint64_t kPushReadAhead = uint64_t{format::kVarintReadAhead} * kPushLayout.varints;
+constexpr uint64_t kPopReadAhead = uint64_t{format::kVarintReadAhead} * kPopLayout.varints;
+
 class Decoder {
  public:
   Decoder(ByteSource* src, FileStatus* status, TraceImage* image, const ReadOptions& options)
@@ -761,14 +774,27 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
       // Past a committed count that overran the chunk: zeros are space nobody wrote.
       if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
     }
-    const format::RecordInfo* layout = format::FindRecord(tag);
-    if (layout == nullptr || layout->since > img_.version) {  // v1 files have no CUDA records
-      Error(Loss::bad_record_tags, "bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
-      lose_rest(rec);
-      return;
+    const format::RecordInfo* layout;
+    bool whole;
+    if (tag == kPushTag && static_cast<uint64_t>(end - p) >= kPushReadAhead) {
+      // Most records of a long trace are pushes and pops: their varints without the layout
+      // lookup and the loop over its fields (the same values ReadVarints reads).
+      layout = &kPushLayout;
+      whole = format::GetVarintFast(&p, &dt) && format::GetVarintFast(&p, &f[0]) &&
+              format::GetVarintFast(&p, &f[1]) && format::GetVarintFast(&p, &f[2]);
+    } else if (tag == kPopTag && static_cast<uint64_t>(end - p) >= kPopReadAhead) {
+      layout = &kPopLayout;
+      whole = format::GetVarintFast(&p, &dt) && format::GetVarintFast(&p, &f[0]);
+    } else {
+      layout = format::FindRecord(tag);
+      if (layout == nullptr || layout->since > img_.version) {  // v1 files have no CUDA records
+        Error(Loss::bad_record_tags, "bad record tag " + Num(tag) + " at byte " + Num(offset_of(rec)));
+        lose_rest(rec);
+        return;
+      }
+      whole = ReadVarints(*layout, &p, end, &dt, f);
     }
     const bool timed = layout->cls == format::RecordClass::kTimed;
-    bool whole = ReadVarints(*layout, &p, end, &dt, f);
     std::string_view bytes;
     if (whole && layout->has_bytes) {
       const uint64_t length = f[layout->field_count - 1];  // an S field is last: its length

@@ -23,9 +23,20 @@ std::atomic<int> g_signo{0};
 struct sigaction g_program[2];
 std::atomic<int> g_current{0};
 
-std::atomic<SigactionFn> g_real_sigaction{nullptr};
-
-SigactionFn RealSigaction() { return RealNext(&g_real_sigaction, "sigaction"); }
+// The sigaction that installs our handler and gives the program's signals back to the kernel: libc's
+// (the next definition after ours). In the TSan build, TSan's interceptor instead: TSan wraps the
+// handlers it installs and runs them where its runtime is consistent. A handler installed past it,
+// with libc's, can interrupt TSan inside its own locks (a trace switch while `import torch`
+// allocated), and our instrumented handler then waits on the lock its thread holds: the profiled
+// program hangs (1 run in ~20 of tests/e2e/test_sampling.py's `import torch` at 1000 Hz).
+SigactionFn RealSigaction() {
+#if defined(__SANITIZE_THREAD__)
+  return &::sigaction;
+#else
+  static std::atomic<SigactionFn> real{nullptr};
+  return RealNext(&real, "sigaction");
+#endif
+}
 
 void SetProgramAction(const struct sigaction& a) {
   const int next = 1 - g_current.load(std::memory_order_relaxed);
@@ -35,12 +46,14 @@ void SetProgramAction(const struct sigaction& a) {
 
 const struct sigaction& ProgramAction() { return g_program[g_current.load(std::memory_order_acquire)]; }
 
+#if !defined(__SANITIZE_THREAD__)  // the interposed sigaction's (below)
 // The program's view of sigaction on our signal: its own action back, the new one recorded.
 int ProgramSigaction(const struct sigaction* act, struct sigaction* old) {
   if (old != nullptr) *old = ProgramAction();
   if (act != nullptr) SetProgramAction(*act);
   return 0;
 }
+#endif
 
 }  // namespace
 

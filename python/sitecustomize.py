@@ -1,7 +1,7 @@
 """trainprof's Python shim, put first on PYTHONPATH by `trainprof run` (see python/README.md).
 
 It must never change what the program does: every step is guarded, nothing is printed on stdout,
-and it costs nothing until `torch` is imported. At start-up it imports the `sitecustomize` the
+and until `torch` is imported it is an import hook and nothing else. At start-up it imports the `sitecustomize` the
 program would have had without us (a module, a package, a sourceless .pyc, an extension module:
 the next one Python's import system finds), which becomes the module `import sitecustomize` gives.
 """
@@ -64,13 +64,16 @@ def _trainprof_load(spec):
     `import sitecustomize` gives the program (importlib keeps what sys.modules holds when this
     module's code ends). An exception from the program's sitecustomize propagates, so that `site`
     reports it as it would without trainprof ("Error in sitecustomize; ...")."""
-    import importlib.util
+    try:  # importlib.util's own, without importing importlib.util (contextlib, functools: ~7 ms)
+        from importlib._bootstrap import module_from_spec
+    except ImportError:
+        from importlib.util import module_from_spec
 
     loader = spec.loader
     if loader is not None and not hasattr(loader, "exec_module") and hasattr(loader, "load_module"):
         del sys.modules[spec.name]
         return loader.load_module(spec.name)  # a legacy loader: it puts the module in sys.modules
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     sys.modules[spec.name] = module
     if loader is not None:
         loader.exec_module(module)

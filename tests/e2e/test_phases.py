@@ -192,6 +192,21 @@ class ShimTest(TraceTest):
         _, main = self.main_process()
         self.assertIsNone(main["python_shim_off"])
 
+    def test_a_program_without_torch_gets_only_the_shims_own_modules(self):
+        # Until `import torch` the shim is its import hook and nothing else: a new-user pass found
+        # importlib.abc's base class pulling importlib.resources, pathlib and typing (99 modules
+        # against 36, ~15 ms) into every Python process, torch or not.
+        listing = "import sys; print(' '.join(sorted(sys.modules)))"
+        plain = subprocess.run([PYTHON, "-c", listing], capture_output=True, text=True, check=True)
+        proc = self.run_trainprof(["run", "-o", self.out, "--", PYTHON, "-c", listing])
+        extra = set(proc.stdout.split()) - set(plain.stdout.split())
+        self.assertIn("_trainprof.import_hook", extra)  # the shim did load
+        # The shim itself (where the interpreter has no sitecustomize of its own) and the frozen
+        # importlib modules it uses to find the program's own sitecustomize.
+        allowed = {"sitecustomize", "importlib", "importlib._bootstrap", "importlib._bootstrap_external", "importlib.machinery",
+                   "warnings"}
+        self.assertEqual(sorted(m for m in extra if not m.startswith("_trainprof") and m not in allowed), [])
+
     # ---- tracebacks -------------------------------------------------------------------------
 
     def assert_traceback_without_trainprof(self, proc, planted):

@@ -310,9 +310,14 @@ void DescribeSteps(TrainingProcess* tp) {
   std::string advice = "Worker start-up costs " + P(a.startup_step_percent) + " of the step time (" +
                        FormatPercent(kStartupStepPercent) + "% or more): ";
   if (fixes.empty()) {
-    advice +=
-        "the workers' process start and imports dominate a short run; fewer workers or persistent_workers=True "
-        "for several epochs.";
+    advice += "the workers' process start and imports dominate a short run";
+    if (in.spawned_workers > 0) {
+      advice += " (spawned workers import the program's modules each: multiprocessing_context='forkserver', or "
+                "'fork' without CUDA in the main process, starts them faster)";
+    }
+    // persistent_workers=True only where a loader is not persistent already (or says nothing).
+    advice += in.workers_persistent() ? "; the workers are persistent already: fewer workers, or more steps to spread it over."
+                                      : "; fewer workers or persistent_workers=True for several epochs.";
   } else {
     advice += "use " + fixes[0] + (fixes.size() > 1 ? " and " + fixes[1] : std::string()) + ".";
   }

@@ -80,6 +80,16 @@ std::vector<LoaderStats> MeasureLoaders(const Trace& trace, const InputContext& 
 
 }  // namespace
 
+bool InputPipeline::workers_persistent() const {
+  bool any = false;
+  for (const LoaderStats& l : loaders) {
+    if (!l.feeds_training) continue;
+    if (l.description.persistent_workers != true) return false;
+    any = true;
+  }
+  return any;
+}
+
 const char* LoadingName(Loading l) {
   switch (l) {
     case Loading::kWorkers: return "workers";
@@ -162,6 +172,10 @@ InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx) {
     w.startup_ns = ready - w.start_ns;
     w.init_fn_calls = ph.Count(Phase::kWorkerInit);
     w.init_fn_ns = ph.TotalNs(Phase::kWorkerInit);
+    w.spawned = std::any_of(p.images.begin(), p.images.end(), [](const TraceImage& im) {
+      return std::find(im.argv.begin(), im.argv.end(), "--multiprocessing-fork") != im.argv.end();
+    });
+    in.spawned_workers += w.spawned;
     if (ready > w.start_ns) startups.push_back({w.start_ns, ready});
     // Judged only once it fetches: start-up is counted on its own.
     const IntervalSet window = Clip(ctx.waits_counted, ready, w.end_ns);

@@ -65,6 +65,9 @@ struct WorkerStats {
   uint64_t startup_ns = 0;     ///< start → first fetch (→ end without fetches)
   uint64_t init_fn_calls = 0;  ///< kWorkerInit ranges (worker_init_fn)
   uint64_t init_fn_ns = 0;
+  /// Started by multiprocessing's spawn method (a fresh interpreter: `--multiprocessing-fork` in
+  /// its argv), which imports the program's modules again, rather than forked.
+  bool spawned = false;
   uint64_t window_ns = 0;                       ///< the main's waits (steps in the statistics) while it was up
   uint64_t busy_ns = 0;                         ///< its fetches within that window
   std::optional<double> busy_percent;           ///< busy / window; none for an empty window
@@ -97,6 +100,7 @@ struct InputPipeline {
   uint64_t startup_ns = 0;  ///< Σ WorkerStats::startup_ns
   uint64_t init_fn_calls = 0;
   uint64_t init_fn_ns = 0;
+  size_t spawned_workers = 0;            ///< of `workers`, those WorkerStats::spawned
   uint64_t startup_wait_ns = 0;          ///< the main's data wait (all training steps) while a worker started
   uint64_t startup_wait_counted_ns = 0;  ///< ... in the steps of the statistics
   /// The DataLoaders the shim named, those feeding training steps first (then by first use);
@@ -107,6 +111,8 @@ struct InputPipeline {
   double getitem_mean_ns() const { return fetch.getitem_mean_ns(); }
   double items_per_batch() const { return fetch.items_per_batch(); }
   bool workers_recreated() const { return worker_processes > concurrent_workers; }
+  /// Every loader feeding the training steps says persistent_workers=True (false without loaders).
+  bool workers_persistent() const;
 };
 
 /// Inputs of one training process's input-pipeline analysis.

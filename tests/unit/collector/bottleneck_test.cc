@@ -402,6 +402,44 @@ TEST(Bottleneck, WorkerStartUpRepeatedEveryEpoch) {
                    "(workers then start once, not every epoch) and a cheaper worker_init_fn (300 ms per worker)."));
 }
 
+// Persistent workers started by multiprocessing's spawn method, 300 ms each before their first
+// fetch, in a run of 10 steps: start-up is significant, and the advice is not to turn on
+// persistent_workers (a new-user pass got "persistent_workers=True" with it on) but the start
+// method, fewer workers or a longer run.
+TEST(Bottleneck, SpawnedPersistentWorkersAreNotToldToBePersistent) {
+  for (const bool spawned : {true, false}) {
+    SCOPED_TRACE(spawned ? "spawned" : "forked");
+    TrainRun r;
+    const std::string loader = "DataLoader#1 dataset=Slow batch_size=8 num_workers=2 persistent_workers=1 pin_memory=0";
+    r.m.Mark(T0 + 1 * kMs, Phase::kDataLoader, loader);
+    for (int w = 0; w < 2; ++w) {
+      PhaseThread pw = r.Worker(T0 + 2 * kMs, T0 + 1'500 * kMs);
+      if (spawned) {
+        r.worker_files.back()->Command({"/usr/bin/python3", "-c",
+                                        "from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)",
+                                        "--multiprocessing-fork"});
+      }
+      pw.Mark(T0 + 3 * kMs, Phase::kDataLoader, "DataLoader#? dataset=Slow num_workers=2 worker_id=" + std::to_string(w));
+      uint64_t f = T0 + 302 * kMs;
+      for (int k = 0; k < 6; ++k) f = pw.Fetch(f, 8, kMs, 0);
+    }
+    uint64_t t = r.m.Step(r.m.LoaderWait(T0 + 5 * kMs, 300 * kMs, loader), kCompute10);
+    for (int i = 0; i < 9; ++i) t = r.m.Step(r.m.LoaderWait(t, 100'000, loader), kCompute10);
+    const Report report = r.Analyze();
+    const TrainingProcess& tp = report.bottleneck.processes.at(0);
+    ASSERT_TRUE(tp.input);
+    EXPECT_EQ(tp.input->spawned_workers, spawned ? 2u : 0u);
+    EXPECT_TRUE(tp.input->workers_persistent());
+    EXPECT_FALSE(tp.input->workers_recreated());
+    ASSERT_TRUE(tp.advice.startup_significant);
+    EXPECT_TRUE(Says(tp.text, "the workers are persistent already: fewer workers, or more steps to spread it over."));
+    EXPECT_FALSE(Says(tp.text, "persistent_workers=True"));
+    EXPECT_EQ(Says(tp.text, "spawned workers import the program's modules each: multiprocessing_context='forkserver', "
+                            "or 'fork' without CUDA in the main process, starts them faster"),
+              spawned);
+  }
+}
+
 // Two DDP ranks; rank 1 does 40 ms of extra work between forward and backward, and rank 0 waits
 // for it inside its backward (the all-reduce).
 struct TwoRanks {

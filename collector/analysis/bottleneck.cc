@@ -201,6 +201,18 @@ std::string ShimKeptOutMessage(const Trace& trace) {
          " to record them; meanwhile the NVTX range statistics show where the time goes by name.";
 }
 
+// Whether some process ran a Python interpreter (its executable is named python*).
+bool AnyPythonProcess(const Trace& trace) {
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) {
+      const std::string& exe = img.executable.empty() ? (img.argv.empty() ? img.executable : img.argv[0]) : img.executable;
+      const size_t slash = exe.rfind('/');
+      if (exe.compare(slash == std::string::npos ? 0 : slash + 1, 6, "python") == 0) return true;
+    }
+  }
+  return false;
+}
+
 // The "no_steps" message when no process waited on a DataLoader or ran a backward: what was
 // recorded instead, and what that means.
 std::string NoTrainingMessage(const std::vector<ProcessPhases>& phases) {
@@ -253,6 +265,18 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
     b.status = "no_phases";
     b.message = ShimKeptOutMessage(trace);
     if (!b.message.empty()) return b;
+    if (AnyPythonProcess(trace)) {
+      // The shim loaded (ShimKeptOutMessage found no process it was kept out of): no training
+      // loop of PyTorch's ran, or --trace=-python turned the shim off (the trace does not say).
+      b.message =
+          "No training phases recorded: the Python processes of this run recorded no DataLoader wait, forward, "
+          "backward or optimizer step, which trainprof's Python shim records once the program imports torch: the "
+          "program did not import torch or ran no training loop (or it was run with --trace=-python, which turns the "
+          "shim off). Other loops can record the same phases as NVTX push/pop ranges in domain \"trainprof\" with "
+          "the categories of docs/trace-format.md (\"Training phases\"); meanwhile the NVTX range statistics and CPU "
+          "samples (--sample) show where the time goes.";
+      return b;
+    }
     b.message =
         "No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs "
         "using PyTorch (DataLoader waits, forward, backward, optimizer), so run the script as `trainprof run "

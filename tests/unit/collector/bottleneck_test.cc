@@ -530,6 +530,7 @@ TEST(Bottleneck, RanksOnSeveralHostsUseRealtime) {
 
 TEST(Bottleneck, NoPhasesSaysWhatIsNeeded) {
   TraceBuilder b(500);
+  b.Command({"./train"}).Executable("/opt/app/train");  // not Python
   int t = b.Thread(500);
   b.Push(t, b.start_ns() + kMs, "train_step");
   b.Pop(t, b.start_ns() + 5 * kMs);
@@ -553,6 +554,25 @@ TEST(Bottleneck, NoPhasesSaysWhatIsNeeded) {
   auto steps = std::find_if(tables.begin(), tables.end(), [](const CsvTable& c) { return c.name == "steps.csv"; });
   ASSERT_NE(steps, tables.end());
   EXPECT_EQ(std::count(steps->text.begin(), steps->text.end(), '\n'), 1);  // the header only
+}
+
+// A Python program that never imported torch: the shim loaded, recorded nothing, and the message
+// says so, not "run it without --trace=-python" (a new-user pass ran it exactly that way).
+TEST(Bottleneck, NoPhasesOfAPythonProgramSaysItRanNoTorchLoop) {
+  TraceBuilder b(500);
+  b.Command({"python3", "plain.py"}).Executable("/usr/bin/python3.11");
+  int t = b.Thread(500);
+  b.Push(t, b.start_ns() + kMs, "load");
+  b.Pop(t, b.start_ns() + 5 * kMs);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, b.start_ns() + 10 * kMs);
+  Report report = collector::Analyze(TraceOf({&b}), {});
+  EXPECT_EQ(report.bottleneck.status, "no_phases");
+  EXPECT_NE(report.bottleneck.message.find("No training phases recorded: the Python processes of this run recorded no "
+                                           "DataLoader wait, forward, backward or optimizer step"),
+            std::string::npos)
+      << report.bottleneck.message;
+  EXPECT_NE(report.bottleneck.message.find("the program did not import torch or ran no training loop"), std::string::npos);
+  EXPECT_EQ(report.bottleneck.message.find("run the script as"), std::string::npos);
 }
 
 // Forwards only (inference): no training step, and the hint says so (not "workers traced

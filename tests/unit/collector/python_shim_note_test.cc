@@ -84,9 +84,16 @@ TEST(PythonShimNote, ManyProcessesAreCountedAndListedUpToFour) {
 }
 
 TEST(PythonShimNote, WithoutTheNoteTheGeneralAdviceStays) {
-  // A process without the note and without phases: the general advice, no field.
-  TraceBuilder b(900);
-  Report report = Analyze(TraceOf({&b}), {});
+  // A process without the note and without phases: the general advice, no field (a Python one:
+  // it recorded no training loop; another program: how to record the phases).
+  TraceBuilder py(900);
+  Report report = Analyze(TraceOf({&py}), {});
+  EXPECT_EQ(report.processes[0].python_shim_off, "");
+  EXPECT_NE(report.bottleneck.message.find("the program did not import torch or ran no training loop"),
+            std::string::npos);
+  TraceBuilder native(901);
+  native.Command({"./train"}).Executable("/opt/app/train");
+  report = Analyze(TraceOf({&native}), {});
   EXPECT_EQ(report.processes[0].python_shim_off, "");
   EXPECT_NE(report.bottleneck.message.find("run the script as"), std::string::npos);
 }

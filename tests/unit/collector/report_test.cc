@@ -338,7 +338,7 @@ Processes
   Exit "unknown": no exit record (killed?)
 
 Bottleneck
-  No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs using PyTorch (DataLoader waits, forward, backward, optimizer), so run the script as `trainprof run --follow-children -- python train.py` without --trace=-python. Other programs can record the same phases as NVTX push/pop ranges in domain "trainprof" with the categories of docs/trace-format.md ("Training phases"); meanwhile the NVTX range statistics show where the time goes by name.
+  No training phases recorded: the Python processes of this run recorded no DataLoader wait, forward, backward or optimizer step, which trainprof's Python shim records once the program imports torch: the program did not import torch or ran no training loop (or it was run with --trace=-python, which turns the shim off). Other loops can record the same phases as NVTX push/pop ranges in domain "trainprof" with the categories of docs/trace-format.md ("Training phases"); meanwhile the NVTX range statistics and CPU samples (--sample) show where the time goes.
 
 NVTX ranges (all processes)
   Time (%)  Total Time  Calls     Mean   Median      Min      Max   StdDev  Unbalanced  Style      Range

@@ -76,7 +76,12 @@ void AddRunOptions(CLI::App* sub, RunArgs* args) {
   sub->formatter(std::make_shared<RunHelpFormatter>());
   sub->add_option("-o,--output", args->output,
                   "Trace directory, created if missing; %-expansions below")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
+      ->check([](const std::string& v) {
+        if (v.empty()) return std::string("an empty path");
+        // `-o -- python train.py` (the folder forgotten) would make a folder named "--" and run on.
+        if (v == "--") return std::string("\"--\" is not a folder name here: give -o its folder before `--`");
+        return std::string();
+      })
       ->type_name("DIR")
       ->take_last();  // a later -o (e.g. after a shell alias's) wins, as in most tools
   sub->add_flag("--follow-children", args->follow_children,

@@ -1342,8 +1342,12 @@ std::string DescribeDamage(const FileStatus& status) {
     out += status.errors[i];
   }
   if (status.errors.size() > shown) out += "; +" + std::to_string(status.errors.size() - shown) + " more";
-  // How much was read, where that says something: not of an empty file or one not opened.
-  if (status.bytes > 0) out += " (read " + std::to_string(status.bytes_read) + " of " + std::to_string(status.bytes) + " bytes)";
+  // How much of it was usable (the bytes decoded, the damaged and cut ones not), where that says
+  // something: not of an empty file or one not opened.
+  if (status.bytes > 0) {
+    out += " (" + std::to_string(status.bytes_read) + " of " + std::to_string(status.bytes) +
+           (status.bytes == 1 ? " byte usable)" : " bytes usable)");
+  }
   return out;
 }
 

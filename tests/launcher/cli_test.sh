@@ -67,6 +67,12 @@ unknown_option)
   expect_rc 2; expect_err "unknown option --bogus"
   run_tp frobnicate
   expect_rc 2; expect_err "unknown subcommand 'frobnicate'"
+  run_tp --bogus report x  # before the subcommand (CLI11 alone: "A subcommand is required")
+  expect_rc 2; expect_err "unknown option --bogus (options come after the subcommand"
+  # -o with its folder forgotten: not a folder named "--" and the command run.
+  run_tp run -o -- touch ran
+  expect_rc 2; expect_err '"--" is not a folder name here'
+  [ ! -e ran ] && [ ! -e -- ] || fail "run -o -- ran the command or made a folder named --"
   for sub in "run -o '' -- touch ran" "report -o '' x" "export -o '' x"; do
     eval "run_tp $sub"
     expect_rc 2; expect_err "an empty path"

@@ -615,6 +615,11 @@ void Decoder::ReadChunks() {
       skipped_ += c.data_end - c.data_begin;
       continue;
     }
+    // A gap in the thread's sequence: chunks it wrote were lost (a damaged chunk header, zeroed
+    // pages), and with them maybe the exits of its open CUDA calls.
+    if (i > 0 && chunks[i - 1].thread_index == c.thread_index && c.seq > chunks[i - 1].seq + 1) {
+      cuda_.LoseOpenCalls(thread);
+    }
     if (nvtx_sink_ != nullptr) {
       DecodeChunk<true>(c, thread);
     } else {

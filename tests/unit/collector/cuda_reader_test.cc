@@ -2,6 +2,9 @@
 // correlation, GPU times from the chunk base, invalid timestamps counted and left out, version 1.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
+
 #include "test_util.h"
 
 namespace trainprof::collector {
@@ -207,6 +210,41 @@ TEST(CudaReader, DamageMarksTheThreadsOpenCallsExitLost) {
   }
   EXPECT_EQ(lost, 1u);
   EXPECT_EQ(unfinished, 1u);
+}
+
+// A whole chunk lost (its header damaged, or its pages zeroed) leaves a gap in the thread's chunk
+// sequence: the calls open on that thread before the gap are exit_lost; a call entered after the
+// gap and still open at the end is one the process ended inside.
+TEST(CudaReader, ALostChunkMarksTheThreadsOpenCallsExitLost) {
+  for (const uint32_t magic : {0u, 0xdeadbeefu}) {
+    SCOPED_TRACE(magic);
+    TraceBuilder b(300, 1, T0);
+    int t = b.Thread(300);
+    b.ApiEnter(t, T0 + 1'000, "cudaStreamSynchronize_v3020", 1);
+    b.NewChunk(t);
+    b.ApiExit(t, T0 + 2'000, 1, 0);  // in the chunk that is lost
+    b.NewChunk(t);
+    b.ApiCall(t, T0 + 3'000, T0 + 4'000, "cudaMalloc_v3020", 2);
+    b.ApiEnter(t, T0 + 5'000, "cudaDeviceSynchronize_v3020", 3);
+    ASSERT_EQ(b.chunks(), 3u);
+    std::vector<uint8_t> bytes = b.Build();
+    const size_t lost = fmt::kHeaderRegionSize + size_t{fmt::kDefaultChunkSize};  // chunk 1's header
+    std::memcpy(bytes.data() + lost + offsetof(fmt::ChunkHeader, magic), &magic, sizeof magic);
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(bytes, b.FileName(), &pool);
+    ASSERT_TRUE(r.image);
+    EXPECT_EQ(r.status.errors.empty(), magic == 0);  // zeros read as an unclaimed slot
+    const CudaData& c = r.image->cuda;
+    ASSERT_EQ(c.calls.size(), 3u);
+    EXPECT_EQ(pool.Get(c.calls[0].name), "cudaStreamSynchronize_v3020");
+    EXPECT_FALSE(c.calls[0].returned);
+    EXPECT_TRUE(c.calls[0].exit_lost);
+    EXPECT_TRUE(c.calls[1].returned);
+    EXPECT_EQ(pool.Get(c.calls[2].name), "cudaDeviceSynchronize_v3020");
+    EXPECT_FALSE(c.calls[2].returned);
+    EXPECT_FALSE(c.calls[2].exit_lost);
+    EXPECT_EQ(c.unmatched_exits, 0u);
+  }
 }
 
 // Zero and reversed GPU timestamps are counted, and no such record reaches the model.

@@ -29,7 +29,8 @@ class NvtxMatcher {
   static constexpr size_t kMaxHeldEnds = size_t{1} << 20;
 
   void Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns) {
-    Stack(thread, domain).push_back({time_ns, name, domain});
+    // The row is found here, off the pop's dependency chain (stack top → row → its summary).
+    Stack(thread, domain).push_back({time_ns, name, domain, 0, IndexOf(domain, name, RangeStyle::kPushPop)});
   }
   void Pop(uint32_t thread, uint32_t domain, uint64_t time_ns) {
     std::vector<Open>& stack = Stack(thread, domain);
@@ -40,7 +41,7 @@ class NvtxMatcher {
     const Open push = stack.back();
     stack.pop_back();
     const uint64_t d = time_ns >= push.time_ns ? time_ns - push.time_ns : 0;
-    ranges_[IndexOf(push.domain, push.name, RangeStyle::kPushPop) - 1].durations.Add(d);
+    ranges_[push.row - 1].durations.Add(d);
     if (push.stack != 0) AddUse(push, d);
   }
   void Mark(uint32_t domain, uint32_t name) {
@@ -73,6 +74,7 @@ class NvtxMatcher {
     uint32_t name;
     uint32_t domain;
     uint64_t stack = 0;  ///< EVENT_STACK of its push/start (0 = none)
+    uint32_t row = 0;    ///< a push's ranges_ index + 1 (start/end ranges: 0, found at the end)
   };
   void AddUse(const Open& o, uint64_t duration_ns, StackUseKind kind = StackUseKind::kRange);
   void PopUnbalanced(uint32_t domain);  ///< a pop on an empty stack

@@ -28,7 +28,7 @@ std::atomic<int> g_current{0};
 // handlers it installs and runs them where its runtime is consistent. A handler installed past it,
 // with libc's, can interrupt TSan inside its own locks (a trace switch while `import torch`
 // allocated), and our instrumented handler then waits on the lock its thread holds: the profiled
-// program hangs (1 run in ~20 of tests/e2e/test_sampling.py's `import torch` at 1000 Hz).
+// program hangs (2 runs in 25 of tests/e2e/test_sampling.py's `import torch` at 1000 Hz).
 SigactionFn RealSigaction() {
 #if defined(__SANITIZE_THREAD__)
   return &::sigaction;

@@ -66,17 +66,14 @@ int main(int argc, char** argv) {
     std::cerr << app.help();
     return kUsageError;
   }
-  // An option before the subcommand other than trainprof's own (--help, -h, --version): CLI11 says
-  // only "A subcommand is required".
-  if (const std::string first = argv[1];
-      first.size() > 1 && first[0] == '-' && first != "--help" && first != "-h" && first != "--version") {
-    std::cerr << "trainprof: unknown option " << first << " (options come after the subcommand: run, report or export)\n"
-              << "Run with --help for more information.\n";
-    return kUsageError;
-  }
-  if (const std::string first = argv[1]; first[0] != '-' && first != "run" && first != "report" && first != "export") {
-    std::cerr << "trainprof: unknown subcommand '" << argv[1] << "' (run, report or export)\n"
-              << "Run with --help for more information.\n";
+  // The first argument must be a subcommand or one of trainprof's own options (--help, -h,
+  // --version): CLI11 alone says only "A subcommand is required" for an unknown option there.
+  if (const std::string first = argv[1]; first != "run" && first != "report" && first != "export" &&
+                                         first != "--help" && first != "-h" && first != "--version" && first != "-") {
+    std::cerr << "trainprof: "
+              << (first[0] == '-' ? "unknown option " + first + " (options come after the subcommand: run, report or export)"
+                                  : "unknown subcommand '" + first + "' (run, report or export)")
+              << "\nRun with --help for more information.\n";
     return kUsageError;
   }
   // `--option=` with nothing after the `=`: CLI11 would take the next argument as the value

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include "collector/analysis/capture_note.h"
 #include "collector/analysis/python_shim_note.h"
@@ -205,9 +206,10 @@ std::string ShimKeptOutMessage(const Trace& trace) {
 bool AnyPythonProcess(const Trace& trace) {
   for (const Process& p : trace.processes) {
     for (const TraceImage& img : p.images) {
-      const std::string& exe = img.executable.empty() ? (img.argv.empty() ? img.executable : img.argv[0]) : img.executable;
-      const size_t slash = exe.rfind('/');
-      if (exe.compare(slash == std::string::npos ? 0 : slash + 1, 6, "python") == 0) return true;
+      std::string_view exe = img.executable;
+      if (exe.empty() && !img.argv.empty()) exe = img.argv[0];
+      exe.remove_prefix(exe.rfind('/') + 1);  // npos + 1 == 0: no folder
+      if (exe.starts_with("python")) return true;
     }
   }
   return false;

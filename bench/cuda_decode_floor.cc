@@ -17,7 +17,7 @@ using namespace trainprof::collector;
 struct Count final : CudaSink {
   uint64_t calls = 0, gpu = 0, ns = 0;  // ns: summed durations, so that nothing is optimised away
   void Call(const CudaCall& c) override { ++calls, ns += c.duration(); }
-  void Kernel(const GpuKernel& k) override { ++gpu, ns += k.duration(); }
+  void Kernel(const GpuKernel& k, const KernelConfig&) override { ++gpu, ns += k.duration(); }
   void Memcpy(const GpuMemcpy& m) override { ++gpu, ns += m.duration(); }
   void Memset(const GpuMemset& m) override { ++gpu, ns += m.duration(); }
   void Sync(const GpuSync&) override { ++gpu; }

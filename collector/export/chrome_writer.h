@@ -91,7 +91,7 @@ class ChromeWriter {
   }
   /// A kernel's launch args, as Kineto writes them: ,"grid":[x,y,z],"block":[x,y,z],
   /// "registers per thread":N,"shared memory":bytes per block (static + dynamic).
-  void KernelArgs(const GpuKernel& k) {
+  void KernelArgs(const KernelConfig& k) {
     line_ += ",\"grid\":[";
     Triple(k.grid);
     line_ += "],\"block\":[";

@@ -32,7 +32,7 @@ class CudaExport {
     }
     for (const GpuKernel& k : img_.cuda.kernels) {
       if (!Kept(k.start_ns, k.end_ns)) continue;
-      GpuOp(k, "kernel", w_.Name(k.name), [&] { w_.KernelArgs(k); });
+      GpuOp(k, "kernel", w_.Name(k.name), [&] { w_.KernelArgs(img_.cuda.kernel_configs[k.config]); });
     }
     for (const GpuMemcpy& m : img_.cuda.memcpys) {
       if (!Kept(m.start_ns, m.end_ns)) continue;

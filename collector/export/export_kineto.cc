@@ -284,7 +284,7 @@ class KinetoWriter {
       if (!kept(kr.start_ns, kr.end_ns)) continue;
       auto [it, fresh] = kernel_names_.try_emplace(kr.name);
       if (fresh) it->second = Quote(DemangleKernelName(trace_.strings.Get(kr.name)));
-      GpuOp(kr, clock, it->second, "kernel", [&] { w_.KernelArgs(kr); });
+      GpuOp(kr, clock, it->second, "kernel", [&] { w_.KernelArgs(img.cuda.kernel_configs[kr.config]); });
       Flow(calls, k, pid, tid_of, kr.correlation, kr.device, kr.stream, clock(kr.start_ns));
     }
     for (const GpuMemcpy& m : img.cuda.memcpys) {

@@ -53,7 +53,7 @@ void CudaDigest::Call(const CudaCall& c) {
   if (c.status != 0) ++row.errors;
 }
 
-void CudaDigest::Kernel(const GpuKernel& k) {
+void CudaDigest::Kernel(const GpuKernel& k, const KernelConfig& config) {
   if (k.name != last_kernel_name_ || last_kernel_ == UINT32_MAX) {
     auto [it, fresh] = kernel_index_.try_emplace(k.name, static_cast<uint32_t>(kernels_.size()));
     if (fresh) kernels_.emplace_back().name = k.name;
@@ -62,8 +62,8 @@ void CudaDigest::Kernel(const GpuKernel& k) {
   }
   KernelSamples& row = kernels_[last_kernel_];
   row.time.Add(k.duration());
-  ++row.grids[{k.grid[0], k.grid[1], k.grid[2]}];
-  ++row.blocks[{k.block[0], k.block[1], k.block[2]}];
+  ++row.grids[{config.grid[0], config.grid[1], config.grid[2]}];
+  ++row.blocks[{config.block[0], config.block[1], config.block[2]}];
 }
 
 void CudaDigest::Memcpy(const GpuMemcpy& m) {
@@ -135,7 +135,7 @@ void CudaDigest::Remap(const std::vector<StringId>& pool_of_ref) {
 CudaDigest DigestOf(const CudaData& data) {
   CudaDigest d;
   for (const CudaCall& c : data.calls) d.Call(c);
-  for (const GpuKernel& k : data.kernels) d.Kernel(k);
+  for (const GpuKernel& k : data.kernels) d.Kernel(k, data.kernel_configs[k.config]);
   for (const GpuMemcpy& m : data.memcpys) d.Memcpy(m);
   for (const GpuMemset& m : data.memsets) d.Memset(m);
   for (const GpuOverhead& o : data.overheads) d.Overhead(o);

@@ -60,7 +60,7 @@ struct MemoryOpSamples {
 class CudaDigest {
  public:
   void Call(const CudaCall& call);  ///< a whole call (returned or never returned)
-  void Kernel(const GpuKernel& kernel);
+  void Kernel(const GpuKernel& kernel, const KernelConfig& config);  ///< with its launch configuration
   void Memcpy(const GpuMemcpy& copy);
   void Memset(const GpuMemset& memset);
   void Overhead(const GpuOverhead& overhead);

@@ -9,6 +9,7 @@
 //     ├─ memsets         GpuMemset   │ records with a zero or reversed timestamp are not here:
 //     ├─ syncs           GpuSync     │ they are counted in invalid_timestamps
 //     ├─ overheads       GpuOverhead ┘
+//     ├─ kernel_configs              kernels' launch configurations, one entry per distinct one
 //     ├─ devices, contexts           definitions (untimed)
 //     ├─ status, captures            GPU_STATUS / CAPTURE events, in record order
 //     └─ records_dropped, invalid_timestamps, unmatched_exits   counters
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "collector/base/string_pool.h"
+#include "collector/model/kernel_configs.h"
 #include "trainprof/trace_format.h"
 
 namespace trainprof::collector {
@@ -44,20 +46,16 @@ struct CudaCall {
   uint64_t duration() const { return end_ns - begin_ns; }
 };
 
-/// One kernel execution (GPU_KERNEL).
+/// One kernel execution (GPU_KERNEL). 48 bytes: its launch configuration is an index into the
+/// image's CudaData::kernel_configs (kernel_configs.h).
 struct GpuKernel {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   uint64_t correlation = 0;
   StringId name = 0;  ///< as recorded: the mangled name (key of the kernel table)
   uint32_t device = 0, context = 0, stream = 0;
-  uint32_t grid[3] = {0, 0, 0};
-  uint32_t block[3] = {0, 0, 0};
-  uint32_t registers = 0;          ///< per thread
-  uint32_t static_shared = 0;      ///< bytes per block
-  uint32_t dynamic_shared = 0;     ///< bytes per block
-  uint32_t graph = 0;              ///< CUDA graph id, 0 = none
-  format::KernelLaunch launch = format::KernelLaunch::kRegular;
+  uint32_t graph = 0;   ///< CUDA graph id, 0 = none
+  uint32_t config = 0;  ///< grid, block, registers, shared memory, launch type: CudaData::kernel_configs[config]
   uint64_t duration() const { return end_ns - start_ns; }
 };
 
@@ -151,6 +149,7 @@ struct CaptureEvent {
 struct CudaData {
   std::vector<CudaCall> calls;  ///< by enter time (ties: record order)
   std::vector<GpuKernel> kernels;
+  KernelConfigs kernel_configs;  ///< the launch configurations `kernels` index
   std::vector<GpuMemcpy> memcpys;
   std::vector<GpuMemset> memsets;
   std::vector<GpuSync> syncs;

@@ -25,7 +25,8 @@ class CudaSink {
  public:
   virtual ~CudaSink() = default;
   virtual void Call(const CudaCall& call) = 0;
-  virtual void Kernel(const GpuKernel& kernel) = 0;
+  /// `config`: the kernel's launch configuration (`kernel.config` is 0: the sink keeps its own)
+  virtual void Kernel(const GpuKernel& kernel, const KernelConfig& config) = 0;
   virtual void Memcpy(const GpuMemcpy& copy) = 0;
   virtual void Memset(const GpuMemset& memset) = 0;
   virtual void Sync(const GpuSync& sync) = 0;

@@ -94,14 +94,16 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       GpuKernel k;
       if (!OnStream(r, base_ns, &k, &out_.invalid_timestamps)) break;
       k.name = string_ref_(r.name);
+      KernelConfig config;
       const uint64_t grid[3] = {r.grid_x, r.grid_y, r.grid_z}, block[3] = {r.block_x, r.block_y, r.block_z};
-      for (int i = 0; i < 3; ++i) k.grid[i] = U32(grid[i]), k.block[i] = U32(block[i]);
-      k.registers = U32(r.registers);
-      k.static_shared = U32(r.static_shared), k.dynamic_shared = U32(r.dynamic_shared);
+      for (int i = 0; i < 3; ++i) config.grid[i] = U32(grid[i]), config.block[i] = U32(block[i]);
+      config.registers = U32(r.registers);
+      config.static_shared = U32(r.static_shared), config.dynamic_shared = U32(r.dynamic_shared);
+      config.launch = static_cast<format::KernelLaunch>(U32(r.launch));
       k.graph = U32(r.graph);
-      k.launch = static_cast<format::KernelLaunch>(U32(r.launch));
-      if (sink_ != nullptr) sink_->Kernel(k);
-      if (digest_ != nullptr) digest_->Kernel(k);
+      if (sink_ != nullptr) sink_->Kernel(k, config);
+      if (digest_ != nullptr) digest_->Kernel(k, config);
+      if (keep_) k.config = out_.kernel_configs.Intern(config);
       if (keep_) out_.kernels.push_back(k);
       break;
     }

@@ -327,12 +327,14 @@ void KinetoMapper::Event(const KinetoEvent& e) {
       if (c == C::kKernel) {
         auto k = Activity<GpuKernel>(begin, end, corr, device, context, stream);
         k.name = strings_.Intern(name);
+        KernelConfig config;
         for (int i = 0; i < 3; ++i) {
-          k.grid[i] = e.grid[i];
-          k.block[i] = e.block[i];
+          config.grid[i] = e.grid[i];
+          config.block[i] = e.block[i];
         }
-        k.registers = U32(e.registers);
-        k.static_shared = U32(e.shared_memory);
+        config.registers = U32(e.registers);
+        config.static_shared = U32(e.shared_memory);
+        k.config = img_.cuda.kernel_configs.Intern(config);
         img_.cuda.kernels.push_back(k);
       } else if (c == C::kMemcpy) {
         auto m = Activity<GpuMemcpy>(begin, end, corr, device, context, stream);

@@ -89,13 +89,15 @@ TEST(CudaReader, EveryRecordKindDecoded) {
   EXPECT_EQ(k.device, 0u);
   EXPECT_EQ(k.context, 1u);
   EXPECT_EQ(k.stream, 7u);
-  EXPECT_EQ(k.grid[0], 256u);
-  EXPECT_EQ(k.grid[1], 2u);
-  EXPECT_EQ(k.block[0], 128u);
-  EXPECT_EQ(k.registers, 40u);
-  EXPECT_EQ(k.static_shared, 1024u);
-  EXPECT_EQ(k.dynamic_shared, 4096u);
-  EXPECT_EQ(k.launch, fmt::KernelLaunch::kRegular);
+  const KernelConfig& config = c.kernel_configs[k.config];
+  EXPECT_NE(k.config, 0u);  // index 0 is the all-zero configuration
+  EXPECT_EQ(config.grid[0], 256u);
+  EXPECT_EQ(config.grid[1], 2u);
+  EXPECT_EQ(config.block[0], 128u);
+  EXPECT_EQ(config.registers, 40u);
+  EXPECT_EQ(config.static_shared, 1024u);
+  EXPECT_EQ(config.dynamic_shared, 4096u);
+  EXPECT_EQ(config.launch, fmt::KernelLaunch::kRegular);
 
   ASSERT_EQ(c.memcpys.size(), 1u);
   const GpuMemcpy& m = c.memcpys[0];
@@ -298,6 +300,43 @@ TEST(CudaReader, GpuTimesAreRelativeToTheirChunkBase) {
   }
 }
 
+// Kernels keep their launch configuration as an index into the image's table: equal
+// configurations share one entry, whatever kernels come between them; an all-zero one is index 0.
+TEST(CudaReader, KernelsShareOneEntryPerDistinctLaunchConfiguration) {
+  TraceBuilder b(300, 1, T0);
+  const int g = b.Thread(301);
+  const uint32_t n = 64;
+  for (uint32_t i = 0; i < n; ++i) {  // two configurations, alternating, and a third every 16th kernel
+    const bool odd = i % 2 == 1, third = i % 16 == 15;
+    b.Kernel(g, {.start = T0 + 10 * i, .end = T0 + 10 * i + 5, .name = odd ? "_Z1av" : "_Z1bv",
+                 .correlation = i + 1, .grid = {third ? 7u : odd ? 256u : 64u, 1, 1},
+                 .block = {128, 1, 1}, .registers = odd ? 40u : 32u, .static_shared = 0,
+                 .dynamic_shared = third ? 4096u : 0u});
+  }
+  b.Kernel(g, {.start = T0 + 10'000, .end = T0 + 10'001, .name = "_Z1zv", .correlation = 999, .grid = {0, 0, 0},
+               .block = {0, 0, 0}, .registers = 0, .launch = fmt::KernelLaunch::kRegular});
+  StringPool pool;
+  ReadResult r = Read(b, &pool);
+  ASSERT_TRUE(r.image);
+  const CudaData& c = r.image->cuda;
+  ASSERT_EQ(c.kernels.size(), n + 1);
+  EXPECT_EQ(c.kernel_configs.size(), 4u);  // the zero entry and three configurations
+  for (uint32_t i = 0; i < n; ++i) {
+    const KernelConfig& k = c.kernel_configs[c.kernels[i].config];
+    const bool odd = i % 2 == 1, third = i % 16 == 15;
+    EXPECT_EQ(k.grid[0], third ? 7u : odd ? 256u : 64u) << i;
+    EXPECT_EQ(k.registers, odd ? 40u : 32u) << i;
+    EXPECT_EQ(k.dynamic_shared, third ? 4096u : 0u) << i;
+    EXPECT_EQ(k.block[0], 128u) << i;
+    if (i >= 2 && !third && (i - 2) % 16 != 15) EXPECT_EQ(c.kernels[i].config, c.kernels[i - 2].config) << i;
+  }
+  EXPECT_NE(c.kernels[0].config, c.kernels[1].config);
+  EXPECT_EQ(c.kernels[n].config, 0u);
+  EXPECT_EQ(c.kernel_configs[c.kernels[n].config], KernelConfig{});
+  EXPECT_EQ(c.kernel_configs[12345], KernelConfig{});  // an index never given: the zero entry
+  EXPECT_EQ(sizeof(GpuKernel), 48u);
+}
+
 // Fields wider than the model's saturate instead of wrapping.
 TEST(CudaReader, WideFieldsSaturate) {
   TraceBuilder b(300, 1, T0);
@@ -312,7 +351,7 @@ TEST(CudaReader, WideFieldsSaturate) {
   ASSERT_TRUE(r.image);
   ASSERT_EQ(r.image->cuda.kernels.size(), 2u);
   EXPECT_EQ(r.image->cuda.kernels[1].device, UINT32_MAX);
-  EXPECT_EQ(r.image->cuda.kernels[1].grid[0], UINT32_MAX);
+  EXPECT_EQ(r.image->cuda.kernel_configs[r.image->cuda.kernels[1].config].grid[0], UINT32_MAX);
   EXPECT_EQ(r.image->cuda.kernels[1].start_ns, T0 + 10);
 }
 

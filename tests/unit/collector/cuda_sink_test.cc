@@ -22,7 +22,10 @@ struct Collect final : CudaSink {
   CudaData got;
   int resolved = 0;
   void Call(const CudaCall& c) override { got.calls.push_back(c); }
-  void Kernel(const GpuKernel& k) override { got.kernels.push_back(k); }
+  void Kernel(const GpuKernel& k, const KernelConfig& config) override {
+    got.kernels.push_back(k);
+    got.kernels.back().config = got.kernel_configs.Intern(config);
+  }
   void Memcpy(const GpuMemcpy& m) override { got.memcpys.push_back(m); }
   void Memset(const GpuMemset& m) override { got.memsets.push_back(m); }
   void Sync(const GpuSync& s) override { got.syncs.push_back(s); }
@@ -110,7 +113,7 @@ TEST(CudaSink, SeesWhatTheReaderKeeps) {
   EXPECT_EQ(kept.invalid_timestamps, 1u);
   EXPECT_EQ(pool.Get(sink.got.kernels[0].name), "_Z6matmulPfS_S_i");
   EXPECT_EQ(sink.got.kernels[0].start_ns, kept.kernels[0].start_ns);
-  EXPECT_EQ(sink.got.kernels[0].grid[0], 256u);
+  EXPECT_EQ(sink.got.kernel_configs[sink.got.kernels[0].config].grid[0], 256u);
   EXPECT_EQ(sink.got.kernels[0].stream, 7u);
   ASSERT_EQ(sink.got.memcpys.size(), 1u);
   EXPECT_EQ(sink.got.memcpys[0].bytes, 4u);

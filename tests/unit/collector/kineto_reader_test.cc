@@ -167,11 +167,12 @@ TEST(KinetoReader, MapsEveryCategory) {
   EXPECT_EQ(k.context, 1u);
   EXPECT_EQ(k.stream, 7u);
   EXPECT_EQ(k.correlation, 77u);
-  EXPECT_EQ(k.grid[0], 512u);
-  EXPECT_EQ(k.grid[1], 2u);
-  EXPECT_EQ(k.block[0], 128u);
-  EXPECT_EQ(k.registers, 40u);
-  EXPECT_EQ(k.static_shared, 400u);
+  const KernelConfig& config = c.kernel_configs[k.config];
+  EXPECT_EQ(config.grid[0], 512u);
+  EXPECT_EQ(config.grid[1], 2u);
+  EXPECT_EQ(config.block[0], 128u);
+  EXPECT_EQ(config.registers, 40u);
+  EXPECT_EQ(config.static_shared, 400u);
 
   ASSERT_EQ(c.memcpys.size(), 1u);
   EXPECT_EQ(c.memcpys[0].kind, format::MemcpyKind::kHtoD);

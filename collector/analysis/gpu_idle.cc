@@ -79,9 +79,9 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
       auto [it, inserted] = names.try_emplace(c.name);
       if (inserted) it->second = CudaApiDisplayName(strings.Get(c.name));
       const std::string& name = it->second;
-      auto copy = corr.copies.find(c.correlation);
-      const GpuMemcpy* m = copy == corr.copies.end() ? nullptr : copy->second;
-      const CallClass cls = ClassifyCall(name, m, corr.kernels.count(c.correlation) > 0);
+      const GpuMemcpy* const* copy = corr.copies.Find(c.correlation);
+      const GpuMemcpy* m = copy == nullptr ? nullptr : *copy;
+      const CallClass cls = ClassifyCall(name, m, corr.kernels.Find(c.correlation) != nullptr);
       std::string label;
       if (cls == CallClass::kSync || cls == CallClass::kCopy) {
         label = name;

@@ -32,11 +32,12 @@ std::string CudaApiDisplayName(std::string_view s) {
 }
 
 Correlated CorrelateGpuRecords(const CudaData& data) {
-  Correlated c;
-  c.copies.reserve(data.memcpys.size());
-  c.kernels.reserve(data.kernels.size());
-  for (const GpuMemcpy& m : data.memcpys) c.copies.emplace(m.correlation, &m);
-  for (const GpuKernel& k : data.kernels) c.kernels.emplace(k.correlation, &k);
+  IdSpan copies, kernels;
+  for (const GpuMemcpy& m : data.memcpys) copies.Add(m.correlation);
+  for (const GpuKernel& k : data.kernels) kernels.Add(k.correlation);
+  Correlated c{IdMap<const GpuMemcpy*>(copies), IdMap<const GpuKernel*>(kernels)};
+  for (const GpuMemcpy& m : data.memcpys) c.copies.Emplace(m.correlation, &m);
+  for (const GpuKernel& k : data.kernels) c.kernels.Emplace(k.correlation, &k);
   return c;
 }
 

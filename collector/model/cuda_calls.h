@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
+#include "collector/base/id_map.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -29,10 +29,10 @@ std::string CudaApiDisplayName(std::string_view recorded);
 
 enum class CallClass : uint8_t { kOther, kLaunch, kSync, kCopy };
 
-/// The GPU records of one image by correlation id.
+/// The GPU records of one image by correlation id (the first record of an id where several have it).
 struct Correlated {
-  std::unordered_map<uint64_t, const GpuMemcpy*> copies;
-  std::unordered_map<uint64_t, const GpuKernel*> kernels;
+  IdMap<const GpuMemcpy*> copies;
+  IdMap<const GpuKernel*> kernels;
 };
 Correlated CorrelateGpuRecords(const CudaData& data);
 

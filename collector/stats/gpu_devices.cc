@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
+#include "collector/base/id_map.h"
 #include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
@@ -23,16 +23,17 @@ std::map<uint32_t, DeviceSamples> Collect(const Process& p, const StringPool& st
   std::map<uint32_t, DeviceSamples> out;
   for (const TraceImage& img : p.images) {
     const CudaData& c = img.cuda;
-    std::unordered_map<uint64_t, uint64_t> enter_of;  // correlation → API enter
-    enter_of.reserve(c.calls.size());
-    for (const CudaCall& call : c.calls) enter_of.emplace(call.correlation, call.begin_ns);
+    IdSpan span;
+    for (const CudaCall& call : c.calls) span.Add(call.correlation);
+    IdMap<uint64_t> enter_of(span);  // correlation → API enter
+    for (const CudaCall& call : c.calls) enter_of.Emplace(call.correlation, call.begin_ns);
     for (const GpuKernel& k : c.kernels) {
       DeviceSamples& d = out[k.device];
       d.activity.push_back({k.start_ns, k.end_ns});
       ++d.kernels;
       d.kernel_ns += k.duration();
-      auto it = enter_of.find(k.correlation);
-      if (it != enter_of.end() && k.start_ns >= it->second) d.latencies.push_back(k.start_ns - it->second);
+      const uint64_t* enter = enter_of.Find(k.correlation);
+      if (enter != nullptr && k.start_ns >= *enter) d.latencies.push_back(k.start_ns - *enter);
     }
     for (const GpuMemcpy& m : c.memcpys) {
       DeviceSamples& d = out[m.device];

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
+#include "collector/base/id_map.h"
 #include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
@@ -22,7 +22,7 @@ void AddOps(const std::vector<T>& records, std::map<StreamKey, std::vector<Op>>*
 }
 
 // Classifies the gaps of one stream's ops (sorted here) into `row`.
-void Classify(std::vector<Op>* ops, const std::unordered_map<uint64_t, uint64_t>& call_begin,
+void Classify(std::vector<Op>* ops, const IdMap<uint64_t>& call_begin,
               uint64_t kernel_wait_ns, StreamIdleKinds* row) {
   std::stable_sort(ops->begin(), ops->end(), [](const Op& a, const Op& b) { return a.start < b.start; });
   row->ops += ops->size();
@@ -30,8 +30,8 @@ void Classify(std::vector<Op>* ops, const std::unordered_map<uint64_t, uint64_t>
     const uint64_t prev_end = (*ops)[i - 1].end;
     const Op& op = (*ops)[i];
     const uint64_t gap = op.start > prev_end ? op.start - prev_end : 0;
-    auto call = call_begin.find(op.correlation);
-    if (call != call_begin.end() && call->second > prev_end) {
+    const uint64_t* call = call_begin.Find(op.correlation);
+    if (call != nullptr && *call > prev_end) {
       row->host_wait_ns += gap;
     } else if (gap < kernel_wait_ns) {
       row->kernel_wait_ns += gap;
@@ -51,10 +51,13 @@ std::optional<double> Share(uint64_t part, uint64_t idle) {
 std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images, uint64_t kernel_wait_ns) {
   std::map<StreamKey, StreamIdleKinds> rows;
   for (const CudaData* c : images) {
-    std::unordered_map<uint64_t, uint64_t> call_begin;  // correlation → begin of its call
-    call_begin.reserve(c->calls.size());
+    IdSpan span;
     for (const CudaCall& call : c->calls) {
-      if (call.correlation != 0) call_begin.emplace(call.correlation, call.begin_ns);
+      if (call.correlation != 0) span.Add(call.correlation);
+    }
+    IdMap<uint64_t> call_begin(span);  // correlation → begin of its call
+    for (const CudaCall& call : c->calls) {
+      if (call.correlation != 0) call_begin.Emplace(call.correlation, call.begin_ns);
     }
     std::map<StreamKey, std::vector<Op>> ops;
     AddOps(c->kernels, &ops);

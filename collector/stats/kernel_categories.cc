@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "collector/base/id_map.h"
 #include "collector/base/kernel_names.h"
 #include "collector/base/sample_stats.h"
 
@@ -61,12 +62,13 @@ CategorizedActivity CategorizeActivity(const Process& process, const StringPool&
     for (const GpuMemcpy& m : c.memcpys) parts[Slot(KernelCategory::kMemory)].push_back({m.start_ns, m.end_ns});
     for (const GpuMemset& m : c.memsets) parts[Slot(KernelCategory::kMemory)].push_back({m.start_ns, m.end_ns});
     if (nccl.empty()) continue;
-    std::unordered_map<uint64_t, uint64_t> enter_of;  // correlation → launch call enter
-    enter_of.reserve(c.calls.size());
-    for (const CudaCall& call : c.calls) enter_of.emplace(call.correlation, call.begin_ns);
+    IdSpan span;
+    for (const CudaCall& call : c.calls) span.Add(call.correlation);
+    IdMap<uint64_t> enter_of(span);  // correlation → launch call enter
+    for (const CudaCall& call : c.calls) enter_of.Emplace(call.correlation, call.begin_ns);
     for (const GpuKernel* k : nccl) {
-      auto it = enter_of.find(k->correlation);
-      if (it != enter_of.end()) out.communication.push_back({it->second, {k->start_ns, k->end_ns}});
+      const uint64_t* enter = enter_of.Find(k->correlation);
+      if (enter != nullptr) out.communication.push_back({*enter, {k->start_ns, k->end_ns}});
     }
   }
   std::vector<Interval> all;

@@ -67,32 +67,39 @@ KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images,
                                      bool full_names, size_t top) {
   std::map<Key, Samples> by_name;
   for (const CudaData* c : images) {
-    std::unordered_map<uint64_t, Call> launch_of;  // correlation → its launch call
     std::unordered_map<StringId, bool> is_launch;  // call name → a launch call
-    for (const CudaCall& call : c->calls) {
-      if (!call.returned || call.correlation == 0) continue;
+    auto launches = [&](const CudaCall& call) {
+      if (!call.returned || call.correlation == 0) return false;
       auto [it, fresh] = is_launch.try_emplace(call.name, false);
       if (fresh) it->second = IsLaunchCall(CudaApiDisplayName(strings.Get(call.name)));
-      if (it->second) launch_of.emplace(call.correlation, Call{call.begin_ns, call.end_ns});
+      return it->second;
+    };
+    IdSpan span;
+    for (const CudaCall& call : c->calls) {
+      if (launches(call)) span.Add(call.correlation);
+    }
+    IdMap<Call> launch_of(span);  // correlation → its launch call
+    for (const CudaCall& call : c->calls) {
+      if (launches(call)) launch_of.Emplace(call.correlation, Call{call.begin_ns, call.end_ns});
     }
     if (launch_of.empty()) continue;
     for (const GpuKernel& k : c->kernels) {
-      auto it = launch_of.find(k.correlation);
-      if (it == launch_of.end()) continue;
+      const Call* call = launch_of.Find(k.correlation);
+      if (call == nullptr) continue;
       Samples& s = by_name[{0, std::string(strings.Get(k.name))}];
-      Add(it->second, k.start_ns, k.end_ns, &s);
+      Add(*call, k.start_ns, k.end_ns, &s);
     }
     for (const GpuMemcpy& m : c->memcpys) {
-      auto it = launch_of.find(m.correlation);
-      if (it == launch_of.end()) continue;
+      const Call* call = launch_of.Find(m.correlation);
+      if (call == nullptr) continue;
       Samples& s = by_name[{1, "memcpy " + MemcpyKindName(m.kind)}];
-      Add(it->second, m.start_ns, m.end_ns, &s);
+      Add(*call, m.start_ns, m.end_ns, &s);
     }
     for (const GpuMemset& m : c->memsets) {
-      auto it = launch_of.find(m.correlation);
-      if (it == launch_of.end()) continue;
+      const Call* call = launch_of.Find(m.correlation);
+      if (call == nullptr) continue;
       Samples& s = by_name[{1, "memset"}];
-      Add(it->second, m.start_ns, m.end_ns, &s);
+      Add(*call, m.start_ns, m.end_ns, &s);
     }
   }
   // Kernels by the kernel table's display names: where two shorten to one name, its numbered ones

@@ -7,6 +7,7 @@
 
 #include "collector/analysis/capture_note.h"
 #include "collector/analysis/python_shim_note.h"
+#include "collector/base/clock_offset.h"
 
 namespace trainprof::collector {
 namespace {
@@ -311,7 +312,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
     r.rank = *t.rank;
     r.pid = t.pid;
     r.host = t.host;
-    r.realtime_offset_ns = static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_ns);
+    r.realtime_offset_ns = RealtimeOffset(p.start_realtime_ns, p.start_ns);
     for (const StepRow& s : t.step_rows) {
       if (s.eval) continue;
       r.steps.push_back(

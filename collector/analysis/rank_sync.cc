@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "collector/base/clock_offset.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -66,13 +68,13 @@ RankSync AnalyzeRanks(std::vector<RankInput> in, size_t warmup_min_steps, double
     for (size_t i = 0; i < n && all; ++i) {
       const RankStep& s = ranks[i].steps[k];
       all = s.arrival != Arrival::kNone;
-      t[i] = static_cast<int64_t>(s.arrival_ns) + (realtime ? ranks[i].realtime_offset_ns : 0);
+      t[i] = ShiftedTime(s.arrival_ns, realtime ? ranks[i].realtime_offset_ns : 0);
     }
     if (!all) continue;
     const int64_t first = *std::min_element(t.begin(), t.end());
     const int64_t last = *std::max_element(t.begin(), t.end());
     for (size_t i = 0; i < n; ++i) {
-      const auto l = static_cast<uint64_t>(t[i] - first);
+      const uint64_t l = static_cast<uint64_t>(t[i]) - static_cast<uint64_t>(first);  // t[i] >= first: fits
       late[i].push_back(l);
       out.ranks[i].lateness_ns[k] = l;
       ++kinds[i][ranks[i].steps[k].arrival];

@@ -36,7 +36,7 @@ struct RankInput {
   int64_t rank = 0;
   int32_t pid = 0;
   std::string host;
-  int64_t realtime_offset_ns = 0;  ///< start_realtime_ns − start_ns of the process
+  int64_t realtime_offset_ns = 0;  ///< start_realtime_ns − start_ns of the process (RealtimeOffset, base/clock_offset.h)
   std::vector<RankStep> steps;
   double mean_step_ns = 0;     ///< over the steps in its statistics
   double mean_compute_ns = 0;  ///< forward + backward + optimizer

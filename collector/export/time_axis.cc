@@ -10,14 +10,14 @@ TimeAxis MakeTimeAxis(const Trace& trace) {
   // Each host's monotonic clock mapped onto realtime by its earliest process.
   std::map<std::string, std::pair<uint64_t, int64_t>> earliest;  // host -> (start_ns, realtime - monotonic)
   for (const Process& p : trace.processes) {
-    const int64_t offset = static_cast<int64_t>(p.start_realtime_ns) - static_cast<int64_t>(p.start_ns);
+    const int64_t offset = RealtimeOffset(p.start_realtime_ns, p.start_ns);
     auto [it, fresh] = earliest.emplace(p.host, std::make_pair(p.start_ns, offset));
     if (!fresh && p.start_ns < it->second.first) it->second = {p.start_ns, offset};
   }
   TimeAxis axis;
   uint64_t zero = UINT64_MAX;
   for (const Process& p : trace.processes) {
-    const int64_t r = static_cast<int64_t>(p.start_ns) + earliest[p.host].second;
+    const int64_t r = ShiftedTime(p.start_ns, earliest[p.host].second);
     if (r >= 0 && static_cast<uint64_t>(r) < zero) zero = static_cast<uint64_t>(r);
   }
   axis.zero = zero == UINT64_MAX ? 0 : zero;

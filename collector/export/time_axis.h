@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collector/base/clock_offset.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -18,8 +19,8 @@ struct ExportClock {
   int64_t offset = 0;  ///< realtime - monotonic of the process's host
   uint64_t zero = 0;   ///< realtime ns of the axis' 0
   uint64_t operator()(uint64_t t) const {
-    const int64_t r = static_cast<int64_t>(t) + offset - static_cast<int64_t>(zero);
-    return r > 0 ? static_cast<uint64_t>(r) : 0;
+    const int64_t r = ShiftedTime(t, offset);  // saturated: a damaged header's clocks may be anything
+    return r > 0 && static_cast<uint64_t>(r) > zero ? static_cast<uint64_t>(r) - zero : 0;
   }
 };
 

@@ -7,6 +7,7 @@
 
 #include "collector/analysis/bottleneck.h"
 #include "collector/analysis/slow_steps.h"
+#include "collector/base/clock_offset.h"
 
 namespace trainprof::collector {
 namespace {
@@ -114,6 +115,39 @@ TEST(RankSync, SeveralRanksLateTogetherAreNoSingleStraggler) {
             "No single straggler: ranks 1, 2 and 3 are late by the threshold (4.00 ms) or more at the median (rank 1 "
             "20.0 ms, rank 2 20.0 ms, rank 3 20.0 ms), but none arrives last in 50.0% or more of the 19 matched steps "
             "(most often last: rank 2, in 36.8%): they are late together (step 0 left out).");
+}
+
+// Ranks on two hosts are compared on CLOCK_REALTIME: each one's monotonic arrivals are moved by
+// its header's realtime − monotonic offset. A damaged header may give any offset; the arithmetic
+// saturates (found by the report fuzzer: a signed overflow in AnalyzeRanks) and the ranks still
+// match. The sane part of the same input is exact.
+TEST(RankSync, ClockOffsetsOfAnyValueSaturate) {
+  EXPECT_EQ(RealtimeOffset(1'700'000'000 * 1'000'000'000ull, 5'000), 1'700'000'000 * 1'000'000'000ll - 5'000);
+  EXPECT_EQ(RealtimeOffset(5'000, 7'000), -2'000);
+  EXPECT_EQ(RealtimeOffset(UINT64_MAX, 0), INT64_MAX);
+  EXPECT_EQ(RealtimeOffset(0, UINT64_MAX), INT64_MIN);
+  EXPECT_EQ(ShiftedTime(1'000, -400), 600);
+  EXPECT_EQ(ShiftedTime(7'596'833'091'381'242'912ull, 1'795'946'369'109'762'837ll), INT64_MAX);
+  EXPECT_EQ(ShiftedTime(UINT64_MAX, INT64_MIN), -1);
+  EXPECT_EQ(ShiftedTime(0, INT64_MIN), INT64_MIN);
+
+  std::vector<RankInput> in = TwoRanks(8, 0, 1, {{3, 5 * kMs}});
+  in[1].host = "node1";  // two hosts: realtime comparison
+  in[0].realtime_offset_ns = 1'000 * kMs;
+  in[1].realtime_offset_ns = 1'000 * kMs;
+  const RankSync sane = AnalyzeRanks(in, 5, 10.0, 2 * kMs);
+  ASSERT_EQ(sane.ranks.size(), 2u);
+  EXPECT_EQ(sane.matched_steps, 7u);  // step 0 left out as warm-up
+  EXPECT_EQ(sane.ranks[1].lateness_ns[3], 5 * kMs);
+
+  in[0].realtime_offset_ns = INT64_MAX;  // a damaged header
+  in[1].realtime_offset_ns = INT64_MIN;
+  in[0].steps[2].arrival_ns = UINT64_MAX;
+  const RankSync damaged = AnalyzeRanks(in, 5, 10.0, 2 * kMs);
+  ASSERT_EQ(damaged.ranks.size(), 2u);
+  EXPECT_EQ(damaged.matched_steps, 7u);
+  // rank 0 saturated at INT64_MAX, rank 1 at INT64_MIN + its arrival: the whole uint64_t range less that
+  EXPECT_EQ(damaged.ranks[0].lateness_ns[3], UINT64_MAX - in[1].steps[3].arrival_ns);
 }
 
 TEST(SlowSteps, FarAboveTheMedianAndTheFloor) {

@@ -21,6 +21,18 @@ struct DeviceSamples {
 // The samples of each device of one process.
 std::map<uint32_t, DeviceSamples> Collect(const Process& p, const StringPool& strings) {
   std::map<uint32_t, DeviceSamples> out;
+  {  // each device's activity sized once: the vectors hold an interval per GPU record
+    std::map<uint32_t, std::pair<size_t, size_t>> records;  // device → (GPU records, kernels)
+    for (const TraceImage& img : p.images) {
+      for (const GpuKernel& k : img.cuda.kernels) ++records[k.device].first, ++records[k.device].second;
+      for (const GpuMemcpy& m : img.cuda.memcpys) ++records[m.device].first;
+      for (const GpuMemset& m : img.cuda.memsets) ++records[m.device].first;
+    }
+    for (const auto& [device, n] : records) {
+      out[device].activity.reserve(n.first);
+      out[device].latencies.reserve(n.second);
+    }
+  }
   for (const TraceImage& img : p.images) {
     const CudaData& c = img.cuda;
     IdSpan span;

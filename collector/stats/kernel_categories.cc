@@ -71,10 +71,12 @@ CategorizedActivity CategorizeActivity(const Process& process, const StringPool&
       if (enter != nullptr) out.communication.push_back({*enter, {k->start_ns, k->end_ns}});
     }
   }
+  // The union of all from the categories' unions (equal to the union of every record, and
+  // without a second copy of the records' intervals).
   std::vector<Interval> all;
   for (size_t i = 0; i < kKernelCategories; ++i) {
-    all.insert(all.end(), parts[i].begin(), parts[i].end());
     out.sets[i] = Union(std::move(parts[i]));
+    all.insert(all.end(), out.sets[i].begin(), out.sets[i].end());
   }
   out.all = Union(std::move(all));
   std::sort(out.communication.begin(), out.communication.end(),

@@ -304,8 +304,39 @@ void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
   for (GpuStatusEvent& s : out_.status) map(s.message);
   // The chunks of a thread are read in order, those of several threads one after the other: put
   // calls in time order (ties: enter order) for every consumer.
-  std::stable_sort(out_.calls.begin(), out_.calls.end(),
-                   [](const CudaCall& a, const CudaCall& b) { return a.begin_ns < b.begin_ns; });
+  SortByEnterTime(&out_.calls);
+}
+
+void SortByEnterTime(std::vector<CudaCall>* calls) {
+  auto by_enter = [](const CudaCall& a, const CudaCall& b) { return a.begin_ns < b.begin_ns; };
+  if (std::is_sorted(calls->begin(), calls->end(), by_enter)) return;  // one thread's calls
+  const size_t n = calls->size();
+  if (n >= UINT32_MAX) {
+    std::stable_sort(calls->begin(), calls->end(), by_enter);
+    return;
+  }
+  // The order sorted as 4-byte indices, then applied in place cycle by cycle: std::stable_sort of
+  // the calls themselves would take a buffer of half of them (24 bytes a call).
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  const std::vector<CudaCall>& c = *calls;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return c[a].begin_ns < c[b].begin_ns; });
+  std::vector<CudaCall>& v = *calls;
+  for (size_t i = 0; i < n; ++i) {
+    if (order[i] == UINT32_MAX || order[i] == i) continue;  // placed, or in place
+    const CudaCall first = v[i];
+    size_t j = i;
+    for (;;) {  // position j takes the call that sorts there: order[j]
+      const size_t k = order[j];
+      order[j] = UINT32_MAX;
+      if (k == i) {
+        v[j] = first;
+        break;
+      }
+      v[j] = v[k];
+      j = k;
+    }
+  }
 }
 
 }  // namespace trainprof::collector

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <algorithm>
 #include <cstring>
+#include <random>
 
+#include "collector/read/cuda_records.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
@@ -335,6 +338,33 @@ TEST(CudaReader, KernelsShareOneEntryPerDistinctLaunchConfiguration) {
   EXPECT_EQ(c.kernel_configs[c.kernels[n].config], KernelConfig{});
   EXPECT_EQ(c.kernel_configs[12345], KernelConfig{});  // an index never given: the zero entry
   EXPECT_EQ(sizeof(GpuKernel), 48u);
+}
+
+// The calls' time order: as std::stable_sort by enter time (ties in record order), for runs of
+// several threads' calls, random orders with many ties, and calls already in order.
+TEST(CudaReader, CallsSortByEnterTimeAsAStableSort) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<CudaCall> calls;
+    const int threads = 1 + round % 5, per = 1 + static_cast<int>(rng() % 400);
+    for (int t = 0; t < threads; ++t) {
+      uint64_t at = rng() % 1000;
+      for (int i = 0; i < per; ++i) {
+        at += round % 3 == 0 ? rng() % 3 : rng() % 50;  // ties in a third of the rounds
+        calls.push_back({.begin_ns = at, .end_ns = at + 1, .correlation = calls.size() + 1,
+                         .thread = static_cast<uint32_t>(t)});
+      }
+    }
+    if (round % 7 == 6) std::shuffle(calls.begin(), calls.end(), rng);
+    std::vector<CudaCall> want = calls;
+    std::stable_sort(want.begin(), want.end(), [](const CudaCall& a, const CudaCall& b) { return a.begin_ns < b.begin_ns; });
+    SortByEnterTime(&calls);
+    ASSERT_EQ(calls.size(), want.size());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      ASSERT_EQ(calls[i].correlation, want[i].correlation) << "round " << round << ", call " << i;
+      ASSERT_EQ(calls[i].begin_ns, want[i].begin_ns);
+    }
+  }
 }
 
 // Fields wider than the model's saturate instead of wrapping.

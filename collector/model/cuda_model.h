@@ -29,20 +29,23 @@
 namespace trainprof::collector {
 
 /// One CUDA runtime or driver API call (CUDA_API_ENTER, and its CUDA_API_EXIT if it returned).
+/// 48 bytes (a long run keeps millions).
 struct CudaCall {
   uint64_t begin_ns = 0;     ///< CLOCK_MONOTONIC, at enter
   uint64_t end_ns = 0;       ///< at exit; == begin_ns when !returned
   uint64_t correlation = 0;  ///< CUPTI correlation id
   StringId name = 0;         ///< CUPTI's function name as recorded (e.g. "cudaLaunchKernel_v7000")
   uint32_t thread = 0;       ///< index into TraceImage::threads
-  uint32_t cbid = 0;         ///< CUPTI callback id
   uint32_t status = 0;       ///< cudaError_t / CUresult returned (0 = success); 0 when !returned
   format::CudaApi api = format::CudaApi::kRuntime;
+  uint32_t stack = 0;  ///< the EVENT_STACK after its exit: a Stack id of the image (0 = none; stacks.h)
+  /// CUPTI callback id (CUpti_runtime_api_trace_cbid / CUpti_driver_api_trace_cbid: below 2^16;
+  /// a larger recorded value saturates)
+  uint16_t cbid = 0;
   bool returned = false;  ///< false: no exit record, the call never returned (process ended in it)
   /// !returned, and the reader skipped damaged bytes of its thread after its enter: its exit may
   /// have been there, so it is not a call the process ended inside (counted apart, never timed)
   bool exit_lost = false;
-  uint32_t stack = 0;     ///< the EVENT_STACK after its exit: a Stack id of the image (0 = none; stacks.h)
   uint64_t duration() const { return end_ns - begin_ns; }
 };
 

@@ -77,7 +77,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       CudaCall c;
       c.begin_ns = c.end_ns = now;
       c.api = static_cast<format::CudaApi>(U32(r.api));
-      c.cbid = U32(r.cbid);
+      c.cbid = static_cast<uint16_t>(std::min<uint64_t>(r.cbid, UINT16_MAX));
       c.name = string_ref_(r.name);
       c.correlation = r.correlation;
       c.thread = thread;

@@ -307,7 +307,7 @@ void KinetoMapper::Event(const KinetoEvent& e) {
       call.correlation = U64(e.correlation);
       call.name = strings_.Intern(name);
       call.thread = t;
-      call.cbid = U32(e.cbid);
+      call.cbid = static_cast<uint16_t>(std::min<uint32_t>(U32(e.cbid), UINT16_MAX));
       call.api = c == C::kRuntime ? format::CudaApi::kRuntime : format::CudaApi::kDriver;
       call.returned = true;
       missing_correlation_ = missing_correlation_ || call.correlation == 0;

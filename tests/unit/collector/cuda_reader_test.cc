@@ -385,6 +385,24 @@ TEST(CudaReader, WideFieldsSaturate) {
   EXPECT_EQ(r.image->cuda.kernels[1].start_ns, T0 + 10);
 }
 
+// A CUPTI callback id is below 2^16 (the model keeps 16 bits); a larger recorded one saturates.
+TEST(CudaReader, CallbackIdsPastSixteenBitsSaturate) {
+  TraceBuilder b(300, 1, T0);
+  const int t = b.Thread(300);
+  b.ApiEnter(t, T0 + 1, "cudaLaunchKernel_v7000", 1, fmt::CudaApi::kRuntime, 211);
+  b.ApiExit(t, T0 + 2, 1);
+  b.ApiEnter(t, T0 + 3, "cuLaunchKernel", 2, fmt::CudaApi::kDriver, 1u << 20);
+  b.ApiExit(t, T0 + 4, 2);
+  StringPool pool;
+  ReadResult r = Read(b, &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.image->cuda.calls.size(), 2u);
+  EXPECT_EQ(r.image->cuda.calls[0].cbid, 211u);
+  EXPECT_EQ(r.image->cuda.calls[1].cbid, UINT16_MAX);
+  EXPECT_EQ(r.image->cuda.calls[1].api, fmt::CudaApi::kDriver);
+  EXPECT_EQ(sizeof(CudaCall), 48u);
+}
+
 // Version 1 files are read as before; in them tags 48..59 are not records (damage).
 TEST(CudaReader, VersionOneFilesStillRead) {
   TraceBuilder b(300, 1, T0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "collector/model/cuda_calls.h"
 #include "collector/stats/gpu_devices.h"
@@ -19,13 +20,15 @@ bool Inside(const IntervalSet& s, uint64_t t) {
 
 bool IsCopyCall(std::string_view name) { return name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy"); }
 
-// One call, classified; synchronising calls carry the label the verdict names them by.
+// One call, classified; synchronising calls carry the label the verdict names them by. 40 bytes:
+// a run has millions of calls, and the few distinct labels are kept once.
 struct Call {
   const CudaCall* call;
-  const std::string* name;  // display name (owned by the per-name cache)
+  const std::string* name;   // display name (owned by the per-name cache)
+  const std::string* label;  // kSync / kCopy only, else nullptr: the name, with a copy's kind
+                             // ("(DtoH, pageable)"); owned by the label set
+  const GpuMemcpy* copy;     // the copy it started, if any
   CallClass cls;
-  std::string label;      // kSync / kCopy only: the name, with a copy's kind ("(DtoH, pageable)")
-  const GpuMemcpy* copy;  // the copy it started, if any
 };
 
 }  // namespace
@@ -72,6 +75,7 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
   // label → (call, the previous call on its thread), for the calls that begin in the steps
   std::map<std::string, std::vector<std::pair<const Call*, const Call*>>> sync_calls_in_steps;
   std::unordered_map<StringId, std::string> names;  // recorded name → display name (element addresses are stable)
+  std::unordered_set<std::string> labels;           // the synchronising calls' labels (element addresses are stable)
   for (const TraceImage& img : p.images) {
     const Correlated corr = CorrelateGpuRecords(img.cuda);
     const size_t first = calls.size();
@@ -82,14 +86,15 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
       const GpuMemcpy* const* copy = corr.copies.Find(c.correlation);
       const GpuMemcpy* m = copy == nullptr ? nullptr : *copy;
       const CallClass cls = ClassifyCall(name, m, corr.kernels.Find(c.correlation) != nullptr);
-      std::string label;
+      const std::string* label = nullptr;
       if (cls == CallClass::kSync || cls == CallClass::kCopy) {
-        label = name;
+        std::string text = name;
         if (cls == CallClass::kCopy && m != nullptr) {
-          label += " (" + MemcpyKindName(m->kind) + (m->pageable() ? ", pageable)" : ")");
+          text += " (" + MemcpyKindName(m->kind) + (m->pageable() ? ", pageable)" : ")");
         }
+        label = &*labels.insert(std::move(text)).first;
       }
-      calls.push_back({&c, &name, cls, std::move(label), m});
+      calls.push_back({&c, &name, label, m, cls});
     }
     std::unordered_map<uint32_t, const Call*> previous;  // thread → its latest call
     for (size_t i = first; i < calls.size(); ++i) {
@@ -102,11 +107,11 @@ GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list,
       const Interval span{c.call->begin_ns, end};
       const bool in_steps = Inside(steps, c.call->begin_ns);
       if (c.cls == CallClass::kSync || c.cls == CallClass::kCopy) {
-        sync_by_label[c.label].push_back(span);
+        sync_by_label[*c.label].push_back(span);
         sync_all.push_back(span);
         if (in_steps) {
           auto prev = previous.find(c.call->thread);
-          sync_calls_in_steps[c.label].push_back({&c, prev == previous.end() ? nullptr : prev->second});
+          sync_calls_in_steps[*c.label].push_back({&c, prev == previous.end() ? nullptr : prev->second});
         }
       } else if (c.cls == CallClass::kLaunch) {
         launch_all.push_back(span);

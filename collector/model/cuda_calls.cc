@@ -41,6 +41,18 @@ Correlated CorrelateGpuRecords(const CudaData& data) {
   return c;
 }
 
+IdMap<uint64_t> EnterByCorrelation(const CudaData& data, bool skip_zero) {
+  IdSpan span;
+  for (const CudaCall& c : data.calls) {
+    if (!skip_zero || c.correlation != 0) span.Add(c.correlation);
+  }
+  IdMap<uint64_t> enter(span);
+  for (const CudaCall& c : data.calls) {
+    if (!skip_zero || c.correlation != 0) enter.Emplace(c.correlation, c.begin_ns);
+  }
+  return enter;
+}
+
 CallClass ClassifyCall(std::string_view name, const GpuMemcpy* copy, bool has_kernel) {
   const std::string_view base = WithoutPerThreadSuffix(name);
   for (std::string_view s : kSyncCalls) {

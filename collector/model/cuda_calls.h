@@ -36,6 +36,10 @@ struct Correlated {
 };
 Correlated CorrelateGpuRecords(const CudaData& data);
 
+/// Each call's enter time (CLOCK_MONOTONIC ns) by its correlation id: the first call of an id
+/// where several have it; calls with correlation 0 left out when `skip_zero`.
+IdMap<uint64_t> EnterByCorrelation(const CudaData& data, bool skip_zero);
+
 /// The class of a call, from its display name and the copy/kernel it started (nullptr: none).
 CallClass ClassifyCall(std::string_view display_name, const GpuMemcpy* copy, bool has_kernel);
 

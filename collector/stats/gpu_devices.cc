@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "collector/base/id_map.h"
 #include "collector/base/sample_stats.h"
+#include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
 namespace {
@@ -35,10 +35,7 @@ std::map<uint32_t, DeviceSamples> Collect(const Process& p, const StringPool& st
   }
   for (const TraceImage& img : p.images) {
     const CudaData& c = img.cuda;
-    IdSpan span;
-    for (const CudaCall& call : c.calls) span.Add(call.correlation);
-    IdMap<uint64_t> enter_of(span);  // correlation → API enter
-    for (const CudaCall& call : c.calls) enter_of.Emplace(call.correlation, call.begin_ns);
+    const IdMap<uint64_t> enter_of = EnterByCorrelation(c, /*skip_zero=*/false);
     for (const GpuKernel& k : c.kernels) {
       DeviceSamples& d = out[k.device];
       d.activity.push_back({k.start_ns, k.end_ns});

@@ -4,8 +4,8 @@
 #include <map>
 #include <utility>
 
-#include "collector/base/id_map.h"
 #include "collector/base/sample_stats.h"
+#include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
 namespace {
@@ -51,14 +51,7 @@ std::optional<double> Share(uint64_t part, uint64_t idle) {
 std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images, uint64_t kernel_wait_ns) {
   std::map<StreamKey, StreamIdleKinds> rows;
   for (const CudaData* c : images) {
-    IdSpan span;
-    for (const CudaCall& call : c->calls) {
-      if (call.correlation != 0) span.Add(call.correlation);
-    }
-    IdMap<uint64_t> call_begin(span);  // correlation → begin of its call
-    for (const CudaCall& call : c->calls) {
-      if (call.correlation != 0) call_begin.Emplace(call.correlation, call.begin_ns);
-    }
+    const IdMap<uint64_t> call_begin = EnterByCorrelation(*c, /*skip_zero=*/true);
     std::map<StreamKey, std::vector<Op>> ops;
     AddOps(c->kernels, &ops);
     AddOps(c->memcpys, &ops);

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "collector/base/id_map.h"
 #include "collector/base/kernel_names.h"
 #include "collector/base/sample_stats.h"
+#include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
 namespace {
@@ -62,10 +62,7 @@ CategorizedActivity CategorizeActivity(const Process& process, const StringPool&
     for (const GpuMemcpy& m : c.memcpys) parts[Slot(KernelCategory::kMemory)].push_back({m.start_ns, m.end_ns});
     for (const GpuMemset& m : c.memsets) parts[Slot(KernelCategory::kMemory)].push_back({m.start_ns, m.end_ns});
     if (nccl.empty()) continue;
-    IdSpan span;
-    for (const CudaCall& call : c.calls) span.Add(call.correlation);
-    IdMap<uint64_t> enter_of(span);  // correlation → launch call enter
-    for (const CudaCall& call : c.calls) enter_of.Emplace(call.correlation, call.begin_ns);
+    const IdMap<uint64_t> enter_of = EnterByCorrelation(c, /*skip_zero=*/false);  // → launch call enter
     for (const GpuKernel* k : nccl) {
       const uint64_t* enter = enter_of.Find(k->correlation);
       if (enter != nullptr) out.communication.push_back({*enter, {k->start_ns, k->end_ns}});

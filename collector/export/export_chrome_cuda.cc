@@ -75,8 +75,11 @@ class CudaExport {
       w_.Num(c.status);
     }
     if (c.stack != 0 && w_.stack_args != nullptr) {
-      w_.Raw(",");
-      w_.Raw(w_.stack_args->Member(img_, c.stack));
+      // An id nothing defines (a damaged file) gives no member: no lone comma.
+      if (const std::string& stack = w_.stack_args->Member(img_, c.stack); !stack.empty()) {
+        w_.Raw(",");
+        w_.Raw(stack);
+      }
     }
     w_.Raw("}");
     w_.End();

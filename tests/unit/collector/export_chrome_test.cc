@@ -213,6 +213,26 @@ TEST(ExportChrome, CudaCallsGpuTracksAndLaunchFlows) {
   EXPECT_EQ(thread_names[9], "stream 9");
 }
 
+// A CUDA call whose EVENT_STACK names a stack nothing defines (a damaged file) is exported
+// without a stack member, and the JSON stays valid (it had a lone comma: found by a helper).
+TEST(ExportChrome, CudaCallWithAnUndefinedStackIsValidJson) {
+  TraceBuilder b(10, 1, 1'000 * kMs);
+  b.StartRealtime(1'700'000'000'000'000'000ull).HeaderEnd(fmt::EndKind::kExit, 0, 1'100 * kMs);
+  const int t = b.Thread(10);
+  b.ApiCall(t, 1'000 * kMs + 1'000, 1'000 * kMs + 6'000, "cudaLaunchKernel_v7000", 11);
+  b.EventStack(t, 777);  // no STACK record defines 777
+  Trace trace = TraceOf({&b});
+  ScratchDir dir;
+  ChromeExportStats stats;
+  json doc = Export(trace, &stats, dir / "undefined_stack.json");  // json::parse throws on invalid JSON
+  EXPECT_EQ(stats.cuda_api_calls, 1u);
+  const std::vector<json> calls = Events(doc, "X");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]["name"], "cudaLaunchKernel");
+  EXPECT_EQ(calls[0]["args"]["correlation"], 11);
+  EXPECT_FALSE(calls[0]["args"].contains("stack"));
+}
+
 TEST(ExportChrome, EndMarkersCarryTheStatusTheReportShows) {
   // Child 21 returned from main (the library saw no status) and its parent reaped it with exit 3;
   // child 22 returned too, but nobody reaped it; child 23 called exit(5); 24 was killed by 9.

@@ -1,5 +1,6 @@
 #include "collector/export/time_axis.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -7,22 +8,40 @@
 namespace trainprof::collector {
 
 TimeAxis MakeTimeAxis(const Trace& trace) {
-  // Each host's monotonic clock mapped onto realtime by its earliest process.
-  std::map<std::string, std::pair<uint64_t, int64_t>> earliest;  // host -> (start_ns, realtime - monotonic)
+  // Each host's monotonic clock mapped onto realtime by its earliest process with a known wall-clock
+  // start (0: a damaged header, the reader said so).
+  struct Host {
+    uint64_t earliest = UINT64_MAX;  // the earliest process start (monotonic ns)
+    uint64_t known_start = UINT64_MAX;
+    int64_t offset = 0;  // realtime - monotonic
+    bool known = false;
+  };
+  std::map<std::string, Host> hosts;
   for (const Process& p : trace.processes) {
-    const int64_t offset = RealtimeOffset(p.start_realtime_ns, p.start_ns);
-    auto [it, fresh] = earliest.emplace(p.host, std::make_pair(p.start_ns, offset));
-    if (!fresh && p.start_ns < it->second.first) it->second = {p.start_ns, offset};
+    Host& h = hosts[p.host];
+    h.earliest = std::min(h.earliest, p.start_ns);
+    if (p.start_realtime_ns != 0 && p.start_ns < h.known_start) {
+      h.known_start = p.start_ns;
+      h.offset = RealtimeOffset(p.start_realtime_ns, p.start_ns);
+      h.known = true;
+    }
   }
   TimeAxis axis;
   uint64_t zero = UINT64_MAX;
   for (const Process& p : trace.processes) {
-    const int64_t r = ShiftedTime(p.start_ns, earliest[p.host].second);
+    const Host& h = hosts[p.host];
+    if (!h.known) continue;
+    const int64_t r = ShiftedTime(p.start_ns, h.offset);
     if (r >= 0 && static_cast<uint64_t>(r) < zero) zero = static_cast<uint64_t>(r);
   }
   axis.zero = zero == UINT64_MAX ? 0 : zero;
+  // A host whose wall clock no header gives starts at the axis' 0.
+  auto signed_ns = [](uint64_t ns) { return ns > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(ns); };
+  for (auto& [name, h] : hosts) {
+    if (!h.known) h.offset = signed_ns(axis.zero) - signed_ns(h.earliest);  // both >= 0: no overflow
+  }
   axis.clocks.reserve(trace.processes.size());
-  for (const Process& p : trace.processes) axis.clocks.push_back({earliest[p.host].second, axis.zero});
+  for (const Process& p : trace.processes) axis.clocks.push_back({hosts[p.host].offset, axis.zero});
   return axis;
 }
 

@@ -6,6 +6,8 @@
 #include <string.h>  // sigabbrev_np (glibc 2.32)
 #include <tuple>
 
+#include "collector/base/clock_offset.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -133,6 +135,30 @@ Process NotRecordedChild(const Process& parent, int parent_index, int32_t pid, u
   return p;
 }
 
+// A process whose header's wall-clock start was unusable (the reader left it 0: damage) takes
+// its host's offset between CLOCK_REALTIME and CLOCK_MONOTONIC from the earliest process of the
+// same host and boot that has one (one monotonic clock per boot), so that it stays on the
+// report's and the export's time axis; with none there, it stays unknown (0).
+void FillUnknownRealtime(std::vector<Process>& procs) {
+  std::map<std::pair<std::string, std::string>, const Process*> clock;  // (host, boot) → earliest known
+  for (const Process& p : procs) {
+    if (p.start_realtime_ns == 0) continue;
+    const Process*& c = clock[{p.host, p.first().boot_id}];
+    if (c == nullptr || p.start_ns < c->start_ns) c = &p;
+  }
+  for (Process& p : procs) {
+    if (p.start_realtime_ns != 0) continue;
+    auto it = clock.find({p.host, p.first().boot_id});
+    if (it == clock.end()) continue;
+    const int64_t offset = RealtimeOffset(it->second->start_realtime_ns, it->second->start_ns);
+    auto at = [&](uint64_t ns) { return static_cast<uint64_t>(std::max<int64_t>(ShiftedTime(ns, offset), 1)); };
+    p.start_realtime_ns = at(p.start_ns);
+    for (TraceImage& img : p.images) {
+      if (img.start_realtime_ns == 0) img.start_realtime_ns = at(img.start_ns);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings,
@@ -153,6 +179,7 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
     procs.back().images.push_back(std::move(img));
   }
   for (Process& p : procs) DeriveLifetime(p);
+  FillUnknownRealtime(procs);
 
   // Parents: same host, boot and pid namespace, pid == ppid, alive at the child's start; the
   // latest such start wins.

@@ -41,6 +41,9 @@ static_assert(std::endian::native == std::endian::little,
 constexpr uint64_t kMaxHeaderRegion = 64ull << 20;
 constexpr uint64_t kMaxChunkSize = 1ull << 30;
 constexpr size_t kMaxErrorsPerFile = 32;  // further problems are only counted
+// A header clock value at or past 2^62 ns (146 years of CLOCK_MONOTONIC uptime; CLOCK_REALTIME in
+// the year 2116) is not one a writer took: a damaged header (0xFF bytes, random ones).
+constexpr uint64_t kMaxClockNs = 1ull << 62;
 
 template <typename T>
 T Load(const uint8_t* p) {
@@ -231,6 +234,8 @@ class Decoder {
   }
 
   bool ReadHeader();
+  /// The header's clock values a writer cannot have taken (damage): said, and left unknown.
+  void CheckHeaderClocks();
   void ReadMetadata();
   void ReadChunks();
   /// Ends decoding: the source is not used afterwards.
@@ -240,6 +245,9 @@ class Decoder {
   /// The stacks' refs to pool ids, stacks sorted by id, uses of ids no STACK defines said.
   void ResolveStacks(const std::vector<StringId>& string_pool, const std::vector<StringId>& domain_pool);
   uint64_t skipped() const { return skipped_; }
+  /// The header's start_monotonic_ns was damaged (CheckHeaderClocks): the image's start is its
+  /// first record's time once the chunks are read.
+  bool start_unknown() const { return start_unknown_; }
 
  private:
   /// A problem of `kind` (a file entry of model/losses.def), `n` of them, said as `what`.
@@ -332,6 +340,7 @@ class Decoder {
   uint32_t tsc_khz_ = 0;
   uint64_t start_tsc_ = 0;
   std::unique_ptr<TscConverter> tsc_to_ns_;
+  bool start_unknown_ = false;  // start_monotonic_ns damaged: the start is the first record's time
 };
 
 bool Decoder::ReadHeader() {
@@ -407,7 +416,36 @@ bool Decoder::ReadHeader() {
     end_kind = 0;
   }
   img_.end_kind = static_cast<EndKind>(end_kind);
+  CheckHeaderClocks();
   return true;
+}
+
+void Decoder::CheckHeaderClocks() {
+  auto at = [](size_t offset) { return " (at byte " + Num(offset) + ")"; };
+  // The wall-clock start aligns this process with others (hosts, export's time axis): unusable,
+  // it is unknown (0) and the process tree takes its host's offset from another process.
+  if (img_.start_realtime_ns >= kMaxClockNs) {
+    Error(Loss::header_errors, "bad header: start_realtime_ns " + Num(img_.start_realtime_ns) +
+                                   " is no wall-clock time, the process is placed by its host's other processes" +
+                                   at(offsetof(FileHeader, start_realtime_ns)));
+    img_.start_realtime_ns = 0;
+  }
+  if (img_.start_ns >= kMaxClockNs) {
+    Error(Loss::header_errors, "bad header: start_monotonic_ns " + Num(img_.start_ns) +
+                                   " is no CLOCK_MONOTONIC time, the start is taken from the first record" +
+                                   at(offsetof(FileHeader, start_monotonic_ns)));
+    start_unknown_ = true;
+    img_.start_ns = 0;
+  }
+  // The end the writer stamped at exit: after the start, on the same clock. Unusable, the end
+  // comes from the PROCESS_END record or the last record, as for a process killed before it.
+  if (img_.end_ns != 0 && (img_.end_ns >= kMaxClockNs || (!start_unknown_ && img_.end_ns < img_.start_ns))) {
+    Error(Loss::header_errors, "bad header: end_monotonic_ns " + Num(img_.end_ns) +
+                                   (img_.end_ns >= kMaxClockNs ? " is no CLOCK_MONOTONIC time"
+                                                               : " is before start_monotonic_ns " + Num(img_.start_ns)) +
+                                   ", the end is taken from the records" + at(offsetof(FileHeader, end_monotonic_ns)));
+    img_.end_ns = 0;
+  }
 }
 
 void Decoder::ReadMetadata() {
@@ -503,6 +541,7 @@ void Decoder::ReadChunks() {
     return;
   }
   bool cut_reported = false;
+  size_t bad_chunk_headers = 0;  // chunks skipped for their header: their thread and sequence unknown
   std::vector<ChunkDesc> chunks;
   const uint64_t slots = (size - header_region_ + chunk_size_ - 1) / chunk_size_;
   for (uint64_t k = 0; k < slots; ++k) {
@@ -534,6 +573,7 @@ void Decoder::ReadChunks() {
       std::snprintf(hex, sizeof hex, "0x%08x", magic);
       Error(Loss::chunk_errors, "chunk " + Num(k) + ": bad chunk magic " + hex + " at byte " + Num(off));
       skipped_ += avail;
+      ++bad_chunk_headers;
       continue;
     }
     ChunkDesc c;
@@ -582,17 +622,21 @@ void Decoder::ReadChunks() {
 
   if (tsc_) {
     // Every pair of the file, before any record is decoded: one conversion for all its threads.
-    std::vector<TscPair> pairs{{start_tsc_, img_.start_ns}};
+    std::vector<TscPair> pairs;
+    if (!start_unknown_) pairs.push_back({start_tsc_, img_.start_ns});
     for (const ChunkDesc& c : chunks) {
       pairs.push_back(c.sync);
       pairs.push_back(c.last);
     }
-    size_t rejected = 0;
+    TscConverter::Rejected rejected;
     tsc_to_ns_ = std::make_unique<TscConverter>(std::move(pairs), tsc_khz_, &rejected);
-    if (rejected != 0) {
-      Error(Loss::header_errors, "clock calibration: " + Num(rejected) +
-            (rejected == 1 ? " pair" : " pairs") + " (TSC, CLOCK_MONOTONIC) out of order, ignored");
-    }
+    auto said = [&](size_t n, const char* why) {
+      if (n == 0) return;
+      Error(Loss::header_errors, "clock calibration: " + Num(n) + (n == 1 ? " pair" : " pairs") +
+                                     " (TSC, CLOCK_MONOTONIC) " + why + ", ignored");
+    };
+    said(rejected.out_of_order, "out of order");
+    said(rejected.off_line, "off the line through the others");
     if (!tsc_to_ns_->usable()) {
       Error(Loss::header_errors, "clock calibration: no (TSC, CLOCK_MONOTONIC) pair; times are TSC ticks");
     }
@@ -604,6 +648,32 @@ void Decoder::ReadChunks() {
     if (a.seq != b.seq) return a.seq < b.seq;
     return a.slot < b.slot;
   });
+  // A thread numbers its chunks 0, 1, 2, ... as it claims them (ChunkHeader::thread_seq), and
+  // writes each one's header before it claims the next: a number missing is a chunk lost
+  // (zeroed pages, a header overwritten), with the definitions and records it held.
+  uint64_t missing = 0;
+  std::string missing_where;
+  size_t missing_runs = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const ChunkDesc& c = chunks[i];
+    const bool same_thread = i > 0 && chunks[i - 1].thread_index == c.thread_index;
+    const uint64_t expected = same_thread ? uint64_t{chunks[i - 1].seq} + 1 : 0;
+    if (c.seq > expected) {
+      missing += c.seq - expected;
+      if (missing_runs++ < 3) {
+        missing_where += (missing_runs > 1 ? "; " : ": ") + std::string("thread ") + Num(c.thread_index) + " (tid " +
+                         Num(c.tid) + ") " + (c.seq - expected == 1 ? "number " + Num(expected)
+                                                                   : "numbers " + Num(expected) + "-" + Num(c.seq - 1));
+      }
+    }
+  }
+  // Chunks skipped for a bad header were said already, and are likely the ones missing.
+  if (missing > bad_chunk_headers) {
+    if (missing_runs > 3) missing_where += "; +" + Num(missing_runs - 3) + " more";
+    Error(Loss::chunk_errors, Num(missing) + (missing == 1 ? " chunk" : " chunks") +
+                                  " missing from their thread's sequence (zeroed or overwritten), with the records " +
+                                  "and definitions they held" + missing_where);
+  }
   for (size_t i = 0; i < chunks.size(); ++i) {
     const ChunkDesc& c = chunks[i];
     if (i > 0 && chunks[i - 1].thread_index == c.thread_index && chunks[i - 1].seq == c.seq) {
@@ -1061,6 +1131,7 @@ void Decoder::EndOfData() {
     Error(Loss::read_errors, "the file shrank while it was read (was " + Num(size_) + " bytes): read up to where it ended");
   }
   src_ = nullptr;
+  if (start_unknown_ && img_.has_timed_records) img_.start_ns = img_.first_record_ns;
 }
 
 void Decoder::Resolve(StringPool* pool) {
@@ -1246,7 +1317,7 @@ struct DecodedTrace::State {
     // replaced since (a rename, a copy over it): its events would be another process's or run's,
     // named through the wrong refs. Nothing of it is decoded.
     if (const TraceImage* first = options.nvtx_names; first != nullptr) {
-      if (image.pid != first->pid || image.start_ns != first->start_ns ||
+      if (image.pid != first->pid || (!decoder->start_unknown() && image.start_ns != first->start_ns) ||
           image.start_realtime_ns != first->start_realtime_ns || image.run_id != first->run_id) {
         result.status.errors.push_back("another trace has replaced the file since it was loaded (pid " +
                                        std::to_string(image.pid) + ", was " + std::to_string(first->pid) +

@@ -1,14 +1,63 @@
 #include "collector/read/tsc_convert.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 namespace trainprof::collector {
 
-TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, size_t* rejected) {
+namespace {
+
+constexpr uint64_t kMaxClockValue = 1ull << 62;
+
+// Drops the pairs far off the line through the others (see the constructor's comment); returns
+// how many. `pairs` sorted by ticks, distinct ticks.
+size_t DropPairsOffTheLine(std::vector<TscPair>& pairs, uint32_t tsc_khz) {
+  const size_t n = pairs.size();
+  if (n < 2) return 0;
+  using F = long double;  // 64-bit mantissa: intercepts of ~2^62 ns to well under 1 ns
+  F rate = 0;  // ns per tick
+  if (n >= 4) {
+    std::vector<F> slopes;
+    slopes.reserve(n - 1);
+    for (size_t i = 0; i + 1 < n; ++i) {
+      slopes.push_back((static_cast<F>(pairs[i + 1].ns) - static_cast<F>(pairs[i].ns)) /
+                       static_cast<F>(pairs[i + 1].ticks - pairs[i].ticks));
+    }
+    std::nth_element(slopes.begin(), slopes.begin() + slopes.size() / 2, slopes.end());
+    rate = slopes[slopes.size() / 2];
+  } else if (tsc_khz != 0) {
+    rate = static_cast<F>(1e6) / static_cast<F>(tsc_khz);
+  }
+  if (!(rate > 0)) return 0;  // no rate to judge by (or the pairs' own says time stands still)
+  std::vector<std::pair<F, size_t>> intercept(n);
+  for (size_t i = 0; i < n; ++i) intercept[i] = {static_cast<F>(pairs[i].ns) - static_cast<F>(pairs[i].ticks) * rate, i};
+  std::nth_element(intercept.begin(), intercept.begin() + n / 2, intercept.end());
+  const auto [mid_intercept, mid] = intercept[n / 2];
+  const F mid_ticks = static_cast<F>(pairs[mid].ticks);
+  std::vector<TscPair> kept;
+  kept.reserve(n);
+  for (const TscPair& p : pairs) {
+    const F off = static_cast<F>(p.ns) - static_cast<F>(p.ticks) * rate - mid_intercept;
+    const F allowed = 1e6L + 0.05L * std::abs(static_cast<F>(p.ticks) - mid_ticks) * rate;
+    if (std::abs(off) <= allowed) kept.push_back(p);
+  }
+  const size_t dropped = n - kept.size();
+  pairs = std::move(kept);
+  return dropped;
+}
+
+}  // namespace
+
+TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejected* rejected) {
   std::erase_if(pairs, [](const TscPair& p) { return p.ticks == 0; });
+  const size_t given = pairs.size();
+  std::erase_if(pairs, [](const TscPair& p) { return p.ticks >= kMaxClockValue || p.ns >= kMaxClockValue; });
+  size_t off_line = given - pairs.size();
   std::stable_sort(pairs.begin(), pairs.end(), [](const TscPair& a, const TscPair& b) { return a.ticks < b.ticks; });
   pairs.erase(std::unique(pairs.begin(), pairs.end(), [](const TscPair& a, const TscPair& b) { return a.ticks == b.ticks; }),
               pairs.end());
+  off_line += DropPairsOffTheLine(pairs, tsc_khz);
   // The longest subsequence with non-decreasing ns (patience sorting, O(n log n)): one damaged
   // pair is dropped instead of everything after it.
   const size_t n = pairs.size();
@@ -27,7 +76,7 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, size_t*
   std::vector<TscPair> kept;
   for (size_t i = tail_of_len.empty() ? SIZE_MAX : tail_of_len.back(); i != SIZE_MAX; i = prev[i]) kept.push_back(pairs[i]);
   std::reverse(kept.begin(), kept.end());
-  if (rejected != nullptr) *rejected = n - kept.size();
+  if (rejected != nullptr) *rejected = {n - kept.size(), off_line};
   pts_ = std::move(kept);
 
   // Slopes as fixed point, ns per tick × 2^40, rounded up: a line through integer points (3 ticks

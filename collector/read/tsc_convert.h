@@ -19,11 +19,24 @@ struct TscPair {
 /// the header's tsc_khz). Monotone: later ticks never give an earlier ns.
 class TscConverter {
  public:
+  /// Pairs left out of the conversion as damage, by why.
+  struct Rejected {
+    size_t out_of_order = 0;  ///< ns going back as ticks go forward
+    size_t off_line = 0;      ///< not clock values (≥ 2^62), or far off the line through the others
+    size_t total() const { return out_of_order + off_line; }
+  };
+
   /// Builds from `pairs` in any order (ticks 0: no pair, ignored; equal ticks: the first kept).
-  /// Pairs whose ns go back as ticks go forward are rejected: the longest run that is in order
-  /// is kept, and *rejected (if given) is set to how many were left out. `tsc_khz`: the writer's
-  /// measured rate, kHz, for a file with one pair (0: unknown; then 1 tick is taken as 1 ns).
-  TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, size_t* rejected = nullptr);
+  /// Damaged pairs are rejected and counted in *rejected (if given):
+  /// - ticks or ns at or past 2^62 (146 years at 1 GHz; 0xFF bytes, random ones);
+  /// - pairs far off the line the others lie on: a line of the pairs' median rate (the median
+  ///   slope between neighbours; with under 4 pairs the writer's `tsc_khz`) through the median
+  ///   intercept; a pair is kept within 1 ms + 5% of its distance from the median pair, far wider
+  ///   than a TSC's drift against CLOCK_MONOTONIC (NTP slews it by at most 500 ppm);
+  /// - pairs whose ns go back as ticks go forward: the longest run that is in order is kept.
+  /// `tsc_khz`: the writer's measured rate, kHz, for a file with one pair (0: unknown; then 1
+  /// tick is taken as 1 ns).
+  TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejected* rejected = nullptr);
 
   /// Whether any pair was usable (otherwise ToNs returns its input).
   bool usable() const { return !pts_.empty(); }

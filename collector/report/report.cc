@@ -337,15 +337,26 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.host_ops = BuildHostOpTables(all, walls, strings, options.top);
 
   std::set<std::string> hosts;
-  uint64_t first_start = UINT64_MAX, last_end = 0;
+  // The span on the wall clock, over the processes whose start it knows (0: a damaged header
+  // with no other process of its host to place it); with none, on CLOCK_MONOTONIC.
+  uint64_t first_start = UINT64_MAX, last_end = 0, mono_first = UINT64_MAX, mono_last = 0;
   for (const Process& p : trace.processes) {
-    first_start = std::min(first_start, p.start_realtime_ns);
-    last_end = std::max(last_end, p.start_realtime_ns + p.wall_ns);
+    if (p.start_realtime_ns != 0) {
+      first_start = std::min(first_start, p.start_realtime_ns);
+      last_end = std::max(last_end, p.start_realtime_ns + p.wall_ns);
+    }
+    mono_first = std::min(mono_first, p.start_ns);
+    mono_last = std::max(mono_last, p.start_ns + p.wall_ns);
     hosts.insert(p.host);
   }
   r.hosts = hosts.size();
-  r.start_realtime_ns = n > 0 ? first_start : 0;
-  r.span_ns = n > 0 && last_end > first_start ? last_end - first_start : 0;
+  if (first_start == UINT64_MAX) {
+    r.start_realtime_ns = 0;
+    r.span_ns = n > 0 && mono_last > mono_first ? mono_last - mono_first : 0;
+  } else {
+    r.start_realtime_ns = first_start;
+    r.span_ns = last_end > first_start ? last_end - first_start : 0;
+  }
 
   uint64_t unbalanced_total = 0;
   size_t unbalanced_processes = 0;
@@ -379,7 +390,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     row.wall_ns = p.wall_ns;
     row.capture_limited = CaptureLimited(p);
     row.python_shim_off = PythonShimOff(p);
-    row.offset_ns = p.start_realtime_ns - r.start_realtime_ns;
+    row.offset_ns = p.start_realtime_ns > r.start_realtime_ns ? p.start_realtime_ns - r.start_realtime_ns : 0;
     row.exit_kind = ExitKindName(p.exit.kind);
     row.kineto = p.first().source == ImageSource::kKineto;
     if (p.exit.kind != EndKind::kNone) row.exit_code = p.exit.code;

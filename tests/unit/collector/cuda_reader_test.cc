@@ -238,7 +238,12 @@ TEST(CudaReader, ALostChunkMarksTheThreadsOpenCallsExitLost) {
     StringPool pool;
     ReadResult r = ReadTraceBytes(bytes, b.FileName(), &pool);
     ASSERT_TRUE(r.image);
-    EXPECT_EQ(r.status.errors.empty(), magic == 0);  // zeros read as an unclaimed slot
+    // Zeros read as an unclaimed slot, said as a number missing from the thread's chunks; a
+    // bad magic said as itself.
+    ASSERT_EQ(r.status.errors.size(), 1u);
+    EXPECT_EQ(r.status.errors[0].rfind(magic == 0 ? "1 chunk missing from their thread's sequence" : "chunk 1: bad chunk magic", 0),
+              0u)
+        << r.status.errors[0];
     const CudaData& c = r.image->cuda;
     ASSERT_EQ(c.calls.size(), 3u);
     EXPECT_EQ(pool.Get(c.calls[0].name), "cudaStreamSynchronize_v3020");

@@ -132,6 +132,39 @@ TEST(ExportChrome, EventsTimesAndIdsAreExact) {
   EXPECT_TRUE(thread_named);
 }
 
+// A header whose wall-clock start is 0xFF bytes (damage the reader says): before, the saturated
+// clock offset put every event of the export at ts 0, the undamaged files' included. Now such a
+// process takes its host's clock from the host's other processes, and a host with none starts at
+// the axis' 0; the other processes' times do not move.
+TEST(ExportChrome, ADamagedWallClockStartMovesNoOtherProcess) {
+  TwoHosts run;
+  run.b.StartRealtime(UINT64_MAX);
+  TraceBuilder c(30, 1, 1'200 * kMs);  // host "a" (the builder's default is node0)
+  c.Host("a").StartRealtime(UINT64_MAX).HeaderEnd(fmt::EndKind::kExit, 0, 1'300 * kMs);
+  int tc = c.Thread(30);
+  c.Push(tc, 1'201 * kMs, "late");
+  c.Pop(tc, 1'202 * kMs);
+  Trace trace = TraceOf({&run.a, &run.b, &c});
+  ScratchDir dir;
+  ChromeExportStats stats;
+  json doc = Export(trace, &stats, dir / "t.json");
+  EXPECT_EQ(doc["otherData"]["start_realtime_ns"], 1'700'000'000'000'000'000ull);
+  std::map<std::string, double> ts;
+  for (const json& x : Events(doc, "X")) ts[x["name"]] = x["ts"].get<double>();
+  EXPECT_DOUBLE_EQ(ts["step"], 1000.0);    // rank 0 as in EventsTimesAndIdsAreExact
+  EXPECT_DOUBLE_EQ(ts["inner"], 2000.5);
+  EXPECT_DOUBLE_EQ(ts["fetch"], 1000.0);   // host b, no wall clock known: its start at 0, + 1 ms
+  EXPECT_DOUBLE_EQ(ts["late"], 201'000.0); // host a's clock: 200 ms after rank 0's start, + 1 ms
+  ASSERT_EQ(trace.processes.size(), 3u);
+  for (const Process& p : trace.processes) {
+    if (p.host == "a" && p.pid == 30) {
+      EXPECT_EQ(p.start_realtime_ns, 1'700'000'000'200'000'000ull);
+    } else if (p.host == "b") {
+      EXPECT_EQ(p.start_realtime_ns, 0u);
+    }
+  }
+}
+
 // CUDA: API calls on their thread, GPU work on a track per (process, device) with a thread per
 // stream, and a launch → kernel flow; exact times, names and ids.
 TEST(ExportChrome, CudaCallsGpuTracksAndLaunchFlows) {

@@ -432,6 +432,97 @@ TEST(TraceDamage, ImpossibleHeaderFields) {
   EXPECT_EQ(r.status.errors[0], "bad header: header_region_size 100 (at byte 12)");
 }
 
+// Header clock values no writer takes (0xFF bytes; an end before the start): each said, naming
+// the field and its byte, and left unknown, so that no wall time or export time is years off.
+TEST(TraceDamage, HeaderClocksNoWriterTakesAreSaid) {
+  auto read = [](TraceBuilder& b, size_t offset, uint64_t value) {
+    std::vector<uint8_t> bytes = b.Build();
+    std::memcpy(bytes.data() + offset, &value, sizeof value);
+    StringPool pool;
+    return ReadBytes(bytes, &pool);
+  };
+  TraceBuilder b(5, 1, 1'000'000);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, 9'000'000);
+  int t = b.Thread(5);
+  b.Push(t, 2'000'000, "a");
+  b.Pop(t, 3'000'000);
+  const size_t realtime_at = offsetof(fmt::FileHeader, start_realtime_ns);
+  ReadResult r = read(b, realtime_at, UINT64_MAX);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.status.errors, Errors{"bad header: start_realtime_ns 18446744073709551615 is no wall-clock time, the process "
+                                    "is placed by its host's other processes (at byte " + std::to_string(realtime_at) + ")"});
+  EXPECT_EQ(r.image->start_realtime_ns, 0u);
+  EXPECT_EQ(r.image->end_ns, 9'000'000u);  // the rest of the header as written
+
+  const size_t end_at = offsetof(fmt::FileHeader, end_monotonic_ns);
+  r = read(b, end_at, UINT64_MAX);
+  EXPECT_EQ(r.status.errors, Errors{"bad header: end_monotonic_ns 18446744073709551615 is no CLOCK_MONOTONIC time, the end "
+                                    "is taken from the records (at byte " + std::to_string(end_at) + ")"});
+  EXPECT_EQ(r.image->end_ns, 0u);
+  r = read(b, end_at, 999'999);
+  EXPECT_EQ(r.status.errors, Errors{"bad header: end_monotonic_ns 999999 is before start_monotonic_ns 1000000, the end is "
+                                    "taken from the records (at byte " + std::to_string(end_at) + ")"});
+
+  const size_t start_at = offsetof(fmt::FileHeader, start_monotonic_ns);
+  r = read(b, start_at, UINT64_MAX);
+  EXPECT_EQ(r.status.errors, Errors{"bad header: start_monotonic_ns 18446744073709551615 is no CLOCK_MONOTONIC time, the "
+                                    "start is taken from the first record (at byte " + std::to_string(start_at) + ")"});
+  EXPECT_EQ(r.image->start_ns, 2'000'000u);
+  EXPECT_EQ(r.image->end_ns, 9'000'000u);
+
+  // In a report: the process's wall time is its records' and end's, not 5124093 h.
+  std::vector<uint8_t> bytes = b.Build();
+  const uint64_t ones = UINT64_MAX;
+  std::memcpy(bytes.data() + end_at, &ones, sizeof ones);
+  Trace trace = LoadTraceBytes({{"pid-5.trace", bytes}});
+  ASSERT_EQ(trace.processes.size(), 1u);
+  EXPECT_EQ(trace.processes[0].wall_ns, 2'000'000u);  // start to the last record
+}
+
+// A thread's chunk 0 zeroed (its STRING definitions with it): before, only the names it defined
+// showing as "<string #N>" hinted at it. The thread's chunk numbers start at 1: said.
+TEST(TraceDamage, ChunksMissingFromAThreadsSequenceAreSaid) {
+  TraceBuilder b(5, 1, 0);
+  b.Layout(1024, 256);
+  int t = b.Thread(5), u = b.Thread(6);
+  b.Mark(t, 10, "a");
+  b.Mark(u, 11, "b");
+  b.NewChunk(t);
+  b.Mark(t, 20, "a");
+  b.NewChunk(t);
+  b.Mark(t, 30, "a");
+  std::vector<uint8_t> bytes = b.Build();
+  std::fill(bytes.begin() + 1024, bytes.begin() + 1024 + 256, 0);  // chunk 0: thread t's number 0
+  StringPool pool;
+  ReadResult r = ReadBytes(bytes, &pool);
+  ASSERT_TRUE(r.image);
+  ASSERT_FALSE(r.status.errors.empty());
+  EXPECT_EQ(r.status.errors[0], "1 chunk missing from their thread's sequence (zeroed or overwritten), with the records and "
+                                "definitions they held: thread 0 (tid 5) number 0");
+  EXPECT_EQ(r.status.losses[Loss::chunk_errors], 1u);
+
+  // Numbers 1 and 2 of a thread with 4 chunks (a gap in the middle), and a bad chunk magic
+  // elsewhere: the magic is said, and the gap too (2 missing, 1 explained).
+  TraceBuilder c(5, 1, 0);
+  c.Layout(1024, 256);
+  int tc = c.Thread(5);
+  for (int i = 0; i < 4; ++i) {
+    c.Mark(tc, 10 + i, "m");
+    c.NewChunk(tc);
+  }
+  bytes = c.Build();
+  std::fill(bytes.begin() + 1024 + 256, bytes.begin() + 1024 + 3 * 256, 0);
+  r = ReadBytes(bytes, &pool);
+  EXPECT_EQ(r.status.errors, Errors{"2 chunks missing from their thread's sequence (zeroed or overwritten), with the records "
+                                    "and definitions they held: thread 0 (tid 5) numbers 1-2"});
+  // A chunk with a bad magic is said once, not again as a number missing.
+  bytes = c.Build();
+  bytes[1024 + 256] ^= 0x40;
+  r = ReadBytes(bytes, &pool);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0].rfind("chunk 1: bad chunk magic", 0), 0u) << r.status.errors[0];
+}
+
 // PROCESS_ENV records naming 200,000 different variables (ids no STRING defines: "<string #N>"),
 // then one that sets a header variable again. Each name was once looked up among all the
 // earlier ones: quadratic, minutes for a 1 MiB file (tests/fuzz/regressions/reader-timeout-*).

@@ -74,18 +74,50 @@ TEST(TscConvert, OnePairUsesTheWritersRate) {
 }
 
 TEST(TscConvert, PairsOutOfOrderAreRejected) {
-  size_t rejected = 99;
-  // The third pair's ns goes back (damage); zero ticks are "no pair", not counted.
+  TscConverter::Rejected rejected{99, 99};
+  // The third pair's ns goes back 1.5 µs (damage, but within the off-the-line allowance); zero
+  // ticks are "no pair", not counted.
   TscConverter c({{1000, 1000}, {2000, 2000}, {3000, 500}, {4000, 4000}, {0, 0}, {5000, 5000}}, 0, &rejected);
-  EXPECT_EQ(rejected, 1u);
+  EXPECT_EQ(rejected.out_of_order, 1u);
+  EXPECT_EQ(rejected.off_line, 0u);
   ASSERT_EQ(c.pairs().size(), 4u);
   EXPECT_EQ(c.ToNs(3000), 3000u);
   // A damaged first pair costs only itself, not everything after it.
   TscConverter d({{1000, 9'000'000}, {2000, 2000}, {3000, 3000}, {4000, 4000}}, 0, &rejected);
-  EXPECT_EQ(rejected, 1u);
+  EXPECT_EQ(rejected.total(), 1u);
   EXPECT_EQ(d.ToNs(2500), 2500u);
   TscConverter e({{1000, 1000}, {2000, 2000}}, 0, &rejected);
-  EXPECT_EQ(rejected, 0u);
+  EXPECT_EQ(rejected.total(), 0u);
+}
+
+// Pairs no writer takes: values past 2^62 (a chunk header of 0xFF bytes) and pairs in order but
+// far off the line the others lie on. Before, such a pair was kept and bent the last segment:
+// times hours off ("5124093 h" of launch latency), with no warning.
+TEST(TscConvert, AbsurdAndOffTheLinePairsAreRejected) {
+  TscConverter::Rejected rejected;
+  const TscPair ff{UINT64_MAX, UINT64_MAX};
+  TscConverter a({{Ticks(kN0), kN0}, ff, {Ticks(kN0 + 1'000'000), kN0 + 1'000'000}, ff}, 3'000'000, &rejected);
+  EXPECT_EQ(rejected.off_line, 2u);
+  EXPECT_EQ(rejected.out_of_order, 0u);
+  ASSERT_EQ(a.pairs().size(), 2u);
+  EXPECT_EQ(a.ToNs(Ticks(kN0 + 5'000'000)), kN0 + 5'000'000);  // the good pairs' line continued
+
+  // Many pairs on the 3 GHz line, one of them 1 s late but still after the last one's ns (in
+  // order): dropped, the line's rate taken from the pairs themselves (no tsc_khz).
+  std::vector<TscPair> pairs;
+  for (uint64_t k = 0; k < 10; ++k) pairs.push_back({Ticks(kN0 + k * 100'000'000), kN0 + k * 100'000'000});
+  pairs.push_back({Ticks(kN0 + 950'000'000), kN0 + 1'950'000'000});  // after the last pair in ns too: in order
+  TscConverter b(pairs, 0, &rejected);
+  EXPECT_EQ(rejected.off_line, 1u);
+  EXPECT_EQ(b.pairs().size(), 10u);
+  EXPECT_EQ(b.ToNs(Ticks(kN0 + 950'000'000)), kN0 + 950'000'000);
+
+  // A rate that drifts (a VM's TSC against an NTP-slewed clock: 500 ppm) is no damage.
+  std::vector<TscPair> slewed;
+  for (uint64_t k = 0; k < 10; ++k) slewed.push_back({Ticks(kN0 + k * 1'000'000'000), kN0 + k * 1'000'500'000});
+  TscConverter s(slewed, 3'000'000, &rejected);
+  EXPECT_EQ(rejected.total(), 0u);
+  EXPECT_EQ(s.pairs().size(), 10u);
 }
 
 // The builder writes times as given; patched into a TSC file they are ticks.
@@ -133,7 +165,7 @@ TEST(TscConvert, ReaderConvertsTimedRecordsThroughTheFilesPairs) {
   EXPECT_EQ(img.start_ns, kN0);
 }
 
-TEST(TscConvert, ReaderWarnsOfPairsOutOfOrderNamingTheFile) {
+TEST(TscConvert, ReaderWarnsOfDamagedPairsNamingTheFile) {
   TraceBuilder b(78, 1, kN0);
   const int th = b.Thread(780), th2 = b.Thread(781);
   b.Mark(th, Ticks(kN0 + 1000), "m");
@@ -148,12 +180,31 @@ TEST(TscConvert, ReaderWarnsOfPairsOutOfOrderNamingTheFile) {
   ASSERT_TRUE(r.image);
   ASSERT_EQ(r.status.errors.size(), 1u);
   EXPECT_EQ(r.status.path, "/runs/x/pid-78.trace");
-  EXPECT_NE(r.status.errors[0].find("clock calibration: 1 pair (TSC, CLOCK_MONOTONIC) out of order, ignored"), std::string::npos)
+  EXPECT_NE(r.status.errors[0].find("clock calibration: 1 pair (TSC, CLOCK_MONOTONIC) off the line through the others, ignored"),
+            std::string::npos)
       << r.status.errors[0];
   EXPECT_EQ(r.status.losses[Loss::header_errors], 1u);
   ASSERT_EQ(r.image->nvtx.size(), 2u);
   EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1000);
   EXPECT_EQ(r.image->nvtx[1].time_ns, kN0 + 2500);
+}
+
+// A chunk header whose calibration pairs are 0xFF bytes: said (the file counts as damaged), and
+// the records are converted through the other pairs.
+TEST(TscConvert, ReaderRejectsChunkPairsOfOnes) {
+  TraceBuilder b(81, 1, kN0);
+  const int th = b.Thread(810);
+  b.Push(th, Ticks(kN0 + 1000), "step");
+  b.Pop(th, Ticks(kN0 + 2'000'000));
+  const TscPair ff{UINT64_MAX, UINT64_MAX};
+  std::vector<uint8_t> bytes = AsTscFile(b.Build(), Ticks(kN0), kN0, 3'000'000, {{ff, ff}});
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(bytes, "pid-81.trace", &pool, {.keep = KeepNvtx::kAll});
+  ASSERT_TRUE(r.image);
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0], "clock calibration: 2 pairs (TSC, CLOCK_MONOTONIC) off the line through the others, ignored");
+  ASSERT_EQ(r.image->nvtx.size(), 2u);
+  EXPECT_EQ(r.image->nvtx[1].time_ns, kN0 + 2'000'000);  // the header's pair and rate
 }
 
 TEST(TscConvert, OldFilesReadAsBefore) {

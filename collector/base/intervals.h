@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace trainprof::collector {
@@ -21,16 +22,47 @@ struct Interval {
 
 using IntervalSet = std::vector<Interval>;
 
-/// The union of any intervals (empty ones dropped) as a set.
+/// The union of any intervals (empty ones dropped) as a set. Intervals that come as a few runs
+/// in order of begin (GPU records: per stream, per CUPTI buffer) are merged run by run as the set
+/// is built, O(n log runs) and no buffer; others are sorted first.
 inline IntervalSet Union(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
   IntervalSet out;
-  for (const Interval& i : v) {
-    if (i.end <= i.begin) continue;
+  auto add = [&out](const Interval& i) {
+    if (i.end <= i.begin) return;
     if (!out.empty() && i.begin <= out.back().end) {
       out.back().end = std::max(out.back().end, i.end);
     } else {
       out.push_back(i);
+    }
+  };
+  constexpr size_t kMaxRuns = 64;
+  std::vector<std::pair<size_t, size_t>> runs;  // [begin, end) of each run in order
+  size_t start = 0;
+  for (size_t i = 1; i <= v.size() && runs.size() < kMaxRuns; ++i) {
+    if (i == v.size() || v[i].begin < v[i - 1].begin) {
+      runs.push_back({start, i});
+      start = i;
+    }
+  }
+  if (runs.size() >= kMaxRuns && start < v.size()) {  // many runs: sort
+    std::sort(v.begin(), v.end(), by_begin);
+    for (const Interval& i : v) add(i);
+    return out;
+  }
+  // A k-way merge: a min-heap of the runs' cursors by their next interval's begin.
+  auto later = [&v](const std::pair<size_t, size_t>& a, const std::pair<size_t, size_t>& b) {
+    return v[a.first].begin > v[b.first].begin;
+  };
+  std::erase_if(runs, [](const std::pair<size_t, size_t>& r) { return r.first == r.second; });
+  std::make_heap(runs.begin(), runs.end(), later);
+  while (!runs.empty()) {
+    std::pop_heap(runs.begin(), runs.end(), later);
+    add(v[runs.back().first]);
+    if (++runs.back().first == runs.back().second) {
+      runs.pop_back();
+    } else {
+      std::push_heap(runs.begin(), runs.end(), later);
     }
   }
   return out;

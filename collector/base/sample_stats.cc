@@ -10,14 +10,15 @@ SampleStats SummarizeSample(std::vector<uint64_t>* values) {
   std::vector<uint64_t>& d = *values;
   s.count = d.size();
   if (d.empty()) return s;
-  std::sort(d.begin(), d.end());
   long double sum = 0;
+  s.min = d.front();
+  s.max = d.front();
   for (uint64_t v : d) {
     sum += static_cast<long double>(v);
     s.total += v;
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
   }
-  s.min = d.front();
-  s.max = d.back();
   const long double mean = sum / static_cast<long double>(d.size());
   s.mean = static_cast<double>(mean);
   if (d.size() > 1) {
@@ -29,10 +30,28 @@ SampleStats SummarizeSample(std::vector<uint64_t>* values) {
     s.std = static_cast<double>(std::sqrt(sq / static_cast<long double>(d.size() - 1)));
   }
   const size_t n = d.size();
-  s.median = n % 2 == 1 ? static_cast<double>(d[n / 2])
-                        : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2.0;
-  s.p90 = Percentile(d, 0.9);
+  const auto mid = d.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(d.begin(), mid, d.end());
+  // Even count: the other middle value is the largest of the lower half.
+  s.median = n % 2 == 1 ? static_cast<double>(*mid)
+                        : (static_cast<double>(*std::max_element(d.begin(), mid)) + static_cast<double>(*mid)) / 2.0;
+  s.p90 = Quantile(&d, 0.9);
   return s;
+}
+
+double Quantile(std::vector<uint64_t>* values, double q) {
+  std::vector<uint64_t>& d = *values;
+  if (d.empty()) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  // The ranks and the interpolation exactly as Percentile's.
+  const double pos = q * static_cast<double>(d.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const double frac = pos - static_cast<double>(lo);
+  const auto at = d.begin() + static_cast<std::ptrdiff_t>(lo);
+  std::nth_element(d.begin(), at, d.end());
+  if (lo + 1 >= d.size()) return static_cast<double>(*at);
+  const double a = static_cast<double>(*at), b = static_cast<double>(*std::min_element(at + 1, d.end()));
+  return a + frac * (b - a);
 }
 
 double Percentile(const std::vector<uint64_t>& sorted, double q) {

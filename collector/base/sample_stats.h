@@ -3,7 +3,7 @@
 // count, total, mean, sample standard deviation, min, median, p90, max, as `nsys stats` prints
 // them, and whether median and p90 are exact.
 //
-// SummarizeSample sorts the sample (exact); DurationSummary::Stats (duration_summary.h) gives the
+// SummarizeSample selects from the sample (exact); DurationSummary::Stats (duration_summary.h) gives the
 // same from a bounded summary, estimated past DurationSummary::kExactSamples values.
 #pragma once
 
@@ -24,12 +24,17 @@ struct SampleStats {
   bool exact = true;  ///< false: median and p90 estimated (DurationSummary::kRelativeError)
 };
 
-/// Statistics of `values`, which are sorted in place (exact).
+/// Statistics of `values` (exact), which are reordered in place: median and p90 by selection
+/// (std::nth_element, O(n)), not a sort (a CUDA report's launch latencies are one value a kernel).
 SampleStats SummarizeSample(std::vector<uint64_t>* values);
 
 /// The q-quantile (0 ≤ q ≤ 1) of sorted values, by linear interpolation between the closest ranks
 /// (numpy's default); 0 for an empty sample.
 double Percentile(const std::vector<uint64_t>& sorted, double q);
+
+/// The same q-quantile of values in any order, which are reordered in place (selection, O(n)):
+/// equal to Percentile of them sorted.
+double Quantile(std::vector<uint64_t>* values, double q);
 
 /// part / whole in percent; 0 when whole is 0. The one percentage of the report's tables.
 inline double Percent(double part, double whole) { return whole > 0 ? part * 100.0 / whole : 0.0; }

@@ -103,11 +103,11 @@ DeviceRow Summarize(uint32_t device, DeviceSamples&& d) {
       row.active_busy_percent = Percent(Length(busy), row.active_end_ns - row.active_begin_ns);
     }
   }
-  const SampleStats lat = SummarizeSample(&d.latencies);  // sorts
+  const SampleStats lat = SummarizeSample(&d.latencies);
   row.latency_count = lat.count;
   row.latency_mean_ns = lat.mean;
   row.latency_median_ns = lat.median;
-  row.latency_p95_ns = Percentile(d.latencies, 0.95);
+  row.latency_p95_ns = Quantile(&d.latencies, 0.95);
   return row;
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "collector/base/sample_stats.h"
+#include "collector/base/sort_runs.h"
 #include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
@@ -24,7 +25,7 @@ void AddOps(const std::vector<T>& records, std::map<StreamKey, std::vector<Op>>*
 // Classifies the gaps of one stream's ops (sorted here) into `row`.
 void Classify(std::vector<Op>* ops, const IdMap<uint64_t>& call_begin,
               uint64_t kernel_wait_ns, StreamIdleKinds* row) {
-  std::stable_sort(ops->begin(), ops->end(), [](const Op& a, const Op& b) { return a.start < b.start; });
+  SortRuns(*ops, [](const Op& a, const Op& b) { return a.start < b.start; });
   row->ops += ops->size();
   for (size_t i = 1; i < ops->size(); ++i) {
     const uint64_t prev_end = (*ops)[i - 1].end;

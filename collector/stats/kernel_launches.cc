@@ -54,7 +54,7 @@ KernelLaunchRow RowOf(Samples* s) {
   r.cpu_launch_median_ns = cpu.median;
   r.launch_delay_mean_ns = delay.mean;
   r.launch_delay_median_ns = delay.median;
-  r.launch_delay_p95_ns = Percentile(s->delay, 0.95);
+  r.launch_delay_p95_ns = Quantile(&s->delay, 0.95);
   r.shorter_than_launch = s->shorter;
   r.long_launches = s->long_launches;
   r.long_delays = s->long_delays;

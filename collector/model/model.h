@@ -134,8 +134,9 @@ struct TraceImage {
   int32_t pid = 0;
   int32_t ppid = 0;
   uint32_t image_index = 0;
-  uint64_t start_realtime_ns = 0;
-  uint64_t start_ns = 0;
+  uint64_t start_realtime_ns = 0;  ///< 0: unknown (a damaged header; the reader said so)
+  uint64_t start_ns = 0;           ///< from the records where the header's is damaged
+  uint64_t header_start_ns = 0;    ///< start_monotonic_ns as the header gives it (the file's identity)
   EndKind end_kind = EndKind::kNone;
   int32_t end_code = 0;
   uint64_t end_ns = 0;  ///< 0 = not set

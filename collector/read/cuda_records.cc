@@ -26,6 +26,10 @@ uint64_t Absolute(uint64_t base_ns, int64_t relative) {
 // time or end < start, so that no statistic ever sees it.
 template <typename Record, typename Out>
 bool Times(const Record& r, uint64_t base_ns, Out* out, uint64_t* invalid) {
+  if (base_ns == CudaRecordDecoder::kLostBase) {
+    ++*invalid;
+    return false;
+  }
   out->start_ns = Absolute(base_ns, r.zs);
   out->end_ns = Absolute(base_ns, r.ze);
   if (out->start_ns == 0 || out->end_ns == 0 || out->end_ns < out->start_ns) {

@@ -45,10 +45,14 @@ class CudaRecordDecoder {
         stacked_(!keep && stacked_calls),
         whole_calls_(sink != nullptr || digest != nullptr || stacked_) {}
 
+  /// `base_ns` of a chunk whose base is damaged (a TSC file's sync pair off the clock line): its
+  /// GPU activity records have no time, and are counted in invalid_timestamps.
+  static constexpr uint64_t kLostBase = UINT64_MAX;
+
   /// One whole CUDA record (tags 48..59). `f` holds its varints after the tag and dt, in schema
   /// order (format/trainprof/records.h: read by name with format::Decode); `now` is the record's
-  /// time when it is timed (dt chain), `base_ns` the chunk's base (for zs/ze), `thread` the
-  /// image's thread index.
+  /// time when it is timed (dt chain), `base_ns` the chunk's base (for zs/ze; kLostBase: none),
+  /// `thread` the image's thread index.
   void Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64_t base_ns, uint32_t thread);
 
   /// Marks the calls open on `thread` (an image thread index) CudaCall::exit_lost: the reader

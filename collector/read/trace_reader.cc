@@ -44,6 +44,9 @@ constexpr size_t kMaxErrorsPerFile = 32;  // further problems are only counted
 // A header clock value at or past 2^62 ns (146 years of CLOCK_MONOTONIC uptime; CLOCK_REALTIME in
 // the year 2116) is not one a writer took: a damaged header (0xFF bytes, random ones).
 constexpr uint64_t kMaxClockNs = 1ull << 62;
+// The header's end and the PROCESS_END record are read together at exit (inject/runtime.cc
+// RecordEnd); farther apart than this, one of them is damaged (the record, decoded, is trusted).
+constexpr uint64_t kMaxEndSkewNs = 1'000'000'000;
 
 template <typename T>
 T Load(const uint8_t* p) {
@@ -236,6 +239,9 @@ class Decoder {
   bool ReadHeader();
   /// The header's clock values a writer cannot have taken (damage): said, and left unknown.
   void CheckHeaderClocks();
+  /// Once the records are read: a start after the first record, an end before the start or away
+  /// from the PROCESS_END record (damage): said, and taken from the records.
+  void CheckClocksAgainstRecords();
   void ReadMetadata();
   void ReadChunks();
   /// Ends decoding: the source is not used afterwards.
@@ -245,9 +251,6 @@ class Decoder {
   /// The stacks' refs to pool ids, stacks sorted by id, uses of ids no STACK defines said.
   void ResolveStacks(const std::vector<StringId>& string_pool, const std::vector<StringId>& domain_pool);
   uint64_t skipped() const { return skipped_; }
-  /// The header's start_monotonic_ns was damaged (CheckHeaderClocks): the image's start is its
-  /// first record's time once the chunks are read.
-  bool start_unknown() const { return start_unknown_; }
 
  private:
   /// A problem of `kind` (a file entry of model/losses.def), `n` of them, said as `what`.
@@ -380,6 +383,7 @@ bool Decoder::ReadHeader() {
   img_.ppid = Load<int32_t>(d + offsetof(FileHeader, ppid));
   img_.start_realtime_ns = Load<uint64_t>(d + offsetof(FileHeader, start_realtime_ns));
   img_.start_ns = Load<uint64_t>(d + offsetof(FileHeader, start_monotonic_ns));
+  img_.header_start_ns = img_.start_ns;
   // The TSC clock: version 4 files, and the version 3 files of the writers between the TSC clock
   // and version 4 (2026-12-01/02), which set the flag bit; earlier version 3 writers left it zero,
   // and versions 1 and 2 never had it.
@@ -437,15 +441,44 @@ void Decoder::CheckHeaderClocks() {
     start_unknown_ = true;
     img_.start_ns = 0;
   }
-  // The end the writer stamped at exit: after the start, on the same clock. Unusable, the end
-  // comes from the PROCESS_END record or the last record, as for a process killed before it.
-  if (img_.end_ns != 0 && (img_.end_ns >= kMaxClockNs || (!start_unknown_ && img_.end_ns < img_.start_ns))) {
+  if (img_.end_ns >= kMaxClockNs) {
     Error(Loss::header_errors, "bad header: end_monotonic_ns " + Num(img_.end_ns) +
-                                   (img_.end_ns >= kMaxClockNs ? " is no CLOCK_MONOTONIC time"
-                                                               : " is before start_monotonic_ns " + Num(img_.start_ns)) +
-                                   ", the end is taken from the records" + at(offsetof(FileHeader, end_monotonic_ns)));
+                                   " is no CLOCK_MONOTONIC time, the end is taken from the records" +
+                                   at(offsetof(FileHeader, end_monotonic_ns)));
     img_.end_ns = 0;
   }
+}
+
+void Decoder::CheckClocksAgainstRecords() {
+  constexpr uint64_t kSlackNs = 1'000'000;  // 1 ms: far more than a TSC pair's rounding
+  auto at = [](size_t offset) { return " (at byte " + Num(offset) + ")"; };
+  // The header's start is read before the first record is written.
+  if (!start_unknown_ && img_.has_timed_records && img_.start_ns > img_.first_record_ns + kSlackNs) {
+    Error(Loss::header_errors, "bad header: start_monotonic_ns " + Num(img_.start_ns) + " is after the first record (" +
+                                   Num(img_.first_record_ns) + "), the start is taken from the first record" +
+                                   at(offsetof(FileHeader, start_monotonic_ns)));
+    start_unknown_ = true;
+  }
+  if (start_unknown_) img_.start_ns = img_.has_timed_records ? img_.first_record_ns : 0;
+  // The end the writer stamped at exit: after the start, and with the PROCESS_END record the
+  // same exit wrote (RecordEnd: both read at once). Unusable, the end comes from the records, as
+  // for a process killed before it.
+  if (img_.end_ns == 0) return;
+  const ProcessEvent* end_record = nullptr;
+  for (const ProcessEvent& e : img_.process_events) {
+    if (e.kind == ProcessEventKind::kProcessEnd && (end_record == nullptr || e.time_ns > end_record->time_ns)) end_record = &e;
+  }
+  std::string why;
+  if (img_.end_ns < img_.start_ns) {
+    why = " is before the start (" + Num(img_.start_ns) + ")";
+  } else if (end_record != nullptr && (img_.end_ns > end_record->time_ns + kMaxEndSkewNs ||
+                                       img_.end_ns + kMaxEndSkewNs < end_record->time_ns)) {
+    why = " is not the PROCESS_END record's time (" + Num(end_record->time_ns) + ")";
+  }
+  if (why.empty()) return;
+  Error(Loss::header_errors, "bad header: end_monotonic_ns " + Num(img_.end_ns) + why +
+                                 ", the end is taken from the records" + at(offsetof(FileHeader, end_monotonic_ns)));
+  img_.end_ns = 0;
 }
 
 void Decoder::ReadMetadata() {
@@ -541,7 +574,7 @@ void Decoder::ReadChunks() {
     return;
   }
   bool cut_reported = false;
-  size_t bad_chunk_headers = 0;  // chunks skipped for their header: their thread and sequence unknown
+  size_t bad_chunk_headers = 0;  // chunks skipped for their header, or with a damaged sequence number
   std::vector<ChunkDesc> chunks;
   const uint64_t slots = (size - header_region_ + chunk_size_ - 1) / chunk_size_;
   for (uint64_t k = 0; k < slots; ++k) {
@@ -637,8 +670,30 @@ void Decoder::ReadChunks() {
     };
     said(rejected.out_of_order, "out of order");
     said(rejected.off_line, "off the line through the others");
+    if (rejected.rate_khz != 0) {
+      Error(Loss::header_errors, "bad header: tsc_khz " + Num(tsc_khz_) + " is off the rate of the file's calibration pairs (" +
+                                     Num(static_cast<uint64_t>(rejected.rate_khz + 0.5)) +
+                                     " kHz), which convert the times (at byte " + Num(offsetof(FileHeader, tsc_khz)) + ")");
+    }
     if (!tsc_to_ns_->usable()) {
       Error(Loss::header_errors, "clock calibration: no (TSC, CLOCK_MONOTONIC) pair; times are TSC ticks");
+    } else {
+      // A kept pair lies on the conversion exactly; one left out is off it by more than 1 ms.
+      auto off_line = [&](const TscPair& p) {
+        const uint64_t ns = tsc_to_ns_->ToNs(p.ticks);
+        return (ns > p.ns ? ns - p.ns : p.ns - ns) > 1000;
+      };
+      if (!start_unknown_ && off_line({start_tsc_, img_.start_ns})) {
+        Error(Loss::header_errors, "bad header: start_monotonic_ns " + Num(img_.start_ns) +
+                                       " is off the clock calibration line, the start is taken from the first record (at byte " +
+                                       Num(offsetof(FileHeader, start_monotonic_ns)) + ")");
+        start_unknown_ = true;
+      }
+      // A chunk's GPU activity is timed from its sync pair's ns (ChunkHeader::sync_ns): with the
+      // pair off the line, those records have no usable time (counted in invalid_timestamps).
+      for (ChunkDesc& c : chunks) {
+        if (c.sync.ticks != 0 && off_line(c.sync)) c.gpu_base_ns = CudaRecordDecoder::kLostBase;
+      }
     }
   }
 
@@ -651,6 +706,7 @@ void Decoder::ReadChunks() {
   // A thread numbers its chunks 0, 1, 2, ... as it claims them (ChunkHeader::thread_seq), and
   // writes each one's header before it claims the next: a number missing is a chunk lost
   // (zeroed pages, a header overwritten), with the definitions and records it held.
+  uint64_t untimed_gpu = 0;  // GPU activity in chunks whose time base (sync pair) is damaged
   uint64_t missing = 0;
   std::string missing_where;
   size_t missing_runs = 0;
@@ -658,7 +714,11 @@ void Decoder::ReadChunks() {
     const ChunkDesc& c = chunks[i];
     const bool same_thread = i > 0 && chunks[i - 1].thread_index == c.thread_index;
     const uint64_t expected = same_thread ? uint64_t{chunks[i - 1].seq} + 1 : 0;
-    if (c.seq > expected) {
+    if (c.seq > expected && c.seq - expected > slots) {  // more than the file holds: the number is damaged
+      ++bad_chunk_headers;  // its true number looks missing: not said again
+      Error(Loss::chunk_errors, "chunk " + Num(c.slot) + ": thread_seq " + Num(c.seq) + " is past the file's " + Num(slots) +
+                                    " chunks (at byte " + Num(c.offset + offsetof(ChunkHeader, thread_seq)) + ")");
+    } else if (c.seq > expected) {
       missing += c.seq - expected;
       if (missing_runs++ < 3) {
         missing_where += (missing_runs > 1 ? "; " : ": ") + std::string("thread ") + Num(c.thread_index) + " (tid " +
@@ -677,8 +737,12 @@ void Decoder::ReadChunks() {
   for (size_t i = 0; i < chunks.size(); ++i) {
     const ChunkDesc& c = chunks[i];
     if (i > 0 && chunks[i - 1].thread_index == c.thread_index && chunks[i - 1].seq == c.seq) {
+      // A copy, or a damaged number: which one holds the thread's records there is unknown, and
+      // reading both would count records twice.
       Error(Loss::chunk_errors, "chunks " + Num(chunks[i - 1].slot) + " and " + Num(c.slot) + " are both sequence " + Num(c.seq) +
-            " of thread " + Num(c.thread_index));
+            " of thread " + Num(c.thread_index) + ": chunk " + Num(c.slot) + " not read");
+      skipped_ += c.data_end - c.data_begin;
+      continue;
     }
     uint32_t thread = ThreadFor(c);
     if (thread == UINT32_MAX) {
@@ -690,11 +754,17 @@ void Decoder::ReadChunks() {
     if (i > 0 && chunks[i - 1].thread_index == c.thread_index && c.seq > chunks[i - 1].seq + 1) {
       cuda_.LoseOpenCalls(thread);
     }
+    const uint64_t invalid_before = img_.cuda.invalid_timestamps;
     if (nvtx_sink_ != nullptr) {
       DecodeChunk<true>(c, thread);
     } else {
       DecodeChunk<false>(c, thread);
     }
+    if (c.gpu_base_ns == CudaRecordDecoder::kLostBase) untimed_gpu += img_.cuda.invalid_timestamps - invalid_before;
+  }
+  if (untimed_gpu > 0) {
+    Error(Loss::chunk_errors, Num(untimed_gpu) + (untimed_gpu == 1 ? " GPU activity record" : " GPU activity records") +
+                                  " left out: the calibration pair of their chunk, their time base, is off the clock line");
   }
 }
 
@@ -1131,7 +1201,7 @@ void Decoder::EndOfData() {
     Error(Loss::read_errors, "the file shrank while it was read (was " + Num(size_) + " bytes): read up to where it ended");
   }
   src_ = nullptr;
-  if (start_unknown_ && img_.has_timed_records) img_.start_ns = img_.first_record_ns;
+  CheckClocksAgainstRecords();
 }
 
 void Decoder::Resolve(StringPool* pool) {
@@ -1317,8 +1387,11 @@ struct DecodedTrace::State {
     // replaced since (a rename, a copy over it): its events would be another process's or run's,
     // named through the wrong refs. Nothing of it is decoded.
     if (const TraceImage* first = options.nvtx_names; first != nullptr) {
-      if (image.pid != first->pid || (!decoder->start_unknown() && image.start_ns != first->start_ns) ||
-          image.start_realtime_ns != first->start_realtime_ns || image.run_id != first->run_id) {
+      if (image.pid != first->pid || image.header_start_ns != first->header_start_ns ||
+          // A damaged wall-clock start reads as 0 here, and the first read's process tree filled
+          // it in from the host's other processes (FillUnknownRealtime).
+          (image.start_realtime_ns != 0 && image.start_realtime_ns != first->start_realtime_ns) ||
+          image.run_id != first->run_id) {
         result.status.errors.push_back("another trace has replaced the file since it was loaded (pid " +
                                        std::to_string(image.pid) + ", was " + std::to_string(first->pid) +
                                        "; or another start or run)");

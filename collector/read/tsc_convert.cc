@@ -10,29 +10,15 @@ namespace {
 
 constexpr uint64_t kMaxClockValue = 1ull << 62;
 
-// Drops the pairs far off the line through the others (see the constructor's comment); returns
-// how many. `pairs` sorted by ticks, distinct ticks.
-size_t DropPairsOffTheLine(std::vector<TscPair>& pairs, uint32_t tsc_khz) {
+using F = long double;  // 64-bit mantissa: intercepts of ~2^62 ns to well under 1 ns
+
+// The pairs near the line of slope `rate` (ns per tick) through their median intercept: within
+// 1 ms + 5% of a pair's distance from the median pair. `pairs` sorted by ticks.
+std::vector<TscPair> NearTheLine(const std::vector<TscPair>& pairs, F rate) {
   const size_t n = pairs.size();
-  if (n < 2) return 0;
-  using F = long double;  // 64-bit mantissa: intercepts of ~2^62 ns to well under 1 ns
-  F rate = 0;  // ns per tick
-  if (n >= 4) {
-    std::vector<F> slopes;
-    slopes.reserve(n - 1);
-    for (size_t i = 0; i + 1 < n; ++i) {
-      slopes.push_back((static_cast<F>(pairs[i + 1].ns) - static_cast<F>(pairs[i].ns)) /
-                       static_cast<F>(pairs[i + 1].ticks - pairs[i].ticks));
-    }
-    std::nth_element(slopes.begin(), slopes.begin() + slopes.size() / 2, slopes.end());
-    rate = slopes[slopes.size() / 2];
-  } else if (tsc_khz != 0) {
-    rate = static_cast<F>(1e6) / static_cast<F>(tsc_khz);
-  }
-  if (!(rate > 0)) return 0;  // no rate to judge by (or the pairs' own says time stands still)
   std::vector<std::pair<F, size_t>> intercept(n);
   for (size_t i = 0; i < n; ++i) intercept[i] = {static_cast<F>(pairs[i].ns) - static_cast<F>(pairs[i].ticks) * rate, i};
-  std::nth_element(intercept.begin(), intercept.begin() + n / 2, intercept.end());
+  std::nth_element(intercept.begin(), intercept.begin() + static_cast<std::ptrdiff_t>(n / 2), intercept.end());
   const auto [mid_intercept, mid] = intercept[n / 2];
   const F mid_ticks = static_cast<F>(pairs[mid].ticks);
   std::vector<TscPair> kept;
@@ -42,8 +28,44 @@ size_t DropPairsOffTheLine(std::vector<TscPair>& pairs, uint32_t tsc_khz) {
     const F allowed = 1e6L + 0.05L * std::abs(static_cast<F>(p.ticks) - mid_ticks) * rate;
     if (std::abs(off) <= allowed) kept.push_back(p);
   }
-  const size_t dropped = n - kept.size();
-  pairs = std::move(kept);
+  return kept;
+}
+
+// Drops the pairs far off the line the others lie on (see the constructor's comment); returns
+// how many. `pairs` sorted by ticks, distinct ticks. Two rates are tried, the writer's (tsc_khz)
+// and the median slope between neighbouring pairs, and the one that keeps more pairs wins (ties:
+// the writer's): damaged pairs can bend the median slope of a file with few pairs, and a damaged
+// tsc_khz is one number against many pairs.
+size_t DropPairsOffTheLine(std::vector<TscPair>& pairs, uint32_t tsc_khz, double* pairs_khz) {
+  const size_t n = pairs.size();
+  if (n < 2) return 0;
+  std::vector<TscPair> best;
+  bool have = false;
+  if (tsc_khz != 0) {
+    best = NearTheLine(pairs, static_cast<F>(1e6) / static_cast<F>(tsc_khz));
+    have = true;
+  }
+  if (n >= 3) {
+    std::vector<F> slopes;
+    slopes.reserve(n - 1);
+    for (size_t i = 0; i + 1 < n; ++i) {
+      slopes.push_back((static_cast<F>(pairs[i + 1].ns) - static_cast<F>(pairs[i].ns)) /
+                       static_cast<F>(pairs[i + 1].ticks - pairs[i].ticks));
+    }
+    std::nth_element(slopes.begin(), slopes.begin() + static_cast<std::ptrdiff_t>(slopes.size() / 2), slopes.end());
+    const F median = slopes[slopes.size() / 2];
+    if (median > 0) {
+      std::vector<TscPair> kept = NearTheLine(pairs, median);
+      if (!have || kept.size() > best.size()) {
+        best = std::move(kept);
+        if (have) *pairs_khz = static_cast<double>(1e6L / median);  // the writer's rate lost
+      }
+      have = true;
+    }
+  }
+  if (!have) return 0;  // no rate to judge by
+  const size_t dropped = n - best.size();
+  pairs = std::move(best);
   return dropped;
 }
 
@@ -55,9 +77,16 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejecte
   std::erase_if(pairs, [](const TscPair& p) { return p.ticks >= kMaxClockValue || p.ns >= kMaxClockValue; });
   size_t off_line = given - pairs.size();
   std::stable_sort(pairs.begin(), pairs.end(), [](const TscPair& a, const TscPair& b) { return a.ticks < b.ticks; });
-  pairs.erase(std::unique(pairs.begin(), pairs.end(), [](const TscPair& a, const TscPair& b) { return a.ticks == b.ticks; }),
+  // Equal ticks: the first pair kept; one that says another time (by over 1 µs) is damage.
+  pairs.erase(std::unique(pairs.begin(), pairs.end(),
+                          [&off_line](const TscPair& a, const TscPair& b) {
+                            if (a.ticks != b.ticks) return false;
+                            if ((a.ns > b.ns ? a.ns - b.ns : b.ns - a.ns) > 1000) ++off_line;
+                            return true;
+                          }),
               pairs.end());
-  off_line += DropPairsOffTheLine(pairs, tsc_khz);
+  double pairs_khz = 0;
+  off_line += DropPairsOffTheLine(pairs, tsc_khz, &pairs_khz);
   // The longest subsequence with non-decreasing ns (patience sorting, O(n log n)): one damaged
   // pair is dropped instead of everything after it.
   const size_t n = pairs.size();
@@ -76,7 +105,7 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejecte
   std::vector<TscPair> kept;
   for (size_t i = tail_of_len.empty() ? SIZE_MAX : tail_of_len.back(); i != SIZE_MAX; i = prev[i]) kept.push_back(pairs[i]);
   std::reverse(kept.begin(), kept.end());
-  if (rejected != nullptr) *rejected = {n - kept.size(), off_line};
+  if (rejected != nullptr) *rejected = {n - kept.size(), off_line, pairs_khz};
   pts_ = std::move(kept);
 
   // Slopes as fixed point, ns per tick × 2^40, rounded up: a line through integer points (3 ticks

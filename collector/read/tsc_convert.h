@@ -23,16 +23,21 @@ class TscConverter {
   struct Rejected {
     size_t out_of_order = 0;  ///< ns going back as ticks go forward
     size_t off_line = 0;      ///< not clock values (≥ 2^62), or far off the line through the others
+    /// The pairs' own rate (kHz) where it kept more pairs than the writer's tsc_khz (a damaged
+    /// tsc_khz); else 0.
+    double rate_khz = 0;
     size_t total() const { return out_of_order + off_line; }
   };
 
-  /// Builds from `pairs` in any order (ticks 0: no pair, ignored; equal ticks: the first kept).
+  /// Builds from `pairs` in any order (ticks 0: no pair, ignored; equal ticks: the first kept, a
+  /// later one with other ns counted off the line).
   /// Damaged pairs are rejected and counted in *rejected (if given):
   /// - ticks or ns at or past 2^62 (146 years at 1 GHz; 0xFF bytes, random ones);
-  /// - pairs far off the line the others lie on: a line of the pairs' median rate (the median
-  ///   slope between neighbours; with under 4 pairs the writer's `tsc_khz`) through the median
-  ///   intercept; a pair is kept within 1 ms + 5% of its distance from the median pair, far wider
-  ///   than a TSC's drift against CLOCK_MONOTONIC (NTP slews it by at most 500 ppm);
+  /// - pairs far off the line the others lie on: a line through the pairs' median intercept,
+  ///   of the writer's rate (`tsc_khz`) or of the median slope between neighbouring pairs,
+  ///   whichever keeps more pairs; a pair is kept within 1 ms + 5% of its distance from the
+  ///   median pair, far wider than a TSC's drift against CLOCK_MONOTONIC (NTP slews it by at most
+  ///   500 ppm) or the error of the writer's rate (~2e-4);
   /// - pairs whose ns go back as ticks go forward: the longest run that is in order is kept.
   /// `tsc_khz`: the writer's measured rate, kHz, for a file with one pair (0: unknown; then 1
   /// tick is taken as 1 ns).

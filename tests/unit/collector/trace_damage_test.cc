@@ -460,7 +460,7 @@ TEST(TraceDamage, HeaderClocksNoWriterTakesAreSaid) {
                                     "is taken from the records (at byte " + std::to_string(end_at) + ")"});
   EXPECT_EQ(r.image->end_ns, 0u);
   r = read(b, end_at, 999'999);
-  EXPECT_EQ(r.status.errors, Errors{"bad header: end_monotonic_ns 999999 is before start_monotonic_ns 1000000, the end is "
+  EXPECT_EQ(r.status.errors, Errors{"bad header: end_monotonic_ns 999999 is before the start (1000000), the end is "
                                     "taken from the records (at byte " + std::to_string(end_at) + ")"});
 
   const size_t start_at = offsetof(fmt::FileHeader, start_monotonic_ns);
@@ -477,6 +477,45 @@ TEST(TraceDamage, HeaderClocksNoWriterTakesAreSaid) {
   Trace trace = LoadTraceBytes({{"pid-5.trace", bytes}});
   ASSERT_EQ(trace.processes.size(), 1u);
   EXPECT_EQ(trace.processes[0].wall_ns, 2'000'000u);  // start to the last record
+}
+
+// Header clocks that pass the 2^62 bound but disagree with the records (found by a helper): a
+// start after the first record, an end away from the PROCESS_END record written with it.
+TEST(TraceDamage, HeaderClocksThatDisagreeWithTheRecordsAreSaid) {
+  TraceBuilder b(5, 1, 1'000'000);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, 9'000'000);
+  int t = b.Thread(5);
+  b.Push(t, 2'000'000, "a");
+  b.Pop(t, 3'000'000);
+  b.ProcessEnd(t, 9'000'000, fmt::EndKind::kExit, 0);
+  auto read = [&](size_t offset, uint64_t value) {
+    std::vector<uint8_t> bytes = b.Build();
+    std::memcpy(bytes.data() + offset, &value, sizeof value);
+    StringPool pool;
+    return ReadBytes(bytes, &pool);
+  };
+  StringPool pool;
+  EXPECT_TRUE(ReadBytes(b.Build(), &pool).status.errors.empty());
+  const size_t start_at = offsetof(fmt::FileHeader, start_monotonic_ns), end_at = offsetof(fmt::FileHeader, end_monotonic_ns);
+  // The start an hour later: after the first record, not blamed on the end.
+  ReadResult r = read(start_at, 3'600'000'000'000ull);
+  EXPECT_EQ(r.status.errors, Errors{"bad header: start_monotonic_ns 3600000000000 is after the first record (2000000), the "
+                                    "start is taken from the first record (at byte " + std::to_string(start_at) + ")"});
+  EXPECT_EQ(r.image->start_ns, 2'000'000u);
+  EXPECT_EQ(r.image->end_ns, 9'000'000u);
+  EXPECT_EQ(r.image->header_start_ns, 3'600'000'000'000ull);
+  // The end 10 h later than the PROCESS_END record.
+  r = read(end_at, 9'000'000 + 36'000'000'000'000ull);
+  EXPECT_EQ(r.status.errors, Errors{"bad header: end_monotonic_ns 36000009000000 is not the PROCESS_END record's time "
+                                    "(9000000), the end is taken from the records (at byte " + std::to_string(end_at) + ")"});
+  Trace trace = LoadTraceBytes({{"pid-5.trace", [&] {
+                                  std::vector<uint8_t> bytes = b.Build();
+                                  const uint64_t v = 9'000'000 + 36'000'000'000'000ull;
+                                  std::memcpy(bytes.data() + end_at, &v, sizeof v);
+                                  return bytes;
+                                }()}});
+  ASSERT_EQ(trace.processes.size(), 1u);
+  EXPECT_EQ(trace.processes[0].wall_ns, 8'000'000u);  // to the PROCESS_END record
 }
 
 // A thread's chunk 0 zeroed (its STRING definitions with it): before, only the names it defined
@@ -521,6 +560,24 @@ TEST(TraceDamage, ChunksMissingFromAThreadsSequenceAreSaid) {
   r = ReadBytes(bytes, &pool);
   ASSERT_EQ(r.status.errors.size(), 1u);
   EXPECT_EQ(r.status.errors[0].rfind("chunk 1: bad chunk magic", 0), 0u) << r.status.errors[0];
+
+  // A copy of chunk 1 in a fifth slot: said, and read once (its marks not counted twice).
+  c.ChunksClaimed(5);
+  bytes = c.Build();
+  bytes.insert(bytes.end(), bytes.begin() + 1024 + 256, bytes.begin() + 1024 + 2 * 256);
+  r = ReadBytes(bytes, &pool);
+  EXPECT_EQ(r.status.errors, Errors{"chunks 1 and 4 are both sequence 1 of thread 0: chunk 4 not read"});
+  EXPECT_EQ(r.image->records, 5u);
+
+  // A sequence number past every slot of the file is a damaged number, not lost chunks.
+  c.ChunksClaimed(4);
+  bytes = c.Build();
+  const uint32_t huge = 0xFFFFFFFFu;
+  std::memcpy(bytes.data() + 1024 + 2 * 256 + offsetof(fmt::ChunkHeader, thread_seq), &huge, 4);
+  r = ReadBytes(bytes, &pool);
+  EXPECT_EQ(r.status.errors, Errors{"chunk 2: thread_seq 4294967295 is past the file's 4 chunks (at byte " +
+                                    std::to_string(1024 + 2 * 256 + offsetof(fmt::ChunkHeader, thread_seq)) + ")"});
+  EXPECT_EQ(r.image->records, 5u);  // every chunk read
 }
 
 // PROCESS_ENV records naming 200,000 different variables (ids no STRING defines: "<string #N>"),

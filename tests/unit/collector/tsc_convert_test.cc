@@ -207,6 +207,64 @@ TEST(TscConvert, ReaderRejectsChunkPairsOfOnes) {
   EXPECT_EQ(r.image->nvtx[1].time_ns, kN0 + 2'000'000);  // the header's pair and rate
 }
 
+// Of few pairs, two damaged ones lying on a steep line of their own bend the median slope (found
+// by a helper: one chunk's pairs of random bytes stretched a process 3.6x); the writer's rate keeps
+// the three good pairs, so it wins. A damaged tsc_khz, against many good pairs, loses to the
+// median slope.
+TEST(TscConvert, TheRateThatKeepsMorePairsWins) {
+  TscConverter::Rejected rejected;
+  const uint64_t kT = 1'000'000'000'000ull;
+  std::vector<TscPair> pairs = {{Ticks(kN0), kN0},
+                                {Ticks(kN0 + 1'000'000), kN0 + 1'000'000},
+                                {Ticks(kN0 + 2'000'000), kN0 + 2'000'000},
+                                {Ticks(kN0) + kT, kN0 + 5 * kT},
+                                {Ticks(kN0) + 2 * kT, kN0 + 10 * kT}};
+  TscConverter a(pairs, 3'000'000, &rejected);
+  EXPECT_EQ(rejected.off_line, 2u);
+  EXPECT_EQ(a.ToNs(Ticks(kN0 + 9'000'000)), kN0 + 9'000'000);
+
+  std::vector<TscPair> many;
+  for (uint64_t k = 0; k < 8; ++k) many.push_back({Ticks(kN0 + k * 1'000'000), kN0 + k * 1'000'000});
+  TscConverter b(many, 0xFFFFFFFFu, &rejected);
+  EXPECT_EQ(rejected.total(), 0u);
+  EXPECT_NEAR(rejected.rate_khz, 3'000'000.0, 1.0);  // the pairs' rate, said by the reader
+  TscConverter c(many, 3'000'000, &rejected);
+  EXPECT_EQ(rejected.rate_khz, 0.0);
+  EXPECT_EQ(b.ToNs(Ticks(kN0 + 3'500'000)), kN0 + 3'500'000);
+}
+
+// GPU activity is timed from its chunk's sync pair (sync_ns + zs): with that pair off the line, its
+// records have no time. Before, a sync_ns of 0xFF bytes put kernels 235 years out in the export.
+TEST(TscConvert, GpuRecordsOfAChunkWhoseSyncPairIsOffTheLineAreLeftOut) {
+  for (const bool damaged : {false, true}) {
+    SCOPED_TRACE(damaged);
+    TraceBuilder b(82, 1, kN0);
+    const int t = b.Thread(820), g = b.Thread(821);
+    b.Mark(t, Ticks(kN0 + 1000), "m");  // chunk 0
+    b.Kernel(g, {.start = kN0 + 5'000, .end = kN0 + 9'000, .name = "_Z1kv", .correlation = 1});  // chunk 1, base kN0
+    const TscPair sync{Ticks(kN0), damaged ? kN0 + 10'000'000'000ull : kN0};
+    std::vector<uint8_t> bytes = AsTscFile(b.Build(), Ticks(kN0), kN0, 3'000'000,
+                                           {{{Ticks(kN0 + 10), kN0 + 10}, {Ticks(kN0 + 2000), kN0 + 2000}}, {sync, {0, 0}}});
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(bytes, "pid-82.trace", &pool);
+    ASSERT_TRUE(r.image);
+    const CudaData& c = r.image->cuda;
+    if (!damaged) {
+      EXPECT_TRUE(r.status.errors.empty()) << r.status.errors[0];
+      ASSERT_EQ(c.kernels.size(), 1u);
+      EXPECT_EQ(c.kernels[0].start_ns, kN0 + 5'000);
+      EXPECT_EQ(c.kernels[0].end_ns, kN0 + 9'000);
+      continue;
+    }
+    EXPECT_TRUE(c.kernels.empty());
+    EXPECT_EQ(c.invalid_timestamps, 1u);
+    ASSERT_EQ(r.status.errors.size(), 2u);
+    EXPECT_EQ(r.status.errors[0], "clock calibration: 1 pair (TSC, CLOCK_MONOTONIC) off the line through the others, ignored");
+    EXPECT_EQ(r.status.errors[1],
+              "1 GPU activity record left out: the calibration pair of their chunk, their time base, is off the clock line");
+  }
+}
+
 TEST(TscConvert, OldFilesReadAsBefore) {
   // A version 2 file with the bit that is now kFlagTscClock set: not a TSC file (the bit was unused).
   TraceBuilder b(79, 1, kN0);

@@ -127,7 +127,9 @@ Process NotRecordedChild(const Process& parent, int parent_index, int32_t pid, u
   img.run_id = parent.first().run_id;
   img.start_ns = fork_ns;
   const TraceImage& clock = parent.first();
-  img.start_realtime_ns = clock.start_realtime_ns + (fork_ns > clock.start_ns ? fork_ns - clock.start_ns : 0);
+  // The parent's wall clock unknown (a damaged header, no other process of its host): the child's too.
+  img.start_realtime_ns =
+      clock.start_realtime_ns == 0 ? 0 : clock.start_realtime_ns + (fork_ns > clock.start_ns ? fork_ns - clock.start_ns : 0);
   p.images.push_back(std::move(img));
   p.start_ns = fork_ns;
   p.end_ns = fork_ns;

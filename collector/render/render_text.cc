@@ -150,7 +150,8 @@ void RenderText(const Report& r, OutputSink* sink) {
   if (r.damaged_files > 0) out += " (" + std::to_string(r.damaged_files) + " damaged)";
   out += ", " + Plural(r.processes.size(), "process", "processes") + " on " + Plural(r.hosts, "host", "hosts");
   if (!r.processes.empty()) {
-    out += ", " + FormatDuration(static_cast<double>(r.span_ns)) + " from " + FormatUtc(r.start_realtime_ns);
+    out += ", " + FormatDuration(static_cast<double>(r.span_ns)) +
+           (r.start_realtime_ns != 0 ? " from " + FormatUtc(r.start_realtime_ns) : " (wall-clock start unknown)");
   }
   out += "\n";
 

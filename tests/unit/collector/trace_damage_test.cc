@@ -518,6 +518,27 @@ TEST(TraceDamage, HeaderClocksThatDisagreeWithTheRecordsAreSaid) {
   EXPECT_EQ(trace.processes[0].wall_ns, 8'000'000u);  // to the PROCESS_END record
 }
 
+// A process whose wall-clock start is damaged, read alone: its child known only from the fork
+// record took the parent's unknown realtime (0) plus the fork's offset, 115 ms after 1970, and
+// the report placed the whole run there ("from 1970-01-01 00:00:00.115 UTC").
+TEST(TraceDamage, AnUnknownWallClockStartIsSaidNotPlacedIn1970) {
+  TraceBuilder b(5, 1, 1'000'000'000);
+  b.Flags(fmt::kFlagFollowChildren).StartRealtime(UINT64_MAX).HeaderEnd(fmt::EndKind::kExit, 0, 1'200'000'000);
+  int t = b.Thread(5);
+  b.Mark(t, 1'010'000'000, "m");
+  b.Fork(t, 1'115'000'000, 99);
+  b.ChildExit(t, 1'150'000'000, 99, fmt::EndKind::kExit, 0);
+  Trace trace = LoadTraceBytes({{"pid-5.trace", b.Build()}});
+  ASSERT_EQ(trace.processes.size(), 2u);
+  for (const Process& p : trace.processes) EXPECT_EQ(p.start_realtime_ns, 0u) << p.pid;
+  const Report report = Analyze(trace, {true, 0});
+  EXPECT_EQ(report.start_realtime_ns, 0u);
+  EXPECT_EQ(report.span_ns, 200'000'000u);  // on CLOCK_MONOTONIC
+  const std::string text = RenderText(report);
+  EXPECT_NE(text.find(", 200 ms (wall-clock start unknown)\n"), std::string::npos) << text.substr(0, 300);
+  EXPECT_EQ(text.find("1970"), std::string::npos);
+}
+
 // A thread's chunk 0 zeroed (its STRING definitions with it): before, only the names it defined
 // showing as "<string #N>" hinted at it. The thread's chunk numbers start at 1: said.
 TEST(TraceDamage, ChunksMissingFromAThreadsSequenceAreSaid) {

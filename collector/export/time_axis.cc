@@ -36,9 +36,8 @@ TimeAxis MakeTimeAxis(const Trace& trace) {
   }
   axis.zero = zero == UINT64_MAX ? 0 : zero;
   // A host whose wall clock no header gives starts at the axis' 0.
-  auto signed_ns = [](uint64_t ns) { return ns > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(ns); };
   for (auto& [name, h] : hosts) {
-    if (!h.known) h.offset = signed_ns(axis.zero) - signed_ns(h.earliest);  // both >= 0: no overflow
+    if (!h.known) h.offset = RealtimeOffset(axis.zero, h.earliest);  // its earliest start at the axis' 0
   }
   axis.clocks.reserve(trace.processes.size());
   for (const Process& p : trace.processes) axis.clocks.push_back({hosts[p.host].offset, axis.zero});

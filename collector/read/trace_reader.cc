@@ -424,39 +424,40 @@ bool Decoder::ReadHeader() {
   return true;
 }
 
+// " (at byte N)": where a header field a message names lies in the file.
+std::string AtByte(size_t offset) { return " (at byte " + std::to_string(offset) + ")"; }
+
 void Decoder::CheckHeaderClocks() {
-  auto at = [](size_t offset) { return " (at byte " + Num(offset) + ")"; };
   // The wall-clock start aligns this process with others (hosts, export's time axis): unusable,
   // it is unknown (0) and the process tree takes its host's offset from another process.
   if (img_.start_realtime_ns >= kMaxClockNs) {
     Error(Loss::header_errors, "bad header: start_realtime_ns " + Num(img_.start_realtime_ns) +
                                    " is no wall-clock time, the process is placed by its host's other processes" +
-                                   at(offsetof(FileHeader, start_realtime_ns)));
+                                   AtByte(offsetof(FileHeader, start_realtime_ns)));
     img_.start_realtime_ns = 0;
   }
   if (img_.start_ns >= kMaxClockNs) {
     Error(Loss::header_errors, "bad header: start_monotonic_ns " + Num(img_.start_ns) +
                                    " is no CLOCK_MONOTONIC time, the start is taken from the first record" +
-                                   at(offsetof(FileHeader, start_monotonic_ns)));
+                                   AtByte(offsetof(FileHeader, start_monotonic_ns)));
     start_unknown_ = true;
     img_.start_ns = 0;
   }
   if (img_.end_ns >= kMaxClockNs) {
     Error(Loss::header_errors, "bad header: end_monotonic_ns " + Num(img_.end_ns) +
                                    " is no CLOCK_MONOTONIC time, the end is taken from the records" +
-                                   at(offsetof(FileHeader, end_monotonic_ns)));
+                                   AtByte(offsetof(FileHeader, end_monotonic_ns)));
     img_.end_ns = 0;
   }
 }
 
 void Decoder::CheckClocksAgainstRecords() {
   constexpr uint64_t kSlackNs = 1'000'000;  // 1 ms: far more than a TSC pair's rounding
-  auto at = [](size_t offset) { return " (at byte " + Num(offset) + ")"; };
   // The header's start is read before the first record is written.
   if (!start_unknown_ && img_.has_timed_records && img_.start_ns > img_.first_record_ns + kSlackNs) {
     Error(Loss::header_errors, "bad header: start_monotonic_ns " + Num(img_.start_ns) + " is after the first record (" +
                                    Num(img_.first_record_ns) + "), the start is taken from the first record" +
-                                   at(offsetof(FileHeader, start_monotonic_ns)));
+                                   AtByte(offsetof(FileHeader, start_monotonic_ns)));
     start_unknown_ = true;
   }
   if (start_unknown_) img_.start_ns = img_.has_timed_records ? img_.first_record_ns : 0;
@@ -477,7 +478,7 @@ void Decoder::CheckClocksAgainstRecords() {
   }
   if (why.empty()) return;
   Error(Loss::header_errors, "bad header: end_monotonic_ns " + Num(img_.end_ns) + why +
-                                 ", the end is taken from the records" + at(offsetof(FileHeader, end_monotonic_ns)));
+                                 ", the end is taken from the records" + AtByte(offsetof(FileHeader, end_monotonic_ns)));
   img_.end_ns = 0;
 }
 
@@ -681,7 +682,7 @@ void Decoder::ReadChunks() {
       // A kept pair lies on the conversion exactly; one left out is off it by more than 1 ms.
       auto off_line = [&](const TscPair& p) {
         const uint64_t ns = tsc_to_ns_->ToNs(p.ticks);
-        return (ns > p.ns ? ns - p.ns : p.ns - ns) > 1000;
+        return (ns > p.ns ? ns - p.ns : p.ns - ns) > TscConverter::kSameTimeNs;
       };
       if (!start_unknown_ && off_line({start_tsc_, img_.start_ns})) {
         Error(Loss::header_errors, "bad header: start_monotonic_ns " + Num(img_.start_ns) +

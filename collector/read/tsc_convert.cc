@@ -77,11 +77,11 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejecte
   std::erase_if(pairs, [](const TscPair& p) { return p.ticks >= kMaxClockValue || p.ns >= kMaxClockValue; });
   size_t off_line = given - pairs.size();
   std::stable_sort(pairs.begin(), pairs.end(), [](const TscPair& a, const TscPair& b) { return a.ticks < b.ticks; });
-  // Equal ticks: the first pair kept; one that says another time (by over 1 µs) is damage.
+  // Equal ticks: the first pair kept; one that says another time is damage.
   pairs.erase(std::unique(pairs.begin(), pairs.end(),
                           [&off_line](const TscPair& a, const TscPair& b) {
                             if (a.ticks != b.ticks) return false;
-                            if ((a.ns > b.ns ? a.ns - b.ns : b.ns - a.ns) > 1000) ++off_line;
+                            if ((a.ns > b.ns ? a.ns - b.ns : b.ns - a.ns) > kSameTimeNs) ++off_line;
                             return true;
                           }),
               pairs.end());

@@ -19,6 +19,9 @@ struct TscPair {
 /// the header's tsc_khz). Monotone: later ticks never give an earlier ns.
 class TscConverter {
  public:
+  /// Two ns values of one TSC reading closer than this are the same time (a pair's rounding).
+  static constexpr uint64_t kSameTimeNs = 1000;
+
   /// Pairs left out of the conversion as damage, by why.
   struct Rejected {
     size_t out_of_order = 0;  ///< ns going back as ticks go forward

@@ -43,7 +43,7 @@ class DurationSummary {
 
   /// Adds one value. Inline: a value into the histogram's current span is the common case of a
   /// long trace (one call per matched range); the rest goes to AddSlow.
-  void Add(uint64_t ns) {
+  [[gnu::always_inline]] void Add(uint64_t ns) {
     if (count_ > kExactSamples) {  // histogram mode: cap_ >= 1
       const uint32_t b = Bucket(ns);
       if (b - first_ < cap_) {  // unsigned: also false below first_

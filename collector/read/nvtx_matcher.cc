@@ -103,7 +103,7 @@ std::vector<StackUse> NvtxMatcher::TakeUses() {
 }
 
 
-void NvtxMatcher::Start(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns) {
+void NvtxMatcher::StartSlow(uint32_t domain, uint32_t name, uint64_t range_id, uint64_t time_ns) {
   const Open start{time_ns, name, domain};
   if (!open_starts_.empty()) {
     auto it = open_starts_.find(range_id);
@@ -120,15 +120,9 @@ void NvtxMatcher::Start(uint32_t domain, uint32_t name, uint64_t range_id, uint6
   single_starts_.Insert(range_id, start);
 }
 
-void NvtxMatcher::End(uint64_t range_id, uint64_t time_ns) {
-  // Only an id started once can be matched now (open_starts_ holds ids started twice or more).
-  if (const Open* single = single_starts_.Find(range_id); single != nullptr && single->time_ns <= time_ns) {
-    const Open s = *single;
-    single_starts_.Erase(range_id);
-    Slot(s.domain, s.name, RangeStyle::kStartEnd, false).durations.Add(time_ns - s.time_ns);
-    if (s.stack != 0) AddUse(s, time_ns - s.time_ns);
-    return;
-  }
+void NvtxMatcher::EndSlow(uint64_t range_id, uint64_t time_ns) {
+  // Only an id started once can be matched at once (End); open_starts_ holds ids started twice
+  // or more, matched at Finish.
   if (held_ends_ >= kMaxHeldEnds) {
     ++Slot(0, 0, RangeStyle::kStartEnd, true).unbalanced;
     ++unbalanced_;

@@ -32,6 +32,22 @@ class RangeIdMap {
     slots_[i] = {id, value, true};
     ++size_;
   }
+  /// Adds `id` with a value-initialised value unless it is present (one probe for Find and
+  /// Insert): the new value, for the caller to fill in place, or nullptr when `id` was present.
+  /// Valid until the next Insert or Erase.
+  V* InsertNew(uint64_t id) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    size_t i = Home(id);
+    for (; slots_[i].used; i = (i + 1) & mask_) {
+      if (slots_[i].id == id) return nullptr;
+    }
+    Slot& s = slots_[i];
+    s.id = id;
+    s.value = V{};
+    s.used = true;
+    ++size_;
+    return &s.value;
+  }
   /// Removes `id` if present; returns whether it was.
   bool Erase(uint64_t id) {
     if (size_ == 0) return false;

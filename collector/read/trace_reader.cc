@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -216,6 +217,25 @@ static_assert(kPopLayout.cls == format::RecordClass::kTimed && kPopLayout.field_
               !kPopLayout.has_bytes && kPopLayout.since == 1);
 constexpr uint64_t kPushReadAhead = uint64_t{format::kVarintReadAhead} * kPushLayout.varints;
 constexpr uint64_t kPopReadAhead = uint64_t{format::kVarintReadAhead} * kPopLayout.varints;
+// The five NVTX records (tags kPushTag..kEndTag, in this order) for the report's fast path.
+constexpr uint8_t kMarkTag = static_cast<uint8_t>(RecordTag::kMark);
+constexpr uint8_t kStartTag = static_cast<uint8_t>(RecordTag::kRangeStart);
+constexpr uint8_t kEndTag = static_cast<uint8_t>(RecordTag::kRangeEnd);
+static_assert(kPopTag == kPushTag + 1 && kMarkTag == kPushTag + 2 && kStartTag == kPushTag + 3 &&
+              kEndTag == kPushTag + 4);
+static_assert(format::RecordInfoOf(RecordTag::kMark).field_count == 3 &&
+                  format::RecordInfoOf(RecordTag::kRangeStart).field_count == 4 &&
+                  format::RecordInfoOf(RecordTag::kRangeEnd).field_count == 1,
+              "the fast path reads fields by position: domain, name, category, range_id");
+constexpr uint64_t kStartReadAhead =
+    uint64_t{format::kVarintReadAhead} * format::RecordInfoOf(RecordTag::kRangeStart).varints;
+static_assert([] {
+  for (uint8_t t = kPushTag; t <= kEndTag; ++t) {
+    const format::RecordInfo& r = format::RecordInfoOf(static_cast<RecordTag>(t));
+    if (r.cls != format::RecordClass::kTimed || r.has_bytes || r.since != 1) return false;
+  }
+  return true;
+}());
 
 class Decoder {
  public:
@@ -265,13 +285,13 @@ class Decoder {
   static std::string Num(uint64_t v) { return std::to_string(v); }
 
   /// The ref of string id `raw` (0 for 0), made at its first use. Inline: a known small id.
-  uint32_t StringRef(uint64_t raw) {
+  [[gnu::always_inline]] uint32_t StringRef(uint64_t raw) {
     if (raw == 0) return 0;
     return raw < small_string_ref_.size() && small_string_ref_[raw] != 0 ? small_string_ref_[raw] : StringRefSlow(raw);
   }
   uint32_t StringRefSlow(uint64_t raw);
   /// The ref of domain id `raw` (0 for 0), made at its first use. Inline: a known small id.
-  uint32_t DomainRef(uint64_t raw) {
+  [[gnu::always_inline]] uint32_t DomainRef(uint64_t raw) {
     if (raw == 0) return 0;
     return raw < small_domain_ref_.size() && small_domain_ref_[raw] != 0 ? small_domain_ref_[raw] : DomainRefSlow(raw);
   }
@@ -875,7 +895,9 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
   // `ticks`: the dt chain's running sum on the file's recording clock; `now`: it in
   // CLOCK_MONOTONIC ns (the same number unless the file is on the TSC clock).
   uint64_t ticks = c.base_ns;
-  uint64_t now = tsc_ ? tsc_to_ns_->ToNs(ticks) : ticks;
+  std::optional<TscConverter::Cursor> tsc;
+  if (tsc_) tsc.emplace(*tsc_to_ns_);
+  uint64_t now = tsc ? tsc->ToNs(ticks) : ticks;
   // A record's varints after the tag and dt, in schema order (format/trainprof/records.def);
   // the cases below read them by name through format::Decode.
   uint64_t f[format::kMaxRecordFields];
@@ -919,6 +941,108 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     if (tag == 0 && cut) {
       // Past a committed count that overran the chunk: zeros are space nobody wrote.
       if (std::all_of(rec, end, [](uint8_t b) { return b == 0; })) return;
+    }
+    if constexpr (!kSink) {
+      // Most records of a long trace are NVTX pushes, pops, marks, starts and ends: the report's
+      // decode takes them here, with the generic path's effects (below) and none of its set-up
+      // per record; pushes and pops, the most common, in code of their own. Anything unusual (a
+      // record cut or damaged, a time overflow) goes down the generic path, which says what is
+      // wrong.
+      if (tag >= kPushTag && tag <= kEndTag) {
+        uint64_t v[4] = {0, 0, 0, 0};  // the record's fields in schema order (records.def)
+        const uint8_t* q = p;
+        const uint64_t room = static_cast<uint64_t>(end - q);
+        bool whole;
+        switch (tag) {
+          case kPushTag:
+          case kMarkTag:  // domain, name, category
+            whole = room >= kPushReadAhead && format::GetVarintFast(&q, &dt) && format::GetVarintFast(&q, &v[0]) &&
+                    format::GetVarintFast(&q, &v[1]) && format::GetVarintFast(&q, &v[2]);
+            break;
+          case kStartTag:  // domain, name, category, range_id
+            whole = room >= kStartReadAhead && format::GetVarintFast(&q, &dt) && format::GetVarintFast(&q, &v[0]) &&
+                    format::GetVarintFast(&q, &v[1]) && format::GetVarintFast(&q, &v[2]) &&
+                    format::GetVarintFast(&q, &v[3]);
+            break;
+          default:  // pop: domain; end: range_id
+            whole = room >= kPopReadAhead && format::GetVarintFast(&q, &dt) && format::GetVarintFast(&q, &v[0]);
+            break;
+        }
+        if (whole && dt <= UINT64_MAX - ticks) {
+          p = q;
+          ticks += dt;
+          now = tsc ? tsc->ToNs(ticks) : ticks;
+          if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
+          if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
+          img_.has_timed_records = true;
+          ++img_.records;
+          ++info.events;
+          prev_tag = tag;
+          prev_kept = SIZE_MAX;
+          bool kept = false;
+          NvtxEvent e;
+          if (tag == kPushTag || tag == kPopTag) {
+            const bool push = tag == kPushTag;
+            const uint32_t domain = DomainRef(v[0]);
+            const uint32_t name = push ? StringRef(v[1]) : 0;
+            prev_domain = domain;
+            prev_name = name;
+            prev_range = 0;
+            if (IsOpsDomain(domain)) {  // an operator, not a range
+              if (push) {
+                ops_.Push(thread, name, now);
+              } else {
+                ops_.Pop(thread, now, &img_.host_ops);
+              }
+              continue;
+            }
+            if (push) {
+              matcher_.Push(thread, domain, name, now);
+            } else {
+              matcher_.Pop(thread, domain, now);
+            }
+            ++img_.nvtx_events;
+            if (!KeepEvent(domain)) continue;
+            e.kind_ = static_cast<uint8_t>(push ? NvtxKind::kPush : NvtxKind::kPop);
+            e.domain = domain;
+            e.name = name;
+            e.category = static_cast<uint32_t>(push ? v[2] : 0);
+            kept = true;
+          } else {
+            if (tag == kEndTag) {
+              e.kind_ = static_cast<uint8_t>(NvtxKind::kEnd);
+              e.range_id = v[0];
+              matcher_.End(e.range_id, now);
+              kept = keep_ == KeepNvtx::kAll;
+            } else {
+              e.domain = DomainRef(v[0]);
+              e.name = StringRef(v[1]);
+              e.category = static_cast<uint32_t>(v[2]);
+              if (tag == kMarkTag) {
+                e.kind_ = static_cast<uint8_t>(NvtxKind::kMark);
+                matcher_.Mark(e.domain, e.name);
+                kept = KeepEvent(e.domain);
+              } else {
+                e.kind_ = static_cast<uint8_t>(NvtxKind::kStart);
+                e.range_id = v[3];
+                matcher_.Start(e.domain, e.name, e.range_id, now);
+                kept = keep_ == KeepNvtx::kAll;
+              }
+            }
+            ++img_.nvtx_events;
+            prev_domain = e.domain;
+            prev_name = e.name;
+            prev_range = e.range_id;
+          }
+          if (kept) {
+            e.time_ns = now;
+            e.thread = thread;
+            prev_kept = img_.nvtx.size();
+            img_.nvtx.push_back(e);
+          }
+          continue;
+        }
+      }
     }
     const format::RecordInfo* layout;
     bool whole;
@@ -976,7 +1100,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         return;
       }
       ticks += dt;
-      now = tsc_ ? tsc_to_ns_->ToNs(ticks) : ticks;
+      now = tsc ? tsc->ToNs(ticks) : ticks;
       if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
       if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
       img_.has_timed_records = true;

@@ -1,5 +1,5 @@
 // RangeIdMap (collector/read/range_id_map.h) against std::unordered_map: inserts, finds and
-// erases in a random order, with ids that collide on their home slot, so that every erase's
+// erases (Insert and InsertNew) in a random order, with ids that collide on their home slot, so that every erase's
 // backward shift is exercised, including runs that wrap around the end of the table.
 #include "collector/read/range_id_map.h"
 
@@ -27,7 +27,16 @@ TEST(RangeIdMap, AgreesWithUnorderedMapThroughInsertsAndErases) {
     const uint64_t r = next();
     // Few distinct ids (dense collisions) mixed with range-id-like ones: (thread + 1) << 40 | n.
     const uint64_t id = r % 3 == 0 ? (r >> 8) % 97 : ((r >> 8) % 4 + 1) << 40 | (r >> 16) % 5000;
-    if (want.count(id) == 0 && (r >> 4) % 3 != 0) {
+    if ((r >> 4) % 3 != 0 && (r >> 6) % 2 == 0) {
+      // InsertNew: adds only an absent id, and leaves a present one's value as it was.
+      uint64_t* fresh = map.InsertNew(id);
+      ASSERT_EQ(fresh != nullptr, want.count(id) == 0) << step;
+      if (fresh != nullptr) {
+        EXPECT_EQ(*fresh, 0u) << step;  // value-initialised, whatever an erased entry left there
+        *fresh = r;
+        want[id] = r;
+      }
+    } else if (want.count(id) == 0 && (r >> 4) % 3 != 0) {
       map.Insert(id, r);
       want[id] = r;
     } else {

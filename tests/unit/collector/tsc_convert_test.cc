@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "collector/read/tsc_convert.h"
 #include "test_util.h"
@@ -50,6 +51,21 @@ TEST(TscConvert, EachSegmentHasItsOwnSlope) {
   EXPECT_EQ(c.ToNs(c2.ticks + 2'000'000), 3'010'000u);  // the last segment continued
   EXPECT_EQ(c.ToNs(a.ticks - 300), 9'900u);             // the first continued backwards
   EXPECT_EQ(c.ToNs(a.ticks), a.ns);
+}
+
+TEST(TscConvert, ACursorGivesToNsAnswersInAndOutOfOrder) {
+  // The reader's per-chunk copy of the segment used last: the same ns as ToNs, for ticks in order
+  // across segment boundaries, back into an earlier segment, before the first pair, after the last.
+  const std::vector<TscPair> pairs = {{1000, 10'000}, {1000 + 3'000'000, 1'010'000}, {1000 + 5'000'000, 2'010'000}};
+  TscConverter c(pairs, 0), reference(pairs, 0);
+  TscConverter::Cursor cursor(c);
+  std::vector<uint64_t> ticks;
+  for (uint64_t t = 0; t < 7'000'000; t += 99'991) ticks.push_back(t);                  // in order
+  for (uint64_t t : {uint64_t{1000}, uint64_t{999}, uint64_t{3'001'000}, uint64_t{3'000'999}, uint64_t{5'001'000},
+                     uint64_t{5'000'999}, uint64_t{1200}, uint64_t{9'000'000}, uint64_t{0}, uint64_t{4'000'000}}) {
+    ticks.push_back(t);  // the boundaries, and jumps back and forth
+  }
+  for (uint64_t t : ticks) EXPECT_EQ(cursor.ToNs(t), reference.ToNs(t)) << t;
 }
 
 TEST(TscConvert, ExtrapolatesFromTheNearestSegmentAtTheEnds) {

@@ -35,7 +35,12 @@ class NvtxMatcher {
   // store-forwarding stall, ~10% of the report's CPU).
   [[gnu::always_inline]] void Push(uint32_t thread, uint32_t domain, uint32_t name, uint64_t time_ns) {
     // The row is found here, off the pop's dependency chain (stack top → row → its summary).
-    Stack(thread, domain).emplace_back(time_ns, name, domain, uint64_t{0}, IndexOf(domain, name, RangeStyle::kPushPop));
+    const uint32_t row = IndexOf(domain, name, RangeStyle::kPushPop);
+    Open& push = Stack(thread, domain).emplace_back();
+    push.time_ns = time_ns;
+    push.name = name;
+    push.domain = domain;
+    push.row = row;
   }
   [[gnu::always_inline]] void Pop(uint32_t thread, uint32_t domain, uint64_t time_ns) {
     std::vector<Open>& stack = Stack(thread, domain);

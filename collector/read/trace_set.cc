@@ -133,22 +133,24 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths) {
   return out;
 }
 
-namespace {
-
-constexpr size_t kMaxDecodeThreads = 256;
-
-// Files decoded at once: one per core (TRAINPROF_REPORT_THREADS = 1..256 overrides; 1 = one at a
-// time; anything else is ignored).
-size_t DecodeThreads(size_t files) {
+size_t ReportThreads() {
+  constexpr size_t kMax = 256;
   size_t n = std::max(1u, std::thread::hardware_concurrency());
   if (const char* env = std::getenv("TRAINPROF_REPORT_THREADS"); env != nullptr && *env != 0) {
     size_t v = 0;
     const char* c = env;
-    for (; *c >= '0' && *c <= '9' && v <= kMaxDecodeThreads; ++c) v = v * 10 + static_cast<size_t>(*c - '0');
-    if (*c == 0 && v >= 1 && v <= kMaxDecodeThreads) n = v;
+    for (; *c >= '0' && *c <= '9' && v <= kMax; ++c) v = v * 10 + static_cast<size_t>(*c - '0');
+    if (*c == 0 && v >= 1 && v <= kMax) n = v;
   }
-  return std::min({n, kMaxDecodeThreads, std::max<size_t>(files, 1)});
+  return std::min(n, kMax);
 }
+
+namespace {
+
+constexpr size_t kMaxDecodeThreads = 256;  // as ReportThreads()
+
+// Files decoded at once: ReportThreads(), at most one per file.
+size_t DecodeThreads(size_t files) { return std::min({ReportThreads(), kMaxDecodeThreads, std::max<size_t>(files, 1)}); }
 
 // The one place where images become a Trace: `decode(i)` decodes the i-th of `count` files and
 // `path(i)` names it. Files are decoded in parallel (they are independent); their strings are then

@@ -38,6 +38,11 @@ TraceFileList FindTraceFiles(const std::vector<std::string>& paths);
 /// would be shared by the threads): a sink is per file (DecodeTraceFile).
 Trace LoadTrace(const std::vector<std::string>& files, const ReadOptions& options = {});
 
+/// The threads `trainprof report` and `export` may use: one per core, or TRAINPROF_REPORT_THREADS
+/// (1 to 256; any other value is ignored). LoadTrace decodes that many files at once; Analyze
+/// makes two of its tables on a second thread when it has more than one.
+size_t ReportThreads();
+
 /// One trace file already in memory: its bytes (read during the call only), and the path that
 /// names it in Trace::files and in messages (it is never opened).
 struct TraceBytes {

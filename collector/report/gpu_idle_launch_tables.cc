@@ -87,7 +87,7 @@ Cells KernelLaunchCells(const KernelLaunchRow& r) {
           r.long_delays};
 }
 
-void AddGpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, Report* r) {
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda) {
   TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
   std::vector<const CudaData*> all;
   for (const Process& p : trace.processes) {
@@ -96,14 +96,16 @@ void AddGpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, Re
     all.insert(all.end(), images.begin(), images.end());
     for (const StreamIdleKinds& s : IdleKindsByStream(images)) idle.rows.push_back(GpuIdleKindsCells(p, s));
   }
-  idle.text = r->has_cuda;
+  idle.text = has_cuda;
   KernelLaunches launches = AnalyzeKernelLaunches(all, trace.strings, options.full_names, options.top);
   TableRows launch{&KernelLaunchTable(), "Kernel launches (launch call duration; delay = GPU start - end of the call)", {}};
   for (const KernelLaunchRow& row : launches.rows) launch.rows.push_back(KernelLaunchCells(row));
-  launch.text = r->has_cuda;
+  launch.text = has_cuda;
   launch.omitted = launches.omitted;
-  r->tables.push_back(std::move(idle));
-  r->tables.push_back(std::move(launch));
+  std::vector<TableRows> out;
+  out.push_back(std::move(idle));
+  out.push_back(std::move(launch));
+  return out;
 }
 
 }  // namespace trainprof::collector

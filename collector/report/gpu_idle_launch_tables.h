@@ -19,8 +19,9 @@ Cells GpuIdleKindsCells(const Process& p, const StreamIdleKinds& s);
 const TableDef& KernelLaunchTable();  ///< kernel_launches
 Cells KernelLaunchCells(const KernelLaunchRow& r);
 
-/// Appends both tables to r->tables: idle kinds per process (tree order) and stream, launch
-/// statistics over all processes cut to --top. In the text report only when r->has_cuda.
-void AddGpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, Report* r);
+/// Both tables, for Report::tables: idle kinds per process (tree order) and stream, launch
+/// statistics over all processes cut to --top. In the text report only when `has_cuda`. Reads
+/// only `trace` (Analyze runs it on another thread beside the CUDA and process tables).
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda);
 
 }  // namespace trainprof::collector

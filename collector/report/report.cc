@@ -1,14 +1,17 @@
 #include "collector/report/report.h"
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
+#include <system_error>
 
 #include "collector/analysis/capture_note.h"
 #include "collector/stats/nvtx_stats.h"
 #include "collector/read/process_tree.h"
 #include "collector/analysis/python_shim_note.h"
 #include "collector/read/trace_reader.h"
+#include "collector/read/trace_set.h"
 #include "collector/report/warnings.h"
 #include "collector/report/report_gpu_overlap.h"
 #include "collector/report/callsite_tables.h"
@@ -334,6 +337,17 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     for (const TraceImage& img : p.images) r.has_cuda = r.has_cuda || img.cuda.any();
   }
   if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true);
+  // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a
+  // second thread they are made there, beside the CUDA and process tables this thread makes next
+  // (the two largest parts of a CUDA report's analysis: docs/performance.md). Without a thread,
+  // here in turn.
+  std::future<std::vector<TableRows>> idle_launch;
+  if (r.has_cuda && ReportThreads() > 1) {
+    try {
+      idle_launch = std::async(std::launch::async, [&trace, &options] { return GpuIdleLaunchTables(trace, options, true); });
+    } catch (const std::system_error&) {  // no thread to be had: made below
+    }
+  }
   r.host_ops = BuildHostOpTables(all, walls, strings, options.top);
 
   std::set<std::string> hosts;
@@ -430,7 +444,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Count(unbalanced_processes, "process", "processes"));
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
-  AddGpuIdleLaunchTables(trace, options, &r);
+  for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, options, r.has_cuda)) {
+    r.tables.push_back(std::move(t));
+  }
   Symbolizer symbols(trace.strings);  // one for every table of stacks: each file opened once
   AddCallSiteTable(trace, options, &symbols, &r);
   AddFunctionTables(trace, options, &symbols, &r);

@@ -66,6 +66,21 @@ KernelLaunchRow RowOf(Samples* s) {
 KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images, const StringPool& strings,
                                      bool full_names, size_t top) {
   std::map<Key, Samples> by_name;
+  // The rows by what a GPU record carries (a node-based map: a row never moves), so that a record
+  // costs no name string and no look-up by string.
+  std::unordered_map<StringId, Samples*> by_kernel;
+  std::map<format::MemcpyKind, Samples*> by_copy;
+  auto kernel_row = [&](StringId name) -> Samples& {
+    auto [it, fresh] = by_kernel.try_emplace(name, nullptr);
+    if (fresh) it->second = &by_name[{0, std::string(strings.Get(name))}];
+    return *it->second;
+  };
+  auto copy_row = [&](format::MemcpyKind kind) -> Samples& {
+    auto [it, fresh] = by_copy.try_emplace(kind, nullptr);
+    if (fresh) it->second = &by_name[{1, "memcpy " + MemcpyKindName(kind)}];
+    return *it->second;
+  };
+  Samples* memsets = nullptr;
   for (const CudaData* c : images) {
     std::unordered_map<StringId, bool> is_launch;  // call name → a launch call
     auto launches = [&](const CudaCall& call) {
@@ -86,20 +101,18 @@ KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images,
     for (const GpuKernel& k : c->kernels) {
       const Call* call = launch_of.Find(k.correlation);
       if (call == nullptr) continue;
-      Samples& s = by_name[{0, std::string(strings.Get(k.name))}];
-      Add(*call, k.start_ns, k.end_ns, &s);
+      Add(*call, k.start_ns, k.end_ns, &kernel_row(k.name));
     }
     for (const GpuMemcpy& m : c->memcpys) {
       const Call* call = launch_of.Find(m.correlation);
       if (call == nullptr) continue;
-      Samples& s = by_name[{1, "memcpy " + MemcpyKindName(m.kind)}];
-      Add(*call, m.start_ns, m.end_ns, &s);
+      Add(*call, m.start_ns, m.end_ns, &copy_row(m.kind));
     }
     for (const GpuMemset& m : c->memsets) {
       const Call* call = launch_of.Find(m.correlation);
       if (call == nullptr) continue;
-      Samples& s = by_name[{1, "memset"}];
-      Add(*call, m.start_ns, m.end_ns, &s);
+      if (memsets == nullptr) memsets = &by_name[{1, "memset"}];
+      Add(*call, m.start_ns, m.end_ns, memsets);
     }
   }
   // Kernels by the kernel table's display names: where two shorten to one name, its numbered ones

@@ -935,6 +935,15 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     skipped_ += static_cast<uint64_t>(end - rec);
     cuda_.LoseOpenCalls(thread);
   };
+  // A timed record `dt` ticks after the one before it (the caller has checked for overflow): the
+  // time now, and the image's first and last record times.
+  auto advance = [&](uint64_t dt) __attribute__((always_inline)) {
+    ticks += dt;
+    now = tsc ? tsc->ToNs(ticks) : ticks;
+    if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
+    if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
+    img_.has_timed_records = true;
+  };
   while (p < end) {
     const uint8_t* const rec = p;
     const uint8_t tag = *p++;
@@ -970,11 +979,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         }
         if (whole && dt <= UINT64_MAX - ticks) {
           p = q;
-          ticks += dt;
-          now = tsc ? tsc->ToNs(ticks) : ticks;
-          if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
-          if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
-          img_.has_timed_records = true;
+          advance(dt);
           ++img_.records;
           ++info.events;
           prev_tag = tag;
@@ -1099,11 +1104,7 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         lose_rest(rec);
         return;
       }
-      ticks += dt;
-      now = tsc ? tsc->ToNs(ticks) : ticks;
-      if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
-      if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;
-      img_.has_timed_records = true;
+      advance(dt);
     }
     ++img_.records;
     ++info.events;

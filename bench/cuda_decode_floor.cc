@@ -15,7 +15,7 @@ namespace {
 using namespace trainprof::collector;
 
 // A cache line each: the sinks of two decoding threads side by side would share one (false
-// sharing made a quarter of this floor's CPU time).
+// sharing made two thirds of this floor's CPU time: docs/performance.md).
 struct alignas(64) Count final : CudaSink {
   uint64_t calls = 0, gpu = 0, ns = 0;  // ns: summed durations, so that nothing is optimised away
   void Call(const CudaCall& c) override { ++calls, ns += c.duration(); }

@@ -935,10 +935,10 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
     skipped_ += static_cast<uint64_t>(end - rec);
     cuda_.LoseOpenCalls(thread);
   };
-  // A timed record `dt` ticks after the one before it (the caller has checked for overflow): the
-  // time now, and the image's first and last record times.
-  auto advance = [&](uint64_t dt) __attribute__((always_inline)) {
-    ticks += dt;
+  // A timed record `delta` ticks after the one before it (the caller has checked for overflow):
+  // the time now, and the image's first and last record times.
+  auto advance = [&](uint64_t delta) __attribute__((always_inline)) {
+    ticks += delta;
     now = tsc ? tsc->ToNs(ticks) : ticks;
     if (!img_.has_timed_records || now < img_.first_record_ns) img_.first_record_ns = now;
     if (!img_.has_timed_records || now > img_.last_record_ns) img_.last_record_ns = now;

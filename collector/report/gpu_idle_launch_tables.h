@@ -21,7 +21,7 @@ Cells KernelLaunchCells(const KernelLaunchRow& r);
 
 /// Both tables, for Report::tables: idle kinds per process (tree order) and stream, launch
 /// statistics over all processes cut to --top. In the text report only when `has_cuda`. Reads
-/// only `trace` (Analyze runs it on another thread beside the CUDA and process tables).
+/// only `trace` (Analyze runs it on another thread beside the per-process tables).
 std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda);
 
 }  // namespace trainprof::collector

@@ -338,9 +338,10 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   }
   if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true);
   // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a
-  // second thread they are made there, beside the CUDA and process tables this thread makes next
-  // (the two largest parts of a CUDA report's analysis: docs/performance.md). Without a thread,
-  // here in turn.
+  // second thread they are made there, beside the per-process tables this thread makes next
+  // (with the merged CUDA tables above, the largest parts of a CUDA report's analysis). Not
+  // beside the merged tables: the two working sets together raised the peak RSS by 9%
+  // (docs/performance.md). Without a thread, made below in turn.
   std::future<std::vector<TableRows>> idle_launch;
   if (r.has_cuda && ReportThreads() > 1) {
     try {

@@ -5,6 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <vector>
+
+#include "collector/read/trace_set.h"
 #include "collector/render/render.h"
 #include "collector/report/report.h"
 #include "collector/stats/gpu_idle_kinds.h"
@@ -244,6 +248,50 @@ TEST(GpuIdleLaunchTables, InTheReport) {
   EXPECT_TRUE(n["gpu_idle_by_kind"].empty());
   EXPECT_TRUE(n["kernel_launches"].empty());
   EXPECT_EQ(RenderText(none).find("GPU idle time by kind"), std::string::npos);
+}
+
+// With a second thread (ReportThreads() > 1) the two tables are made beside the per-process ones
+// and land where they did on one thread: the JSON and the text are the same, byte for byte, for a
+// trace of two processes with launches, copies and idle gaps.
+TEST(GpuIdleLaunchTables, TheSameOnOneThreadAndOnTwo) {
+  const uint64_t t0 = 1'000'000'000;
+  std::vector<test::TraceBuilder> builders;
+  builders.reserve(2);
+  for (int pid : {600, 601}) {
+    test::TraceBuilder& b = builders.emplace_back(pid, pid == 600 ? 0 : 600, t0);
+    b.HeaderEnd(fmt::EndKind::kExit, 0, t0 + 50'000 * kUs);
+    const int t = b.Thread(pid), g = b.Thread(pid + 1000);
+    for (uint64_t i = 0; i < 40; ++i) {
+      const uint64_t at = t0 + (100 + 500 * i) * kUs;
+      const uint64_t corr = 2 * i + 1;
+      b.ApiCall(t, at, at + (5 + i % 7) * kUs, "cudaLaunchKernel_v7000", corr);
+      b.Kernel(g, {.start = at + (20 + i % 5) * kUs, .end = at + (100 + 10 * (i % 3)) * kUs,
+                   .name = i % 2 ? "_Z4gemmv" : "_Z4reluv", .correlation = corr});
+      b.ApiCall(t, at + 200 * kUs, at + 210 * kUs, "cudaMemcpyAsync_v3020", corr + 1);
+      b.Memcpy(g, {.start = at + 215 * kUs, .end = at + (230 + pid % 3) * kUs, .kind = fmt::MemcpyKind::kHtoD,
+                   .bytes = 4096, .correlation = corr + 1});
+    }
+  }
+  std::vector<const test::TraceBuilder*> of;
+  for (const test::TraceBuilder& b : builders) of.push_back(&b);
+  auto render = [&](const char* threads) {
+    setenv("TRAINPROF_REPORT_THREADS", threads, 1);
+    const size_t n = ReportThreads();
+    Report r = Analyze(test::TraceOf(of), {});
+    unsetenv("TRAINPROF_REPORT_THREADS");
+    EXPECT_EQ(n, static_cast<size_t>(std::atoi(threads)));
+    return std::make_pair(RenderJson(r), RenderText(r));
+  };
+  const auto one = render("1");
+  const auto two = render("2");
+  EXPECT_EQ(two.first, one.first);
+  EXPECT_EQ(two.second, one.second);
+  const nlohmann::json j = nlohmann::json::parse(one.first);
+  ASSERT_EQ(j["kernel_launches"].size(), 3u);  // over both processes: memcpy HtoD, gemm, relu
+  EXPECT_EQ(j["kernel_launches"][0]["name"], "memcpy HtoD");
+  EXPECT_EQ(j["kernel_launches"][0]["count"], 80);
+  EXPECT_EQ(j["kernel_launches"][1]["count"], 40);
+  EXPECT_EQ(j["gpu_idle_by_kind"].size(), 2u);  // a stream in each process
 }
 
 }  // namespace

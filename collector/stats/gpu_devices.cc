@@ -2,147 +2,176 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "collector/base/sample_stats.h"
 #include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
-namespace {
 
-struct DeviceSamples {
-  std::string name;
-  std::vector<Interval> activity;
-  std::vector<Interval> lifetimes;
-  std::vector<uint64_t> latencies;
-  uint32_t processes = 0;
-  uint64_t kernels = 0, kernel_ns = 0, memcpys = 0, memsets = 0, memory_ns = 0;
-};
-
-// The samples of each device of one process.
-std::map<uint32_t, DeviceSamples> Collect(const Process& p, const StringPool& strings) {
-  std::map<uint32_t, DeviceSamples> out;
-  {  // each device's activity sized once: the vectors hold an interval per GPU record
-    std::map<uint32_t, std::pair<size_t, size_t>> records;  // device → (GPU records, kernels)
-    for (const TraceImage& img : p.images) {
-      for (const GpuKernel& k : img.cuda.kernels) ++records[k.device].first, ++records[k.device].second;
-      for (const GpuMemcpy& m : img.cuda.memcpys) ++records[m.device].first;
-      for (const GpuMemset& m : img.cuda.memsets) ++records[m.device].first;
-    }
-    for (const auto& [device, n] : records) {
-      out[device].activity.reserve(n.first);
-      out[device].latencies.reserve(n.second);
+DeviceSweep::DeviceSweep(std::vector<const Process*> processes, const StringPool& strings, bool merged,
+                         const std::vector<std::set<uint32_t>>& devices,
+                         std::vector<std::vector<const IdMap<uint64_t>*>> enter)
+    : processes_(std::move(processes)), merged_(merged), enter_(std::move(enter)), target_(processes_.size()) {
+  std::map<std::pair<std::string, uint32_t>, size_t> merged_index;  // (host, device) → index into rows_
+  for (size_t p = 0; p < processes_.size(); ++p) {
+    const Process& proc = *processes_[p];
+    for (uint32_t device : devices[p]) {
+      size_t index = rows_.size();
+      if (merged) {
+        auto [it, fresh] = merged_index.try_emplace({proc.host, device}, index);
+        index = it->second;
+        if (fresh) {
+          rows_.emplace_back();
+          keys_.push_back({proc.host, device});
+          pids_.push_back(std::nullopt);
+        }
+      } else {
+        rows_.emplace_back();
+        keys_.push_back({proc.host, device});
+        pids_.push_back(proc.pid);
+      }
+      target_[p][device] = index;
+      Device& d = rows_[index];
+      ++d.processes;
+      d.life.push_back({proc.start_ns, proc.end_ns});
+      for (const TraceImage& img : proc.images) {
+        for (const GpuDevice& dev : img.cuda.devices) {
+          if (dev.id == device && d.name.empty()) d.name = std::string(strings.Get(dev.name));
+        }
+      }
     }
   }
-  for (const TraceImage& img : p.images) {
-    const CudaData& c = img.cuda;
-    const IdMap<uint64_t> enter_of = EnterByCorrelation(c, /*skip_zero=*/false);
-    for (const GpuKernel& k : c.kernels) {
-      DeviceSamples& d = out[k.device];
-      d.activity.push_back({k.start_ns, k.end_ns});
-      ++d.kernels;
-      d.kernel_ns += k.duration();
-      const uint64_t* enter = enter_of.Find(k.correlation);
-      if (enter != nullptr && k.start_ns >= *enter) d.latencies.push_back(k.start_ns - *enter);
-    }
-    for (const GpuMemcpy& m : c.memcpys) {
-      DeviceSamples& d = out[m.device];
-      d.activity.push_back({m.start_ns, m.end_ns});
-      ++d.memcpys;
-      d.memory_ns += m.duration();
-    }
-    for (const GpuMemset& m : c.memsets) {
-      DeviceSamples& d = out[m.device];
-      d.activity.push_back({m.start_ns, m.end_ns});
-      ++d.memsets;
-      d.memory_ns += m.duration();
-    }
-    for (const GpuDevice& dev : c.devices) {
-      auto it = out.find(dev.id);
-      if (it != out.end() && it->second.name.empty()) it->second.name = std::string(strings.Get(dev.name));
+  for (Device& d : rows_) d.life = Union(std::move(d.life));
+}
+
+void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const CudaData*>>& records) {
+  for (size_t p = 0; p < processes_.size(); ++p) {
+    const std::map<uint32_t, size_t>& target = target_[p];
+    auto row = [&](uint32_t device) -> Device* {
+      auto it = target.find(device);
+      return it == target.end() ? nullptr : &rows_[it->second];
+    };
+    for (size_t i = 0; i < records[p].size(); ++i) {
+      const CudaData& c = *records[p][i];
+      const IdMap<uint64_t>& enter_of = *enter_[p][i];
+      for (const GpuKernel& k : c.kernels) {
+        Device* d = row(k.device);
+        if (d == nullptr) continue;
+        if (w.Overlaps(k.start_ns, k.end_ns)) d->window.push_back(w.Clip(k.start_ns, k.end_ns));
+        if (!w.Owns(k.start_ns)) continue;
+        ++d->kernels;
+        d->kernel_ns += k.duration();
+        const uint64_t* enter = enter_of.Find(k.correlation);
+        if (enter != nullptr && k.start_ns >= *enter) d->latencies.push_back(k.start_ns - *enter);
+      }
+      auto memory = [&](const auto& records, uint64_t Device::*count) {
+        for (const auto& m : records) {
+          Device* d = row(m.device);
+          if (d == nullptr) continue;
+          if (w.Overlaps(m.start_ns, m.end_ns)) d->window.push_back(w.Clip(m.start_ns, m.end_ns));
+          if (!w.Owns(m.start_ns)) continue;
+          ++(d->*count);
+          d->memory_ns += m.duration();
+        }
+      };
+      memory(c.memcpys, &Device::memcpys);
+      memory(c.memsets, &Device::memsets);
     }
   }
-  for (auto& [id, d] : out) {
-    d.processes = 1;
-    d.lifetimes.push_back({p.start_ns, p.end_ns});
+  for (Device& d : rows_) {
+    if (d.window.empty()) continue;
+    const IntervalSet busy = Union(std::move(d.window));
+    d.window = {};
+    d.busy_ns += Length(Intersect(busy, d.life));
+    d.active_ns += Length(busy);
+    if (!busy.empty()) {
+      d.active_begin = std::min(d.active_begin, busy.front().begin);
+      d.active_end = std::max(d.active_end, busy.back().end);
+    }
+  }
+}
+
+std::vector<DeviceRow> DeviceSweep::Rows() && {
+  std::vector<size_t> order(rows_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (merged_) {  // by host, then device
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys_[a] < keys_[b]; });
+  }
+  std::vector<DeviceRow> out;
+  out.reserve(rows_.size());
+  for (size_t i : order) {
+    Device& d = rows_[i];
+    DeviceRow row;
+    row.pid = pids_[i];
+    row.host = keys_[i].first;
+    row.device = keys_[i].second;
+    row.name = std::move(d.name);
+    row.processes = d.processes;
+    row.kernels = d.kernels;
+    row.kernel_ns = d.kernel_ns;
+    row.memcpys = d.memcpys;
+    row.memsets = d.memsets;
+    row.memory_ns = d.memory_ns;
+    row.lifetime_ns = Length(d.life);
+    row.busy_ns = d.busy_ns;
+    if (row.lifetime_ns > 0) row.busy_percent = Percent(row.busy_ns, row.lifetime_ns);
+    if (d.active_begin != UINT64_MAX) {
+      row.active_begin_ns = d.active_begin;
+      row.active_end_ns = d.active_end;
+      if (row.active_end_ns > row.active_begin_ns) {
+        row.active_busy_percent = Percent(d.active_ns, row.active_end_ns - row.active_begin_ns);
+      }
+    }
+    const SampleStats lat = SummarizeSample(&d.latencies);
+    row.latency_count = lat.count;
+    row.latency_mean_ns = lat.mean;
+    row.latency_median_ns = lat.median;
+    row.latency_p95_ns = Quantile(&d.latencies, 0.95);
+    out.push_back(std::move(row));
   }
   return out;
 }
 
-void MergeInto(DeviceSamples* to, DeviceSamples&& from) {
-  if (to->name.empty()) to->name = std::move(from.name);
-  to->activity.insert(to->activity.end(), from.activity.begin(), from.activity.end());
-  to->lifetimes.insert(to->lifetimes.end(), from.lifetimes.begin(), from.lifetimes.end());
-  to->latencies.insert(to->latencies.end(), from.latencies.begin(), from.latencies.end());
-  to->processes += from.processes;
-  to->kernels += from.kernels;
-  to->kernel_ns += from.kernel_ns;
-  to->memcpys += from.memcpys;
-  to->memsets += from.memsets;
-  to->memory_ns += from.memory_ns;
+std::set<uint32_t> DevicesUsed(const Process& process) {
+  std::set<uint32_t> out;
+  for (const TraceImage& img : process.images) {
+    for (const GpuKernel& k : img.cuda.kernels) out.insert(k.device);
+    for (const GpuMemcpy& m : img.cuda.memcpys) out.insert(m.device);
+    for (const GpuMemset& m : img.cuda.memsets) out.insert(m.device);
+  }
+  return out;
 }
 
-DeviceRow Summarize(uint32_t device, DeviceSamples&& d) {
-  DeviceRow row;
-  row.device = device;
-  row.name = std::move(d.name);
-  row.processes = d.processes;
-  row.kernels = d.kernels;
-  row.kernel_ns = d.kernel_ns;
-  row.memcpys = d.memcpys;
-  row.memsets = d.memsets;
-  row.memory_ns = d.memory_ns;
-  const IntervalSet busy = Union(std::move(d.activity));
-  const IntervalSet life = Union(std::move(d.lifetimes));
-  row.lifetime_ns = Length(life);
-  row.busy_ns = Length(Intersect(busy, life));
-  if (row.lifetime_ns > 0) row.busy_percent = Percent(row.busy_ns, row.lifetime_ns);
-  if (!busy.empty()) {
-    row.active_begin_ns = busy.front().begin;
-    row.active_end_ns = busy.back().end;
-    if (row.active_end_ns > row.active_begin_ns) {
-      row.active_busy_percent = Percent(Length(busy), row.active_end_ns - row.active_begin_ns);
+namespace {
+
+// The rows of `processes` from their whole records, as one window.
+std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged) {
+  std::vector<std::set<uint32_t>> devices;
+  std::vector<std::vector<IdMap<uint64_t>>> enter(processes.size());
+  std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(processes.size());
+  std::vector<std::vector<const CudaData*>> records(processes.size());
+  for (size_t p = 0; p < processes.size(); ++p) {
+    devices.push_back(DevicesUsed(*processes[p]));
+    for (const TraceImage& img : processes[p]->images) {
+      enter[p].push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/false));
+      records[p].push_back(&img.cuda);
     }
+    for (const IdMap<uint64_t>& e : enter[p]) enter_of[p].push_back(&e);
   }
-  const SampleStats lat = SummarizeSample(&d.latencies);
-  row.latency_count = lat.count;
-  row.latency_mean_ns = lat.mean;
-  row.latency_median_ns = lat.median;
-  row.latency_p95_ns = Quantile(&d.latencies, 0.95);
-  return row;
+  DeviceSweep sweep(processes, strings, merged, devices, std::move(enter_of));
+  sweep.Add(TimeWindow{}, records);
+  return std::move(sweep).Rows();
 }
 
 }  // namespace
 
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings) {
-  std::vector<DeviceRow> rows;
-  for (auto& [id, d] : Collect(process, strings)) {
-    DeviceRow row = Summarize(id, std::move(d));
-    row.pid = process.pid;
-    row.host = process.host;
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  return OneWindow({&process}, strings, /*merged=*/false);
 }
 
 std::vector<DeviceRow> MergedDevices(const std::vector<const Process*>& processes, const StringPool& strings) {
-  std::map<std::pair<std::string, uint32_t>, DeviceSamples> merged;
-  for (const Process* p : processes) {
-    for (auto& [id, d] : Collect(*p, strings)) {
-      auto [it, inserted] = merged.try_emplace({p->host, id});
-      if (inserted) {
-        it->second = std::move(d);
-      } else {
-        MergeInto(&it->second, std::move(d));
-      }
-    }
-  }
-  std::vector<DeviceRow> rows;
-  for (auto& [key, d] : merged) {
-    DeviceRow row = Summarize(key.second, std::move(d));
-    row.host = key.first;
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  return OneWindow(processes, strings, /*merged=*/true);
 }
 
 IntervalSet ProcessGpuActivity(const Process& process) {

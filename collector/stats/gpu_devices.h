@@ -20,11 +20,16 @@
 // are always exact.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "collector/base/id_map.h"
 #include "collector/base/intervals.h"
+#include "collector/model/cuda_window.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -45,6 +50,55 @@ struct DeviceRow {
   uint64_t latency_count = 0;
   double latency_mean_ns = 0, latency_median_ns = 0, latency_p95_ns = 0;
 };
+
+/// The device rows made window by window (model/cuda_window.h): counts, sums and latency samples
+/// of the records each window owns, busy and active time from each window's activity clipped to
+/// it. Any cut into windows gives the rows one window gives.
+///
+///   DeviceSweep sweep(processes, strings, /*merged=*/true, DevicesUsed(...), enter);
+///   for (const TimeWindow& w : windows) sweep.Add(w, records_of_w);
+///   std::vector<DeviceRow> rows = std::move(sweep).Rows();
+class DeviceSweep {
+ public:
+  /// `devices[p]`: the devices processes[p] has GPU records on (DevicesUsed); `enter[p][i]`: the
+  /// enter time by correlation id of every call of processes[p]->images[i] (EnterByCorrelation,
+  /// model/cuda_calls.h; not owned, kept until Rows). Device names come from the images'
+  /// GPU_DEVICE definitions. `merged`: rows per (host, device) over all processes, else per
+  /// process and device, in process order.
+  DeviceSweep(std::vector<const Process*> processes, const StringPool& strings, bool merged,
+              const std::vector<std::set<uint32_t>>& devices,
+              std::vector<std::vector<const IdMap<uint64_t>*>> enter);
+
+  /// One window; `records[p][i]`: the records of processes[p]->images[i] that the window owns or
+  /// overlaps (SliceWindow, or the whole CudaData for a single window).
+  void Add(const TimeWindow& window, const std::vector<std::vector<const CudaData*>>& records);
+
+  /// The rows, by host and device (merged) or by process and device.
+  std::vector<DeviceRow> Rows() &&;
+
+ private:
+  struct Device {  // one row's sums so far
+    std::string name;
+    uint32_t processes = 0;
+    uint64_t kernels = 0, kernel_ns = 0, memcpys = 0, memsets = 0, memory_ns = 0;
+    IntervalSet life;        // the lifetimes of the processes that use the device
+    uint64_t busy_ns = 0;    // Σ over windows |activity ∩ life|
+    uint64_t active_ns = 0;  // Σ over windows |activity|
+    uint64_t active_begin = UINT64_MAX, active_end = 0;
+    std::vector<uint64_t> latencies;
+    std::vector<Interval> window;  // this window's activity, clipped to it
+  };
+  std::vector<const Process*> processes_;
+  bool merged_;
+  std::vector<std::vector<const IdMap<uint64_t>*>> enter_;
+  std::vector<std::map<uint32_t, size_t>> target_;  // per process: device → index into rows_
+  std::vector<Device> rows_;
+  std::vector<std::pair<std::string, uint32_t>> keys_;  // host, device of each entry of rows_
+  std::vector<std::optional<int32_t>> pids_;
+};
+
+/// The devices a process has a kernel, copy or memset on.
+std::set<uint32_t> DevicesUsed(const Process& process);
 
 /// One row per device the process used (by device id).
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings);

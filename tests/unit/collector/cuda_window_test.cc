@@ -1,0 +1,224 @@
+// Time windows over CUDA records (model/cuda_window.h) and the analyses made window by window:
+// cutting windows by record starts, slicing an image's records, and the device rows (busy time,
+// active window, launch latency) the same whatever the windows, against the rows one window gives.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "collector/model/cuda_calls.h"
+#include "collector/model/cuda_window.h"
+#include "collector/stats/gpu_devices.h"
+
+namespace trainprof::collector {
+namespace {
+
+TEST(CutWindows, OneWindowUnderTheBudget) {
+  const std::vector<TimeWindow> w = CutWindows({5, 1, 3}, 3);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].begin_ns, 0u);
+  EXPECT_EQ(w[0].end_ns, UINT64_MAX);
+  EXPECT_EQ(CutWindows({5, 1, 3}, 0).size(), 1u);
+}
+
+TEST(CutWindows, CoverAllTimeWithAtMostTheBudgetEach) {
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> starts;
+  for (int i = 0; i < 1000; ++i) starts.push_back(rng() % 500);  // many equal starts
+  for (size_t budget : {1, 2, 3, 10, 99, 999}) {
+    const std::vector<TimeWindow> w = CutWindows(starts, budget);
+    ASSERT_FALSE(w.empty());
+    EXPECT_EQ(w.front().begin_ns, 0u);
+    EXPECT_EQ(w.back().end_ns, UINT64_MAX);
+    for (size_t k = 1; k < w.size(); ++k) EXPECT_EQ(w[k].begin_ns, w[k - 1].end_ns);
+    size_t total = 0;
+    for (const TimeWindow& win : w) {
+      size_t n = 0;
+      for (uint64_t s : starts) n += win.Owns(s) ? 1 : 0;
+      total += n;
+      // More than the budget only where every start in the window is the same time.
+      if (n > budget) {
+        for (uint64_t s : starts) {
+          if (win.Owns(s)) EXPECT_EQ(s, win.begin_ns) << "budget " << budget;
+        }
+      }
+    }
+    EXPECT_EQ(total, starts.size());
+    if (budget < 500) EXPECT_GT(w.size(), 1u) << "budget " << budget;
+  }
+}
+
+TEST(CutWindows, ARunOfEqualStartsLongerThanTheBudgetGetsAWindowOfItsOwn) {
+  const std::vector<TimeWindow> w = CutWindows({1, 2, 2, 2, 2, 3, 4}, 2);
+  // [0,2) holds 1; [2,3) the four 2s; [3, max) holds 3 and 4.
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0].end_ns, 2u);
+  EXPECT_EQ(w[1].end_ns, 3u);
+  EXPECT_EQ(w[2].begin_ns, 3u);
+}
+
+TEST(SliceWindow, RecordsTheWindowOwnsOrOverlaps) {
+  CudaData all;
+  all.kernels.push_back({.start_ns = 10, .end_ns = 30});  // overlaps [20, 40)
+  all.kernels.push_back({.start_ns = 20, .end_ns = 20});  // empty, owned
+  all.kernels.push_back({.start_ns = 40, .end_ns = 50});  // after
+  all.kernels.push_back({.start_ns = 0, .end_ns = 20});   // ends where the window begins
+  all.memcpys.push_back({.start_ns = 5, .end_ns = 100});  // across the window
+  CudaCall open{.begin_ns = 15, .end_ns = 15};            // never returned: until the process end
+  CudaCall lost = open;
+  lost.exit_lost = true;  // no end known: only its enter
+  all.calls = {open, lost};
+  const CudaData s = SliceWindow(all, {20, 40}, /*process_end_ns=*/90);
+  ASSERT_EQ(s.kernels.size(), 2u);
+  EXPECT_EQ(s.kernels[0].start_ns, 10u);
+  EXPECT_EQ(s.kernels[1].start_ns, 20u);
+  EXPECT_EQ(s.memcpys.size(), 1u);
+  ASSERT_EQ(s.calls.size(), 1u);
+  EXPECT_FALSE(s.calls[0].exit_lost);
+  const TimeWindow w{20, 40};
+  EXPECT_EQ(w.Clip(10, 30).begin, 20u);
+  EXPECT_EQ(w.Clip(10, 30).end, 30u);
+  EXPECT_EQ(w.Clip(5, 100).end, 40u);
+}
+
+// Processes with random calls and GPU records on two devices of two hosts: kernels queued behind
+// their launch (and a few before it: clock trouble), long ones across many windows, concurrent
+// ones, empty ones, copies and memsets, calls without GPU work; lifetimes that do not cover
+// every record.
+std::vector<Process> RandomProcesses(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](uint64_t lo, uint64_t hi) { return lo + rng() % (hi - lo + 1); };
+  std::vector<Process> out;
+  const char* hosts[] = {"a", "a", "b"};
+  for (int p = 0; p < 3; ++p) {
+    Process proc;
+    proc.host = hosts[p];
+    proc.pid = 100 + p;
+    proc.start_ns = uniform(0, 2'000);
+    proc.end_ns = proc.start_ns + uniform(50'000, 120'000);
+    for (int i = 0; i < 2; ++i) {
+      TraceImage img;
+      CudaData& c = img.cuda;
+      c.devices.push_back({.id = static_cast<uint32_t>(p % 2)});
+      uint64_t t = proc.start_ns + uniform(0, 5'000);
+      uint64_t queue = t;  // when the device is free again on stream 0
+      for (uint64_t corr = 1 + 1000 * i; corr < 1000 * i + 400; ++corr) {
+        t += uniform(10, 400);
+        CudaCall call{.begin_ns = t, .end_ns = t + uniform(1, 30), .correlation = corr, .returned = true};
+        if (rng() % 50 == 0) call.returned = false;
+        if (rng() % 80 == 0) call.exit_lost = !call.returned;
+        c.calls.push_back(call);
+        const uint32_t device = static_cast<uint32_t>((p + (rng() % 7 == 0 ? 1 : 0)) % 2);
+        switch (rng() % 8) {
+          case 0: break;  // no GPU work
+          case 1:
+            c.memcpys.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device});
+            c.memcpys.back().end_ns = c.memcpys.back().start_ns + uniform(0, 3'000);
+            break;
+          case 2:
+            c.memsets.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device});
+            c.memsets.back().end_ns = c.memsets.back().start_ns + uniform(0, 40);
+            break;
+          default: {
+            const uint64_t start = rng() % 40 == 0 ? t - uniform(1, 5) : std::max(queue, t + uniform(2, 20));
+            const uint64_t length = rng() % 30 == 0 ? uniform(5'000, 40'000) : uniform(0, 600);
+            c.kernels.push_back({.start_ns = start, .end_ns = start + length, .correlation = corr, .device = device,
+                                 .stream = static_cast<uint32_t>(rng() % 3)});
+            if (c.kernels.back().stream == 0) queue = start + length;
+          }
+        }
+      }
+      // A kernel after the process ended, one with no call.
+      c.kernels.push_back({.start_ns = proc.end_ns + 10, .end_ns = proc.end_ns + 500, .correlation = 999'999});
+      proc.images.push_back(std::move(img));
+    }
+    out.push_back(std::move(proc));
+  }
+  return out;
+}
+
+// The rows with the records cut into the windows of `budget` record starts each.
+std::vector<DeviceRow> Windowed(const std::vector<Process>& procs, bool merged, size_t budget, size_t* windows) {
+  std::vector<const Process*> ptrs;
+  std::vector<std::set<uint32_t>> devices;
+  std::vector<std::vector<IdMap<uint64_t>>> enter(procs.size());
+  std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(procs.size());
+  std::vector<uint64_t> starts;
+  for (size_t p = 0; p < procs.size(); ++p) {
+    ptrs.push_back(&procs[p]);
+    devices.push_back(DevicesUsed(procs[p]));
+    for (const TraceImage& img : procs[p].images) {
+      enter[p].push_back(EnterByCorrelation(img.cuda, false));
+      AppendStarts(img.cuda, &starts);
+    }
+    for (const IdMap<uint64_t>& e : enter[p]) enter_of[p].push_back(&e);
+  }
+  StringPool strings;
+  DeviceSweep sweep(ptrs, strings, merged, devices, std::move(enter_of));
+  const std::vector<TimeWindow> cut = CutWindows(std::move(starts), budget);
+  *windows = cut.size();
+  for (const TimeWindow& w : cut) {
+    std::vector<std::vector<CudaData>> slices(procs.size());
+    std::vector<std::vector<const CudaData*>> records(procs.size());
+    for (size_t p = 0; p < procs.size(); ++p) {
+      for (const TraceImage& img : procs[p].images) slices[p].push_back(SliceWindow(img.cuda, w, procs[p].end_ns));
+      for (const CudaData& s : slices[p]) records[p].push_back(&s);
+    }
+    sweep.Add(w, records);
+  }
+  return std::move(sweep).Rows();
+}
+
+void ExpectSame(const DeviceRow& a, const DeviceRow& b, const std::string& where) {
+  EXPECT_EQ(a.pid, b.pid) << where;
+  EXPECT_EQ(a.host, b.host) << where;
+  EXPECT_EQ(a.device, b.device) << where;
+  EXPECT_EQ(a.processes, b.processes) << where;
+  EXPECT_EQ(a.kernels, b.kernels) << where;
+  EXPECT_EQ(a.kernel_ns, b.kernel_ns) << where;
+  EXPECT_EQ(a.memcpys, b.memcpys) << where;
+  EXPECT_EQ(a.memsets, b.memsets) << where;
+  EXPECT_EQ(a.memory_ns, b.memory_ns) << where;
+  EXPECT_EQ(a.busy_ns, b.busy_ns) << where;
+  EXPECT_EQ(a.lifetime_ns, b.lifetime_ns) << where;
+  EXPECT_EQ(a.busy_percent, b.busy_percent) << where;
+  EXPECT_EQ(a.active_begin_ns, b.active_begin_ns) << where;
+  EXPECT_EQ(a.active_end_ns, b.active_end_ns) << where;
+  EXPECT_EQ(a.active_busy_percent, b.active_busy_percent) << where;
+  EXPECT_EQ(a.latency_count, b.latency_count) << where;
+  EXPECT_EQ(a.latency_mean_ns, b.latency_mean_ns) << where;
+  EXPECT_EQ(a.latency_median_ns, b.latency_median_ns) << where;
+  EXPECT_EQ(a.latency_p95_ns, b.latency_p95_ns) << where;
+}
+
+TEST(DeviceSweep, AnyWindowsGiveTheRowsOfOneWindow) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const std::vector<Process> procs = RandomProcesses(seed);
+    std::vector<const Process*> ptrs;
+    for (const Process& p : procs) ptrs.push_back(&p);
+    StringPool strings;
+    const std::vector<DeviceRow> merged = MergedDevices(ptrs, strings);
+    std::vector<DeviceRow> per_process;
+    for (const Process& p : procs) {
+      for (DeviceRow& r : ProcessDevices(p, strings)) per_process.push_back(std::move(r));
+    }
+    ASSERT_EQ(merged.size(), 4u);  // (a, 0), (a, 1), (b, 0), (b, 1)
+    ASSERT_GE(per_process.size(), 5u);
+    EXPECT_GT(merged[0].busy_ns, 0u);
+    EXPECT_LT(merged[0].busy_ns, merged[0].kernel_ns + merged[0].memory_ns);  // concurrent work counts once
+    EXPECT_GT(merged[0].latency_count, 0u);
+    for (size_t budget : {1, 7, 100, 1000}) {
+      size_t windows = 0;
+      const std::string where = "seed " + std::to_string(seed) + ", " + std::to_string(budget) + " starts a window";
+      const std::vector<DeviceRow> m = Windowed(procs, true, budget, &windows);
+      EXPECT_GT(windows, 1u) << where;
+      ASSERT_EQ(m.size(), merged.size()) << where;
+      for (size_t i = 0; i < m.size(); ++i) ExpectSame(m[i], merged[i], where + ", merged row " + std::to_string(i));
+      const std::vector<DeviceRow> pp = Windowed(procs, false, budget, &windows);
+      ASSERT_EQ(pp.size(), per_process.size()) << where;
+      for (size_t i = 0; i < pp.size(); ++i) ExpectSame(pp[i], per_process[i], where + ", row " + std::to_string(i));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainprof::collector

@@ -15,30 +15,10 @@ struct Op {
   uint64_t start = 0, end = 0, correlation = 0;
 };
 
-using StreamKey = std::pair<uint32_t, uint32_t>;  // device, stream
-
 template <typename T>
-void AddOps(const std::vector<T>& records, std::map<StreamKey, std::vector<Op>>* out) {
-  for (const T& r : records) (*out)[{r.device, r.stream}].push_back({r.start_ns, r.end_ns, r.correlation});
-}
-
-// Classifies the gaps of one stream's ops (sorted here) into `row`.
-void Classify(std::vector<Op>* ops, const IdMap<uint64_t>& call_begin,
-              uint64_t kernel_wait_ns, StreamIdleKinds* row) {
-  SortRuns(*ops, [](const Op& a, const Op& b) { return a.start < b.start; });
-  row->ops += ops->size();
-  for (size_t i = 1; i < ops->size(); ++i) {
-    const uint64_t prev_end = (*ops)[i - 1].end;
-    const Op& op = (*ops)[i];
-    const uint64_t gap = op.start > prev_end ? op.start - prev_end : 0;
-    const uint64_t* call = call_begin.Find(op.correlation);
-    if (call != nullptr && *call > prev_end) {
-      row->host_wait_ns += gap;
-    } else if (gap < kernel_wait_ns) {
-      row->kernel_wait_ns += gap;
-    } else {
-      row->other_ns += gap;
-    }
+void AddOps(const std::vector<T>& records, const TimeWindow& w, std::map<std::pair<uint32_t, uint32_t>, std::vector<Op>>* out) {
+  for (const T& r : records) {
+    if (w.Owns(r.start_ns)) (*out)[{r.device, r.stream}].push_back({r.start_ns, r.end_ns, r.correlation});
   }
 }
 
@@ -49,24 +29,47 @@ std::optional<double> Share(uint64_t part, uint64_t idle) {
 
 }  // namespace
 
-std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images, uint64_t kernel_wait_ns) {
-  std::map<StreamKey, StreamIdleKinds> rows;
-  for (const CudaData* c : images) {
-    const IdMap<uint64_t> call_begin = EnterByCorrelation(*c, /*skip_zero=*/true);
+IdleKindsSweep::IdleKindsSweep(std::vector<const IdMap<uint64_t>*> call_begin, uint64_t kernel_wait_ns)
+    : call_begin_(std::move(call_begin)), kernel_wait_ns_(kernel_wait_ns), last_end_(call_begin_.size()) {}
+
+void IdleKindsSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& images) {
+  for (size_t i = 0; i < images.size(); ++i) {
+    const CudaData& c = *images[i];
     std::map<StreamKey, std::vector<Op>> ops;
-    AddOps(c->kernels, &ops);
-    AddOps(c->memcpys, &ops);
-    AddOps(c->memsets, &ops);
+    AddOps(c.kernels, w, &ops);
+    AddOps(c.memcpys, w, &ops);
+    AddOps(c.memsets, w, &ops);
     for (auto& [key, stream_ops] : ops) {
-      StreamIdleKinds& row = rows[key];
+      StreamIdleKinds& row = rows_[key];
       row.device = key.first;
       row.stream = key.second;
-      Classify(&stream_ops, call_begin, kernel_wait_ns, &row);
+      // The ops by start (stable: the order they were recorded in breaks ties), each gap from the
+      // op before it, the first one's from the stream's last op in an earlier window.
+      SortRuns(stream_ops, [](const Op& a, const Op& b) { return a.start < b.start; });
+      row.ops += stream_ops.size();
+      auto [last, first_window] = last_end_[i].try_emplace(key, 0);
+      for (size_t k = first_window ? 1 : 0; k < stream_ops.size(); ++k) {
+        const uint64_t prev_end = k == 0 ? last->second : stream_ops[k - 1].end;
+        const Op& op = stream_ops[k];
+        const uint64_t gap = op.start > prev_end ? op.start - prev_end : 0;
+        const uint64_t* call = call_begin_[i]->Find(op.correlation);
+        if (call != nullptr && *call > prev_end) {
+          row.host_wait_ns += gap;
+        } else if (gap < kernel_wait_ns_) {
+          row.kernel_wait_ns += gap;
+        } else {
+          row.other_ns += gap;
+        }
+      }
+      last->second = stream_ops.back().end;
     }
   }
+}
+
+std::vector<StreamIdleKinds> IdleKindsSweep::Rows() && {
   std::vector<StreamIdleKinds> out;
-  out.reserve(rows.size());
-  for (auto& [key, row] : rows) {
+  out.reserve(rows_.size());
+  for (auto& [key, row] : rows_) {
     row.idle_ns = row.host_wait_ns + row.kernel_wait_ns + row.other_ns;
     row.host_wait_percent = Share(row.host_wait_ns, row.idle_ns);
     row.kernel_wait_percent = Share(row.kernel_wait_ns, row.idle_ns);
@@ -74,6 +77,17 @@ std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*
     out.push_back(row);
   }
   return out;
+}
+
+std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images, uint64_t kernel_wait_ns) {
+  std::vector<IdMap<uint64_t>> call_begin;
+  call_begin.reserve(images.size());
+  for (const CudaData* c : images) call_begin.push_back(EnterByCorrelation(*c, /*skip_zero=*/true));
+  std::vector<const IdMap<uint64_t>*> of;
+  for (const IdMap<uint64_t>& m : call_begin) of.push_back(&m);
+  IdleKindsSweep sweep(std::move(of), kernel_wait_ns);
+  sweep.Add(TimeWindow{}, images);
+  return std::move(sweep).Rows();
 }
 
 }  // namespace trainprof::collector

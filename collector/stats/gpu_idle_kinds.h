@@ -20,10 +20,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
+#include "collector/base/id_map.h"
 #include "collector/model/cuda_model.h"
+#include "collector/model/cuda_window.h"
 
 namespace trainprof::collector {
 
@@ -36,6 +40,29 @@ struct StreamIdleKinds {
   uint64_t ops = 0;  ///< kernels, memcpys and memsets on the stream
   uint64_t idle_ns = 0, host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;  ///< idle = Σ the three
   std::optional<double> host_wait_percent, kernel_wait_percent, other_percent;  ///< of idle_ns; none when 0
+};
+
+/// The rows of one process made window by window (model/cuda_window.h): each window's ops (those
+/// it owns) by start, the gap before a window's first op on a stream measured from the end of the
+/// stream's last op in the windows before. Any cut into windows gives the rows one window gives.
+class IdleKindsSweep {
+ public:
+  /// `call_begin[i]`: the enter time by correlation id of image i's calls, correlation 0 left out
+  /// (EnterByCorrelation(..., true), model/cuda_calls.h); not owned, kept until Rows.
+  explicit IdleKindsSweep(std::vector<const IdMap<uint64_t>*> call_begin, uint64_t kernel_wait_ns = kKernelWaitNs);
+
+  /// One window; `images[i]`: the records of image i that the window owns or overlaps.
+  void Add(const TimeWindow& window, const std::vector<const CudaData*>& images);
+
+  /// One row per (device, stream) with GPU activity, by device then stream.
+  std::vector<StreamIdleKinds> Rows() &&;
+
+ private:
+  using StreamKey = std::pair<uint32_t, uint32_t>;  // device, stream
+  std::vector<const IdMap<uint64_t>*> call_begin_;
+  uint64_t kernel_wait_ns_;
+  std::map<StreamKey, StreamIdleKinds> rows_;
+  std::vector<std::map<StreamKey, uint64_t>> last_end_;  // per image: the end of each stream's last op so far
 };
 
 /// One row per (device, stream) with GPU activity, by device then stream. Images of one process

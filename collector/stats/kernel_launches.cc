@@ -21,20 +21,9 @@ bool IsLaunchCall(std::string_view name) {
          name == "cudaMemsetAsync";
 }
 
-struct Call {
-  uint64_t begin = 0, end = 0;
-};
+using Samples = KernelLaunchSweep::Samples;
 
-struct Samples {
-  std::string name;
-  std::vector<uint64_t> cpu, delay;
-  uint64_t shorter = 0, long_launches = 0, long_delays = 0;
-};
-
-// (0 kernel / 1 memory, recorded name or label): kernels and memory operations never share a row.
-using Key = std::pair<int, std::string>;
-
-void Add(const Call& call, uint64_t start, uint64_t end, Samples* s) {
+void AddSample(const LaunchCall& call, uint64_t start, uint64_t end, Samples* s) {
   const uint64_t cpu = call.end - call.begin;
   const uint64_t delay = start > call.end ? start - call.end : 0;
   s->cpu.push_back(cpu);
@@ -63,58 +52,66 @@ KernelLaunchRow RowOf(Samples* s) {
 
 }  // namespace
 
-KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images, const StringPool& strings,
-                                     bool full_names, size_t top) {
-  std::map<Key, Samples> by_name;
-  // The rows by what a GPU record carries (a node-based map: a row never moves), so that a record
-  // costs no name string and no look-up by string.
-  std::unordered_map<StringId, Samples*> by_kernel;
-  std::map<format::MemcpyKind, Samples*> by_copy;
-  auto kernel_row = [&](StringId name) -> Samples& {
-    auto [it, fresh] = by_kernel.try_emplace(name, nullptr);
-    if (fresh) it->second = &by_name[{0, std::string(strings.Get(name))}];
-    return *it->second;
+IdMap<LaunchCall> LaunchCallsOf(const CudaData& data, const StringPool& strings) {
+  std::unordered_map<StringId, bool> is_launch;  // call name → a launch call
+  auto launches = [&](const CudaCall& call) {
+    if (!call.returned || call.correlation == 0) return false;
+    auto [it, fresh] = is_launch.try_emplace(call.name, false);
+    if (fresh) it->second = IsLaunchCall(CudaApiDisplayName(strings.Get(call.name)));
+    return it->second;
   };
-  auto copy_row = [&](format::MemcpyKind kind) -> Samples& {
-    auto [it, fresh] = by_copy.try_emplace(kind, nullptr);
-    if (fresh) it->second = &by_name[{1, "memcpy " + MemcpyKindName(kind)}];
-    return *it->second;
-  };
-  Samples* memsets = nullptr;
-  for (const CudaData* c : images) {
-    std::unordered_map<StringId, bool> is_launch;  // call name → a launch call
-    auto launches = [&](const CudaCall& call) {
-      if (!call.returned || call.correlation == 0) return false;
-      auto [it, fresh] = is_launch.try_emplace(call.name, false);
-      if (fresh) it->second = IsLaunchCall(CudaApiDisplayName(strings.Get(call.name)));
-      return it->second;
-    };
-    IdSpan span;
-    for (const CudaCall& call : c->calls) {
-      if (launches(call)) span.Add(call.correlation);
-    }
-    IdMap<Call> launch_of(span);  // correlation → its launch call
-    for (const CudaCall& call : c->calls) {
-      if (launches(call)) launch_of.Emplace(call.correlation, Call{call.begin_ns, call.end_ns});
-    }
+  IdSpan span;
+  for (const CudaCall& call : data.calls) {
+    if (launches(call)) span.Add(call.correlation);
+  }
+  IdMap<LaunchCall> out(span);
+  for (const CudaCall& call : data.calls) {
+    if (launches(call)) out.Emplace(call.correlation, LaunchCall{call.begin_ns, call.end_ns});
+  }
+  return out;
+}
+
+KernelLaunchSweep::KernelLaunchSweep(std::vector<const IdMap<LaunchCall>*> launches, const StringPool& strings)
+    : launches_(std::move(launches)), strings_(strings) {}
+
+Samples& KernelLaunchSweep::RowOfKernel(StringId name) {
+  auto [it, fresh] = by_kernel_.try_emplace(name, nullptr);
+  if (fresh) it->second = &by_name_[{0, std::string(strings_.Get(name))}];
+  return *it->second;
+}
+
+Samples& KernelLaunchSweep::RowOfCopy(format::MemcpyKind kind) {
+  auto [it, fresh] = by_copy_.try_emplace(kind, nullptr);
+  if (fresh) it->second = &by_name_[{1, "memcpy " + MemcpyKindName(kind)}];
+  return *it->second;
+}
+
+void KernelLaunchSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& images) {
+  for (size_t i = 0; i < images.size(); ++i) {
+    const IdMap<LaunchCall>& launch_of = *launches_[i];
     if (launch_of.empty()) continue;
-    for (const GpuKernel& k : c->kernels) {
-      const Call* call = launch_of.Find(k.correlation);
-      if (call == nullptr) continue;
-      Add(*call, k.start_ns, k.end_ns, &kernel_row(k.name));
+    const CudaData& c = *images[i];
+    for (const GpuKernel& k : c.kernels) {
+      const LaunchCall* call = w.Owns(k.start_ns) ? launch_of.Find(k.correlation) : nullptr;
+      if (call != nullptr) AddSample(*call, k.start_ns, k.end_ns, &RowOfKernel(k.name));
     }
-    for (const GpuMemcpy& m : c->memcpys) {
-      const Call* call = launch_of.Find(m.correlation);
-      if (call == nullptr) continue;
-      Add(*call, m.start_ns, m.end_ns, &copy_row(m.kind));
+    for (const GpuMemcpy& m : c.memcpys) {
+      const LaunchCall* call = w.Owns(m.start_ns) ? launch_of.Find(m.correlation) : nullptr;
+      if (call != nullptr) AddSample(*call, m.start_ns, m.end_ns, &RowOfCopy(m.kind));
     }
-    for (const GpuMemset& m : c->memsets) {
-      const Call* call = launch_of.Find(m.correlation);
+    for (const GpuMemset& m : c.memsets) {
+      const LaunchCall* call = w.Owns(m.start_ns) ? launch_of.Find(m.correlation) : nullptr;
       if (call == nullptr) continue;
-      if (memsets == nullptr) memsets = &by_name[{1, "memset"}];
-      Add(*call, m.start_ns, m.end_ns, memsets);
+      if (memsets_ == nullptr) memsets_ = &by_name_[{1, "memset"}];
+      AddSample(*call, m.start_ns, m.end_ns, memsets_);
     }
   }
+}
+
+KernelLaunches KernelLaunchSweep::Rows(const std::function<std::vector<const CudaDigest*>()>& digests, bool full_names,
+                                       size_t top) && {
+  std::map<Key, Samples>& by_name = by_name_;
+  const StringPool& strings = strings_;
   // Kernels by the kernel table's display names: where two shorten to one name, its numbered ones
   // ("gemm<...> #1"), so that a row here names the same kernel as the row there.
   std::unordered_map<std::string, int> display_count;
@@ -125,11 +122,7 @@ KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images,
   }
   if (std::any_of(display_count.begin(), display_count.end(), [](const auto& e) { return e.second > 1; })) {
     std::unordered_map<std::string, std::string> numbered;  // mangled → display name
-    std::vector<CudaDigest> digests;  // the kernel table's numbering needs its order (by total time)
-    for (const CudaData* c : images) digests.push_back(DigestOf(*c));
-    std::vector<const CudaDigest*> of;
-    for (const CudaDigest& d : digests) of.push_back(&d);
-    for (KernelRow& row : KernelTable(of, strings, full_names)) numbered[row.mangled] = std::move(row.name);
+    for (KernelRow& row : KernelTable(digests(), strings, full_names)) numbered[row.mangled] = std::move(row.name);
     for (auto& [key, s] : by_name) {
       if (key.first == 0) s.name = numbered[key.second];
     }
@@ -148,6 +141,25 @@ KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images,
     out.rows.resize(top);
   }
   return out;
+}
+
+KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images, const StringPool& strings,
+                                     bool full_names, size_t top) {
+  std::vector<IdMap<LaunchCall>> launches;
+  for (const CudaData* c : images) launches.push_back(LaunchCallsOf(*c, strings));
+  std::vector<const IdMap<LaunchCall>*> launch_of;
+  for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
+  KernelLaunchSweep sweep(std::move(launch_of), strings);
+  sweep.Add(TimeWindow{}, images);
+  std::vector<CudaDigest> digests;  // the kernel table's numbering needs its order (by total time)
+  return std::move(sweep).Rows(
+      [&] {
+        std::vector<const CudaDigest*> of;
+        for (const CudaData* c : images) digests.push_back(DigestOf(*c));
+        for (const CudaDigest& d : digests) of.push_back(&d);
+        return of;
+      },
+      full_names, top);
 }
 
 }  // namespace trainprof::collector

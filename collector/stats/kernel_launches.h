@@ -22,11 +22,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "collector/base/id_map.h"
 #include "collector/base/string_pool.h"
+#include "collector/model/cuda_digest.h"
 #include "collector/model/cuda_model.h"
+#include "collector/model/cuda_window.h"
 
 namespace trainprof::collector {
 
@@ -46,6 +53,52 @@ struct KernelLaunchRow {
 struct KernelLaunches {
   std::vector<KernelLaunchRow> rows;  ///< by count, descending (ties: by name), cut to `top`
   size_t omitted = 0;                 ///< rows cut
+};
+
+/// A launch call's enter and exit (CLOCK_MONOTONIC ns).
+struct LaunchCall {
+  uint64_t begin = 0, end = 0;
+};
+
+/// The launch calls of an image (returned, correlation id not 0, a launch call's name) by
+/// correlation id.
+IdMap<LaunchCall> LaunchCallsOf(const CudaData& data, const StringPool& strings);
+
+/// The launch statistics made window by window (model/cuda_window.h): each window's GPU ops (those
+/// it owns) with their launch call. Any cut into windows gives the rows one window gives.
+class KernelLaunchSweep {
+ public:
+  /// `launches[i]`: image i's launch calls (LaunchCallsOf); not owned, kept until Rows.
+  KernelLaunchSweep(std::vector<const IdMap<LaunchCall>*> launches, const StringPool& strings);
+
+  /// One window; `images[i]`: the records of image i that the window owns or overlaps.
+  void Add(const TimeWindow& window, const std::vector<const CudaData*>& images);
+
+  /// The rows; `digests` gives the images' per-name tables, whose kernel table numbers the
+  /// kernels whose shortened names collide (called only then); `full_names` as --full-names;
+  /// `top` 0: no cut.
+  KernelLaunches Rows(const std::function<std::vector<const CudaDigest*>()>& digests, bool full_names, size_t top) &&;
+
+  struct Samples {
+    std::string name;
+    std::vector<uint64_t> cpu, delay;
+    uint64_t shorter = 0, long_launches = 0, long_delays = 0;
+  };
+
+ private:
+  // (0 kernel / 1 memory, recorded name or label): kernels and memory operations never share a row.
+  using Key = std::pair<int, std::string>;
+  Samples& RowOfKernel(StringId name);
+  Samples& RowOfCopy(format::MemcpyKind kind);
+
+  std::vector<const IdMap<LaunchCall>*> launches_;
+  const StringPool& strings_;
+  std::map<Key, Samples> by_name_;
+  // The rows by what a GPU record carries (a node-based map: a row never moves), so that a record
+  // costs no name string and no look-up by string.
+  std::unordered_map<StringId, Samples*> by_kernel_;
+  std::map<format::MemcpyKind, Samples*> by_copy_;
+  Samples* memsets_ = nullptr;
 };
 
 /// The launch statistics of the images' GPU ops; `full_names` as --full-names; `top` 0: no cut.

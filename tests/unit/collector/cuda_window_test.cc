@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "collector/model/cuda_calls.h"
 #include "collector/model/cuda_window.h"
 #include "collector/stats/gpu_devices.h"
+#include "collector/stats/gpu_idle_kinds.h"
+#include "collector/stats/kernel_launches.h"
 
 namespace trainprof::collector {
 namespace {
@@ -84,8 +87,11 @@ TEST(SliceWindow, RecordsTheWindowOwnsOrOverlaps) {
 // their launch (and a few before it: clock trouble), long ones across many windows, concurrent
 // ones, empty ones, copies and memsets, calls without GPU work; lifetimes that do not cover
 // every record.
-std::vector<Process> RandomProcesses(uint64_t seed) {
+std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
   std::mt19937_64 rng(seed);
+  const StringId launch = strings->Intern("cudaLaunchKernel_v7000"), copy = strings->Intern("cudaMemcpyAsync_v3020"),
+                 set = strings->Intern("cudaMemsetAsync_v3020"), sync = strings->Intern("cudaStreamSynchronize_v3020");
+  const StringId kernels[] = {strings->Intern("_Z4gemmPfi"), strings->Intern("_Z4fillPf"), 0};
   auto uniform = [&](uint64_t lo, uint64_t hi) { return lo + rng() % (hi - lo + 1); };
   std::vector<Process> out;
   const char* hosts[] = {"a", "a", "b"};
@@ -108,21 +114,27 @@ std::vector<Process> RandomProcesses(uint64_t seed) {
         if (rng() % 80 == 0) call.exit_lost = !call.returned;
         c.calls.push_back(call);
         const uint32_t device = static_cast<uint32_t>((p + (rng() % 7 == 0 ? 1 : 0)) % 2);
+        const uint32_t stream = static_cast<uint32_t>(rng() % 3);
         switch (rng() % 8) {
-          case 0: break;  // no GPU work
+          case 0: c.calls.back().name = sync; break;  // no GPU work
           case 1:
-            c.memcpys.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device});
+            c.calls.back().name = copy;
+            c.memcpys.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device,
+                                 .stream = stream, .kind = rng() % 2 ? format::MemcpyKind::kHtoD : format::MemcpyKind::kDtoH});
             c.memcpys.back().end_ns = c.memcpys.back().start_ns + uniform(0, 3'000);
             break;
           case 2:
-            c.memsets.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device});
+            c.calls.back().name = set;
+            c.memsets.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device,
+                                 .stream = stream});
             c.memsets.back().end_ns = c.memsets.back().start_ns + uniform(0, 40);
             break;
           default: {
+            c.calls.back().name = launch;
             const uint64_t start = rng() % 40 == 0 ? t - uniform(1, 5) : std::max(queue, t + uniform(2, 20));
             const uint64_t length = rng() % 30 == 0 ? uniform(5'000, 40'000) : uniform(0, 600);
-            c.kernels.push_back({.start_ns = start, .end_ns = start + length, .correlation = corr, .device = device,
-                                 .stream = static_cast<uint32_t>(rng() % 3)});
+            c.kernels.push_back({.start_ns = start, .end_ns = start + length, .correlation = corr,
+                                 .name = kernels[rng() % 3], .device = device, .stream = stream});
             if (c.kernels.back().stream == 0) queue = start + length;
           }
         }
@@ -137,34 +149,52 @@ std::vector<Process> RandomProcesses(uint64_t seed) {
 }
 
 // The rows with the records cut into the windows of `budget` record starts each.
-std::vector<DeviceRow> Windowed(const std::vector<Process>& procs, bool merged, size_t budget, size_t* windows) {
+// The windows of `budget` record starts each over the processes, and each window's records of
+// every image: records[p][i] (slices of the whole records, as a windowed read would give).
+struct Windows {
+  std::vector<TimeWindow> cut;
+  std::vector<std::vector<std::vector<CudaData>>> slices;  // [window][process][image]
+  std::vector<std::vector<const CudaData*>> Of(size_t k) const {
+    std::vector<std::vector<const CudaData*>> out;
+    for (const auto& images : slices[k]) {
+      out.emplace_back();
+      for (const CudaData& c : images) out.back().push_back(&c);
+    }
+    return out;
+  }
+};
+
+Windows CutInto(const std::vector<Process>& procs, size_t budget) {
+  Windows w;
+  std::vector<uint64_t> starts;
+  for (const Process& p : procs) {
+    for (const TraceImage& img : p.images) AppendStarts(img.cuda, &starts);
+  }
+  w.cut = CutWindows(std::move(starts), budget);
+  for (const TimeWindow& win : w.cut) {
+    w.slices.emplace_back();
+    for (const Process& p : procs) {
+      w.slices.back().emplace_back();
+      for (const TraceImage& img : p.images) w.slices.back().back().push_back(SliceWindow(img.cuda, win, p.end_ns));
+    }
+  }
+  return w;
+}
+
+std::vector<DeviceRow> Windowed(const std::vector<Process>& procs, const StringPool& strings, bool merged,
+                                const Windows& windows) {
   std::vector<const Process*> ptrs;
   std::vector<std::set<uint32_t>> devices;
   std::vector<std::vector<IdMap<uint64_t>>> enter(procs.size());
   std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(procs.size());
-  std::vector<uint64_t> starts;
   for (size_t p = 0; p < procs.size(); ++p) {
     ptrs.push_back(&procs[p]);
     devices.push_back(DevicesUsed(procs[p]));
-    for (const TraceImage& img : procs[p].images) {
-      enter[p].push_back(EnterByCorrelation(img.cuda, false));
-      AppendStarts(img.cuda, &starts);
-    }
+    for (const TraceImage& img : procs[p].images) enter[p].push_back(EnterByCorrelation(img.cuda, false));
     for (const IdMap<uint64_t>& e : enter[p]) enter_of[p].push_back(&e);
   }
-  StringPool strings;
   DeviceSweep sweep(ptrs, strings, merged, devices, std::move(enter_of));
-  const std::vector<TimeWindow> cut = CutWindows(std::move(starts), budget);
-  *windows = cut.size();
-  for (const TimeWindow& w : cut) {
-    std::vector<std::vector<CudaData>> slices(procs.size());
-    std::vector<std::vector<const CudaData*>> records(procs.size());
-    for (size_t p = 0; p < procs.size(); ++p) {
-      for (const TraceImage& img : procs[p].images) slices[p].push_back(SliceWindow(img.cuda, w, procs[p].end_ns));
-      for (const CudaData& s : slices[p]) records[p].push_back(&s);
-    }
-    sweep.Add(w, records);
-  }
+  for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k));
   return std::move(sweep).Rows();
 }
 
@@ -192,10 +222,10 @@ void ExpectSame(const DeviceRow& a, const DeviceRow& b, const std::string& where
 
 TEST(DeviceSweep, AnyWindowsGiveTheRowsOfOneWindow) {
   for (uint64_t seed : {1, 2, 3}) {
-    const std::vector<Process> procs = RandomProcesses(seed);
+    StringPool strings;
+    const std::vector<Process> procs = RandomProcesses(seed, &strings);
     std::vector<const Process*> ptrs;
     for (const Process& p : procs) ptrs.push_back(&p);
-    StringPool strings;
     const std::vector<DeviceRow> merged = MergedDevices(ptrs, strings);
     std::vector<DeviceRow> per_process;
     for (const Process& p : procs) {
@@ -207,15 +237,97 @@ TEST(DeviceSweep, AnyWindowsGiveTheRowsOfOneWindow) {
     EXPECT_LT(merged[0].busy_ns, merged[0].kernel_ns + merged[0].memory_ns);  // concurrent work counts once
     EXPECT_GT(merged[0].latency_count, 0u);
     for (size_t budget : {1, 7, 100, 1000}) {
-      size_t windows = 0;
+      const Windows windows = CutInto(procs, budget);
       const std::string where = "seed " + std::to_string(seed) + ", " + std::to_string(budget) + " starts a window";
-      const std::vector<DeviceRow> m = Windowed(procs, true, budget, &windows);
-      EXPECT_GT(windows, 1u) << where;
+      const std::vector<DeviceRow> m = Windowed(procs, strings, true, windows);
+      EXPECT_GT(windows.cut.size(), 1u) << where;
       ASSERT_EQ(m.size(), merged.size()) << where;
       for (size_t i = 0; i < m.size(); ++i) ExpectSame(m[i], merged[i], where + ", merged row " + std::to_string(i));
-      const std::vector<DeviceRow> pp = Windowed(procs, false, budget, &windows);
+      const std::vector<DeviceRow> pp = Windowed(procs, strings, false, windows);
       ASSERT_EQ(pp.size(), per_process.size()) << where;
       for (size_t i = 0; i < pp.size(); ++i) ExpectSame(pp[i], per_process[i], where + ", row " + std::to_string(i));
+    }
+  }
+}
+
+TEST(IdleKindsSweep, AnyWindowsGiveTheRowsOfOneWindow) {
+  for (uint64_t seed : {4, 5}) {
+    StringPool strings;
+    const std::vector<Process> procs = RandomProcesses(seed, &strings);
+    std::vector<std::vector<StreamIdleKinds>> whole;
+    for (const Process& p : procs) {
+      std::vector<const CudaData*> images;
+      for (const TraceImage& img : p.images) images.push_back(&img.cuda);
+      whole.push_back(IdleKindsByStream(images, /*kernel_wait_ns=*/300));
+    }
+    uint64_t host_wait = 0, kernel_wait = 0, other = 0;
+    for (const StreamIdleKinds& r : whole[0]) host_wait += r.host_wait_ns, kernel_wait += r.kernel_wait_ns, other += r.other_ns;
+    EXPECT_GT(host_wait, 0u);  // every kind occurs
+    EXPECT_GT(kernel_wait, 0u);
+    EXPECT_GT(other, 0u);
+    for (size_t budget : {1, 7, 100, 1000}) {
+      const Windows windows = CutInto(procs, budget);
+      for (size_t p = 0; p < procs.size(); ++p) {
+        std::vector<IdMap<uint64_t>> begin;
+        std::vector<const IdMap<uint64_t>*> begin_of;
+        for (const TraceImage& img : procs[p].images) begin.push_back(EnterByCorrelation(img.cuda, true));
+        for (const IdMap<uint64_t>& b : begin) begin_of.push_back(&b);
+        IdleKindsSweep sweep(begin_of, 300);
+        for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k)[p]);
+        const std::vector<StreamIdleKinds> rows = std::move(sweep).Rows();
+        const std::string where = "seed " + std::to_string(seed) + ", budget " + std::to_string(budget) + ", process " +
+                                  std::to_string(p);
+        ASSERT_EQ(rows.size(), whole[p].size()) << where;
+        for (size_t i = 0; i < rows.size(); ++i) {
+          const StreamIdleKinds &a = rows[i], &b = whole[p][i];
+          EXPECT_EQ(std::tie(a.device, a.stream, a.ops, a.idle_ns, a.host_wait_ns, a.kernel_wait_ns, a.other_ns),
+                    std::tie(b.device, b.stream, b.ops, b.idle_ns, b.host_wait_ns, b.kernel_wait_ns, b.other_ns))
+              << where << ", row " << i;
+          EXPECT_EQ(a.host_wait_percent, b.host_wait_percent) << where;
+          EXPECT_EQ(a.other_percent, b.other_percent) << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelLaunchSweep, AnyWindowsGiveTheRowsOfOneWindow) {
+  for (uint64_t seed : {6, 7}) {
+    StringPool strings;
+    const std::vector<Process> procs = RandomProcesses(seed, &strings);
+    std::vector<const CudaData*> all;
+    for (const Process& p : procs) {
+      for (const TraceImage& img : p.images) all.push_back(&img.cuda);
+    }
+    const KernelLaunches whole = AnalyzeKernelLaunches(all, strings, false, 0);
+    // gemm, fill, <unnamed>, memcpy HtoD and DtoH, memset
+    ASSERT_EQ(whole.rows.size(), 6u);
+    for (size_t budget : {1, 7, 100, 1000}) {
+      const Windows windows = CutInto(procs, budget);
+      std::vector<IdMap<LaunchCall>> launches;
+      std::vector<const IdMap<LaunchCall>*> launch_of;
+      for (const CudaData* c : all) launches.push_back(LaunchCallsOf(*c, strings));
+      for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
+      KernelLaunchSweep sweep(launch_of, strings);
+      for (size_t k = 0; k < windows.cut.size(); ++k) {
+        std::vector<const CudaData*> images;
+        for (const auto& of_process : windows.Of(k)) images.insert(images.end(), of_process.begin(), of_process.end());
+        sweep.Add(windows.cut[k], images);
+      }
+      const KernelLaunches rows = std::move(sweep).Rows([] { return std::vector<const CudaDigest*>{}; }, false, 0);
+      const std::string where = "seed " + std::to_string(seed) + ", budget " + std::to_string(budget);
+      ASSERT_EQ(rows.rows.size(), whole.rows.size()) << where;
+      for (size_t i = 0; i < rows.rows.size(); ++i) {
+        const KernelLaunchRow &a = rows.rows[i], &b = whole.rows[i];
+        EXPECT_EQ(std::tie(a.name, a.count, a.shorter_than_launch, a.long_launches, a.long_delays),
+                  std::tie(b.name, b.count, b.shorter_than_launch, b.long_launches, b.long_delays))
+            << where;
+        EXPECT_EQ(std::tie(a.cpu_launch_mean_ns, a.cpu_launch_median_ns, a.launch_delay_mean_ns,
+                           a.launch_delay_median_ns, a.launch_delay_p95_ns),
+                  std::tie(b.cpu_launch_mean_ns, b.cpu_launch_median_ns, b.launch_delay_mean_ns,
+                           b.launch_delay_median_ns, b.launch_delay_p95_ns))
+            << where << ", " << a.name;
+      }
     }
   }
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collector/stats/gpu_overlap_sweep.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -22,12 +24,11 @@ std::vector<StepWindow> StepsOf(const Bottleneck& b, size_t index) {
 void AddGpuOverlap(const Trace& trace, Report* r) {
   for (size_t i = 0; i < trace.processes.size(); ++i) {
     const Process& p = trace.processes[i];
-    const CategorizedActivity activity = CategorizeActivity(p, trace.strings);
-    if (activity.empty()) continue;
-    r->temporal_breakdown.push_back({p.host, p.pid, p.rank, TemporalBreakdownOf(activity)});
-    KernelCategoryRow row{p.host, p.pid, p.rank, BreakDownCategories(activity), {}};
-    if (row.breakdown.communication_total_ns > 0) row.steps = CommunicationPerStep(activity, StepsOf(r->bottleneck, i));
-    r->kernel_categories.push_back(std::move(row));
+    GpuOverlapSweep sweep(StepsOf(r->bottleneck, i));
+    sweep.Add(CategorizeActivity(p, trace.strings));
+    if (sweep.empty()) continue;
+    r->temporal_breakdown.push_back({p.host, p.pid, p.rank, sweep.Temporal()});
+    r->kernel_categories.push_back({p.host, p.pid, p.rank, sweep.Categories(), sweep.Steps()});
   }
 }
 

@@ -46,26 +46,45 @@ KernelCategory KernelCategoryOf(std::string_view name) {
 }
 
 CategorizedActivity CategorizeActivity(const Process& process, const StringPool& strings) {
+  std::vector<const CudaData*> records;
+  for (const TraceImage& img : process.images) records.push_back(&img.cuda);
+  return CategorizeActivity(process, strings, TimeWindow{}, records,
+                            std::vector<const IdMap<uint64_t>*>(records.size(), nullptr));
+}
+
+CategorizedActivity CategorizeActivity(const Process& process, const StringPool& strings, const TimeWindow& w,
+                                       const std::vector<const CudaData*>& records,
+                                       const std::vector<const IdMap<uint64_t>*>& enter) {
   CategorizedActivity out;
   std::array<std::vector<Interval>, kKernelCategories> parts;
   std::unordered_map<StringId, KernelCategory> category;  // demangling is slow: once a name
-  for (const TraceImage& img : process.images) {
-    const CudaData& c = img.cuda;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const CudaData& c = *records[i];
     std::vector<const GpuKernel*> nccl;
     for (const GpuKernel& k : c.kernels) {
       auto [it, inserted] = category.try_emplace(k.name, KernelCategory::kOther);
       if (inserted) it->second = KernelCategoryOf(strings.Get(k.name));
-      parts[Slot(it->second)].push_back({k.start_ns, k.end_ns});
-      ++out.kernels;
+      if (w.Owns(k.start_ns)) ++out.kernels;
+      if (!w.Overlaps(k.start_ns, k.end_ns)) continue;
+      parts[Slot(it->second)].push_back(w.Clip(k.start_ns, k.end_ns));
       if (it->second == KernelCategory::kCommunication) nccl.push_back(&k);
     }
-    for (const GpuMemcpy& m : c.memcpys) parts[Slot(KernelCategory::kMemory)].push_back({m.start_ns, m.end_ns});
-    for (const GpuMemset& m : c.memsets) parts[Slot(KernelCategory::kMemory)].push_back({m.start_ns, m.end_ns});
+    for (const GpuMemcpy& m : c.memcpys) {
+      if (w.Overlaps(m.start_ns, m.end_ns)) parts[Slot(KernelCategory::kMemory)].push_back(w.Clip(m.start_ns, m.end_ns));
+    }
+    for (const GpuMemset& m : c.memsets) {
+      if (w.Overlaps(m.start_ns, m.end_ns)) parts[Slot(KernelCategory::kMemory)].push_back(w.Clip(m.start_ns, m.end_ns));
+    }
     if (nccl.empty()) continue;
-    const IdMap<uint64_t> enter_of = EnterByCorrelation(c, /*skip_zero=*/false);  // → launch call enter
+    IdMap<uint64_t> own;  // → launch call enter
+    const IdMap<uint64_t>* enter_of = enter[i];
+    if (enter_of == nullptr) {
+      own = EnterByCorrelation(process.images[i].cuda, /*skip_zero=*/false);
+      enter_of = &own;
+    }
     for (const GpuKernel* k : nccl) {
-      const uint64_t* enter = enter_of.Find(k->correlation);
-      if (enter != nullptr) out.communication.push_back({*enter, {k->start_ns, k->end_ns}});
+      const uint64_t* launch = enter_of->Find(k->correlation);
+      if (launch != nullptr) out.communication.push_back({*launch, w.Clip(k->start_ns, k->end_ns)});
     }
   }
   // The union of all from the categories' unions (equal to the union of every record, and

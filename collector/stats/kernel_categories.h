@@ -29,7 +29,9 @@
 #include <string_view>
 #include <vector>
 
+#include "collector/base/id_map.h"
 #include "collector/base/intervals.h"
+#include "collector/model/cuda_window.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -64,6 +66,16 @@ struct CategorizedActivity {
 
 /// `process`'s activity by category; `strings` holds its kernel names.
 CategorizedActivity CategorizeActivity(const Process& process, const StringPool& strings);
+
+/// `process`'s activity in one time window (model/cuda_window.h): `records[i]` the records of its
+/// image i that the window owns or overlaps, `enter[i]` the enter time by correlation id of all
+/// of image i's calls (EnterByCorrelation; nullptr: made here from the image). Every interval
+/// (the sets, the NCCL kernels' runs) is clipped to the window; `kernels` counts those it owns.
+/// Summed over any cut into windows, the lengths below and the per-step communication are those
+/// of the whole activity (GpuOverlapSweep).
+CategorizedActivity CategorizeActivity(const Process& process, const StringPool& strings, const TimeWindow& window,
+                                       const std::vector<const CudaData*>& records,
+                                       const std::vector<const IdMap<uint64_t>*>& enter);
 
 /// HTA's kernel-type table of one process, in ns; the seven exclusive parts add up to
 /// |computation ∪ communication ∪ memory|.

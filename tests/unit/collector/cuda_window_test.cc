@@ -10,6 +10,7 @@
 #include "collector/model/cuda_window.h"
 #include "collector/stats/gpu_devices.h"
 #include "collector/stats/gpu_idle_kinds.h"
+#include "collector/stats/gpu_overlap_sweep.h"
 #include "collector/stats/kernel_launches.h"
 
 namespace trainprof::collector {
@@ -91,7 +92,8 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
   std::mt19937_64 rng(seed);
   const StringId launch = strings->Intern("cudaLaunchKernel_v7000"), copy = strings->Intern("cudaMemcpyAsync_v3020"),
                  set = strings->Intern("cudaMemsetAsync_v3020"), sync = strings->Intern("cudaStreamSynchronize_v3020");
-  const StringId kernels[] = {strings->Intern("_Z4gemmPfi"), strings->Intern("_Z4fillPf"), 0};
+  const StringId kernels[] = {strings->Intern("_Z4gemmPfi"), strings->Intern("_Z4fillPf"), 0,
+                              strings->Intern("ncclKernel_AllReduce_RING_LL_Sum_float")};
   auto uniform = [&](uint64_t lo, uint64_t hi) { return lo + rng() % (hi - lo + 1); };
   std::vector<Process> out;
   const char* hosts[] = {"a", "a", "b"};
@@ -134,7 +136,7 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
             const uint64_t start = rng() % 40 == 0 ? t - uniform(1, 5) : std::max(queue, t + uniform(2, 20));
             const uint64_t length = rng() % 30 == 0 ? uniform(5'000, 40'000) : uniform(0, 600);
             c.kernels.push_back({.start_ns = start, .end_ns = start + length, .correlation = corr,
-                                 .name = kernels[rng() % 3], .device = device, .stream = stream});
+                                 .name = kernels[rng() % 4], .device = device, .stream = stream});
             if (c.kernels.back().stream == 0) queue = start + length;
           }
         }
@@ -300,8 +302,8 @@ TEST(KernelLaunchSweep, AnyWindowsGiveTheRowsOfOneWindow) {
       for (const TraceImage& img : p.images) all.push_back(&img.cuda);
     }
     const KernelLaunches whole = AnalyzeKernelLaunches(all, strings, false, 0);
-    // gemm, fill, <unnamed>, memcpy HtoD and DtoH, memset
-    ASSERT_EQ(whole.rows.size(), 6u);
+    // gemm, fill, <unnamed>, nccl, memcpy HtoD and DtoH, memset
+    ASSERT_EQ(whole.rows.size(), 7u);
     for (size_t budget : {1, 7, 100, 1000}) {
       const Windows windows = CutInto(procs, budget);
       std::vector<IdMap<LaunchCall>> launches;
@@ -327,6 +329,63 @@ TEST(KernelLaunchSweep, AnyWindowsGiveTheRowsOfOneWindow) {
                   std::tie(b.cpu_launch_mean_ns, b.cpu_launch_median_ns, b.launch_delay_mean_ns,
                            b.launch_delay_median_ns, b.launch_delay_p95_ns))
             << where << ", " << a.name;
+      }
+    }
+  }
+}
+
+TEST(GpuOverlapSweep, AnyWindowsGiveWhatOneWindowGives) {
+  for (uint64_t seed : {8, 9}) {
+    StringPool strings;
+    const std::vector<Process> procs = RandomProcesses(seed, &strings);
+    for (size_t p = 0; p < procs.size(); ++p) {
+      const Process& proc = procs[p];
+      // Steps of 10 µs with gaps of 3 µs over the process's life.
+      std::vector<StepWindow> steps;
+      for (uint64_t t = proc.start_ns, n = 0; t < proc.end_ns; t += 13'000, ++n) steps.push_back({n, {t, t + 10'000}});
+      GpuOverlapSweep whole(steps);
+      whole.Add(CategorizeActivity(proc, strings));
+      ASSERT_FALSE(whole.empty());
+      const KernelCategoryBreakdown c = whole.Categories();
+      EXPECT_GT(c.computation_overlapping_communication_ns, 0u);  // every part occurs
+      EXPECT_GT(c.communication_overlapping_memory_ns, 0u);
+      EXPECT_GT(c.computation_ns, 0u);
+      const std::vector<StepCommunication> per_step = whole.Steps();
+      ASSERT_EQ(per_step.size(), steps.size());
+      for (size_t budget : {1, 7, 100, 1000}) {
+        const Windows windows = CutInto(procs, budget);
+        std::vector<IdMap<uint64_t>> enter;
+        std::vector<const IdMap<uint64_t>*> enter_of;
+        for (const TraceImage& img : proc.images) enter.push_back(EnterByCorrelation(img.cuda, false));
+        for (const IdMap<uint64_t>& e : enter) enter_of.push_back(&e);
+        GpuOverlapSweep sweep(steps);
+        for (size_t k = 0; k < windows.cut.size(); ++k) {
+          sweep.Add(CategorizeActivity(proc, strings, windows.cut[k], windows.Of(k)[p], enter_of));
+        }
+        const std::string where = "seed " + std::to_string(seed) + ", budget " + std::to_string(budget) + ", process " +
+                                  std::to_string(p);
+        const TemporalBreakdown a = sweep.Temporal(), b = whole.Temporal();
+        EXPECT_EQ(std::tie(a.active_span_ns, a.idle_ns, a.compute_ns, a.non_compute_ns, a.idle_percent),
+                  std::tie(b.active_span_ns, b.idle_ns, b.compute_ns, b.non_compute_ns, b.idle_percent))
+            << where;
+        const KernelCategoryBreakdown x = sweep.Categories(), y = whole.Categories();
+        EXPECT_EQ(std::tie(x.computation_ns, x.communication_ns, x.memory_ns, x.computation_overlapping_communication_ns,
+                           x.communication_overlapping_memory_ns, x.computation_overlapping_memory_ns,
+                           x.computation_overlapping_communication_overlapping_memory_ns, x.communication_total_ns,
+                           x.communication_hidden_ns, x.communication_hidden_percent),
+                  std::tie(y.computation_ns, y.communication_ns, y.memory_ns, y.computation_overlapping_communication_ns,
+                           y.communication_overlapping_memory_ns, y.computation_overlapping_memory_ns,
+                           y.computation_overlapping_communication_overlapping_memory_ns, y.communication_total_ns,
+                           y.communication_hidden_ns, y.communication_hidden_percent))
+            << where;
+        const std::vector<StepCommunication> s = sweep.Steps();
+        ASSERT_EQ(s.size(), per_step.size()) << where;
+        for (size_t i = 0; i < s.size(); ++i) {
+          EXPECT_EQ(std::tie(s[i].step, s[i].communication_ns, s[i].hidden_ns, s[i].hidden_percent),
+                    std::tie(per_step[i].step, per_step[i].communication_ns, per_step[i].hidden_ns,
+                             per_step[i].hidden_percent))
+              << where << ", step " << i;
+        }
       }
     }
   }

@@ -15,46 +15,62 @@ std::optional<std::string> DdpBackend(const Process& process) {
   return backend;
 }
 
-CollectiveInfo AnalyzeCollectives(const Process& process, const std::vector<Interval>& steps,
-                                  const StringPool& strings) {
+CollectivesSweep::CollectivesSweep(const std::vector<Interval>& steps, const StringPool& strings)
+    : steps_(steps), strings_(strings) {}
+
+void CollectivesSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& records) {
+  std::vector<Interval> kernels;  // clipped to the window
+  std::vector<uint64_t> starts;   // of the ones it owns
+  for (const CudaData* c : records) {
+    for (const GpuKernel& k : c->kernels) {
+      auto [it, inserted] = nccl_.try_emplace(k.name, false);
+      if (inserted) it->second = IsNcclKernel(strings_.Get(k.name));
+      if (!it->second) continue;
+      const bool owned = w.Owns(k.start_ns);
+      any_nccl_ = any_nccl_ || owned;
+      if (k.end_ns <= k.start_ns) continue;
+      kernels.push_back(w.Clip(k.start_ns, k.end_ns));
+      if (owned) starts.push_back(k.start_ns);
+    }
+  }
+  if (kernels.empty()) return;
+  std::sort(starts.begin(), starts.end());
+  const IntervalSet all = Union(std::move(kernels));
+  for (const Interval& s : steps_) {
+    in_steps_ns_ += LengthWithin(all, s.begin, s.end);
+    nccl_kernels_ += static_cast<uint64_t>(std::lower_bound(starts.begin(), starts.end(), s.end) -
+                                           std::lower_bound(starts.begin(), starts.end(), s.begin));
+  }
+}
+
+CollectiveInfo CollectivesSweep::Result(const Process& process) && {
   CollectiveInfo c;
   if (std::optional<std::string> b = DdpBackend(process)) {
     c.ddp = true;
     if (!b->empty()) c.backend = std::move(*b);
   }
-  std::unordered_map<StringId, bool> nccl;  // kernel name → IsNcclKernel (demangling is slow)
-  std::vector<Interval> kernels;
-  bool any_nccl = false;
-  for (const TraceImage& img : process.images) {
-    for (const GpuKernel& k : img.cuda.kernels) {
-      auto [it, inserted] = nccl.try_emplace(k.name, false);
-      if (inserted) it->second = IsNcclKernel(strings.Get(k.name));
-      if (!it->second) continue;
-      any_nccl = true;
-      if (k.end_ns > k.start_ns) kernels.push_back({k.start_ns, k.end_ns});
-    }
-  }
-  if (any_nccl) {
+  if (any_nccl_) {
     c.source = "nccl_kernels";
-    std::vector<uint64_t> starts;
-    for (const Interval& k : kernels) starts.push_back(k.begin);
-    std::sort(starts.begin(), starts.end());
-    const IntervalSet all = Union(std::move(kernels));
-    uint64_t in_steps = 0, step_total = 0;
-    for (const Interval& s : steps) {
-      step_total += s.end - s.begin;
-      in_steps += LengthWithin(all, s.begin, s.end);
-      c.nccl_kernels += static_cast<uint64_t>(std::lower_bound(starts.begin(), starts.end(), s.end) -
-                                              std::lower_bound(starts.begin(), starts.end(), s.begin));
-    }
-    if (!steps.empty()) {
-      c.gpu_ns_per_step = static_cast<double>(in_steps) / static_cast<double>(steps.size());
-      c.gpu_percent = Percent(static_cast<double>(in_steps), static_cast<double>(step_total));
+    c.nccl_kernels = nccl_kernels_;
+    uint64_t step_total = 0;
+    for (const Interval& s : steps_) step_total += s.end - s.begin;
+    if (!steps_.empty()) {
+      c.gpu_ns_per_step = static_cast<double>(in_steps_ns_) / static_cast<double>(steps_.size());
+      c.gpu_percent = Percent(static_cast<double>(in_steps_ns_), static_cast<double>(step_total));
     }
   } else if (c.ddp) {
     c.source = "unknown";
   }
   return c;
+}
+
+CollectiveInfo AnalyzeCollectives(const Process& process, const std::vector<Interval>& steps,
+                                  const StringPool& strings) {
+  std::vector<const CudaData*> records;
+  for (const TraceImage& img : process.images) records.push_back(&img.cuda);
+  CollectivesSweep sweep(steps, strings);
+  sweep.Add(TimeWindow{}, records);
+  return std::move(sweep).Result(process);
 }
 
 }  // namespace trainprof::collector

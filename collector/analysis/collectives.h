@@ -18,10 +18,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "collector/base/intervals.h"
 #include "collector/base/kernel_names.h"  // IsNcclKernel
+#include "collector/model/cuda_window.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -44,6 +46,28 @@ struct CollectiveInfo {
 };
 
 /// The collective source of `process`; `steps`: the steps in the statistics (disjoint, by begin).
+/// AnalyzeCollectives made window by window (model/cuda_window.h): each window's NCCL kernels
+/// clipped to it (their union inside the steps adds up), those it owns counted by the steps their
+/// start lies in. Any cut into windows gives what one window gives.
+class CollectivesSweep {
+ public:
+  /// `steps`: the steps of the statistics (kept until Result); `strings` holds the kernel names.
+  CollectivesSweep(const std::vector<Interval>& steps, const StringPool& strings);
+
+  /// One window; `records[i]`: the records of the process's image i that the window owns or overlaps.
+  void Add(const TimeWindow& window, const std::vector<const CudaData*>& records);
+
+  /// The collectives of `process` (its DDP backend from its environment, the kernels from the windows).
+  CollectiveInfo Result(const Process& process) &&;
+
+ private:
+  const std::vector<Interval>& steps_;
+  const StringPool& strings_;
+  std::unordered_map<StringId, bool> nccl_;  // kernel name → IsNcclKernel (demangling is slow)
+  bool any_nccl_ = false;
+  uint64_t in_steps_ns_ = 0, nccl_kernels_ = 0;
+};
+
 CollectiveInfo AnalyzeCollectives(const Process& process, const std::vector<Interval>& steps,
                                   const StringPool& strings);
 

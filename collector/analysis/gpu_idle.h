@@ -20,11 +20,15 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collector/base/intervals.h"
+#include "collector/model/cuda_calls.h"
+#include "collector/model/cuda_window.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
@@ -67,6 +71,46 @@ struct GpuIdle {
 
   uint64_t idle(IdleCause c) const { return idle_by_cause[static_cast<size_t>(c)]; }
   double idle_share(IdleCause c) const;  ///< percent of idle_ns
+};
+
+/// The GPU idle analysis of one process made window by window (model/cuda_window.h): each
+/// window's activity, call spans, steps and waits clipped to it (the interval algebra acts point by
+/// point, so the lengths add up to the whole's), the calls and kernels it owns counted, each
+/// thread's previous call carried into the next window. Any cut into windows gives what one
+/// window gives.
+class GpuIdleSweep {
+ public:
+  /// `steps`, `waits` as AnalyzeGpuIdle; `correlated[i]`: the GPU records of `process`'s image i by
+  /// correlation id, over all of them (CorrelateGpuRecords); none is owned, all are kept until
+  /// Result.
+  GpuIdleSweep(const Process& process, const std::vector<Interval>& steps, const IntervalSet& waits,
+               const StringPool& strings, std::vector<const Correlated*> correlated);
+
+  /// One window; `records[i]`: the records of image i that the window owns or overlaps.
+  void Add(const TimeWindow& window, const std::vector<const CudaData*>& records);
+
+  /// The analysis; `any_activity`: the process has a kernel, memcpy or memset with valid times.
+  GpuIdle Result(bool any_activity) &&;
+
+ private:
+  struct PreviousCall {  // what a synchronisation after it needs of a thread's latest call
+    bool copy_call = false;           // a cudaMemcpy* / cuMemcpy* by name
+    const GpuMemcpy* copy = nullptr;  // the copy it started
+  };
+  struct Label {  // a synchronising call's label: its idle time and its calls in the steps
+    uint64_t covered_ns = 0;
+    uint64_t calls = 0;
+    std::vector<uint64_t> dtoh_bytes;  // the device-to-host copy each followed or was
+  };
+  const Process& process_;
+  const StringPool& strings_;
+  std::vector<const Correlated*> correlated_;
+  IntervalSet steps_, waits_;
+  GpuIdle g_;
+  std::unordered_map<StringId, std::string> names_;  // recorded name → display name
+  std::map<std::string, Label> labels_;
+  std::vector<std::unordered_map<uint32_t, PreviousCall>> previous_;  // per image: thread → its latest call
+  std::vector<uint64_t> kernel_durations_, launch_durations_;
 };
 
 /// `steps`: the steps in the statistics; `waits`: their data-wait time (union).

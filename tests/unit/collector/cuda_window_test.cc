@@ -8,6 +8,8 @@
 
 #include "collector/model/cuda_calls.h"
 #include "collector/model/cuda_window.h"
+#include "collector/analysis/collectives.h"
+#include "collector/analysis/gpu_idle.h"
 #include "collector/stats/gpu_devices.h"
 #include "collector/stats/gpu_idle_kinds.h"
 #include "collector/stats/gpu_overlap_sweep.h"
@@ -91,7 +93,9 @@ TEST(SliceWindow, RecordsTheWindowOwnsOrOverlaps) {
 std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
   std::mt19937_64 rng(seed);
   const StringId launch = strings->Intern("cudaLaunchKernel_v7000"), copy = strings->Intern("cudaMemcpyAsync_v3020"),
-                 set = strings->Intern("cudaMemsetAsync_v3020"), sync = strings->Intern("cudaStreamSynchronize_v3020");
+                 set = strings->Intern("cudaMemsetAsync_v3020"), sync = strings->Intern("cudaStreamSynchronize_v3020"),
+                 device_sync = strings->Intern("cudaDeviceSynchronize_v3020"),
+                 blocking_copy = strings->Intern("cudaMemcpy_v3020");
   const StringId kernels[] = {strings->Intern("_Z4gemmPfi"), strings->Intern("_Z4fillPf"), 0,
                               strings->Intern("ncclKernel_AllReduce_RING_LL_Sum_float")};
   auto uniform = [&](uint64_t lo, uint64_t hi) { return lo + rng() % (hi - lo + 1); };
@@ -111,6 +115,7 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
       uint64_t queue = t;  // when the device is free again on stream 0
       for (uint64_t corr = 1 + 1000 * i; corr < 1000 * i + 400; ++corr) {
         t += uniform(10, 400);
+        if (rng() % 15 == 0) t += uniform(2'000, 10'000);  // host work between GPU work: the GPU idles
         CudaCall call{.begin_ns = t, .end_ns = t + uniform(1, 30), .correlation = corr, .returned = true};
         if (rng() % 50 == 0) call.returned = false;
         if (rng() % 80 == 0) call.exit_lost = !call.returned;
@@ -118,12 +123,22 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
         const uint32_t device = static_cast<uint32_t>((p + (rng() % 7 == 0 ? 1 : 0)) % 2);
         const uint32_t stream = static_cast<uint32_t>(rng() % 3);
         switch (rng() % 8) {
-          case 0: c.calls.back().name = sync; break;  // no GPU work
+          case 0:  // no GPU work: a synchronisation, the host waiting
+            c.calls.back().name = device_sync;
+            if (c.calls.back().returned) c.calls.back().end_ns += uniform(0, 3'000);
+            break;
           case 1:
-            c.calls.back().name = copy;
-            c.memcpys.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device,
-                                 .stream = stream, .kind = rng() % 2 ? format::MemcpyKind::kHtoD : format::MemcpyKind::kDtoH});
+            c.calls.back().name = rng() % 3 == 0 ? blocking_copy : copy;
+            c.memcpys.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr,
+                                 .bytes = uniform(1, 4) << 20, .device = device, .stream = stream,
+                                 .kind = rng() % 2 ? format::MemcpyKind::kHtoD : format::MemcpyKind::kDtoH});
             c.memcpys.back().end_ns = c.memcpys.back().start_ns + uniform(0, 3'000);
+            if (c.calls.back().name == copy && c.memcpys.back().kind == format::MemcpyKind::kDtoH && rng() % 2 == 0) {
+              // .item(): the copy, then a wait for it on the same thread, until the GPU is done.
+              const uint64_t wait = c.calls.back().end_ns + uniform(1, 20);
+              t = std::max(c.memcpys.back().end_ns, queue) + uniform(0, 2'000);
+              c.calls.push_back({.begin_ns = wait, .end_ns = t, .correlation = corr + 500'000, .name = sync, .returned = true});
+            }
             break;
           case 2:
             c.calls.back().name = set;
@@ -386,6 +401,88 @@ TEST(GpuOverlapSweep, AnyWindowsGiveWhatOneWindowGives) {
                              per_step[i].hidden_percent))
               << where << ", step " << i;
         }
+      }
+    }
+  }
+}
+
+TEST(GpuIdleSweep, AnyWindowsGiveWhatOneWindowGives) {
+  // Over all the processes every cause of idle time occurs, and a synchronising call is named.
+  std::array<uint64_t, kIdleCauses> idle_by_cause{};
+  size_t sync_calls = 0, dtoh_syncs = 0;
+  for (uint64_t seed : {10, 11, 12}) {
+    StringPool strings;
+    const std::vector<Process> procs = RandomProcesses(seed, &strings);
+    for (size_t p = 0; p < procs.size(); ++p) {
+      const Process& proc = procs[p];
+      // Steps of 8 µs with gaps of 2 µs, a data wait at the start of every third one.
+      std::vector<Interval> steps;
+      std::vector<Interval> waits;
+      for (uint64_t t = proc.start_ns, n = 0; t < proc.end_ns; t += 10'000, ++n) {
+        steps.push_back({t, t + 8'000});
+        if (n % 3 == 0) waits.push_back({t, t + 1'500});
+      }
+      const IntervalSet wait_set = Union(waits);
+      const GpuIdle whole = AnalyzeGpuIdle(proc, steps, wait_set, strings);
+      ASSERT_TRUE(whole.recorded);
+      for (size_t c = 0; c < kIdleCauses; ++c) idle_by_cause[c] += whole.idle_by_cause[c];
+      sync_calls += whole.sync_call.empty() ? 0 : 1;
+      dtoh_syncs += whole.sync_after_dtoh ? 1 : 0;
+      EXPECT_GT(whole.kernels, 0u);
+      EXPECT_GT(whole.launch_calls, 0u);
+      std::vector<Correlated> correlated;
+      std::vector<const Correlated*> of;
+      for (const TraceImage& img : proc.images) correlated.push_back(CorrelateGpuRecords(img.cuda));
+      for (const Correlated& c : correlated) of.push_back(&c);
+      for (size_t budget : {1, 7, 100, 1000}) {
+        const Windows windows = CutInto(procs, budget);
+        GpuIdleSweep sweep(proc, steps, wait_set, strings, of);
+        for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k)[p]);
+        const GpuIdle g = std::move(sweep).Result(true);
+        const std::string where = "seed " + std::to_string(seed) + ", budget " + std::to_string(budget) + ", process " +
+                                  std::to_string(p);
+        EXPECT_EQ(std::tie(g.steps, g.step_ns, g.busy_ns, g.idle_ns, g.busy_percent, g.idle_percent, g.idle_by_cause,
+                           g.cause, g.gpu_bound),
+                  std::tie(whole.steps, whole.step_ns, whole.busy_ns, whole.idle_ns, whole.busy_percent,
+                           whole.idle_percent, whole.idle_by_cause, whole.cause, whole.gpu_bound))
+            << where;
+        EXPECT_EQ(std::tie(g.sync_call, g.sync_call_idle_ns, g.sync_calls, g.sync_calls_per_step, g.sync_after_dtoh,
+                           g.sync_copy_bytes),
+                  std::tie(whole.sync_call, whole.sync_call_idle_ns, whole.sync_calls, whole.sync_calls_per_step,
+                           whole.sync_after_dtoh, whole.sync_copy_bytes))
+            << where;
+        EXPECT_EQ(std::tie(g.kernels, g.kernels_per_step, g.kernel_median_ns, g.launch_calls, g.launch_median_ns,
+                           g.launch_bound),
+                  std::tie(whole.kernels, whole.kernels_per_step, whole.kernel_median_ns, whole.launch_calls,
+                           whole.launch_median_ns, whole.launch_bound))
+            << where;
+      }
+    }
+  }
+  for (size_t c = 0; c < kIdleCauses; ++c) EXPECT_GT(idle_by_cause[c], 0u) << "cause " << c;
+  EXPECT_GT(sync_calls, 0u);
+  EXPECT_GT(dtoh_syncs, 0u);
+}
+
+TEST(CollectivesSweep, AnyWindowsGiveWhatOneWindowGives) {
+  for (uint64_t seed : {13, 14}) {
+    StringPool strings;
+    const std::vector<Process> procs = RandomProcesses(seed, &strings);
+    for (size_t p = 0; p < procs.size(); ++p) {
+      // Overlapping steps (two threads' steps), as the statistics may have.
+      std::vector<Interval> steps;
+      for (uint64_t t = procs[p].start_ns; t < procs[p].end_ns; t += 9'000) steps.push_back({t, t + 12'000});
+      const CollectiveInfo whole = AnalyzeCollectives(procs[p], steps, strings);
+      ASSERT_EQ(whole.source, "nccl_kernels");
+      EXPECT_GT(whole.nccl_kernels, 0u);
+      for (size_t budget : {1, 7, 100, 1000}) {
+        const Windows windows = CutInto(procs, budget);
+        CollectivesSweep sweep(steps, strings);
+        for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k)[p]);
+        const CollectiveInfo c = std::move(sweep).Result(procs[p]);
+        EXPECT_EQ(std::tie(c.source, c.nccl_kernels, c.gpu_ns_per_step, c.gpu_percent),
+                  std::tie(whole.source, whole.nccl_kernels, whole.gpu_ns_per_step, whole.gpu_percent))
+            << "seed " << seed << ", budget " << budget << ", process " << p;
       }
     }
   }

@@ -8,6 +8,7 @@ import re
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,14 @@ _SANITIZER_NOTICES = re.compile(r"^==\d+==Running thread \d+ was not suspended\.
 
 print("trainprof e2e: %s" % ("%s sanitizer build" % SANITIZER if SANITIZER else "normal build (no sanitizer)"),
       file=sys.stderr)
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 now, for a rendezvous: tests run in parallel (ctest -j, the
+    suites of .ci/run, one test file under two Pythons), so a fixed port can be taken."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def skip_in_sanitizer_build(sanitizer, reason):

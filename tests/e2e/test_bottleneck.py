@@ -4,7 +4,7 @@ bottleneck each (tests/workloads/planted.py, ddp_straggler.py), run under --foll
 import os
 import unittest
 
-from common import PYTHON, SANITIZER, WORKLOADS, TraceTest
+from common import PYTHON, SANITIZER, WORKLOADS, TraceTest, free_port
 
 PLANTED = os.path.join(WORKLOADS, "planted.py")
 DDP = os.path.join(WORKLOADS, "ddp_straggler.py")
@@ -64,7 +64,7 @@ class VerdictTest(TraceTest):
         self.assertIn("worker_init_fn", text)
 
     def test_ddp_straggler_rank_is_named(self):
-        self.profile_ddp([PYTHON, DDP, "--steps", "10", "--slow-rank", "1", "--port", "29547"])
+        self.profile_ddp([PYTHON, DDP, "--steps", "10", "--slow-rank", "1", "--port", str(free_port())])
         rep = self.report()
         ranks = rep["bottleneck"]["ranks"]
         self.assertEqual(sorted(r["rank"] for r in ranks["ranks"]), [0, 1])
@@ -79,13 +79,13 @@ class VerdictTest(TraceTest):
         self.assertIn("rank 1 is the straggler", text)
 
     def test_ddp_straggler_follows_the_slow_rank(self):
-        self.profile_ddp([PYTHON, DDP, "--steps", "8", "--slow-rank", "0", "--port", "29549"])
+        self.profile_ddp([PYTHON, DDP, "--steps", "8", "--slow-rank", "0", "--port", str(free_port())])
         self.assertEqual(self.report()["bottleneck"]["ranks"]["straggler"]["rank"], 0)
 
     def test_ddp_checkpoint_once_is_no_straggler(self):
         # Symmetric ranks; rank 0 saves a checkpoint once, slowly, after step 10: its mean lateness
         # is high, its median is not. No straggler; step 10 of rank 0 is an isolated slow step.
-        self.profile_ddp([PYTHON, DDP_CHECKPOINT, "--steps", "20", "--save-at", "10", "--port", "29571",
+        self.profile_ddp([PYTHON, DDP_CHECKPOINT, "--steps", "20", "--save-at", "10", "--port", str(free_port()),
                           "--dir", self.out])
         b = self.report()["bottleneck"]
         self.assertEqual([p["steps"] for p in b["processes"]], [20, 20])

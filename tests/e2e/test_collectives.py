@@ -5,31 +5,24 @@ DDP's collective time is reported unknown, not 0% (docs/analysis.md, "Collective
 
 import os
 import shutil
-import socket
 import unittest
 
-from common import PYTHON, WORKLOADS, TraceTest
+from common import PYTHON, WORKLOADS, TraceTest, free_port
 
 SCRIPT = os.path.join(WORKLOADS, "ddp_logging_allreduce.py")
 STEPS = 12
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
 
 
 class DdpLoggingAllReduceTest(TraceTest):
     def run_ddp(self):
         # As test_bottleneck.profile_ddp: PyTorch 2.x's gloo now and then aborts a rank as it tears
         # down, after the steps; that failure, and only it, is retried once.
-        args = ["run", "-o", self.out, "--follow-children", "--", PYTHON, SCRIPT, free_port(), str(STEPS)]
+        args = ["run", "-o", self.out, "--follow-children", "--", PYTHON, SCRIPT, str(free_port()), str(STEPS)]
         proc = self.run_trainprof(args, timeout=300, check=False)
         if proc.returncode != 0 and "terminate called without an active exception" in proc.stderr:
             shutil.rmtree(self.out, ignore_errors=True)
             os.makedirs(self.out)
-            args[-2] = free_port()
+            args[-2] = str(free_port())
             proc = self.run_trainprof(args, timeout=300, check=False)
         self.assertEqual(proc.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (proc.stdout, proc.stderr))
         self.assertIn("steps %d " % STEPS, proc.stdout)

@@ -15,12 +15,11 @@ import os
 import re
 import shutil
 import statistics
-import socket
 import sys
 import tempfile
 import unittest
 
-from common import MODERN_PYTHON, NO_VENV, PYTHON, SANITIZER, SOURCE_DIR, TraceTest
+from common import MODERN_PYTHON, NO_VENV, PYTHON, SANITIZER, SOURCE_DIR, TraceTest, free_port
 
 CORPUS = os.path.join(SOURCE_DIR, "tests", "corpus")
 TORCHRUN = os.path.join(os.path.dirname(MODERN_PYTHON), "torchrun")
@@ -34,13 +33,6 @@ CHECKS = []
 
 def script(program):
     return os.path.join(CORPUS, program + ".py")
-
-
-def free_port():
-    """A TCP port free on 127.0.0.1 now, for a rendezvous (tests of the 3 suites may overlap)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def own_steps_mean_ns(own, skip):

@@ -7,7 +7,7 @@ import json
 import os
 import unittest
 
-from common import MODERN_PYTHON, NO_VENV, WORKLOADS, TraceTest, by_pid, ranges
+from common import MODERN_PYTHON, NO_VENV, WORKLOADS, TraceTest, by_pid, free_port, ranges
 
 LIGHTNING = os.path.join(WORKLOADS, "lightning_train.py")
 DDP = os.path.join(WORKLOADS, "ddp_straggler.py")
@@ -92,7 +92,7 @@ class LightningTest(ModernTest):
 
 class TorchrunTest(ModernTest):
     def test_torchrun_ranks_and_straggler(self):
-        self.profile([TORCHRUN, "--nproc-per-node", "2", "--master-port", "29563", DDP, "--steps", "10",
+        self.profile([TORCHRUN, "--nproc-per-node", "2", "--master-port", str(free_port()), DDP, "--steps", "10",
                       "--slow-rank", "1"])
         rep = self.report()
         procs = rep["processes"]

@@ -6,7 +6,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import PYTHON, WORKLOADS, TraceTest, by_pid, ranges
+from common import PYTHON, WORKLOADS, TraceTest, by_pid, free_port, ranges
 
 PLANTED = os.path.join(WORKLOADS, "planted.py")
 DDP = os.path.join(WORKLOADS, "ddp_straggler.py")
@@ -67,7 +67,7 @@ class PhaseRecordingTest(TraceTest):
         self.assertTrue(all(w["nvtx_ranges"] == [] for w in workers))
 
     def test_spawned_ddp_ranks_are_named_by_rank(self):
-        self.profile([PYTHON, DDP, "--steps", "6", "--port", "29541"])
+        self.profile([PYTHON, DDP, "--steps", "6", "--port", str(free_port())])
         rep = self.report()
         ranks = sorted((p["rank"], p["role"]) for p in rep["processes"] if p["rank"] is not None)
         self.assertEqual(ranks, [(0, "rank 0"), (1, "rank 1")])

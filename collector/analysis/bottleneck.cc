@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -50,7 +51,7 @@ InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t a
 // "…: the loader delivers a batch every X/N while a step computes in Y: use about K workers".
 
 TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<ProcessPhases>& phases,
-                               const std::vector<bool>& training, bool cuda) {
+                               const std::vector<bool>& training, bool cuda, const CudaWindows& windows) {
   const Process& p = trace.processes[index];
   TrainingProcess t;
   t.process = index;
@@ -113,7 +114,11 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   }
   t.step = Stats(durations);
   t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
-  t.collective = AnalyzeCollectives(p, spans_counted, trace.strings);
+  {
+    CollectivesSweep sweep(spans_counted, trace.strings);
+    for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), windows.Of(k, p));
+    t.collective = std::move(sweep).Result(p);
+  }
   if (t.step.count == 0) return t;
   std::vector<StepDuration> counted;
   for (const StepRow& r : t.step_rows) {
@@ -147,7 +152,19 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     t.input = AnalyzeInput(trace, ctx);
     t.advice = Advise(t, *t.input, all_steps_ns);
   }
-  if (cuda) t.gpu = AnalyzeGpuIdle(trace.processes[index], spans_counted, ctx.waits_counted, trace.strings);
+  if (cuda) {
+    bool any_activity = false;
+    for (const TraceImage& img : p.images) any_activity = any_activity || img.cuda.any_activity();
+    std::vector<Correlated> correlated;  // each image's GPU records by correlation id
+    std::vector<const Correlated*> correlated_of;
+    if (any_activity) {
+      for (const TraceImage& img : p.images) correlated.push_back(CorrelateGpuRecords(img.cuda));
+      for (const Correlated& c : correlated) correlated_of.push_back(&c);
+    }
+    GpuIdleSweep sweep(p, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
+    for (size_t k = 0; any_activity && k < windows.size(); ++k) sweep.Add(windows.window(k), windows.Of(k, p));
+    t.gpu = std::move(sweep).Result(any_activity);
+  }
   return t;
 }
 }  // namespace
@@ -247,7 +264,10 @@ std::string NoTrainingMessage(const std::vector<ProcessPhases>& phases) {
 
 }  // namespace
 
-Bottleneck AnalyzeBottleneck(const Trace& trace) {
+Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows) {
+  std::optional<CudaWindows> whole;  // without windows: one over the records of the trace
+  if (cuda_windows == nullptr) whole.emplace(trace.processes);
+  const CudaWindows& windows = cuda_windows == nullptr ? *whole : *cuda_windows;
   Bottleneck b;
   for (const Process& p : trace.processes) {
     for (const TraceImage& img : p.images) b.gpu.recorded = b.gpu.recorded || img.cuda.any();
@@ -290,7 +310,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace) {
   }
   for (size_t i = 0; i < n; ++i) {
     if (!training[i]) continue;
-    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded));
+    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded, windows));
   }
   // Ranks first, by rank; the others in tree order.
   std::stable_sort(b.processes.begin(), b.processes.end(), [](const TrainingProcess& x, const TrainingProcess& y) {

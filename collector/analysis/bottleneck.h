@@ -127,7 +127,9 @@ struct Bottleneck {
   GpuActivity gpu;
 };
 
-Bottleneck AnalyzeBottleneck(const Trace& trace);
+/// The bottleneck analysis; the GPU parts (collectives, GPU idle) from the records in
+/// `cuda_windows` (null: one window over the trace's records).
+Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows = nullptr);
 
 // The sentences (bottleneck_text.cc), from the numbers above.
 /// Fills t->text: the steps, the verdict, the input pipeline and its advice, worker start-up.

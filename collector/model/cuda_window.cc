@@ -58,4 +58,34 @@ void AppendStarts(const CudaData& data, std::vector<uint64_t>* out) {
   for (const GpuMemset& m : data.memsets) out->push_back(m.start_ns);
 }
 
+CudaWindows::CudaWindows(const std::vector<Process>& processes) : CudaWindows(processes, 0) {}
+
+CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_records) {
+  for (size_t p = 0; p < processes.size(); ++p) index_.emplace(&processes[p], p);
+  if (max_records == 0) {
+    windows_.push_back({});
+    records_.emplace_back();
+    for (const Process& p : processes) {
+      records_.back().emplace_back();
+      for (const TraceImage& img : p.images) records_.back().back().push_back(&img.cuda);
+    }
+    return;
+  }
+  std::vector<uint64_t> starts;
+  for (const Process& p : processes) {
+    for (const TraceImage& img : p.images) AppendStarts(img.cuda, &starts);
+  }
+  windows_ = CutWindows(std::move(starts), max_records);
+  for (const TimeWindow& w : windows_) {
+    records_.emplace_back();
+    for (const Process& p : processes) {
+      records_.back().emplace_back();
+      for (const TraceImage& img : p.images) {
+        slices_.push_back(std::make_unique<CudaData>(SliceWindow(img.cuda, w, p.end_ns)));
+        records_.back().back().push_back(slices_.back().get());
+      }
+    }
+  }
+}
+
 }  // namespace trainprof::collector

@@ -15,10 +15,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "collector/base/intervals.h"
 #include "collector/model/cuda_model.h"
+#include "collector/model/model.h"
 
 namespace trainprof::collector {
 
@@ -59,5 +62,33 @@ std::vector<TimeWindow> CutWindows(std::vector<uint64_t> starts, size_t max_reco
 /// The start of every call (enter), kernel, copy and memset of `data`, appended to `out`: the
 /// input of CutWindows.
 void AppendStarts(const CudaData& data, std::vector<uint64_t>* out);
+
+/// The CUDA records of a trace's processes window by window: what the windowed analyses are fed.
+/// Either one window over each image's own records (nothing copied), or windows cut by record
+/// starts with each window's records sliced out of the images (SliceWindow: copies, so memory
+/// grows with the window, on top of the trace). The windowed read (docs/performance.md, "The
+/// windows made concrete") is to give the same windows without the trace holding the records.
+class CudaWindows {
+ public:
+  /// One window, [0, UINT64_MAX), over the records of `processes` (kept by address: they must
+  /// outlive this).
+  explicit CudaWindows(const std::vector<Process>& processes);
+  /// Windows of at most `max_records` record starts each (CutWindows; 0: one window).
+  CudaWindows(const std::vector<Process>& processes, size_t max_records);
+
+  size_t size() const { return windows_.size(); }
+  const TimeWindow& window(size_t k) const { return windows_[k]; }
+  /// The records of each image of `process` (one of the processes given) in window k, in the
+  /// order of Process::images.
+  const std::vector<const CudaData*>& Of(size_t k, const Process& process) const {
+    return records_[k][index_.at(&process)];
+  }
+
+ private:
+  std::vector<TimeWindow> windows_;
+  std::unordered_map<const Process*, size_t> index_;
+  std::vector<std::vector<std::vector<const CudaData*>>> records_;  // [window][process][image]
+  std::vector<std::unique_ptr<CudaData>> slices_;                   // owned copies, when cut
+};
 
 }  // namespace trainprof::collector

@@ -1,6 +1,9 @@
 #include "collector/report/gpu_idle_launch_tables.h"
 
+#include <optional>
+
 #include "collector/base/units.h"
+#include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
 namespace {
@@ -87,21 +90,50 @@ Cells KernelLaunchCells(const KernelLaunchRow& r) {
           r.long_delays};
 }
 
-std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda) {
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda,
+                                           const CudaWindows* windows) {
+  std::optional<CudaWindows> whole;  // without windows: one over the records of the trace
+  if (windows == nullptr) whole.emplace(trace.processes);
+  const CudaWindows& w = windows == nullptr ? *whole : *windows;
   TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
-  std::vector<const CudaData*> all;
+  std::vector<IdMap<LaunchCall>> launches;  // of every image of every process
   for (const Process& p : trace.processes) {
-    std::vector<const CudaData*> images;
-    for (const TraceImage& img : p.images) images.push_back(&img.cuda);
-    all.insert(all.end(), images.begin(), images.end());
-    for (const StreamIdleKinds& s : IdleKindsByStream(images)) idle.rows.push_back(GpuIdleKindsCells(p, s));
+    std::vector<IdMap<uint64_t>> call_begin;
+    std::vector<const IdMap<uint64_t>*> begin_of;
+    for (const TraceImage& img : p.images) {
+      call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
+      launches.push_back(LaunchCallsOf(img.cuda, trace.strings));
+    }
+    for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
+    IdleKindsSweep sweep(std::move(begin_of));
+    for (size_t k = 0; k < w.size(); ++k) sweep.Add(w.window(k), w.Of(k, p));
+    for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
   }
   idle.text = has_cuda;
-  KernelLaunches launches = AnalyzeKernelLaunches(all, trace.strings, options.full_names, options.top);
+  std::vector<const IdMap<LaunchCall>*> launch_of;
+  for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
+  KernelLaunchSweep launch_sweep(std::move(launch_of), trace.strings);
+  for (size_t k = 0; k < w.size(); ++k) {
+    std::vector<const CudaData*> images;
+    for (const Process& p : trace.processes) {
+      const std::vector<const CudaData*>& of = w.Of(k, p);
+      images.insert(images.end(), of.begin(), of.end());
+    }
+    launch_sweep.Add(w.window(k), images);
+  }
+  KernelLaunches launches_rows = std::move(launch_sweep).Rows(
+      [&] {
+        std::vector<const CudaDigest*> digests;  // the kernel table's, so that the names are numbered alike
+        for (const Process& p : trace.processes) {
+          for (const TraceImage& img : p.images) digests.push_back(&img.cuda_digest);
+        }
+        return digests;
+      },
+      options.full_names, options.top);
   TableRows launch{&KernelLaunchTable(), "Kernel launches (launch call duration; delay = GPU start - end of the call)", {}};
-  for (const KernelLaunchRow& row : launches.rows) launch.rows.push_back(KernelLaunchCells(row));
+  for (const KernelLaunchRow& row : launches_rows.rows) launch.rows.push_back(KernelLaunchCells(row));
   launch.text = has_cuda;
-  launch.omitted = launches.omitted;
+  launch.omitted = launches_rows.omitted;
   std::vector<TableRows> out;
   out.push_back(std::move(idle));
   out.push_back(std::move(launch));

@@ -20,8 +20,10 @@ const TableDef& KernelLaunchTable();  ///< kernel_launches
 Cells KernelLaunchCells(const KernelLaunchRow& r);
 
 /// Both tables, for Report::tables: idle kinds per process (tree order) and stream, launch
-/// statistics over all processes cut to --top. In the text report only when `has_cuda`. Reads
-/// only `trace` (Analyze runs it on another thread beside the per-process tables).
-std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda);
+/// statistics over all processes cut to --top, from the records in `windows` (null: one window
+/// over the trace's records). In the text report only when `has_cuda`. Reads only `trace` and
+/// `windows` (Analyze runs it on another thread beside the per-process tables).
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda,
+                                           const CudaWindows* windows = nullptr);
 
 }  // namespace trainprof::collector

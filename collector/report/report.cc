@@ -1,7 +1,9 @@
 #include "collector/report/report.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <future>
+#include <memory>
 #include <map>
 #include <set>
 #include <system_error>
@@ -158,6 +160,15 @@ bool NeedsQuoting(const std::string& s) {
 }  // namespace
 
 const char* TrainprofVersion() { return TRAINPROF_VERSION; }
+
+size_t CudaWindowRecords() {
+  const char* env = std::getenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+  if (env == nullptr || *env == 0) return 0;
+  uint64_t v = 0;
+  const char* c = env;
+  for (; *c >= '0' && *c <= '9' && v <= UINT32_MAX; ++c) v = v * 10 + static_cast<uint64_t>(*c - '0');
+  return *c == 0 && v <= UINT32_MAX ? static_cast<size_t>(v) : 0;
+}
 
 RangeRow RangeRows::operator[](size_t i) const {
   const RangeEntry& e = data_->entries[order_[i]];
@@ -336,7 +347,13 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     all.push_back(&p);
     for (const TraceImage& img : p.images) r.has_cuda = r.has_cuda || img.cuda.any();
   }
-  if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true);
+  // The GPU analyses read the CUDA records window by window (model/cuda_window.h): one window
+  // unless TRAINPROF_CUDA_WINDOW_RECORDS cuts them (the same report either way).
+  std::unique_ptr<const CudaWindows> windows;
+  if (const size_t per_window = CudaWindowRecords(); r.has_cuda && per_window > 0) {
+    windows = std::make_unique<const CudaWindows>(trace.processes, per_window);
+  }
+  if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true, windows.get());
   // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a
   // second thread they are made there, beside the per-process tables this thread makes next
   // (with the merged CUDA tables above, the largest parts of a CUDA report's analysis). Not
@@ -345,7 +362,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   std::future<std::vector<TableRows>> idle_launch;
   if (r.has_cuda && ReportThreads() > 1) {
     try {
-      idle_launch = std::async(std::launch::async, [&trace, &options] { return GpuIdleLaunchTables(trace, options, true); });
+      idle_launch = std::async(std::launch::async, [&trace, &options, w = windows.get()] {
+        return GpuIdleLaunchTables(trace, options, true, w);
+      });
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
   }
@@ -436,7 +455,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       ++unbalanced_processes;
     }
     row.gpu = GpuTracingOf(p, strings);
-    if (row.gpu.any) row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false);
+    if (row.gpu.any) {
+      row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false, windows.get());
+    }
     if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&p}, {walls[i]}, strings, options.top);
     const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
     AddProcessLosses(&losses, i, who, p, row, trace);
@@ -445,17 +466,17 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Count(unbalanced_processes, "process", "processes"));
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
-  for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, options, r.has_cuda)) {
+  for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, options, r.has_cuda, windows.get())) {
     r.tables.push_back(std::move(t));
   }
   Symbolizer symbols(trace.strings);  // one for every table of stacks: each file opened once
   AddCallSiteTable(trace, options, &symbols, &r);
   AddFunctionTables(trace, options, &symbols, &r);
   AddOperatorPhaseTable(trace, options, &r);
-  r.bottleneck = AnalyzeBottleneck(trace);
+  r.bottleneck = AnalyzeBottleneck(trace, windows.get());
   AddCallSiteClauses(trace, &symbols, &r.bottleneck);
   for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));
-  AddGpuOverlap(trace, &r);
+  AddGpuOverlap(trace, &r, windows.get());
   return r;
 }
 

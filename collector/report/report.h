@@ -31,6 +31,11 @@ namespace trainprof::collector {
 /// trainprof's version ("0.1.0"), as written into JSON reports.
 const char* TrainprofVersion();
 
+/// TRAINPROF_CUDA_WINDOW_RECORDS: the GPU analyses read the CUDA records in time windows of at
+/// most this many record starts each (model/cuda_window.h); 0 (unset, or not a number up to
+/// 2^32 - 1): one window. The report is the same either way: tests cut small windows to check it.
+size_t CudaWindowRecords();
+
 struct ReportOptions {
   bool by_process = false;  ///< per-process NVTX tables in text and CSV (JSON always has them)
   size_t top = 0;           ///< rows per statistics table; 0 = all

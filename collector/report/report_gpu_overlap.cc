@@ -1,7 +1,9 @@
 #include "collector/report/report_gpu_overlap.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "collector/model/cuda_calls.h"
 #include "collector/stats/gpu_overlap_sweep.h"
 
 namespace trainprof::collector {
@@ -21,11 +23,22 @@ std::vector<StepWindow> StepsOf(const Bottleneck& b, size_t index) {
 
 }  // namespace
 
-void AddGpuOverlap(const Trace& trace, Report* r) {
+void AddGpuOverlap(const Trace& trace, Report* r, const CudaWindows* windows) {
+  std::optional<CudaWindows> whole;  // without windows: one over the records of the trace
+  if (windows == nullptr) whole.emplace(trace.processes);
+  const CudaWindows& w = windows == nullptr ? *whole : *windows;
   for (size_t i = 0; i < trace.processes.size(); ++i) {
     const Process& p = trace.processes[i];
+    // Each image's calls by correlation id, for the NCCL kernels' launches: with one window made
+    // there, and only for an image with NCCL kernels; with several made once here.
+    std::vector<IdMap<uint64_t>> enter;
+    std::vector<const IdMap<uint64_t>*> enter_of(p.images.size(), nullptr);
+    if (w.size() > 1) {
+      for (const TraceImage& img : p.images) enter.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/false));
+      for (size_t k = 0; k < enter.size(); ++k) enter_of[k] = &enter[k];
+    }
     GpuOverlapSweep sweep(StepsOf(r->bottleneck, i));
-    sweep.Add(CategorizeActivity(p, trace.strings));
+    for (size_t k = 0; k < w.size(); ++k) sweep.Add(CategorizeActivity(p, trace.strings, w.window(k), w.Of(k, p), enter_of));
     if (sweep.empty()) continue;
     r->temporal_breakdown.push_back({p.host, p.pid, p.rank, sweep.Temporal()});
     r->kernel_categories.push_back({p.host, p.pid, p.rank, sweep.Categories(), sweep.Steps()});

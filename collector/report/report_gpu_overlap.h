@@ -8,9 +8,10 @@
 
 namespace trainprof::collector {
 
-/// Fills r->temporal_breakdown and r->kernel_categories from `trace`, in process order; needs
-/// r->bottleneck (the steps). A process has steps in its kernel_categories row only when it ran
-/// communication kernels.
-void AddGpuOverlap(const Trace& trace, Report* r);
+/// Fills r->temporal_breakdown and r->kernel_categories from `trace`, in process order, and the
+/// records in `windows` (null: one window over the trace's records); needs r->bottleneck (the
+/// steps). A process has steps in its kernel_categories row only when it ran communication
+/// kernels.
+void AddGpuOverlap(const Trace& trace, Report* r, const CudaWindows* windows = nullptr);
 
 }  // namespace trainprof::collector

@@ -26,8 +26,9 @@ struct CudaTables {
 };
 
 /// The tables over the given processes; devices per process (`merged` false: one process) or
-/// merged per host and device. Rows cut to `top` (0 = all).
+/// merged per host and device, from their records in `windows` (null: one window over the
+/// processes' own records). Rows cut to `top` (0 = all).
 CudaTables BuildCudaTables(const std::vector<const Process*>& processes, const StringPool& strings, bool full_names,
-                           size_t top, bool merged);
+                           size_t top, bool merged, const CudaWindows* windows = nullptr);
 
 }  // namespace trainprof::collector

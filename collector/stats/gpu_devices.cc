@@ -145,26 +145,44 @@ std::set<uint32_t> DevicesUsed(const Process& process) {
 
 namespace {
 
-// The rows of `processes` from their whole records, as one window.
-std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged) {
+// The rows of `processes`: window k's records of processes[p] are records_of(k, p).
+template <typename RecordsOf>
+std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged,
+                             const std::vector<TimeWindow>& windows, RecordsOf records_of) {
   std::vector<std::set<uint32_t>> devices;
   std::vector<std::vector<IdMap<uint64_t>>> enter(processes.size());
   std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(processes.size());
-  std::vector<std::vector<const CudaData*>> records(processes.size());
   for (size_t p = 0; p < processes.size(); ++p) {
     devices.push_back(DevicesUsed(*processes[p]));
-    for (const TraceImage& img : processes[p]->images) {
-      enter[p].push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/false));
-      records[p].push_back(&img.cuda);
-    }
+    for (const TraceImage& img : processes[p]->images) enter[p].push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/false));
     for (const IdMap<uint64_t>& e : enter[p]) enter_of[p].push_back(&e);
   }
   DeviceSweep sweep(processes, strings, merged, devices, std::move(enter_of));
-  sweep.Add(TimeWindow{}, records);
+  for (size_t k = 0; k < windows.size(); ++k) {
+    std::vector<std::vector<const CudaData*>> records;
+    for (size_t p = 0; p < processes.size(); ++p) records.push_back(records_of(k, p));
+    sweep.Add(windows[k], records);
+  }
   return std::move(sweep).Rows();
 }
 
+// The rows of `processes` from their whole records, as one window.
+std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged) {
+  return Sweep(processes, strings, merged, {TimeWindow{}}, [&](size_t, size_t p) {
+    std::vector<const CudaData*> records;
+    for (const TraceImage& img : processes[p]->images) records.push_back(&img.cuda);
+    return records;
+  });
+}
+
 }  // namespace
+
+std::vector<DeviceRow> WindowedDevices(const std::vector<const Process*>& processes, const StringPool& strings,
+                                       bool merged, const CudaWindows& windows) {
+  std::vector<TimeWindow> cut;
+  for (size_t k = 0; k < windows.size(); ++k) cut.push_back(windows.window(k));
+  return Sweep(processes, strings, merged, cut, [&](size_t k, size_t p) { return windows.Of(k, *processes[p]); });
+}
 
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings) {
   return OneWindow({&process}, strings, /*merged=*/false);

@@ -100,6 +100,11 @@ class DeviceSweep {
 /// The devices a process has a kernel, copy or memset on.
 std::set<uint32_t> DevicesUsed(const Process& process);
 
+/// The rows of `processes` (ProcessDevices one after another, or MergedDevices with `merged`)
+/// from their records in `windows`.
+std::vector<DeviceRow> WindowedDevices(const std::vector<const Process*>& processes, const StringPool& strings,
+                                       bool merged, const CudaWindows& windows);
+
 /// One row per device the process used (by device id).
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings);
 

@@ -394,6 +394,22 @@ class FakeCuptiTest(TraceTest):
         copies = {row["kind"]: row["count"] for row in r["memory_ops"]}
         self.assertEqual(copies, {"memcpy_htod": 64, "memcpy_dtoh": 48})
 
+    def test_the_report_is_the_same_whatever_the_cuda_windows(self):
+        # The GPU analyses fed the records in time windows (TRAINPROF_CUDA_WINDOW_RECORDS, model/
+        # cuda_window.h) give the report of one window, byte for byte: the mix of the bench input
+        # (launches, copies, syncs, 16 kernel names), and every kind of record with the exit flush.
+        base = self.out
+        for mode, args in (("mix", ["6000"]), ("exit", [])):
+            self.out = os.path.join(base, mode)
+            self.run_fake(mode, args=args)
+            whole = self.run_trainprof(["report", "--format", "json", self.out]).stdout
+            self.assertIn('"kernel_launches"', whole)
+            for records in ("1", "97", "1000"):
+                env = dict(os.environ, TRAINPROF_CUDA_WINDOW_RECORDS=records)
+                windowed = self.run_trainprof(["report", "--format", "json", self.out], env=env).stdout
+                self.assertEqual(windowed, whole, "%s, windows of %s record starts" % (mode, records))
+        self.out = base
+
     def test_cuda_profiler_api_capture_range(self):
         # --capture-range=cudaProfilerApi: only the calls from cudaProfilerStart to cudaProfilerStop
         # (both included) are recorded; one CAPTURE on and one off, not one more for the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden outputs of `trainprof report` and `trainprof export` (tests/golden/README.md).
 
-    run_golden.py --trainprof BIN --make-traces BIN [--update] [--keep DIR] [CASE...]
+    run_golden.py --trainprof BIN --make-traces BIN [--update] [--keep DIR] [--env NAME=VALUE] [CASE...]
 
 For each case of `make_golden_traces --list` (or the CASEs named): writes its input traces into a
 temporary directory, runs the real trainprof on them from inside that directory (so every path it
@@ -19,7 +19,9 @@ Nothing is normalised: the inputs are deterministic (fixed pids, hosts, clocks) 
 see only relative paths. On a mismatch it prints a unified diff per file (missing and extra files
 too) and exits 1. --update writes the outputs into tests/golden/<case>/ instead (scripts/update-
 golden), removing files and case folders that no longer exist. --keep DIR leaves the traces and
-outputs in DIR. Standard library only.
+outputs in DIR. --env NAME=VALUE runs trainprof with that setting (a TRAINPROF_* knob that must not
+change any output, such as the report's CUDA windows) and compares with the same files. Standard
+library only.
 """
 
 import argparse
@@ -56,11 +58,16 @@ def commands(case):
     return cmds + EXTRA.get(case, [])
 
 
+# NAME=VALUE settings given with --env: the same outputs are expected with them.
+EXTRA_ENV = {}
+
+
 def environment():
     """The caller's environment without TRAINPROF_* settings (none may change the output; a stray
-    one must not either) and with a fixed locale and time zone."""
+    one must not either) and with a fixed locale and time zone; then the --env settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPROF_")}
     env.update(LC_ALL="C", TZ="UTC")
+    env.update(EXTRA_ENV)
     return env
 
 
@@ -137,8 +144,18 @@ def main():
     ap.add_argument("--make-traces", required=True)
     ap.add_argument("--update", action="store_true", help="rewrite tests/golden/<case>/ instead of comparing")
     ap.add_argument("--keep", help="leave the traces and outputs in this directory")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="run trainprof with this setting too: the outputs must stay the same "
+                         "(e.g. TRAINPROF_CUDA_WINDOW_RECORDS=2)")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
+    for setting in args.env:
+        name, eq, value = setting.partition("=")
+        if not eq or not name:
+            ap.error("--env takes NAME=VALUE, not %r" % setting)
+        EXTRA_ENV[name] = value
+    if args.update and EXTRA_ENV:
+        ap.error("--update writes the outputs of the plain environment: no --env with it")
     args.trainprof = os.path.abspath(args.trainprof)  # the commands run in the trace directory
     args.make_traces = os.path.abspath(args.make_traces)
 

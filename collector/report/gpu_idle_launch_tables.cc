@@ -96,30 +96,42 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
   if (windows == nullptr) whole.emplace(trace.processes);
   const CudaWindows& w = windows == nullptr ? *whole : *windows;
   TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
-  std::vector<IdMap<LaunchCall>> launches;  // of every image of every process
   for (const Process& p : trace.processes) {
     std::vector<IdMap<uint64_t>> call_begin;
     std::vector<const IdMap<uint64_t>*> begin_of;
-    for (const TraceImage& img : p.images) {
-      call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
-      launches.push_back(LaunchCallsOf(img.cuda, trace.strings));
-    }
+    for (const TraceImage& img : p.images) call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
     for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
     IdleKindsSweep sweep(std::move(begin_of));
     for (size_t k = 0; k < w.size(); ++k) sweep.Add(w.window(k), w.Of(k, p));
     for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
   }
   idle.text = has_cuda;
-  std::vector<const IdMap<LaunchCall>*> launch_of;
-  for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
-  KernelLaunchSweep launch_sweep(std::move(launch_of), trace.strings);
-  for (size_t k = 0; k < w.size(); ++k) {
-    std::vector<const CudaData*> images;
+  // The launch calls by correlation id: with one window, one image's at a time; with several,
+  // every image's, made once.
+  KernelLaunchSweep launch_sweep(trace.strings);
+  if (w.size() == 1) {
     for (const Process& p : trace.processes) {
-      const std::vector<const CudaData*>& of = w.Of(k, p);
-      images.insert(images.end(), of.begin(), of.end());
+      const std::vector<const CudaData*>& of = w.Of(0, p);
+      for (size_t i = 0; i < of.size(); ++i) {
+        const IdMap<LaunchCall> launches = LaunchCallsOf(p.images[i].cuda, trace.strings);
+        launch_sweep.Add(w.window(0), {of[i]}, {&launches});
+      }
     }
-    launch_sweep.Add(w.window(k), images);
+  } else {
+    std::vector<IdMap<LaunchCall>> launches;  // of every image of every process
+    std::vector<const IdMap<LaunchCall>*> launch_of;
+    for (const Process& p : trace.processes) {
+      for (const TraceImage& img : p.images) launches.push_back(LaunchCallsOf(img.cuda, trace.strings));
+    }
+    for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
+    for (size_t k = 0; k < w.size(); ++k) {
+      std::vector<const CudaData*> images;
+      for (const Process& p : trace.processes) {
+        const std::vector<const CudaData*>& of = w.Of(k, p);
+        images.insert(images.end(), of.begin(), of.end());
+      }
+      launch_sweep.Add(w.window(k), images, launch_of);
+    }
   }
   KernelLaunches launches_rows = std::move(launch_sweep).Rows(
       [&] {

@@ -46,6 +46,25 @@ DeviceSweep::DeviceSweep(std::vector<const Process*> processes, const StringPool
 }
 
 void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const CudaData*>>& records) {
+  // Each row's interval and latency vectors sized once (they hold one entry per GPU record).
+  std::vector<std::pair<size_t, size_t>> sizes(rows_.size());  // (intervals, kernels) per row
+  for (size_t p = 0; p < processes_.size(); ++p) {
+    for (const CudaData* c : records[p]) {
+      auto count = [&](uint32_t device, bool kernel) {
+        auto it = target_[p].find(device);
+        if (it == target_[p].end()) return;
+        ++sizes[it->second].first;
+        if (kernel) ++sizes[it->second].second;
+      };
+      for (const GpuKernel& k : c->kernels) count(k.device, true);
+      for (const GpuMemcpy& m : c->memcpys) count(m.device, false);
+      for (const GpuMemset& m : c->memsets) count(m.device, false);
+    }
+  }
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    rows_[r].window.reserve(sizes[r].first);
+    rows_[r].latencies.reserve(rows_[r].latencies.size() + sizes[r].second);
+  }
   for (size_t p = 0; p < processes_.size(); ++p) {
     const std::map<uint32_t, size_t>& target = target_[p];
     auto row = [&](uint32_t device) -> Device* {
@@ -54,7 +73,9 @@ void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const C
     };
     for (size_t i = 0; i < records[p].size(); ++i) {
       const CudaData& c = *records[p][i];
-      const IdMap<uint64_t>& enter_of = *enter_[p][i];
+      IdMap<uint64_t> own;  // no look-up given: made for this window from the image (one window)
+      if (enter_[p][i] == nullptr) own = EnterByCorrelation(processes_[p]->images[i].cuda, /*skip_zero=*/false);
+      const IdMap<uint64_t>& enter_of = enter_[p][i] == nullptr ? own : *enter_[p][i];
       for (const GpuKernel& k : c.kernels) {
         Device* d = row(k.device);
         if (d == nullptr) continue;
@@ -149,13 +170,17 @@ namespace {
 template <typename RecordsOf>
 std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged,
                              const std::vector<TimeWindow>& windows, RecordsOf records_of) {
+  // The calls by correlation id: with one window made image by image as the window is read (one
+  // image's at a time), with several made once here.
   std::vector<std::set<uint32_t>> devices;
   std::vector<std::vector<IdMap<uint64_t>>> enter(processes.size());
   std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(processes.size());
   for (size_t p = 0; p < processes.size(); ++p) {
     devices.push_back(DevicesUsed(*processes[p]));
+    enter_of[p].assign(processes[p]->images.size(), nullptr);
+    if (windows.size() < 2) continue;
     for (const TraceImage& img : processes[p]->images) enter[p].push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/false));
-    for (const IdMap<uint64_t>& e : enter[p]) enter_of[p].push_back(&e);
+    for (size_t i = 0; i < enter[p].size(); ++i) enter_of[p][i] = &enter[p][i];
   }
   DeviceSweep sweep(processes, strings, merged, devices, std::move(enter_of));
   for (size_t k = 0; k < windows.size(); ++k) {

@@ -62,8 +62,9 @@ class DeviceSweep {
  public:
   /// `devices[p]`: the devices processes[p] has GPU records on (DevicesUsed); `enter[p][i]`: the
   /// enter time by correlation id of every call of processes[p]->images[i] (EnterByCorrelation,
-  /// model/cuda_calls.h; not owned, kept until Rows). Device names come from the images'
-  /// GPU_DEVICE definitions. `merged`: rows per (host, device) over all processes, else per
+  /// model/cuda_calls.h; not owned, kept until Rows), or null: made from the image in each Add
+  /// (for one window: then only one image's is held at a time). Device names come from the
+  /// images' GPU_DEVICE definitions. `merged`: rows per (host, device) over all processes, else per
   /// process and device, in process order.
   DeviceSweep(std::vector<const Process*> processes, const StringPool& strings, bool merged,
               const std::vector<std::set<uint32_t>>& devices,

@@ -71,8 +71,7 @@ IdMap<LaunchCall> LaunchCallsOf(const CudaData& data, const StringPool& strings)
   return out;
 }
 
-KernelLaunchSweep::KernelLaunchSweep(std::vector<const IdMap<LaunchCall>*> launches, const StringPool& strings)
-    : launches_(std::move(launches)), strings_(strings) {}
+KernelLaunchSweep::KernelLaunchSweep(const StringPool& strings) : strings_(strings) {}
 
 Samples& KernelLaunchSweep::RowOfKernel(StringId name) {
   auto [it, fresh] = by_kernel_.try_emplace(name, nullptr);
@@ -86,9 +85,10 @@ Samples& KernelLaunchSweep::RowOfCopy(format::MemcpyKind kind) {
   return *it->second;
 }
 
-void KernelLaunchSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& images) {
+void KernelLaunchSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& images,
+                            const std::vector<const IdMap<LaunchCall>*>& launches) {
   for (size_t i = 0; i < images.size(); ++i) {
-    const IdMap<LaunchCall>& launch_of = *launches_[i];
+    const IdMap<LaunchCall>& launch_of = *launches[i];
     if (launch_of.empty()) continue;
     const CudaData& c = *images[i];
     for (const GpuKernel& k : c.kernels) {
@@ -145,12 +145,11 @@ KernelLaunches KernelLaunchSweep::Rows(const std::function<std::vector<const Cud
 
 KernelLaunches AnalyzeKernelLaunches(const std::vector<const CudaData*>& images, const StringPool& strings,
                                      bool full_names, size_t top) {
-  std::vector<IdMap<LaunchCall>> launches;
-  for (const CudaData* c : images) launches.push_back(LaunchCallsOf(*c, strings));
-  std::vector<const IdMap<LaunchCall>*> launch_of;
-  for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
-  KernelLaunchSweep sweep(std::move(launch_of), strings);
-  sweep.Add(TimeWindow{}, images);
+  KernelLaunchSweep sweep(strings);
+  for (const CudaData* c : images) {  // one image's launch calls at a time
+    const IdMap<LaunchCall> launches = LaunchCallsOf(*c, strings);
+    sweep.Add(TimeWindow{}, {c}, {&launches});
+  }
   std::vector<CudaDigest> digests;  // the kernel table's numbering needs its order (by total time)
   return std::move(sweep).Rows(
       [&] {

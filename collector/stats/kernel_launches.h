@@ -68,11 +68,13 @@ IdMap<LaunchCall> LaunchCallsOf(const CudaData& data, const StringPool& strings)
 /// it owns) with their launch call. Any cut into windows gives the rows one window gives.
 class KernelLaunchSweep {
  public:
-  /// `launches[i]`: image i's launch calls (LaunchCallsOf); not owned, kept until Rows.
-  KernelLaunchSweep(std::vector<const IdMap<LaunchCall>*> launches, const StringPool& strings);
+  explicit KernelLaunchSweep(const StringPool& strings);
 
-  /// One window; `images[i]`: the records of image i that the window owns or overlaps.
-  void Add(const TimeWindow& window, const std::vector<const CudaData*>& images);
+  /// One window; `images[i]`: the records of an image that the window owns or overlaps,
+  /// `launches[i]` that image's launch calls (LaunchCallsOf, over all its calls). Images may come
+  /// a few at a time (one window: each image's launch calls held only while it is added).
+  void Add(const TimeWindow& window, const std::vector<const CudaData*>& images,
+           const std::vector<const IdMap<LaunchCall>*>& launches);
 
   /// The rows; `digests` gives the images' per-name tables, whose kernel table numbers the
   /// kernels whose shortened names collide (called only then); `full_names` as --full-names;
@@ -91,7 +93,6 @@ class KernelLaunchSweep {
   Samples& RowOfKernel(StringId name);
   Samples& RowOfCopy(format::MemcpyKind kind);
 
-  std::vector<const IdMap<LaunchCall>*> launches_;
   const StringPool& strings_;
   std::map<Key, Samples> by_name_;
   // The rows by what a GPU record carries (a node-based map: a row never moves), so that a record

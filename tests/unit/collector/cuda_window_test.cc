@@ -325,11 +325,11 @@ TEST(KernelLaunchSweep, AnyWindowsGiveTheRowsOfOneWindow) {
       std::vector<const IdMap<LaunchCall>*> launch_of;
       for (const CudaData* c : all) launches.push_back(LaunchCallsOf(*c, strings));
       for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
-      KernelLaunchSweep sweep(launch_of, strings);
+      KernelLaunchSweep sweep(strings);
       for (size_t k = 0; k < windows.cut.size(); ++k) {
         std::vector<const CudaData*> images;
         for (const auto& of_process : windows.Of(k)) images.insert(images.end(), of_process.begin(), of_process.end());
-        sweep.Add(windows.cut[k], images);
+        sweep.Add(windows.cut[k], images, launch_of);
       }
       const KernelLaunches rows = std::move(sweep).Rows([] { return std::vector<const CudaDigest*>{}; }, false, 0);
       const std::string where = "seed " + std::to_string(seed) + ", budget " + std::to_string(budget);

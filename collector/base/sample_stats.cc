@@ -10,16 +10,18 @@ SampleStats SummarizeSample(std::vector<uint64_t>* values) {
   std::vector<uint64_t>& d = *values;
   s.count = d.size();
   if (d.empty()) return s;
-  long double sum = 0;
+  // The sum exactly (128 bits: values up to 2^64 each), so that the mean does not depend on the
+  // order of the values (the windowed analyses gather them window by window, model/cuda_window.h).
+  unsigned __int128 sum = 0;
   s.min = d.front();
   s.max = d.front();
   for (uint64_t v : d) {
-    sum += static_cast<long double>(v);
+    sum += v;
     s.total += v;
     s.min = std::min(s.min, v);
     s.max = std::max(s.max, v);
   }
-  const long double mean = sum / static_cast<long double>(d.size());
+  const long double mean = static_cast<long double>(sum) / static_cast<long double>(d.size());
   s.mean = static_cast<double>(mean);
   if (d.size() > 1) {
     long double sq = 0;

@@ -117,5 +117,27 @@ TEST(SortedRuns, QuantilesBySelectionEqualTheSortedOnes) {
   EXPECT_EQ(SummarizeSample(&none).count, 0u);
 }
 
+// The mean is taken from the exact sum, so the order of the values never changes it, even where
+// their sum passes 2^64 (damaged traces: latencies near 2^62 ns); the windowed analyses gather
+// samples window by window, in another order than one pass does.
+TEST(SampleStats, TheMeanDoesNotDependOnTheOrder) {
+  // Three values of 2^63 and a million of 1: added after the large ones, a 1 is below the
+  // rounding step of a 64-bit mantissa, added first they all count.
+  std::vector<uint64_t> v(1'000'000, 1);
+  v.insert(v.end(), 3, uint64_t{1} << 63);
+  std::vector<uint64_t> small_first = v;
+  std::vector<uint64_t> large_first(v.rbegin(), v.rend());
+  const double exact = (3.0 * 9223372036854775808.0 + 1e6) / 1'000'003.0;
+  const double a = SummarizeSample(&small_first).mean, b = SummarizeSample(&large_first).mean;
+  EXPECT_EQ(a, b);
+  EXPECT_NEAR(a, exact, exact * 1e-15);
+  std::mt19937_64 rng(3);
+  std::shuffle(v.begin(), v.end(), rng);
+  EXPECT_EQ(SummarizeSample(&v).mean, a);
+  // Small values: the mean as before (the exact sum divided by the count).
+  std::vector<uint64_t> small = {1, 2, 4};
+  EXPECT_DOUBLE_EQ(SummarizeSample(&small).mean, 7.0 / 3.0);
+}
+
 }  // namespace
 }  // namespace trainprof::collector

@@ -235,7 +235,10 @@ int RunReport(const ReportArgs& args) {
 
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step
   // analysis needs their times), so memory does not grow with the number of NVTX records.
-  collector::Trace trace = collector::LoadTrace(list->files, {.keep = collector::KeepNvtx::kPhases});
+  // With the CUDA windows' test knob, the reader also notes where each chunk's CUDA records lie,
+  // so that the windows are decoded again from the files (read/cuda_chunk_index.h).
+  collector::Trace trace = collector::LoadTrace(
+      list->files, {.keep = collector::KeepNvtx::kPhases, .cuda_index = collector::CudaWindowRecords() > 0});
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

@@ -15,6 +15,7 @@
 //             (their `name`), as CudaData's are resolved
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "collector/model/cuda_model.h"
@@ -25,6 +26,12 @@ class CudaSink {
  public:
   virtual ~CudaSink() = default;
   virtual void Call(const CudaCall& call) = 0;
+  /// Call, with the call's place in the image's enter order (read/cuda_records.h, SeqCall): for
+  /// a sink that orders calls as a whole read does. Calls Call unless overridden.
+  virtual void CallAt(const CudaCall& call, uint64_t enter_seq) {
+    (void)enter_seq;
+    Call(call);
+  }
   /// `config`: the kernel's launch configuration (`kernel.config` is 0: the sink keeps its own)
   virtual void Kernel(const GpuKernel& kernel, const KernelConfig& config) = 0;
   virtual void Memcpy(const GpuMemcpy& copy) = 0;

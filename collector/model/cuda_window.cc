@@ -26,26 +26,35 @@ CudaData SliceWindow(const CudaData& all, const TimeWindow& w, uint64_t process_
 }
 
 std::vector<TimeWindow> CutWindows(std::vector<uint64_t> starts, size_t max_records) {
+  std::vector<StartCount> counted;
+  counted.reserve(starts.size());
+  for (uint64_t t : starts) counted.push_back({t, 1});
+  starts = {};
+  return CutWindows(std::move(counted), max_records);
+}
+
+std::vector<TimeWindow> CutWindows(std::vector<StartCount> starts, size_t max_records) {
   std::vector<TimeWindow> out(1);
-  if (max_records == 0 || starts.size() <= max_records) return out;
-  std::sort(starts.begin(), starts.end());
-  size_t first = 0;  // the first start of the window being cut
-  while (starts.size() - first > max_records) {
-    // The window ends at the start `max_records` on; the starts equal to it go to the next one,
-    // unless they all are equal to the window's first start: then the window takes that run whole.
-    size_t cut = first + max_records;
-    const uint64_t t = starts[cut];
-    if (t == starts[first]) {
-      cut = static_cast<size_t>(std::upper_bound(starts.begin() + static_cast<std::ptrdiff_t>(cut), starts.end(), t) -
-                                starts.begin());
-      if (cut == starts.size()) break;
-    } else {
-      cut = static_cast<size_t>(std::lower_bound(starts.begin() + static_cast<std::ptrdiff_t>(first), starts.end(), t) -
-                                starts.begin());
+  if (max_records == 0) return out;
+  uint64_t total = 0;
+  for (const StartCount& s : starts) total += s.count;
+  if (total <= max_records) return out;
+  std::sort(starts.begin(), starts.end(), [](const StartCount& a, const StartCount& b) { return a.time_ns < b.time_ns; });
+  // Greedy, over the starts merged by time: a window takes times while their counts fit; the time
+  // that would overflow it begins the next one, unless the window is still empty: then it takes
+  // that time whole.
+  uint64_t in_window = 0;
+  for (size_t i = 0; i < starts.size();) {
+    const uint64_t t = starts[i].time_ns;
+    uint64_t n = 0;
+    for (; i < starts.size() && starts[i].time_ns == t; ++i) n += starts[i].count;
+    if (n == 0) continue;  // no record starts there
+    if (in_window > 0 && in_window + n > max_records) {
+      out.back().end_ns = t;
+      out.push_back({t, UINT64_MAX});
+      in_window = 0;
     }
-    out.back().end_ns = starts[cut];
-    out.push_back({starts[cut], UINT64_MAX});
-    first = cut;
+    in_window += n;
   }
   return out;
 }
@@ -60,7 +69,8 @@ void AppendStarts(const CudaData& data, std::vector<uint64_t>* out) {
 
 CudaWindows::CudaWindows(const std::vector<Process>& processes) : CudaWindows(processes, 0) {}
 
-CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_records) {
+CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_records, const CudaWindowReader& read,
+                         const CudaStartCounter& count) {
   for (size_t p = 0; p < processes.size(); ++p) index_.emplace(&processes[p], p);
   if (max_records == 0) {
     windows_.push_back({});
@@ -71,9 +81,15 @@ CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_recor
     }
     return;
   }
-  std::vector<uint64_t> starts;
+  std::vector<StartCount> starts;
   for (const Process& p : processes) {
-    for (const TraceImage& img : p.images) AppendStarts(img.cuda, &starts);
+    for (const TraceImage& img : p.images) {
+      if (count && count(img, &starts)) continue;
+      for (const CudaCall& c : img.cuda.calls) starts.push_back({c.begin_ns, 1});
+      for (const GpuKernel& k : img.cuda.kernels) starts.push_back({k.start_ns, 1});
+      for (const GpuMemcpy& m : img.cuda.memcpys) starts.push_back({m.start_ns, 1});
+      for (const GpuMemset& m : img.cuda.memsets) starts.push_back({m.start_ns, 1});
+    }
   }
   windows_ = CutWindows(std::move(starts), max_records);
   for (const TimeWindow& w : windows_) {
@@ -81,7 +97,14 @@ CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_recor
     for (const Process& p : processes) {
       records_.back().emplace_back();
       for (const TraceImage& img : p.images) {
-        slices_.push_back(std::make_unique<CudaData>(SliceWindow(img.cuda, w, p.end_ns)));
+        auto data = std::make_unique<CudaData>();
+        if (read && read(img, w, p.end_ns, data.get())) {
+          ++read_;
+        } else {
+          *data = SliceWindow(img.cuda, w, p.end_ns);
+          ++sliced_;
+        }
+        slices_.push_back(std::move(data));
         records_.back().back().push_back(slices_.back().get());
       }
     }

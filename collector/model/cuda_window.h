@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -59,22 +60,49 @@ CudaData SliceWindow(const CudaData& all, const TimeWindow& window, uint64_t pro
 /// more starts than it.
 std::vector<TimeWindow> CutWindows(std::vector<uint64_t> starts, size_t max_records);
 
+/// `count` records starting at `time_ns` (or placed there: a chunk's records at its earliest time).
+struct StartCount {
+  uint64_t time_ns = 0;
+  uint64_t count = 0;
+};
+
+/// CutWindows over counted starts: cut at their times so that at most `max_records` lie in each
+/// window; a time with more than that gets a window of its own. With counts of 1, the windows of
+/// CutWindows.
+std::vector<TimeWindow> CutWindows(std::vector<StartCount> starts, size_t max_records);
+
 /// The start of every call (enter), kernel, copy and memset of `data`, appended to `out`: the
 /// input of CutWindows.
 void AppendStarts(const CudaData& data, std::vector<uint64_t>* out);
 
+/// Where the records of `image` start, for cutting windows (`out` appended): each chunk's count at
+/// its earliest time, from the image's chunk index (read/cuda_chunk_index.h); false where it has
+/// none (then nothing is appended). read/cuda_chunk_index.h makes one.
+using CudaStartCounter = std::function<bool(const TraceImage& image, std::vector<StartCount>* out)>;
+
+/// Decodes the records of `image` that `window` owns or overlaps into `out` (SliceWindow's
+/// records in its order, calls by CallEnd with `process_end_ns`) without the image's vectors;
+/// false where it cannot (then `out` is not used). read/cuda_chunk_index.h makes one.
+using CudaWindowReader =
+    std::function<bool(const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* out)>;
+
 /// The CUDA records of a trace's processes window by window: what the windowed analyses are fed.
 /// Either one window over each image's own records (nothing copied), or windows cut by record
-/// starts with each window's records sliced out of the images (SliceWindow: copies, so memory
-/// grows with the window, on top of the trace). The windowed read (docs/performance.md, "The
-/// windows made concrete") is to give the same windows without the trace holding the records.
+/// starts, each window's records decoded again from the trace file by a CudaWindowReader (the
+/// windowed read) or, where it cannot, sliced out of the images (SliceWindow). Every window is
+/// made up front, so memory grows with the windows, on top of the trace: this is the windowed
+/// read's test bed until the report stops keeping the records (docs/performance.md, "The
+/// windowed read").
 class CudaWindows {
  public:
   /// One window, [0, UINT64_MAX), over the records of `processes` (kept by address: they must
   /// outlive this).
   explicit CudaWindows(const std::vector<Process>& processes);
-  /// Windows of at most `max_records` record starts each (CutWindows; 0: one window).
-  CudaWindows(const std::vector<Process>& processes, size_t max_records);
+  /// Windows of at most `max_records` record starts each (CutWindows; 0: one window), read by
+  /// `read` where it can (may be empty: sliced). The starts are counted by `count` where it can
+  /// (may be empty), or taken from the images' records.
+  CudaWindows(const std::vector<Process>& processes, size_t max_records, const CudaWindowReader& read = {},
+              const CudaStartCounter& count = {});
 
   size_t size() const { return windows_.size(); }
   const TimeWindow& window(size_t k) const { return windows_[k]; }
@@ -83,12 +111,16 @@ class CudaWindows {
   const std::vector<const CudaData*>& Of(size_t k, const Process& process) const {
     return records_[k][index_.at(&process)];
   }
+  /// How many (window, image) record sets the reader gave, and how many were sliced.
+  size_t read_count() const { return read_; }
+  size_t sliced_count() const { return sliced_; }
 
  private:
   std::vector<TimeWindow> windows_;
   std::unordered_map<const Process*, size_t> index_;
   std::vector<std::vector<std::vector<const CudaData*>>> records_;  // [window][process][image]
   std::vector<std::unique_ptr<CudaData>> slices_;                   // owned copies, when cut
+  size_t read_ = 0, sliced_ = 0;
 };
 
 }  // namespace trainprof::collector

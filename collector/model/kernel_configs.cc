@@ -24,4 +24,10 @@ uint32_t KernelConfigs::Intern(const KernelConfig& c) {
   return last_ = it->second;
 }
 
+uint32_t KernelConfigs::Find(const KernelConfig& c) const {
+  if (c == configs_[0]) return 0;
+  auto it = index_.find(c);
+  return it == index_.end() ? UINT32_MAX : it->second;
+}
+
 }  // namespace trainprof::collector

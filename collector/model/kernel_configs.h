@@ -38,6 +38,9 @@ class KernelConfigs {
   /// one is checked before the hash map.
   uint32_t Intern(const KernelConfig& c);
 
+  /// The index Intern gave `c`, without adding it: UINT32_MAX for a configuration never interned.
+  uint32_t Find(const KernelConfig& c) const;
+
   /// The configuration at `index`; the all-zero one (index 0) for an index this table never gave.
   const KernelConfig& operator[](uint32_t index) const {
     return index < configs_.size() ? configs_[index] : configs_[0];

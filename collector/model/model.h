@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@
 #include "trainprof/trace_format.h"
 
 namespace trainprof::collector {
+
+struct CudaChunkIndex;  // read/cuda_chunk_index.h
 
 using format::EndKind;
 
@@ -176,6 +179,9 @@ struct TraceImage {
   /// ReadOptions::cuda_digest), or DigestOf(cuda) for a Kineto image: what the per-name CUDA
   /// tables read, whatever `cuda` kept.
   CudaDigest cuda_digest;
+  /// Where the reader can decode `cuda`'s records of one time window again (ReadOptions::
+  /// cuda_index; read/cuda_chunk_index.h); null when not asked for, or none could be made.
+  std::shared_ptr<const CudaChunkIndex> cuda_index;
   std::vector<HostOp> host_ops; ///< operators and Python functions (Kineto imports; any order)
   ImageStacks stacks;           ///< tags 64..67 (format version 3): stacks, modules, samples (stacks.h)
   uint64_t records = 0;         ///< all records decoded

@@ -108,7 +108,9 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (sink_ != nullptr) sink_->Kernel(k, config);
       if (digest_ != nullptr) digest_->Kernel(k, config);
       if (keep_) k.config = out_.kernel_configs.Intern(config);
+      if (configs_ != nullptr) configs_->Intern(config);
       if (keep_) out_.kernels.push_back(k);
+      if (span_ != nullptr) span_->Add(k.start_ns, k.end_ns);
       break;
     }
     case RecordTag::kGpuMemcpy: {
@@ -124,6 +126,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (sink_ != nullptr) sink_->Memcpy(m);
       if (digest_ != nullptr) digest_->Memcpy(m);
       if (keep_) out_.memcpys.push_back(m);
+      if (span_ != nullptr) span_->Add(m.start_ns, m.end_ns);
       break;
     }
     case RecordTag::kGpuMemset: {
@@ -137,6 +140,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (sink_ != nullptr) sink_->Memset(m);
       if (digest_ != nullptr) digest_->Memset(m);
       if (keep_) out_.memsets.push_back(m);
+      if (span_ != nullptr) span_->Add(m.start_ns, m.end_ns);
       break;
     }
     case RecordTag::kGpuSync: {
@@ -207,16 +211,22 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
 }
 
 void CudaRecordDecoder::Enter(const CudaCall& c) {
+  const uint64_t seq = enters_++;
+  // A correlation id seen again while its first call is open: the first never returned.
   if (keep_) {
-    // A correlation id seen again while its first call is open: the first never returned.
-    open_calls_[c.correlation] = out_.calls.size();
+    auto [it, fresh] = open_calls_.try_emplace(c.correlation, out_.calls.size());
+    if (!fresh) {
+      if (unreturned_ != nullptr) unreturned_->push_back({out_.calls[it->second], it->second});
+      it->second = out_.calls.size();
+    }
     out_.calls.push_back(c);
   }
   if (whole_calls_) {
-    auto [it, fresh] = sink_open_.try_emplace(c.correlation, c);
+    auto [it, fresh] = sink_open_.try_emplace(c.correlation, SeqCall{c, seq});
     if (!fresh) {
+      if (unreturned_ != nullptr && !keep_) unreturned_->push_back(it->second);
       Whole(it->second);  // never returned: its id is reused
-      it->second = c;
+      it->second = {c, seq};
     }
   }
 }
@@ -234,6 +244,7 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
     if (it != open_calls_.end()) {
       last_exit_ = it->second;
       close(out_.calls[it->second]);
+      if (span_ != nullptr) span_->Add(out_.calls[it->second].begin_ns, out_.calls[it->second].end_ns);
       open_calls_.erase(it);
       matched = true;
     }
@@ -242,7 +253,8 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
     auto it = sink_open_.find(correlation);
     if (it != sink_open_.end()) {
       exited_ = it->second;
-      close(exited_);
+      close(exited_.call);
+      if (span_ != nullptr && !keep_) span_->Add(exited_.call.begin_ns, exited_.call.end_ns);
       has_exited_ = true;
       sink_open_.erase(it);
       matched = true;  // the same as above when both keep: the two maps open and close together
@@ -256,14 +268,34 @@ void CudaRecordDecoder::LoseOpenCalls(uint32_t thread) {
     if (out_.calls[index].thread == thread) out_.calls[index].exit_lost = true;
   }
   for (auto& [correlation, c] : sink_open_) {
-    if (c.thread == thread) c.exit_lost = true;
+    if (c.call.thread == thread) c.call.exit_lost = true;
   }
 }
 
-void CudaRecordDecoder::Whole(const CudaCall& c) {
-  if (sink_ != nullptr) sink_->Call(c);
-  if (digest_ != nullptr) digest_->Call(c);
-  if (stacked_ && c.stack != 0) out_.calls.push_back(c);
+void CudaRecordDecoder::OpenCalls(std::vector<SeqCall>* out) const {
+  if (keep_) {
+    for (const auto& [correlation, index] : open_calls_) out->push_back({out_.calls[index], index});
+  } else {
+    for (const auto& [correlation, c] : sink_open_) out->push_back(c);
+  }
+}
+
+void CudaRecordDecoder::CollectUnreturned() {
+  FlushExited();
+  if (unreturned_ != nullptr) OpenCalls(unreturned_);
+}
+
+void CudaRecordDecoder::Restart(const SeqCall* open, size_t n, uint64_t enters) {
+  FlushExited();
+  sink_open_.clear();
+  for (size_t i = 0; i < n; ++i) sink_open_.emplace(open[i].call.correlation, open[i]);
+  enters_ = enters;
+}
+
+void CudaRecordDecoder::Whole(const SeqCall& c) {
+  if (sink_ != nullptr) sink_->CallAt(c.call, c.seq);
+  if (digest_ != nullptr) digest_->Call(c.call);
+  if (stacked_ && c.call.stack != 0) out_.calls.push_back(c.call);
 }
 
 void CudaRecordDecoder::FlushExited() {
@@ -280,7 +312,7 @@ bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
     set = true;
   }
   if (has_exited_) {
-    exited_.stack = id;
+    exited_.call.stack = id;
     FlushExited();
     set = true;
   }
@@ -290,13 +322,13 @@ bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
 void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
   if (whole_calls_) {
     FlushExited();
-    std::vector<CudaCall> open;  // never returned, by enter time (unordered_map order is not stable)
+    std::vector<SeqCall> open;  // never returned, by enter time (unordered_map order is not stable)
     open.reserve(sink_open_.size());
     for (const auto& [corr, c] : sink_open_) open.push_back(c);
-    std::sort(open.begin(), open.end(), [](const CudaCall& a, const CudaCall& b) {
-      return std::tie(a.begin_ns, a.correlation) < std::tie(b.begin_ns, b.correlation);
+    std::sort(open.begin(), open.end(), [](const SeqCall& a, const SeqCall& b) {
+      return std::tie(a.call.begin_ns, a.call.correlation) < std::tie(b.call.begin_ns, b.call.correlation);
     });
-    for (const CudaCall& c : open) Whole(c);
+    for (const SeqCall& c : open) Whole(c);
     sink_open_.clear();
     if (sink_ != nullptr) sink_->Resolve(pool_of_ref);
     if (digest_ != nullptr) digest_->Remap(pool_of_ref);

@@ -22,12 +22,35 @@
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 #include "collector/model/cuda_digest.h"
 #include "collector/model/cuda_model.h"
 #include "collector/model/cuda_sink.h"
 
 namespace trainprof::collector {
+
+/// A call with its place in the image's enter order (`seq`: how many CUDA_API_ENTER records the
+/// image's decode met before its own, threads in the reader's order): the tie-break that orders
+/// calls with the same enter time as a whole read does (SortByEnterTime).
+struct SeqCall {
+  CudaCall call;
+  uint64_t seq = 0;
+};
+
+/// The times a chunk's whole records cover, for the CUDA chunk index (read/cuda_chunk_index.h):
+/// [lo, hi] over the calls that returned in it (enter to exit) and its kernels, copies and memsets,
+/// and how many they are.
+struct CudaSpan {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  uint64_t count = 0;
+  bool any() const { return count > 0; }
+  void Add(uint64_t begin, uint64_t end) {
+    lo = begin < lo ? begin : lo;
+    hi = end > hi ? end : hi;
+    ++count;
+  }
+};
 
 class CudaRecordDecoder {
  public:
@@ -63,6 +86,28 @@ class CudaRecordDecoder {
   /// that exit matched no call.
   bool SetExitStack(uint64_t stack);
 
+  /// The CUDA chunk index's hooks (read/cuda_chunk_index.h): `span` (may be null) grows by every
+  /// call that returns and every valid kernel, copy and memset; `unreturned` (may be null) gets
+  /// each call that never returned (its correlation id reused while it was open, or still open at
+  /// CollectUnreturned), with its state then; `configs` (may be null) interns every valid kernel's
+  /// launch configuration, as CudaData::kernel_configs does when records are kept. Not owned.
+  void Track(CudaSpan* span, std::vector<SeqCall>* unreturned, KernelConfigs* configs) {
+    span_ = span;
+    unreturned_ = unreturned;
+    configs_ = configs;
+  }
+  /// The calls open now, with their enter order (any order).
+  void OpenCalls(std::vector<SeqCall>* out) const;
+  size_t open_count() const { return keep_ ? open_calls_.size() : sink_open_.size(); }
+  /// CUDA_API_ENTER records met so far.
+  uint64_t enters() const { return enters_; }
+  /// Gives the tracked `unreturned` list the calls still open (before Resolve, which ends them).
+  void CollectUnreturned();
+  /// A windowed read (read/cuda_chunk_index.h; a decoder made with a sink and `keep` false): hands
+  /// over the call the last exit closed, then starts again as the whole read stood at a chunk's
+  /// start: `open` the calls open there, `enters` the enters met before it.
+  void Restart(const SeqCall* open, size_t n, uint64_t enters);
+
   /// Replaces string refs by pool ids (`pool_of_ref[ref]`) once every STRING record was read; the
   /// sink gets the calls that never returned, then its Resolve.
   void Resolve(const std::vector<StringId>& pool_of_ref);
@@ -71,7 +116,7 @@ class CudaRecordDecoder {
   void Enter(const CudaCall& c);
   bool Exit(uint64_t correlation, uint64_t now, uint32_t status);
   void FlushExited();  // the call the last exit closed, on (its stack can follow the exit)
-  void Whole(const CudaCall& c);  // a whole call: to the sink, and kept if stacked_ and it has a stack
+  void Whole(const SeqCall& c);  // a whole call: to the sink, and kept if stacked_ and it has a stack
 
   CudaData& out_;
   std::function<uint32_t(uint64_t)> string_ref_;
@@ -82,9 +127,13 @@ class CudaRecordDecoder {
   bool keep_;
   bool stacked_;      // !keep_: the whole calls with a stack go into out_.calls
   bool whole_calls_;  // sink_ or stacked_: calls are followed below until they are whole
-  std::unordered_map<uint64_t, CudaCall> sink_open_;  // whole_calls_: correlation → the open call
-  CudaCall exited_;                                   // whole_calls_: the call the last exit closed
+  std::unordered_map<uint64_t, SeqCall> sink_open_;  // whole_calls_: correlation → the open call
+  SeqCall exited_;                                   // whole_calls_: the call the last exit closed
   bool has_exited_ = false;
+  uint64_t enters_ = 0;
+  CudaSpan* span_ = nullptr;
+  std::vector<SeqCall>* unreturned_ = nullptr;
+  KernelConfigs* configs_ = nullptr;
 };
 
 /// Sorts calls by enter time, ties in their order (as std::stable_sort by begin_ns), with 4 bytes

@@ -17,9 +17,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include "collector/read/cuda_chunk_index.h"
 #include "collector/read/cuda_records.h"
 #include "collector/read/kineto_reader.h"
 #include "collector/read/nvtx_matcher.h"
+#include "collector/read/record_scan.h"
 #include "collector/read/torch_op_ranges.h"
 #include "collector/read/tsc_convert.h"
 #include "trainprof/phases.h"
@@ -33,6 +35,7 @@ using format::ChunkHeader;
 using format::FileHeader;
 using format::RecordTag;
 namespace fr = format::rec;
+using namespace scan;  // NOLINT: the record scanning constants and ReadVarints
 
 static_assert(std::endian::native == std::endian::little,
               "the trace format is little-endian; the reader loads fields directly");
@@ -182,61 +185,6 @@ class DefinedStrings {
   std::string arena_;
 };
 
-// A record's varints after its tag (dt first when timed, then its fields in schema order) into
-// *dt and f; *p moves past them. False where one runs past `end` or is malformed (more than 10
-// bytes, or a 10th byte above 1; *p is then anywhere in the record). Where the record's longest
-// encoding fits before `end` (10 bytes a varint: every NVTX record but the last few of a chunk),
-// no bounds check per byte (format::GetVarintFast); otherwise format::GetVarint.
-[[gnu::always_inline]] inline bool ReadVarints(const format::RecordInfo& layout, const uint8_t** p, const uint8_t* end,
-                                               uint64_t* dt, uint64_t* f) {
-  const bool timed = layout.cls == format::RecordClass::kTimed;
-  const int fields = layout.field_count;
-  if (static_cast<uint64_t>(end - *p) >= uint64_t{format::kVarintReadAhead} * layout.varints) {
-    if (timed && !format::GetVarintFast(p, dt)) return false;
-    for (int i = 0; i < fields; ++i) {
-      if (!format::GetVarintFast(p, &f[i])) return false;
-    }
-    return true;
-  }
-  if (timed && !format::GetVarint(p, end, dt)) return false;
-  for (int i = 0; i < fields; ++i) {
-    if (!format::GetVarint(p, end, &f[i])) return false;
-  }
-  return true;
-}
-
-// The push/pop fast path of Decoder::DecodeChunk: their layouts, and the bytes their longest
-// encodings need (ReadVarints' condition for GetVarintFast).
-constexpr uint8_t kPushTag = static_cast<uint8_t>(RecordTag::kRangePush);
-constexpr uint8_t kPopTag = static_cast<uint8_t>(RecordTag::kRangePop);
-constexpr const format::RecordInfo& kPushLayout = format::RecordInfoOf(RecordTag::kRangePush);
-constexpr const format::RecordInfo& kPopLayout = format::RecordInfoOf(RecordTag::kRangePop);
-static_assert(kPushLayout.cls == format::RecordClass::kTimed && kPushLayout.field_count == 3 &&
-              !kPushLayout.has_bytes && kPushLayout.since == 1);
-static_assert(kPopLayout.cls == format::RecordClass::kTimed && kPopLayout.field_count == 1 &&
-              !kPopLayout.has_bytes && kPopLayout.since == 1);
-constexpr uint64_t kPushReadAhead = uint64_t{format::kVarintReadAhead} * kPushLayout.varints;
-constexpr uint64_t kPopReadAhead = uint64_t{format::kVarintReadAhead} * kPopLayout.varints;
-// The five NVTX records (tags kPushTag..kEndTag, in this order) for the report's fast path.
-constexpr uint8_t kMarkTag = static_cast<uint8_t>(RecordTag::kMark);
-constexpr uint8_t kStartTag = static_cast<uint8_t>(RecordTag::kRangeStart);
-constexpr uint8_t kEndTag = static_cast<uint8_t>(RecordTag::kRangeEnd);
-static_assert(kPopTag == kPushTag + 1 && kMarkTag == kPushTag + 2 && kStartTag == kPushTag + 3 &&
-              kEndTag == kPushTag + 4);
-static_assert(format::RecordInfoOf(RecordTag::kMark).field_count == 3 &&
-                  format::RecordInfoOf(RecordTag::kRangeStart).field_count == 4 &&
-                  format::RecordInfoOf(RecordTag::kRangeEnd).field_count == 1,
-              "the fast path reads fields by position: domain, name, category, range_id");
-constexpr uint64_t kStartReadAhead =
-    uint64_t{format::kVarintReadAhead} * format::RecordInfoOf(RecordTag::kRangeStart).varints;
-static_assert([] {
-  for (uint8_t t = kPushTag; t <= kEndTag; ++t) {
-    const format::RecordInfo& r = format::RecordInfoOf(static_cast<RecordTag>(t));
-    if (r.cls != format::RecordClass::kTimed || r.has_bytes || r.since != 1) return false;
-  }
-  return true;
-}());
-
 class Decoder {
  public:
   Decoder(ByteSource* src, FileStatus* status, TraceImage* image, const ReadOptions& options)
@@ -254,7 +202,14 @@ class Decoder {
         small_ids_(std::max<uint64_t>(kSmallIds, size_ / 4)),
         max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {
     image->nvtx_complete = keep_ == KeepNvtx::kAll;
+    if (options.cuda_index) {
+      index_ = std::make_unique<CudaChunkIndex>();
+      cuda_.Track(&chunk_span_, &unreturned_, &index_->kernel_configs);
+    }
   }
+  /// The CUDA chunk index (null: not asked for, or none could be made), with the file's identity
+  /// still to be filled; called once, after Resolve.
+  std::unique_ptr<CudaChunkIndex> TakeCudaIndex() { return std::move(index_); }
 
   bool ReadHeader();
   /// The header's clock values a writer cannot have taken (damage): said, and left unknown.
@@ -297,6 +252,10 @@ class Decoder {
   }
   uint32_t DomainRefSlow(uint64_t raw);
   uint32_t ThreadFor(const ChunkDesc& c);
+  /// The CUDA chunk index around a chunk's decode: its start state noted (returns where it begins
+  /// in index_->open), then kept with the chunk's span if the chunk completed a CUDA record.
+  size_t IndexChunkStart();
+  void IndexChunkEnd(const ChunkDesc& c, uint32_t thread, size_t open_before);
   /// `kSink`: an NvtxSink is set (the exporters' second read); the report's decode has none of
   /// its bookkeeping.
   template <bool kSink>
@@ -362,7 +321,13 @@ class Decoder {
   bool tsc_ = false;
   uint32_t tsc_khz_ = 0;
   uint64_t start_tsc_ = 0;
-  std::unique_ptr<TscConverter> tsc_to_ns_;
+  std::shared_ptr<TscConverter> tsc_to_ns_;
+  // ReadOptions::cuda_index: filled as the chunks are decoded; null once an index would not be
+  // exact or small (read/cuda_chunk_index.h).
+  std::unique_ptr<CudaChunkIndex> index_;
+  CudaSpan chunk_span_;        // the CUDA span of the chunk being decoded
+  uint64_t enters_before_ = 0;  // CUDA_API_ENTER records met before it
+  std::vector<SeqCall> unreturned_;
   bool start_unknown_ = false;  // start_monotonic_ns damaged: the start is the first record's time
 };
 
@@ -683,7 +648,7 @@ void Decoder::ReadChunks() {
       pairs.push_back(c.last);
     }
     TscConverter::Rejected rejected;
-    tsc_to_ns_ = std::make_unique<TscConverter>(std::move(pairs), tsc_khz_, &rejected);
+    tsc_to_ns_ = std::make_shared<TscConverter>(std::move(pairs), tsc_khz_, &rejected);
     auto said = [&](size_t n, const char* why) {
       if (n == 0) return;
       Error(Loss::header_errors, "clock calibration: " + Num(n) + (n == 1 ? " pair" : " pairs") +
@@ -776,11 +741,13 @@ void Decoder::ReadChunks() {
       cuda_.LoseOpenCalls(thread);
     }
     const uint64_t invalid_before = img_.cuda.invalid_timestamps;
+    const size_t open_before = index_ ? IndexChunkStart() : 0;
     if (nvtx_sink_ != nullptr) {
       DecodeChunk<true>(c, thread);
     } else {
       DecodeChunk<false>(c, thread);
     }
+    if (index_) IndexChunkEnd(c, thread, open_before);
     if (c.gpu_base_ns == CudaRecordDecoder::kLostBase) untimed_gpu += img_.cuda.invalid_timestamps - invalid_before;
   }
   if (untimed_gpu > 0) {
@@ -807,6 +774,39 @@ uint32_t Decoder::ThreadFor(const ChunkDesc& c) {
   }
   ++img_.threads[it->second].chunks;
   return it->second;
+}
+
+size_t Decoder::IndexChunkStart() {
+  chunk_span_ = {};
+  enters_before_ = cuda_.enters();
+  const size_t before = index_->open.size();
+  if (cuda_.open_count() > CudaChunkIndex::kMaxOpenCalls || before + cuda_.open_count() > CudaChunkIndex::kMaxOpenTotal) {
+    index_.reset();  // a forged file's calls left open by the thousand: no small start states
+    cuda_.Track(nullptr, nullptr, nullptr);
+    return 0;
+  }
+  cuda_.OpenCalls(&index_->open);
+  return before;
+}
+
+void Decoder::IndexChunkEnd(const ChunkDesc& c, uint32_t thread, size_t open_before) {
+  if (!index_) return;
+  if (!chunk_span_.any()) {  // nothing completed here: a later chunk's start state has its calls
+    index_->open.resize(open_before);
+    return;
+  }
+  CudaChunkIndex::Chunk k;
+  k.data_begin = c.data_begin;
+  k.data_end = c.data_end;
+  k.base = c.base_ns;
+  k.gpu_base = c.gpu_base_ns;
+  k.thread = thread;
+  k.cut = c.cut;
+  k.span = chunk_span_;
+  k.open_begin = static_cast<uint32_t>(open_before);
+  k.open_end = static_cast<uint32_t>(index_->open.size());
+  k.enters_before = enters_before_;
+  index_->chunks.push_back(k);
 }
 
 uint32_t Decoder::StringRefSlow(uint64_t raw) {
@@ -1418,6 +1418,20 @@ void Decoder::Resolve(StringPool* pool) {
   img_.nvtx_summary.Merge(std::move(by_ref));
   ResolveStacks(string_pool, domain_pool);
   for (ProcessEvent& pe : img_.process_events) pe.text = string_pool[pe.text];
+  if (index_) {
+    cuda_.CollectUnreturned();
+    cuda_.Track(nullptr, nullptr, nullptr);
+    if (overflow_ref_ != 0) {
+      index_.reset();  // refs of undefined ids depend on the order of their uses
+    } else {
+      index_->version = img_.version;
+      if (tsc_) index_->tsc = tsc_to_ns_;
+      index_->unreturned = std::move(unreturned_);
+      index_->pool_of_ref = string_pool;
+      index_->small_string_ref = small_string_ref_;
+      index_->string_ref_of = string_ref_of_;
+    }
+  }
   cuda_.Resolve(string_pool);
   img_.role = string_pool[role_ref_];
   // Rank variables learned after start win over the header's (docs/trace-format.md, PROCESS_ENV),
@@ -1484,6 +1498,11 @@ void Decoder::ResolveStacks(const std::vector<StringId>& string_pool, const std:
 struct DecodedTrace::State {
   ReadResult result;
   TraceImage image;
+  // The file as it was opened, for the CUDA chunk index (ReadOptions::cuda_index): a path and its
+  // identity, or a copy of the bytes of a read from memory.
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
+  uint64_t device = 0, inode = 0;
+  int64_t mtime_ns = 0;
   std::unique_ptr<Decoder> decoder;  // null: nothing usable (the status says why)
   std::optional<KinetoDecoded> kineto;  // a Kineto JSON trace (kineto_reader.h)
 
@@ -1557,6 +1576,15 @@ ReadResult DecodedTrace::Finish(StringPool* strings) {
   }
   if (st.decoder) {
     st.decoder->Resolve(strings);
+    if (std::unique_ptr<CudaChunkIndex> index = st.decoder->TakeCudaIndex()) {
+      index->path = st.result.status.path;
+      index->size = st.result.status.bytes;
+      index->bytes = std::move(st.bytes);
+      index->device = st.device;
+      index->inode = st.inode;
+      index->mtime_ns = st.mtime_ns;
+      st.image.cuda_index = std::move(index);
+    }
     st.decoder.reset();
     st.result.image = std::move(st.image);
   }
@@ -1566,6 +1594,7 @@ ReadResult DecodedTrace::Finish(StringPool* strings) {
 DecodedTrace DecodeTraceBytes(std::span<const uint8_t> data, const std::string& path, const ReadOptions& options) {
   MemorySource src(data);
   DecodedTrace out;
+  if (options.cuda_index) out.state_->bytes = std::make_shared<const std::vector<uint8_t>>(data.begin(), data.end());
   out.state_->Run(&src, path, options);
   return out;
 }
@@ -1595,6 +1624,9 @@ DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options
   }
   FileSource src(fd, static_cast<uint64_t>(sb.st_size));
   DecodedTrace out;
+  out.state_->device = sb.st_dev;
+  out.state_->inode = sb.st_ino;
+  out.state_->mtime_ns = int64_t{sb.st_mtim.tv_sec} * 1'000'000'000 + sb.st_mtim.tv_nsec;
   out.state_->Run(&src, path, options);
   ::close(fd);
   return out;

@@ -63,6 +63,9 @@ struct ReadOptions {
   /// per-name CUDA tables. Off for an export, which does not use it (a Kineto image's is made
   /// whole, whatever this says).
   bool cuda_digest = true;
+  /// Note where each chunk's CUDA records lie, so that one time window of them can be decoded
+  /// again (TraceImage::cuda_index, read/cuda_chunk_index.h). A trainprof trace's only.
+  bool cuda_index = false;
   /// Receives every NVTX event (push, pop, mark, start, end; not the operators' domain) in file
   /// order, each with the stack that followed it (0: none), named through `nvtx_names`' refs
   /// (model/nvtx_sink.h; read/nvtx_stream.h sets both). Not owned.

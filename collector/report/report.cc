@@ -1,5 +1,7 @@
 #include "collector/report/report.h"
 
+#include "collector/read/cuda_chunk_index.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <future>
@@ -10,6 +12,7 @@
 
 #include "collector/analysis/capture_note.h"
 #include "collector/stats/nvtx_stats.h"
+#include "collector/read/cuda_chunk_index.h"
 #include "collector/read/process_tree.h"
 #include "collector/analysis/python_shim_note.h"
 #include "collector/read/trace_reader.h"
@@ -351,7 +354,8 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // unless TRAINPROF_CUDA_WINDOW_RECORDS cuts them (the same report either way).
   std::unique_ptr<const CudaWindows> windows;
   if (const size_t per_window = CudaWindowRecords(); r.has_cuda && per_window > 0) {
-    windows = std::make_unique<const CudaWindows>(trace.processes, per_window);
+    windows = std::make_unique<const CudaWindows>(trace.processes, per_window, ChunkIndexWindowReader(),
+                                                  ChunkIndexStartCounter());
   }
   if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true, windows.get());
   // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a

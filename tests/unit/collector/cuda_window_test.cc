@@ -62,6 +62,32 @@ TEST(CutWindows, ARunOfEqualStartsLongerThanTheBudgetGetsAWindowOfItsOwn) {
   EXPECT_EQ(w[2].begin_ns, 3u);
 }
 
+TEST(CutWindows, CountedStartsCutAsTheStartsTheyCount) {
+  EXPECT_EQ(CutWindows(std::vector<StartCount>{{5, 2}, {9, 1}}, 3).size(), 1u);
+  // A time counting more than the budget gets a window of its own.
+  const std::vector<TimeWindow> own = CutWindows(std::vector<StartCount>{{1, 1}, {2, 10}, {3, 1}}, 2);
+  ASSERT_EQ(own.size(), 3u);
+  EXPECT_EQ(own[1].begin_ns, 2u);
+  EXPECT_EQ(own[1].end_ns, 3u);
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<StartCount> counted;
+    std::vector<uint64_t> each;
+    for (int i = 0; i < 40; ++i) {
+      const StartCount c{rng() % 100, rng() % 7};
+      counted.push_back(c);
+      for (uint64_t k = 0; k < c.count; ++k) each.push_back(c.time_ns);
+    }
+    for (size_t budget : {1, 4, 25, 1000}) {
+      const std::vector<TimeWindow> a = CutWindows(counted, budget), b = CutWindows(each, budget);
+      ASSERT_EQ(a.size(), b.size()) << "round " << round << ", budget " << budget;
+      for (size_t k = 0; k < a.size(); ++k) {
+        EXPECT_EQ(std::tie(a[k].begin_ns, a[k].end_ns), std::tie(b[k].begin_ns, b[k].end_ns)) << "window " << k;
+      }
+    }
+  }
+}
+
 TEST(SliceWindow, RecordsTheWindowOwnsOrOverlaps) {
   CudaData all;
   all.kernels.push_back({.start_ns = 10, .end_ns = 30});  // overlaps [20, 40)

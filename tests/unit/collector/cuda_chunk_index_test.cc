@@ -1,0 +1,326 @@
+// The windowed CUDA read (read/cuda_chunk_index.h): a window's calls, kernels, copies and memsets
+// decoded again from the chunks that hold them are those SliceWindow takes out of the whole read,
+// field for field and in the same order, for traces written the way the recorder writes them
+// (calls across chunks, nested driver calls, stacks after exits, GPU records queued behind their
+// launches in a drainer thread's chunks), and damaged ones.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <tuple>
+
+#include "collector/model/cuda_window.h"
+#include "collector/read/cuda_chunk_index.h"
+#include "collector/read/trace_reader.h"
+#include "test_util.h"
+#include "trace_builder.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::TraceBuilder;
+namespace fmt = trainprof::format;
+
+auto Fields(const CudaCall& c) {
+  return std::tie(c.begin_ns, c.end_ns, c.correlation, c.name, c.thread, c.status, c.api, c.stack, c.cbid, c.returned,
+                  c.exit_lost);
+}
+auto Fields(const GpuKernel& k) {
+  return std::tie(k.start_ns, k.end_ns, k.correlation, k.name, k.device, k.context, k.stream, k.graph, k.config);
+}
+auto Fields(const GpuMemcpy& m) {
+  return std::tie(m.start_ns, m.end_ns, m.correlation, m.bytes, m.device, m.context, m.stream, m.src_device,
+                  m.dst_device, m.graph, m.kind, m.src_memory, m.dst_memory, m.async);
+}
+auto Fields(const GpuMemset& m) {
+  return std::tie(m.start_ns, m.end_ns, m.correlation, m.bytes, m.device, m.context, m.stream, m.value, m.graph,
+                  m.memory, m.async);
+}
+
+template <typename T>
+void ExpectSameRecords(const std::vector<T>& want, const std::vector<T>& got, const std::string& where) {
+  ASSERT_EQ(got.size(), want.size()) << where;
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(Fields(got[i]) == Fields(want[i])) << where << ", record " << i;
+}
+
+// Every window of every cut of the image's records, read again, against SliceWindow of the
+// whole read. Returns how many windows it compared.
+size_t ExpectWindowsAsSliced(const TraceImage& img, uint64_t process_end_ns, const std::string& what) {
+  EXPECT_NE(img.cuda_index, nullptr) << what;
+  if (img.cuda_index == nullptr) return 0;
+  std::vector<uint64_t> starts;
+  AppendStarts(img.cuda, &starts);
+  size_t compared = 0;
+  for (size_t budget : {1, 2, 5, 17, 100000}) {
+    for (const TimeWindow& w : CutWindows(starts, budget)) {
+      const std::string where = what + ", budget " + std::to_string(budget) + ", window [" +
+                                std::to_string(w.begin_ns) + ", " + std::to_string(w.end_ns) + ")";
+      const CudaData want = SliceWindow(img.cuda, w, process_end_ns);
+      CudaData got;
+      const std::string error = ReadCudaWindow(*img.cuda_index, w, process_end_ns, &got);
+      EXPECT_EQ(error, "") << where;
+      ExpectSameRecords(want.calls, got.calls, where + ", calls");
+      ExpectSameRecords(want.kernels, got.kernels, where + ", kernels");
+      ExpectSameRecords(want.memcpys, got.memcpys, where + ", memcpys");
+      ExpectSameRecords(want.memsets, got.memsets, where + ", memsets");
+      ++compared;
+    }
+  }
+  return compared;
+}
+
+ReadResult ReadIndexed(const std::vector<uint8_t>& bytes, StringPool* strings) {
+  return ReadTraceBytes(bytes, "test.trace", strings, {.cuda_index = true});
+}
+
+// A training process as the recorder writes it, at random: two host threads launching kernels
+// and copies (runtime calls with the driver call inside, an EVENT_STACK after some exits, NVTX
+// ranges between them, a call that never returns, a correlation id reused while open, calls
+// whose exit lands in a later chunk) and the thread that drains CUPTI's buffers, writing the GPU
+// records in batches, out of time order, some long enough to span many windows.
+TraceBuilder RandomProcess(uint64_t seed, uint64_t* end_ns) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](uint64_t n) { return rng() % n; };
+  TraceBuilder b(100 + static_cast<int32_t>(seed % 1000));
+  b.Layout(4096, 256 + static_cast<uint32_t>(pick(3)) * 128);  // small chunks: many of them
+  const int host[2] = {b.Thread(100), b.Thread(101)};
+  const int drainer = b.Thread(999);
+  uint64_t stacks[3];
+  for (uint64_t i = 0; i < 3; ++i) stacks[i] = b.Stack(host[i % 2], {0x401000 + 16 * i}, {{"train_step", "train.py", 10 + i}});
+  uint64_t correlation = 1;
+  struct Gpu {
+    uint64_t start, end, correlation;
+    int kind;  // 0 kernel, 1 memcpy, 2 memset
+  };
+  std::vector<Gpu> gpu;
+  uint64_t last = 0;
+  for (int h = 0; h < 2; ++h) {
+    const int th = host[h];
+    uint64_t t = 1'000'000'000 + pick(5'000);
+    const int calls = 20 + static_cast<int>(pick(60));
+    for (int i = 0; i < calls; ++i) {
+      t += 1 + pick(2'000);
+      if (pick(3) == 0) {
+        b.Push(th, t, "forward");
+        t += 1 + pick(300);
+        b.Pop(th, t);
+      }
+      const uint64_t corr = correlation++;
+      const uint64_t enter = t;
+      b.ApiEnter(th, t, pick(4) == 0 ? "cudaMemcpyAsync_v3020" : "cudaLaunchKernel_v7000", corr, fmt::CudaApi::kRuntime,
+                 static_cast<uint32_t>(pick(300)));
+      if (pick(8) == 0) b.NewChunk(th);  // the exit lands in the next chunk
+      if (pick(2) == 0) {                 // the driver call inside
+        const uint64_t inner = correlation++;
+        t += pick(3);  // sometimes at the same nanosecond
+        b.ApiEnter(th, t, "cuLaunchKernel", inner, fmt::CudaApi::kDriver, 307);
+        t += pick(400);
+        b.ApiExit(th, t, inner, pick(10) == 0 ? 700 : 0);
+      }
+      if (i == calls / 2 && h == 0) continue;  // never returns (the process ended in it)
+      if (pick(30) == 0) {  // the id comes again while the call is open: this one never returns
+        t += 1 + pick(50);
+        b.ApiEnter(th, t, "cudaStreamSynchronize", corr, fmt::CudaApi::kRuntime, 131);
+      }
+      t += pick(1'000);
+      b.ApiExit(th, t, corr, 0);
+      if (pick(3) == 0) b.EventStack(th, stacks[pick(3)]);
+      const int kind = pick(5) == 0 ? 1 : pick(9) == 0 ? 2 : 0;
+      const uint64_t start = enter + pick(40'000) - (pick(10) == 0 ? pick(50) : 0);  // a few before the call
+      const uint64_t len = pick(40) == 0 ? 200'000 + pick(100'000) : pick(3'000);
+      gpu.push_back({start, start + len, corr, kind});
+      if (pick(20) == 0) gpu.push_back({start + 5, start + 5 + pick(100), corr, 0});  // a second kernel (a graph)
+    }
+    last = std::max(last, t);
+  }
+  // The drainer writes the records in buffers: each buffer sorted, buffers in random order.
+  std::shuffle(gpu.begin(), gpu.end(), rng);
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const Gpu& g = gpu[i];
+    const uint32_t stream = 7 + static_cast<uint32_t>(pick(3));
+    if (g.kind == 0) {
+      TraceBuilder::KernelSpec k{.start = g.start, .end = g.end, .name = pick(2) ? "_Z4gemmv" : "_Z4reluv",
+                                 .correlation = g.correlation, .stream = stream};
+      k.grid[0] = 1 + static_cast<uint32_t>(pick(4));
+      b.Kernel(drainer, k);
+    } else if (g.kind == 1) {
+      b.Memcpy(drainer, {.start = g.start, .end = g.end, .kind = pick(2) ? fmt::MemcpyKind::kHtoD : fmt::MemcpyKind::kDtoH,
+                         .bytes = 4096 * (1 + pick(100)), .correlation = g.correlation, .stream = stream});
+    } else {
+      b.Memset(drainer, {.start = g.start, .end = g.end, .bytes = 64, .correlation = g.correlation, .stream = stream});
+    }
+  }
+  *end_ns = last + 1'000'000;
+  b.HeaderEnd(fmt::EndKind::kReturned, 0, *end_ns);
+  return b;
+}
+
+TEST(CudaChunkIndex, EveryWindowReadAgainIsTheWholeReadsSlice) {
+  size_t windows = 0, chunks = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    uint64_t end_ns = 0;
+    const TraceBuilder b = RandomProcess(seed, &end_ns);
+    StringPool strings;
+    const ReadResult r = ReadIndexed(b.Build(), &strings);
+    ASSERT_TRUE(r.status.usable && r.image);
+    ASSERT_FALSE(r.status.damaged()) << "seed " << seed << ": " << DescribeDamage(r.status);
+    ASSERT_NE(r.image->cuda_index, nullptr);
+    EXPECT_GT(r.image->cuda_index->unreturned.size(), 0u) << "seed " << seed;
+    chunks += r.image->cuda_index->chunks.size();
+    windows += ExpectWindowsAsSliced(*r.image, end_ns, "seed " + std::to_string(seed));
+  }
+  EXPECT_GT(chunks, 30u * 5);  // the calls and GPU records are spread over many chunks
+  EXPECT_GT(windows, 30u * 100);
+}
+
+TEST(CudaChunkIndex, MadeTheSameWhenTheReadKeepsNoRecord) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    uint64_t end_ns = 0;
+    const std::vector<uint8_t> bytes = RandomProcess(seed, &end_ns).Build();
+    StringPool kept_strings, none_strings;
+    const ReadResult kept = ReadIndexed(bytes, &kept_strings);
+    const ReadResult none =
+        ReadTraceBytes(bytes, "test.trace", &none_strings, {.keep_cuda = KeepCuda::kNone, .cuda_index = true});
+    ASSERT_TRUE(kept.image && none.image);
+    ASSERT_TRUE(none.image->cuda.calls.empty() && none.image->cuda.kernels.empty());
+    ASSERT_NE(none.image->cuda_index, nullptr);
+    std::vector<uint64_t> starts;
+    AppendStarts(kept.image->cuda, &starts);
+    for (const TimeWindow& w : CutWindows(starts, 7)) {
+      const CudaData want = SliceWindow(kept.image->cuda, w, end_ns);
+      CudaData got;
+      ASSERT_EQ(ReadCudaWindow(*none.image->cuda_index, w, end_ns, &got), "");
+      const std::string where = "seed " + std::to_string(seed);
+      ExpectSameRecords(want.calls, got.calls, where + ", calls");
+      ExpectSameRecords(want.kernels, got.kernels, where + ", kernels");
+      ExpectSameRecords(want.memcpys, got.memcpys, where + ", memcpys");
+      ExpectSameRecords(want.memsets, got.memsets, where + ", memsets");
+    }
+  }
+}
+
+TEST(CudaChunkIndex, DamageIsMetAgainAtTheSameByte) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    uint64_t end_ns = 0;
+    TraceBuilder b = RandomProcess(seed, &end_ns);
+    std::vector<uint8_t> bytes = b.Build();
+    std::mt19937_64 rng(seed * 77);
+    // A few bytes of the chunks' records damaged: the whole read stops those chunks there, and
+    // marks the open calls of their threads as having lost their exits.
+    const uint64_t data = 4096;
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t at = data + rng() % (bytes.size() - data);
+      bytes[at] = static_cast<uint8_t>(rng());
+    }
+    StringPool strings;
+    const ReadResult r = ReadIndexed(bytes, &strings);
+    ASSERT_TRUE(r.status.usable && r.image);
+    if (r.image->cuda_index == nullptr) continue;  // e.g. a damaged string id overflowed
+    ExpectWindowsAsSliced(*r.image, end_ns, "damaged seed " + std::to_string(seed));
+  }
+}
+
+TEST(CudaChunkIndex, ALostChunkLosesTheExitsOfItsThreadsOpenCalls) {
+  TraceBuilder b(7);
+  b.Layout(4096, 256);
+  const int th = b.Thread(7), drainer = b.Thread(8);
+  const uint64_t t0 = 2'000'000'000;
+  b.ApiEnter(th, t0, "cudaDeviceSynchronize", 1);
+  for (uint64_t i = 0; i < 40; ++i) {  // fills chunks
+    b.Push(th, t0 + 1 + 2 * i, "x");
+    b.Pop(th, t0 + 2 + 2 * i);
+  }
+  b.ApiExit(th, t0 + 9'000, 1);
+  b.ApiCall(th, t0 + 9'100, t0 + 9'200, "cudaLaunchKernel_v7000", 2);
+  b.Kernel(drainer, {.start = t0 + 9'300, .end = t0 + 9'400, .name = "_Z1kv", .correlation = 2});
+  std::vector<uint8_t> bytes = b.Build();
+  // The second chunk of the thread lost (its magic overwritten): a gap in its sequence.
+  bytes[4096 + 256 + 0] ^= 0xff;
+  StringPool strings;
+  const ReadResult r = ReadIndexed(bytes, &strings);
+  ASSERT_TRUE(r.status.damaged());
+  ASSERT_EQ(r.image->cuda.calls.size(), 2u);
+  EXPECT_TRUE(r.image->cuda.calls[0].exit_lost);
+  EXPECT_GT(ExpectWindowsAsSliced(*r.image, t0 + 20'000, "a lost chunk"), 0u);
+}
+
+TEST(CudaChunkIndex, AFileChangedSinceItWasReadIsNotReadAgain) {
+  test::ScratchDir dir;
+  uint64_t end_ns = 0;
+  const TraceBuilder b = RandomProcess(3, &end_ns);
+  const std::string path = b.WriteTo(dir.path());
+  StringPool strings;
+  const ReadResult r = ReadTraceFile(path, &strings, {.cuda_index = true});
+  ASSERT_NE(r.image->cuda_index, nullptr);
+  EXPECT_GT(ExpectWindowsAsSliced(*r.image, end_ns, "from the file"), 0u);
+
+  std::ofstream(path, std::ios::app) << "more";
+  CudaData out;
+  const std::string error = ReadCudaWindow(*r.image->cuda_index, {}, end_ns, &out);
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  EXPECT_NE(error.find("changed since it was read"), std::string::npos) << error;
+}
+
+TEST(CudaChunkIndex, NoneUnlessAskedFor) {
+  uint64_t end_ns = 0;
+  StringPool strings;
+  EXPECT_EQ(ReadTraceBytes(RandomProcess(1, &end_ns).Build(), "t", &strings).image->cuda_index, nullptr);
+}
+
+TEST(CudaChunkIndex, TooManyCallsOpenAtOnceMakeNoIndex) {
+  TraceBuilder b(9);
+  const int th = b.Thread(9);
+  const uint64_t t0 = 2'000'000'000;
+  for (uint64_t i = 1; i <= CudaChunkIndex::kMaxOpenCalls + 1; ++i) b.ApiEnter(th, t0 + i, "cudaFree", i);
+  b.NewChunk(th);
+  b.ApiExit(th, t0 + 100'000, 1);
+  StringPool strings;
+  const ReadResult r = ReadIndexed(b.Build(), &strings);
+  EXPECT_EQ(r.image->cuda.calls.size(), CudaChunkIndex::kMaxOpenCalls + 1);
+  EXPECT_EQ(r.image->cuda_index, nullptr);
+}
+
+TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
+  Trace trace;
+  uint64_t end_ns = 0;
+  StringPool& strings = trace.strings;
+  for (uint64_t seed : {4, 5}) {
+    Process p;
+    p.images.push_back(*ReadIndexed(RandomProcess(seed, &end_ns).Build(), &strings).image);
+    p.end_ns = end_ns;
+    trace.processes.push_back(std::move(p));
+  }
+  trace.processes[1].images[0].cuda_index.reset();  // this one is sliced, its starts from its records
+  const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter());
+  ASSERT_GT(w.size(), 5u);
+  // The windows are cut by the counts: the first process's chunks, the second's records.
+  std::vector<StartCount> starts;
+  ASSERT_TRUE(ChunkIndexStartCounter()(trace.processes[0].images[0], &starts));
+  EXPECT_FALSE(ChunkIndexStartCounter()(trace.processes[1].images[0], &starts));
+  uint64_t counted = 0;
+  for (const StartCount& s : starts) counted += s.count;
+  const CudaData& first = trace.processes[0].images[0].cuda;
+  EXPECT_EQ(counted, first.calls.size() + first.kernels.size() + first.memcpys.size() + first.memsets.size());
+  std::vector<StartCount> both;
+  ASSERT_TRUE(ChunkIndexStartCounter()(trace.processes[0].images[0], &both));
+  for (const auto& c : trace.processes[1].images[0].cuda.calls) both.push_back({c.begin_ns, 1});
+  for (const auto& k : trace.processes[1].images[0].cuda.kernels) both.push_back({k.start_ns, 1});
+  for (const auto& m : trace.processes[1].images[0].cuda.memcpys) both.push_back({m.start_ns, 1});
+  for (const auto& m : trace.processes[1].images[0].cuda.memsets) both.push_back({m.start_ns, 1});
+  const std::vector<TimeWindow> cut = CutWindows(both, 50);
+  ASSERT_EQ(cut.size(), w.size());
+  for (size_t k = 0; k < cut.size(); ++k) EXPECT_EQ(cut[k].begin_ns, w.window(k).begin_ns);
+  EXPECT_EQ(w.read_count(), w.size());
+  EXPECT_EQ(w.sliced_count(), w.size());
+  for (size_t k = 0; k < w.size(); ++k) {
+    for (const Process& p : trace.processes) {
+      const CudaData want = SliceWindow(p.images[0].cuda, w.window(k), p.end_ns);
+      const CudaData& got = *w.Of(k, p)[0];
+      ExpectSameRecords(want.calls, got.calls, "calls");
+      ExpectSameRecords(want.kernels, got.kernels, "kernels");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainprof::collector

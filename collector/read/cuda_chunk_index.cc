@@ -21,19 +21,53 @@ namespace {
 
 using format::RecordTag;
 
-// The window's records as the decoder completes them.
-class WindowSink final : public CudaSink {
+// Which records a read again takes: those a time window owns or overlaps, or those with given
+// correlation ids.
+struct Selection {
+  const TimeWindow* window = nullptr;
+  uint64_t process_end_ns = 0;
+  const std::vector<uint64_t>* call_ids = nullptr;  // sorted, unique
+  const std::vector<uint64_t>* gpu_ids = nullptr;
+
+  static bool Has(const std::vector<uint64_t>* ids, uint64_t id) {
+    return ids != nullptr && std::binary_search(ids->begin(), ids->end(), id);
+  }
+  static bool AnyIn(const std::vector<uint64_t>* ids, uint64_t lo, uint64_t hi) {
+    if (ids == nullptr || lo > hi) return false;
+    auto it = std::lower_bound(ids->begin(), ids->end(), lo);
+    return it != ids->end() && *it <= hi;
+  }
+  bool In(uint64_t begin, uint64_t end) const { return window->Owns(begin) || window->Overlaps(begin, end); }
+  /// A call the whole read completed (returned, or never: by CallEnd).
+  bool Call(const CudaCall& c) const {
+    return window != nullptr ? In(c.begin_ns, CallEnd(c, process_end_ns)) : Has(call_ids, c.correlation);
+  }
+  bool Gpu(uint64_t start, uint64_t end, uint64_t correlation) const {
+    return window != nullptr ? In(start, end) : Has(gpu_ids, correlation);
+  }
+  /// The chunk may hold a record taken.
+  bool Chunk(const CudaChunkIndex::Chunk& c) const {
+    // In time: a record with begin < end_ns and end >= begin_ns (owned or overlapping), and the
+    // span holds every one of the chunk's records.
+    if (window != nullptr) return c.span.lo < window->end_ns && c.span.hi >= window->begin_ns;
+    return AnyIn(call_ids, c.span.call_ids_lo, c.span.call_ids_hi) ||
+           AnyIn(gpu_ids, c.span.gpu_ids_lo, c.span.gpu_ids_hi);
+  }
+};
+
+// The selected records as the decoder completes them.
+class SelectSink final : public CudaSink {
  public:
-  WindowSink(const TimeWindow& w, const KernelConfigs& configs, std::vector<SeqCall>* calls, CudaData* out)
-      : w_(w), configs_(configs), calls_(*calls), out_(*out) {}
+  SelectSink(const Selection& select, const KernelConfigs& configs, std::vector<SeqCall>* calls, CudaData* out)
+      : select_(select), configs_(configs), calls_(*calls), out_(*out) {}
 
   void Call(const CudaCall& c) override { CallAt(c, 0); }
   void CallAt(const CudaCall& c, uint64_t seq) override {
     // A call that never returned is handed over when its id is reused: the index has it.
-    if (c.returned && In(c.begin_ns, c.end_ns)) calls_.push_back({c, seq});
+    if (c.returned && select_.Call(c)) calls_.push_back({c, seq});
   }
   void Kernel(const GpuKernel& k, const KernelConfig& config) override {
-    if (!In(k.start_ns, k.end_ns)) return;
+    if (!select_.Gpu(k.start_ns, k.end_ns, k.correlation)) return;
     const uint32_t index = configs_.Find(config);
     if (index == UINT32_MAX) {
       unknown_config_ = true;
@@ -43,10 +77,10 @@ class WindowSink final : public CudaSink {
     out_.kernels.back().config = index;
   }
   void Memcpy(const GpuMemcpy& m) override {
-    if (In(m.start_ns, m.end_ns)) out_.memcpys.push_back(m);
+    if (select_.Gpu(m.start_ns, m.end_ns, m.correlation)) out_.memcpys.push_back(m);
   }
   void Memset(const GpuMemset& m) override {
-    if (In(m.start_ns, m.end_ns)) out_.memsets.push_back(m);
+    if (select_.Gpu(m.start_ns, m.end_ns, m.correlation)) out_.memsets.push_back(m);
   }
   void Sync(const GpuSync&) override {}
   void Overhead(const GpuOverhead&) override {}
@@ -55,8 +89,7 @@ class WindowSink final : public CudaSink {
   bool unknown_config() const { return unknown_config_; }
 
  private:
-  bool In(uint64_t begin, uint64_t end) const { return w_.Owns(begin) || w_.Overlaps(begin, end); }
-  const TimeWindow& w_;
+  const Selection& select_;
   const KernelConfigs& configs_;
   std::vector<SeqCall>& calls_;
   CudaData& out_;
@@ -171,13 +204,14 @@ class IndexedBytes {
 
 }  // namespace
 
-std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
-                           CudaData* out) {
+namespace {
+
+std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData* out) {
   *out = CudaData{};
   IndexedBytes file(index);
   if (!file.error().empty()) return file.error();
   std::vector<SeqCall> calls;
-  WindowSink sink(window, index.kernel_configs, &calls, out);
+  SelectSink sink(select, index.kernel_configs, &calls, out);
   CudaData scratch;  // definitions, counters: the whole read has them
   const auto& small = index.small_string_ref;
   CudaRecordDecoder cuda(
@@ -189,9 +223,7 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
       },
       &sink, /*keep=*/false);
   for (const CudaChunkIndex::Chunk& c : index.chunks) {
-    // A record is in the window when it starts in it or overlaps it: one with begin < end_ns and
-    // end >= begin_ns, and the chunk's span holds every one of its records.
-    if (!(c.span.lo < window.end_ns && c.span.hi >= window.begin_ns)) continue;
+    if (!select.Chunk(c)) continue;
     const std::span<const uint8_t> bytes = file.View(c.data_begin, c.data_end);
     if (!file.error().empty()) return file.error();
     cuda.Restart(index.open.data() + c.open_begin, c.open_end - c.open_begin, c.enters_before);
@@ -200,9 +232,7 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
   cuda.Restart(nullptr, 0, 0);  // hands over the last exit's call
   if (sink.unknown_config()) return index.path + ": a kernel's launch configuration is not the whole read's";
   for (const SeqCall& c : index.unreturned) {
-    if (window.Owns(c.call.begin_ns) || window.Overlaps(c.call.begin_ns, CallEnd(c.call, process_end_ns))) {
-      calls.push_back(c);
-    }
+    if (select.Call(c.call)) calls.push_back(c);
   }
   // The whole read's order: by enter time, ties in enter order (SortByEnterTime).
   std::sort(calls.begin(), calls.end(), [](const SeqCall& a, const SeqCall& b) {
@@ -216,6 +246,18 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
   }
   for (GpuKernel& k : out->kernels) k.name = pool(k.name);
   return {};
+}
+
+}  // namespace
+
+std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
+                           CudaData* out) {
+  return Read(index, {.window = &window, .process_end_ns = process_end_ns}, out);
+}
+
+std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint64_t>& call_ids,
+                             const std::vector<uint64_t>& gpu_ids, CudaData* out) {
+  return Read(index, {.call_ids = &call_ids, .gpu_ids = &gpu_ids}, out);
 }
 
 CudaWindowReader ChunkIndexWindowReader() {

@@ -85,6 +85,16 @@ struct CudaChunkIndex {
 std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
                            CudaData* out);
 
+/// Decodes again every call of `index`'s image whose correlation id is in `call_ids`, and every
+/// kernel, copy and memset whose id is in `gpu_ids` (both sorted, without repeats), into `out`
+/// (replaced), in the whole read's order: calls by enter time, ties in enter order; GPU records as
+/// the file holds them. What a window's records are correlated with (the calls of its GPU records,
+/// the GPU records of its calls) wherever in time they lie: the correlation look-ups of one window
+/// made without the image's records (CorrelateGpuRecords, EnterByCorrelation and LaunchCallsOf of
+/// it give, for those ids, what they give of the whole image). Returns as ReadCudaWindow.
+std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint64_t>& call_ids,
+                             const std::vector<uint64_t>& gpu_ids, CudaData* out);
+
 /// A CudaWindowReader (model/cuda_window.h) over the images' CudaChunkIndex: ReadCudaWindow for
 /// an image that has one; false for one without, or where the read fails.
 CudaWindowReader ChunkIndexWindowReader();

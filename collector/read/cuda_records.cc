@@ -110,7 +110,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (keep_) k.config = out_.kernel_configs.Intern(config);
       if (configs_ != nullptr) configs_->Intern(config);
       if (keep_) out_.kernels.push_back(k);
-      if (span_ != nullptr) span_->Add(k.start_ns, k.end_ns);
+      if (span_ != nullptr) span_->AddGpu(k.start_ns, k.end_ns, k.correlation);
       break;
     }
     case RecordTag::kGpuMemcpy: {
@@ -126,7 +126,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (sink_ != nullptr) sink_->Memcpy(m);
       if (digest_ != nullptr) digest_->Memcpy(m);
       if (keep_) out_.memcpys.push_back(m);
-      if (span_ != nullptr) span_->Add(m.start_ns, m.end_ns);
+      if (span_ != nullptr) span_->AddGpu(m.start_ns, m.end_ns, m.correlation);
       break;
     }
     case RecordTag::kGpuMemset: {
@@ -140,7 +140,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (sink_ != nullptr) sink_->Memset(m);
       if (digest_ != nullptr) digest_->Memset(m);
       if (keep_) out_.memsets.push_back(m);
-      if (span_ != nullptr) span_->Add(m.start_ns, m.end_ns);
+      if (span_ != nullptr) span_->AddGpu(m.start_ns, m.end_ns, m.correlation);
       break;
     }
     case RecordTag::kGpuSync: {
@@ -244,7 +244,7 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
     if (it != open_calls_.end()) {
       last_exit_ = it->second;
       close(out_.calls[it->second]);
-      if (span_ != nullptr) span_->Add(out_.calls[it->second].begin_ns, out_.calls[it->second].end_ns);
+      if (span_ != nullptr) span_->AddCall(out_.calls[it->second]);
       open_calls_.erase(it);
       matched = true;
     }
@@ -254,7 +254,7 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
     if (it != sink_open_.end()) {
       exited_ = it->second;
       close(exited_.call);
-      if (span_ != nullptr && !keep_) span_->Add(exited_.call.begin_ns, exited_.call.end_ns);
+      if (span_ != nullptr && !keep_) span_->AddCall(exited_.call);
       has_exited_ = true;
       sink_open_.erase(it);
       matched = true;  // the same as above when both keep: the two maps open and close together

@@ -38,17 +38,33 @@ struct SeqCall {
   uint64_t seq = 0;
 };
 
-/// The times a chunk's whole records cover, for the CUDA chunk index (read/cuda_chunk_index.h):
-/// [lo, hi] over the calls that returned in it (enter to exit) and its kernels, copies and memsets,
-/// and how many they are.
+/// What a chunk's whole records cover, for the CUDA chunk index (read/cuda_chunk_index.h): the
+/// times [lo, hi] of the calls that returned in it (enter to exit) and of its kernels, copies and
+/// memsets, how many they are, and the correlation ids of those calls and of those GPU records.
 struct CudaSpan {
   uint64_t lo = UINT64_MAX, hi = 0;
   uint64_t count = 0;
+  uint64_t call_ids_lo = UINT64_MAX, call_ids_hi = 0;  ///< empty when lo > hi
+  uint64_t gpu_ids_lo = UINT64_MAX, gpu_ids_hi = 0;
   bool any() const { return count > 0; }
+  void AddCall(const CudaCall& c) {
+    Add(c.begin_ns, c.end_ns);
+    Widen(c.correlation, &call_ids_lo, &call_ids_hi);
+  }
+  void AddGpu(uint64_t start, uint64_t end, uint64_t correlation) {
+    Add(start, end);
+    Widen(correlation, &gpu_ids_lo, &gpu_ids_hi);
+  }
+
+ private:
   void Add(uint64_t begin, uint64_t end) {
-    lo = begin < lo ? begin : lo;
+    Widen(begin, &lo, &hi);
     hi = end > hi ? end : hi;
     ++count;
+  }
+  static void Widen(uint64_t v, uint64_t* lo, uint64_t* hi) {
+    *lo = v < *lo ? v : *lo;
+    *hi = v > *hi ? v : *hi;
   }
 };
 

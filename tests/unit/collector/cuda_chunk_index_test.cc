@@ -9,9 +9,11 @@
 #include <random>
 #include <tuple>
 
+#include "collector/model/cuda_calls.h"
 #include "collector/model/cuda_window.h"
 #include "collector/read/cuda_chunk_index.h"
 #include "collector/read/trace_reader.h"
+#include "collector/stats/kernel_launches.h"
 #include "test_util.h"
 #include "trace_builder.h"
 
@@ -171,6 +173,90 @@ TEST(CudaChunkIndex, EveryWindowReadAgainIsTheWholeReadsSlice) {
   }
   EXPECT_GT(chunks, 30u * 5);  // the calls and GPU records are spread over many chunks
   EXPECT_GT(windows, 30u * 100);
+}
+
+template <typename T>
+std::vector<T> WithIds(const std::vector<T>& all, const std::vector<uint64_t>& ids) {
+  std::vector<T> out;
+  for (const T& r : all) {
+    if (std::binary_search(ids.begin(), ids.end(), r.correlation)) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<uint64_t> SortedIds(std::vector<uint64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
+  size_t looked_up = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    uint64_t end_ns = 0;
+    StringPool strings;
+    const ReadResult r = ReadIndexed(RandomProcess(seed, &end_ns).Build(), &strings);
+    ASSERT_TRUE(r.image && r.image->cuda_index);
+    const CudaData& all = r.image->cuda;
+    const IdMap<uint64_t> enter = EnterByCorrelation(all, /*skip_zero=*/false);
+    const IdMap<LaunchCall> launches = LaunchCallsOf(all, strings);
+    const Correlated correlated = CorrelateGpuRecords(all);
+    std::vector<uint64_t> starts;
+    AppendStarts(all, &starts);
+    for (const TimeWindow& w : CutWindows(starts, 9)) {
+      CudaData window;
+      ASSERT_EQ(ReadCudaWindow(*r.image->cuda_index, w, end_ns, &window), "");
+      // The calls of the window's GPU records, the GPU records of its calls.
+      std::vector<uint64_t> call_ids, gpu_ids;
+      for (const GpuKernel& k : window.kernels) call_ids.push_back(k.correlation);
+      for (const GpuMemcpy& m : window.memcpys) call_ids.push_back(m.correlation);
+      for (const GpuMemset& m : window.memsets) call_ids.push_back(m.correlation);
+      for (const CudaCall& c : window.calls) gpu_ids.push_back(c.correlation);
+      call_ids = SortedIds(call_ids);
+      gpu_ids = SortedIds(gpu_ids);
+      CudaData partners;
+      ASSERT_EQ(ReadCudaPartners(*r.image->cuda_index, call_ids, gpu_ids, &partners), "");
+      const std::string where = "seed " + std::to_string(seed);
+      ExpectSameRecords(WithIds(all.calls, call_ids), partners.calls, where + ", calls");
+      ExpectSameRecords(WithIds(all.kernels, gpu_ids), partners.kernels, where + ", kernels");
+      ExpectSameRecords(WithIds(all.memcpys, gpu_ids), partners.memcpys, where + ", memcpys");
+      ExpectSameRecords(WithIds(all.memsets, gpu_ids), partners.memsets, where + ", memsets");
+      // The look-ups the analyses make, from the partners alone.
+      const IdMap<uint64_t> p_enter = EnterByCorrelation(partners, /*skip_zero=*/false);
+      const IdMap<LaunchCall> p_launches = LaunchCallsOf(partners, strings);
+      const Correlated p_correlated = CorrelateGpuRecords(partners);
+      for (uint64_t id : call_ids) {
+        const uint64_t* a = enter.Find(id);
+        const uint64_t* b = p_enter.Find(id);
+        ASSERT_EQ(a == nullptr, b == nullptr) << where << ", id " << id;
+        if (a != nullptr) {
+          EXPECT_EQ(*a, *b) << where << ", id " << id;
+        }
+        const LaunchCall* la = launches.Find(id);
+        const LaunchCall* lb = p_launches.Find(id);
+        ASSERT_EQ(la == nullptr, lb == nullptr) << where << ", id " << id;
+        if (la != nullptr) {
+          EXPECT_EQ(std::tie(la->begin, la->end), std::tie(lb->begin, lb->end)) << where << ", id " << id;
+        }
+        ++looked_up;
+      }
+      for (uint64_t id : gpu_ids) {
+        const GpuKernel* const* ka = correlated.kernels.Find(id);
+        const GpuKernel* const* kb = p_correlated.kernels.Find(id);
+        ASSERT_EQ(ka == nullptr, kb == nullptr) << where << ", id " << id;
+        if (ka != nullptr) {
+          EXPECT_TRUE(Fields(**ka) == Fields(**kb)) << where << ", id " << id;
+        }
+        const GpuMemcpy* const* ma = correlated.copies.Find(id);
+        const GpuMemcpy* const* mb = p_correlated.copies.Find(id);
+        ASSERT_EQ(ma == nullptr, mb == nullptr) << where << ", id " << id;
+        if (ma != nullptr) {
+          EXPECT_TRUE(Fields(**ma) == Fields(**mb)) << where << ", id " << id;
+        }
+      }
+    }
+  }
+  EXPECT_GT(looked_up, 1000u);
 }
 
 TEST(CudaChunkIndex, MadeTheSameWhenTheReadKeepsNoRecord) {

@@ -155,14 +155,17 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   if (cuda) {
     bool any_activity = false;
     for (const TraceImage& img : p.images) any_activity = any_activity || img.cuda.any_activity();
-    std::vector<Correlated> correlated;  // each image's GPU records by correlation id
+    // Each image's GPU records by correlation id, made for each window from what it is correlated
+    // with (with one window: the image's records).
+    std::vector<Correlated> correlated(any_activity ? p.images.size() : 0);
     std::vector<const Correlated*> correlated_of;
-    if (any_activity) {
-      for (const TraceImage& img : p.images) correlated.push_back(CorrelateGpuRecords(img.cuda));
-      for (const Correlated& c : correlated) correlated_of.push_back(&c);
-    }
+    for (const Correlated& c : correlated) correlated_of.push_back(&c);
     GpuIdleSweep sweep(p, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
-    for (size_t k = 0; any_activity && k < windows.size(); ++k) sweep.Add(windows.window(k), windows.Of(k, p));
+    for (size_t k = 0; any_activity && k < windows.size(); ++k) {
+      const std::vector<const CudaData*>& partners = windows.Partners(k, p);
+      for (size_t i = 0; i < correlated.size(); ++i) correlated[i] = CorrelateGpuRecords(*partners[i]);
+      sweep.Add(windows.window(k), windows.Of(k, p));
+    }
     t.gpu = std::move(sweep).Result(any_activity);
   }
   return t;

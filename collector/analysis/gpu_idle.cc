@@ -72,17 +72,19 @@ void GpuIdleSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& 
           ++stats.calls;
           if (cls == CallClass::kCopy) {
             if (m != nullptr && m->kind == format::MemcpyKind::kDtoH) stats.dtoh_bytes.push_back(m->bytes);
-          } else if (auto prev = previous.find(call.thread); prev != previous.end() && prev->second.copy_call &&
-                                                               prev->second.copy != nullptr &&
-                                                               prev->second.copy->kind == format::MemcpyKind::kDtoH) {
-            stats.dtoh_bytes.push_back(prev->second.copy->bytes);
+          } else if (auto prev = previous.find(call.thread);
+                     prev != previous.end() && prev->second.copy_call && prev->second.dtoh) {
+            stats.dtoh_bytes.push_back(prev->second.bytes);
           }
         }
       } else if (cls == CallClass::kLaunch) {
         if (w.Overlaps(call.begin_ns, end)) launch_all.push_back(w.Clip(call.begin_ns, end));
         if (owned && Inside(steps_, call.begin_ns) && call.returned) launch_durations_.push_back(call.duration());
       }
-      if (owned) previous[call.thread] = {IsCopyCall(name), m};
+      if (owned) {
+        const bool dtoh = m != nullptr && m->kind == format::MemcpyKind::kDtoH;
+        previous[call.thread] = {IsCopyCall(name), dtoh, dtoh ? m->bytes : 0};
+      }
     }
     for (const GpuKernel& k : c.kernels) {
       if (w.Overlaps(k.start_ns, k.end_ns)) activity.push_back(w.Clip(k.start_ns, k.end_ns));

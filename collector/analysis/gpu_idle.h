@@ -94,8 +94,9 @@ class GpuIdleSweep {
 
  private:
   struct PreviousCall {  // what a synchronisation after it needs of a thread's latest call
-    bool copy_call = false;           // a cudaMemcpy* / cuMemcpy* by name
-    const GpuMemcpy* copy = nullptr;  // the copy it started
+    bool copy_call = false;  // a cudaMemcpy* / cuMemcpy* by name
+    bool dtoh = false;       // the copy it started is DtoH (held by value: windows come and go)
+    uint64_t bytes = 0;      // that copy's bytes
   };
   struct Label {  // a synchronising call's label: its idle time and its calls in the steps
     uint64_t covered_ns = 0;

@@ -70,7 +70,7 @@ void AppendStarts(const CudaData& data, std::vector<uint64_t>* out) {
 CudaWindows::CudaWindows(const std::vector<Process>& processes) : CudaWindows(processes, 0) {}
 
 CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_records, const CudaWindowReader& read,
-                         const CudaStartCounter& count) {
+                         const CudaStartCounter& count, const CudaPartnerReader& partners) {
   for (size_t p = 0; p < processes.size(); ++p) index_.emplace(&processes[p], p);
   if (max_records == 0) {
     windows_.push_back({});
@@ -79,6 +79,7 @@ CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_recor
       records_.back().emplace_back();
       for (const TraceImage& img : p.images) records_.back().back().push_back(&img.cuda);
     }
+    partners_ = records_;
     return;
   }
   std::vector<StartCount> starts;
@@ -94,18 +95,26 @@ CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_recor
   windows_ = CutWindows(std::move(starts), max_records);
   for (const TimeWindow& w : windows_) {
     records_.emplace_back();
+    partners_.emplace_back();
     for (const Process& p : processes) {
       records_.back().emplace_back();
+      partners_.back().emplace_back();
       for (const TraceImage& img : p.images) {
         auto data = std::make_unique<CudaData>();
-        if (read && read(img, w, p.end_ns, data.get())) {
-          ++read_;
-        } else {
-          *data = SliceWindow(img.cuda, w, p.end_ns);
-          ++sliced_;
-        }
+        auto correlated = std::make_unique<CudaData>();
+        const bool reread = read && read(img, w, p.end_ns, data.get());
+        if (!reread) *data = SliceWindow(img.cuda, w, p.end_ns);
+        ++(reread ? read_ : sliced_);
+        const bool partnered = reread && partners && partners(img, *data, correlated.get());
+        if (partnered) ++partnered_;
         slices_.push_back(std::move(data));
         records_.back().back().push_back(slices_.back().get());
+        if (partnered) {
+          slices_.push_back(std::move(correlated));
+          partners_.back().back().push_back(slices_.back().get());
+        } else {
+          partners_.back().back().push_back(&img.cuda);
+        }
       }
     }
   }

@@ -75,6 +75,14 @@ std::vector<TimeWindow> CutWindows(std::vector<StartCount> starts, size_t max_re
 /// input of CutWindows.
 void AppendStarts(const CudaData& data, std::vector<uint64_t>* out);
 
+/// The records of `image` correlated with a window's `records` (those it owns or overlaps), wherever
+/// they lie in time: every call with the correlation id of one of its kernels, copies or memsets,
+/// and every kernel, copy and memset with the id of one of its calls, into `out`, in the image's
+/// order (read/cuda_chunk_index.h, ReadCudaPartners). The correlation look-ups of the window
+/// (EnterByCorrelation, LaunchCallsOf, CorrelateGpuRecords) made of them give, for the window's
+/// ids, what they give of the whole image. False where it cannot.
+using CudaPartnerReader = std::function<bool(const TraceImage& image, const CudaData& records, CudaData* out)>;
+
 /// Where the records of `image` start, for cutting windows (`out` appended): each chunk's count at
 /// its earliest time, from the image's chunk index (read/cuda_chunk_index.h); false where it has
 /// none (then nothing is appended). read/cuda_chunk_index.h makes one.
@@ -102,7 +110,7 @@ class CudaWindows {
   /// `read` where it can (may be empty: sliced). The starts are counted by `count` where it can
   /// (may be empty), or taken from the images' records.
   CudaWindows(const std::vector<Process>& processes, size_t max_records, const CudaWindowReader& read = {},
-              const CudaStartCounter& count = {});
+              const CudaStartCounter& count = {}, const CudaPartnerReader& partners = {});
 
   size_t size() const { return windows_.size(); }
   const TimeWindow& window(size_t k) const { return windows_[k]; }
@@ -111,16 +119,25 @@ class CudaWindows {
   const std::vector<const CudaData*>& Of(size_t k, const Process& process) const {
     return records_[k][index_.at(&process)];
   }
+  /// What the correlation look-ups of window k read, per image of `process` (as Of): the records
+  /// correlated with the window's (a CudaPartnerReader's), or, where the window was not read
+  /// again, the whole image's.
+  const std::vector<const CudaData*>& Partners(size_t k, const Process& process) const {
+    return partners_[k][index_.at(&process)];
+  }
   /// How many (window, image) record sets the reader gave, and how many were sliced.
   size_t read_count() const { return read_; }
   size_t sliced_count() const { return sliced_; }
+  /// How many (window, image) look-up sets the partner reader gave (the others: whole images).
+  size_t partnered_count() const { return partnered_; }
 
  private:
   std::vector<TimeWindow> windows_;
   std::unordered_map<const Process*, size_t> index_;
   std::vector<std::vector<std::vector<const CudaData*>>> records_;  // [window][process][image]
+  std::vector<std::vector<std::vector<const CudaData*>>> partners_;  // [window][process][image]
   std::vector<std::unique_ptr<CudaData>> slices_;                   // owned copies, when cut
-  size_t read_ = 0, sliced_ = 0;
+  size_t read_ = 0, sliced_ = 0, partnered_ = 0;
 };
 
 }  // namespace trainprof::collector

@@ -267,6 +267,24 @@ CudaWindowReader ChunkIndexWindowReader() {
   };
 }
 
+CudaPartnerReader ChunkIndexPartnerReader() {
+  return [](const TraceImage& image, const CudaData& records, CudaData* out) {
+    if (image.cuda_index == nullptr) return false;
+    std::vector<uint64_t> call_ids, gpu_ids;  // the calls of its GPU records, the GPU records of its calls
+    call_ids.reserve(records.kernels.size() + records.memcpys.size() + records.memsets.size());
+    for (const GpuKernel& k : records.kernels) call_ids.push_back(k.correlation);
+    for (const GpuMemcpy& m : records.memcpys) call_ids.push_back(m.correlation);
+    for (const GpuMemset& m : records.memsets) call_ids.push_back(m.correlation);
+    gpu_ids.reserve(records.calls.size());
+    for (const CudaCall& c : records.calls) gpu_ids.push_back(c.correlation);
+    for (std::vector<uint64_t>* ids : {&call_ids, &gpu_ids}) {
+      std::sort(ids->begin(), ids->end());
+      ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
+    }
+    return ReadCudaPartners(*image.cuda_index, call_ids, gpu_ids, out).empty();
+  };
+}
+
 CudaStartCounter ChunkIndexStartCounter() {
   return [](const TraceImage& image, std::vector<StartCount>* out) {
     if (image.cuda_index == nullptr) return false;

@@ -99,6 +99,10 @@ std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint
 /// an image that has one; false for one without, or where the read fails.
 CudaWindowReader ChunkIndexWindowReader();
 
+/// A CudaPartnerReader (model/cuda_window.h) over the images' CudaChunkIndex: ReadCudaPartners of
+/// the ids of the window's records; false for an image without an index, or where the read fails.
+CudaPartnerReader ChunkIndexPartnerReader();
+
 /// A CudaStartCounter (model/cuda_window.h) over the images' CudaChunkIndex: each indexed chunk's
 /// records counted at its span's start, each call that never returned at its enter; false for an
 /// image without an index.

@@ -97,12 +97,17 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
   const CudaWindows& w = windows == nullptr ? *whole : *windows;
   TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
   for (const Process& p : trace.processes) {
-    std::vector<IdMap<uint64_t>> call_begin;
+    // Each image's calls by correlation id, made for each window from what it is correlated with
+    // (with one window: the image's records).
+    std::vector<IdMap<uint64_t>> call_begin(p.images.size());
     std::vector<const IdMap<uint64_t>*> begin_of;
-    for (const TraceImage& img : p.images) call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
     for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
     IdleKindsSweep sweep(std::move(begin_of));
-    for (size_t k = 0; k < w.size(); ++k) sweep.Add(w.window(k), w.Of(k, p));
+    for (size_t k = 0; k < w.size(); ++k) {
+      const std::vector<const CudaData*>& partners = w.Partners(k, p);
+      for (size_t i = 0; i < call_begin.size(); ++i) call_begin[i] = EnterByCorrelation(*partners[i], /*skip_zero=*/true);
+      sweep.Add(w.window(k), w.Of(k, p));
+    }
     for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
   }
   idle.text = has_cuda;
@@ -118,18 +123,17 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
       }
     }
   } else {
-    std::vector<IdMap<LaunchCall>> launches;  // of every image of every process
-    std::vector<const IdMap<LaunchCall>*> launch_of;
-    for (const Process& p : trace.processes) {
-      for (const TraceImage& img : p.images) launches.push_back(LaunchCallsOf(img.cuda, trace.strings));
-    }
-    for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
+    // Every image's launch calls, made for each window from what it is correlated with.
     for (size_t k = 0; k < w.size(); ++k) {
       std::vector<const CudaData*> images;
+      std::vector<IdMap<LaunchCall>> launches;
       for (const Process& p : trace.processes) {
         const std::vector<const CudaData*>& of = w.Of(k, p);
         images.insert(images.end(), of.begin(), of.end());
+        for (const CudaData* c : w.Partners(k, p)) launches.push_back(LaunchCallsOf(*c, trace.strings));
       }
+      std::vector<const IdMap<LaunchCall>*> launch_of;
+      for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
       launch_sweep.Add(w.window(k), images, launch_of);
     }
   }

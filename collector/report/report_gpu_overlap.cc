@@ -30,15 +30,16 @@ void AddGpuOverlap(const Trace& trace, Report* r, const CudaWindows* windows) {
   for (size_t i = 0; i < trace.processes.size(); ++i) {
     const Process& p = trace.processes[i];
     // Each image's calls by correlation id, for the NCCL kernels' launches: with one window made
-    // there, and only for an image with NCCL kernels; with several made once here.
-    std::vector<IdMap<uint64_t>> enter;
+    // there, and only for an image with NCCL kernels; with several made for each window from what
+    // it is correlated with (CudaWindows::Partners).
+    std::vector<IdMap<uint64_t>> enter(w.size() > 1 ? p.images.size() : 0);
     std::vector<const IdMap<uint64_t>*> enter_of(p.images.size(), nullptr);
-    if (w.size() > 1) {
-      for (const TraceImage& img : p.images) enter.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/false));
-      for (size_t k = 0; k < enter.size(); ++k) enter_of[k] = &enter[k];
-    }
+    for (size_t m = 0; m < enter.size(); ++m) enter_of[m] = &enter[m];
     GpuOverlapSweep sweep(StepsOf(r->bottleneck, i));
-    for (size_t k = 0; k < w.size(); ++k) sweep.Add(CategorizeActivity(p, trace.strings, w.window(k), w.Of(k, p), enter_of));
+    for (size_t k = 0; k < w.size(); ++k) {
+      for (size_t m = 0; m < enter.size(); ++m) enter[m] = EnterByCorrelation(*w.Partners(k, p)[m], /*skip_zero=*/false);
+      sweep.Add(CategorizeActivity(p, trace.strings, w.window(k), w.Of(k, p), enter_of));
+    }
     if (sweep.empty()) continue;
     r->temporal_breakdown.push_back({p.host, p.pid, p.rank, sweep.Temporal()});
     r->kernel_categories.push_back({p.host, p.pid, p.rank, sweep.Categories(), sweep.Steps()});

@@ -166,12 +166,13 @@ std::set<uint32_t> DevicesUsed(const Process& process) {
 
 namespace {
 
-// The rows of `processes`: window k's records of processes[p] are records_of(k, p).
-template <typename RecordsOf>
+// The rows of `processes`: window k's records of processes[p] are records_of(k, p), and what its
+// correlation look-ups read partners_of(k, p) (CudaWindows::Partners).
+template <typename RecordsOf, typename PartnersOf>
 std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged,
-                             const std::vector<TimeWindow>& windows, RecordsOf records_of) {
+                             const std::vector<TimeWindow>& windows, RecordsOf records_of, PartnersOf partners_of) {
   // The calls by correlation id: with one window made image by image as the window is read (one
-  // image's at a time), with several made once here.
+  // image's at a time), with several made for each window from what it is correlated with.
   std::vector<std::set<uint32_t>> devices;
   std::vector<std::vector<IdMap<uint64_t>>> enter(processes.size());
   std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(processes.size());
@@ -179,13 +180,18 @@ std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const
     devices.push_back(DevicesUsed(*processes[p]));
     enter_of[p].assign(processes[p]->images.size(), nullptr);
     if (windows.size() < 2) continue;
-    for (const TraceImage& img : processes[p]->images) enter[p].push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/false));
+    enter[p].resize(processes[p]->images.size());
     for (size_t i = 0; i < enter[p].size(); ++i) enter_of[p][i] = &enter[p][i];
   }
   DeviceSweep sweep(processes, strings, merged, devices, std::move(enter_of));
   for (size_t k = 0; k < windows.size(); ++k) {
     std::vector<std::vector<const CudaData*>> records;
-    for (size_t p = 0; p < processes.size(); ++p) records.push_back(records_of(k, p));
+    for (size_t p = 0; p < processes.size(); ++p) {
+      records.push_back(records_of(k, p));
+      if (windows.size() < 2) continue;
+      const std::vector<const CudaData*>& partners = partners_of(k, p);
+      for (size_t i = 0; i < enter[p].size(); ++i) enter[p][i] = EnterByCorrelation(*partners[i], /*skip_zero=*/false);
+    }
     sweep.Add(windows[k], records);
   }
   return std::move(sweep).Rows();
@@ -193,11 +199,12 @@ std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const
 
 // The rows of `processes` from their whole records, as one window.
 std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged) {
-  return Sweep(processes, strings, merged, {TimeWindow{}}, [&](size_t, size_t p) {
+  auto whole = [&](size_t, size_t p) {
     std::vector<const CudaData*> records;
     for (const TraceImage& img : processes[p]->images) records.push_back(&img.cuda);
     return records;
-  });
+  };
+  return Sweep(processes, strings, merged, {TimeWindow{}}, whole, whole);
 }
 
 }  // namespace
@@ -206,7 +213,9 @@ std::vector<DeviceRow> WindowedDevices(const std::vector<const Process*>& proces
                                        bool merged, const CudaWindows& windows) {
   std::vector<TimeWindow> cut;
   for (size_t k = 0; k < windows.size(); ++k) cut.push_back(windows.window(k));
-  return Sweep(processes, strings, merged, cut, [&](size_t k, size_t p) { return windows.Of(k, *processes[p]); });
+  return Sweep(
+      processes, strings, merged, cut, [&](size_t k, size_t p) { return windows.Of(k, *processes[p]); },
+      [&](size_t k, size_t p) -> const std::vector<const CudaData*>& { return windows.Partners(k, *processes[p]); });
 }
 
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings) {

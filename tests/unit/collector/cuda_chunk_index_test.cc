@@ -377,8 +377,14 @@ TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
     trace.processes.push_back(std::move(p));
   }
   trace.processes[1].images[0].cuda_index.reset();  // this one is sliced, its starts from its records
-  const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter());
+  const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter(),
+                      ChunkIndexPartnerReader());
   ASSERT_GT(w.size(), 5u);
+  EXPECT_EQ(w.partnered_count(), w.size());  // the first process's windows
+  for (size_t k = 0; k < w.size(); ++k) {   // the second's look-ups read the whole image
+    EXPECT_EQ(w.Partners(k, trace.processes[1])[0], &trace.processes[1].images[0].cuda);
+    EXPECT_NE(w.Partners(k, trace.processes[0])[0], &trace.processes[0].images[0].cuda);
+  }
   // The windows are cut by the counts: the first process's chunks, the second's records.
   std::vector<StartCount> starts;
   ASSERT_TRUE(ChunkIndexStartCounter()(trace.processes[0].images[0], &starts));

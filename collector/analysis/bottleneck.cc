@@ -116,7 +116,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
   {
     CollectivesSweep sweep(spans_counted, trace.strings);
-    for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), windows.Of(k, p));
+    for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), windows.Read(k, p).records());
     t.collective = std::move(sweep).Result(p);
   }
   if (t.step.count == 0) return t;
@@ -162,9 +162,9 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     for (const Correlated& c : correlated) correlated_of.push_back(&c);
     GpuIdleSweep sweep(p, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
     for (size_t k = 0; any_activity && k < windows.size(); ++k) {
-      const std::vector<const CudaData*>& partners = windows.Partners(k, p);
-      for (size_t i = 0; i < correlated.size(); ++i) correlated[i] = CorrelateGpuRecords(*partners[i]);
-      sweep.Add(windows.window(k), windows.Of(k, p));
+      const CudaWindowData data = windows.Read(k, p);
+      for (size_t i = 0; i < correlated.size(); ++i) correlated[i] = CorrelateGpuRecords(*data.partners()[i]);
+      sweep.Add(windows.window(k), data.records());
     }
     t.gpu = std::move(sweep).Result(any_activity);
   }

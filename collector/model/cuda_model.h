@@ -19,6 +19,7 @@
 // has millions of kernels.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -164,15 +165,27 @@ struct CudaData {
   uint64_t records_dropped = 0;     ///< Σ GPU_DROPPED counts: activity records CUPTI lost
   uint64_t invalid_timestamps = 0;  ///< GPU activity records (tags 50..54) with a zero or reversed time
   uint64_t unmatched_exits = 0;     ///< CUDA_API_EXIT records whose correlation no open enter has
+  // What the trace reader decoded, whatever it kept (ReadOptions::keep_cuda): calls entered, valid
+  // kernels, copies and memsets, valid syncs and overheads; the devices of those kernels, copies
+  // and memsets (ascending). Zero and empty where the records came another way (Kineto).
+  uint64_t decoded_calls = 0, decoded_activity = 0, decoded_other = 0;
+  std::vector<uint32_t> activity_devices;
 
   /// Any CUDA record at all (a process that used CUDA with tracing on, or said why it could not).
   bool any() const {
     return !calls.empty() || !kernels.empty() || !memcpys.empty() || !memsets.empty() || !syncs.empty() ||
            !overheads.empty() || !devices.empty() || !status.empty() || records_dropped > 0 ||
-           invalid_timestamps > 0;
+           invalid_timestamps > 0 || decoded_calls > 0 || decoded_activity > 0 || decoded_other > 0;
   }
   /// Any GPU activity with valid times (kernel, memcpy, memset).
-  bool any_activity() const { return !kernels.empty() || !memcpys.empty() || !memsets.empty(); }
+  bool any_activity() const { return !kernels.empty() || !memcpys.empty() || !memsets.empty() || decoded_activity > 0; }
+  /// Notes a decoded kernel, copy or memset on `device`.
+  void Decoded(uint32_t device) {
+    ++decoded_activity;
+    if (!activity_devices.empty() && activity_devices.back() == device) return;
+    auto it = std::lower_bound(activity_devices.begin(), activity_devices.end(), device);
+    if (it == activity_devices.end() || *it != device) activity_devices.insert(it, device);
+  }
 };
 
 }  // namespace trainprof::collector

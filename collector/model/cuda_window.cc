@@ -69,19 +69,14 @@ void AppendStarts(const CudaData& data, std::vector<uint64_t>* out) {
 
 CudaWindows::CudaWindows(const std::vector<Process>& processes) : CudaWindows(processes, 0) {}
 
-CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_records, const CudaWindowReader& read,
-                         const CudaStartCounter& count, const CudaPartnerReader& partners) {
-  for (size_t p = 0; p < processes.size(); ++p) index_.emplace(&processes[p], p);
+CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_records, CudaWindowReader read,
+                         const CudaStartCounter& count, CudaPartnerReader partners)
+    : read_records_(std::move(read)), read_partners_(std::move(partners)) {
   if (max_records == 0) {
     windows_.push_back({});
-    records_.emplace_back();
-    for (const Process& p : processes) {
-      records_.back().emplace_back();
-      for (const TraceImage& img : p.images) records_.back().back().push_back(&img.cuda);
-    }
-    partners_ = records_;
     return;
   }
+  whole_ = false;
   std::vector<StartCount> starts;
   for (const Process& p : processes) {
     for (const TraceImage& img : p.images) {
@@ -93,31 +88,34 @@ CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_recor
     }
   }
   windows_ = CutWindows(std::move(starts), max_records);
-  for (const TimeWindow& w : windows_) {
-    records_.emplace_back();
-    partners_.emplace_back();
-    for (const Process& p : processes) {
-      records_.back().emplace_back();
-      partners_.back().emplace_back();
-      for (const TraceImage& img : p.images) {
-        auto data = std::make_unique<CudaData>();
-        auto correlated = std::make_unique<CudaData>();
-        const bool reread = read && read(img, w, p.end_ns, data.get());
-        if (!reread) *data = SliceWindow(img.cuda, w, p.end_ns);
-        ++(reread ? read_ : sliced_);
-        const bool partnered = reread && partners && partners(img, *data, correlated.get());
-        if (partnered) ++partnered_;
-        slices_.push_back(std::move(data));
-        records_.back().back().push_back(slices_.back().get());
-        if (partnered) {
-          slices_.push_back(std::move(correlated));
-          partners_.back().back().push_back(slices_.back().get());
-        } else {
-          partners_.back().back().push_back(&img.cuda);
-        }
-      }
+}
+
+CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
+  CudaWindowData out;
+  if (whole_) {
+    for (const TraceImage& img : p.images) out.records_.push_back(&img.cuda);
+    out.partners_ = out.records_;
+    return out;
+  }
+  const TimeWindow& w = windows_[k];
+  for (const TraceImage& img : p.images) {
+    auto data = std::make_unique<CudaData>();
+    auto correlated = std::make_unique<CudaData>();
+    const bool reread = read_records_ && read_records_(img, w, p.end_ns, data.get());
+    if (!reread) *data = SliceWindow(img.cuda, w, p.end_ns);
+    ++(reread ? read_ : sliced_);
+    const bool partnered = reread && read_partners_ && read_partners_(img, *data, correlated.get());
+    out.records_.push_back(data.get());
+    out.owned_.push_back(std::move(data));
+    if (partnered) {
+      ++partnered_;
+      out.partners_.push_back(correlated.get());
+      out.owned_.push_back(std::move(correlated));
+    } else {
+      out.partners_.push_back(&img.cuda);
     }
   }
+  return out;
 }
 
 }  // namespace trainprof::collector

@@ -15,9 +15,9 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "collector/base/intervals.h"
@@ -94,50 +94,65 @@ using CudaStartCounter = std::function<bool(const TraceImage& image, std::vector
 using CudaWindowReader =
     std::function<bool(const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* out)>;
 
+/// One window's records of one process: per image (in the order of Process::images) the records
+/// the window owns or overlaps, and what its correlation look-ups read. Holds what it had to read
+/// or copy; otherwise points into the images.
+class CudaWindowData {
+ public:
+  CudaWindowData() = default;
+  /// Records and partners held elsewhere (they must outlive this).
+  CudaWindowData(std::vector<const CudaData*> records, std::vector<const CudaData*> partners)
+      : records_(std::move(records)), partners_(std::move(partners)) {}
+
+  /// The records of each image that the window owns or overlaps.
+  const std::vector<const CudaData*>& records() const { return records_; }
+  /// What the window's correlation look-ups read, per image: the records correlated with the
+  /// window's (a CudaPartnerReader's), or, where the window was not read again, the whole image's.
+  const std::vector<const CudaData*>& partners() const { return partners_; }
+
+ private:
+  friend class CudaWindows;
+  std::vector<const CudaData*> records_, partners_;
+  std::vector<std::unique_ptr<CudaData>> owned_;
+};
+
 /// The CUDA records of a trace's processes window by window: what the windowed analyses are fed.
 /// Either one window over each image's own records (nothing copied), or windows cut by record
-/// starts, each window's records decoded again from the trace file by a CudaWindowReader (the
-/// windowed read) or, where it cannot, sliced out of the images (SliceWindow). Every window is
-/// made up front, so memory grows with the windows, on top of the trace: this is the windowed
-/// read's test bed until the report stops keeping the records (docs/performance.md, "The
-/// windowed read").
+/// starts, each window's records read when asked for (Read): decoded again from the trace file by
+/// a CudaWindowReader (the windowed read) or, where it cannot, sliced out of the images
+/// (SliceWindow). A reader of the windows holds one window at a time; the report still holds
+/// every record besides (docs/performance.md, "The windowed read").
 class CudaWindows {
  public:
   /// One window, [0, UINT64_MAX), over the records of `processes` (kept by address: they must
   /// outlive this).
   explicit CudaWindows(const std::vector<Process>& processes);
   /// Windows of at most `max_records` record starts each (CutWindows; 0: one window), read by
-  /// `read` where it can (may be empty: sliced). The starts are counted by `count` where it can
-  /// (may be empty), or taken from the images' records.
-  CudaWindows(const std::vector<Process>& processes, size_t max_records, const CudaWindowReader& read = {},
-              const CudaStartCounter& count = {}, const CudaPartnerReader& partners = {});
+  /// `read` where it can (may be empty: sliced), their correlation look-ups by `partners` (may be
+  /// empty: the whole images). The starts are counted by `count` where it can (may be empty), or
+  /// taken from the images' records.
+  CudaWindows(const std::vector<Process>& processes, size_t max_records, CudaWindowReader read = {},
+              const CudaStartCounter& count = {}, CudaPartnerReader partners = {});
 
   size_t size() const { return windows_.size(); }
   const TimeWindow& window(size_t k) const { return windows_[k]; }
-  /// The records of each image of `process` (one of the processes given) in window k, in the
-  /// order of Process::images.
-  const std::vector<const CudaData*>& Of(size_t k, const Process& process) const {
-    return records_[k][index_.at(&process)];
-  }
-  /// What the correlation look-ups of window k read, per image of `process` (as Of): the records
-  /// correlated with the window's (a CudaPartnerReader's), or, where the window was not read
-  /// again, the whole image's.
-  const std::vector<const CudaData*>& Partners(size_t k, const Process& process) const {
-    return partners_[k][index_.at(&process)];
-  }
-  /// How many (window, image) record sets the reader gave, and how many were sliced.
+  /// One window over the images' own records (Read gives the images themselves).
+  bool whole() const { return whole_; }
+  /// Window k's records of `process` (one of the processes given), read now. Safe to call from
+  /// several threads at once.
+  CudaWindowData Read(size_t k, const Process& process) const;
+  /// How many (window, image) record sets the reader gave, how many were sliced, and how many
+  /// look-up sets the partner reader gave (the others: whole images), so far.
   size_t read_count() const { return read_; }
   size_t sliced_count() const { return sliced_; }
-  /// How many (window, image) look-up sets the partner reader gave (the others: whole images).
   size_t partnered_count() const { return partnered_; }
 
  private:
   std::vector<TimeWindow> windows_;
-  std::unordered_map<const Process*, size_t> index_;
-  std::vector<std::vector<std::vector<const CudaData*>>> records_;  // [window][process][image]
-  std::vector<std::vector<std::vector<const CudaData*>>> partners_;  // [window][process][image]
-  std::vector<std::unique_ptr<CudaData>> slices_;                   // owned copies, when cut
-  size_t read_ = 0, sliced_ = 0, partnered_ = 0;
+  bool whole_ = true;  // one window over the images' own records
+  CudaWindowReader read_records_;
+  CudaPartnerReader read_partners_;
+  mutable std::atomic<size_t> read_{0}, sliced_{0}, partnered_{0};
 };
 
 }  // namespace trainprof::collector

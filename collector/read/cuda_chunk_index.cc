@@ -260,6 +260,15 @@ std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint
   return Read(index, {.call_ids = &call_ids, .gpu_ids = &gpu_ids}, out);
 }
 
+bool EveryCudaImageIndexed(const Trace& trace) {
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) {
+      if (img.source == ImageSource::kTrainprof && img.cuda.any() && img.cuda_index == nullptr) return false;
+    }
+  }
+  return true;
+}
+
 CudaWindowReader ChunkIndexWindowReader() {
   return [](const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* out) {
     return image.cuda_index != nullptr &&

@@ -95,6 +95,11 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
 std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint64_t>& call_ids,
                              const std::vector<uint64_t>& gpu_ids, CudaData* out);
 
+/// Whether every trainprof image of `trace` with CUDA records has a CudaChunkIndex (Kineto images
+/// keep their records whatever the read options say): what a read that keeps no CUDA record needs
+/// to have its windows read again.
+bool EveryCudaImageIndexed(const Trace& trace);
+
 /// A CudaWindowReader (model/cuda_window.h) over the images' CudaChunkIndex: ReadCudaWindow for
 /// an image that has one; false for one without, or where the read fails.
 CudaWindowReader ChunkIndexWindowReader();

@@ -110,6 +110,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (keep_) k.config = out_.kernel_configs.Intern(config);
       if (configs_ != nullptr) configs_->Intern(config);
       if (keep_) out_.kernels.push_back(k);
+      out_.Decoded(k.device);
       if (span_ != nullptr) span_->AddGpu(k.start_ns, k.end_ns, k.correlation);
       break;
     }
@@ -126,6 +127,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (sink_ != nullptr) sink_->Memcpy(m);
       if (digest_ != nullptr) digest_->Memcpy(m);
       if (keep_) out_.memcpys.push_back(m);
+      out_.Decoded(m.device);
       if (span_ != nullptr) span_->AddGpu(m.start_ns, m.end_ns, m.correlation);
       break;
     }
@@ -140,6 +142,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (sink_ != nullptr) sink_->Memset(m);
       if (digest_ != nullptr) digest_->Memset(m);
       if (keep_) out_.memsets.push_back(m);
+      out_.Decoded(m.device);
       if (span_ != nullptr) span_->AddGpu(m.start_ns, m.end_ns, m.correlation);
       break;
     }
@@ -152,6 +155,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       s.stream = s.has_stream ? U32(r.stream_plus_1 - 1) : 0;
       s.type = static_cast<format::SyncType>(U32(r.type));
       s.correlation = r.correlation;
+      ++out_.decoded_other;
       if (sink_ != nullptr) sink_->Sync(s);
       if (keep_) out_.syncs.push_back(s);
       break;
@@ -163,6 +167,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       o.kind = U32(r.kind);
       o.object_kind = U32(r.object_kind);
       o.object_id = r.object_id;
+      ++out_.decoded_other;
       if (sink_ != nullptr) sink_->Overhead(o);
       if (digest_ != nullptr) digest_->Overhead(o);
       if (keep_) out_.overheads.push_back(o);
@@ -212,6 +217,7 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
 
 void CudaRecordDecoder::Enter(const CudaCall& c) {
   const uint64_t seq = enters_++;
+  ++out_.decoded_calls;
   // A correlation id seen again while its first call is open: the first never returned.
   if (keep_) {
     auto [it, fresh] = open_calls_.try_emplace(c.correlation, out_.calls.size());

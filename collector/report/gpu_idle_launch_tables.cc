@@ -104,9 +104,11 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
     for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
     IdleKindsSweep sweep(std::move(begin_of));
     for (size_t k = 0; k < w.size(); ++k) {
-      const std::vector<const CudaData*>& partners = w.Partners(k, p);
-      for (size_t i = 0; i < call_begin.size(); ++i) call_begin[i] = EnterByCorrelation(*partners[i], /*skip_zero=*/true);
-      sweep.Add(w.window(k), w.Of(k, p));
+      const CudaWindowData data = w.Read(k, p);
+      for (size_t i = 0; i < call_begin.size(); ++i) {
+        call_begin[i] = EnterByCorrelation(*data.partners()[i], /*skip_zero=*/true);
+      }
+      sweep.Add(w.window(k), data.records());
     }
     for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
   }
@@ -116,21 +118,23 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
   KernelLaunchSweep launch_sweep(trace.strings);
   if (w.size() == 1) {
     for (const Process& p : trace.processes) {
-      const std::vector<const CudaData*>& of = w.Of(0, p);
+      const CudaWindowData data = w.Read(0, p);
+      const std::vector<const CudaData*>& of = data.records();
       for (size_t i = 0; i < of.size(); ++i) {
-        const IdMap<LaunchCall> launches = LaunchCallsOf(p.images[i].cuda, trace.strings);
+        const IdMap<LaunchCall> launches = LaunchCallsOf(*data.partners()[i], trace.strings);
         launch_sweep.Add(w.window(0), {of[i]}, {&launches});
       }
     }
   } else {
     // Every image's launch calls, made for each window from what it is correlated with.
     for (size_t k = 0; k < w.size(); ++k) {
+      std::vector<CudaWindowData> data;  // every process's, for this window
       std::vector<const CudaData*> images;
       std::vector<IdMap<LaunchCall>> launches;
       for (const Process& p : trace.processes) {
-        const std::vector<const CudaData*>& of = w.Of(k, p);
-        images.insert(images.end(), of.begin(), of.end());
-        for (const CudaData* c : w.Partners(k, p)) launches.push_back(LaunchCallsOf(*c, trace.strings));
+        data.push_back(w.Read(k, p));
+        images.insert(images.end(), data.back().records().begin(), data.back().records().end());
+        for (const CudaData* c : data.back().partners()) launches.push_back(LaunchCallsOf(*c, trace.strings));
       }
       std::vector<const IdMap<LaunchCall>*> launch_of;
       for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);

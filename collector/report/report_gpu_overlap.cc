@@ -29,16 +29,17 @@ void AddGpuOverlap(const Trace& trace, Report* r, const CudaWindows* windows) {
   const CudaWindows& w = windows == nullptr ? *whole : *windows;
   for (size_t i = 0; i < trace.processes.size(); ++i) {
     const Process& p = trace.processes[i];
-    // Each image's calls by correlation id, for the NCCL kernels' launches: with one window made
-    // there, and only for an image with NCCL kernels; with several made for each window from what
-    // it is correlated with (CudaWindows::Partners).
-    std::vector<IdMap<uint64_t>> enter(w.size() > 1 ? p.images.size() : 0);
+    // Each image's calls by correlation id, for the NCCL kernels' launches: over the images' own
+    // records made there, and only for an image with NCCL kernels; otherwise made for each window
+    // from what it is correlated with (CudaWindowData::partners).
+    std::vector<IdMap<uint64_t>> enter(w.whole() ? 0 : p.images.size());
     std::vector<const IdMap<uint64_t>*> enter_of(p.images.size(), nullptr);
     for (size_t m = 0; m < enter.size(); ++m) enter_of[m] = &enter[m];
     GpuOverlapSweep sweep(StepsOf(r->bottleneck, i));
     for (size_t k = 0; k < w.size(); ++k) {
-      for (size_t m = 0; m < enter.size(); ++m) enter[m] = EnterByCorrelation(*w.Partners(k, p)[m], /*skip_zero=*/false);
-      sweep.Add(CategorizeActivity(p, trace.strings, w.window(k), w.Of(k, p), enter_of));
+      const CudaWindowData data = w.Read(k, p);
+      for (size_t m = 0; m < enter.size(); ++m) enter[m] = EnterByCorrelation(*data.partners()[m], /*skip_zero=*/false);
+      sweep.Add(CategorizeActivity(p, trace.strings, w.window(k), data.records(), enter_of));
     }
     if (sweep.empty()) continue;
     r->temporal_breakdown.push_back({p.host, p.pid, p.rank, sweep.Temporal()});

@@ -157,6 +157,7 @@ std::vector<DeviceRow> DeviceSweep::Rows() && {
 std::set<uint32_t> DevicesUsed(const Process& process) {
   std::set<uint32_t> out;
   for (const TraceImage& img : process.images) {
+    out.insert(img.cuda.activity_devices.begin(), img.cuda.activity_devices.end());
     for (const GpuKernel& k : img.cuda.kernels) out.insert(k.device);
     for (const GpuMemcpy& m : img.cuda.memcpys) out.insert(m.device);
     for (const GpuMemset& m : img.cuda.memsets) out.insert(m.device);
@@ -166,30 +167,32 @@ std::set<uint32_t> DevicesUsed(const Process& process) {
 
 namespace {
 
-// The rows of `processes`: window k's records of processes[p] are records_of(k, p), and what its
-// correlation look-ups read partners_of(k, p) (CudaWindows::Partners).
-template <typename RecordsOf, typename PartnersOf>
+// The rows of `processes`: window k's records of processes[p] are read_of(k, p) (a
+// CudaWindowData); `whole`: they are the images themselves.
+template <typename ReadOf>
 std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged,
-                             const std::vector<TimeWindow>& windows, RecordsOf records_of, PartnersOf partners_of) {
-  // The calls by correlation id: with one window made image by image as the window is read (one
-  // image's at a time), with several made for each window from what it is correlated with.
+                             const std::vector<TimeWindow>& windows, bool whole, ReadOf read_of) {
+  // The calls by correlation id: over the images' own records made image by image as the window
+  // is read (one image's at a time), otherwise for each window from what it is correlated with.
   std::vector<std::set<uint32_t>> devices;
   std::vector<std::vector<IdMap<uint64_t>>> enter(processes.size());
   std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(processes.size());
   for (size_t p = 0; p < processes.size(); ++p) {
     devices.push_back(DevicesUsed(*processes[p]));
     enter_of[p].assign(processes[p]->images.size(), nullptr);
-    if (windows.size() < 2) continue;
+    if (whole) continue;
     enter[p].resize(processes[p]->images.size());
     for (size_t i = 0; i < enter[p].size(); ++i) enter_of[p][i] = &enter[p][i];
   }
   DeviceSweep sweep(processes, strings, merged, devices, std::move(enter_of));
   for (size_t k = 0; k < windows.size(); ++k) {
+    std::vector<CudaWindowData> data;  // every process's, for this window
     std::vector<std::vector<const CudaData*>> records;
     for (size_t p = 0; p < processes.size(); ++p) {
-      records.push_back(records_of(k, p));
-      if (windows.size() < 2) continue;
-      const std::vector<const CudaData*>& partners = partners_of(k, p);
+      data.push_back(read_of(k, p));
+      records.push_back(data.back().records());
+      if (whole) continue;
+      const std::vector<const CudaData*>& partners = data.back().partners();
       for (size_t i = 0; i < enter[p].size(); ++i) enter[p][i] = EnterByCorrelation(*partners[i], /*skip_zero=*/false);
     }
     sweep.Add(windows[k], records);
@@ -199,12 +202,11 @@ std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const
 
 // The rows of `processes` from their whole records, as one window.
 std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged) {
-  auto whole = [&](size_t, size_t p) {
+  return Sweep(processes, strings, merged, {TimeWindow{}}, /*whole=*/true, [&](size_t, size_t p) {
     std::vector<const CudaData*> records;
     for (const TraceImage& img : processes[p]->images) records.push_back(&img.cuda);
-    return records;
-  };
-  return Sweep(processes, strings, merged, {TimeWindow{}}, whole, whole);
+    return CudaWindowData(records, records);
+  });
 }
 
 }  // namespace
@@ -213,9 +215,8 @@ std::vector<DeviceRow> WindowedDevices(const std::vector<const Process*>& proces
                                        bool merged, const CudaWindows& windows) {
   std::vector<TimeWindow> cut;
   for (size_t k = 0; k < windows.size(); ++k) cut.push_back(windows.window(k));
-  return Sweep(
-      processes, strings, merged, cut, [&](size_t k, size_t p) { return windows.Of(k, *processes[p]); },
-      [&](size_t k, size_t p) -> const std::vector<const CudaData*>& { return windows.Partners(k, *processes[p]); });
+  return Sweep(processes, strings, merged, cut, windows.whole(),
+               [&](size_t k, size_t p) { return windows.Read(k, *processes[p]); });
 }
 
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings) {

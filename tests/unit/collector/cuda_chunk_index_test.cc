@@ -380,11 +380,24 @@ TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
   const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter(),
                       ChunkIndexPartnerReader());
   ASSERT_GT(w.size(), 5u);
-  EXPECT_EQ(w.partnered_count(), w.size());  // the first process's windows
-  for (size_t k = 0; k < w.size(); ++k) {   // the second's look-ups read the whole image
-    EXPECT_EQ(w.Partners(k, trace.processes[1])[0], &trace.processes[1].images[0].cuda);
-    EXPECT_NE(w.Partners(k, trace.processes[0])[0], &trace.processes[0].images[0].cuda);
+  EXPECT_EQ(w.read_count(), 0u);  // nothing is read before it is asked for
+  for (size_t k = 0; k < w.size(); ++k) {
+    for (const Process& p : trace.processes) {
+      const CudaWindowData data = w.Read(k, p);
+      const CudaData want = SliceWindow(p.images[0].cuda, w.window(k), p.end_ns);
+      ExpectSameRecords(want.calls, data.records()[0]->calls, "calls");
+      ExpectSameRecords(want.kernels, data.records()[0]->kernels, "kernels");
+      // The second's look-ups read the whole image; the first's, the window's partners.
+      if (&p == &trace.processes[1]) {
+        EXPECT_EQ(data.partners()[0], &p.images[0].cuda);
+      } else {
+        EXPECT_NE(data.partners()[0], &p.images[0].cuda);
+      }
+    }
   }
+  EXPECT_EQ(w.read_count(), w.size());
+  EXPECT_EQ(w.sliced_count(), w.size());
+  EXPECT_EQ(w.partnered_count(), w.size());
   // The windows are cut by the counts: the first process's chunks, the second's records.
   std::vector<StartCount> starts;
   ASSERT_TRUE(ChunkIndexStartCounter()(trace.processes[0].images[0], &starts));
@@ -402,16 +415,6 @@ TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
   const std::vector<TimeWindow> cut = CutWindows(both, 50);
   ASSERT_EQ(cut.size(), w.size());
   for (size_t k = 0; k < cut.size(); ++k) EXPECT_EQ(cut[k].begin_ns, w.window(k).begin_ns);
-  EXPECT_EQ(w.read_count(), w.size());
-  EXPECT_EQ(w.sliced_count(), w.size());
-  for (size_t k = 0; k < w.size(); ++k) {
-    for (const Process& p : trace.processes) {
-      const CudaData want = SliceWindow(p.images[0].cuda, w.window(k), p.end_ns);
-      const CudaData& got = *w.Of(k, p)[0];
-      ExpectSameRecords(want.calls, got.calls, "calls");
-      ExpectSameRecords(want.kernels, got.kernels, "kernels");
-    }
-  }
 }
 
 }  // namespace

@@ -101,10 +101,12 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
   for (const TraceImage& img : p.images) {
     auto data = std::make_unique<CudaData>();
     auto correlated = std::make_unique<CudaData>();
-    const bool reread = read_records_ && read_records_(img, w, p.end_ns, data.get());
+    std::string error;
+    const bool reread = read_records_ && read_records_(img, w, p.end_ns, data.get(), &error);
     if (!reread) *data = SliceWindow(img.cuda, w, p.end_ns);
     ++(reread ? read_ : sliced_);
-    const bool partnered = reread && read_partners_ && read_partners_(img, *data, correlated.get());
+    const bool partnered = reread && read_partners_ && read_partners_(img, *data, correlated.get(), &error);
+    if (!error.empty()) Said(error);
     out.records_.push_back(data.get());
     out.owned_.push_back(std::move(data));
     if (partnered) {
@@ -116,6 +118,16 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
     }
   }
   return out;
+}
+
+void CudaWindows::Said(const std::string& error) const {
+  std::lock_guard<std::mutex> lock(errors_mutex_);
+  if (std::find(errors_.begin(), errors_.end(), error) == errors_.end()) errors_.push_back(error);
+}
+
+std::vector<std::string> CudaWindows::Errors() const {
+  std::lock_guard<std::mutex> lock(errors_mutex_);
+  return errors_;
 }
 
 }  // namespace trainprof::collector

@@ -18,6 +18,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "collector/base/intervals.h"
@@ -81,7 +83,8 @@ void AppendStarts(const CudaData& data, std::vector<uint64_t>* out);
 /// order (read/cuda_chunk_index.h, ReadCudaPartners). The correlation look-ups of the window
 /// (EnterByCorrelation, LaunchCallsOf, CorrelateGpuRecords) made of them give, for the window's
 /// ids, what they give of the whole image. False where it cannot.
-using CudaPartnerReader = std::function<bool(const TraceImage& image, const CudaData& records, CudaData* out)>;
+using CudaPartnerReader =
+    std::function<bool(const TraceImage& image, const CudaData& records, CudaData* out, std::string* error)>;
 
 /// Where the records of `image` start, for cutting windows (`out` appended): each chunk's count at
 /// its earliest time, from the image's chunk index (read/cuda_chunk_index.h); false where it has
@@ -90,9 +93,10 @@ using CudaStartCounter = std::function<bool(const TraceImage& image, std::vector
 
 /// Decodes the records of `image` that `window` owns or overlaps into `out` (SliceWindow's
 /// records in its order, calls by CallEnd with `process_end_ns`) without the image's vectors;
-/// false where it cannot (then `out` is not used). read/cuda_chunk_index.h makes one.
-using CudaWindowReader =
-    std::function<bool(const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* out)>;
+/// false where it cannot (then `out` is not used), with `error` said where it should have (the
+/// file changed since it was read). read/cuda_chunk_index.h makes one.
+using CudaWindowReader = std::function<bool(const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns,
+                                            CudaData* out, std::string* error)>;
 
 /// One window's records of one process: per image (in the order of Process::images) the records
 /// the window owns or overlaps, and what its correlation look-ups read. Holds what it had to read
@@ -146,6 +150,9 @@ class CudaWindows {
   size_t read_count() const { return read_; }
   size_t sliced_count() const { return sliced_; }
   size_t partnered_count() const { return partnered_; }
+  /// What went wrong reading windows again, once each ("FILE: why"): their records were then
+  /// sliced out of what the image kept, which may be none of them.
+  std::vector<std::string> Errors() const;
 
  private:
   std::vector<TimeWindow> windows_;
@@ -153,6 +160,9 @@ class CudaWindows {
   CudaWindowReader read_records_;
   CudaPartnerReader read_partners_;
   mutable std::atomic<size_t> read_{0}, sliced_{0}, partnered_{0};
+  mutable std::mutex errors_mutex_;
+  mutable std::vector<std::string> errors_;
+  void Said(const std::string& error) const;
 };
 
 }  // namespace trainprof::collector

@@ -270,14 +270,16 @@ bool EveryCudaImageIndexed(const Trace& trace) {
 }
 
 CudaWindowReader ChunkIndexWindowReader() {
-  return [](const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* out) {
-    return image.cuda_index != nullptr &&
-           ReadCudaWindow(*image.cuda_index, window, process_end_ns, out).empty();
+  return [](const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* out,
+            std::string* error) {
+    if (image.cuda_index == nullptr) return false;
+    *error = ReadCudaWindow(*image.cuda_index, window, process_end_ns, out);
+    return error->empty();
   };
 }
 
 CudaPartnerReader ChunkIndexPartnerReader() {
-  return [](const TraceImage& image, const CudaData& records, CudaData* out) {
+  return [](const TraceImage& image, const CudaData& records, CudaData* out, std::string* error) {
     if (image.cuda_index == nullptr) return false;
     std::vector<uint64_t> call_ids, gpu_ids;  // the calls of its GPU records, the GPU records of its calls
     call_ids.reserve(records.kernels.size() + records.memcpys.size() + records.memsets.size());
@@ -290,7 +292,8 @@ CudaPartnerReader ChunkIndexPartnerReader() {
       std::sort(ids->begin(), ids->end());
       ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
     }
-    return ReadCudaPartners(*image.cuda_index, call_ids, gpu_ids, out).empty();
+    *error = ReadCudaPartners(*image.cuda_index, call_ids, gpu_ids, out);
+    return error->empty();
   };
 }
 

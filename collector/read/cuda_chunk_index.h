@@ -101,7 +101,7 @@ std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint
 bool EveryCudaImageIndexed(const Trace& trace);
 
 /// A CudaWindowReader (model/cuda_window.h) over the images' CudaChunkIndex: ReadCudaWindow for
-/// an image that has one; false for one without, or where the read fails.
+/// an image that has one; false for one without, or where the read fails (its error said).
 CudaWindowReader ChunkIndexWindowReader();
 
 /// A CudaPartnerReader (model/cuda_window.h) over the images' CudaChunkIndex: ReadCudaPartners of

@@ -481,6 +481,11 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   AddCallSiteClauses(trace, &symbols, &r.bottleneck);
   for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));
   AddGpuOverlap(trace, &r, windows.get());
+  if (windows) {  // a file changed since it was read: what the report did not keep is missing
+    for (const std::string& e : windows->Errors()) {
+      r.warnings.push_back(e + " (the GPU analyses leave out its CUDA records that the report did not keep)");
+    }
+  }
   return r;
 }
 

@@ -345,6 +345,17 @@ TEST(CudaChunkIndex, AFileChangedSinceItWasReadIsNotReadAgain) {
   const std::string error = ReadCudaWindow(*r.image->cuda_index, {}, end_ns, &out);
   EXPECT_NE(error.find(path), std::string::npos) << error;
   EXPECT_NE(error.find("changed since it was read"), std::string::npos) << error;
+
+  // The windows of a report say so, once, and are sliced out of what the image kept.
+  std::vector<Process> processes(1);
+  processes[0].images.push_back(*r.image);
+  processes[0].end_ns = end_ns;
+  const CudaWindows w(processes, 40, ChunkIndexWindowReader(), ChunkIndexStartCounter(), ChunkIndexPartnerReader());
+  ASSERT_GT(w.size(), 2u);
+  for (size_t k = 0; k < w.size(); ++k) w.Read(k, processes[0]);
+  EXPECT_EQ(w.sliced_count(), w.size());
+  ASSERT_EQ(w.Errors().size(), 1u);
+  EXPECT_EQ(w.Errors()[0], error);
 }
 
 TEST(CudaChunkIndex, NoneUnlessAskedFor) {

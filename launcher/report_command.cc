@@ -18,7 +18,6 @@
 #include "collector/base/output_sink.h"
 #include "collector/render/render.h"
 #include "collector/report/report.h"
-#include "collector/read/cuda_chunk_index.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "output_file.h"
@@ -235,19 +234,9 @@ int RunReport(const ReportArgs& args) {
   if (!list) return kInputError;
 
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step
-  // analysis needs their times), so memory does not grow with the number of NVTX records.
-  // With the CUDA windows' knob, the reader notes where each chunk's CUDA records lie and keeps
-  // only the calls with a stack (the call sites): the windows are decoded again from the files
-  // (read/cuda_chunk_index.h). Where a trainprof file with CUDA records has no index, every record
-  // is read and kept, as without the knob.
-  const bool windowed = collector::CudaWindowRecords() > 0;
-  collector::ReadOptions read{.keep = collector::KeepNvtx::kPhases, .cuda_index = windowed};
-  if (windowed) read.keep_cuda = collector::KeepCuda::kStackedCalls;
-  collector::Trace trace = collector::LoadTrace(list->files, read);
-  if (windowed && !collector::EveryCudaImageIndexed(trace)) {
-    read.keep_cuda = collector::KeepCuda::kAll;
-    trace = collector::LoadTrace(list->files, read);
-  }
+  // analysis needs their times), so memory does not grow with the number of NVTX records. With
+  // the CUDA windows' knob, the CUDA records are read again window by window from the files.
+  collector::Trace trace = collector::LoadTraceForReport(list->files);
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

@@ -68,7 +68,13 @@ class SelectSink final : public CudaSink {
   }
   void Kernel(const GpuKernel& k, const KernelConfig& config) override {
     if (!select_.Gpu(k.start_ns, k.end_ns, k.correlation)) return;
-    const uint32_t index = configs_.Find(config);
+    // Consecutive kernels mostly repeat a configuration (KernelConfigs::Intern's cache).
+    if (!(has_last_ && config == last_config_)) {
+      last_config_ = config;
+      last_index_ = configs_.Find(config);
+      has_last_ = true;
+    }
+    const uint32_t index = last_index_;
     if (index == UINT32_MAX) {
       unknown_config_ = true;
       return;
@@ -94,6 +100,9 @@ class SelectSink final : public CudaSink {
   std::vector<SeqCall>& calls_;
   CudaData& out_;
   bool unknown_config_ = false;
+  bool has_last_ = false;
+  KernelConfig last_config_;
+  uint32_t last_index_ = 0;
 };
 
 // One chunk's records again, for their CUDA part: the steps of Decoder::DecodeChunk
@@ -234,10 +243,12 @@ std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData*
   for (const SeqCall& c : index.unreturned) {
     if (select.Call(c.call)) calls.push_back(c);
   }
-  // The whole read's order: by enter time, ties in enter order (SortByEnterTime).
-  std::sort(calls.begin(), calls.end(), [](const SeqCall& a, const SeqCall& b) {
+  // The whole read's order: by enter time, ties in enter order (SortByEnterTime). Mostly in order
+  // already: one thread's chunks.
+  auto by_enter = [](const SeqCall& a, const SeqCall& b) {
     return std::tie(a.call.begin_ns, a.seq) < std::tie(b.call.begin_ns, b.seq);
-  });
+  };
+  if (!std::is_sorted(calls.begin(), calls.end(), by_enter)) std::sort(calls.begin(), calls.end(), by_enter);
   auto pool = [&](StringId ref) { return ref < index.pool_of_ref.size() ? index.pool_of_ref[ref] : 0; };
   out->calls.reserve(calls.size());
   for (SeqCall& c : calls) {

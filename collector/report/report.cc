@@ -173,6 +173,32 @@ size_t CudaWindowRecords() {
   return *c == 0 && v <= UINT32_MAX ? static_cast<size_t>(v) : 0;
 }
 
+namespace {
+
+// Reads with `load` as `trainprof report` does (LoadTraceForReport).
+template <typename Load>
+Trace LoadForReport(Load load) {
+  const bool windowed = CudaWindowRecords() > 0;
+  ReadOptions read{.keep = KeepNvtx::kPhases, .cuda_index = windowed};
+  if (windowed) read.keep_cuda = KeepCuda::kStackedCalls;
+  Trace trace = load(read);
+  if (windowed && !EveryCudaImageIndexed(trace)) {
+    read.keep_cuda = KeepCuda::kAll;
+    trace = load(read);
+  }
+  return trace;
+}
+
+}  // namespace
+
+Trace LoadTraceForReport(const std::vector<std::string>& files) {
+  return LoadForReport([&](const ReadOptions& o) { return LoadTrace(files, o); });
+}
+
+Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files) {
+  return LoadForReport([&](const ReadOptions& o) { return LoadTraceBytes(files, o); });
+}
+
 RangeRow RangeRows::operator[](size_t i) const {
   const RangeEntry& e = data_->entries[order_[i]];
   RangeRow row = ToRow(Summarize(e), *data_->strings);

@@ -24,6 +24,7 @@
 #include "collector/stats/temporal_breakdown.h"
 #include "collector/stats/host_ops.h"
 #include "collector/model/model.h"
+#include "collector/read/trace_set.h"
 #include "collector/stats/nvtx_stats.h"
 
 namespace trainprof::collector {
@@ -35,6 +36,14 @@ const char* TrainprofVersion();
 /// most this many record starts each (model/cuda_window.h); 0 (unset, or not a number up to
 /// 2^32 - 1): one window. The report is the same either way: tests cut small windows to check it.
 size_t CudaWindowRecords();
+
+/// The trace files read as `trainprof report` reads them (LoadTrace / LoadTraceBytes): NVTX
+/// statistics made while reading, only the Python phases' events kept; with CudaWindowRecords()
+/// set, the CUDA chunk index noted and only the calls with a stack kept (the windows are read
+/// again from the files, read/cuda_chunk_index.h), unless a trainprof file with CUDA records got
+/// no index: then read again keeping every record.
+Trace LoadTraceForReport(const std::vector<std::string>& files);
+Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files);
 
 struct ReportOptions {
   bool by_process = false;  ///< per-process NVTX tables in text and CSV (JSON always has them)

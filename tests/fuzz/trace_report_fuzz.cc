@@ -17,7 +17,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trainprof::collector;
-  const Trace trace = LoadTraceBytes(trainprof::fuzz::SplitFiles(trainprof::fuzz::Input(data, size)));
+  // As launcher/report_command.cc reads (with TRAINPROF_CUDA_WINDOW_RECORDS set, the windowed read).
+  const Trace trace = LoadTraceBytesForReport(trainprof::fuzz::SplitFiles(trainprof::fuzz::Input(data, size)));
 
   // As launcher/report_command.cc: warn of damage, stop when no file is usable.
   size_t usable = 0, described = 0;

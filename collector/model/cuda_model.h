@@ -48,6 +48,7 @@ struct CudaCall {
   /// have been there, so it is not a call the process ended inside (counted apart, never timed)
   bool exit_lost = false;
   uint64_t duration() const { return end_ns - begin_ns; }
+  bool operator==(const CudaCall&) const = default;
 };
 
 /// One kernel execution (GPU_KERNEL). 48 bytes: its launch configuration is an index into the
@@ -61,6 +62,7 @@ struct GpuKernel {
   uint32_t graph = 0;   ///< CUDA graph id, 0 = none
   uint32_t config = 0;  ///< grid, block, registers, shared memory, launch type: CudaData::kernel_configs[config]
   uint64_t duration() const { return end_ns - start_ns; }
+  bool operator==(const GpuKernel&) const = default;
 };
 
 /// One memory copy (GPU_MEMCPY).
@@ -82,6 +84,7 @@ struct GpuMemcpy {
   bool pageable() const {
     return src_memory == format::MemoryKind::kPageable || dst_memory == format::MemoryKind::kPageable;
   }
+  bool operator==(const GpuMemcpy&) const = default;
 };
 
 /// One memset (GPU_MEMSET).
@@ -96,6 +99,7 @@ struct GpuMemset {
   format::MemoryKind memory = format::MemoryKind::kUnknown;
   bool async = false;
   uint64_t duration() const { return end_ns - start_ns; }
+  bool operator==(const GpuMemset&) const = default;
 };
 
 /// A synchronisation CUPTI saw (GPU_SYNC): the host waiting on a stream, event or context.

@@ -70,8 +70,8 @@ void AppendStarts(const CudaData& data, std::vector<uint64_t>* out) {
 CudaWindows::CudaWindows(const std::vector<Process>& processes) : CudaWindows(processes, 0) {}
 
 CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_records, CudaWindowReader read,
-                         const CudaStartCounter& count, CudaPartnerReader partners)
-    : read_records_(std::move(read)), read_partners_(std::move(partners)) {
+                         const CudaStartCounter& count)
+    : read_records_(std::move(read)) {
   if (max_records == 0) {
     windows_.push_back({});
     return;
@@ -102,15 +102,13 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
     auto data = std::make_unique<CudaData>();
     auto correlated = std::make_unique<CudaData>();
     std::string error;
-    const bool reread = read_records_ && read_records_(img, w, p.end_ns, data.get(), &error);
+    const bool reread = read_records_ && read_records_(img, w, p.end_ns, data.get(), correlated.get(), &error);
+    if (!error.empty()) Said(error);
     if (!reread) *data = SliceWindow(img.cuda, w, p.end_ns);
     ++(reread ? read_ : sliced_);
-    const bool partnered = reread && read_partners_ && read_partners_(img, *data, correlated.get(), &error);
-    if (!error.empty()) Said(error);
     out.records_.push_back(data.get());
     out.owned_.push_back(std::move(data));
-    if (partnered) {
-      ++partnered_;
+    if (reread) {
       out.partners_.push_back(correlated.get());
       out.owned_.push_back(std::move(correlated));
     } else {

@@ -77,26 +77,22 @@ std::vector<TimeWindow> CutWindows(std::vector<StartCount> starts, size_t max_re
 /// input of CutWindows.
 void AppendStarts(const CudaData& data, std::vector<uint64_t>* out);
 
-/// The records of `image` correlated with a window's `records` (those it owns or overlaps), wherever
-/// they lie in time: every call with the correlation id of one of its kernels, copies or memsets,
-/// and every kernel, copy and memset with the id of one of its calls, into `out`, in the image's
-/// order (read/cuda_chunk_index.h, ReadCudaPartners). The correlation look-ups of the window
-/// (EnterByCorrelation, LaunchCallsOf, CorrelateGpuRecords) made of them give, for the window's
-/// ids, what they give of the whole image. False where it cannot.
-using CudaPartnerReader =
-    std::function<bool(const TraceImage& image, const CudaData& records, CudaData* out, std::string* error)>;
-
 /// Where the records of `image` start, for cutting windows (`out` appended): each chunk's count at
 /// its earliest time, from the image's chunk index (read/cuda_chunk_index.h); false where it has
 /// none (then nothing is appended). read/cuda_chunk_index.h makes one.
 using CudaStartCounter = std::function<bool(const TraceImage& image, std::vector<StartCount>* out)>;
 
-/// Decodes the records of `image` that `window` owns or overlaps into `out` (SliceWindow's
-/// records in its order, calls by CallEnd with `process_end_ns`) without the image's vectors;
-/// false where it cannot (then `out` is not used), with `error` said where it should have (the
-/// file changed since it was read). read/cuda_chunk_index.h makes one.
+/// Decodes the records of `image` that `window` owns or overlaps into `records` (SliceWindow's
+/// records in its order, calls by CallEnd with `process_end_ns`) without the image's vectors, and,
+/// unless `partners` is null, the records correlated with them wherever they lie in time: every
+/// call with the correlation id of one of their kernels, copies or memsets, and every kernel, copy
+/// and memset with the id of one of their calls, in the image's order (read/cuda_chunk_index.h).
+/// The correlation look-ups of the window (EnterByCorrelation, LaunchCallsOf,
+/// CorrelateGpuRecords) made of the partners give, for the window's ids, what they give of the
+/// whole image. False where it cannot (then the outputs are not used), with `error` said where it
+/// should have (the file changed since it was read).
 using CudaWindowReader = std::function<bool(const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns,
-                                            CudaData* out, std::string* error)>;
+                                            CudaData* records, CudaData* partners, std::string* error)>;
 
 /// One window's records of one process: per image (in the order of Process::images) the records
 /// the window owns or overlaps, and what its correlation look-ups read. Holds what it had to read
@@ -111,7 +107,8 @@ class CudaWindowData {
   /// The records of each image that the window owns or overlaps.
   const std::vector<const CudaData*>& records() const { return records_; }
   /// What the window's correlation look-ups read, per image: the records correlated with the
-  /// window's (a CudaPartnerReader's), or, where the window was not read again, the whole image's.
+  /// window's (a CudaWindowReader's partners), or, where the window was not read again, the whole
+  /// image's.
   const std::vector<const CudaData*>& partners() const { return partners_; }
 
  private:
@@ -131,12 +128,12 @@ class CudaWindows {
   /// One window, [0, UINT64_MAX), over the records of `processes` (kept by address: they must
   /// outlive this).
   explicit CudaWindows(const std::vector<Process>& processes);
-  /// Windows of at most `max_records` record starts each (CutWindows; 0: one window), read by
-  /// `read` where it can (may be empty: sliced), their correlation look-ups by `partners` (may be
-  /// empty: the whole images). The starts are counted by `count` where it can (may be empty), or
-  /// taken from the images' records.
+  /// Windows of at most `max_records` record starts each (CutWindows; 0: one window), read with
+  /// their partners by `read` where it can (may be empty: sliced, the look-ups over the whole
+  /// images). The starts are counted by `count` where it can (may be empty), or taken from the
+  /// images' records.
   CudaWindows(const std::vector<Process>& processes, size_t max_records, CudaWindowReader read = {},
-              const CudaStartCounter& count = {}, CudaPartnerReader partners = {});
+              const CudaStartCounter& count = {});
 
   size_t size() const { return windows_.size(); }
   const TimeWindow& window(size_t k) const { return windows_[k]; }
@@ -145,11 +142,9 @@ class CudaWindows {
   /// Window k's records of `process` (one of the processes given), read now. Safe to call from
   /// several threads at once.
   CudaWindowData Read(size_t k, const Process& process) const;
-  /// How many (window, image) record sets the reader gave, how many were sliced, and how many
-  /// look-up sets the partner reader gave (the others: whole images), so far.
+  /// How many (window, image) record sets the reader gave and how many were sliced, so far.
   size_t read_count() const { return read_; }
   size_t sliced_count() const { return sliced_; }
-  size_t partnered_count() const { return partnered_; }
   /// What went wrong reading windows again, once each ("FILE: why"): their records were then
   /// sliced out of what the image kept, which may be none of them.
   std::vector<std::string> Errors() const;
@@ -158,8 +153,7 @@ class CudaWindows {
   std::vector<TimeWindow> windows_;
   bool whole_ = true;  // one window over the images' own records
   CudaWindowReader read_records_;
-  CudaPartnerReader read_partners_;
-  mutable std::atomic<size_t> read_{0}, sliced_{0}, partnered_{0};
+  mutable std::atomic<size_t> read_{0}, sliced_{0};
   mutable std::mutex errors_mutex_;
   mutable std::vector<std::string> errors_;
   void Said(const std::string& error) const;

@@ -55,50 +55,52 @@ struct Selection {
   }
 };
 
-// The selected records as the decoder completes them.
-class SelectSink final : public CudaSink {
+// Every record the decoder completes, with its place in the file (the chunk's ordinal in the
+// index, then its order in the chunk), for a selection to take from.
+class BufferSink final : public CudaSink {
  public:
-  SelectSink(const Selection& select, const KernelConfigs& configs, std::vector<SeqCall>* calls, CudaData* out)
-      : select_(select), configs_(configs), calls_(*calls), out_(*out) {}
+  explicit BufferSink(const KernelConfigs& configs) : configs_(configs) {}
+
+  template <typename T>
+  struct At {
+    uint64_t pos;
+    T record;
+  };
+  std::vector<SeqCall> calls;  // returned ones: a call that never returned is the index's
+  std::vector<At<GpuKernel>> kernels;
+  std::vector<At<GpuMemcpy>> memcpys;
+  std::vector<At<GpuMemset>> memsets;
+
+  void StartChunk(uint64_t ordinal) { pos_ = ordinal << 32; }
+  bool unknown_config() const { return unknown_config_; }
 
   void Call(const CudaCall& c) override { CallAt(c, 0); }
   void CallAt(const CudaCall& c, uint64_t seq) override {
-    // A call that never returned is handed over when its id is reused: the index has it.
-    if (c.returned && select_.Call(c)) calls_.push_back({c, seq});
+    if (c.returned) calls.push_back({c, seq});
   }
   void Kernel(const GpuKernel& k, const KernelConfig& config) override {
-    if (!select_.Gpu(k.start_ns, k.end_ns, k.correlation)) return;
     // Consecutive kernels mostly repeat a configuration (KernelConfigs::Intern's cache).
     if (!(has_last_ && config == last_config_)) {
       last_config_ = config;
       last_index_ = configs_.Find(config);
       has_last_ = true;
     }
-    const uint32_t index = last_index_;
-    if (index == UINT32_MAX) {
+    if (last_index_ == UINT32_MAX) {
       unknown_config_ = true;
       return;
     }
-    out_.kernels.push_back(k);
-    out_.kernels.back().config = index;
+    kernels.push_back({pos_++, k});
+    kernels.back().record.config = last_index_;
   }
-  void Memcpy(const GpuMemcpy& m) override {
-    if (select_.Gpu(m.start_ns, m.end_ns, m.correlation)) out_.memcpys.push_back(m);
-  }
-  void Memset(const GpuMemset& m) override {
-    if (select_.Gpu(m.start_ns, m.end_ns, m.correlation)) out_.memsets.push_back(m);
-  }
+  void Memcpy(const GpuMemcpy& m) override { memcpys.push_back({pos_++, m}); }
+  void Memset(const GpuMemset& m) override { memsets.push_back({pos_++, m}); }
   void Sync(const GpuSync&) override {}
   void Overhead(const GpuOverhead&) override {}
   void Resolve(const std::vector<StringId>&) override {}
 
-  bool unknown_config() const { return unknown_config_; }
-
  private:
-  const Selection& select_;
   const KernelConfigs& configs_;
-  std::vector<SeqCall>& calls_;
-  CudaData& out_;
+  uint64_t pos_ = 0;
   bool unknown_config_ = false;
   bool has_last_ = false;
   KernelConfig last_config_;
@@ -215,12 +217,11 @@ class IndexedBytes {
 
 namespace {
 
-std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData* out) {
-  *out = CudaData{};
-  IndexedBytes file(index);
-  if (!file.error().empty()) return file.error();
-  std::vector<SeqCall> calls;
-  SelectSink sink(select, index.kernel_configs, &calls, out);
+// Decodes again the chunks of `index` that `wanted` (by ordinal) names and `done` does not, into
+// `sink`, marking them done.
+template <typename Wanted>
+std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted wanted, std::vector<bool>* done,
+                         BufferSink* sink) {
   CudaData scratch;  // definitions, counters: the whole read has them
   const auto& small = index.small_string_ref;
   CudaRecordDecoder cuda(
@@ -230,21 +231,34 @@ std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData*
         auto it = index.string_ref_of.find(raw);
         return it == index.string_ref_of.end() ? 0 : it->second;
       },
-      &sink, /*keep=*/false);
-  for (const CudaChunkIndex::Chunk& c : index.chunks) {
-    if (!select.Chunk(c)) continue;
-    const std::span<const uint8_t> bytes = file.View(c.data_begin, c.data_end);
-    if (!file.error().empty()) return file.error();
+      sink, /*keep=*/false);
+  for (size_t i = 0; i < index.chunks.size(); ++i) {
+    const CudaChunkIndex::Chunk& c = index.chunks[i];
+    if ((*done)[i] || !wanted(c)) continue;
+    (*done)[i] = true;
+    const std::span<const uint8_t> bytes = file->View(c.data_begin, c.data_end);
+    if (!file->error().empty()) return file->error();
     cuda.Restart(index.open.data() + c.open_begin, c.open_end - c.open_begin, c.enters_before);
+    sink->StartChunk(i);
     ScanChunk(bytes, c, index, &cuda);
   }
   cuda.Restart(nullptr, 0, 0);  // hands over the last exit's call
-  if (sink.unknown_config()) return index.path + ": a kernel's launch configuration is not the whole read's";
+  if (sink->unknown_config()) return index.path + ": a kernel's launch configuration is not the whole read's";
+  return {};
+}
+
+// The records of `buffer` (and the index's calls that never returned) that `select` takes, into
+// `out` (replaced), in the whole read's order.
+void Take(const CudaChunkIndex& index, const BufferSink& buffer, const Selection& select, CudaData* out) {
+  *out = CudaData{};
+  std::vector<SeqCall> calls;
+  for (const SeqCall& c : buffer.calls) {
+    if (select.Call(c.call)) calls.push_back(c);
+  }
   for (const SeqCall& c : index.unreturned) {
     if (select.Call(c.call)) calls.push_back(c);
   }
-  // The whole read's order: by enter time, ties in enter order (SortByEnterTime). Mostly in order
-  // already: one thread's chunks.
+  // By enter time, ties in enter order (SortByEnterTime). Mostly in order already.
   auto by_enter = [](const SeqCall& a, const SeqCall& b) {
     return std::tie(a.call.begin_ns, a.seq) < std::tie(b.call.begin_ns, b.seq);
   };
@@ -255,8 +269,42 @@ std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData*
     c.call.name = pool(c.call.name);
     out->calls.push_back(c.call);
   }
+  // GPU records in file order: the buffer's, where chunks were decoded in two rounds, by place.
+  auto take = [&](const auto& from, auto* to) {
+    using At = typename std::decay_t<decltype(from)>::value_type;
+    std::vector<const At*> taken;
+    for (const At& r : from) {
+      if (select.Gpu(r.record.start_ns, r.record.end_ns, r.record.correlation)) taken.push_back(&r);
+    }
+    auto by_pos = [](const At* a, const At* b) { return a->pos < b->pos; };
+    if (!std::is_sorted(taken.begin(), taken.end(), by_pos)) std::sort(taken.begin(), taken.end(), by_pos);
+    to->reserve(taken.size());
+    for (const At* r : taken) to->push_back(r->record);
+  };
+  take(buffer.kernels, &out->kernels);
+  take(buffer.memcpys, &out->memcpys);
+  take(buffer.memsets, &out->memsets);
   for (GpuKernel& k : out->kernels) k.name = pool(k.name);
+}
+
+std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData* out) {
+  *out = CudaData{};
+  IndexedBytes file(index);
+  if (!file.error().empty()) return file.error();
+  BufferSink buffer(index.kernel_configs);
+  std::vector<bool> done(index.chunks.size(), false);
+  const std::string error =
+      DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return select.Chunk(c); }, &done, &buffer);
+  if (!error.empty()) return error;
+  Take(index, buffer, select, out);
   return {};
+}
+
+// The sorted, distinct correlation ids of `ids`.
+std::vector<uint64_t> Distinct(std::vector<uint64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 }  // namespace
@@ -271,6 +319,34 @@ std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint
   return Read(index, {.call_ids = &call_ids, .gpu_ids = &gpu_ids}, out);
 }
 
+std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
+                                      CudaData* records, CudaData* partners) {
+  *records = CudaData{};
+  *partners = CudaData{};
+  IndexedBytes file(index);
+  if (!file.error().empty()) return file.error();
+  BufferSink buffer(index.kernel_configs);
+  std::vector<bool> done(index.chunks.size(), false);
+  const Selection in_window{.window = &window, .process_end_ns = process_end_ns};
+  std::string error =
+      DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return in_window.Chunk(c); }, &done, &buffer);
+  if (!error.empty()) return error;
+  Take(index, buffer, in_window, records);
+  std::vector<uint64_t> call_ids, gpu_ids;  // the calls of its GPU records, the GPU records of its calls
+  for (const GpuKernel& k : records->kernels) call_ids.push_back(k.correlation);
+  for (const GpuMemcpy& m : records->memcpys) call_ids.push_back(m.correlation);
+  for (const GpuMemset& m : records->memsets) call_ids.push_back(m.correlation);
+  for (const CudaCall& c : records->calls) gpu_ids.push_back(c.correlation);
+  call_ids = Distinct(std::move(call_ids));
+  gpu_ids = Distinct(std::move(gpu_ids));
+  // The chunks already decoded hold most of them (ids count up with time); the others are read now.
+  const Selection by_id{.call_ids = &call_ids, .gpu_ids = &gpu_ids};
+  error = DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return by_id.Chunk(c); }, &done, &buffer);
+  if (!error.empty()) return error;
+  Take(index, buffer, by_id, partners);
+  return {};
+}
+
 bool EveryCudaImageIndexed(const Trace& trace) {
   for (const Process& p : trace.processes) {
     for (const TraceImage& img : p.images) {
@@ -281,29 +357,12 @@ bool EveryCudaImageIndexed(const Trace& trace) {
 }
 
 CudaWindowReader ChunkIndexWindowReader() {
-  return [](const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* out,
-            std::string* error) {
+  return [](const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* records,
+            CudaData* partners, std::string* error) {
     if (image.cuda_index == nullptr) return false;
-    *error = ReadCudaWindow(*image.cuda_index, window, process_end_ns, out);
-    return error->empty();
-  };
-}
-
-CudaPartnerReader ChunkIndexPartnerReader() {
-  return [](const TraceImage& image, const CudaData& records, CudaData* out, std::string* error) {
-    if (image.cuda_index == nullptr) return false;
-    std::vector<uint64_t> call_ids, gpu_ids;  // the calls of its GPU records, the GPU records of its calls
-    call_ids.reserve(records.kernels.size() + records.memcpys.size() + records.memsets.size());
-    for (const GpuKernel& k : records.kernels) call_ids.push_back(k.correlation);
-    for (const GpuMemcpy& m : records.memcpys) call_ids.push_back(m.correlation);
-    for (const GpuMemset& m : records.memsets) call_ids.push_back(m.correlation);
-    gpu_ids.reserve(records.calls.size());
-    for (const CudaCall& c : records.calls) gpu_ids.push_back(c.correlation);
-    for (std::vector<uint64_t>* ids : {&call_ids, &gpu_ids}) {
-      std::sort(ids->begin(), ids->end());
-      ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
-    }
-    *error = ReadCudaPartners(*image.cuda_index, call_ids, gpu_ids, out);
+    *error = partners == nullptr
+                 ? ReadCudaWindow(*image.cuda_index, window, process_end_ns, records)
+                 : ReadCudaWindowAndPartners(*image.cuda_index, window, process_end_ns, records, partners);
     return error->empty();
   };
 }

@@ -95,18 +95,21 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
 std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint64_t>& call_ids,
                              const std::vector<uint64_t>& gpu_ids, CudaData* out);
 
+/// ReadCudaWindow and ReadCudaPartners of the window's ids (the ids of its GPU records' calls and
+/// of its calls' GPU records) in one pass over the chunks: each chunk decoded at most once.
+/// Returns as ReadCudaWindow.
+std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
+                                      CudaData* records, CudaData* partners);
+
 /// Whether every trainprof image of `trace` with CUDA records has a CudaChunkIndex (Kineto images
 /// keep their records whatever the read options say): what a read that keeps no CUDA record needs
 /// to have its windows read again.
 bool EveryCudaImageIndexed(const Trace& trace);
 
-/// A CudaWindowReader (model/cuda_window.h) over the images' CudaChunkIndex: ReadCudaWindow for
-/// an image that has one; false for one without, or where the read fails (its error said).
+/// A CudaWindowReader (model/cuda_window.h) over the images' CudaChunkIndex:
+/// ReadCudaWindowAndPartners (ReadCudaWindow without partners) for an image that has one; false
+/// for one without, or where the read fails (its error said).
 CudaWindowReader ChunkIndexWindowReader();
-
-/// A CudaPartnerReader (model/cuda_window.h) over the images' CudaChunkIndex: ReadCudaPartners of
-/// the ids of the window's records; false for an image without an index, or where the read fails.
-CudaPartnerReader ChunkIndexPartnerReader();
 
 /// A CudaStartCounter (model/cuda_window.h) over the images' CudaChunkIndex: each indexed chunk's
 /// records counted at its span's start, each call that never returned at its enter; false for an

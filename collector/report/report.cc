@@ -381,7 +381,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   std::unique_ptr<const CudaWindows> windows;
   if (const size_t per_window = CudaWindowRecords(); r.has_cuda && per_window > 0) {
     windows = std::make_unique<const CudaWindows>(trace.processes, per_window, ChunkIndexWindowReader(),
-                                                  ChunkIndexStartCounter(), ChunkIndexPartnerReader());
+                                                  ChunkIndexStartCounter());
   }
   if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true, windows.get());
   // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a

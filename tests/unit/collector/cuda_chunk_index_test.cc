@@ -201,6 +201,17 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
       CudaData partners;
       ASSERT_EQ(ReadCudaPartners(*r.image->cuda_index, call_ids, gpu_ids, &partners), "");
       const std::string where = "seed " + std::to_string(seed);
+      // The same in one pass: each chunk decoded once for both.
+      CudaData both_records, both_partners;
+      ASSERT_EQ(ReadCudaWindowAndPartners(*r.image->cuda_index, w, end_ns, &both_records, &both_partners), "");
+      ExpectSameRecords(window.calls, both_records.calls, where + ", one pass, calls");
+      ExpectSameRecords(window.kernels, both_records.kernels, where + ", one pass, kernels");
+      ExpectSameRecords(window.memcpys, both_records.memcpys, where + ", one pass, memcpys");
+      ExpectSameRecords(window.memsets, both_records.memsets, where + ", one pass, memsets");
+      ExpectSameRecords(partners.calls, both_partners.calls, where + ", one pass, partner calls");
+      ExpectSameRecords(partners.kernels, both_partners.kernels, where + ", one pass, partner kernels");
+      ExpectSameRecords(partners.memcpys, both_partners.memcpys, where + ", one pass, partner memcpys");
+      ExpectSameRecords(partners.memsets, both_partners.memsets, where + ", one pass, partner memsets");
       ExpectSameRecords(WithIds(all.calls, call_ids), partners.calls, where + ", calls");
       ExpectSameRecords(WithIds(all.kernels, gpu_ids), partners.kernels, where + ", kernels");
       ExpectSameRecords(WithIds(all.memcpys, gpu_ids), partners.memcpys, where + ", memcpys");
@@ -334,7 +345,7 @@ TEST(CudaChunkIndex, AFileChangedSinceItWasReadIsNotReadAgain) {
   std::vector<Process> processes(1);
   processes[0].images.push_back(*r.image);
   processes[0].end_ns = end_ns;
-  const CudaWindows w(processes, 40, ChunkIndexWindowReader(), ChunkIndexStartCounter(), ChunkIndexPartnerReader());
+  const CudaWindows w(processes, 40, ChunkIndexWindowReader(), ChunkIndexStartCounter());
   ASSERT_GT(w.size(), 2u);
   for (size_t k = 0; k < w.size(); ++k) w.Read(k, processes[0]);
   EXPECT_EQ(w.sliced_count(), w.size());
@@ -372,8 +383,7 @@ TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
     trace.processes.push_back(std::move(p));
   }
   trace.processes[1].images[0].cuda_index.reset();  // this one is sliced, its starts from its records
-  const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter(),
-                      ChunkIndexPartnerReader());
+  const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter());
   ASSERT_GT(w.size(), 5u);
   EXPECT_EQ(w.read_count(), 0u);  // nothing is read before it is asked for
   for (size_t k = 0; k < w.size(); ++k) {
@@ -392,7 +402,6 @@ TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
   }
   EXPECT_EQ(w.read_count(), w.size());
   EXPECT_EQ(w.sliced_count(), w.size());
-  EXPECT_EQ(w.partnered_count(), w.size());
   // The windows are cut by the counts: the first process's chunks, the second's records.
   std::vector<StartCount> starts;
   ASSERT_TRUE(ChunkIndexStartCounter()(trace.processes[0].images[0], &starts));

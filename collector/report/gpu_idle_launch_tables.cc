@@ -96,49 +96,59 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
   if (windows == nullptr) whole.emplace(trace.processes);
   const CudaWindows& w = windows == nullptr ? *whole : *windows;
   TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
-  for (const Process& p : trace.processes) {
-    // Each image's calls by correlation id, made for each window from what it is correlated with
-    // (with one window: the image's records).
-    std::vector<IdMap<uint64_t>> call_begin(p.images.size());
-    std::vector<const IdMap<uint64_t>*> begin_of;
-    for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
-    IdleKindsSweep sweep(std::move(begin_of));
-    for (size_t k = 0; k < w.size(); ++k) {
-      const CudaWindowData data = w.Read(k, p);
-      for (size_t i = 0; i < call_begin.size(); ++i) {
-        call_begin[i] = EnterByCorrelation(*data.partners()[i], /*skip_zero=*/true);
-      }
-      sweep.Add(w.window(k), data.records());
-    }
-    for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
-  }
   idle.text = has_cuda;
-  // The launch calls by correlation id: with one window, one image's at a time; with several,
-  // every image's, made once.
   KernelLaunchSweep launch_sweep(trace.strings);
-  if (w.size() == 1) {
+  if (w.whole()) {
     for (const Process& p : trace.processes) {
-      const CudaWindowData data = w.Read(0, p);
-      const std::vector<const CudaData*>& of = data.records();
-      for (size_t i = 0; i < of.size(); ++i) {
-        const IdMap<LaunchCall> launches = LaunchCallsOf(*data.partners()[i], trace.strings);
-        launch_sweep.Add(w.window(0), {of[i]}, {&launches});
+      // Each image's calls by correlation id.
+      std::vector<IdMap<uint64_t>> call_begin;
+      std::vector<const IdMap<uint64_t>*> begin_of;
+      for (const TraceImage& img : p.images) call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
+      for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
+      IdleKindsSweep sweep(std::move(begin_of));
+      sweep.Add(w.window(0), w.Read(0, p).records());
+      for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
+    }
+    // The launch calls by correlation id, one image's at a time.
+    for (const Process& p : trace.processes) {
+      for (const TraceImage& img : p.images) {
+        const IdMap<LaunchCall> launches = LaunchCallsOf(img.cuda, trace.strings);
+        launch_sweep.Add(w.window(0), {&img.cuda}, {&launches});
       }
     }
   } else {
-    // Every image's launch calls, made for each window from what it is correlated with.
+    // Windows read again: each process's window read once for both tables, its look-ups made from
+    // what it is correlated with (CudaWindowData::partners).
+    const size_t n = trace.processes.size();
+    std::vector<std::vector<IdMap<uint64_t>>> call_begin(n);  // [process][image]
+    std::vector<IdleKindsSweep> sweeps;
+    sweeps.reserve(n);
+    for (size_t p = 0; p < n; ++p) {
+      call_begin[p].resize(trace.processes[p].images.size());
+      std::vector<const IdMap<uint64_t>*> begin_of;
+      for (const IdMap<uint64_t>& b : call_begin[p]) begin_of.push_back(&b);
+      sweeps.emplace_back(std::move(begin_of));
+    }
     for (size_t k = 0; k < w.size(); ++k) {
       std::vector<CudaWindowData> data;  // every process's, for this window
       std::vector<const CudaData*> images;
       std::vector<IdMap<LaunchCall>> launches;
-      for (const Process& p : trace.processes) {
-        data.push_back(w.Read(k, p));
-        images.insert(images.end(), data.back().records().begin(), data.back().records().end());
-        for (const CudaData* c : data.back().partners()) launches.push_back(LaunchCallsOf(*c, trace.strings));
+      for (size_t p = 0; p < n; ++p) {
+        data.push_back(w.Read(k, trace.processes[p]));
+        const CudaWindowData& d = data.back();
+        for (size_t i = 0; i < call_begin[p].size(); ++i) {
+          call_begin[p][i] = EnterByCorrelation(*d.partners()[i], /*skip_zero=*/true);
+        }
+        sweeps[p].Add(w.window(k), d.records());
+        images.insert(images.end(), d.records().begin(), d.records().end());
+        for (const CudaData* c : d.partners()) launches.push_back(LaunchCallsOf(*c, trace.strings));
       }
       std::vector<const IdMap<LaunchCall>*> launch_of;
       for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
       launch_sweep.Add(w.window(k), images, launch_of);
+    }
+    for (size_t p = 0; p < n; ++p) {
+      for (const StreamIdleKinds& s : std::move(sweeps[p]).Rows()) idle.rows.push_back(GpuIdleKindsCells(trace.processes[p], s));
     }
   }
   KernelLaunches launches_rows = std::move(launch_sweep).Rows(

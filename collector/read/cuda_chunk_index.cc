@@ -227,7 +227,9 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted
   CudaRecordDecoder cuda(
       &scratch,
       [&index, &small](uint64_t raw) -> uint32_t {
-        if (raw < small.size()) return small[raw];
+        // As the whole read's StringRef: a small id's slot, else the map (ids past the slots'
+        // bound, which the vector's growth may have covered with empty slots).
+        if (raw < small.size() && small[raw] != 0) return small[raw];
         auto it = index.string_ref_of.find(raw);
         return it == index.string_ref_of.end() ? 0 : it->second;
       },

@@ -19,8 +19,9 @@
 // what it did to the open calls (their exits lost) is in the later chunks' start states.
 //
 // No index is made (TraceImage::cuda_index stays null) where one would not be small or exact:
-// more than kMaxOpenCalls calls open at a chunk's start, a file whose undefined string ids
-// overflowed (their refs depend on the order of use), or a Kineto trace.
+// more than kMaxOpenCalls calls open at a chunk's start, or that never returned (each would be in
+// every window after its enter), a file whose undefined string ids overflowed (their refs depend
+// on the order of use), or a Kineto trace.
 #pragma once
 
 #include <cstdint>

@@ -74,7 +74,10 @@ void Define(std::vector<T>* list, const T& x) {
 void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64_t base_ns, uint32_t thread) {
   namespace fr = format::rec;
   using format::Decode;
-  FlushExited();  // no EVENT_STACK came between the last exit and this record
+  // An EVENT_STACK after an exit is its call's while the thread's last timed record is that exit
+  // (the reader's rule): GPU activity and definitions between do not end that, and the last such
+  // stack is the call's, as CudaData::calls gets it. The call waits for the next timed record.
+  if (format::RecordInfoOf(static_cast<RecordTag>(tag)).cls == format::RecordClass::kTimed) FlushExited();
   switch (static_cast<RecordTag>(tag)) {
     case RecordTag::kCudaApiEnter: {
       const auto r = Decode<fr::CudaApiEnter>(f);
@@ -319,7 +322,6 @@ bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
   }
   if (has_exited_) {
     exited_.call.stack = id;
-    FlushExited();
     set = true;
   }
   return set;

@@ -1423,6 +1423,8 @@ void Decoder::Resolve(StringPool* pool) {
     cuda_.Track(nullptr, nullptr, nullptr);
     if (overflow_ref_ != 0) {
       index_.reset();  // refs of undefined ids depend on the order of their uses
+    } else if (unreturned_.size() > CudaChunkIndex::kMaxOpenCalls) {
+      index_.reset();  // each would be in every window after its enter (a forged file)
     } else {
       index_->version = img_.version;
       if (tsc_) index_->tsc = tsc_to_ns_;

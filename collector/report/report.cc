@@ -379,7 +379,8 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // The GPU analyses read the CUDA records window by window (model/cuda_window.h): one window
   // unless TRAINPROF_CUDA_WINDOW_RECORDS cuts them (the same report either way).
   std::unique_ptr<const CudaWindows> windows;
-  if (const size_t per_window = CudaWindowRecords(); r.has_cuda && per_window > 0) {
+  // Where a file got no chunk index, the reader kept every record (LoadTraceForReport): one window.
+  if (const size_t per_window = CudaWindowRecords(); r.has_cuda && per_window > 0 && EveryCudaImageIndexed(trace)) {
     windows = std::make_unique<const CudaWindows>(trace.processes, per_window, ChunkIndexWindowReader(),
                                                   ChunkIndexStartCounter());
   }

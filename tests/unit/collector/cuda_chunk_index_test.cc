@@ -372,6 +372,19 @@ TEST(CudaChunkIndex, TooManyCallsOpenAtOnceMakeNoIndex) {
   EXPECT_EQ(r.image->cuda_index, nullptr);
 }
 
+TEST(CudaChunkIndex, TooManyCallsThatNeverReturnedMakeNoIndex) {
+  // Every enter reuses one correlation id, with no exit: each call before the last never returned,
+  // and would be in every window after its enter.
+  TraceBuilder b(9);
+  const int th = b.Thread(9);
+  const uint64_t t0 = 2'000'000'000;
+  for (uint64_t i = 1; i <= CudaChunkIndex::kMaxOpenCalls + 2; ++i) b.ApiEnter(th, t0 + i, "cudaFree", 5);
+  StringPool strings;
+  const ReadResult r = ReadIndexed(b.Build(), &strings);
+  EXPECT_EQ(r.image->cuda.calls.size(), CudaChunkIndex::kMaxOpenCalls + 2);
+  EXPECT_EQ(r.image->cuda_index, nullptr);
+}
+
 TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
   Trace trace;
   uint64_t end_ns = 0;

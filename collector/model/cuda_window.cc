@@ -59,6 +59,19 @@ std::vector<TimeWindow> CutWindows(std::vector<StartCount> starts, size_t max_re
   return out;
 }
 
+uint64_t ChunkReads(const std::vector<StartCount>& starts, const std::vector<TimeWindow>& windows) {
+  uint64_t reads = 0;
+  auto window_of = [&](uint64_t t) {  // the window holding t (they cover all time, in order)
+    auto it = std::upper_bound(windows.begin(), windows.end(), t,
+                               [](uint64_t v, const TimeWindow& w) { return v < w.end_ns; });
+    return static_cast<uint64_t>(it == windows.end() ? windows.size() - 1 : it - windows.begin());
+  };
+  for (const StartCount& c : starts) {
+    if (c.end_ns != 0) reads += window_of(std::max(c.end_ns, c.time_ns)) - window_of(c.time_ns) + 1;
+  }
+  return reads;
+}
+
 void AppendStarts(const CudaData& data, std::vector<uint64_t>* out) {
   out->reserve(out->size() + data.calls.size() + data.kernels.size() + data.memcpys.size() + data.memsets.size());
   for (const CudaCall& c : data.calls) out->push_back(c.begin_ns);
@@ -87,7 +100,15 @@ CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_recor
       for (const GpuMemset& m : img.cuda.memsets) starts.push_back({m.start_ns, 1});
     }
   }
-  windows_ = CutWindows(std::move(starts), max_records);
+  // Chunks decoded again per window: a chunk whose span crosses many windows (a long kernel, a
+  // buffer flushed at exit) is read for each. Larger windows where that passes the bound.
+  uint64_t chunks = 0;
+  for (const StartCount& c : starts) chunks += c.end_ns != 0 ? 1 : 0;
+  windows_ = CutWindows(starts, max_records);
+  while (windows_.size() > 1 && ChunkReads(starts, windows_) > kMaxChunkReads * chunks + windows_.size()) {
+    max_records = max_records > SIZE_MAX / 2 ? SIZE_MAX : max_records * 2;
+    windows_ = CutWindows(starts, max_records);
+  }
 }
 
 CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {

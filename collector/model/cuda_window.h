@@ -66,7 +66,14 @@ std::vector<TimeWindow> CutWindows(std::vector<uint64_t> starts, size_t max_reco
 struct StartCount {
   uint64_t time_ns = 0;
   uint64_t count = 0;
+  /// A chunk's: the end of its span [time_ns, end_ns] (it is read again for every window the span
+  /// meets); 0 for a record's start.
+  uint64_t end_ns = 0;
 };
+
+/// How many windows of `windows` (CutWindows' output) the chunk spans of `starts` meet in all
+/// (those with end_ns set): the chunks a windowed read decodes.
+uint64_t ChunkReads(const std::vector<StartCount>& starts, const std::vector<TimeWindow>& windows);
 
 /// CutWindows over counted starts: cut at their times so that at most `max_records` lie in each
 /// window; a time with more than that gets a window of its own. With counts of 1, the windows of
@@ -131,9 +138,12 @@ class CudaWindows {
   /// Windows of at most `max_records` record starts each (CutWindows; 0: one window), read with
   /// their partners by `read` where it can (may be empty: sliced, the look-ups over the whole
   /// images). The starts are counted by `count` where it can (may be empty), or taken from the
-  /// images' records.
+  /// images' records. Where chunks whose spans cross many windows would be read more than
+  /// kMaxChunkReads times their number in all (ChunkReads), the budget doubles until they would not.
   CudaWindows(const std::vector<Process>& processes, size_t max_records, CudaWindowReader read = {},
               const CudaStartCounter& count = {});
+
+  static constexpr uint64_t kMaxChunkReads = 4;
 
   size_t size() const { return windows_.size(); }
   const TimeWindow& window(size_t k) const { return windows_[k]; }

@@ -372,7 +372,9 @@ CudaWindowReader ChunkIndexWindowReader() {
 CudaStartCounter ChunkIndexStartCounter() {
   return [](const TraceImage& image, std::vector<StartCount>* out) {
     if (image.cuda_index == nullptr) return false;
-    for (const CudaChunkIndex::Chunk& c : image.cuda_index->chunks) out->push_back({c.span.lo, c.span.count});
+    for (const CudaChunkIndex::Chunk& c : image.cuda_index->chunks) {
+      out->push_back({c.span.lo, c.span.count, std::max<uint64_t>(c.span.hi, 1)});
+    }
     for (const SeqCall& c : image.cuda_index->unreturned) out->push_back({c.call.begin_ns, 1});
     return true;
   };

@@ -88,6 +88,37 @@ TEST(CutWindows, CountedStartsCutAsTheStartsTheyCount) {
   }
 }
 
+TEST(ChunkReads, CountTheWindowsEachChunkSpanMeets) {
+  const std::vector<TimeWindow> w = {{0, 50}, {50, 90}, {90, UINT64_MAX}};
+  EXPECT_EQ(ChunkReads({{10, 5, 60}}, w), 2u);
+  EXPECT_EQ(ChunkReads({{10, 5, 20}}, w), 1u);
+  EXPECT_EQ(ChunkReads({{10, 5, UINT64_MAX}}, w), 3u);
+  EXPECT_EQ(ChunkReads({{10, 1}}, w), 0u);  // a record's start: no chunk
+}
+
+TEST(CudaWindows, GrowWhereChunksWouldBeReadForManyWindows) {
+  std::vector<Process> processes(1);
+  processes[0].images.resize(1);
+  // 100 chunks of 10 records each: narrow spans, or each reaching to the end of the run (a long
+  // kernel in every chunk).
+  auto chunks = [](uint64_t reach) {
+    return [reach](const TraceImage&, std::vector<StartCount>* out) {
+      for (uint64_t i = 0; i < 100; ++i) out->push_back({1000 + 10 * i, 10, reach == 0 ? 1005 + 10 * i : reach});
+      return true;
+    };
+  };
+  const CudaWindows narrow(processes, 10, {}, chunks(0));
+  EXPECT_EQ(narrow.size(), 100u);
+  const CudaWindows wide(processes, 10, {}, chunks(1'000'000));
+  EXPECT_GT(wide.size(), 1u);
+  EXPECT_LT(wide.size(), 30u);
+  std::vector<StartCount> starts;
+  chunks(1'000'000)(processes[0].images[0], &starts);
+  std::vector<TimeWindow> cut;
+  for (size_t k = 0; k < wide.size(); ++k) cut.push_back(wide.window(k));
+  EXPECT_LE(ChunkReads(starts, cut), CudaWindows::kMaxChunkReads * 100 + cut.size());
+}
+
 TEST(SliceWindow, RecordsTheWindowOwnsOrOverlaps) {
   CudaData all;
   all.kernels.push_back({.start_ns = 10, .end_ns = 30});  // overlaps [20, 40)

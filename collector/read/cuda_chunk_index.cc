@@ -113,12 +113,12 @@ class BufferSink final : public CudaSink {
 // damage stops it, the whole read also marked the thread's open calls as having lost their exits:
 // no call completes in the rest of the chunk, and the later chunks' start states carry the mark.
 void ScanChunk(std::span<const uint8_t> bytes, const CudaChunkIndex::Chunk& c, const CudaChunkIndex& index,
-               CudaRecordDecoder* cuda) {
+               const TscConverter* converter, CudaRecordDecoder* cuda) {
   const uint8_t* p = bytes.data();
   const uint8_t* const end = p + bytes.size();
   uint64_t ticks = c.base;
   std::optional<TscConverter::Cursor> tsc;
-  if (index.tsc) tsc.emplace(*index.tsc);
+  if (converter != nullptr) tsc.emplace(*converter);
   uint64_t now = tsc ? tsc->ToNs(ticks) : ticks;
   uint64_t f[format::kMaxRecordFields];
   uint64_t dt = 0;
@@ -234,6 +234,10 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted
         return it == index.string_ref_of.end() ? 0 : it->second;
       },
       sink, /*keep=*/false);
+  // A TscConverter keeps the segment it used last (not thread-safe): this read's own copy, as the
+  // windows of one index are read on two threads at once (the report's second thread).
+  std::optional<TscConverter> converter;
+  if (index.tsc) converter.emplace(*index.tsc);
   for (size_t i = 0; i < index.chunks.size(); ++i) {
     const CudaChunkIndex::Chunk& c = index.chunks[i];
     if ((*done)[i] || !wanted(c)) continue;
@@ -242,7 +246,7 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted
     if (!file->error().empty()) return file->error();
     cuda.Restart(index.open.data() + c.open_begin, c.open_end - c.open_begin, c.enters_before);
     sink->StartChunk(i);
-    ScanChunk(bytes, c, index, &cuda);
+    ScanChunk(bytes, c, index, converter ? &*converter : nullptr, &cuda);
   }
   cuda.Restart(nullptr, 0, 0);  // hands over the last exit's call
   if (sink->unknown_config()) return index.path + ": a kernel's launch configuration is not the whole read's";

@@ -94,10 +94,9 @@ CudaWindows::CudaWindows(const std::vector<Process>& processes, size_t max_recor
   for (const Process& p : processes) {
     for (const TraceImage& img : p.images) {
       if (count && count(img, &starts)) continue;
-      for (const CudaCall& c : img.cuda.calls) starts.push_back({c.begin_ns, 1});
-      for (const GpuKernel& k : img.cuda.kernels) starts.push_back({k.start_ns, 1});
-      for (const GpuMemcpy& m : img.cuda.memcpys) starts.push_back({m.start_ns, 1});
-      for (const GpuMemset& m : img.cuda.memsets) starts.push_back({m.start_ns, 1});
+      std::vector<uint64_t> each;
+      AppendStarts(img.cuda, &each);
+      for (uint64_t t : each) starts.push_back({t, 1});
     }
   }
   // Chunks decoded again per window: a chunk whose span crosses many windows (a long kernel, a

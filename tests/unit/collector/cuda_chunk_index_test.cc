@@ -425,10 +425,9 @@ TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
   EXPECT_EQ(counted, first.calls.size() + first.kernels.size() + first.memcpys.size() + first.memsets.size());
   std::vector<StartCount> both;
   ASSERT_TRUE(ChunkIndexStartCounter()(trace.processes[0].images[0], &both));
-  for (const auto& c : trace.processes[1].images[0].cuda.calls) both.push_back({c.begin_ns, 1});
-  for (const auto& k : trace.processes[1].images[0].cuda.kernels) both.push_back({k.start_ns, 1});
-  for (const auto& m : trace.processes[1].images[0].cuda.memcpys) both.push_back({m.start_ns, 1});
-  for (const auto& m : trace.processes[1].images[0].cuda.memsets) both.push_back({m.start_ns, 1});
+  std::vector<uint64_t> second;
+  AppendStarts(trace.processes[1].images[0].cuda, &second);
+  for (uint64_t t : second) both.push_back({t, 1});
   const std::vector<TimeWindow> cut = CutWindows(both, 50);
   ASSERT_EQ(cut.size(), w.size());
   for (size_t k = 0; k < cut.size(); ++k) EXPECT_EQ(cut[k].begin_ns, w.window(k).begin_ns);

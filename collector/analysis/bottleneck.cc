@@ -114,15 +114,11 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   }
   t.step = Stats(durations);
   t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
-  // NCCL kernel time in the steps. With windows read again, fed in the GPU idle loop below (one
-  // read of each window for both), or alone where there is none.
-  CollectivesSweep collectives(spans_counted, trace.strings);
-  const bool read_once = !windows.whole();
-  auto collectives_alone = [&] {
-    for (size_t k = 0; k < windows.size(); ++k) collectives.Add(windows.window(k), windows.Read(k, p).records());
-    t.collective = std::move(collectives).Result(p);
-  };
-  if (!read_once || t.step.count == 0 || !cuda) collectives_alone();
+  {
+    CollectivesSweep sweep(spans_counted, trace.strings);
+    for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), windows.Read(k, p).records());
+    t.collective = std::move(sweep).Result(p);
+  }
   if (t.step.count == 0) return t;
   std::vector<StepDuration> counted;
   for (const StepRow& r : t.step_rows) {
@@ -165,14 +161,11 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     std::vector<const Correlated*> correlated_of;
     for (const Correlated& c : correlated) correlated_of.push_back(&c);
     GpuIdleSweep sweep(p, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
-    for (size_t k = 0; (any_activity || read_once) && k < windows.size(); ++k) {
+    for (size_t k = 0; any_activity && k < windows.size(); ++k) {
       const CudaWindowData data = windows.Read(k, p);
-      if (read_once) collectives.Add(windows.window(k), data.records());
-      if (!any_activity) continue;
       for (size_t i = 0; i < correlated.size(); ++i) correlated[i] = CorrelateGpuRecords(*data.partners()[i]);
       sweep.Add(windows.window(k), data.records());
     }
-    if (read_once) t.collective = std::move(collectives).Result(p);
     t.gpu = std::move(sweep).Result(any_activity);
   }
   return t;

@@ -1,7 +1,5 @@
 #include "collector/report/report.h"
 
-#include "collector/read/cuda_chunk_index.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <future>

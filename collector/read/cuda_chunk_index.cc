@@ -21,22 +21,48 @@ namespace {
 
 using format::RecordTag;
 
+// A sorted set of distinct correlation ids, asked once per record decoded for a partner read:
+// a bit per id over [lo, hi] where the ids are dense (CUPTI counts them up, so a window's are), a
+// binary search where they are spread thin.
+class IdSet {
+ public:
+  explicit IdSet(std::vector<uint64_t> sorted_distinct) : ids_(std::move(sorted_distinct)) {
+    if (ids_.empty()) return;
+    const uint64_t span = ids_.back() - ids_.front();  // + 1 below, where it cannot overflow
+    if (span >= 64 * static_cast<uint64_t>(ids_.size()) + 4096) return;
+    lo_ = ids_.front();
+    bits_.resize(span / 64 + 1, 0);
+    for (uint64_t id : ids_) bits_[(id - lo_) / 64] |= uint64_t{1} << ((id - lo_) % 64);
+  }
+
+  bool Has(uint64_t id) const {
+    if (ids_.empty() || id < ids_.front() || id > ids_.back()) return false;
+    if (!bits_.empty()) return (bits_[(id - lo_) / 64] >> ((id - lo_) % 64)) & 1;
+    return std::binary_search(ids_.begin(), ids_.end(), id);
+  }
+  /// Some id in [lo, hi].
+  bool AnyIn(uint64_t lo, uint64_t hi) const {
+    if (lo > hi) return false;
+    auto it = std::lower_bound(ids_.begin(), ids_.end(), lo);
+    return it != ids_.end() && *it <= hi;
+  }
+
+ private:
+  std::vector<uint64_t> ids_;
+  uint64_t lo_ = 0;
+  std::vector<uint64_t> bits_;  // empty where the ids are spread thin
+};
+
 // Which records a read again takes: those a time window owns or overlaps, or those with given
 // correlation ids.
 struct Selection {
   const TimeWindow* window = nullptr;
   uint64_t process_end_ns = 0;
-  const std::vector<uint64_t>* call_ids = nullptr;  // sorted, unique
-  const std::vector<uint64_t>* gpu_ids = nullptr;
+  const IdSet* call_ids = nullptr;
+  const IdSet* gpu_ids = nullptr;
 
-  static bool Has(const std::vector<uint64_t>* ids, uint64_t id) {
-    return ids != nullptr && std::binary_search(ids->begin(), ids->end(), id);
-  }
-  static bool AnyIn(const std::vector<uint64_t>* ids, uint64_t lo, uint64_t hi) {
-    if (ids == nullptr || lo > hi) return false;
-    auto it = std::lower_bound(ids->begin(), ids->end(), lo);
-    return it != ids->end() && *it <= hi;
-  }
+  static bool Has(const IdSet* ids, uint64_t id) { return ids != nullptr && ids->Has(id); }
+  static bool AnyIn(const IdSet* ids, uint64_t lo, uint64_t hi) { return ids != nullptr && ids->AnyIn(lo, hi); }
   bool In(uint64_t begin, uint64_t end) const { return window->Owns(begin) || window->Overlaps(begin, end); }
   /// A call the whole read completed (returned, or never: by CallEnd).
   bool Call(const CudaCall& c) const {
@@ -322,7 +348,8 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
 
 std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint64_t>& call_ids,
                              const std::vector<uint64_t>& gpu_ids, CudaData* out) {
-  return Read(index, {.call_ids = &call_ids, .gpu_ids = &gpu_ids}, out);
+  const IdSet calls(Distinct(call_ids)), gpu(Distinct(gpu_ids));
+  return Read(index, {.call_ids = &calls, .gpu_ids = &gpu}, out);
 }
 
 std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
@@ -343,10 +370,9 @@ std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWin
   for (const GpuMemcpy& m : records->memcpys) call_ids.push_back(m.correlation);
   for (const GpuMemset& m : records->memsets) call_ids.push_back(m.correlation);
   for (const CudaCall& c : records->calls) gpu_ids.push_back(c.correlation);
-  call_ids = Distinct(std::move(call_ids));
-  gpu_ids = Distinct(std::move(gpu_ids));
+  const IdSet call_set(Distinct(std::move(call_ids))), gpu_set(Distinct(std::move(gpu_ids)));
   // The chunks already decoded hold most of them (ids count up with time); the others are read now.
-  const Selection by_id{.call_ids = &call_ids, .gpu_ids = &gpu_ids};
+  const Selection by_id{.call_ids = &call_set, .gpu_ids = &gpu_set};
   error = DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return by_id.Chunk(c); }, &done, &buffer);
   if (!error.empty()) return error;
   Take(index, buffer, by_id, partners);

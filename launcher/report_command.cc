@@ -1,5 +1,6 @@
 #include "report_command.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -210,6 +211,24 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
       "Reference: docs/report.md; JSON schema: docs/report-schema.md.");
 }
 
+namespace {
+
+// With the CUDA windows' knob, each window's records (megabytes) are allocated, decoded and freed
+// again by every analysis. glibc gives such blocks back to the kernel (its mmap threshold, which
+// grows only up to 32 MiB, and the heap trim past twice that) and takes the pages back with a
+// fault each: 545k page faults, 1.3 s of system time for 10M CUDA records. A fixed threshold of
+// 32 MiB and up to 64 MiB of freed heap kept cut that to 93k and 0.46 s (5.4 -> 4.7 s wall, peak
+// RSS 196 -> 210 MiB; docs/performance.md, "Page faults"). mallopt(3), glibc only.
+void KeepFreedMemoryForWindows() {
+#if defined(__GLIBC__)
+  if (collector::CudaWindowRecords() == 0) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
+}  // namespace
+
 int RunReport(const ReportArgs& args) {
   // Under a file size limit (ulimit -f, a batch system's cap) a write past it raises SIGXFSZ,
   // which would kill trainprof and leave a temporary file behind. Ignored, the write fails with
@@ -236,6 +255,7 @@ int RunReport(const ReportArgs& args) {
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step
   // analysis needs their times), so memory does not grow with the number of NVTX records. With
   // the CUDA windows' knob, the CUDA records are read again window by window from the files.
+  KeepFreedMemoryForWindows();
   collector::Trace trace = collector::LoadTraceForReport(list->files);
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {

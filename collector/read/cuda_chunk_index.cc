@@ -283,35 +283,37 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted
 // `out` (replaced), in the whole read's order.
 void Take(const CudaChunkIndex& index, const BufferSink& buffer, const Selection& select, CudaData* out) {
   *out = CudaData{};
-  std::vector<SeqCall> calls;
+  std::vector<const SeqCall*> calls;  // copied once, into `out`
+  calls.reserve(buffer.calls.size());
   for (const SeqCall& c : buffer.calls) {
-    if (select.Call(c.call)) calls.push_back(c);
+    if (select.Call(c.call)) calls.push_back(&c);
   }
   for (const SeqCall& c : index.unreturned) {
-    if (select.Call(c.call)) calls.push_back(c);
+    if (select.Call(c.call)) calls.push_back(&c);
   }
   // By enter time, ties in enter order (SortByEnterTime). Mostly in order already.
-  auto by_enter = [](const SeqCall& a, const SeqCall& b) {
-    return std::tie(a.call.begin_ns, a.seq) < std::tie(b.call.begin_ns, b.seq);
+  auto by_enter = [](const SeqCall* a, const SeqCall* b) {
+    return std::tie(a->call.begin_ns, a->seq) < std::tie(b->call.begin_ns, b->seq);
   };
   if (!std::is_sorted(calls.begin(), calls.end(), by_enter)) std::sort(calls.begin(), calls.end(), by_enter);
   auto pool = [&](StringId ref) { return ref < index.pool_of_ref.size() ? index.pool_of_ref[ref] : 0; };
-  out->calls.reserve(calls.size());
-  for (SeqCall& c : calls) {
-    c.call.name = pool(c.call.name);
-    out->calls.push_back(c.call);
+  out->calls.resize(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    out->calls[i] = calls[i]->call;
+    out->calls[i].name = pool(calls[i]->call.name);
   }
   // GPU records in file order: the buffer's, where chunks were decoded in two rounds, by place.
   auto take = [&](const auto& from, auto* to) {
     using At = typename std::decay_t<decltype(from)>::value_type;
     std::vector<const At*> taken;
+    taken.reserve(from.size());
     for (const At& r : from) {
       if (select.Gpu(r.record.start_ns, r.record.end_ns, r.record.correlation)) taken.push_back(&r);
     }
     auto by_pos = [](const At* a, const At* b) { return a->pos < b->pos; };
     if (!std::is_sorted(taken.begin(), taken.end(), by_pos)) std::sort(taken.begin(), taken.end(), by_pos);
-    to->reserve(taken.size());
-    for (const At* r : taken) to->push_back(r->record);
+    to->resize(taken.size());
+    for (size_t i = 0; i < taken.size(); ++i) (*to)[i] = taken[i]->record;
   };
   take(buffer.kernels, &out->kernels);
   take(buffer.memcpys, &out->memcpys);
@@ -334,7 +336,7 @@ std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData*
 
 // The sorted, distinct correlation ids of `ids`.
 std::vector<uint64_t> Distinct(std::vector<uint64_t> ids) {
-  std::sort(ids.begin(), ids.end());
+  if (!std::is_sorted(ids.begin(), ids.end())) std::sort(ids.begin(), ids.end());  // mostly sorted: ids count up
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
 }

@@ -1,6 +1,8 @@
 #include "collector/model/cuda_window.h"
 
 #include <algorithm>
+#include <future>
+#include <system_error>
 
 namespace trainprof::collector {
 namespace {
@@ -146,6 +148,40 @@ void CudaWindows::Said(const std::string& error) const {
 std::vector<std::string> CudaWindows::Errors() const {
   std::lock_guard<std::mutex> lock(errors_mutex_);
   return errors_;
+}
+
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, bool read_ahead,
+                       const CudaWindowVisit& visit) {
+  auto read = [&](size_t k) {
+    std::vector<CudaWindowData> data;
+    data.reserve(processes.size());
+    for (const Process* p : processes) data.push_back(windows.Read(k, *p));
+    return data;
+  };
+  read_ahead = read_ahead && !windows.whole() && windows.size() > 1;
+  std::future<std::vector<CudaWindowData>> next;
+  for (size_t k = 0; k < windows.size(); ++k) {
+    std::vector<CudaWindowData> data = next.valid() ? next.get() : read(k);
+    if (read_ahead && k + 1 < windows.size()) {
+      try {
+        next = std::async(std::launch::async, read, k + 1);
+      } catch (const std::system_error&) {  // no thread to be had: read in turn
+        read_ahead = false;
+      }
+    }
+    std::vector<const CudaWindowData*> of;
+    of.reserve(data.size());
+    for (const CudaWindowData& d : data) of.push_back(&d);
+    visit(k, of);
+  }
+}
+
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, bool read_ahead,
+                       const CudaWindowVisit& visit) {
+  std::vector<const Process*> all;
+  all.reserve(processes.size());
+  for (const Process& p : processes) all.push_back(&p);
+  ForEachCudaWindow(windows, all, read_ahead, visit);
 }
 
 }  // namespace trainprof::collector

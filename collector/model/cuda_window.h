@@ -169,4 +169,18 @@ class CudaWindows {
   void Said(const std::string& error) const;
 };
 
+/// Window k of each of `processes`, as CudaWindows::Read gives them: `data[p]` is processes[p]'s.
+using CudaWindowVisit = std::function<void(size_t k, const std::vector<const CudaWindowData*>& data)>;
+
+/// Reads the windows one after another, each window of each process once, and gives each to
+/// `visit`: one pass that can feed every windowed analysis, where a loop per analysis would
+/// decode every window again for each. With `read_ahead`, window k + 1 is read on a second thread
+/// while window k is visited (two windows held; none where no thread can be had, or where the
+/// windows are the images' own records: nothing to read). Rethrows what a read threw.
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, bool read_ahead,
+                       const CudaWindowVisit& visit);
+/// The same over every process of a trace.
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, bool read_ahead,
+                       const CudaWindowVisit& visit);
+
 }  // namespace trainprof::collector

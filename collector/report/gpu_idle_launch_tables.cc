@@ -90,67 +90,11 @@ Cells KernelLaunchCells(const KernelLaunchRow& r) {
           r.long_delays};
 }
 
-std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda,
-                                           const CudaWindows* windows) {
-  std::optional<CudaWindows> whole;  // without windows: one over the records of the trace
-  if (windows == nullptr) whole.emplace(trace.processes);
-  const CudaWindows& w = windows == nullptr ? *whole : *windows;
-  TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
-  idle.text = has_cuda;
-  KernelLaunchSweep launch_sweep(trace.strings);
-  if (w.whole()) {
-    for (const Process& p : trace.processes) {
-      // Each image's calls by correlation id.
-      std::vector<IdMap<uint64_t>> call_begin;
-      std::vector<const IdMap<uint64_t>*> begin_of;
-      for (const TraceImage& img : p.images) call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
-      for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
-      IdleKindsSweep sweep(std::move(begin_of));
-      sweep.Add(w.window(0), w.Read(0, p).records());
-      for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
-    }
-    // The launch calls by correlation id, one image's at a time.
-    for (const Process& p : trace.processes) {
-      for (const TraceImage& img : p.images) {
-        const IdMap<LaunchCall> launches = LaunchCallsOf(img.cuda, trace.strings);
-        launch_sweep.Add(w.window(0), {&img.cuda}, {&launches});
-      }
-    }
-  } else {
-    // Windows read again: each process's window read once for both tables, its look-ups made from
-    // what it is correlated with (CudaWindowData::partners).
-    const size_t n = trace.processes.size();
-    std::vector<std::vector<IdMap<uint64_t>>> call_begin(n);  // [process][image]
-    std::vector<IdleKindsSweep> sweeps;
-    sweeps.reserve(n);
-    for (size_t p = 0; p < n; ++p) {
-      call_begin[p].resize(trace.processes[p].images.size());
-      std::vector<const IdMap<uint64_t>*> begin_of;
-      for (const IdMap<uint64_t>& b : call_begin[p]) begin_of.push_back(&b);
-      sweeps.emplace_back(std::move(begin_of));
-    }
-    for (size_t k = 0; k < w.size(); ++k) {
-      std::vector<CudaWindowData> data;  // every process's, for this window
-      std::vector<const CudaData*> images;
-      std::vector<IdMap<LaunchCall>> launches;
-      for (size_t p = 0; p < n; ++p) {
-        data.push_back(w.Read(k, trace.processes[p]));
-        const CudaWindowData& d = data.back();
-        for (size_t i = 0; i < call_begin[p].size(); ++i) {
-          call_begin[p][i] = EnterByCorrelation(*d.partners()[i], /*skip_zero=*/true);
-        }
-        sweeps[p].Add(w.window(k), d.records());
-        images.insert(images.end(), d.records().begin(), d.records().end());
-        for (const CudaData* c : d.partners()) launches.push_back(LaunchCallsOf(*c, trace.strings));
-      }
-      std::vector<const IdMap<LaunchCall>*> launch_of;
-      for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
-      launch_sweep.Add(w.window(k), images, launch_of);
-    }
-    for (size_t p = 0; p < n; ++p) {
-      for (const StreamIdleKinds& s : std::move(sweeps[p]).Rows()) idle.rows.push_back(GpuIdleKindsCells(trace.processes[p], s));
-    }
-  }
+namespace {
+
+// The two tables from their sweeps.
+std::vector<TableRows> IdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda,
+                                        TableRows idle, KernelLaunchSweep launch_sweep) {
   KernelLaunches launches_rows = std::move(launch_sweep).Rows(
       [&] {
         std::vector<const CudaDigest*> digests;  // the kernel table's, so that the names are numbered alike
@@ -168,6 +112,75 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
   out.push_back(std::move(idle));
   out.push_back(std::move(launch));
   return out;
+}
+
+TableRows IdleTable(bool has_cuda) {
+  TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
+  idle.text = has_cuda;
+  return idle;
+}
+
+}  // namespace
+
+GpuIdleLaunchSweep::GpuIdleLaunchSweep(const Trace& trace)
+    : trace_(trace), call_begin_(trace.processes.size()), launch_(trace.strings) {
+  idle_.reserve(trace.processes.size());
+  for (size_t p = 0; p < trace.processes.size(); ++p) {
+    call_begin_[p].resize(trace.processes[p].images.size());
+    std::vector<const IdMap<uint64_t>*> begin_of;
+    for (const IdMap<uint64_t>& b : call_begin_[p]) begin_of.push_back(&b);
+    idle_.emplace_back(std::move(begin_of));
+  }
+}
+
+void GpuIdleLaunchSweep::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
+  std::vector<const CudaData*> images;
+  std::vector<IdMap<LaunchCall>> launches;
+  for (size_t p = 0; p < data.size(); ++p) {
+    const CudaWindowData& d = *data[p];
+    for (size_t i = 0; i < call_begin_[p].size(); ++i) {
+      call_begin_[p][i] = EnterByCorrelation(*d.partners()[i], /*skip_zero=*/true);
+    }
+    idle_[p].Add(window, d.records());
+    images.insert(images.end(), d.records().begin(), d.records().end());
+    for (const CudaData* c : d.partners()) launches.push_back(LaunchCallsOf(*c, trace_.strings));
+  }
+  std::vector<const IdMap<LaunchCall>*> launch_of;
+  for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
+  launch_.Add(window, images, launch_of);
+}
+
+std::vector<TableRows> GpuIdleLaunchSweep::Tables(const ReportOptions& options, bool has_cuda) && {
+  TableRows idle = IdleTable(has_cuda);
+  for (size_t p = 0; p < idle_.size(); ++p) {
+    for (const StreamIdleKinds& s : std::move(idle_[p]).Rows()) idle.rows.push_back(GpuIdleKindsCells(trace_.processes[p], s));
+  }
+  return IdleLaunchTables(trace_, options, has_cuda, std::move(idle), std::move(launch_));
+}
+
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda) {
+  TableRows idle = IdleTable(has_cuda);
+  KernelLaunchSweep launch_sweep(trace.strings);
+  for (const Process& p : trace.processes) {
+    // Each image's calls by correlation id.
+    std::vector<IdMap<uint64_t>> call_begin;
+    std::vector<const IdMap<uint64_t>*> begin_of;
+    for (const TraceImage& img : p.images) call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
+    for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
+    IdleKindsSweep sweep(std::move(begin_of));
+    std::vector<const CudaData*> records;
+    for (const TraceImage& img : p.images) records.push_back(&img.cuda);
+    sweep.Add(TimeWindow{}, records);
+    for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
+  }
+  // The launch calls by correlation id, one image's at a time.
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) {
+      const IdMap<LaunchCall> launches = LaunchCallsOf(img.cuda, trace.strings);
+      launch_sweep.Add(TimeWindow{}, {&img.cuda}, {&launches});
+    }
+  }
+  return IdleLaunchTables(trace, options, has_cuda, std::move(idle), std::move(launch_sweep));
 }
 
 }  // namespace trainprof::collector

@@ -20,10 +20,36 @@ const TableDef& KernelLaunchTable();  ///< kernel_launches
 Cells KernelLaunchCells(const KernelLaunchRow& r);
 
 /// Both tables, for Report::tables: idle kinds per process (tree order) and stream, launch
-/// statistics over all processes cut to --top, from the records in `windows` (null: one window
-/// over the trace's records). In the text report only when `has_cuda`. Reads only `trace` and
-/// `windows` (Analyze runs it on another thread beside the per-process tables).
-std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda,
-                                           const CudaWindows* windows = nullptr);
+/// statistics over all processes cut to --top, from the trace's records (one window). In the text
+/// report only when `has_cuda`. Reads only `trace` (Analyze runs it on another thread beside the
+/// per-process tables).
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda);
+
+/// The same two tables fed window by window from windows read again (CudaWindows::Read, not
+/// whole()), each window's look-ups made from its partners: for the one pass over the windows
+/// that feeds every windowed analysis (report.cc).
+///
+///   GpuIdleLaunchSweep sweep(trace);
+///   for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), data_of_k);
+///   std::vector<TableRows> tables = std::move(sweep).Tables(options, has_cuda);
+///
+/// Holds the look-ups its sweeps point into: neither copied nor moved.
+class GpuIdleLaunchSweep {
+ public:
+  explicit GpuIdleLaunchSweep(const Trace& trace);
+  GpuIdleLaunchSweep(const GpuIdleLaunchSweep&) = delete;
+  GpuIdleLaunchSweep& operator=(const GpuIdleLaunchSweep&) = delete;
+
+  /// One window; `data[p]`: its records of trace.processes[p].
+  void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
+  /// The tables, as GpuIdleLaunchTables gives them.
+  std::vector<TableRows> Tables(const ReportOptions& options, bool has_cuda) &&;
+
+ private:
+  const Trace& trace_;
+  std::vector<std::vector<IdMap<uint64_t>>> call_begin_;  // [process][image], this window's
+  std::vector<IdleKindsSweep> idle_;                       // per process
+  KernelLaunchSweep launch_;
+};
 
 }  // namespace trainprof::collector

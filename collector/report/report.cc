@@ -254,6 +254,41 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
 
 namespace {
 
+// Windows read again (not whole()): the windowed analyses that need no more than the steps, fed
+// in one pass over the windows, each window of each process decoded once (with a second thread,
+// the next one while this one is analysed): the device rows (merged, and of each process with
+// GPU tracing), the GPU overlap rows and the GPU idle-by-kind and kernel-launch tables, returned
+// for their place in Report::tables. Needs r->bottleneck (the steps) and r->processes.
+std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOptions& options, const CudaWindows& windows,
+                                          Report* r) {
+  const size_t n = trace.processes.size();
+  std::vector<const Process*> all;
+  for (const Process& p : trace.processes) all.push_back(&p);
+  DeviceWindowSweep merged(all, trace.strings, /*merged=*/true, /*whole=*/false);
+  std::vector<std::unique_ptr<DeviceWindowSweep>> own(n);  // of each process with GPU tracing
+  for (size_t i = 0; i < n; ++i) {
+    if (r->processes[i].gpu.any) own[i] = std::make_unique<DeviceWindowSweep>(std::vector{all[i]}, trace.strings,
+                                                                             /*merged=*/false, /*whole=*/false);
+  }
+  GpuIdleLaunchSweep idle_launch(trace);
+  GpuOverlapWindows overlap(trace, r->bottleneck, /*whole=*/false);
+  ForEachCudaWindow(windows, all, ReportThreads() > 1, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
+    const TimeWindow& w = windows.window(k);
+    merged.Add(w, data);
+    for (size_t i = 0; i < n; ++i) {
+      if (own[i]) own[i]->Add(w, {data[i]});
+    }
+    idle_launch.Add(w, data);
+    overlap.Add(w, data);
+  });
+  r->cuda.devices = std::move(merged).Rows();
+  for (size_t i = 0; i < n; ++i) {
+    if (own[i]) r->processes[i].cuda.devices = std::move(*own[i]).Rows();
+  }
+  std::move(overlap).AddTo(r);
+  return std::move(idle_launch).Tables(options, r->has_cuda);
+}
+
 // The report; `nvtx` are the processes' NVTX summaries (consumed), `names` the pool the range
 // tables use (group patterns are interned into it); the caller attaches it to the tables.
 Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<NvtxProcessData> nvtx,
@@ -382,17 +417,18 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     windows = std::make_unique<const CudaWindows>(trace.processes, per_window, ChunkIndexWindowReader(),
                                                   ChunkIndexStartCounter());
   }
-  if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true, windows.get());
+  // With windows read again, the device rows are made in the one pass over them (below).
+  if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true, !windows);
   // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a
   // second thread they are made there, beside the per-process tables this thread makes next
   // (with the merged CUDA tables above, the largest parts of a CUDA report's analysis). Not
   // beside the merged tables: the two working sets together raised the peak RSS by 9%
   // (docs/performance.md). Without a thread, made below in turn.
   std::future<std::vector<TableRows>> idle_launch;
-  if (r.has_cuda && ReportThreads() > 1) {
+  if (r.has_cuda && !windows && ReportThreads() > 1) {
     try {
-      idle_launch = std::async(std::launch::async, [&trace, &options, w = windows.get()] {
-        return GpuIdleLaunchTables(trace, options, true, w);
+      idle_launch = std::async(std::launch::async, [&trace, &options] {
+        return GpuIdleLaunchTables(trace, options, true);
       });
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
@@ -485,7 +521,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     }
     row.gpu = GpuTracingOf(p, strings);
     if (row.gpu.any) {
-      row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false, windows.get());
+      row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false, !windows);
     }
     if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&p}, {walls[i]}, strings, options.top);
     const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
@@ -495,17 +531,22 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Count(unbalanced_processes, "process", "processes"));
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
-  for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, options, r.has_cuda, windows.get())) {
-    r.tables.push_back(std::move(t));
+  if (windows) {
+    r.bottleneck = AnalyzeBottleneck(trace, windows.get());
+    for (TableRows& t : OnePassOverWindows(trace, options, *windows, &r)) r.tables.push_back(std::move(t));
+  } else {
+    for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, options, r.has_cuda)) {
+      r.tables.push_back(std::move(t));
+    }
   }
   Symbolizer symbols(trace.strings);  // one for every table of stacks: each file opened once
   AddCallSiteTable(trace, options, &symbols, &r);
   AddFunctionTables(trace, options, &symbols, &r);
   AddOperatorPhaseTable(trace, options, &r);
-  r.bottleneck = AnalyzeBottleneck(trace, windows.get());
+  if (!windows) r.bottleneck = AnalyzeBottleneck(trace);
   AddCallSiteClauses(trace, &symbols, &r.bottleneck);
   for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));
-  AddGpuOverlap(trace, &r, windows.get());
+  if (!windows) AddGpuOverlap(trace, &r);
   if (windows) {  // a file changed since it was read: what the report did not keep is missing
     for (const std::string& e : windows->Errors()) {
       r.warnings.push_back(e + " (the GPU analyses leave out its CUDA records that the report did not keep)");

@@ -1,7 +1,6 @@
 #include "collector/report/report_gpu_overlap.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "collector/model/cuda_calls.h"
 #include "collector/stats/gpu_overlap_sweep.h"
@@ -23,28 +22,46 @@ std::vector<StepWindow> StepsOf(const Bottleneck& b, size_t index) {
 
 }  // namespace
 
-void AddGpuOverlap(const Trace& trace, Report* r, const CudaWindows* windows) {
-  std::optional<CudaWindows> whole;  // without windows: one over the records of the trace
-  if (windows == nullptr) whole.emplace(trace.processes);
-  const CudaWindows& w = windows == nullptr ? *whole : *windows;
-  for (size_t i = 0; i < trace.processes.size(); ++i) {
-    const Process& p = trace.processes[i];
+GpuOverlapWindows::GpuOverlapWindows(const Trace& trace, const Bottleneck& bottleneck, bool whole)
+    : trace_(trace), enter_(trace.processes.size()), enter_of_(trace.processes.size()) {
+  sweeps_.reserve(trace.processes.size());
+  for (size_t p = 0; p < trace.processes.size(); ++p) {
     // Each image's calls by correlation id, for the NCCL kernels' launches: over the images' own
     // records made there, and only for an image with NCCL kernels; otherwise made for each window
     // from what it is correlated with (CudaWindowData::partners).
-    std::vector<IdMap<uint64_t>> enter(w.whole() ? 0 : p.images.size());
-    std::vector<const IdMap<uint64_t>*> enter_of(p.images.size(), nullptr);
-    for (size_t m = 0; m < enter.size(); ++m) enter_of[m] = &enter[m];
-    GpuOverlapSweep sweep(StepsOf(r->bottleneck, i));
-    for (size_t k = 0; k < w.size(); ++k) {
-      const CudaWindowData data = w.Read(k, p);
-      for (size_t m = 0; m < enter.size(); ++m) enter[m] = EnterByCorrelation(*data.partners()[m], /*skip_zero=*/false);
-      sweep.Add(CategorizeActivity(p, trace.strings, w.window(k), data.records(), enter_of));
+    const size_t images = trace.processes[p].images.size();
+    enter_[p].resize(whole ? 0 : images);
+    enter_of_[p].assign(images, nullptr);
+    for (size_t m = 0; m < enter_[p].size(); ++m) enter_of_[p][m] = &enter_[p][m];
+    sweeps_.emplace_back(StepsOf(bottleneck, p));
+  }
+}
+
+void GpuOverlapWindows::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
+  for (size_t p = 0; p < data.size(); ++p) {
+    for (size_t m = 0; m < enter_[p].size(); ++m) {
+      enter_[p][m] = EnterByCorrelation(*data[p]->partners()[m], /*skip_zero=*/false);
     }
+    sweeps_[p].Add(CategorizeActivity(trace_.processes[p], trace_.strings, window, data[p]->records(), enter_of_[p]));
+  }
+}
+
+void GpuOverlapWindows::AddTo(Report* r) && {
+  for (size_t i = 0; i < sweeps_.size(); ++i) {
+    const GpuOverlapSweep& sweep = sweeps_[i];
     if (sweep.empty()) continue;
+    const Process& p = trace_.processes[i];
     r->temporal_breakdown.push_back({p.host, p.pid, p.rank, sweep.Temporal()});
     r->kernel_categories.push_back({p.host, p.pid, p.rank, sweep.Categories(), sweep.Steps()});
   }
+}
+
+void AddGpuOverlap(const Trace& trace, Report* r) {
+  GpuOverlapWindows overlap(trace, r->bottleneck, /*whole=*/true);
+  const CudaWindows whole(trace.processes);
+  ForEachCudaWindow(whole, trace.processes, /*read_ahead=*/false,
+                    [&](size_t, const std::vector<const CudaWindowData*>& data) { overlap.Add(TimeWindow{}, data); });
+  std::move(overlap).AddTo(r);
 }
 
 }  // namespace trainprof::collector

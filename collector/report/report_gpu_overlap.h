@@ -3,15 +3,47 @@
 // the communication of each of its steps (the bottleneck analysis's steps, steps.csv).
 #pragma once
 
+#include <vector>
+
+#include "collector/base/id_map.h"
+#include "collector/model/cuda_window.h"
 #include "collector/model/model.h"
 #include "collector/report/report.h"
+#include "collector/stats/gpu_overlap_sweep.h"
 
 namespace trainprof::collector {
 
-/// Fills r->temporal_breakdown and r->kernel_categories from `trace`, in process order, and the
-/// records in `windows` (null: one window over the trace's records); needs r->bottleneck (the
-/// steps). A process has steps in its kernel_categories row only when it ran communication
-/// kernels.
-void AddGpuOverlap(const Trace& trace, Report* r, const CudaWindows* windows = nullptr);
+/// Fills r->temporal_breakdown and r->kernel_categories from `trace`'s records (one window), in
+/// process order; needs r->bottleneck (the steps). A process has steps in its kernel_categories
+/// row only when it ran communication kernels.
+void AddGpuOverlap(const Trace& trace, Report* r);
+
+/// The same rows fed window by window, for one pass over the windows that feeds every windowed
+/// analysis (report.cc): each process's look-ups made from its window's partners, or, with
+/// `whole` (one window over the images' own records), from the images.
+///
+///   GpuOverlapWindows overlap(trace, r->bottleneck, windows.whole());
+///   for (size_t k = 0; k < windows.size(); ++k) overlap.Add(windows.window(k), data_of_k);
+///   std::move(overlap).AddTo(r);
+///
+/// Holds the look-ups it points into: neither copied nor moved.
+class GpuOverlapWindows {
+ public:
+  /// The steps are `bottleneck`'s (Report::bottleneck).
+  GpuOverlapWindows(const Trace& trace, const Bottleneck& bottleneck, bool whole);
+  GpuOverlapWindows(const GpuOverlapWindows&) = delete;
+  GpuOverlapWindows& operator=(const GpuOverlapWindows&) = delete;
+
+  /// One window; `data[p]`: its records of trace.processes[p].
+  void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
+  /// Fills r->temporal_breakdown and r->kernel_categories, as AddGpuOverlap.
+  void AddTo(Report* r) &&;
+
+ private:
+  const Trace& trace_;
+  std::vector<std::vector<IdMap<uint64_t>>> enter_;  // [process][image], this window's; none when whole
+  std::vector<std::vector<const IdMap<uint64_t>*>> enter_of_;
+  std::vector<GpuOverlapSweep> sweeps_;  // per process
+};
 
 }  // namespace trainprof::collector

@@ -14,7 +14,7 @@ size_t Cut(std::vector<T>* rows, size_t top) {
 }  // namespace
 
 CudaTables BuildCudaTables(const std::vector<const Process*>& processes, const StringPool& strings, bool full_names,
-                           size_t top, bool merged, const CudaWindows* windows) {
+                           size_t top, bool merged, bool devices) {
   std::vector<const CudaDigest*> images;
   for (const Process* p : processes) {
     for (const TraceImage& img : p->images) images.push_back(&img.cuda_digest);
@@ -26,8 +26,8 @@ CudaTables BuildCudaTables(const std::vector<const Process*>& processes, const S
   t.kernels_omitted = Cut(&t.kernels, top);
   t.memory = MemoryTable(images);
   t.memory_omitted = Cut(&t.memory, top);
-  if (windows != nullptr) {
-    t.devices = WindowedDevices(processes, strings, merged, *windows);
+  if (!devices) {
+    // left empty
   } else if (merged) {
     t.devices = MergedDevices(processes, strings);
   } else {

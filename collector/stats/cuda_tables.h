@@ -26,9 +26,9 @@ struct CudaTables {
 };
 
 /// The tables over the given processes; devices per process (`merged` false: one process) or
-/// merged per host and device, from their records in `windows` (null: one window over the
-/// processes' own records). Rows cut to `top` (0 = all).
+/// merged per host and device, from the processes' own records, or left empty without `devices`
+/// (made window by window by the caller: DeviceWindowSweep). Rows cut to `top` (0 = all).
 CudaTables BuildCudaTables(const std::vector<const Process*>& processes, const StringPool& strings, bool full_names,
-                           size_t top, bool merged, const CudaWindows* windows = nullptr);
+                           size_t top, bool merged, bool devices = true);
 
 }  // namespace trainprof::collector

@@ -165,59 +165,53 @@ std::set<uint32_t> DevicesUsed(const Process& process) {
   return out;
 }
 
-namespace {
-
-// The rows of `processes`: window k's records of processes[p] are read_of(k, p) (a
-// CudaWindowData); `whole`: they are the images themselves.
-template <typename ReadOf>
-std::vector<DeviceRow> Sweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged,
-                             const std::vector<TimeWindow>& windows, bool whole, ReadOf read_of) {
-  // The calls by correlation id: over the images' own records made image by image as the window
-  // is read (one image's at a time), otherwise for each window from what it is correlated with.
+DeviceWindowSweep::DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings,
+                                     bool merged, bool whole)
+    : whole_(whole), enter_(processes.size()) {
   std::vector<std::set<uint32_t>> devices;
-  std::vector<std::vector<IdMap<uint64_t>>> enter(processes.size());
   std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(processes.size());
   for (size_t p = 0; p < processes.size(); ++p) {
     devices.push_back(DevicesUsed(*processes[p]));
     enter_of[p].assign(processes[p]->images.size(), nullptr);
     if (whole) continue;
-    enter[p].resize(processes[p]->images.size());
-    for (size_t i = 0; i < enter[p].size(); ++i) enter_of[p][i] = &enter[p][i];
+    enter_[p].resize(processes[p]->images.size());
+    for (size_t i = 0; i < enter_[p].size(); ++i) enter_of[p][i] = &enter_[p][i];
   }
-  DeviceSweep sweep(processes, strings, merged, devices, std::move(enter_of));
-  for (size_t k = 0; k < windows.size(); ++k) {
-    std::vector<CudaWindowData> data;  // every process's, for this window
-    std::vector<std::vector<const CudaData*>> records;
-    for (size_t p = 0; p < processes.size(); ++p) {
-      data.push_back(read_of(k, p));
-      records.push_back(data.back().records());
-      if (whole) continue;
-      const std::vector<const CudaData*>& partners = data.back().partners();
-      for (size_t i = 0; i < enter[p].size(); ++i) enter[p][i] = EnterByCorrelation(*partners[i], /*skip_zero=*/false);
-    }
-    sweep.Add(windows[k], records);
-  }
-  return std::move(sweep).Rows();
+  sweep_.emplace(processes, strings, merged, devices, std::move(enter_of));
 }
+
+void DeviceWindowSweep::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
+  std::vector<std::vector<const CudaData*>> records;
+  records.reserve(data.size());
+  for (size_t p = 0; p < data.size(); ++p) {
+    records.push_back(data[p]->records());
+    if (whole_) continue;
+    const std::vector<const CudaData*>& partners = data[p]->partners();
+    for (size_t i = 0; i < enter_[p].size(); ++i) enter_[p][i] = EnterByCorrelation(*partners[i], /*skip_zero=*/false);
+  }
+  sweep_->Add(window, records);
+}
+
+std::vector<DeviceRow> DeviceWindowSweep::Rows() && { return std::move(*sweep_).Rows(); }
+
+namespace {
 
 // The rows of `processes` from their whole records, as one window.
 std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged) {
-  return Sweep(processes, strings, merged, {TimeWindow{}}, /*whole=*/true, [&](size_t, size_t p) {
+  DeviceWindowSweep sweep(processes, strings, merged, /*whole=*/true);
+  std::vector<CudaWindowData> data;
+  for (const Process* p : processes) {
     std::vector<const CudaData*> records;
-    for (const TraceImage& img : processes[p]->images) records.push_back(&img.cuda);
-    return CudaWindowData(records, records);
-  });
+    for (const TraceImage& img : p->images) records.push_back(&img.cuda);
+    data.emplace_back(records, records);
+  }
+  std::vector<const CudaWindowData*> of;
+  for (const CudaWindowData& d : data) of.push_back(&d);
+  sweep.Add(TimeWindow{}, of);
+  return std::move(sweep).Rows();
 }
 
 }  // namespace
-
-std::vector<DeviceRow> WindowedDevices(const std::vector<const Process*>& processes, const StringPool& strings,
-                                       bool merged, const CudaWindows& windows) {
-  std::vector<TimeWindow> cut;
-  for (size_t k = 0; k < windows.size(); ++k) cut.push_back(windows.window(k));
-  return Sweep(processes, strings, merged, cut, windows.whole(),
-               [&](size_t k, size_t p) { return windows.Read(k, *processes[p]); });
-}
 
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings) {
   return OneWindow({&process}, strings, /*merged=*/false);

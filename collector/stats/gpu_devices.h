@@ -98,13 +98,34 @@ class DeviceSweep {
   std::vector<std::optional<int32_t>> pids_;
 };
 
+/// A DeviceSweep fed CudaWindowData (what CudaWindows::Read gives): each window's correlation
+/// look-ups made from its partners, or, for one window over the images' own records (`whole`),
+/// image by image by the DeviceSweep.
+///
+///   DeviceWindowSweep sweep(processes, strings, /*merged=*/true, windows.whole());
+///   for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), data_of_k);
+///   std::vector<DeviceRow> rows = std::move(sweep).Rows();
+///
+/// Holds the look-ups the DeviceSweep points into: neither copied nor moved.
+class DeviceWindowSweep {
+ public:
+  DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged, bool whole);
+  DeviceWindowSweep(const DeviceWindowSweep&) = delete;
+  DeviceWindowSweep& operator=(const DeviceWindowSweep&) = delete;
+
+  /// One window; `data[p]`: its records of processes[p].
+  void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
+  /// The rows, as DeviceSweep::Rows.
+  std::vector<DeviceRow> Rows() &&;
+
+ private:
+  bool whole_;
+  std::vector<std::vector<IdMap<uint64_t>>> enter_;  // [process][image], this window's
+  std::optional<DeviceSweep> sweep_;
+};
+
 /// The devices a process has a kernel, copy or memset on.
 std::set<uint32_t> DevicesUsed(const Process& process);
-
-/// The rows of `processes` (ProcessDevices one after another, or MergedDevices with `merged`)
-/// from their records in `windows`.
-std::vector<DeviceRow> WindowedDevices(const std::vector<const Process*>& processes, const StringPool& strings,
-                                       bool merged, const CudaWindows& windows);
 
 /// One row per device the process used (by device id).
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings);

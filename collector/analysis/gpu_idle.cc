@@ -79,7 +79,7 @@ void GpuIdleSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& 
         }
       } else if (cls == CallClass::kLaunch) {
         if (w.Overlaps(call.begin_ns, end)) launch_all.push_back(w.Clip(call.begin_ns, end));
-        if (owned && Inside(steps_, call.begin_ns) && call.returned) launch_durations_.push_back(call.duration());
+        if (owned && Inside(steps_, call.begin_ns) && call.returned) launch_durations_.Add(call.duration());
       }
       if (owned) {
         const bool dtoh = m != nullptr && m->kind == format::MemcpyKind::kDtoH;
@@ -88,7 +88,7 @@ void GpuIdleSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& 
     }
     for (const GpuKernel& k : c.kernels) {
       if (w.Overlaps(k.start_ns, k.end_ns)) activity.push_back(w.Clip(k.start_ns, k.end_ns));
-      if (w.Owns(k.start_ns) && Inside(steps_, k.start_ns)) kernel_durations_.push_back(k.duration());
+      if (w.Owns(k.start_ns) && Inside(steps_, k.start_ns)) kernel_durations_.Add(k.duration());
     }
     for (const GpuMemcpy& m : c.memcpys) {
       if (w.Overlaps(m.start_ns, m.end_ns)) activity.push_back(w.Clip(m.start_ns, m.end_ns));
@@ -159,11 +159,13 @@ GpuIdle GpuIdleSweep::Result(bool any_activity) && {
   }
 
   // Kernels and launches in the steps.
-  g.kernels = kernel_durations_.size();
+  g.kernels = kernel_durations_.count();
   g.kernels_per_step = g.steps > 0 ? static_cast<double>(g.kernels) / static_cast<double>(g.steps) : 0;
-  g.kernel_median_ns = SummarizeSample(&kernel_durations_).median;
-  g.launch_calls = launch_durations_.size();
-  g.launch_median_ns = SummarizeSample(&launch_durations_).median;
+  const SampleStats kernel = kernel_durations_.Stats(), launch = launch_durations_.Stats();
+  g.kernel_median_ns = kernel.median;
+  g.launch_calls = launch.count;
+  g.launch_median_ns = launch.median;
+  g.medians_exact = kernel.exact && launch.exact;
   g.launch_bound = g.cause == IdleCause::kLaunch && g.idle_share(IdleCause::kLaunch) >= kLaunchBoundIdlePercent &&
                    g.kernels > 0 &&
                    (g.kernel_median_ns < static_cast<double>(kShortKernelNs) ||

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collector/base/duration_summary.h"
 #include "collector/base/intervals.h"
 #include "collector/model/cuda_calls.h"
 #include "collector/model/cuda_window.h"
@@ -67,6 +68,7 @@ struct GpuIdle {
   double kernel_median_ns = 0;
   uint64_t launch_calls = 0;
   double launch_median_ns = 0;
+  bool medians_exact = true;  ///< false: the two medians estimated (past 1024 values, within 0.39%)
   bool launch_bound = false;
 
   uint64_t idle(IdleCause c) const { return idle_by_cause[static_cast<size_t>(c)]; }
@@ -111,7 +113,7 @@ class GpuIdleSweep {
   std::unordered_map<StringId, std::string> names_;  // recorded name → display name
   std::map<std::string, Label> labels_;
   std::vector<std::unordered_map<uint32_t, PreviousCall>> previous_;  // per image: thread → its latest call
-  std::vector<uint64_t> kernel_durations_, launch_durations_;
+  DurationSummary kernel_durations_, launch_durations_;  // exact up to 1024 values, then bounded
 };
 
 /// `steps`: the steps in the statistics; `waits`: their data-wait time (union).

@@ -50,9 +50,10 @@ void DescribeGpuIdle(const GpuIdle& g, std::vector<std::string>* out) {
       break;
     }
     case IdleCause::kLaunch: {
+      const std::string about = g.medians_exact ? "" : "~";  // estimated past 1024 values
       const std::string numbers = G(g.kernels_per_step) + (g.kernels_per_step == 1 ? " kernel" : " kernels") +
-                                  " per step, median kernel " + D(g.kernel_median_ns) +
-                                  ", median launch call " + D(g.launch_median_ns);
+                                  " per step, median kernel " + about + D(g.kernel_median_ns) +
+                                  ", median launch call " + about + D(g.launch_median_ns);
       if (g.launch_bound) {
         s += "launching kernels: launch-bound (" + numbers + "; launch-bound when launches cover " +
              FormatPercent(kLaunchBoundIdlePercent) + "% or more of the idle time and the median kernel is under " +

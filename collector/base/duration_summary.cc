@@ -249,12 +249,23 @@ SampleStats DurationSummary::Stats() const {
   Moments(&s.mean, &m2);
   s.std = count_ < 2 ? 0 : std::sqrt(m2 / static_cast<double>(count_ - 1));
   s.median = count_ % 2 == 1 ? ValueAtRank(count_ / 2) : (ValueAtRank(count_ / 2 - 1) + ValueAtRank(count_ / 2)) / 2.0;
-  const double pos = 0.9 * static_cast<double>(count_ - 1);  // as Percentile, between estimated ranks
-  const uint64_t lo = static_cast<uint64_t>(pos);
-  const double a = ValueAtRank(lo);
-  s.p90 = lo + 1 < count_ ? a + (pos - static_cast<double>(lo)) * (ValueAtRank(lo + 1) - a) : a;
+  s.p90 = Quantile(0.9);
   s.exact = false;
   return s;
+}
+
+double DurationSummary::Quantile(double q) const {
+  if (count_ == 0) return 0;
+  if (count_ <= kExactSamples) {
+    std::vector<uint64_t> v(count_);
+    ExactValues(v.data());
+    return collector::Quantile(&v, q);
+  }
+  q = std::clamp(q, 0.0, 1.0);
+  const double pos = q * static_cast<double>(count_ - 1);  // as Percentile, between estimated ranks
+  const uint64_t lo = static_cast<uint64_t>(pos);
+  const double a = ValueAtRank(lo);
+  return lo + 1 < count_ ? a + (pos - static_cast<double>(lo)) * (ValueAtRank(lo + 1) - a) : a;
 }
 
 double DurationSummary::mean() const { return Stats().mean; }

@@ -75,6 +75,10 @@ class DurationSummary {
   /// Every statistic at once (the exact values are sorted once, not once per statistic); median
   /// and p90 estimated (exact false) past kExactSamples.
   SampleStats Stats() const;
+  /// The q-quantile (0 ≤ q ≤ 1) by linear interpolation between the closest ranks, as Quantile
+  /// (sample_stats.h) of the values: exact while exact(), past that between the histogram's
+  /// estimates of the two ranks (each within kRelativeError of a value of that rank). 0 when empty.
+  double Quantile(double q) const;
 
  private:
   static constexpr uint64_t kImplicit = 3;  ///< values that follow from min, max and total

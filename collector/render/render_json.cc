@@ -318,6 +318,7 @@ Json GpuIdleJson(const GpuIdle& g) {
             {"kernel_median_ns", g.kernel_median_ns},
             {"launch_calls", g.launch_calls},
             {"launch_median_ns", g.launch_median_ns},
+            {"medians_exact", g.medians_exact},
             {"launch_bound", g.launch_bound}}}};
 }
 

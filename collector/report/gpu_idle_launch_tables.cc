@@ -54,7 +54,9 @@ TableDef MakeLaunchTable() {
            {"launch_delay_p95_ns", "Delay P95", Unit::kNs, R, "... 95th percentile"},
            {"shorter_than_launch", "Shorter", Unit::kCount, R, "ops that ran shorter than their launch call (calls <= 50 us)"},
            {"long_launches", "Long Launch", Unit::kCount, R, "launch calls over 50 us"},
-           {"long_delays", "Long Delay", Unit::kCount, R, "launch delays over 100 us"}},
+           {"long_delays", "Long Delay", Unit::kCount, R, "launch delays over 100 us"},
+           {"quantiles_exact", nullptr, Unit::kFlag, L,
+            "false: the medians and the p95 estimated (more than 1024 ops, within 0.39%)", Show::kData}},
           {"count", "cpu_launch_mean_ns", "cpu_launch_median_ns", "launch_delay_mean_ns", "launch_delay_median_ns",
            "launch_delay_p95_ns", "shorter_than_launch", "long_launches", "long_delays", "name"}};
 }
@@ -81,13 +83,14 @@ Cells KernelLaunchCells(const KernelLaunchRow& r) {
   return {r.name,
           r.count,
           r.cpu_launch_mean_ns,
-          r.cpu_launch_median_ns,
+          Cell(r.cpu_launch_median_ns).Estimated(!r.exact),
           r.launch_delay_mean_ns,
-          r.launch_delay_median_ns,
-          r.launch_delay_p95_ns,
+          Cell(r.launch_delay_median_ns).Estimated(!r.exact),
+          Cell(r.launch_delay_p95_ns).Estimated(!r.exact),
           r.shorter_than_launch,
           r.long_launches,
-          r.long_delays};
+          r.long_delays,
+          r.exact};
 }
 
 namespace {

@@ -152,7 +152,9 @@ TableDef MakeDeviceTable() {
            {"launch_latency.count", nullptr, Unit::kCount, R, "kernels with a correlated launch call", Show::kData},
            {"launch_latency.mean_ns", "Launch Mean", Unit::kNs, R, "kernel start - launch call enter: mean"},
            {"launch_latency.median_ns", "Launch Median", Unit::kNs, R, "... median"},
-           {"launch_latency.p95_ns", "Launch P95", Unit::kNs, R, "... 95th percentile"}},
+           {"launch_latency.p95_ns", "Launch P95", Unit::kNs, R, "... 95th percentile"},
+           {"launch_latency.exact", nullptr, Unit::kFlag, L,
+            "false: median and p95 estimated (more than 1024 kernels, within 0.39%)", Show::kData}},
           {"who", "device", "name", "busy_percent", "active_busy_percent", "kernels", "kernel_ns", "copies_sets",
            "memory_ns", "launch_latency.mean_ns", "launch_latency.median_ns", "launch_latency.p95_ns"}};
 }
@@ -238,8 +240,9 @@ Cells DeviceCells(const DeviceRow& d, const std::string& who) {
           Pct(d.active_busy_percent),
           d.latency_count,
           lat ? Cell(d.latency_mean_ns) : Cell(nullptr),
-          lat ? Cell(d.latency_median_ns) : Cell(nullptr),
-          lat ? Cell(d.latency_p95_ns) : Cell(nullptr)};
+          lat ? Cell(d.latency_median_ns).Estimated(!d.latency_exact) : Cell(nullptr),
+          lat ? Cell(d.latency_p95_ns).Estimated(!d.latency_exact) : Cell(nullptr),
+          d.latency_exact};
 }
 
 std::vector<const TableDef*> DeclaredTables() {

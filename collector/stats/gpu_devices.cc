@@ -46,25 +46,20 @@ DeviceSweep::DeviceSweep(std::vector<const Process*> processes, const StringPool
 }
 
 void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const CudaData*>>& records) {
-  // Each row's interval and latency vectors sized once (they hold one entry per GPU record).
-  std::vector<std::pair<size_t, size_t>> sizes(rows_.size());  // (intervals, kernels) per row
+  // Each row's interval vector sized once (one entry per GPU record).
+  std::vector<size_t> sizes(rows_.size());
   for (size_t p = 0; p < processes_.size(); ++p) {
     for (const CudaData* c : records[p]) {
-      auto count = [&](uint32_t device, bool kernel) {
+      auto count = [&](uint32_t device) {
         auto it = target_[p].find(device);
-        if (it == target_[p].end()) return;
-        ++sizes[it->second].first;
-        if (kernel) ++sizes[it->second].second;
+        if (it != target_[p].end()) ++sizes[it->second];
       };
-      for (const GpuKernel& k : c->kernels) count(k.device, true);
-      for (const GpuMemcpy& m : c->memcpys) count(m.device, false);
-      for (const GpuMemset& m : c->memsets) count(m.device, false);
+      for (const GpuKernel& k : c->kernels) count(k.device);
+      for (const GpuMemcpy& m : c->memcpys) count(m.device);
+      for (const GpuMemset& m : c->memsets) count(m.device);
     }
   }
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    rows_[r].window.reserve(sizes[r].first);
-    rows_[r].latencies.reserve(rows_[r].latencies.size() + sizes[r].second);
-  }
+  for (size_t r = 0; r < rows_.size(); ++r) rows_[r].window.reserve(sizes[r]);
   for (size_t p = 0; p < processes_.size(); ++p) {
     const std::map<uint32_t, size_t>& target = target_[p];
     auto row = [&](uint32_t device) -> Device* {
@@ -84,7 +79,7 @@ void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const C
         ++d->kernels;
         d->kernel_ns += k.duration();
         const uint64_t* enter = enter_of.Find(k.correlation);
-        if (enter != nullptr && k.start_ns >= *enter) d->latencies.push_back(k.start_ns - *enter);
+        if (enter != nullptr && k.start_ns >= *enter) d->latency.Add(k.start_ns - *enter);
       }
       auto memory = [&](const auto& records, uint64_t Device::*count) {
         for (const auto& m : records) {
@@ -144,11 +139,12 @@ std::vector<DeviceRow> DeviceSweep::Rows() && {
         row.active_busy_percent = Percent(d.active_ns, row.active_end_ns - row.active_begin_ns);
       }
     }
-    const SampleStats lat = SummarizeSample(&d.latencies);
+    const SampleStats lat = d.latency.Stats();
     row.latency_count = lat.count;
     row.latency_mean_ns = lat.mean;
     row.latency_median_ns = lat.median;
-    row.latency_p95_ns = Quantile(&d.latencies, 0.95);
+    row.latency_p95_ns = d.latency.Quantile(0.95);
+    row.latency_exact = lat.exact;
     out.push_back(std::move(row));
   }
   return out;

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "collector/base/duration_summary.h"
 #include "collector/base/id_map.h"
 #include "collector/base/intervals.h"
 #include "collector/model/cuda_window.h"
@@ -49,6 +50,7 @@ struct DeviceRow {
   std::optional<double> active_busy_percent;  ///< none for an empty window
   uint64_t latency_count = 0;
   double latency_mean_ns = 0, latency_median_ns = 0, latency_p95_ns = 0;
+  bool latency_exact = true;  ///< false: median and p95 estimated (past DurationSummary::kExactSamples kernels)
 };
 
 /// The device rows made window by window (model/cuda_window.h): counts, sums and latency samples
@@ -86,7 +88,7 @@ class DeviceSweep {
     uint64_t busy_ns = 0;    // Σ over windows |activity ∩ life|
     uint64_t active_ns = 0;  // Σ over windows |activity|
     uint64_t active_begin = UINT64_MAX, active_end = 0;
-    std::vector<uint64_t> latencies;
+    DurationSummary latency;  // exact up to 1024 kernels, then bounded (duration_summary.h)
     std::vector<Interval> window;  // this window's activity, clipped to it
   };
   std::vector<const Process*> processes_;

@@ -26,8 +26,8 @@ using Samples = KernelLaunchSweep::Samples;
 void AddSample(const LaunchCall& call, uint64_t start, uint64_t end, Samples* s) {
   const uint64_t cpu = call.end - call.begin;
   const uint64_t delay = start > call.end ? start - call.end : 0;
-  s->cpu.push_back(cpu);
-  s->delay.push_back(delay);
+  s->cpu.Add(cpu);
+  s->delay.Add(delay);
   if (cpu <= kLaunchRuntimeCutoffNs && end - start < cpu) ++s->shorter;
   if (cpu > kLaunchRuntimeCutoffNs) ++s->long_launches;
   if (delay > kLaunchDelayCutoffNs) ++s->long_delays;
@@ -36,14 +36,15 @@ void AddSample(const LaunchCall& call, uint64_t start, uint64_t end, Samples* s)
 KernelLaunchRow RowOf(Samples* s) {
   KernelLaunchRow r;
   r.name = std::move(s->name);
-  const SampleStats cpu = SummarizeSample(&s->cpu);
-  const SampleStats delay = SummarizeSample(&s->delay);
+  const SampleStats cpu = s->cpu.Stats();
+  const SampleStats delay = s->delay.Stats();
   r.count = cpu.count;
   r.cpu_launch_mean_ns = cpu.mean;
   r.cpu_launch_median_ns = cpu.median;
   r.launch_delay_mean_ns = delay.mean;
   r.launch_delay_median_ns = delay.median;
-  r.launch_delay_p95_ns = Quantile(&s->delay, 0.95);
+  r.launch_delay_p95_ns = s->delay.Quantile(0.95);
+  r.exact = cpu.exact && delay.exact;
   r.shorter_than_launch = s->shorter;
   r.long_launches = s->long_launches;
   r.long_delays = s->long_delays;

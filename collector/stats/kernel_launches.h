@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "collector/base/duration_summary.h"
 #include "collector/base/id_map.h"
 #include "collector/base/string_pool.h"
 #include "collector/model/cuda_digest.h"
@@ -48,6 +49,9 @@ struct KernelLaunchRow {
   double cpu_launch_mean_ns = 0, cpu_launch_median_ns = 0;
   double launch_delay_mean_ns = 0, launch_delay_median_ns = 0, launch_delay_p95_ns = 0;
   uint64_t shorter_than_launch = 0, long_launches = 0, long_delays = 0;
+  /// false: the medians and the p95 estimated (past DurationSummary::kExactSamples launches, within
+  /// its kRelativeError); mean and counts are exact either way.
+  bool exact = true;
 };
 
 struct KernelLaunches {
@@ -83,7 +87,7 @@ class KernelLaunchSweep {
 
   struct Samples {
     std::string name;
-    std::vector<uint64_t> cpu, delay;
+    DurationSummary cpu, delay;  // exact up to 1024 launches, then bounded (duration_summary.h)
     uint64_t shorter = 0, long_launches = 0, long_delays = 0;
   };
 

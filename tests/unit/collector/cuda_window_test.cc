@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "collector/model/cuda_calls.h"
+#include "collector/base/duration_summary.h"
 #include "collector/model/cuda_window.h"
 #include "collector/analysis/collectives.h"
 #include "collector/analysis/gpu_idle.h"
@@ -147,7 +148,7 @@ TEST(SliceWindow, RecordsTheWindowOwnsOrOverlaps) {
 // their launch (and a few before it: clock trouble), long ones across many windows, concurrent
 // ones, empty ones, copies and memsets, calls without GPU work; lifetimes that do not cover
 // every record.
-std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
+std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings, uint64_t calls_per_image = 400) {
   std::mt19937_64 rng(seed);
   const StringId launch = strings->Intern("cudaLaunchKernel_v7000"), copy = strings->Intern("cudaMemcpyAsync_v3020"),
                  set = strings->Intern("cudaMemsetAsync_v3020"), sync = strings->Intern("cudaStreamSynchronize_v3020"),
@@ -170,7 +171,7 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings) {
       c.devices.push_back({.id = static_cast<uint32_t>(p % 2)});
       uint64_t t = proc.start_ns + uniform(0, 5'000);
       uint64_t queue = t;  // when the device is free again on stream 0
-      for (uint64_t corr = 1 + 1000 * i; corr < 1000 * i + 400; ++corr) {
+      for (uint64_t corr = 1 + 100'000 * i; corr < 100'000 * i + calls_per_image; ++corr) {
         t += uniform(10, 400);
         if (rng() % 15 == 0) t += uniform(2'000, 10'000);  // host work between GPU work: the GPU idles
         CudaCall call{.begin_ns = t, .end_ns = t + uniform(1, 30), .correlation = corr, .returned = true};
@@ -292,12 +293,14 @@ void ExpectSame(const DeviceRow& a, const DeviceRow& b, const std::string& where
   EXPECT_EQ(a.latency_mean_ns, b.latency_mean_ns) << where;
   EXPECT_EQ(a.latency_median_ns, b.latency_median_ns) << where;
   EXPECT_EQ(a.latency_p95_ns, b.latency_p95_ns) << where;
+  EXPECT_EQ(a.latency_exact, b.latency_exact) << where;
 }
 
 TEST(DeviceSweep, AnyWindowsGiveTheRowsOfOneWindow) {
-  for (uint64_t seed : {1, 2, 3}) {
+  for (uint64_t seed : {1, 2, 3, 4}) {
     StringPool strings;
-    const std::vector<Process> procs = RandomProcesses(seed, &strings);
+    // Seed 4: more than 1024 kernels a device, the latency median and p95 estimated.
+    const std::vector<Process> procs = RandomProcesses(seed, &strings, seed == 4 ? 3'000 : 400);
     std::vector<const Process*> ptrs;
     for (const Process& p : procs) ptrs.push_back(&p);
     const std::vector<DeviceRow> merged = MergedDevices(ptrs, strings);
@@ -310,6 +313,8 @@ TEST(DeviceSweep, AnyWindowsGiveTheRowsOfOneWindow) {
     EXPECT_GT(merged[0].busy_ns, 0u);
     EXPECT_LT(merged[0].busy_ns, merged[0].kernel_ns + merged[0].memory_ns);  // concurrent work counts once
     EXPECT_GT(merged[0].latency_count, 0u);
+    EXPECT_EQ(merged[0].latency_exact, merged[0].latency_count <= DurationSummary::kExactSamples);
+    if (seed == 4) EXPECT_FALSE(merged[0].latency_exact);
     for (size_t budget : {1, 7, 100, 1000}) {
       const Windows windows = CutInto(procs, budget);
       const std::string where = "seed " + std::to_string(seed) + ", " + std::to_string(budget) + " starts a window";

@@ -79,6 +79,27 @@ TEST(DurationSummary, LargeSampleMedianWithinTheStatedError) {
   }
 }
 
+TEST(DurationSummary, QuantilesExactWhileSmallThenWithinTheStatedError) {
+  // The launch tables' p95 (gpu_devices.h, kernel_launches.h): Quantile's interpolation, exact up
+  // to kExactSamples values, between two estimated ranks past that.
+  for (size_t n : {1u, 2u, 3u, 4u, 17u, 1024u, 1025u, 50'000u}) {
+    std::vector<uint64_t> v = Spread(n, static_cast<uint32_t>(n) + 7);
+    DurationSummary d;
+    for (uint64_t x : v) d.Add(x);
+    for (double q : {0.0, 0.5, 0.9, 0.95, 1.0}) {
+      std::vector<uint64_t> copy = v;
+      const double exact = Quantile(&copy, q);
+      if (d.exact()) {
+        EXPECT_DOUBLE_EQ(d.Quantile(q), exact) << n << " q " << q;
+      } else {
+        EXPECT_NEAR(d.Quantile(q), exact, exact * DurationSummary::kRelativeError) << n << " q " << q;
+      }
+    }
+    EXPECT_EQ(d.Quantile(0.9), d.Stats().p90) << n;
+  }
+  EXPECT_EQ(DurationSummary().Quantile(0.95), 0.0);
+}
+
 TEST(DurationSummary, MergeEqualsOneSummaryOfEverything) {
   std::vector<uint64_t> a = Spread(3'000, 3), b = Spread(500, 4), c = Spread(700, 5);
   DurationSummary all, sa, sb, sc;

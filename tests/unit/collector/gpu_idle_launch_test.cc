@@ -8,7 +8,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "collector/base/duration_summary.h"
+#include "collector/base/sample_stats.h"
 #include "collector/read/trace_set.h"
+#include "collector/report/gpu_idle_launch_tables.h"
 #include "collector/render/render.h"
 #include "collector/report/report.h"
 #include "collector/stats/gpu_idle_kinds.h"
@@ -167,6 +170,41 @@ TEST(KernelLaunches, PerNameAsHtasLaunchStats) {
   EXPECT_EQ(k.rows[2].shorter_than_launch, 1u);
   EXPECT_EQ(k.rows[3].name, "memset");
   EXPECT_EQ(k.rows[3].shorter_than_launch, 1u);
+}
+
+TEST(KernelLaunches, PastTheExactSamplesTheQuantilesAreEstimatedAndSaySo) {
+  // Memory bounded whatever the trace (docs/performance.md, "Samples"): the medians and the p95
+  // are exact up to 1024 launches of a name, estimated within 0.39% past that, and the row says so.
+  for (size_t n : {DurationSummary::kExactSamples, DurationSummary::kExactSamples + 1, size_t{5'000}}) {
+    StringPool strings;
+    const StringId launch = strings.Intern("cudaLaunchKernel_v7000"), a = strings.Intern("_Z1av");
+    CudaData c;
+    std::vector<uint64_t> cpu, delay;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t begin = i * 1'000 * kUs, call_ns = 3 * kUs + (i * 7919) % 50'000, delay_ns = (i * 104'729) % 900'000;
+      c.calls.push_back({.begin_ns = begin, .end_ns = begin + call_ns, .correlation = i + 1, .name = launch,
+                         .returned = true});
+      c.kernels.push_back({.start_ns = begin + call_ns + delay_ns, .end_ns = begin + call_ns + delay_ns + kUs,
+                           .correlation = i + 1, .name = a});
+      cpu.push_back(call_ns);
+      delay.push_back(delay_ns);
+    }
+    KernelLaunches k = AnalyzeKernelLaunches({&c}, strings, false, 0);
+    ASSERT_EQ(k.rows.size(), 1u);
+    const KernelLaunchRow& r = k.rows[0];
+    EXPECT_EQ(r.count, n);
+    EXPECT_EQ(r.exact, n <= DurationSummary::kExactSamples) << n;
+    const double cpu_median = SummarizeSample(&cpu).median, delay_median = SummarizeSample(&delay).median;
+    const double delay_p95 = Quantile(&delay, 0.95);
+    const double e = r.exact ? 0 : DurationSummary::kRelativeError;
+    EXPECT_NEAR(r.cpu_launch_median_ns, cpu_median, cpu_median * e) << n;
+    EXPECT_NEAR(r.launch_delay_median_ns, delay_median, delay_median * e) << n;
+    EXPECT_NEAR(r.launch_delay_p95_ns, delay_p95, delay_p95 * e) << n;
+    if (!r.exact) EXPECT_NE(r.launch_delay_median_ns, delay_median) << "estimated: the histogram's value";
+    const Cells cells = KernelLaunchCells(r);
+    EXPECT_EQ(cells[3].estimated, !r.exact);  // the text marks "~"
+    EXPECT_EQ(cells.back().b, r.exact);       // quantiles_exact
+  }
 }
 
 TEST(KernelLaunches, TopCutAndFullNames) {

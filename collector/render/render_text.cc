@@ -247,7 +247,7 @@ void RenderText(const Report& r, OutputSink* sink) {
     RowSource rows = t.source();
     const size_t cut = t.text_rows > 0 && rows.size > t.text_rows ? rows.size - t.text_rows : 0;
     rows.size -= cut;
-    out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, rows, "  ");
+    out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, rows, "  ") + EstimatedQuantilesNote(t.rows, "values");
     if (cut > 0) {
       out += "  ... " + Plural(cut, "more row", "more rows") + " (--top N shows N; JSON and CSV have them all)\n";
     }

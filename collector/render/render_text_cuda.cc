@@ -55,7 +55,7 @@ std::string DevicesText(const Report& r) {
   return TextTable(DeviceTable(), RowsOf(rows, [](const Cells& c) { return c; }), "  ") +
          "  Busy = time the device ran a kernel, memcpy or memset (their union) / the process's wall time; (active) =\n"
          "  / the time from its first to its last GPU activity; \"all\" = every process on that device. Launch =\n"
-         "  kernel start - enter of the API call that launched it.\n";
+         "  kernel start - enter of the API call that launched it.\n" + EstimatedQuantilesNote(rows, "kernels");
 }
 
 }  // namespace

@@ -163,4 +163,15 @@ std::string EstimatedMedianNote(bool any, const char* what) {
   return note;
 }
 
+std::string EstimatedQuantilesNote(const std::vector<Cells>& rows, const char* what) {
+  const bool any = std::any_of(rows.begin(), rows.end(), [](const Cells& row) {
+    return std::any_of(row.begin(), row.end(), [](const Cell& c) { return c.estimated; });
+  });
+  if (!any) return "";
+  char note[192];
+  std::snprintf(note, sizeof note, "  ~ median or p95 of a row of more than %zu %s: estimated within %.2f%% of the exact value\n",
+                DurationSummary::kExactSamples, what, DurationSummary::kRelativeError * 100);
+  return note;
+}
+
 }  // namespace trainprof::collector

@@ -47,5 +47,8 @@ std::string CsvNumber(double v);
 /// DurationSummary::kExactSamples durations), or "" when `any` is false; `what` names what the
 /// table's rows count ("calls", "instances", "operations").
 std::string EstimatedMedianNote(bool any, const char* what);
+/// The same note under a table of cells, when one of `rows` is marked estimated (Cell::estimated):
+/// its medians and p95 (DurationSummary::Quantile) past kExactSamples `what`.
+std::string EstimatedQuantilesNote(const std::vector<Cells>& rows, const char* what);
 
 }  // namespace trainprof::collector

@@ -159,9 +159,11 @@ TEST(ReportTables, NestedKeysNestInJsonAndJoinInCsv) {
   const Cells cells = DeviceCells(d, "all");
   const auto j = RowJson(DeviceTable(), cells);
   EXPECT_EQ(j["launch_latency"]["p95_ns"], 7.5);
+  EXPECT_EQ(j["launch_latency"]["exact"], true);
   EXPECT_TRUE(j["pid"].is_null());
   const std::vector<std::string> header = CsvHeader(DeviceTable());
-  EXPECT_EQ(header.back(), "launch_latency_p95_ns");
+  EXPECT_EQ(header[header.size() - 2], "launch_latency_p95_ns");
+  EXPECT_EQ(header.back(), "launch_latency_exact");
   EXPECT_EQ(CsvFields(DeviceTable(), cells)[0], "");  // pid: null is empty
   EXPECT_EQ(TextCells(DeviceTable(), cells)[0], "all");
   EXPECT_EQ(TextCells(DeviceTable(), cells)[3], "-");  // Busy: none

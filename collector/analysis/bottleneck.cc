@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -50,8 +51,22 @@ InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t a
 
 // "…: the loader delivers a batch every X/N while a step computes in Y: use about K workers".
 
+}  // namespace
+
+// The GPU parts of one training process's analysis, fed window by window (BottleneckSweeps::Add).
+struct BottleneckSweeps::ProcessSweeps {
+  std::vector<Interval> steps;  // the steps of the statistics (the collectives sweep keeps a reference)
+  std::optional<CollectivesSweep> collectives;
+  bool any_activity = false;           // a kernel, memcpy or memset with valid times
+  std::vector<Correlated> correlated;  // each image's GPU records by correlation id, this window's
+  std::optional<GpuIdleSweep> idle;    // with CUDA records and counted steps
+};
+
+namespace {
+
+// One training process's analysis but its GPU parts, which `sweeps` (filled) will make.
 TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<ProcessPhases>& phases,
-                               const std::vector<bool>& training, bool cuda, const CudaWindows& windows) {
+                               const std::vector<bool>& training, bool cuda, BottleneckSweeps::ProcessSweeps* sweeps) {
   const Process& p = trace.processes[index];
   TrainingProcess t;
   t.process = index;
@@ -114,11 +129,8 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
   }
   t.step = Stats(durations);
   t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
-  {
-    CollectivesSweep sweep(spans_counted, trace.strings);
-    for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), windows.Read(k, p).records());
-    t.collective = std::move(sweep).Result(p);
-  }
+  sweeps->steps = spans_counted;
+  sweeps->collectives.emplace(sweeps->steps, trace.strings);
   if (t.step.count == 0) return t;
   std::vector<StepDuration> counted;
   for (const StepRow& r : t.step_rows) {
@@ -153,20 +165,13 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     t.advice = Advise(t, *t.input, all_steps_ns);
   }
   if (cuda) {
-    bool any_activity = false;
-    for (const TraceImage& img : p.images) any_activity = any_activity || img.cuda.any_activity();
+    for (const TraceImage& img : p.images) sweeps->any_activity = sweeps->any_activity || img.cuda.any_activity();
     // Each image's GPU records by correlation id, made for each window from what it is correlated
     // with (with one window: the image's records).
-    std::vector<Correlated> correlated(any_activity ? p.images.size() : 0);
+    sweeps->correlated.resize(sweeps->any_activity ? p.images.size() : 0);
     std::vector<const Correlated*> correlated_of;
-    for (const Correlated& c : correlated) correlated_of.push_back(&c);
-    GpuIdleSweep sweep(p, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
-    for (size_t k = 0; any_activity && k < windows.size(); ++k) {
-      const CudaWindowData data = windows.Read(k, p);
-      for (size_t i = 0; i < correlated.size(); ++i) correlated[i] = CorrelateGpuRecords(*data.partners()[i]);
-      sweep.Add(windows.window(k), data.records());
-    }
-    t.gpu = std::move(sweep).Result(any_activity);
+    for (const Correlated& c : sweeps->correlated) correlated_of.push_back(&c);
+    sweeps->idle.emplace(p, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
   }
   return t;
 }
@@ -267,11 +272,8 @@ std::string NoTrainingMessage(const std::vector<ProcessPhases>& phases) {
 
 }  // namespace
 
-Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows) {
-  std::optional<CudaWindows> whole;  // without windows: one over the records of the trace
-  if (cuda_windows == nullptr) whole.emplace(trace.processes);
-  const CudaWindows& windows = cuda_windows == nullptr ? *whole : *cuda_windows;
-  Bottleneck b;
+BottleneckSweeps::BottleneckSweeps(const Trace& trace) : trace_(trace), sweeps_(trace.processes.size()) {
+  Bottleneck& b = b_;
   for (const Process& p : trace.processes) {
     for (const TraceImage& img : p.images) b.gpu.recorded = b.gpu.recorded || img.cuda.any();
   }
@@ -290,7 +292,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows
   if (!any_phase) {
     b.status = "no_phases";
     b.message = ShimKeptOutMessage(trace);
-    if (!b.message.empty()) return b;
+    if (!b.message.empty()) return;
     if (AnyPythonProcess(trace)) {
       // The shim loaded (ShimKeptOutMessage found no process it was kept out of): no training
       // loop of PyTorch's ran, or --trace=-python turned the shim off (the trace does not say).
@@ -301,7 +303,7 @@ Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows
           "shim off). Other loops can record the same phases as NVTX push/pop ranges in domain \"trainprof\" with "
           "the categories of docs/trace-format.md (\"Training phases\"); meanwhile the NVTX range statistics and CPU "
           "samples (--sample) show where the time goes.";
-      return b;
+      return;
     }
     b.message =
         "No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs "
@@ -309,12 +311,43 @@ Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows
         "--follow-children -- python train.py` without --trace=-python. Other programs can record the same phases as "
         "NVTX push/pop ranges in domain \"trainprof\" with the categories of docs/trace-format.md (\"Training "
         "phases\"); meanwhile the NVTX range statistics show where the time goes by name.";
-    return b;
+    return;
   }
   for (size_t i = 0; i < n; ++i) {
     if (!training[i]) continue;
-    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded, windows));
+    sweeps_[i] = std::make_unique<ProcessSweeps>();
+    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded, sweeps_[i].get()));
   }
+  phases_ = std::move(phases);
+  swept_ = true;
+}
+
+BottleneckSweeps::~BottleneckSweeps() = default;
+
+void BottleneckSweeps::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
+  for (size_t p = 0; p < sweeps_.size(); ++p) {
+    ProcessSweeps* s = sweeps_[p].get();
+    if (s == nullptr) continue;
+    const CudaWindowData& d = *data[p];
+    s->collectives->Add(window, d.records());
+    if (!s->idle || !s->any_activity) continue;
+    for (size_t i = 0; i < s->correlated.size(); ++i) s->correlated[i] = CorrelateGpuRecords(*d.partners()[i]);
+    s->idle->Add(window, d.records());
+    for (Correlated& c : s->correlated) c = {};  // the sweep reads them in Add only
+  }
+}
+
+Bottleneck BottleneckSweeps::Result() && {
+  Bottleneck b = std::move(b_);
+  if (!swept_) return b;  // answered without steps (no phases)
+  for (TrainingProcess& t : b.processes) {
+    ProcessSweeps& s = *sweeps_[static_cast<size_t>(t.process)];
+    t.collective = std::move(*s.collectives).Result(trace_.processes[static_cast<size_t>(t.process)]);
+    if (s.idle) t.gpu = std::move(*s.idle).Result(s.any_activity);
+  }
+  sweeps_.clear();
+  const Trace& trace = trace_;
+  const std::vector<ProcessPhases>& phases = phases_;
   // Ranks first, by rank; the others in tree order.
   std::stable_sort(b.processes.begin(), b.processes.end(), [](const TrainingProcess& x, const TrainingProcess& y) {
     return std::make_pair(!x.rank, x.rank.value_or(0)) < std::make_pair(!y.rank, y.rank.value_or(0));
@@ -366,6 +399,14 @@ Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows
   b.status = any_steps ? "ok" : "no_steps";
   if (!any_steps) b.message = "DataLoader waits or backward passes were recorded but no complete training step.";
   return b;
+}
+
+Bottleneck AnalyzeBottleneck(const Trace& trace) {
+  BottleneckSweeps sweeps(trace);
+  const CudaWindows whole(trace.processes);  // one window over the records of the trace
+  ForEachCudaWindow(whole, trace.processes, /*read_ahead=*/false,
+                    [&](size_t, const std::vector<const CudaWindowData*>& data) { sweeps.Add(TimeWindow{}, data); });
+  return std::move(sweeps).Result();
 }
 
 }  // namespace trainprof::collector

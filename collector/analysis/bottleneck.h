@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,9 +128,43 @@ struct Bottleneck {
   GpuActivity gpu;
 };
 
-/// The bottleneck analysis; the GPU parts (collectives, GPU idle) from the records in
-/// `cuda_windows` (null: one window over the trace's records).
-Bottleneck AnalyzeBottleneck(const Trace& trace, const CudaWindows* cuda_windows = nullptr);
+/// The bottleneck analysis; the GPU parts (collectives, GPU idle) from the trace's records (one
+/// window).
+Bottleneck AnalyzeBottleneck(const Trace& trace);
+
+/// The same analysis in two halves around its GPU sweeps, so that a report reading the CUDA
+/// records window by window feeds them in the one pass that feeds its other windowed analyses
+/// (report.cc):
+///
+///   BottleneckSweeps sweeps(trace);       // steps, parts, input pipeline: all but the GPU parts
+///   for (size_t k = 0; k < windows.size(); ++k) sweeps.Add(windows.window(k), data_of_k);
+///   Bottleneck b = std::move(sweeps).Result();  // collectives, GPU idle, ranks, sentences
+///
+/// Holds what its sweeps point into: neither copied nor moved.
+class BottleneckSweeps {
+ public:
+  explicit BottleneckSweeps(const Trace& trace);
+  ~BottleneckSweeps();
+  BottleneckSweeps(const BottleneckSweeps&) = delete;
+  BottleneckSweeps& operator=(const BottleneckSweeps&) = delete;
+
+  /// The analysis before the GPU parts: the training processes in tree order with their steps
+  /// (step_rows), no collectives, GPU idle, ranks or sentences yet.
+  const Bottleneck& partial() const { return b_; }
+  /// One window; `data[p]`: its records of trace.processes[p].
+  void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
+  /// The whole analysis, as AnalyzeBottleneck gives it.
+  Bottleneck Result() &&;
+
+  struct ProcessSweeps;  // bottleneck.cc
+
+ private:
+  const Trace& trace_;
+  Bottleneck b_;
+  std::vector<ProcessPhases> phases_;
+  bool swept_ = false;  // the training processes were analysed (else b_ is the answer already)
+  std::vector<std::unique_ptr<ProcessSweeps>> sweeps_;  // by process index; null: not a training process
+};
 
 // The sentences (bottleneck_text.cc), from the numbers above.
 /// Fills t->text: the steps, the verdict, the input pipeline and its advice, worker start-up.

@@ -254,11 +254,12 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
 
 namespace {
 
-// Windows read again (not whole()): the windowed analyses that need no more than the steps, fed
-// in one pass over the windows, each window of each process decoded once (with a second thread,
-// the next one while this one is analysed): the device rows (merged, and of each process with
-// GPU tracing), the GPU overlap rows and the GPU idle-by-kind and kernel-launch tables, returned
-// for their place in Report::tables. Needs r->bottleneck (the steps) and r->processes.
+// Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
+// each window of each process decoded once (with a second thread, the next one while this one is
+// analysed): the device rows (merged, and of each process with GPU tracing), the bottleneck
+// analysis (its collectives and GPU idle), the GPU overlap rows (over its steps) and the GPU
+// idle-by-kind and kernel-launch tables, returned for their place in Report::tables. Needs
+// r->processes; sets r->bottleneck.
 std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOptions& options, const CudaWindows& windows,
                                           Report* r) {
   const size_t n = trace.processes.size();
@@ -271,7 +272,8 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOption
                                                                              /*merged=*/false, /*whole=*/false);
   }
   GpuIdleLaunchSweep idle_launch(trace);
-  GpuOverlapWindows overlap(trace, r->bottleneck, /*whole=*/false);
+  BottleneckSweeps bottleneck(trace);  // the steps now, the GPU parts from the windows
+  GpuOverlapWindows overlap(trace, bottleneck.partial(), /*whole=*/false);
   ForEachCudaWindow(windows, all, ReportThreads() > 1, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
     const TimeWindow& w = windows.window(k);
     merged.Add(w, data);
@@ -279,8 +281,10 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOption
       if (own[i]) own[i]->Add(w, {data[i]});
     }
     idle_launch.Add(w, data);
+    bottleneck.Add(w, data);
     overlap.Add(w, data);
   });
+  r->bottleneck = std::move(bottleneck).Result();
   r->cuda.devices = std::move(merged).Rows();
   for (size_t i = 0; i < n; ++i) {
     if (own[i]) r->processes[i].cuda.devices = std::move(*own[i]).Rows();
@@ -532,7 +536,6 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
   if (windows) {
-    r.bottleneck = AnalyzeBottleneck(trace, windows.get());
     for (TableRows& t : OnePassOverWindows(trace, options, *windows, &r)) r.tables.push_back(std::move(t));
   } else {
     for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, options, r.has_cuda)) {

@@ -90,7 +90,9 @@ void DurationSummary::Moments(double* mean, double* m2) const {
   const double n = static_cast<double>(count_);
   if (count_ > kExactSamples) {
     const double s1 = static_cast<double>(ShiftedSum());
-    *mean = static_cast<double>(shift_) + s1 / n;
+    // The mean from the exact total, as SummarizeSample's: the same whatever order the values came
+    // in (the windowed analyses add them window by window).
+    *mean = static_cast<double>(static_cast<long double>(total_) / static_cast<long double>(count_));
     *m2 = std::max(0.0, s2_ - s1 * s1 / n);
     return;
   }

@@ -8,8 +8,10 @@ last ProfilerStep dropped) and the timestamps shifted exactly so that its float6
 (documented differences, docs/analysis.md). trainprof reads the original files. Then:
   rank                            equal
   idle time per stream and kind   within 10 ns (HTA rounds its idle_time to 0.01 µs)
-  launches per name               the same names; count and outlier counts exact; means, medians
-                                  and p95 of launch call and launch delay within 0.01 ns
+  launches per name               the same names; count and outlier counts exact; means within
+                                  0.01 ns; medians and p95 of launch call and launch delay within
+                                  0.01 ns, or, in a row of more than 1024 launches (quantiles_exact
+                                  false: trainprof estimates them), within 0.39% plus 0.01 ns
 Skips without .venv or without the shared traces."""
 
 import json
@@ -94,9 +96,13 @@ class HtaIdleLaunchTest(unittest.TestCase):
             o = ours[kernel]
             for field in ("count", "shorter_than_launch", "long_launches", "long_delays"):
                 self.assertEqual(o[field], h[field], "%s %s: %s" % (name, kernel, field))
-            for field in ("cpu_launch_mean_ns", "cpu_launch_median_ns", "launch_delay_mean_ns",
-                          "launch_delay_median_ns", "launch_delay_p95_ns"):
+            self.assertEqual(o["quantiles_exact"], h["count"] <= 1024, "%s %s" % (name, kernel))
+            for field in ("cpu_launch_mean_ns", "launch_delay_mean_ns"):
                 self.assertAlmostEqual(o[field], h[field], delta=0.01, msg="%s %s: %s" % (name, kernel, field))
+            for field in ("cpu_launch_median_ns", "launch_delay_median_ns", "launch_delay_p95_ns"):
+                # Estimated past 1024 launches: within DurationSummary::kRelativeError (1/256).
+                delta = 0.01 + (0 if o["quantiles_exact"] else abs(h[field]) / 256)
+                self.assertAlmostEqual(o[field], h[field], delta=delta, msg="%s %s: %s" % (name, kernel, field))
 
     def test_alexnet(self):
         self.compare("alexnet_rank0")

@@ -213,17 +213,19 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
 
 namespace {
 
-// With the CUDA windows' knob, each window's records (megabytes) are allocated, decoded and freed
+// With CUDA windows, each window's records (megabytes) are allocated, decoded and freed
 // again by every analysis. glibc gives such blocks back to the kernel (its mmap threshold, which
 // grows only up to 32 MiB, and the heap trim past twice that) and takes the pages back with a
 // fault each: 545k page faults, 1.3 s of system time for 10M CUDA records. A fixed threshold of
 // 32 MiB and up to 64 MiB of freed heap kept cut that to 93k and 0.46 s (5.4 -> 4.7 s wall, peak
 // RSS 196 -> 210 MiB; docs/performance.md, "Page faults"). mallopt(3), glibc only.
-void KeepFreedMemoryForWindows() {
+void KeepFreedMemoryForWindows(const collector::Trace& trace) {
 #if defined(__GLIBC__)
-  if (collector::CudaWindowRecords() == 0) return;
+  if (trace.cuda_window_records == 0) return;
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#else
+  (void)trace;
 #endif
 }
 
@@ -255,8 +257,8 @@ int RunReport(const ReportArgs& args) {
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step
   // analysis needs their times), so memory does not grow with the number of NVTX records. With
   // the CUDA windows' knob, the CUDA records are read again window by window from the files.
-  KeepFreedMemoryForWindows();
   collector::Trace trace = collector::LoadTraceForReport(list->files);
+  KeepFreedMemoryForWindows(trace);
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

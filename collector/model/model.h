@@ -252,6 +252,9 @@ struct Process {
 /// Everything read for one report.
 struct Trace {
   StringPool strings;
+  /// Record starts per CUDA window of the report (report.h, CudaWindowRecords), as the files were
+  /// read for it (LoadTraceForReport); 0: one window over the records kept.
+  size_t cuda_window_records = 0;
   std::vector<FileStatus> files;
   std::vector<Process> processes;  ///< tree order: each parent before its children
   /// Children known from fork records only, left out past kMaxNotRecorded (process_tree.h).

@@ -1,5 +1,7 @@
 #include "collector/report/report.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <future>
@@ -162,21 +164,23 @@ bool NeedsQuoting(const std::string& s) {
 
 const char* TrainprofVersion() { return TRAINPROF_VERSION; }
 
-size_t CudaWindowRecords() {
+size_t CudaWindowRecords(uint64_t trace_bytes) {
+  const size_t automatic = trace_bytes >= kAutoWindowTraceBytes ? kAutoWindowRecords : 0;
   const char* env = std::getenv("TRAINPROF_CUDA_WINDOW_RECORDS");
-  if (env == nullptr || *env == 0) return 0;
+  if (env == nullptr || *env == 0) return automatic;
   uint64_t v = 0;
   const char* c = env;
   for (; *c >= '0' && *c <= '9' && v <= UINT32_MAX; ++c) v = v * 10 + static_cast<uint64_t>(*c - '0');
-  return *c == 0 && v <= UINT32_MAX ? static_cast<size_t>(v) : 0;
+  return *c == 0 && v <= UINT32_MAX ? static_cast<size_t>(v) : automatic;
 }
 
 namespace {
 
-// Reads with `load` as `trainprof report` does (LoadTraceForReport).
+// Reads with `load` as `trainprof report` does (LoadTraceForReport); `bytes`: the files' sizes.
 template <typename Load>
-Trace LoadForReport(Load load) {
-  const bool windowed = CudaWindowRecords() > 0;
+Trace LoadForReport(uint64_t bytes, Load load) {
+  const size_t per_window = CudaWindowRecords(bytes);
+  const bool windowed = per_window > 0;
   ReadOptions read{.keep = KeepNvtx::kPhases, .cuda_index = windowed};
   if (windowed) read.keep_cuda = KeepCuda::kStackedCalls;
   Trace trace = load(read);
@@ -184,17 +188,25 @@ Trace LoadForReport(Load load) {
     read.keep_cuda = KeepCuda::kAll;
     trace = load(read);
   }
+  trace.cuda_window_records = per_window;
   return trace;
 }
 
 }  // namespace
 
 Trace LoadTraceForReport(const std::vector<std::string>& files) {
-  return LoadForReport([&](const ReadOptions& o) { return LoadTrace(files, o); });
+  uint64_t bytes = 0;
+  for (const std::string& f : files) {
+    struct stat sb {};
+    if (::stat(f.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) bytes += static_cast<uint64_t>(sb.st_size);
+  }
+  return LoadForReport(bytes, [&](const ReadOptions& o) { return LoadTrace(files, o); });
 }
 
 Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files) {
-  return LoadForReport([&](const ReadOptions& o) { return LoadTraceBytes(files, o); });
+  uint64_t bytes = 0;
+  for (const TraceBytes& f : files) bytes += f.bytes.size();
+  return LoadForReport(bytes, [&](const ReadOptions& o) { return LoadTraceBytes(files, o); });
 }
 
 RangeRow RangeRows::operator[](size_t i) const {
@@ -417,7 +429,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // unless TRAINPROF_CUDA_WINDOW_RECORDS cuts them (the same report either way).
   std::unique_ptr<const CudaWindows> windows;
   // Where a file got no chunk index, the reader kept every record (LoadTraceForReport): one window.
-  if (const size_t per_window = CudaWindowRecords(); r.has_cuda && per_window > 0 && EveryCudaImageIndexed(trace)) {
+  if (const size_t per_window = trace.cuda_window_records; r.has_cuda && per_window > 0 && EveryCudaImageIndexed(trace)) {
     windows = std::make_unique<const CudaWindows>(trace.processes, per_window, ChunkIndexWindowReader(),
                                                   ChunkIndexStartCounter());
   }

@@ -32,16 +32,29 @@ namespace trainprof::collector {
 /// trainprof's version ("0.1.0"), as written into JSON reports.
 const char* TrainprofVersion();
 
-/// TRAINPROF_CUDA_WINDOW_RECORDS: the GPU analyses read the CUDA records in time windows of at
-/// most this many record starts each (model/cuda_window.h); 0 (unset, or not a number up to
-/// 2^32 - 1): one window. The report is the same either way: tests cut small windows to check it.
-size_t CudaWindowRecords();
+/// Trace files of at least this many bytes in all are reported with CUDA windows unless
+/// TRAINPROF_CUDA_WINDOW_RECORDS says otherwise: ~3M CUDA records (~22 bytes each in the file),
+/// whose records kept whole would take ~180 MiB; windowed, less memory and no more time
+/// (docs/performance.md, "Windows by default for large traces").
+inline constexpr uint64_t kAutoWindowTraceBytes = uint64_t{64} << 20;
+/// Record starts per window then: the fastest and smallest of 100k, 250k and 1M on 1.5M, 10M and
+/// 100M CUDA records (docs/performance.md).
+inline constexpr size_t kAutoWindowRecords = 100'000;
+
+/// The record starts per CUDA window for a report of `trace_bytes` bytes of trace files: the GPU
+/// analyses read the CUDA records in time windows of at most that many record starts each
+/// (model/cuda_window.h); 0: one window, every record kept. TRAINPROF_CUDA_WINDOW_RECORDS=N sets
+/// it (0: one window; ignored unless a number up to 2^32 - 1); unset, kAutoWindowRecords for
+/// kAutoWindowTraceBytes or more, else 0. The report is the same either way: tests cut small
+/// windows to check it.
+size_t CudaWindowRecords(uint64_t trace_bytes);
 
 /// The trace files read as `trainprof report` reads them (LoadTrace / LoadTraceBytes): NVTX
-/// statistics made while reading, only the Python phases' events kept; with CudaWindowRecords()
-/// set, the CUDA chunk index noted and only the calls with a stack kept (the windows are read
-/// again from the files, read/cuda_chunk_index.h), unless a trainprof file with CUDA records got
-/// no index: then read again keeping every record.
+/// statistics made while reading, only the Python phases' events kept; with CUDA windows
+/// (CudaWindowRecords of the files' sizes; Trace::cuda_window_records), the CUDA chunk index
+/// noted and only the calls with a stack kept (the windows are read again from the files,
+/// read/cuda_chunk_index.h), unless a trainprof file with CUDA records got no index: then read
+/// again keeping every record.
 Trace LoadTraceForReport(const std::vector<std::string>& files);
 Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files);
 

@@ -9,7 +9,7 @@ import os
 import subprocess
 import unittest
 
-from common import PROGRAMS, PYTHON, TraceTest, program
+from common import PROGRAMS, PYTHON, TRAINPROF, TraceTest, program
 from trace_decode import GPU_STATE, MEMCPY_KIND, MEMORY_KIND, SYNC_TYPE, of, read_trace, string
 
 CUDA_HOME = os.environ.get("TRAINPROF_TEST_CUDA_HOME", "/usr/local/cuda")
@@ -409,6 +409,36 @@ class FakeCuptiTest(TraceTest):
                 windowed = self.run_trainprof(["report", "--format", "json", self.out], env=env).stdout
                 self.assertEqual(windowed, whole, "%s, windows of %s record starts" % (mode, records))
         self.out = base
+
+    def test_a_large_trace_is_reported_in_windows_by_default(self):
+        # Trace files of 64 MiB or more (report.h, kAutoWindowTraceBytes) are reported with CUDA
+        # windows of 100k record starts unless TRAINPROF_CUDA_WINDOW_RECORDS says otherwise: the
+        # same report as one window, in a fraction of its memory (the mode shows in the peak RSS:
+        # a fraction of it for these 3M records; scripts/bench measures the numbers).
+        self.run_fake("mix", args=["3000000"])
+        size = sum(os.path.getsize(os.path.join(self.out, f)) for f in self.trace_files())
+        self.assertGreaterEqual(size, 64 << 20, "the input must reach the automatic windows' threshold")
+
+        def report(records):  # (JSON, peak RSS in KiB)
+            env = dict(self.child_env())
+            env.pop("TRAINPROF_CUDA_WINDOW_RECORDS", None)
+            if records is not None:
+                env["TRAINPROF_CUDA_WINDOW_RECORDS"] = records
+            json_out = os.path.join(self.out, "report-%s.out" % records)
+            # A Python of its own runs the report, so that its children's peak RSS is the report's.
+            measure = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True); "
+                       "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            proc = subprocess.run([PYTHON, "-c", measure, TRAINPROF, "report", "--format", "json", "-o", json_out,
+                                   self.out], env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(json_out) as f:
+                return f.read(), int(proc.stdout.split()[-1])
+
+        whole, whole_rss = report("0")
+        windowed, windowed_rss = report(None)
+        self.assertEqual(windowed, whole)
+        self.assertIn('"kernel_launches"', whole)
+        self.assertLess(windowed_rss, 0.75 * whole_rss, "windows by default: less memory than one window")
 
     def test_cuda_profiler_api_capture_range(self):
         # --capture-range=cudaProfilerApi: only the calls from cudaProfilerStart to cudaProfilerStop

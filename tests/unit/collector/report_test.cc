@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +59,32 @@ struct SmallRun {
   }
   Trace Load() const { return TraceOf({&launcher, &rank0, &rank1, &worker}); }
 };
+
+TEST(Report, CudaWindowsForLargeTracesUnlessTheKnobSaysOtherwise) {
+  const char* saved = std::getenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+  const std::string keep = saved == nullptr ? "" : saved;
+  ::unsetenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+  EXPECT_EQ(CudaWindowRecords(0), 0u);
+  EXPECT_EQ(CudaWindowRecords(kAutoWindowTraceBytes - 1), 0u);  // small: every record kept, one window
+  EXPECT_EQ(CudaWindowRecords(kAutoWindowTraceBytes), kAutoWindowRecords);
+  EXPECT_EQ(CudaWindowRecords(UINT64_MAX), kAutoWindowRecords);
+  ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "0", 1);  // one window whatever the size
+  EXPECT_EQ(CudaWindowRecords(UINT64_MAX), 0u);
+  ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "97", 1);
+  EXPECT_EQ(CudaWindowRecords(0), 97u);
+  ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "", 1);  // empty: as unset
+  EXPECT_EQ(CudaWindowRecords(kAutoWindowTraceBytes), kAutoWindowRecords);
+  ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "12x", 1);  // not a number: ignored
+  EXPECT_EQ(CudaWindowRecords(kAutoWindowTraceBytes), kAutoWindowRecords);
+  EXPECT_EQ(CudaWindowRecords(0), 0u);
+  ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "4294967296", 1);  // past 2^32 - 1: ignored
+  EXPECT_EQ(CudaWindowRecords(kAutoWindowTraceBytes), kAutoWindowRecords);
+  if (saved == nullptr) {
+    ::unsetenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+  } else {
+    ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", keep.c_str(), 1);
+  }
+}
 
 TEST(Report, JsonParsesBackWithEveryField) {
   SmallRun run;

@@ -213,12 +213,12 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
 
 namespace {
 
-// With CUDA windows, each window's records (megabytes) are allocated, decoded and freed
-// again by every analysis. glibc gives such blocks back to the kernel (its mmap threshold, which
+// With CUDA windows, each window's records (megabytes) are allocated, decoded and freed in
+// turn. glibc gives such blocks back to the kernel (its mmap threshold, which
 // grows only up to 32 MiB, and the heap trim past twice that) and takes the pages back with a
 // fault each: 545k page faults, 1.3 s of system time for 10M CUDA records. A fixed threshold of
 // 32 MiB and up to 64 MiB of freed heap kept cut that to 93k and 0.46 s (5.4 -> 4.7 s wall, peak
-// RSS 196 -> 210 MiB; docs/performance.md, "Page faults"). mallopt(3), glibc only.
+// RSS unchanged; docs/performance.md, "One pass, bounded samples"). mallopt(3), glibc only.
 void KeepFreedMemoryForWindows(const collector::Trace& trace) {
 #if defined(__GLIBC__)
   if (trace.cuda_window_records == 0) return;

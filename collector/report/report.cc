@@ -426,7 +426,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     for (const TraceImage& img : p.images) r.has_cuda = r.has_cuda || img.cuda.any();
   }
   // The GPU analyses read the CUDA records window by window (model/cuda_window.h): one window
-  // unless TRAINPROF_CUDA_WINDOW_RECORDS cuts them (the same report either way).
+  // over the records kept, unless the trace was read for windows (Trace::cuda_window_records: a
+  // large trace, or TRAINPROF_CUDA_WINDOW_RECORDS), read again in one pass (the same report
+  // either way).
   std::unique_ptr<const CudaWindows> windows;
   // Where a file got no chunk index, the reader kept every record (LoadTraceForReport): one window.
   if (const size_t per_window = trace.cuda_window_records; r.has_cuda && per_window > 0 && EveryCudaImageIndexed(trace)) {

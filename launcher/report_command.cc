@@ -221,7 +221,7 @@ namespace {
 // RSS unchanged; docs/performance.md, "One pass, bounded samples"). mallopt(3), glibc only.
 void KeepFreedMemoryForWindows(const collector::Trace& trace) {
 #if defined(__GLIBC__)
-  if (trace.cuda_window_records == 0) return;
+  if (!collector::ReadsCudaWindows(trace)) return;
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 #else
@@ -255,8 +255,9 @@ int RunReport(const ReportArgs& args) {
   if (!list) return kInputError;
 
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step
-  // analysis needs their times), so memory does not grow with the number of NVTX records. With
-  // the CUDA windows' knob, the CUDA records are read again window by window from the files.
+  // analysis needs their times), so memory does not grow with the number of NVTX records. A large
+  // trace (or TRAINPROF_CUDA_WINDOW_RECORDS) has its CUDA records read again window by window
+  // from the files (report.h, CudaWindowRecords).
   collector::Trace trace = collector::LoadTraceForReport(list->files);
   KeepFreedMemoryForWindows(trace);
   size_t damaged = 0, usable = 0;

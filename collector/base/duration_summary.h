@@ -65,6 +65,8 @@ class DurationSummary {
   uint64_t total() const { return total_; }  ///< wraps only past 2^64 ns (584 years)
   uint64_t min() const { return count_ == 0 ? 0 : min_; }
   uint64_t max() const { return max_; }
+  /// Past kExactSamples values, total() / count(): it wraps with total() where damaged durations
+  /// sum past 2^64 ns (SummarizeSample sums in 128 bits), the price of 64 bytes a summary.
   double mean() const;
   double std_dev() const;  ///< sample standard deviation (n-1); 0 for fewer than two values
   /// The middle value, or the mean of the two middle values for an even count; estimated (within

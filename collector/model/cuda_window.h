@@ -1,6 +1,6 @@
 // Time windows over an image's CUDA records: the unit the windowed GPU analyses work in, so that
-// a report holds one window's records at a time instead of the whole trace's (docs/performance.md,
-// "The windows made concrete"; issue 17).
+// a report holds a window's records at a time (two, with ForEachCudaWindow's read-ahead) instead
+// of the whole trace's (docs/performance.md, "The windows made concrete"; issue 17).
 //
 //   windows   [T0, T1) [T1, T2) ... [Tk, UINT64_MAX): cut by record starts (CutWindows), so that
 //             at most a budget of records starts in each
@@ -128,8 +128,9 @@ class CudaWindowData {
 /// Either one window over each image's own records (nothing copied), or windows cut by record
 /// starts, each window's records read when asked for (Read): decoded again from the trace file by
 /// a CudaWindowReader (the windowed read) or, where it cannot, sliced out of the images
-/// (SliceWindow). A reader of the windows holds one window at a time; the report still holds
-/// every record besides (docs/performance.md, "The windowed read").
+/// (SliceWindow). A reader of the windows holds one window at a time (ForEachCudaWindow: two);
+/// read again, the images keep only the calls that carry a stack (docs/performance.md, "The
+/// windowed read").
 class CudaWindows {
  public:
   /// One window, [0, UINT64_MAX), over the records of `processes` (kept by address: they must

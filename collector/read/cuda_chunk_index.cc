@@ -384,7 +384,7 @@ std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWin
 bool EveryCudaImageIndexed(const Trace& trace) {
   for (const Process& p : trace.processes) {
     for (const TraceImage& img : p.images) {
-      if (img.source == ImageSource::kTrainprof && img.cuda.any() && img.cuda_index == nullptr) return false;
+      if (img.cuda.any() && img.cuda_index == nullptr) return false;
     }
   }
   return true;

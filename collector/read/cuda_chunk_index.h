@@ -102,9 +102,10 @@ std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint
 std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
                                       CudaData* records, CudaData* partners);
 
-/// Whether every trainprof image of `trace` with CUDA records has a CudaChunkIndex (Kineto images
-/// keep their records whatever the read options say): what a read that keeps no CUDA record needs
-/// to have its windows read again.
+/// Whether every image of `trace` with CUDA records has a CudaChunkIndex: what the windows need to
+/// be read again. A Kineto image never has one (it keeps its records whatever the read options
+/// say; sliced window by window, its correlation look-ups would be made over all of it for each
+/// window), so a trace with Kineto CUDA records is reported in one window.
 bool EveryCudaImageIndexed(const Trace& trace);
 
 /// A CudaWindowReader (model/cuda_window.h) over the images' CudaChunkIndex:

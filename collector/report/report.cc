@@ -1,13 +1,17 @@
 #include "collector/report/report.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <memory>
 #include <map>
 #include <set>
+#include <span>
 #include <system_error>
 
 #include "collector/analysis/capture_note.h"
@@ -23,6 +27,7 @@
 #include "collector/report/function_tables.h"
 #include "collector/report/operator_phase_table.h"
 #include "collector/report/gpu_idle_launch_tables.h"
+#include "trainprof/trace_format.h"
 
 #ifndef TRAINPROF_VERSION
 #define TRAINPROF_VERSION "0.0.0"
@@ -176,7 +181,8 @@ size_t CudaWindowRecords(uint64_t trace_bytes) {
 
 namespace {
 
-// Reads with `load` as `trainprof report` does (LoadTraceForReport); `bytes`: the files' sizes.
+// Reads with `load` as `trainprof report` does (LoadTraceForReport); `bytes`: the sizes of the
+// trainprof files among them.
 template <typename Load>
 Trace LoadForReport(uint64_t bytes, Load load) {
   const size_t per_window = CudaWindowRecords(bytes);
@@ -185,28 +191,57 @@ Trace LoadForReport(uint64_t bytes, Load load) {
   if (windowed) read.keep_cuda = KeepCuda::kStackedCalls;
   Trace trace = load(read);
   if (windowed && !EveryCudaImageIndexed(trace)) {
-    read.keep_cuda = KeepCuda::kAll;
-    trace = load(read);
+    // One window then: a trainprof file's records are read again, kept (a Kineto file's are).
+    bool dropped = false;
+    for (const Process& p : trace.processes) {
+      for (const TraceImage& img : p.images) dropped = dropped || (img.source == ImageSource::kTrainprof && img.cuda.any());
+    }
+    if (dropped) {
+      read.keep_cuda = KeepCuda::kAll;
+      trace = load(read);
+    }
   }
   trace.cuda_window_records = per_window;
   return trace;
 }
 
+// Whether `head` starts a trainprof trace file (format::kFileMagic).
+bool TrainprofMagic(std::span<const uint8_t> head) {
+  return head.size() >= sizeof format::kFileMagic && std::memcmp(head.data(), format::kFileMagic, sizeof format::kFileMagic) == 0;
+}
+
 }  // namespace
 
 Trace LoadTraceForReport(const std::vector<std::string>& files) {
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // of the trainprof files: a Kineto file gets no windows
   for (const std::string& f : files) {
+    const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) continue;  // the read says why
     struct stat sb {};
-    if (::stat(f.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) bytes += static_cast<uint64_t>(sb.st_size);
+    uint8_t head[sizeof format::kFileMagic];
+    if (::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && ::pread(fd, head, sizeof head, 0) == sizeof head &&
+        TrainprofMagic(head)) {
+      bytes += static_cast<uint64_t>(sb.st_size);
+    }
+    ::close(fd);
   }
   return LoadForReport(bytes, [&](const ReadOptions& o) { return LoadTrace(files, o); });
 }
 
 Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files) {
   uint64_t bytes = 0;
-  for (const TraceBytes& f : files) bytes += f.bytes.size();
+  for (const TraceBytes& f : files) bytes += TrainprofMagic(f.bytes) ? f.bytes.size() : 0;
   return LoadForReport(bytes, [&](const ReadOptions& o) { return LoadTraceBytes(files, o); });
+}
+
+bool ReadsCudaWindows(const Trace& trace) {
+  if (trace.cuda_window_records == 0 || !EveryCudaImageIndexed(trace)) return false;
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) {
+      if (img.cuda.any()) return true;
+    }
+  }
+  return false;
 }
 
 RangeRow RangeRows::operator[](size_t i) const {
@@ -431,8 +466,8 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // either way).
   std::unique_ptr<const CudaWindows> windows;
   // Where a file got no chunk index, the reader kept every record (LoadTraceForReport): one window.
-  if (const size_t per_window = trace.cuda_window_records; r.has_cuda && per_window > 0 && EveryCudaImageIndexed(trace)) {
-    windows = std::make_unique<const CudaWindows>(trace.processes, per_window, ChunkIndexWindowReader(),
+  if (ReadsCudaWindows(trace)) {
+    windows = std::make_unique<const CudaWindows>(trace.processes, trace.cuda_window_records, ChunkIndexWindowReader(),
                                                   ChunkIndexStartCounter());
   }
   // With windows read again, the device rows are made in the one pass over them (below).

@@ -41,7 +41,8 @@ inline constexpr uint64_t kAutoWindowTraceBytes = uint64_t{64} << 20;
 /// 100M CUDA records (docs/performance.md).
 inline constexpr size_t kAutoWindowRecords = 100'000;
 
-/// The record starts per CUDA window for a report of `trace_bytes` bytes of trace files: the GPU
+/// The record starts per CUDA window for a report of `trace_bytes` bytes of trainprof trace files
+/// (Kineto files do not count: they are never read in windows): the GPU
 /// analyses read the CUDA records in time windows of at most that many record starts each
 /// (model/cuda_window.h); 0: one window, every record kept. TRAINPROF_CUDA_WINDOW_RECORDS=N sets
 /// it (0: one window; ignored unless a number up to 2^32 - 1); unset, kAutoWindowRecords for
@@ -57,6 +58,11 @@ size_t CudaWindowRecords(uint64_t trace_bytes);
 /// again keeping every record.
 Trace LoadTraceForReport(const std::vector<std::string>& files);
 Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files);
+
+/// Whether Analyze reads `trace`'s CUDA records again window by window: it was read for windows
+/// (Trace::cuda_window_records), has CUDA records, and every image with them got a chunk index
+/// (EveryCudaImageIndexed). Otherwise one window over the records kept.
+bool ReadsCudaWindows(const Trace& trace);
 
 struct ReportOptions {
   bool by_process = false;  ///< per-process NVTX tables in text and CSV (JSON always has them)

@@ -5,6 +5,8 @@
 // launches in a drainer thread's chunks), and damaged ones.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <fstream>
 #include <random>
 #include <tuple>
@@ -383,6 +385,53 @@ TEST(CudaChunkIndex, TooManyCallsThatNeverReturnedMakeNoIndex) {
   const ReadResult r = ReadIndexed(b.Build(), &strings);
   EXPECT_EQ(r.image->cuda.calls.size(), CudaChunkIndex::kMaxOpenCalls + 2);
   EXPECT_EQ(r.image->cuda_index, nullptr);
+}
+
+TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReadingAhead) {
+  Trace trace;
+  uint64_t end_ns = 0;
+  for (uint64_t seed : {6, 7}) {
+    Process p;
+    p.images.push_back(*ReadIndexed(RandomProcess(seed, &end_ns).Build(), &trace.strings).image);
+    p.end_ns = end_ns;
+    trace.processes.push_back(std::move(p));
+  }
+  const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter());
+  ASSERT_GT(w.size(), 5u);
+  for (bool ahead : {false, true}) {
+    std::vector<size_t> order;
+    ForEachCudaWindow(w, trace.processes, ahead, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
+      order.push_back(k);
+      ASSERT_EQ(data.size(), trace.processes.size());
+      for (size_t p = 0; p < data.size(); ++p) {
+        const Process& proc = trace.processes[p];
+        const CudaData want = SliceWindow(proc.images[0].cuda, w.window(k), proc.end_ns);
+        ExpectSameRecords(want.calls, data[p]->records()[0]->calls, "calls");
+        ExpectSameRecords(want.kernels, data[p]->records()[0]->kernels, "kernels");
+      }
+    });
+    std::vector<size_t> every(w.size());
+    for (size_t k = 0; k < every.size(); ++k) every[k] = k;
+    EXPECT_EQ(order, every) << (ahead ? "reading ahead" : "in turn");
+  }
+  EXPECT_EQ(w.read_count(), 2 * 2 * w.size());  // each window of each process once a pass
+
+  // A read that throws, on the thread reading ahead or not, reaches the caller; no window after it
+  // is visited.
+  for (bool ahead : {false, true}) {
+    const CudaWindows failing(trace.processes, 50,
+                              [](const TraceImage&, const TimeWindow& window, uint64_t, CudaData*, CudaData*,
+                                 std::string*) -> bool {
+                                if (window.begin_ns > 0) throw std::runtime_error("read failed");
+                                return false;
+                              },
+                              ChunkIndexStartCounter());
+    size_t visited = 0;
+    EXPECT_THROW(ForEachCudaWindow(failing, trace.processes, ahead,
+                                   [&](size_t, const std::vector<const CudaWindowData*>&) { ++visited; }),
+                 std::runtime_error);
+    EXPECT_EQ(visited, 1u) << (ahead ? "reading ahead" : "in turn");
+  }
 }
 
 TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <span>
 #include <string>
@@ -14,6 +16,9 @@
 #include "collector/read/kineto_sax.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
+#include "collector/render/render.h"
+#include "collector/report/report.h"
+#include "trainprof/trace_format.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
@@ -302,6 +307,36 @@ std::string ManyKernels(int n) {
          std::to_string(i + 1) + "}}";
   }
   return s + "]}";
+}
+
+TEST(KinetoReport, NeverReadInCudaWindows) {
+  // A Kineto file keeps its records whatever the read options say and has no chunk index: sliced
+  // window by window, its look-ups would be made over all of it for each window. It gets one
+  // window, and its bytes do not count towards the automatic windows (report.h).
+  const char* saved = std::getenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+  const std::string keep = saved == nullptr ? "" : saved;
+  const std::string text = ManyKernels(2000);
+  ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "3", 1);
+  const Trace windowed = LoadTraceBytesForReport({{"t.json", Bytes(text)}});
+  EXPECT_EQ(windowed.cuda_window_records, 3u);
+  ASSERT_EQ(windowed.processes.size(), 1u);
+  EXPECT_EQ(windowed.processes[0].images[0].cuda.kernels.size(), 2000u);  // kept
+  EXPECT_FALSE(ReadsCudaWindows(windowed));
+  ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "0", 1);
+  const Trace whole = LoadTraceBytesForReport({{"t.json", Bytes(text)}});
+  EXPECT_EQ(RenderJson(Analyze(windowed, {})), RenderJson(Analyze(whole, {})));
+
+  ::unsetenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+  // Only trainprof files count: the same size as JSON does not make windows, with the magic it does.
+  std::vector<uint8_t> big(kAutoWindowTraceBytes, ' ');
+  EXPECT_EQ(LoadTraceBytesForReport({{"big.json", big}}).cuda_window_records, 0u);
+  std::memcpy(big.data(), format::kFileMagic, sizeof format::kFileMagic);
+  EXPECT_EQ(LoadTraceBytesForReport({{"big.trace", big}}).cuda_window_records, kAutoWindowRecords);
+  if (saved == nullptr) {
+    ::unsetenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+  } else {
+    ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", keep.c_str(), 1);
+  }
 }
 
 TEST(KinetoDamage, TruncatedGzipKeepsWhatCameBefore) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <tuple>
 
+#include "collector/base/id_map.h"
 #include "collector/model/model.h"
 #include "collector/read/record_scan.h"
 #include "collector/read/tsc_convert.h"
@@ -22,24 +23,18 @@ namespace {
 using format::RecordTag;
 
 // A sorted set of distinct correlation ids, asked once per record decoded for a partner read:
-// a bit per id over [lo, hi] where the ids are dense (CUPTI counts them up, so a window's are), a
-// binary search where they are spread thin.
+// membership through an IdMap (base/id_map.h: a flat array where the ids are dense, as CUPTI
+// counts them up, a hash map where they are spread thin), ranges through the sorted ids.
 class IdSet {
  public:
   explicit IdSet(std::vector<uint64_t> sorted_distinct) : ids_(std::move(sorted_distinct)) {
-    if (ids_.empty()) return;
-    const uint64_t span = ids_.back() - ids_.front();  // + 1 below, where it cannot overflow
-    if (span >= 64 * static_cast<uint64_t>(ids_.size()) + 4096) return;
-    lo_ = ids_.front();
-    bits_.resize(span / 64 + 1, 0);
-    for (uint64_t id : ids_) bits_[(id - lo_) / 64] |= uint64_t{1} << ((id - lo_) % 64);
+    IdSpan span;
+    for (uint64_t id : ids_) span.Add(id);
+    members_ = IdMap<uint8_t>(span);
+    for (uint64_t id : ids_) members_.Emplace(id, 1);
   }
 
-  bool Has(uint64_t id) const {
-    if (ids_.empty() || id < ids_.front() || id > ids_.back()) return false;
-    if (!bits_.empty()) return (bits_[(id - lo_) / 64] >> ((id - lo_) % 64)) & 1;
-    return std::binary_search(ids_.begin(), ids_.end(), id);
-  }
+  bool Has(uint64_t id) const { return members_.Find(id) != nullptr; }
   /// Some id in [lo, hi].
   bool AnyIn(uint64_t lo, uint64_t hi) const {
     if (lo > hi) return false;
@@ -49,8 +44,7 @@ class IdSet {
 
  private:
   std::vector<uint64_t> ids_;
-  uint64_t lo_ = 0;
-  std::vector<uint64_t> bits_;  // empty where the ids are spread thin
+  IdMap<uint8_t> members_;
 };
 
 // Which records a read again takes: those a time window owns or overlaps, or those with given

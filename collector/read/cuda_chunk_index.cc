@@ -189,7 +189,8 @@ class IndexedBytes {
     struct stat sb {};
     if (::fstat(fd_, &sb) != 0 || !S_ISREG(sb.st_mode) || static_cast<uint64_t>(sb.st_size) != index.size ||
         sb.st_dev != index.device || sb.st_ino != index.inode ||
-        int64_t{sb.st_mtim.tv_sec} * 1'000'000'000 + sb.st_mtim.tv_nsec != index.mtime_ns) {
+        int64_t{sb.st_mtim.tv_sec} * 1'000'000'000 + sb.st_mtim.tv_nsec != index.mtime_ns ||
+        int64_t{sb.st_ctim.tv_sec} * 1'000'000'000 + sb.st_ctim.tv_nsec != index.ctime_ns) {
       error_ = index.path + ": the file changed since it was read; its CUDA windows are not read again";
     }
   }

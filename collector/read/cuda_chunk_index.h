@@ -62,6 +62,7 @@ struct CudaChunkIndex {
   std::shared_ptr<const std::vector<uint8_t>> bytes;  ///< a read from memory: a copy of them
   uint64_t size = 0, device = 0, inode = 0;
   int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;  ///< the status change time: a rewrite that puts the mtime back still changes it
 
   uint32_t version = 0;                       ///< FileHeader::version
   std::shared_ptr<const TscConverter> tsc;    ///< the TSC recording clock (null: ns)

@@ -1504,7 +1504,7 @@ struct DecodedTrace::State {
   // identity, or a copy of the bytes of a read from memory.
   std::shared_ptr<const std::vector<uint8_t>> bytes;
   uint64_t device = 0, inode = 0;
-  int64_t mtime_ns = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
   std::unique_ptr<Decoder> decoder;  // null: nothing usable (the status says why)
   std::optional<KinetoDecoded> kineto;  // a Kineto JSON trace (kineto_reader.h)
 
@@ -1585,6 +1585,7 @@ ReadResult DecodedTrace::Finish(StringPool* strings) {
       index->device = st.device;
       index->inode = st.inode;
       index->mtime_ns = st.mtime_ns;
+      index->ctime_ns = st.ctime_ns;
       st.image.cuda_index = std::move(index);
     }
     st.decoder.reset();
@@ -1629,6 +1630,7 @@ DecodedTrace DecodeTraceFile(const std::string& path, const ReadOptions& options
   out.state_->device = sb.st_dev;
   out.state_->inode = sb.st_ino;
   out.state_->mtime_ns = int64_t{sb.st_mtim.tv_sec} * 1'000'000'000 + sb.st_mtim.tv_nsec;
+  out.state_->ctime_ns = int64_t{sb.st_ctim.tv_sec} * 1'000'000'000 + sb.st_ctim.tv_nsec;
   out.state_->Run(&src, path, options);
   ::close(fd);
   return out;

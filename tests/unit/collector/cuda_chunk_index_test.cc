@@ -3,12 +3,13 @@
 // field for field and in the same order, for traces written the way the recorder writes them
 // (calls across chunks, nested driver calls, stacks after exits, GPU records queued behind their
 // launches in a drainer thread's chunks), and damaged ones.
+#include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include <stdexcept>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <tuple>
 
 #include "collector/model/cuda_calls.h"
@@ -336,6 +337,25 @@ TEST(CudaChunkIndex, AFileChangedSinceItWasReadIsNotReadAgain) {
   const ReadResult r = ReadTraceFile(path, &strings, {.cuda_index = true});
   ASSERT_NE(r.image->cuda_index, nullptr);
   EXPECT_GT(ExpectWindowsAsSliced(*r.image, end_ns, "from the file"), 0u);
+
+  // Rewritten in place, the same size, its mtime put back: the status change time still says so.
+  {
+    struct stat before {};
+    ASSERT_EQ(::stat(path.c_str(), &before), 0);
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(before.st_size / 2));
+    f.put('\x5a');
+    f.close();
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+    struct stat after {};
+    ASSERT_EQ(::stat(path.c_str(), &after), 0);
+    ASSERT_EQ(after.st_size, before.st_size);
+    ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    CudaData out;
+    const std::string error = ReadCudaWindow(*r.image->cuda_index, {}, end_ns, &out);
+    EXPECT_NE(error.find("changed since it was read"), std::string::npos) << error;
+  }
 
   std::ofstream(path, std::ios::app) << "more";
   CudaData out;

@@ -1,8 +1,11 @@
 #include "collector/model/cuda_window.h"
 
 #include <algorithm>
+#include <deque>
 #include <future>
 #include <system_error>
+
+#include "collector/model/cuda_calls.h"
 
 namespace trainprof::collector {
 namespace {
@@ -137,7 +140,18 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
       out.partners_.push_back(&img.cuda);
     }
   }
+  // The look-ups every analysis of the window asks, made here: on the thread that reads the
+  // window (ForEachCudaWindow's read-ahead), not on the one that visits it.
+  for (size_t i = 0; i < out.partners_.size(); ++i) out.Enter(i);
   return out;
+}
+
+const IdMap<uint64_t>& CudaWindowData::Enter(size_t image) const {
+  if (enter_.size() < partners_.size()) enter_.resize(partners_.size());
+  if (enter_[image] == nullptr) {
+    enter_[image] = std::make_unique<const IdMap<uint64_t>>(EnterByCorrelation(*partners_[image], /*skip_zero=*/false));
+  }
+  return *enter_[image];
 }
 
 void CudaWindows::Said(const std::string& error) const {
@@ -150,7 +164,7 @@ std::vector<std::string> CudaWindows::Errors() const {
   return errors_;
 }
 
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, bool read_ahead,
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, size_t read_ahead,
                        const CudaWindowVisit& visit) {
   auto read = [&](size_t k) {
     std::vector<CudaWindowData> data;
@@ -158,16 +172,28 @@ void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Proce
     for (const Process* p : processes) data.push_back(windows.Read(k, *p));
     return data;
   };
-  read_ahead = read_ahead && !windows.whole() && windows.size() > 1;
-  std::future<std::vector<CudaWindowData>> next;
+  if (windows.whole() || windows.size() < 2) read_ahead = 0;
+  read_ahead = std::min(read_ahead, kMaxReadAhead);
+  // Windows k .. k + read_ahead are being read (or are read) when window k is waited for: while
+  // the visit of k runs, the next read_ahead are read on threads of their own.
+  std::deque<std::future<std::vector<CudaWindowData>>> reading;
+  size_t next = 0;  // the first window not yet being read
   for (size_t k = 0; k < windows.size(); ++k) {
-    std::vector<CudaWindowData> data = next.valid() ? next.get() : read(k);
-    if (read_ahead && k + 1 < windows.size()) {
+    next = std::max(next, k);
+    while (read_ahead > 0 && next < windows.size() && next <= k + read_ahead) {
       try {
-        next = std::async(std::launch::async, read, k + 1);
-      } catch (const std::system_error&) {  // no thread to be had: read in turn
-        read_ahead = false;
+        reading.push_back(std::async(std::launch::async, read, next));
+        ++next;
+      } catch (const std::system_error&) {  // no thread to be had: the rest read in turn
+        read_ahead = 0;
       }
+    }
+    std::vector<CudaWindowData> data;
+    if (reading.empty()) {
+      data = read(k);
+    } else {
+      data = reading.front().get();
+      reading.pop_front();
     }
     std::vector<const CudaWindowData*> of;
     of.reserve(data.size());
@@ -176,7 +202,7 @@ void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Proce
   }
 }
 
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, bool read_ahead,
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, size_t read_ahead,
                        const CudaWindowVisit& visit) {
   std::vector<const Process*> all;
   all.reserve(processes.size());

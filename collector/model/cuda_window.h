@@ -1,5 +1,5 @@
 // Time windows over an image's CUDA records: the unit the windowed GPU analyses work in, so that
-// a report holds a window's records at a time (two, with ForEachCudaWindow's read-ahead) instead
+// a report holds a window's records at a time (a few, with ForEachCudaWindow's read-ahead) instead
 // of the whole trace's (docs/performance.md, "The windows made concrete"; issue 17).
 //
 //   windows   [T0, T1) [T1, T2) ... [Tk, UINT64_MAX): cut by record starts (CutWindows), so that
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/base/id_map.h"
 #include "collector/base/intervals.h"
 #include "collector/model/cuda_model.h"
 #include "collector/model/model.h"
@@ -117,18 +118,24 @@ class CudaWindowData {
   /// window's (a CudaWindowReader's partners), or, where the window was not read again, the whole
   /// image's.
   const std::vector<const CudaData*>& partners() const { return partners_; }
+  /// EnterByCorrelation(*partners()[image], /*skip_zero=*/false) (model/cuda_calls.h): the enter
+  /// time by correlation id that the window's analyses look up, made once for all of them (by
+  /// CudaWindows::Read where it reads the window; else when first asked, which is not
+  /// thread-safe).
+  const IdMap<uint64_t>& Enter(size_t image) const;
 
  private:
   friend class CudaWindows;
   std::vector<const CudaData*> records_, partners_;
   std::vector<std::unique_ptr<CudaData>> owned_;
+  mutable std::vector<std::unique_ptr<const IdMap<uint64_t>>> enter_;  // per image, once made
 };
 
 /// The CUDA records of a trace's processes window by window: what the windowed analyses are fed.
 /// Either one window over each image's own records (nothing copied), or windows cut by record
 /// starts, each window's records read when asked for (Read): decoded again from the trace file by
 /// a CudaWindowReader (the windowed read) or, where it cannot, sliced out of the images
-/// (SliceWindow). A reader of the windows holds one window at a time (ForEachCudaWindow: two);
+/// (SliceWindow). A reader of the windows holds one window at a time (ForEachCudaWindow: a few);
 /// read again, the images keep only the calls that carry a stack (docs/performance.md, "The
 /// windowed read").
 class CudaWindows {
@@ -173,15 +180,21 @@ class CudaWindows {
 /// Window k of each of `processes`, as CudaWindows::Read gives them: `data[p]` is processes[p]'s.
 using CudaWindowVisit = std::function<void(size_t k, const std::vector<const CudaWindowData*>& data)>;
 
-/// Reads the windows one after another, each window of each process once, and gives each to
-/// `visit`: one pass that can feed every windowed analysis, where a loop per analysis would
-/// decode every window again for each. With `read_ahead`, window k + 1 is read on a second thread
-/// while window k is visited (two windows held; none where no thread can be had, or where the
-/// windows are the images' own records: nothing to read). Rethrows what a read threw.
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, bool read_ahead,
+/// Windows read ahead at most (ForEachCudaWindow): each holds its records and partners in memory.
+inline constexpr size_t kMaxReadAhead = 8;
+
+/// Reads the windows in turn, each window of each process once, and gives each to `visit`, in
+/// order: one pass that can feed every windowed analysis, where a loop per analysis would decode
+/// every window again for each. With `read_ahead` > 0 (at most kMaxReadAhead), the next
+/// `read_ahead` windows are read, each on a thread of its own, while window k is visited; while
+/// the visit waits for window k, k is read too: `read_ahead` + 1 windows held, the reads and the
+/// visits spread over read_ahead + 1 cores. None where no thread can be had, or where the windows
+/// are the images' own records (nothing to read). Rethrows what a read threw; no later window is
+/// visited then.
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, size_t read_ahead,
                        const CudaWindowVisit& visit);
 /// The same over every process of a trace.
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, bool read_ahead,
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, size_t read_ahead,
                        const CudaWindowVisit& visit);
 
 }  // namespace trainprof::collector

@@ -125,15 +125,9 @@ TableRows IdleTable(bool has_cuda) {
 
 }  // namespace
 
-GpuIdleLaunchSweep::GpuIdleLaunchSweep(const Trace& trace)
-    : trace_(trace), call_begin_(trace.processes.size()), launch_(trace.strings) {
+GpuIdleLaunchSweep::GpuIdleLaunchSweep(const Trace& trace) : trace_(trace), launch_(trace.strings) {
   idle_.reserve(trace.processes.size());
-  for (size_t p = 0; p < trace.processes.size(); ++p) {
-    call_begin_[p].resize(trace.processes[p].images.size());
-    std::vector<const IdMap<uint64_t>*> begin_of;
-    for (const IdMap<uint64_t>& b : call_begin_[p]) begin_of.push_back(&b);
-    idle_.emplace_back(std::move(begin_of));
-  }
+  for (const Process& p : trace.processes) idle_.emplace_back(p.images.size());
 }
 
 void GpuIdleLaunchSweep::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
@@ -141,10 +135,9 @@ void GpuIdleLaunchSweep::Add(const TimeWindow& window, const std::vector<const C
   std::vector<IdMap<LaunchCall>> launches;
   for (size_t p = 0; p < data.size(); ++p) {
     const CudaWindowData& d = *data[p];
-    for (size_t i = 0; i < call_begin_[p].size(); ++i) {
-      call_begin_[p][i] = EnterByCorrelation(*d.partners()[i], /*skip_zero=*/true);
-    }
-    idle_[p].Add(window, d.records());
+    std::vector<const IdMap<uint64_t>*> call_begin;
+    for (size_t i = 0; i < d.partners().size(); ++i) call_begin.push_back(&d.Enter(i));
+    idle_[p].Add(window, d.records(), call_begin);
     images.insert(images.end(), d.records().begin(), d.records().end());
     for (const CudaData* c : d.partners()) launches.push_back(LaunchCallsOf(*c, trace_.strings));
   }
@@ -165,16 +158,9 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
   TableRows idle = IdleTable(has_cuda);
   KernelLaunchSweep launch_sweep(trace.strings);
   for (const Process& p : trace.processes) {
-    // Each image's calls by correlation id.
-    std::vector<IdMap<uint64_t>> call_begin;
-    std::vector<const IdMap<uint64_t>*> begin_of;
-    for (const TraceImage& img : p.images) call_begin.push_back(EnterByCorrelation(img.cuda, /*skip_zero=*/true));
-    for (const IdMap<uint64_t>& b : call_begin) begin_of.push_back(&b);
-    IdleKindsSweep sweep(std::move(begin_of));
     std::vector<const CudaData*> records;
     for (const TraceImage& img : p.images) records.push_back(&img.cuda);
-    sweep.Add(TimeWindow{}, records);
-    for (const StreamIdleKinds& s : std::move(sweep).Rows()) idle.rows.push_back(GpuIdleKindsCells(p, s));
+    for (const StreamIdleKinds& s : IdleKindsByStream(records)) idle.rows.push_back(GpuIdleKindsCells(p, s));
   }
   // The launch calls by correlation id, one image's at a time.
   for (const Process& p : trace.processes) {

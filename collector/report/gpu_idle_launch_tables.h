@@ -26,19 +26,16 @@ Cells KernelLaunchCells(const KernelLaunchRow& r);
 std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda);
 
 /// The same two tables fed window by window from windows read again (CudaWindows::Read, not
-/// whole()), each window's look-ups made from its partners: for the one pass over the windows
-/// that feeds every windowed analysis (report.cc).
+/// whole()), each window's look-ups made from its partners (its enter times the window's own,
+/// CudaWindowData::Enter, shared with the other analyses): for the one pass over the windows that
+/// feeds every windowed analysis (report.cc).
 ///
 ///   GpuIdleLaunchSweep sweep(trace);
 ///   for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), data_of_k);
 ///   std::vector<TableRows> tables = std::move(sweep).Tables(options, has_cuda);
-///
-/// Holds the look-ups its sweeps point into: neither copied nor moved.
 class GpuIdleLaunchSweep {
  public:
   explicit GpuIdleLaunchSweep(const Trace& trace);
-  GpuIdleLaunchSweep(const GpuIdleLaunchSweep&) = delete;
-  GpuIdleLaunchSweep& operator=(const GpuIdleLaunchSweep&) = delete;
 
   /// One window; `data[p]`: its records of trace.processes[p].
   void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
@@ -47,7 +44,6 @@ class GpuIdleLaunchSweep {
 
  private:
   const Trace& trace_;
-  std::vector<std::vector<IdMap<uint64_t>>> call_begin_;  // [process][image], this window's
   std::vector<IdleKindsSweep> idle_;                       // per process
   KernelLaunchSweep launch_;
 };

@@ -23,26 +23,21 @@ std::vector<StepWindow> StepsOf(const Bottleneck& b, size_t index) {
 }  // namespace
 
 GpuOverlapWindows::GpuOverlapWindows(const Trace& trace, const Bottleneck& bottleneck, bool whole)
-    : trace_(trace), enter_(trace.processes.size()), enter_of_(trace.processes.size()) {
+    : trace_(trace), whole_(whole) {
   sweeps_.reserve(trace.processes.size());
-  for (size_t p = 0; p < trace.processes.size(); ++p) {
-    // Each image's calls by correlation id, for the NCCL kernels' launches: over the images' own
-    // records made there, and only for an image with NCCL kernels; otherwise made for each window
-    // from what it is correlated with (CudaWindowData::partners).
-    const size_t images = trace.processes[p].images.size();
-    enter_[p].resize(whole ? 0 : images);
-    enter_of_[p].assign(images, nullptr);
-    for (size_t m = 0; m < enter_[p].size(); ++m) enter_of_[p][m] = &enter_[p][m];
-    sweeps_.emplace_back(StepsOf(bottleneck, p));
-  }
+  for (size_t p = 0; p < trace.processes.size(); ++p) sweeps_.emplace_back(StepsOf(bottleneck, p));
 }
 
 void GpuOverlapWindows::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
   for (size_t p = 0; p < data.size(); ++p) {
-    for (size_t m = 0; m < enter_[p].size(); ++m) {
-      enter_[p][m] = EnterByCorrelation(*data[p]->partners()[m], /*skip_zero=*/false);
+    // Each image's calls by correlation id, for the NCCL kernels' launches: over the images' own
+    // records made by CategorizeActivity (null), and only for an image with NCCL kernels;
+    // otherwise the window's (CudaWindowData::Enter, made from what it is correlated with).
+    std::vector<const IdMap<uint64_t>*> enter(trace_.processes[p].images.size(), nullptr);
+    if (!whole_) {
+      for (size_t m = 0; m < enter.size(); ++m) enter[m] = &data[p]->Enter(m);
     }
-    sweeps_[p].Add(CategorizeActivity(trace_.processes[p], trace_.strings, window, data[p]->records(), enter_of_[p]));
+    sweeps_[p].Add(CategorizeActivity(trace_.processes[p], trace_.strings, window, data[p]->records(), enter));
   }
 }
 
@@ -59,7 +54,7 @@ void GpuOverlapWindows::AddTo(Report* r) && {
 void AddGpuOverlap(const Trace& trace, Report* r) {
   GpuOverlapWindows overlap(trace, r->bottleneck, /*whole=*/true);
   const CudaWindows whole(trace.processes);
-  ForEachCudaWindow(whole, trace.processes, /*read_ahead=*/false,
+  ForEachCudaWindow(whole, trace.processes, /*read_ahead=*/0,
                     [&](size_t, const std::vector<const CudaWindowData*>& data) { overlap.Add(TimeWindow{}, data); });
   std::move(overlap).AddTo(r);
 }

@@ -19,20 +19,16 @@ namespace trainprof::collector {
 void AddGpuOverlap(const Trace& trace, Report* r);
 
 /// The same rows fed window by window, for one pass over the windows that feeds every windowed
-/// analysis (report.cc): each process's look-ups made from its window's partners, or, with
-/// `whole` (one window over the images' own records), from the images.
+/// analysis (report.cc): each process's look-ups its window's (CudaWindowData::Enter, made from
+/// its partners), or, with `whole` (one window over the images' own records), made from the images.
 ///
 ///   GpuOverlapWindows overlap(trace, r->bottleneck, windows.whole());
 ///   for (size_t k = 0; k < windows.size(); ++k) overlap.Add(windows.window(k), data_of_k);
 ///   std::move(overlap).AddTo(r);
-///
-/// Holds the look-ups it points into: neither copied nor moved.
 class GpuOverlapWindows {
  public:
   /// The steps are `bottleneck`'s (Report::bottleneck).
   GpuOverlapWindows(const Trace& trace, const Bottleneck& bottleneck, bool whole);
-  GpuOverlapWindows(const GpuOverlapWindows&) = delete;
-  GpuOverlapWindows& operator=(const GpuOverlapWindows&) = delete;
 
   /// One window; `data[p]`: its records of trace.processes[p].
   void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
@@ -41,8 +37,7 @@ class GpuOverlapWindows {
 
  private:
   const Trace& trace_;
-  std::vector<std::vector<IdMap<uint64_t>>> enter_;  // [process][image], this window's; none when whole
-  std::vector<std::vector<const IdMap<uint64_t>*>> enter_of_;
+  bool whole_;  // one window over the images' own records
   std::vector<GpuOverlapSweep> sweeps_;  // per process
 };
 

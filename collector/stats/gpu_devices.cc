@@ -10,9 +10,8 @@
 namespace trainprof::collector {
 
 DeviceSweep::DeviceSweep(std::vector<const Process*> processes, const StringPool& strings, bool merged,
-                         const std::vector<std::set<uint32_t>>& devices,
-                         std::vector<std::vector<const IdMap<uint64_t>*>> enter)
-    : processes_(std::move(processes)), merged_(merged), enter_(std::move(enter)), target_(processes_.size()) {
+                         const std::vector<std::set<uint32_t>>& devices)
+    : processes_(std::move(processes)), merged_(merged), target_(processes_.size()) {
   std::map<std::pair<std::string, uint32_t>, size_t> merged_index;  // (host, device) → index into rows_
   for (size_t p = 0; p < processes_.size(); ++p) {
     const Process& proc = *processes_[p];
@@ -45,7 +44,8 @@ DeviceSweep::DeviceSweep(std::vector<const Process*> processes, const StringPool
   for (Device& d : rows_) d.life = Union(std::move(d.life));
 }
 
-void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const CudaData*>>& records) {
+void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const CudaData*>>& records,
+                      const std::vector<std::vector<const IdMap<uint64_t>*>>& enter) {
   // Each row's interval vector sized once (one entry per GPU record).
   std::vector<size_t> sizes(rows_.size());
   for (size_t p = 0; p < processes_.size(); ++p) {
@@ -69,8 +69,8 @@ void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const C
     for (size_t i = 0; i < records[p].size(); ++i) {
       const CudaData& c = *records[p][i];
       IdMap<uint64_t> own;  // no look-up given: made for this window from the image (one window)
-      if (enter_[p][i] == nullptr) own = EnterByCorrelation(processes_[p]->images[i].cuda, /*skip_zero=*/false);
-      const IdMap<uint64_t>& enter_of = enter_[p][i] == nullptr ? own : *enter_[p][i];
+      if (enter[p][i] == nullptr) own = EnterByCorrelation(processes_[p]->images[i].cuda, /*skip_zero=*/false);
+      const IdMap<uint64_t>& enter_of = enter[p][i] == nullptr ? own : *enter[p][i];
       for (const GpuKernel& k : c.kernels) {
         Device* d = row(k.device);
         if (d == nullptr) continue;
@@ -163,29 +163,23 @@ std::set<uint32_t> DevicesUsed(const Process& process) {
 
 DeviceWindowSweep::DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings,
                                      bool merged, bool whole)
-    : whole_(whole), enter_(processes.size()) {
+    : whole_(whole) {
   std::vector<std::set<uint32_t>> devices;
-  std::vector<std::vector<const IdMap<uint64_t>*>> enter_of(processes.size());
-  for (size_t p = 0; p < processes.size(); ++p) {
-    devices.push_back(DevicesUsed(*processes[p]));
-    enter_of[p].assign(processes[p]->images.size(), nullptr);
-    if (whole) continue;
-    enter_[p].resize(processes[p]->images.size());
-    for (size_t i = 0; i < enter_[p].size(); ++i) enter_of[p][i] = &enter_[p][i];
-  }
-  sweep_.emplace(processes, strings, merged, devices, std::move(enter_of));
+  for (const Process* p : processes) devices.push_back(DevicesUsed(*p));
+  sweep_.emplace(processes, strings, merged, devices);
 }
 
 void DeviceWindowSweep::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
   std::vector<std::vector<const CudaData*>> records;
+  std::vector<std::vector<const IdMap<uint64_t>*>> enter(data.size());
   records.reserve(data.size());
   for (size_t p = 0; p < data.size(); ++p) {
     records.push_back(data[p]->records());
+    enter[p].assign(data[p]->records().size(), nullptr);
     if (whole_) continue;
-    const std::vector<const CudaData*>& partners = data[p]->partners();
-    for (size_t i = 0; i < enter_[p].size(); ++i) enter_[p][i] = EnterByCorrelation(*partners[i], /*skip_zero=*/false);
+    for (size_t i = 0; i < enter[p].size(); ++i) enter[p][i] = &data[p]->Enter(i);
   }
-  sweep_->Add(window, records);
+  sweep_->Add(window, records, enter);
 }
 
 std::vector<DeviceRow> DeviceWindowSweep::Rows() && { return std::move(*sweep_).Rows(); }

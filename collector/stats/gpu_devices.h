@@ -57,24 +57,24 @@ struct DeviceRow {
 /// of the records each window owns, busy and active time from each window's activity clipped to
 /// it. Any cut into windows gives the rows one window gives.
 ///
-///   DeviceSweep sweep(processes, strings, /*merged=*/true, DevicesUsed(...), enter);
-///   for (const TimeWindow& w : windows) sweep.Add(w, records_of_w);
+///   DeviceSweep sweep(processes, strings, /*merged=*/true, DevicesUsed(...));
+///   for (const TimeWindow& w : windows) sweep.Add(w, records_of_w, enter_of_w);
 ///   std::vector<DeviceRow> rows = std::move(sweep).Rows();
 class DeviceSweep {
  public:
-  /// `devices[p]`: the devices processes[p] has GPU records on (DevicesUsed); `enter[p][i]`: the
-  /// enter time by correlation id of every call of processes[p]->images[i] (EnterByCorrelation,
-  /// model/cuda_calls.h; not owned, kept until Rows), or null: made from the image in each Add
-  /// (for one window: then only one image's is held at a time). Device names come from the
-  /// images' GPU_DEVICE definitions. `merged`: rows per (host, device) over all processes, else per
-  /// process and device, in process order.
+  /// `devices[p]`: the devices processes[p] has GPU records on (DevicesUsed). Device names come
+  /// from the images' GPU_DEVICE definitions. `merged`: rows per (host, device) over all
+  /// processes, else per process and device, in process order.
   DeviceSweep(std::vector<const Process*> processes, const StringPool& strings, bool merged,
-              const std::vector<std::set<uint32_t>>& devices,
-              std::vector<std::vector<const IdMap<uint64_t>*>> enter);
+              const std::vector<std::set<uint32_t>>& devices);
 
   /// One window; `records[p][i]`: the records of processes[p]->images[i] that the window owns or
-  /// overlaps (SliceWindow, or the whole CudaData for a single window).
-  void Add(const TimeWindow& window, const std::vector<std::vector<const CudaData*>>& records);
+  /// overlaps (SliceWindow, or the whole CudaData for a single window); `enter[p][i]`: the enter
+  /// time by correlation id (EnterByCorrelation, model/cuda_calls.h) of the image's calls, at
+  /// least those of the window's kernels, or null: made from the whole image here (for one window:
+  /// then only one image's is held at a time).
+  void Add(const TimeWindow& window, const std::vector<std::vector<const CudaData*>>& records,
+           const std::vector<std::vector<const IdMap<uint64_t>*>>& enter);
 
   /// The rows, by host and device (merged) or by process and device.
   std::vector<DeviceRow> Rows() &&;
@@ -93,7 +93,6 @@ class DeviceSweep {
   };
   std::vector<const Process*> processes_;
   bool merged_;
-  std::vector<std::vector<const IdMap<uint64_t>*>> enter_;
   std::vector<std::map<uint32_t, size_t>> target_;  // per process: device → index into rows_
   std::vector<Device> rows_;
   std::vector<std::pair<std::string, uint32_t>> keys_;  // host, device of each entry of rows_
@@ -101,19 +100,15 @@ class DeviceSweep {
 };
 
 /// A DeviceSweep fed CudaWindowData (what CudaWindows::Read gives): each window's correlation
-/// look-ups made from its partners, or, for one window over the images' own records (`whole`),
-/// image by image by the DeviceSweep.
+/// look-ups its own (CudaWindowData::Enter, made from its partners), or, for one window over the
+/// images' own records (`whole`), made image by image by the DeviceSweep.
 ///
 ///   DeviceWindowSweep sweep(processes, strings, /*merged=*/true, windows.whole());
 ///   for (size_t k = 0; k < windows.size(); ++k) sweep.Add(windows.window(k), data_of_k);
 ///   std::vector<DeviceRow> rows = std::move(sweep).Rows();
-///
-/// Holds the look-ups the DeviceSweep points into: neither copied nor moved.
 class DeviceWindowSweep {
  public:
   DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged, bool whole);
-  DeviceWindowSweep(const DeviceWindowSweep&) = delete;
-  DeviceWindowSweep& operator=(const DeviceWindowSweep&) = delete;
 
   /// One window; `data[p]`: its records of processes[p].
   void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
@@ -122,7 +117,6 @@ class DeviceWindowSweep {
 
  private:
   bool whole_;
-  std::vector<std::vector<IdMap<uint64_t>>> enter_;  // [process][image], this window's
   std::optional<DeviceSweep> sweep_;
 };
 

@@ -29,10 +29,11 @@ std::optional<double> Share(uint64_t part, uint64_t idle) {
 
 }  // namespace
 
-IdleKindsSweep::IdleKindsSweep(std::vector<const IdMap<uint64_t>*> call_begin, uint64_t kernel_wait_ns)
-    : call_begin_(std::move(call_begin)), kernel_wait_ns_(kernel_wait_ns), last_end_(call_begin_.size()) {}
+IdleKindsSweep::IdleKindsSweep(size_t images, uint64_t kernel_wait_ns)
+    : kernel_wait_ns_(kernel_wait_ns), last_end_(images) {}
 
-void IdleKindsSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& images) {
+void IdleKindsSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>& images,
+                         const std::vector<const IdMap<uint64_t>*>& call_begin) {
   for (size_t i = 0; i < images.size(); ++i) {
     const CudaData& c = *images[i];
     std::map<StreamKey, std::vector<Op>> ops;
@@ -52,7 +53,7 @@ void IdleKindsSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>
         const uint64_t prev_end = k == 0 ? last->second : stream_ops[k - 1].end;
         const Op& op = stream_ops[k];
         const uint64_t gap = op.start > prev_end ? op.start - prev_end : 0;
-        const uint64_t* call = call_begin_[i]->Find(op.correlation);
+        const uint64_t* call = op.correlation == 0 ? nullptr : call_begin[i]->Find(op.correlation);
         if (call != nullptr && *call > prev_end) {
           row.host_wait_ns += gap;
         } else if (gap < kernel_wait_ns_) {
@@ -85,8 +86,8 @@ std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*
   for (const CudaData* c : images) call_begin.push_back(EnterByCorrelation(*c, /*skip_zero=*/true));
   std::vector<const IdMap<uint64_t>*> of;
   for (const IdMap<uint64_t>& m : call_begin) of.push_back(&m);
-  IdleKindsSweep sweep(std::move(of), kernel_wait_ns);
-  sweep.Add(TimeWindow{}, images);
+  IdleKindsSweep sweep(images.size(), kernel_wait_ns);
+  sweep.Add(TimeWindow{}, images, of);
   return std::move(sweep).Rows();
 }
 

@@ -47,19 +47,20 @@ struct StreamIdleKinds {
 /// stream's last op in the windows before. Any cut into windows gives the rows one window gives.
 class IdleKindsSweep {
  public:
-  /// `call_begin[i]`: the enter time by correlation id of image i's calls, correlation 0 left out
-  /// (EnterByCorrelation(..., true), model/cuda_calls.h); not owned, kept until Rows.
-  explicit IdleKindsSweep(std::vector<const IdMap<uint64_t>*> call_begin, uint64_t kernel_wait_ns = kKernelWaitNs);
+  /// A process with `images` images.
+  explicit IdleKindsSweep(size_t images, uint64_t kernel_wait_ns = kKernelWaitNs);
 
-  /// One window; `images[i]`: the records of image i that the window owns or overlaps.
-  void Add(const TimeWindow& window, const std::vector<const CudaData*>& images);
+  /// One window; `images[i]`: the records of image i that the window owns or overlaps;
+  /// `call_begin[i]`: the enter time by correlation id (EnterByCorrelation, model/cuda_calls.h) of
+  /// image i's calls, at least those of the window's ops (an op of correlation 0 has no call).
+  void Add(const TimeWindow& window, const std::vector<const CudaData*>& images,
+           const std::vector<const IdMap<uint64_t>*>& call_begin);
 
   /// One row per (device, stream) with GPU activity, by device then stream.
   std::vector<StreamIdleKinds> Rows() &&;
 
  private:
   using StreamKey = std::pair<uint32_t, uint32_t>;  // device, stream
-  std::vector<const IdMap<uint64_t>*> call_begin_;
   uint64_t kernel_wait_ns_;
   std::map<StreamKey, StreamIdleKinds> rows_;
   std::vector<std::map<StreamKey, uint64_t>> last_end_;  // per image: the end of each stream's last op so far

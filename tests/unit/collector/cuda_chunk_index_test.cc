@@ -418,7 +418,8 @@ TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReading
   }
   const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter());
   ASSERT_GT(w.size(), 5u);
-  for (bool ahead : {false, true}) {
+  const std::vector<size_t> aheads = {0, 1, 3, kMaxReadAhead + 5};  // in turn, 1, several, past the cap
+  for (size_t ahead : aheads) {
     std::vector<size_t> order;
     ForEachCudaWindow(w, trace.processes, ahead, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
       order.push_back(k);
@@ -432,13 +433,13 @@ TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReading
     });
     std::vector<size_t> every(w.size());
     for (size_t k = 0; k < every.size(); ++k) every[k] = k;
-    EXPECT_EQ(order, every) << (ahead ? "reading ahead" : "in turn");
+    EXPECT_EQ(order, every) << "read_ahead " << ahead;
   }
-  EXPECT_EQ(w.read_count(), 2 * 2 * w.size());  // each window of each process once a pass
+  EXPECT_EQ(w.read_count(), aheads.size() * 2 * w.size());  // each window of each process once a pass
 
   // A read that throws, on the thread reading ahead or not, reaches the caller; no window after it
   // is visited.
-  for (bool ahead : {false, true}) {
+  for (size_t ahead : aheads) {
     const CudaWindows failing(trace.processes, 50,
                               [](const TraceImage&, const TimeWindow& window, uint64_t, CudaData*, CudaData*,
                                  std::string*) -> bool {
@@ -450,7 +451,7 @@ TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReading
     EXPECT_THROW(ForEachCudaWindow(failing, trace.processes, ahead,
                                    [&](size_t, const std::vector<const CudaWindowData*>&) { ++visited; }),
                  std::runtime_error);
-    EXPECT_EQ(visited, 1u) << (ahead ? "reading ahead" : "in turn");
+    EXPECT_EQ(visited, 1u) << "read_ahead " << ahead;
   }
 }
 

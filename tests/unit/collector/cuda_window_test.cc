@@ -216,6 +216,12 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings, uint64_
       }
       // A kernel after the process ended, one with no call.
       c.kernels.push_back({.start_ns = proc.end_ns + 10, .end_ns = proc.end_ns + 500, .correlation = 999'999});
+      // Correlation 0 (no id given), a call and a kernel with it: the kernel has no call (the GPU
+      // idle kinds) or the first call of id 0 (the launch latency), windowed as whole.
+      c.calls.insert(c.calls.begin(), CudaCall{.begin_ns = proc.start_ns, .end_ns = proc.start_ns + 3, .correlation = 0,
+                                               .name = launch, .returned = true});
+      c.kernels.push_back({.start_ns = proc.end_ns + 600, .end_ns = proc.end_ns + 700, .correlation = 0,
+                           .device = static_cast<uint32_t>(p % 2), .stream = 1});
       proc.images.push_back(std::move(img));
     }
     out.push_back(std::move(proc));
@@ -268,8 +274,8 @@ std::vector<DeviceRow> Windowed(const std::vector<Process>& procs, const StringP
     for (const TraceImage& img : procs[p].images) enter[p].push_back(EnterByCorrelation(img.cuda, false));
     for (const IdMap<uint64_t>& e : enter[p]) enter_of[p].push_back(&e);
   }
-  DeviceSweep sweep(ptrs, strings, merged, devices, std::move(enter_of));
-  for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k));
+  DeviceSweep sweep(ptrs, strings, merged, devices);
+  for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k), enter_of);
   return std::move(sweep).Rows();
 }
 
@@ -349,10 +355,11 @@ TEST(IdleKindsSweep, AnyWindowsGiveTheRowsOfOneWindow) {
       for (size_t p = 0; p < procs.size(); ++p) {
         std::vector<IdMap<uint64_t>> begin;
         std::vector<const IdMap<uint64_t>*> begin_of;
-        for (const TraceImage& img : procs[p].images) begin.push_back(EnterByCorrelation(img.cuda, true));
+        // Correlation 0 kept in the look-up: the sweep itself gives an op of id 0 no call.
+        for (const TraceImage& img : procs[p].images) begin.push_back(EnterByCorrelation(img.cuda, false));
         for (const IdMap<uint64_t>& b : begin) begin_of.push_back(&b);
-        IdleKindsSweep sweep(begin_of, 300);
-        for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k)[p]);
+        IdleKindsSweep sweep(procs[p].images.size(), 300);
+        for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k)[p], begin_of);
         const std::vector<StreamIdleKinds> rows = std::move(sweep).Rows();
         const std::string where = "seed " + std::to_string(seed) + ", budget " + std::to_string(budget) + ", process " +
                                   std::to_string(p);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -22,29 +23,62 @@ namespace {
 
 using format::RecordTag;
 
-// A sorted set of distinct correlation ids, asked once per record decoded for a partner read:
-// membership through an IdMap (base/id_map.h: a flat array where the ids are dense, as CUPTI
-// counts them up, a hash map where they are spread thin), ranges through the sorted ids.
+// A set of correlation ids, asked once per record decoded for a partner read and once per chunk
+// for a range. Where the ids are dense (as CUPTI counts them up; IdMap's rule, base/id_map.h: a
+// span of at most 4 slots per id + 1024), one bit per id of the span and the count of ids before
+// each 64-bit word: membership is one bit, a range two counts, and nothing is sorted. Ids spread
+// thinner are sorted (binary searches).
 class IdSet {
  public:
-  explicit IdSet(std::vector<uint64_t> sorted_distinct) : ids_(std::move(sorted_distinct)) {
+  /// The distinct ids of `ids` (any order, repeats allowed).
+  explicit IdSet(std::vector<uint64_t> ids) {
     IdSpan span;
-    for (uint64_t id : ids_) span.Add(id);
-    members_ = IdMap<uint8_t>(span);
-    for (uint64_t id : ids_) members_.Emplace(id, 1);
+    for (uint64_t id : ids) span.Add(id);
+    if (span.count == 0) return;
+    if (span.hi - span.lo < 4 * static_cast<uint64_t>(span.count) + 1024) {
+      lo_ = span.lo;
+      hi_ = span.hi;
+      bits_.assign((hi_ - lo_) / 64 + 1, 0);
+      for (uint64_t id : ids) bits_[(id - lo_) >> 6] |= uint64_t{1} << ((id - lo_) & 63);
+      before_.resize(bits_.size() + 1);
+      before_[0] = 0;
+      for (size_t w = 0; w < bits_.size(); ++w) before_[w + 1] = before_[w] + std::popcount(bits_[w]);
+      return;
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    sorted_ = std::move(ids);
   }
 
-  bool Has(uint64_t id) const { return members_.Find(id) != nullptr; }
+  bool Has(uint64_t id) const {
+    if (bits_.empty()) return std::binary_search(sorted_.begin(), sorted_.end(), id);
+    if (id < lo_ || id > hi_) return false;
+    const uint64_t slot = id - lo_;
+    return (bits_[slot >> 6] >> (slot & 63)) & 1;
+  }
   /// Some id in [lo, hi].
   bool AnyIn(uint64_t lo, uint64_t hi) const {
     if (lo > hi) return false;
-    auto it = std::lower_bound(ids_.begin(), ids_.end(), lo);
-    return it != ids_.end() && *it <= hi;
+    if (bits_.empty()) {
+      auto it = std::lower_bound(sorted_.begin(), sorted_.end(), lo);
+      return it != sorted_.end() && *it <= hi;
+    }
+    lo = std::max(lo, lo_);
+    hi = std::min(hi, hi_);
+    return lo <= hi && Below(hi - lo_ + 1) > Below(lo - lo_);
   }
 
  private:
-  std::vector<uint64_t> ids_;
-  IdMap<uint8_t> members_;
+  // How many ids lie in the span's first `slots` slots.
+  uint64_t Below(uint64_t slots) const {
+    const uint64_t w = slots >> 6, bit = slots & 63;
+    return before_[w] + (bit == 0 ? 0 : std::popcount(bits_[w] & ((uint64_t{1} << bit) - 1)));
+  }
+
+  uint64_t lo_ = 0, hi_ = 0;
+  std::vector<uint64_t> bits_;     // dense: bit i for id lo_ + i
+  std::vector<uint64_t> before_;   // dense: ids in the words before word w
+  std::vector<uint64_t> sorted_;   // spread thin: the ids, sorted, distinct
 };
 
 // Which records a read again takes: those a time window owns or overlaps, or those with given
@@ -278,42 +312,50 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted
 // `out` (replaced), in the whole read's order.
 void Take(const CudaChunkIndex& index, const BufferSink& buffer, const Selection& select, CudaData* out) {
   *out = CudaData{};
-  std::vector<const SeqCall*> calls;  // copied once, into `out`
-  calls.reserve(buffer.calls.size());
-  for (const SeqCall& c : buffer.calls) {
-    if (select.Call(c.call)) calls.push_back(&c);
-  }
-  for (const SeqCall& c : index.unreturned) {
-    if (select.Call(c.call)) calls.push_back(&c);
-  }
-  // By enter time, ties in enter order (SortByEnterTime). Mostly in order already.
-  auto by_enter = [](const SeqCall* a, const SeqCall* b) {
+  // Each kind taken in two steps: the records selected, by address, noting whether they are in
+  // order already (mostly: then nothing is sorted); then each copied once into `out`, which is
+  // not zeroed first.
+  auto by_enter = [](const SeqCall* a, const SeqCall* b) {  // SortByEnterTime: ties in enter order
     return std::tie(a->call.begin_ns, a->seq) < std::tie(b->call.begin_ns, b->seq);
   };
-  if (!std::is_sorted(calls.begin(), calls.end(), by_enter)) std::sort(calls.begin(), calls.end(), by_enter);
+  std::vector<const SeqCall*> calls;
+  calls.reserve(buffer.calls.size());
+  bool in_order = true;
+  auto select_call = [&](const SeqCall& c) {
+    if (!select.Call(c.call)) return;
+    if (in_order && !calls.empty() && by_enter(&c, calls.back())) in_order = false;
+    calls.push_back(&c);
+  };
+  for (const SeqCall& c : buffer.calls) select_call(c);
+  for (const SeqCall& c : index.unreturned) select_call(c);
+  if (!in_order) std::sort(calls.begin(), calls.end(), by_enter);
   auto pool = [&](StringId ref) { return ref < index.pool_of_ref.size() ? index.pool_of_ref[ref] : 0; };
-  out->calls.resize(calls.size());
-  for (size_t i = 0; i < calls.size(); ++i) {
-    out->calls[i] = calls[i]->call;
-    out->calls[i].name = pool(calls[i]->call.name);
+  out->calls.reserve(calls.size());
+  for (const SeqCall* c : calls) {
+    out->calls.push_back(c->call);
+    out->calls.back().name = pool(c->call.name);
   }
   // GPU records in file order: the buffer's, where chunks were decoded in two rounds, by place.
-  auto take = [&](const auto& from, auto* to) {
+  auto take = [&](const auto& from, auto* to, auto fix) {
     using At = typename std::decay_t<decltype(from)>::value_type;
     std::vector<const At*> taken;
     taken.reserve(from.size());
+    bool by_place = true;
     for (const At& r : from) {
-      if (select.Gpu(r.record.start_ns, r.record.end_ns, r.record.correlation)) taken.push_back(&r);
+      if (!select.Gpu(r.record.start_ns, r.record.end_ns, r.record.correlation)) continue;
+      if (by_place && !taken.empty() && r.pos < taken.back()->pos) by_place = false;
+      taken.push_back(&r);
     }
-    auto by_pos = [](const At* a, const At* b) { return a->pos < b->pos; };
-    if (!std::is_sorted(taken.begin(), taken.end(), by_pos)) std::sort(taken.begin(), taken.end(), by_pos);
-    to->resize(taken.size());
-    for (size_t i = 0; i < taken.size(); ++i) (*to)[i] = taken[i]->record;
+    if (!by_place) std::sort(taken.begin(), taken.end(), [](const At* a, const At* b) { return a->pos < b->pos; });
+    to->reserve(taken.size());
+    for (const At* r : taken) {
+      to->push_back(r->record);
+      fix(&to->back());
+    }
   };
-  take(buffer.kernels, &out->kernels);
-  take(buffer.memcpys, &out->memcpys);
-  take(buffer.memsets, &out->memsets);
-  for (GpuKernel& k : out->kernels) k.name = pool(k.name);
+  take(buffer.kernels, &out->kernels, [&](GpuKernel* k) { k->name = pool(k->name); });
+  take(buffer.memcpys, &out->memcpys, [](GpuMemcpy*) {});
+  take(buffer.memsets, &out->memsets, [](GpuMemset*) {});
 }
 
 std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData* out) {
@@ -329,13 +371,6 @@ std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData*
   return {};
 }
 
-// The sorted, distinct correlation ids of `ids`.
-std::vector<uint64_t> Distinct(std::vector<uint64_t> ids) {
-  if (!std::is_sorted(ids.begin(), ids.end())) std::sort(ids.begin(), ids.end());  // mostly sorted: ids count up
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
-}
-
 }  // namespace
 
 std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
@@ -345,7 +380,7 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
 
 std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint64_t>& call_ids,
                              const std::vector<uint64_t>& gpu_ids, CudaData* out) {
-  const IdSet calls(Distinct(call_ids)), gpu(Distinct(gpu_ids));
+  const IdSet calls(call_ids), gpu(gpu_ids);
   return Read(index, {.call_ids = &calls, .gpu_ids = &gpu}, out);
 }
 
@@ -367,7 +402,7 @@ std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWin
   for (const GpuMemcpy& m : records->memcpys) call_ids.push_back(m.correlation);
   for (const GpuMemset& m : records->memsets) call_ids.push_back(m.correlation);
   for (const CudaCall& c : records->calls) gpu_ids.push_back(c.correlation);
-  const IdSet call_set(Distinct(std::move(call_ids))), gpu_set(Distinct(std::move(gpu_ids)));
+  const IdSet call_set(std::move(call_ids)), gpu_set(std::move(gpu_ids));
   // The chunks already decoded hold most of them (ids count up with time); the others are read now.
   const Selection by_id{.call_ids = &call_set, .gpu_ids = &gpu_set};
   error = DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return by_id.Chunk(c); }, &done, &buffer);

@@ -88,7 +88,7 @@ std::string ReadCudaWindow(const CudaChunkIndex& index, const TimeWindow& window
                            CudaData* out);
 
 /// Decodes again every call of `index`'s image whose correlation id is in `call_ids`, and every
-/// kernel, copy and memset whose id is in `gpu_ids` (both sorted, without repeats), into `out`
+/// kernel, copy and memset whose id is in `gpu_ids` (any order, repeats allowed), into `out`
 /// (replaced), in the whole read's order: calls by enter time, ties in enter order; GPU records as
 /// the file holds them. What a window's records are correlated with (the calls of its GPU records,
 /// the GPU records of its calls) wherever in time they lie: the correlation look-ups of one window

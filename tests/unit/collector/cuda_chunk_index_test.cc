@@ -219,6 +219,24 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
       ExpectSameRecords(WithIds(all.kernels, gpu_ids), partners.kernels, where + ", kernels");
       ExpectSameRecords(WithIds(all.memcpys, gpu_ids), partners.memcpys, where + ", memcpys");
       ExpectSameRecords(WithIds(all.memsets, gpu_ids), partners.memsets, where + ", memsets");
+      // The ids in any order, with repeats: the same partners.
+      std::vector<uint64_t> call_again(call_ids.rbegin(), call_ids.rend()), gpu_again(gpu_ids.rbegin(), gpu_ids.rend());
+      call_again.insert(call_again.end(), call_ids.begin(), call_ids.end());
+      gpu_again.insert(gpu_again.end(), gpu_ids.begin(), gpu_ids.end());
+      CudaData again;
+      ASSERT_EQ(ReadCudaPartners(*r.image->cuda_index, call_again, gpu_again, &again), "");
+      ExpectSameRecords(partners.calls, again.calls, where + ", ids in any order, calls");
+      ExpectSameRecords(partners.kernels, again.kernels, where + ", ids in any order, kernels");
+      // Ids spread thin (the set sorts them instead of a bit per id): the first, the last, one far past.
+      if (!call_ids.empty() && !gpu_ids.empty()) {
+        const std::vector<uint64_t> thin_calls = {call_ids.front(), call_ids.back(), uint64_t{1} << 40};
+        const std::vector<uint64_t> thin_gpu = {gpu_ids.front(), gpu_ids.back(), uint64_t{1} << 40};
+        CudaData thin;
+        ASSERT_EQ(ReadCudaPartners(*r.image->cuda_index, thin_calls, thin_gpu, &thin), "");
+        ExpectSameRecords(WithIds(all.calls, thin_calls), thin.calls, where + ", thin ids, calls");
+        ExpectSameRecords(WithIds(all.kernels, thin_gpu), thin.kernels, where + ", thin ids, kernels");
+        ExpectSameRecords(WithIds(all.memcpys, thin_gpu), thin.memcpys, where + ", thin ids, memcpys");
+      }
       // The look-ups the analyses make, from the partners alone.
       const IdMap<uint64_t> p_enter = EnterByCorrelation(partners, /*skip_zero=*/false);
       const IdMap<LaunchCall> p_launches = LaunchCallsOf(partners, strings);

@@ -223,20 +223,22 @@ void CudaRecordDecoder::Enter(const CudaCall& c) {
   ++out_.decoded_calls;
   // A correlation id seen again while its first call is open: the first never returned.
   if (keep_) {
-    auto [it, fresh] = open_calls_.try_emplace(c.correlation, out_.calls.size());
-    if (!fresh) {
-      if (unreturned_ != nullptr) unreturned_->push_back({out_.calls[it->second], it->second});
-      it->second = out_.calls.size();
+    size_t* index = open_calls_.InsertNew(c.correlation);
+    if (index == nullptr) {
+      index = open_calls_.Find(c.correlation);
+      if (unreturned_ != nullptr) unreturned_->push_back({out_.calls[*index], *index});
     }
+    *index = out_.calls.size();
     out_.calls.push_back(c);
   }
   if (whole_calls_) {
-    auto [it, fresh] = sink_open_.try_emplace(c.correlation, SeqCall{c, seq});
-    if (!fresh) {
-      if (unreturned_ != nullptr && !keep_) unreturned_->push_back(it->second);
-      Whole(it->second);  // never returned: its id is reused
-      it->second = {c, seq};
+    SeqCall* open = sink_open_.InsertNew(c.correlation);
+    if (open == nullptr) {
+      open = sink_open_.Find(c.correlation);
+      if (unreturned_ != nullptr && !keep_) unreturned_->push_back(*open);
+      Whole(*open);  // never returned: its id is reused
     }
+    *open = {c, seq};
   }
 }
 
@@ -248,24 +250,22 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
   };
   bool matched = false;
   if (keep_) {
-    auto it = open_calls_.find(correlation);
     last_exit_ = SIZE_MAX;
-    if (it != open_calls_.end()) {
-      last_exit_ = it->second;
-      close(out_.calls[it->second]);
-      if (span_ != nullptr) span_->AddCall(out_.calls[it->second]);
-      open_calls_.erase(it);
+    if (const size_t* index = open_calls_.Find(correlation)) {
+      last_exit_ = *index;
+      close(out_.calls[last_exit_]);
+      if (span_ != nullptr) span_->AddCall(out_.calls[last_exit_]);
+      open_calls_.Erase(correlation);
       matched = true;
     }
   }
   if (whole_calls_) {
-    auto it = sink_open_.find(correlation);
-    if (it != sink_open_.end()) {
-      exited_ = it->second;
+    if (const SeqCall* open = sink_open_.Find(correlation)) {
+      exited_ = *open;
       close(exited_.call);
       if (span_ != nullptr && !keep_) span_->AddCall(exited_.call);
       has_exited_ = true;
-      sink_open_.erase(it);
+      sink_open_.Erase(correlation);
       matched = true;  // the same as above when both keep: the two maps open and close together
     }
   }
@@ -273,19 +273,19 @@ bool CudaRecordDecoder::Exit(uint64_t correlation, uint64_t now, uint32_t status
 }
 
 void CudaRecordDecoder::LoseOpenCalls(uint32_t thread) {
-  for (const auto& [correlation, index] : open_calls_) {
+  open_calls_.ForEach([&](uint64_t, size_t index) {
     if (out_.calls[index].thread == thread) out_.calls[index].exit_lost = true;
-  }
-  for (auto& [correlation, c] : sink_open_) {
+  });
+  sink_open_.ForEach([&](uint64_t, SeqCall& c) {
     if (c.call.thread == thread) c.call.exit_lost = true;
-  }
+  });
 }
 
 void CudaRecordDecoder::OpenCalls(std::vector<SeqCall>* out) const {
   if (keep_) {
-    for (const auto& [correlation, index] : open_calls_) out->push_back({out_.calls[index], index});
+    open_calls_.ForEach([&](uint64_t, size_t index) { out->push_back({out_.calls[index], index}); });
   } else {
-    for (const auto& [correlation, c] : sink_open_) out->push_back(c);
+    sink_open_.ForEach([&](uint64_t, const SeqCall& c) { out->push_back(c); });
   }
 }
 
@@ -296,8 +296,10 @@ void CudaRecordDecoder::CollectUnreturned() {
 
 void CudaRecordDecoder::Restart(const SeqCall* open, size_t n, uint64_t enters) {
   FlushExited();
-  sink_open_.clear();
-  for (size_t i = 0; i < n; ++i) sink_open_.emplace(open[i].call.correlation, open[i]);
+  sink_open_.Clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (SeqCall* c = sink_open_.InsertNew(open[i].call.correlation)) *c = open[i];
+  }
   enters_ = enters;
 }
 
@@ -330,14 +332,14 @@ bool CudaRecordDecoder::SetExitStack(uint64_t stack) {
 void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
   if (whole_calls_) {
     FlushExited();
-    std::vector<SeqCall> open;  // never returned, by enter time (unordered_map order is not stable)
+    std::vector<SeqCall> open;  // never returned, by enter time (not the map's order)
     open.reserve(sink_open_.size());
-    for (const auto& [corr, c] : sink_open_) open.push_back(c);
+    sink_open_.ForEach([&](uint64_t, const SeqCall& c) { open.push_back(c); });
     std::sort(open.begin(), open.end(), [](const SeqCall& a, const SeqCall& b) {
       return std::tie(a.call.begin_ns, a.call.correlation) < std::tie(b.call.begin_ns, b.call.correlation);
     });
     for (const SeqCall& c : open) Whole(c);
-    sink_open_.clear();
+    sink_open_.Clear();
     if (sink_ != nullptr) sink_->Resolve(pool_of_ref);
     if (digest_ != nullptr) digest_->Remap(pool_of_ref);
   }

@@ -21,12 +21,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
 #include <vector>
 
 #include "collector/model/cuda_digest.h"
 #include "collector/model/cuda_model.h"
 #include "collector/model/cuda_sink.h"
+#include "collector/read/range_id_map.h"
 
 namespace trainprof::collector {
 
@@ -136,14 +136,14 @@ class CudaRecordDecoder {
 
   CudaData& out_;
   std::function<uint32_t(uint64_t)> string_ref_;
-  std::unordered_map<uint64_t, size_t> open_calls_;  // correlation → index into out_.calls
+  RangeIdMap<size_t> open_calls_;  // correlation → index into out_.calls
   size_t last_exit_ = SIZE_MAX;                      // index of the call the last exit closed
   CudaSink* sink_;
   CudaDigest* digest_;
   bool keep_;
   bool stacked_;      // !keep_: the whole calls with a stack go into out_.calls
   bool whole_calls_;  // sink_ or stacked_: calls are followed below until they are whole
-  std::unordered_map<uint64_t, SeqCall> sink_open_;  // whole_calls_: correlation → the open call
+  RangeIdMap<SeqCall> sink_open_;  // whole_calls_: correlation → the open call
   SeqCall exited_;                                   // whole_calls_: the call the last exit closed
   bool has_exited_ = false;
   uint64_t enters_ = 0;

@@ -1,6 +1,8 @@
 // A flat hash map from an NVTX range id (uint64) to a value, for the ranges started once and not
 // yet ended: the matcher's common case, one insert and one erase per start/end range, with no
-// allocation per range (a std::unordered_map of vectors costs a node and a buffer per range).
+// allocation per range (a std::unordered_map of vectors costs a node and a buffer per range). The
+// CUDA decoder keeps its open calls by correlation id in one too (cuda_records.h): one insert and
+// one erase per call.
 // Open addressing with linear probing, at most half full, erase by backward shift (Knuth, TAOCP
 // vol. 3, 6.4, Algorithm R), so that no tombstones accumulate. Memory: the ids open at once.
 #pragma once
@@ -76,6 +78,23 @@ class RangeIdMap {
     for (Slot& s : slots_) {
       if (s.used) f(s.id, s.value);
     }
+  }
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const Slot& s : slots_) {
+      if (s.used) f(s.id, s.value);
+    }
+  }
+  /// Removes every entry. The slots stay where they are few (O(slots)), else are given back.
+  void Clear() {
+    if (size_ == 0) return;
+    if (slots_.size() > 1024) {
+      slots_ = {};
+      mask_ = 0;
+    } else {
+      for (Slot& s : slots_) s.used = false;
+    }
+    size_ = 0;
   }
 
  private:

@@ -62,5 +62,27 @@ TEST(RangeIdMap, AgreesWithUnorderedMapThroughInsertsAndErases) {
   EXPECT_FALSE(map.Erase(uint64_t{999} << 40));
 }
 
+TEST(RangeIdMap, ClearEmptiesItWhetherItsTableIsKeptOrGivenBack) {
+  for (uint64_t n : {10u, 5'000u}) {  // 32 slots' worth stay; thousands are given back
+    RangeIdMap<uint64_t> map;
+    for (uint64_t id = 1; id <= n; ++id) map.Insert(id * 7, id);
+    ASSERT_EQ(map.size(), n);
+    map.Clear();
+    EXPECT_EQ(map.size(), 0u) << n;
+    EXPECT_EQ(map.Find(7), nullptr) << n;
+    size_t seen = 0;
+    map.ForEach([&](uint64_t, uint64_t&) { ++seen; });
+    EXPECT_EQ(seen, 0u) << n;
+    // Usable again, the same ids included.
+    for (uint64_t id = 1; id <= 3; ++id) map.Insert(id * 7, id + 100);
+    EXPECT_EQ(map.size(), 3u);
+    ASSERT_NE(map.Find(14), nullptr);
+    EXPECT_EQ(*map.Find(14), 102u);
+    EXPECT_EQ(map.Find(7 * n), n > 3 ? nullptr : map.Find(7 * n));
+    EXPECT_TRUE(map.Erase(21));
+    EXPECT_EQ(map.size(), 2u);
+  }
+}
+
 }  // namespace
 }  // namespace trainprof::collector

@@ -50,6 +50,11 @@ class IdSet {
     sorted_ = std::move(ids);
   }
 
+  bool empty() const { return bits_.empty() && sorted_.empty(); }
+  /// The smallest and the largest id (not empty()).
+  uint64_t min() const { return bits_.empty() ? sorted_.front() : lo_; }
+  uint64_t max() const { return bits_.empty() ? sorted_.back() : hi_; }
+
   bool Has(uint64_t id) const {
     if (bits_.empty()) return std::binary_search(sorted_.begin(), sorted_.end(), id);
     if (id < lo_ || id > hi_) return false;
@@ -98,6 +103,23 @@ struct Selection {
   }
   bool Gpu(uint64_t start, uint64_t end, uint64_t correlation) const {
     return window != nullptr ? In(start, end) : Has(gpu_ids, correlation);
+  }
+  /// The chunks [first, last) of `index` outside of which none holds a record taken.
+  std::pair<size_t, size_t> Chunks(const CudaChunkIndex& index) const {
+    if (index.time.reach.size() != index.chunks.size()) return {0, index.chunks.size()};  // not sealed: ask each
+    if (window != nullptr) {
+      if (window->end_ns == 0) return {0, 0};
+      return index.time.Meeting(window->begin_ns, window->end_ns - 1);
+    }
+    std::pair<size_t, size_t> range{index.chunks.size(), 0};
+    auto add = [&](const IdSet* ids, const CudaChunkIndex::Bounds& bounds) {
+      if (ids == nullptr || ids->empty()) return;
+      const auto [first, last] = bounds.Meeting(ids->min(), ids->max());
+      range = {std::min(range.first, first), std::max(range.second, last)};
+    };
+    add(call_ids, index.call_ids);
+    add(gpu_ids, index.gpu_ids);
+    return range.first < range.second ? range : std::pair<size_t, size_t>{0, 0};
   }
   /// The chunk may hold a record taken.
   bool Chunk(const CudaChunkIndex::Chunk& c) const {
@@ -210,6 +232,18 @@ void ScanChunk(std::span<const uint8_t> bytes, const CudaChunkIndex::Chunk& c, c
   }
 }
 
+// The bounds of one span of the chunks (`lo_of`, `hi_of` give it).
+template <typename Lo, typename Hi>
+CudaChunkIndex::Bounds MakeBounds(const std::vector<CudaChunkIndex::Chunk>& chunks, Lo lo_of, Hi hi_of) {
+  CudaChunkIndex::Bounds b;
+  b.reach.resize(chunks.size());
+  b.floor.resize(chunks.size());
+  uint64_t reach = 0, floor = UINT64_MAX;
+  for (size_t i = 0; i < chunks.size(); ++i) b.reach[i] = reach = std::max(reach, hi_of(chunks[i]));
+  for (size_t i = chunks.size(); i-- > 0;) b.floor[i] = floor = std::min(floor, lo_of(chunks[i]));
+  return b;
+}
+
 // The index's file, if it is still the one the whole read read.
 class IndexedBytes {
  public:
@@ -272,11 +306,10 @@ class IndexedBytes {
 
 namespace {
 
-// Decodes again the chunks of `index` that `wanted` (by ordinal) names and `done` does not, into
+// Decodes again the chunks of `index` that `select` may take from and `done` does not name, into
 // `sink`, marking them done.
-template <typename Wanted>
-std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted wanted, std::vector<bool>* done,
-                         BufferSink* sink) {
+std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, const Selection& select,
+                         std::vector<bool>* done, BufferSink* sink) {
   CudaData scratch;  // definitions, counters: the whole read has them
   const auto& small = index.small_string_ref;
   CudaRecordDecoder cuda(
@@ -293,9 +326,10 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, Wanted
   // windows of one index are read on two threads at once (the report's second thread).
   std::optional<TscConverter> converter;
   if (index.tsc) converter.emplace(*index.tsc);
-  for (size_t i = 0; i < index.chunks.size(); ++i) {
+  const auto [first, last] = select.Chunks(index);
+  for (size_t i = first; i < last; ++i) {
     const CudaChunkIndex::Chunk& c = index.chunks[i];
-    if ((*done)[i] || !wanted(c)) continue;
+    if ((*done)[i] || !select.Chunk(c)) continue;
     (*done)[i] = true;
     const std::span<const uint8_t> bytes = file->View(c.data_begin, c.data_end);
     if (!file->error().empty()) return file->error();
@@ -364,8 +398,7 @@ std::string Read(const CudaChunkIndex& index, const Selection& select, CudaData*
   if (!file.error().empty()) return file.error();
   BufferSink buffer(index.kernel_configs);
   std::vector<bool> done(index.chunks.size(), false);
-  const std::string error =
-      DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return select.Chunk(c); }, &done, &buffer);
+  const std::string error = DecodeChunks(index, &file, select, &done, &buffer);
   if (!error.empty()) return error;
   Take(index, buffer, select, out);
   return {};
@@ -393,8 +426,7 @@ std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWin
   BufferSink buffer(index.kernel_configs);
   std::vector<bool> done(index.chunks.size(), false);
   const Selection in_window{.window = &window, .process_end_ns = process_end_ns};
-  std::string error =
-      DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return in_window.Chunk(c); }, &done, &buffer);
+  std::string error = DecodeChunks(index, &file, in_window, &done, &buffer);
   if (!error.empty()) return error;
   Take(index, buffer, in_window, records);
   std::vector<uint64_t> call_ids, gpu_ids;  // the calls of its GPU records, the GPU records of its calls
@@ -405,10 +437,25 @@ std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWin
   const IdSet call_set(std::move(call_ids)), gpu_set(std::move(gpu_ids));
   // The chunks already decoded hold most of them (ids count up with time); the others are read now.
   const Selection by_id{.call_ids = &call_set, .gpu_ids = &gpu_set};
-  error = DecodeChunks(index, &file, [&](const CudaChunkIndex::Chunk& c) { return by_id.Chunk(c); }, &done, &buffer);
+  error = DecodeChunks(index, &file, by_id, &done, &buffer);
   if (!error.empty()) return error;
   Take(index, buffer, by_id, partners);
   return {};
+}
+
+std::pair<size_t, size_t> CudaChunkIndex::Bounds::Meeting(uint64_t lo, uint64_t hi) const {
+  // A chunk before `first` has every span's hi below lo; one from `last` on its lo above hi.
+  const size_t first = std::partition_point(reach.begin(), reach.end(), [&](uint64_t r) { return r < lo; }) - reach.begin();
+  const size_t last = std::partition_point(floor.begin(), floor.end(), [&](uint64_t f) { return f <= hi; }) - floor.begin();
+  return {first, std::max(first, last)};
+}
+
+void CudaChunkIndex::Seal() {
+  time = MakeBounds(chunks, [](const Chunk& c) { return c.span.lo; }, [](const Chunk& c) { return c.span.hi; });
+  call_ids = MakeBounds(chunks, [](const Chunk& c) { return c.span.call_ids_lo; },
+                        [](const Chunk& c) { return c.span.call_ids_hi; });
+  gpu_ids = MakeBounds(chunks, [](const Chunk& c) { return c.span.gpu_ids_lo; },
+                       [](const Chunk& c) { return c.span.gpu_ids_hi; });
 }
 
 bool EveryCudaImageIndexed(const Trace& trace) {

@@ -76,6 +76,20 @@ struct CudaChunkIndex {
   std::vector<uint32_t> small_string_ref;
   std::unordered_map<uint64_t, uint32_t> string_ref_of;
   std::vector<StringId> pool_of_ref;
+
+  /// How far the chunks' spans reach, for a read to skip the chunks that cannot hold a record it
+  /// takes without asking each (Seal; a read of every window would otherwise ask every chunk:
+  /// O(windows × chunks)). For each of the three spans (time, call ids, GPU ids): `reach[i]`, the
+  /// largest hi of chunks [0, i]; `floor[i]`, the smallest lo of chunks [i, n). Both never fall
+  /// as i grows, so the chunks that may meet [lo, hi] are a range found by two binary searches.
+  struct Bounds {
+    std::vector<uint64_t> reach, floor;
+    /// The chunks [first, last) outside of which none has a span meeting [lo, hi].
+    std::pair<size_t, size_t> Meeting(uint64_t lo, uint64_t hi) const;
+  };
+  Bounds time, call_ids, gpu_ids;
+  /// Makes the bounds from `chunks` (once they are all there).
+  void Seal();
 };
 
 /// Decodes again the calls, kernels, copies and memsets of `index`'s image that `window` owns or

@@ -1586,6 +1586,7 @@ ReadResult DecodedTrace::Finish(StringPool* strings) {
       index->inode = st.inode;
       index->mtime_ns = st.mtime_ns;
       index->ctime_ns = st.ctime_ns;
+      index->Seal();
       st.image.cuda_index = std::move(index);
     }
     st.decoder.reset();

@@ -312,12 +312,17 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOption
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
-  DeviceWindowSweep merged(all, trace.strings, /*merged=*/true, /*whole=*/false);
   std::vector<std::unique_ptr<DeviceWindowSweep>> own(n);  // of each process with GPU tracing
   for (size_t i = 0; i < n; ++i) {
     if (r->processes[i].gpu.any) own[i] = std::make_unique<DeviceWindowSweep>(std::vector{all[i]}, trace.strings,
                                                                              /*merged=*/false, /*whole=*/false);
   }
+  // The merged rows: those of the processes' own sweeps where no device is shared (one process per
+  // GPU) and every process with a device has one; else a sweep of their own.
+  bool from_own = !DevicesShared(all);
+  for (size_t i = 0; i < n && from_own; ++i) from_own = own[i] != nullptr || DevicesUsed(*all[i]).empty();
+  std::optional<DeviceWindowSweep> merged;
+  if (!from_own) merged.emplace(all, trace.strings, /*merged=*/true, /*whole=*/false);
   GpuIdleLaunchSweep idle_launch(trace);
   BottleneckSweeps bottleneck(trace);  // the steps now, the GPU parts from the windows
   GpuOverlapWindows overlap(trace, bottleneck.partial(), /*whole=*/false);
@@ -326,7 +331,7 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOption
   const size_t read_ahead = ReportThreads() > 1 ? ReportThreads() : 0;
   ForEachCudaWindow(windows, all, read_ahead, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
     const TimeWindow& w = windows.window(k);
-    merged.Add(w, data);
+    if (merged) merged->Add(w, data);
     for (size_t i = 0; i < n; ++i) {
       if (own[i]) own[i]->Add(w, {data[i]});
     }
@@ -335,10 +340,13 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOption
     overlap.Add(w, data);
   });
   r->bottleneck = std::move(bottleneck).Result();
-  r->cuda.devices = std::move(merged).Rows();
+  std::vector<DeviceRow> own_rows;
   for (size_t i = 0; i < n; ++i) {
-    if (own[i]) r->processes[i].cuda.devices = std::move(*own[i]).Rows();
+    if (!own[i]) continue;
+    r->processes[i].cuda.devices = std::move(*own[i]).Rows();
+    own_rows.insert(own_rows.end(), r->processes[i].cuda.devices.begin(), r->processes[i].cuda.devices.end());
   }
+  r->cuda.devices = merged ? std::move(*merged).Rows() : MergedFromProcessRows(std::move(own_rows));
   std::move(overlap).AddTo(r);
   return std::move(idle_launch).Tables(options, r->has_cuda);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "collector/base/sample_stats.h"
@@ -159,6 +160,23 @@ std::set<uint32_t> DevicesUsed(const Process& process) {
     for (const GpuMemset& m : img.cuda.memsets) out.insert(m.device);
   }
   return out;
+}
+
+bool DevicesShared(const std::vector<const Process*>& processes) {
+  std::set<std::pair<std::string, uint32_t>> used;
+  for (const Process* p : processes) {
+    for (uint32_t device : DevicesUsed(*p)) {
+      if (!used.emplace(p->host, device).second) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<DeviceRow> MergedFromProcessRows(std::vector<DeviceRow> rows) {
+  for (DeviceRow& row : rows) row.pid = std::nullopt;
+  std::sort(rows.begin(), rows.end(),
+            [](const DeviceRow& a, const DeviceRow& b) { return std::tie(a.host, a.device) < std::tie(b.host, b.device); });
+  return rows;
 }
 
 DeviceWindowSweep::DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings,

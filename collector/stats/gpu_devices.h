@@ -123,6 +123,16 @@ class DeviceWindowSweep {
 /// The devices a process has a kernel, copy or memset on.
 std::set<uint32_t> DevicesUsed(const Process& process);
 
+/// Whether two of `processes` on one host use one device (DevicesUsed). Where none do (one process
+/// per GPU, as DDP runs), each merged row is the row of the one process that used the device:
+/// MergedFromProcessRows gives the merged rows without a merged sweep.
+bool DevicesShared(const std::vector<const Process*>& processes);
+
+/// The merged rows (DeviceSweep, merged) of processes that share no device (!DevicesShared), made
+/// from the rows of every process that used a device (DeviceSweep, not merged; any order): each
+/// without its pid, by host then device.
+std::vector<DeviceRow> MergedFromProcessRows(std::vector<DeviceRow> rows);
+
 /// One row per device the process used (by device id).
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings);
 

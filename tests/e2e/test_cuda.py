@@ -397,12 +397,22 @@ class FakeCuptiTest(TraceTest):
     def test_the_report_is_the_same_whatever_the_cuda_windows(self):
         # The GPU analyses fed the records in time windows (TRAINPROF_CUDA_WINDOW_RECORDS, model/
         # cuda_window.h) give the report of one window, byte for byte: the mix of the bench input
-        # (launches, copies, syncs, 16 kernel names), and every kind of record with the exit flush.
+        # (launches, copies, syncs, 16 kernel names), every kind of record with the exit flush, and
+        # two DDP ranks on GPUs 0 and 1 (LOCAL_RANK), whose merged device rows the windows take
+        # from each rank's own (stats/gpu_devices.h, DevicesShared).
         base = self.out
-        for mode, args in (("mix", ["6000"]), ("exit", [])):
+        for mode, args in (("mix", ["6000"]), ("exit", []), ("ddp", ["6000"])):
             self.out = os.path.join(base, mode)
-            self.run_fake(mode, args=args)
+            if mode == "ddp":
+                for rank in ("0", "1"):
+                    self.run_fake("mix", args=args, env_extra={"LOCAL_RANK": rank})
+            else:
+                self.run_fake(mode, args=args)
             whole = self.run_trainprof(["report", "--format", "json", self.out]).stdout
+            if mode == "ddp":
+                devices = json.loads(whole)["devices"]
+                self.assertEqual([(d["device"], d["processes"], d["kernels"]) for d in devices],
+                                 [(0, 1, 2625), (1, 1, 2625)])
             self.assertIn('"kernel_launches"', whole)
             for records in ("1", "97", "1000"):
                 env = dict(os.environ, TRAINPROF_CUDA_WINDOW_RECORDS=records)

@@ -18,7 +18,8 @@
 //            (enter and exit), each with the GPU record it started: mostly cudaLaunchKernel with a
 //            kernel of 16 names in turn (stream 7), every 8th a cudaMemcpyAsync with its HtoD/DtoH copy,
 //            every 64th a cudaStreamSynchronize with its sync record; activity flushed every 4096
-//            records so that the stand-in's queue stays small
+//            records so that the stand-in's queue stays small; on device LOCAL_RANK (0 without it),
+//            as a DDP rank that torchrun started calls torch.cuda.set_device(local_rank)
 //   stacks   only calls made from named functions, for --backtrace=cuda (run with a 1 ms
 //            threshold): 4 cudaStreamSynchronize of 3 ms from wait_for_loss (corr 101..104),
 //            2 cudaMalloc of 3 ms from grow_pool (111..112), 4 cudaStreamSynchronize of ~0 ms from
@@ -88,11 +89,11 @@ void Add(const Record& r) {
   g.add_record(&r, sizeof(r));
 }
 
-void AddKernel(const char* name, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph) {
+void AddKernel(const char* name, uint64_t start, uint64_t end, uint32_t corr, uint32_t graph, uint32_t device = 0) {
   Add(CUpti_ActivityKernel10{.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                              .registersPerThread = 32,
                              .start = start, .end = end,
-                             .deviceId = 0, .contextId = 1, .streamId = 7,
+                             .deviceId = device, .contextId = 1, .streamId = 7,
                              .gridX = 128, .gridY = 1, .gridZ = 1,
                              .blockX = 256, .blockY = 1, .blockZ = 1,
                              .staticSharedMemory = 0, .dynamicSharedMemory = 1024,
@@ -206,6 +207,8 @@ int main(int argc, char** argv) {
                                      "_Z4mulfPf", "_Z5copyfPf", "_Z4normPf", "_Z4lossPf",
                                      "_Z4gradPf", "_Z4stepPf", "_Z4zeroPf", "_Z4castPf"};
     long kernels = 0;
+    const char* local_rank = getenv("LOCAL_RANK");
+    const auto device = static_cast<uint32_t>(local_rank != nullptr ? strtoul(local_rank, nullptr, 10) : 0);
     for (long i = 1; i <= n; ++i) {
       const auto corr = static_cast<uint32_t>(i);
       const uint64_t dur = 2000 + static_cast<uint64_t>(i % 97) * 100;  // 2 to 11.6 µs
@@ -230,11 +233,11 @@ int main(int argc, char** argv) {
                                   .flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC,
                                   .bytes = 4096u << ((i / 16) % 8),
                                   .start = t + 1000, .end = t + 1000 + dur,
-                                  .contextId = 1, .streamId = 7, .correlationId = corr});
+                                  .deviceId = device, .contextId = 1, .streamId = 7, .correlationId = corr});
       } else {
         Call(R, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000", corr, 0);
         const uint64_t t = g.now();
-        AddKernel(kNames[kernels++ % 16], t + 1000, t + 1000 + dur, corr, 0);
+        AddKernel(kNames[kernels++ % 16], t + 1000, t + 1000 + dur, corr, 0, device);
       }
       if (i % 4096 == 0 && flush != nullptr) flush(0);
     }

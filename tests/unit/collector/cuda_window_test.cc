@@ -335,6 +335,37 @@ TEST(DeviceSweep, AnyWindowsGiveTheRowsOfOneWindow) {
   }
 }
 
+TEST(DeviceSweep, WithoutASharedDeviceTheMergedRowsAreTheProcessesOwn) {
+  StringPool strings;
+  std::vector<Process> procs = RandomProcesses(2, &strings);
+  std::vector<const Process*> ptrs;
+  for (const Process& p : procs) ptrs.push_back(&p);
+  EXPECT_TRUE(DevicesShared(ptrs));  // processes on one host use both devices
+  // One process per GPU: process p's devices d renumbered 2p + d; the last process on a host of
+  // its own keeps device 0 (another host's device 0 is not shared).
+  for (size_t p = 0; p < procs.size(); ++p) {
+    const bool own_host = p + 1 == procs.size();
+    if (own_host) procs[p].host = "elsewhere";
+    auto renumber = [&](uint32_t d) { return own_host ? d : static_cast<uint32_t>(2 * p) + d; };
+    for (TraceImage& img : procs[p].images) {
+      for (GpuDevice& d : img.cuda.devices) d.id = renumber(d.id);
+      for (GpuKernel& k : img.cuda.kernels) k.device = renumber(k.device);
+      for (GpuMemcpy& m : img.cuda.memcpys) m.device = renumber(m.device);
+      for (GpuMemset& m : img.cuda.memsets) m.device = renumber(m.device);
+    }
+  }
+  ASSERT_FALSE(DevicesShared(ptrs));
+  const std::vector<DeviceRow> merged = MergedDevices(ptrs, strings);
+  std::vector<DeviceRow> own;
+  for (auto it = procs.rbegin(); it != procs.rend(); ++it) {  // any order of processes
+    for (DeviceRow& r : ProcessDevices(*it, strings)) own.push_back(std::move(r));
+  }
+  const std::vector<DeviceRow> from_own = MergedFromProcessRows(own);
+  ASSERT_EQ(from_own.size(), merged.size());
+  ASSERT_GE(merged.size(), 4u);
+  for (size_t i = 0; i < merged.size(); ++i) ExpectSame(from_own[i], merged[i], "row " + std::to_string(i));
+}
+
 TEST(IdleKindsSweep, AnyWindowsGiveTheRowsOfOneWindow) {
   for (uint64_t seed : {4, 5}) {
     StringPool strings;

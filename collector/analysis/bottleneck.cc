@@ -331,7 +331,7 @@ void BottleneckSweeps::Add(const TimeWindow& window, const std::vector<const Cud
     const CudaWindowData& d = *data[p];
     s->collectives->Add(window, d.records());
     if (!s->idle || !s->any_activity) continue;
-    for (size_t i = 0; i < s->correlated.size(); ++i) s->correlated[i] = CorrelateGpuRecords(*d.partners()[i]);
+    for (size_t i = 0; i < s->correlated.size(); ++i) s->correlated[i] = CorrelateGpuRecords(d.PartnerSources(i));
     s->idle->Add(window, d.records());
     for (Correlated& c : s->correlated) c = {};  // the sweep reads them in Add only
   }

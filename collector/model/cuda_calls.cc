@@ -31,24 +31,38 @@ std::string CudaApiDisplayName(std::string_view s) {
   return std::string(s.substr(0, v));
 }
 
-Correlated CorrelateGpuRecords(const CudaData& data) {
+Correlated CorrelateGpuRecords(const CudaData& data) { return CorrelateGpuRecords(std::vector{&data}); }
+
+Correlated CorrelateGpuRecords(const std::vector<const CudaData*>& sources) {
   IdSpan copies, kernels;
-  for (const GpuMemcpy& m : data.memcpys) copies.Add(m.correlation);
-  for (const GpuKernel& k : data.kernels) kernels.Add(k.correlation);
+  for (const CudaData* data : sources) {
+    for (const GpuMemcpy& m : data->memcpys) copies.Add(m.correlation);
+    for (const GpuKernel& k : data->kernels) kernels.Add(k.correlation);
+  }
   Correlated c{IdMap<const GpuMemcpy*>(copies), IdMap<const GpuKernel*>(kernels)};
-  for (const GpuMemcpy& m : data.memcpys) c.copies.Emplace(m.correlation, &m);
-  for (const GpuKernel& k : data.kernels) c.kernels.Emplace(k.correlation, &k);
+  for (const CudaData* data : sources) {
+    for (const GpuMemcpy& m : data->memcpys) c.copies.Emplace(m.correlation, &m);
+    for (const GpuKernel& k : data->kernels) c.kernels.Emplace(k.correlation, &k);
+  }
   return c;
 }
 
 IdMap<uint64_t> EnterByCorrelation(const CudaData& data, bool skip_zero) {
+  return EnterByCorrelation(std::vector{&data}, skip_zero);
+}
+
+IdMap<uint64_t> EnterByCorrelation(const std::vector<const CudaData*>& sources, bool skip_zero) {
   IdSpan span;
-  for (const CudaCall& c : data.calls) {
-    if (!skip_zero || c.correlation != 0) span.Add(c.correlation);
+  for (const CudaData* data : sources) {
+    for (const CudaCall& c : data->calls) {
+      if (!skip_zero || c.correlation != 0) span.Add(c.correlation);
+    }
   }
   IdMap<uint64_t> enter(span);
-  for (const CudaCall& c : data.calls) {
-    if (!skip_zero || c.correlation != 0) enter.Emplace(c.correlation, c.begin_ns);
+  for (const CudaData* data : sources) {
+    for (const CudaCall& c : data->calls) {
+      if (!skip_zero || c.correlation != 0) enter.Emplace(c.correlation, c.begin_ns);
+    }
   }
   return enter;
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collector/base/id_map.h"
 #include "collector/model/model.h"
@@ -35,10 +36,15 @@ struct Correlated {
   IdMap<const GpuKernel*> kernels;
 };
 Correlated CorrelateGpuRecords(const CudaData& data);
+/// The same over the records of `sources`, one after the other (a window's records, then its other
+/// partners: CudaWindowData::PartnerSources); pointers into them.
+Correlated CorrelateGpuRecords(const std::vector<const CudaData*>& sources);
 
 /// Each call's enter time (CLOCK_MONOTONIC ns) by its correlation id: the first call of an id
 /// where several have it; calls with correlation 0 left out when `skip_zero`.
 IdMap<uint64_t> EnterByCorrelation(const CudaData& data, bool skip_zero);
+/// The same over the calls of `sources`, one after the other.
+IdMap<uint64_t> EnterByCorrelation(const std::vector<const CudaData*>& sources, bool skip_zero);
 
 /// The class of a call, from its display name and the copy/kernel it started (nullptr: none).
 CallClass ClassifyCall(std::string_view display_name, const GpuMemcpy* copy, bool has_kernel);

@@ -120,6 +120,7 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
   if (whole_) {
     for (const TraceImage& img : p.images) out.records_.push_back(&img.cuda);
     out.partners_ = out.records_;
+    out.partners_extra_.assign(out.records_.size(), 0);
     return out;
   }
   const TimeWindow& w = windows_[k];
@@ -127,7 +128,9 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
     auto data = std::make_unique<CudaData>();
     auto correlated = std::make_unique<CudaData>();
     std::string error;
-    const bool reread = read_records_ && read_records_(img, w, p.end_ns, data.get(), correlated.get(), &error);
+    bool extra = false;
+    const bool reread =
+        read_records_ && read_records_(img, w, p.end_ns, data.get(), correlated.get(), &extra, &error);
     if (!error.empty()) Said(error);
     if (!reread) *data = SliceWindow(img.cuda, w, p.end_ns);
     ++(reread ? read_ : sliced_);
@@ -139,6 +142,7 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
     } else {
       out.partners_.push_back(&img.cuda);
     }
+    out.partners_extra_.push_back(reread && extra ? 1 : 0);
   }
   // The look-ups every analysis of the window asks, made here: on the thread that reads the
   // window (ForEachCudaWindow's read-ahead), not on the one that visits it.
@@ -146,10 +150,16 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
   return out;
 }
 
+std::vector<const CudaData*> CudaWindowData::PartnerSources(size_t image) const {
+  if (partners_extra_[image] != 0) return {records_[image], partners_[image]};
+  return {partners_[image]};
+}
+
 const IdMap<uint64_t>& CudaWindowData::Enter(size_t image) const {
   if (enter_.size() < partners_.size()) enter_.resize(partners_.size());
   if (enter_[image] == nullptr) {
-    enter_[image] = std::make_unique<const IdMap<uint64_t>>(EnterByCorrelation(*partners_[image], /*skip_zero=*/false));
+    enter_[image] =
+        std::make_unique<const IdMap<uint64_t>>(EnterByCorrelation(PartnerSources(image), /*skip_zero=*/false));
   }
   return *enter_[image];
 }

@@ -97,10 +97,14 @@ using CudaStartCounter = std::function<bool(const TraceImage& image, std::vector
 /// and memset with the id of one of their calls, in the image's order (read/cuda_chunk_index.h).
 /// The correlation look-ups of the window (EnterByCorrelation, LaunchCallsOf,
 /// CorrelateGpuRecords) made of the partners give, for the window's ids, what they give of the
-/// whole image. False where it cannot (then the outputs are not used), with `error` said where it
-/// should have (the file changed since it was read).
-using CudaWindowReader = std::function<bool(const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns,
-                                            CudaData* records, CudaData* partners, std::string* error)>;
+/// whole image. It may give in `partners` only the partners that `records` does not hold, and then
+/// sets *partners_extra: where no correlation id is in both, the look-ups made over the records,
+/// then those, are the ones made over every partner (CudaWindowData::PartnerSources). False where
+/// it cannot (then the outputs are not used), with `error` said where it should have (the file
+/// changed since it was read).
+using CudaWindowReader =
+    std::function<bool(const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* records,
+                       CudaData* partners, bool* partners_extra, std::string* error)>;
 
 /// One window's records of one process: per image (in the order of Process::images) the records
 /// the window owns or overlaps, and what its correlation look-ups read. Holds what it had to read
@@ -108,25 +112,29 @@ using CudaWindowReader = std::function<bool(const TraceImage& image, const TimeW
 class CudaWindowData {
  public:
   CudaWindowData() = default;
-  /// Records and partners held elsewhere (they must outlive this).
+  /// Records and (every one of their) partners held elsewhere (they must outlive this).
   CudaWindowData(std::vector<const CudaData*> records, std::vector<const CudaData*> partners)
-      : records_(std::move(records)), partners_(std::move(partners)) {}
+      : records_(std::move(records)), partners_(std::move(partners)), partners_extra_(records_.size(), 0) {}
 
   /// The records of each image that the window owns or overlaps.
   const std::vector<const CudaData*>& records() const { return records_; }
-  /// What the window's correlation look-ups read, per image: the records correlated with the
-  /// window's (a CudaWindowReader's partners), or, where the window was not read again, the whole
-  /// image's.
-  const std::vector<const CudaData*>& partners() const { return partners_; }
-  /// EnterByCorrelation(*partners()[image], /*skip_zero=*/false) (model/cuda_calls.h): the enter
-  /// time by correlation id that the window's analyses look up, made once for all of them (by
-  /// CudaWindows::Read where it reads the window; else when first asked, which is not
+  /// What the window's correlation look-ups of an image read, in order: the records correlated
+  /// with the window's (a CudaWindowReader's partners; or the window's records, then the partners
+  /// they are not), or, where the window was not read again, the whole image's. A look-up over
+  /// them (EnterByCorrelation, CorrelateGpuRecords, LaunchCallsOf: the first record of an id
+  /// wins) gives, for the ids of the window's records, what it gives over the whole image.
+  std::vector<const CudaData*> PartnerSources(size_t image) const;
+  /// EnterByCorrelation(PartnerSources(image), /*skip_zero=*/false) (model/cuda_calls.h): the
+  /// enter time by correlation id that the window's analyses look up, made once for all of them
+  /// (by CudaWindows::Read where it reads the window; else when first asked, which is not
   /// thread-safe).
   const IdMap<uint64_t>& Enter(size_t image) const;
+  size_t images() const { return records_.size(); }
 
  private:
   friend class CudaWindows;
   std::vector<const CudaData*> records_, partners_;
+  std::vector<uint8_t> partners_extra_;  // per image: partners_ hold only what records_ does not
   std::vector<std::unique_ptr<CudaData>> owned_;
   mutable std::vector<std::unique_ptr<const IdMap<uint64_t>>> enter_;  // per image, once made
 };

@@ -342,9 +342,10 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, const 
   return {};
 }
 
-// The records of `buffer` (and the index's calls that never returned) that `select` takes, into
-// `out` (replaced), in the whole read's order.
-void Take(const CudaChunkIndex& index, const BufferSink& buffer, const Selection& select, CudaData* out) {
+// The records of `buffer` (and the index's calls that never returned) that `select` takes and
+// `except` (may be null) does not, into `out` (replaced), in the whole read's order.
+void Take(const CudaChunkIndex& index, const BufferSink& buffer, const Selection& select, CudaData* out,
+          const Selection* except = nullptr) {
   *out = CudaData{};
   // Each kind taken in two steps: the records selected, by address, noting whether they are in
   // order already (mostly: then nothing is sorted); then each copied once into `out`, which is
@@ -356,7 +357,7 @@ void Take(const CudaChunkIndex& index, const BufferSink& buffer, const Selection
   calls.reserve(buffer.calls.size());
   bool in_order = true;
   auto select_call = [&](const SeqCall& c) {
-    if (!select.Call(c.call)) return;
+    if (!select.Call(c.call) || (except != nullptr && except->Call(c.call))) return;
     if (in_order && !calls.empty() && by_enter(&c, calls.back())) in_order = false;
     calls.push_back(&c);
   };
@@ -377,6 +378,7 @@ void Take(const CudaChunkIndex& index, const BufferSink& buffer, const Selection
     bool by_place = true;
     for (const At& r : from) {
       if (!select.Gpu(r.record.start_ns, r.record.end_ns, r.record.correlation)) continue;
+      if (except != nullptr && except->Gpu(r.record.start_ns, r.record.end_ns, r.record.correlation)) continue;
       if (by_place && !taken.empty() && r.pos < taken.back()->pos) by_place = false;
       taken.push_back(&r);
     }
@@ -418,9 +420,10 @@ std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint
 }
 
 std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
-                                      CudaData* records, CudaData* partners) {
+                                      CudaData* records, CudaData* partners, bool* partners_extra) {
   *records = CudaData{};
   *partners = CudaData{};
+  if (partners_extra != nullptr) *partners_extra = false;
   IndexedBytes file(index);
   if (!file.error().empty()) return file.error();
   BufferSink buffer(index.kernel_configs);
@@ -439,7 +442,25 @@ std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWin
   const Selection by_id{.call_ids = &call_set, .gpu_ids = &gpu_set};
   error = DecodeChunks(index, &file, by_id, &done, &buffer);
   if (!error.empty()) return error;
-  Take(index, buffer, by_id, partners);
+  if (partners_extra == nullptr) {
+    Take(index, buffer, by_id, partners);
+    return {};
+  }
+  // Only the partners the window's records are not: most of them are. A look-up made over the
+  // records, then these, equals one over all the partners unless an id is in both parts (a
+  // correlation id reused, or a graph's kernels on both sides of the window's edge: which one
+  // comes first would then depend on the order); then every partner is taken.
+  Take(index, buffer, by_id, partners, &in_window);
+  bool both = false;
+  for (const CudaCall& c : partners->calls) both = both || gpu_set.Has(c.correlation);
+  for (const GpuKernel& k : partners->kernels) both = both || call_set.Has(k.correlation);
+  for (const GpuMemcpy& m : partners->memcpys) both = both || call_set.Has(m.correlation);
+  for (const GpuMemset& m : partners->memsets) both = both || call_set.Has(m.correlation);
+  if (both) {
+    Take(index, buffer, by_id, partners);
+  } else {
+    *partners_extra = true;
+  }
   return {};
 }
 
@@ -469,11 +490,11 @@ bool EveryCudaImageIndexed(const Trace& trace) {
 
 CudaWindowReader ChunkIndexWindowReader() {
   return [](const TraceImage& image, const TimeWindow& window, uint64_t process_end_ns, CudaData* records,
-            CudaData* partners, std::string* error) {
+            CudaData* partners, bool* partners_extra, std::string* error) {
     if (image.cuda_index == nullptr) return false;
-    *error = partners == nullptr
-                 ? ReadCudaWindow(*image.cuda_index, window, process_end_ns, records)
-                 : ReadCudaWindowAndPartners(*image.cuda_index, window, process_end_ns, records, partners);
+    *error = partners == nullptr ? ReadCudaWindow(*image.cuda_index, window, process_end_ns, records)
+                                 : ReadCudaWindowAndPartners(*image.cuda_index, window, process_end_ns, records,
+                                                             partners, partners_extra);
     return error->empty();
   };
 }

@@ -112,10 +112,13 @@ std::string ReadCudaPartners(const CudaChunkIndex& index, const std::vector<uint
                              const std::vector<uint64_t>& gpu_ids, CudaData* out);
 
 /// ReadCudaWindow and ReadCudaPartners of the window's ids (the ids of its GPU records' calls and
-/// of its calls' GPU records) in one pass over the chunks: each chunk decoded at most once.
-/// Returns as ReadCudaWindow.
+/// of its calls' GPU records) in one pass over the chunks: each chunk decoded at most once. With
+/// `partners_extra` (may be null: every partner), `partners` may hold only the partners that
+/// `records` does not, and then *partners_extra is true: where no correlation id is in both
+/// parts, a look-up made over records, then partners, is the one made over every partner
+/// (CudaWindowData::PartnerSources). Returns as ReadCudaWindow.
 std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWindow& window, uint64_t process_end_ns,
-                                      CudaData* records, CudaData* partners);
+                                      CudaData* records, CudaData* partners, bool* partners_extra = nullptr);
 
 /// Whether every image of `trace` with CUDA records has a CudaChunkIndex: what the windows need to
 /// be read again. A Kineto image never has one (it keeps its records whatever the read options

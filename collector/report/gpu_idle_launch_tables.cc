@@ -136,10 +136,10 @@ void GpuIdleLaunchSweep::Add(const TimeWindow& window, const std::vector<const C
   for (size_t p = 0; p < data.size(); ++p) {
     const CudaWindowData& d = *data[p];
     std::vector<const IdMap<uint64_t>*> call_begin;
-    for (size_t i = 0; i < d.partners().size(); ++i) call_begin.push_back(&d.Enter(i));
+    for (size_t i = 0; i < d.images(); ++i) call_begin.push_back(&d.Enter(i));
     idle_[p].Add(window, d.records(), call_begin);
     images.insert(images.end(), d.records().begin(), d.records().end());
-    for (const CudaData* c : d.partners()) launches.push_back(LaunchCallsOf(*c, trace_.strings));
+    for (size_t i = 0; i < d.images(); ++i) launches.push_back(LaunchCallsOf(d.PartnerSources(i), trace_.strings));
   }
   std::vector<const IdMap<LaunchCall>*> launch_of;
   for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);

@@ -54,6 +54,10 @@ KernelLaunchRow RowOf(Samples* s) {
 }  // namespace
 
 IdMap<LaunchCall> LaunchCallsOf(const CudaData& data, const StringPool& strings) {
+  return LaunchCallsOf(std::vector{&data}, strings);
+}
+
+IdMap<LaunchCall> LaunchCallsOf(const std::vector<const CudaData*>& sources, const StringPool& strings) {
   std::unordered_map<StringId, bool> is_launch;  // call name → a launch call
   auto launches = [&](const CudaCall& call) {
     if (!call.returned || call.correlation == 0) return false;
@@ -62,12 +66,16 @@ IdMap<LaunchCall> LaunchCallsOf(const CudaData& data, const StringPool& strings)
     return it->second;
   };
   IdSpan span;
-  for (const CudaCall& call : data.calls) {
-    if (launches(call)) span.Add(call.correlation);
+  for (const CudaData* data : sources) {
+    for (const CudaCall& call : data->calls) {
+      if (launches(call)) span.Add(call.correlation);
+    }
   }
   IdMap<LaunchCall> out(span);
-  for (const CudaCall& call : data.calls) {
-    if (launches(call)) out.Emplace(call.correlation, LaunchCall{call.begin_ns, call.end_ns});
+  for (const CudaData* data : sources) {
+    for (const CudaCall& call : data->calls) {
+      if (launches(call)) out.Emplace(call.correlation, LaunchCall{call.begin_ns, call.end_ns});
+    }
   }
   return out;
 }

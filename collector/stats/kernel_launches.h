@@ -67,6 +67,9 @@ struct LaunchCall {
 /// The launch calls of an image (returned, correlation id not 0, a launch call's name) by
 /// correlation id.
 IdMap<LaunchCall> LaunchCallsOf(const CudaData& data, const StringPool& strings);
+/// The same over the calls of `sources`, one after the other (a window's records, then its other
+/// partners: CudaWindowData::PartnerSources).
+IdMap<LaunchCall> LaunchCallsOf(const std::vector<const CudaData*>& sources, const StringPool& strings);
 
 /// The launch statistics made window by window (model/cuda_window.h): each window's GPU ops (those
 /// it owns) with their launch call. Any cut into windows gives the rows one window gives.

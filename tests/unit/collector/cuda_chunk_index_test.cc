@@ -178,7 +178,7 @@ std::vector<uint64_t> SortedIds(std::vector<uint64_t> ids) {
 }
 
 TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
-  size_t looked_up = 0;
+  size_t looked_up = 0, extra_reads = 0, full_reads = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     uint64_t end_ns = 0;
     StringPool strings;
@@ -241,6 +241,21 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
       const IdMap<uint64_t> p_enter = EnterByCorrelation(partners, /*skip_zero=*/false);
       const IdMap<LaunchCall> p_launches = LaunchCallsOf(partners, strings);
       const Correlated p_correlated = CorrelateGpuRecords(partners);
+      // The report's read: only the partners the records are not, where no id is in both (a graph's
+      // kernels on both sides of the window's edge are: then every partner). The look-ups over
+      // the records, then those, must be the same.
+      CudaData x_records, x_partners;
+      bool extra = false;
+      ASSERT_EQ(ReadCudaWindowAndPartners(*r.image->cuda_index, w, end_ns, &x_records, &x_partners, &extra), "");
+      ExpectSameRecords(window.calls, x_records.calls, where + ", extra read, calls");
+      const std::vector<const CudaData*> sources =
+          extra ? std::vector<const CudaData*>{&x_records, &x_partners} : std::vector<const CudaData*>{&x_partners};
+      ++(extra ? extra_reads : full_reads);
+      if (!extra) ExpectSameRecords(partners.calls, x_partners.calls, where + ", every partner, calls");
+      if (extra) EXPECT_LE(x_partners.calls.size(), partners.calls.size()) << where;
+      const IdMap<uint64_t> x_enter = EnterByCorrelation(sources, /*skip_zero=*/false);
+      const IdMap<LaunchCall> x_launches = LaunchCallsOf(sources, strings);
+      const Correlated x_correlated = CorrelateGpuRecords(sources);
       for (uint64_t id : call_ids) {
         const uint64_t* a = enter.Find(id);
         const uint64_t* b = p_enter.Find(id);
@@ -248,7 +263,17 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
         if (a != nullptr) {
           EXPECT_EQ(*a, *b) << where << ", id " << id;
         }
+        const uint64_t* x = x_enter.Find(id);
+        ASSERT_EQ(a == nullptr, x == nullptr) << where << ", extra, id " << id;
+        if (a != nullptr) {
+          EXPECT_EQ(*a, *x) << where << ", extra, id " << id;
+        }
+        const LaunchCall* lx = x_launches.Find(id);
         const LaunchCall* la = launches.Find(id);
+        ASSERT_EQ(la == nullptr, lx == nullptr) << where << ", extra, id " << id;
+        if (la != nullptr) {
+          EXPECT_EQ(std::tie(la->begin, la->end), std::tie(lx->begin, lx->end)) << where << ", extra, id " << id;
+        }
         const LaunchCall* lb = p_launches.Find(id);
         ASSERT_EQ(la == nullptr, lb == nullptr) << where << ", id " << id;
         if (la != nullptr) {
@@ -257,7 +282,17 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
         ++looked_up;
       }
       for (uint64_t id : gpu_ids) {
+        const GpuKernel* const* kx = x_correlated.kernels.Find(id);
         const GpuKernel* const* ka = correlated.kernels.Find(id);
+        ASSERT_EQ(ka == nullptr, kx == nullptr) << where << ", extra, id " << id;
+        if (ka != nullptr) {
+          EXPECT_TRUE(**ka == **kx) << where << ", extra, id " << id;
+        }
+        const GpuMemcpy* const* mx = x_correlated.copies.Find(id);
+        ASSERT_EQ(correlated.copies.Find(id) == nullptr, mx == nullptr) << where << ", extra, id " << id;
+        if (mx != nullptr) {
+          EXPECT_TRUE(**correlated.copies.Find(id) == **mx) << where << ", extra, id " << id;
+        }
         const GpuKernel* const* kb = p_correlated.kernels.Find(id);
         ASSERT_EQ(ka == nullptr, kb == nullptr) << where << ", id " << id;
         if (ka != nullptr) {
@@ -273,6 +308,8 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
     }
   }
   EXPECT_GT(looked_up, 1000u);
+  EXPECT_GT(extra_reads, 100u);  // most windows
+  EXPECT_GT(full_reads, 0u);     // a graph's kernels on both sides of an edge
 }
 
 TEST(CudaChunkIndex, MadeTheSameWhenTheReadKeepsNoRecord) {
@@ -459,7 +496,7 @@ TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReading
   // is visited.
   for (size_t ahead : aheads) {
     const CudaWindows failing(trace.processes, 50,
-                              [](const TraceImage&, const TimeWindow& window, uint64_t, CudaData*, CudaData*,
+                              [](const TraceImage&, const TimeWindow& window, uint64_t, CudaData*, CudaData*, bool*,
                                  std::string*) -> bool {
                                 if (window.begin_ns > 0) throw std::runtime_error("read failed");
                                 return false;
@@ -494,10 +531,13 @@ TEST(CudaWindows, ReadTheWindowsAgainWhereTheImagesHaveAnIndex) {
       ExpectSameRecords(want.calls, data.records()[0]->calls, "calls");
       ExpectSameRecords(want.kernels, data.records()[0]->kernels, "kernels");
       // The second's look-ups read the whole image; the first's, the window's partners.
+      const std::vector<const CudaData*> sources = data.PartnerSources(0);
       if (&p == &trace.processes[1]) {
-        EXPECT_EQ(data.partners()[0], &p.images[0].cuda);
+        EXPECT_EQ(sources, std::vector<const CudaData*>{&p.images[0].cuda});
       } else {
-        EXPECT_NE(data.partners()[0], &p.images[0].cuda);
+        ASSERT_FALSE(sources.empty());
+        EXPECT_NE(sources.back(), &p.images[0].cuda);
+        if (sources.size() == 2) EXPECT_EQ(sources[0], data.records()[0]);  // the records, then the rest
       }
     }
   }

@@ -404,7 +404,7 @@ Bottleneck BottleneckSweeps::Result() && {
 Bottleneck AnalyzeBottleneck(const Trace& trace) {
   BottleneckSweeps sweeps(trace);
   const CudaWindows whole(trace.processes);  // one window over the records of the trace
-  ForEachCudaWindow(whole, trace.processes, /*read_ahead=*/0,
+  ForEachCudaWindow(whole, trace.processes, /*threads=*/0,
                     [&](size_t, const std::vector<const CudaWindowData*>& data) { sweeps.Add(TimeWindow{}, data); });
   return std::move(sweeps).Result();
 }

@@ -1,9 +1,11 @@
 #include "collector/model/cuda_window.h"
 
 #include <algorithm>
-#include <deque>
-#include <future>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <system_error>
+#include <thread>
 
 #include "collector/model/cuda_calls.h"
 
@@ -174,37 +176,131 @@ std::vector<std::string> CudaWindows::Errors() const {
   return errors_;
 }
 
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, size_t read_ahead,
-                       const CudaWindowVisit& visit) {
-  auto read = [&](size_t k) {
-    std::vector<CudaWindowData> data;
-    data.reserve(processes.size());
-    for (const Process* p : processes) data.push_back(windows.Read(k, *p));
-    return data;
-  };
-  if (windows.whole() || windows.size() < 2) read_ahead = 0;
-  read_ahead = std::min(read_ahead, kMaxReadAhead);
-  // Windows k .. k + read_ahead are being read (or are read) when window k is waited for: while
-  // the visit of k runs, the next read_ahead are read on threads of their own.
-  std::deque<std::future<std::vector<CudaWindowData>>> reading;
-  size_t next = 0;  // the first window not yet being read
-  for (size_t k = 0; k < windows.size(); ++k) {
-    next = std::max(next, k);
-    while (read_ahead > 0 && next < windows.size() && next <= k + read_ahead) {
-      try {
-        reading.push_back(std::async(std::launch::async, read, next));
-        ++next;
-      } catch (const std::system_error&) {  // no thread to be had: the rest read in turn
-        read_ahead = 0;
+namespace {
+
+// The reads of ForEachCudaWindow as tasks, one per (window, process) in window order, taken in
+// turn by the reading threads and by the visiting thread while it waits for a window: the cores
+// stay busy whether the reads or the visits are the larger part, without more threads than cores.
+class WindowReads {
+ public:
+  WindowReads(const CudaWindows& windows, const std::vector<const Process*>& processes, size_t ahead)
+      : windows_(windows), processes_(processes), ahead_(ahead), slots_(ahead + 2) {}
+
+  /// A reading thread: takes tasks until Stop.
+  void Work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      cv_.wait(lock, [&] { return stop_ || Ready(); });
+      if (stop_) return;
+      RunOne(&lock);
+    }
+  }
+
+  /// Window k's data, once every read of it is done (helping with the reads meanwhile); rethrows
+  /// what one of them threw. Windows past k + ahead are not started before this is asked for k.
+  std::vector<CudaWindowData> Take(size_t k) {
+    if (processes_.empty()) return {};
+    std::unique_lock<std::mutex> lock(mutex_);
+    visiting_ = k;
+    cv_.notify_all();
+    Slot& slot = slots_[k % slots_.size()];
+    while (!(slot.window == k && slot.left == 0)) {
+      if (Ready()) {
+        RunOne(&lock);
+      } else {
+        cv_.wait(lock);
       }
     }
+    if (slot.error) std::rethrow_exception(slot.error);
+    slot.window = SIZE_MAX;
+    return std::move(slot.data);
+  }
+
+  void Stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  struct Slot {
+    size_t window = SIZE_MAX;
+    size_t left = 0;  // reads not done
     std::vector<CudaWindowData> data;
-    if (reading.empty()) {
-      data = read(k);
-    } else {
-      data = reading.front().get();
-      reading.pop_front();
+    std::exception_ptr error;
+  };
+
+  // A task may start: its window is at most `ahead_` past the one visited (its slot is free).
+  bool Ready() const {
+    if (next_ >= windows_.size() * processes_.size()) return false;
+    return next_ / processes_.size() <= visiting_ + ahead_;
+  }
+
+  // Runs the next task, the lock released while it reads.
+  void RunOne(std::unique_lock<std::mutex>* lock) {
+    const size_t task = next_++;
+    const size_t k = task / processes_.size(), p = task % processes_.size();
+    Slot& slot = slots_[k % slots_.size()];
+    if (slot.window != k) {
+      slot.window = k;
+      slot.left = processes_.size();
+      slot.data.clear();
+      slot.data.resize(processes_.size());
+      slot.error = nullptr;
     }
+    lock->unlock();
+    CudaWindowData data;
+    std::exception_ptr error;
+    try {
+      data = windows_.Read(k, *processes_[p]);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock->lock();
+    slot.data[p] = std::move(data);
+    if (error && !slot.error) slot.error = error;
+    if (--slot.left == 0) cv_.notify_all();
+  }
+
+  const CudaWindows& windows_;
+  const std::vector<const Process*>& processes_;
+  const size_t ahead_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Slot> slots_;  // window k's in slots_[k % size]
+  size_t next_ = 0;          // the next task: window next_ / processes, process next_ % processes
+  size_t visiting_ = 0;      // the window the visitor asked for last
+  bool stop_ = false;
+};
+
+}  // namespace
+
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, size_t threads,
+                       const CudaWindowVisit& visit) {
+  if (windows.whole() || windows.size() < 2 || processes.empty()) threads = 0;
+  threads = std::min(threads, kMaxReadThreads);
+  // Windows up to threads + 3 past the one visited may be read: slack for the visitor, which
+  // reads too while it waits (measured at 100M records on 2 cores: 1 window ahead 10.3 s, 2 8.8 s,
+  // 3 8.4 s, 4 8.1-8.6 s; docs/performance.md, "Reads shared by every core").
+  WindowReads reads(windows, processes, threads + 3);
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < threads; ++i) {
+    try {
+      readers.emplace_back([&reads] { reads.Work(); });
+    } catch (const std::system_error&) {  // no thread to be had: the visitor reads the rest
+      break;
+    }
+  }
+  struct Join {  // the readers stopped and joined however the loop ends
+    WindowReads& reads;
+    std::vector<std::thread>& readers;
+    ~Join() {
+      reads.Stop();
+      for (std::thread& t : readers) t.join();
+    }
+  } join{reads, readers};
+  for (size_t k = 0; k < windows.size(); ++k) {
+    const std::vector<CudaWindowData> data = reads.Take(k);
     std::vector<const CudaWindowData*> of;
     of.reserve(data.size());
     for (const CudaWindowData& d : data) of.push_back(&d);
@@ -212,12 +308,12 @@ void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Proce
   }
 }
 
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, size_t read_ahead,
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, size_t threads,
                        const CudaWindowVisit& visit) {
   std::vector<const Process*> all;
   all.reserve(processes.size());
   for (const Process& p : processes) all.push_back(&p);
-  ForEachCudaWindow(windows, all, read_ahead, visit);
+  ForEachCudaWindow(windows, all, threads, visit);
 }
 
 }  // namespace trainprof::collector

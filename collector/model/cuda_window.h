@@ -188,21 +188,21 @@ class CudaWindows {
 /// Window k of each of `processes`, as CudaWindows::Read gives them: `data[p]` is processes[p]'s.
 using CudaWindowVisit = std::function<void(size_t k, const std::vector<const CudaWindowData*>& data)>;
 
-/// Windows read ahead at most (ForEachCudaWindow): each holds its records and partners in memory.
-inline constexpr size_t kMaxReadAhead = 8;
+/// Reading threads at most (ForEachCudaWindow).
+inline constexpr size_t kMaxReadThreads = 16;
 
-/// Reads the windows in turn, each window of each process once, and gives each to `visit`, in
-/// order: one pass that can feed every windowed analysis, where a loop per analysis would decode
-/// every window again for each. With `read_ahead` > 0 (at most kMaxReadAhead), the next
-/// `read_ahead` windows are read, each on a thread of its own, while window k is visited; while
-/// the visit waits for window k, k is read too: `read_ahead` + 1 windows held, the reads and the
-/// visits spread over read_ahead + 1 cores. None where no thread can be had, or where the windows
-/// are the images' own records (nothing to read). Rethrows what a read threw; no later window is
-/// visited then.
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, size_t read_ahead,
+/// Reads the windows, each window of each process once, and gives each to `visit`, in order: one
+/// pass that can feed every windowed analysis, where a loop per analysis would decode every window
+/// again for each. The reads are tasks, one per (window, process), taken in order by `threads`
+/// threads of their own (at most kMaxReadThreads; fewer where no more can be had) and by the
+/// caller while it waits for the window it visits next, up to threads + 3 windows past the one
+/// visited (so at most threads + 4 windows are held). With 0 threads, or where the windows are the
+/// images' own records (nothing to read), the caller reads each window in turn. Rethrows what a
+/// read threw; no later window is visited then.
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Process*>& processes, size_t threads,
                        const CudaWindowVisit& visit);
 /// The same over every process of a trace.
-void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, size_t read_ahead,
+void ForEachCudaWindow(const CudaWindows& windows, const std::vector<Process>& processes, size_t threads,
                        const CudaWindowVisit& visit);
 
 }  // namespace trainprof::collector

@@ -326,10 +326,9 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOption
   GpuIdleLaunchSweep idle_launch(trace);
   BottleneckSweeps bottleneck(trace);  // the steps now, the GPU parts from the windows
   GpuOverlapWindows overlap(trace, bottleneck.partial(), /*whole=*/false);
-  // The windows read ahead keep the report's threads busy: with 2 cores the visits and the reads
-  // share both (docs/performance.md, "Reading ahead on every core").
-  const size_t read_ahead = ReportThreads() > 1 ? ReportThreads() : 0;
-  ForEachCudaWindow(windows, all, read_ahead, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
+  // The reads on every core but this one's, which visits and, while it waits, reads too
+  // (docs/performance.md, "Reads shared by every core").
+  ForEachCudaWindow(windows, all, ReportThreads() - 1, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
     const TimeWindow& w = windows.window(k);
     if (merged) merged->Add(w, data);
     for (size_t i = 0; i < n; ++i) {

@@ -54,7 +54,7 @@ void GpuOverlapWindows::AddTo(Report* r) && {
 void AddGpuOverlap(const Trace& trace, Report* r) {
   GpuOverlapWindows overlap(trace, r->bottleneck, /*whole=*/true);
   const CudaWindows whole(trace.processes);
-  ForEachCudaWindow(whole, trace.processes, /*read_ahead=*/0,
+  ForEachCudaWindow(whole, trace.processes, /*threads=*/0,
                     [&](size_t, const std::vector<const CudaWindowData*>& data) { overlap.Add(TimeWindow{}, data); });
   std::move(overlap).AddTo(r);
 }

@@ -473,7 +473,7 @@ TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReading
   }
   const CudaWindows w(trace.processes, 50, ChunkIndexWindowReader(), ChunkIndexStartCounter());
   ASSERT_GT(w.size(), 5u);
-  const std::vector<size_t> aheads = {0, 1, 3, kMaxReadAhead + 5};  // in turn, 1, several, past the cap
+  const std::vector<size_t> aheads = {0, 1, 3, kMaxReadThreads + 5};  // reading threads: none, 1, 3, past the cap
   for (size_t ahead : aheads) {
     std::vector<size_t> order;
     ForEachCudaWindow(w, trace.processes, ahead, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
@@ -488,7 +488,7 @@ TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReading
     });
     std::vector<size_t> every(w.size());
     for (size_t k = 0; k < every.size(); ++k) every[k] = k;
-    EXPECT_EQ(order, every) << "read_ahead " << ahead;
+    EXPECT_EQ(order, every) << "threads " << ahead;
   }
   EXPECT_EQ(w.read_count(), aheads.size() * 2 * w.size());  // each window of each process once a pass
 
@@ -506,7 +506,7 @@ TEST(CudaWindows, OnePassGivesEachWindowOfEachProcessInOrderWithOrWithoutReading
     EXPECT_THROW(ForEachCudaWindow(failing, trace.processes, ahead,
                                    [&](size_t, const std::vector<const CudaWindowData*>&) { ++visited; }),
                  std::runtime_error);
-    EXPECT_EQ(visited, 1u) << "read_ahead " << ahead;
+    EXPECT_EQ(visited, 1u) << "threads " << ahead;
   }
 }
 

@@ -146,8 +146,8 @@ CudaWindowData CudaWindows::Read(size_t k, const Process& p) const {
     }
     out.partners_extra_.push_back(reread && extra ? 1 : 0);
   }
-  // The look-ups every analysis of the window asks, made here: on the thread that reads the
-  // window (ForEachCudaWindow's read-ahead), not on the one that visits it.
+  // The look-ups every analysis of the window asks, made here: by the task that reads the window
+  // (ForEachCudaWindow), mostly on a reading thread, not in the visit.
   for (size_t i = 0; i < out.partners_.size(); ++i) out.Enter(i);
   return out;
 }

@@ -323,7 +323,7 @@ std::string DecodeChunks(const CudaChunkIndex& index, IndexedBytes* file, const 
       },
       sink, /*keep=*/false);
   // A TscConverter keeps the segment it used last (not thread-safe): this read's own copy, as the
-  // windows of one index are read on two threads at once (the report's second thread).
+  // windows of one index are read on several threads at once (ForEachCudaWindow).
   std::optional<TscConverter> converter;
   if (index.tsc) converter.emplace(*index.tsc);
   const auto [first, last] = select.Chunks(index);

@@ -40,7 +40,8 @@ Trace LoadTrace(const std::vector<std::string>& files, const ReadOptions& option
 
 /// The threads `trainprof report` and `export` may use: one per core, or TRAINPROF_REPORT_THREADS
 /// (1 to 256; any other value is ignored). LoadTrace decodes that many files at once; Analyze
-/// makes two of its tables on a second thread when it has more than one.
+/// makes two of its tables on a second thread when it has more than one, or reads CUDA windows on
+/// that many threads (ForEachCudaWindow: one of them the one that analyses them).
 size_t ReportThreads();
 
 /// One trace file already in memory: its bytes (read during the call only), and the path that

@@ -302,8 +302,7 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
 namespace {
 
 // Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
-// each window of each process decoded once (with a second thread, the next one while this one is
-// analysed): the device rows (merged, and of each process with GPU tracing), the bottleneck
+// each window of each process decoded once (on every core, ForEachCudaWindow): the device rows (merged, and of each process with GPU tracing), the bottleneck
 // analysis (its collectives and GPU idle), the GPU overlap rows (over its steps) and the GPU
 // idle-by-kind and kernel-launch tables, returned for their place in Report::tables. Needs
 // r->processes; sets r->bottleneck.

@@ -241,23 +241,30 @@ class WindowReads {
     const size_t task = next_++;
     const size_t k = task / processes_.size(), p = task % processes_.size();
     Slot& slot = slots_[k % slots_.size()];
-    if (slot.window != k) {
+    if (slot.window != k) {  // the window's first task: its slot made ready (no allocation may escape)
+      slot.error = nullptr;
+      try {
+        slot.data.clear();
+        slot.data.resize(processes_.size());
+      } catch (...) {
+        slot.error = std::current_exception();
+        slot.data.clear();
+      }
       slot.window = k;
       slot.left = processes_.size();
-      slot.data.clear();
-      slot.data.resize(processes_.size());
-      slot.error = nullptr;
     }
-    lock->unlock();
     CudaWindowData data;
     std::exception_ptr error;
-    try {
-      data = windows_.Read(k, *processes_[p]);
-    } catch (...) {
-      error = std::current_exception();
+    if (slot.data.size() == processes_.size()) {  // else the slot could not be made: nothing to read into
+      lock->unlock();
+      try {
+        data = windows_.Read(k, *processes_[p]);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock->lock();
+      slot.data[p] = std::move(data);
     }
-    lock->lock();
-    slot.data[p] = std::move(data);
     if (error && !slot.error) slot.error = error;
     if (--slot.left == 0) cv_.notify_all();
   }
@@ -284,14 +291,8 @@ void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Proce
   // 3 8.4 s, 4 8.1-8.6 s; docs/performance.md, "Reads shared by every core").
   WindowReads reads(windows, processes, threads + 3);
   std::vector<std::thread> readers;
-  for (size_t i = 0; i < threads; ++i) {
-    try {
-      readers.emplace_back([&reads] { reads.Work(); });
-    } catch (const std::system_error&) {  // no thread to be had: the visitor reads the rest
-      break;
-    }
-  }
-  struct Join {  // the readers stopped and joined however the loop ends
+  readers.reserve(threads);
+  struct Join {  // the readers stopped and joined however the pass ends
     WindowReads& reads;
     std::vector<std::thread>& readers;
     ~Join() {
@@ -299,6 +300,13 @@ void ForEachCudaWindow(const CudaWindows& windows, const std::vector<const Proce
       for (std::thread& t : readers) t.join();
     }
   } join{reads, readers};
+  for (size_t i = 0; i < threads; ++i) {
+    try {
+      readers.emplace_back([&reads] { reads.Work(); });
+    } catch (const std::exception&) {  // no thread to be had (system_error, bad_alloc): the visitor reads the rest
+      break;
+    }
+  }
   for (size_t k = 0; k < windows.size(); ++k) {
     const std::vector<CudaWindowData> data = reads.Take(k);
     std::vector<const CudaWindowData*> of;

@@ -31,6 +31,8 @@ struct IdSpan {
     hi = std::max(hi, id);
     ++count;
   }
+  /// Dense enough for a flat array over [lo, hi]: at most 4 slots per id + 1024 (not empty).
+  bool dense() const { return count > 0 && hi - lo < 4 * static_cast<uint64_t>(count) + 1024; }
 };
 
 template <typename V>
@@ -42,7 +44,7 @@ class IdMap {
   explicit IdMap(const IdSpan& span) {
     if (span.count == 0) return;
     const uint64_t slots = span.hi - span.lo;  // + 1 below, where it cannot overflow
-    if (slots < 4 * static_cast<uint64_t>(span.count) + 1024) {
+    if (span.dense()) {
       lo_ = span.lo;
       values_.resize(slots + 1);
       used_.resize(slots + 1, false);

@@ -47,22 +47,16 @@ Correlated CorrelateGpuRecords(const std::vector<const CudaData*>& sources) {
   return c;
 }
 
-IdMap<uint64_t> EnterByCorrelation(const CudaData& data, bool skip_zero) {
-  return EnterByCorrelation(std::vector{&data}, skip_zero);
-}
+IdMap<uint64_t> EnterByCorrelation(const CudaData& data) { return EnterByCorrelation(std::vector{&data}); }
 
-IdMap<uint64_t> EnterByCorrelation(const std::vector<const CudaData*>& sources, bool skip_zero) {
+IdMap<uint64_t> EnterByCorrelation(const std::vector<const CudaData*>& sources) {
   IdSpan span;
   for (const CudaData* data : sources) {
-    for (const CudaCall& c : data->calls) {
-      if (!skip_zero || c.correlation != 0) span.Add(c.correlation);
-    }
+    for (const CudaCall& c : data->calls) span.Add(c.correlation);
   }
   IdMap<uint64_t> enter(span);
   for (const CudaData* data : sources) {
-    for (const CudaCall& c : data->calls) {
-      if (!skip_zero || c.correlation != 0) enter.Emplace(c.correlation, c.begin_ns);
-    }
+    for (const CudaCall& c : data->calls) enter.Emplace(c.correlation, c.begin_ns);
   }
   return enter;
 }

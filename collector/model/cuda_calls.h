@@ -41,10 +41,11 @@ Correlated CorrelateGpuRecords(const CudaData& data);
 Correlated CorrelateGpuRecords(const std::vector<const CudaData*>& sources);
 
 /// Each call's enter time (CLOCK_MONOTONIC ns) by its correlation id: the first call of an id
-/// where several have it; calls with correlation 0 left out when `skip_zero`.
-IdMap<uint64_t> EnterByCorrelation(const CudaData& data, bool skip_zero);
+/// where several have it, correlation 0 (no id given) included: the GPU idle kinds give an op of
+/// id 0 no call themselves.
+IdMap<uint64_t> EnterByCorrelation(const CudaData& data);
 /// The same over the calls of `sources`, one after the other.
-IdMap<uint64_t> EnterByCorrelation(const std::vector<const CudaData*>& sources, bool skip_zero);
+IdMap<uint64_t> EnterByCorrelation(const std::vector<const CudaData*>& sources);
 
 /// The class of a call, from its display name and the copy/kernel it started (nullptr: none).
 CallClass ClassifyCall(std::string_view display_name, const GpuMemcpy* copy, bool has_kernel);

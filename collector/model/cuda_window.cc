@@ -161,7 +161,7 @@ const IdMap<uint64_t>& CudaWindowData::Enter(size_t image) const {
   if (enter_.size() < partners_.size()) enter_.resize(partners_.size());
   if (enter_[image] == nullptr) {
     enter_[image] =
-        std::make_unique<const IdMap<uint64_t>>(EnterByCorrelation(PartnerSources(image), /*skip_zero=*/false));
+        std::make_unique<const IdMap<uint64_t>>(EnterByCorrelation(PartnerSources(image)));
   }
   return *enter_[image];
 }

@@ -124,7 +124,7 @@ class CudaWindowData {
   /// them (EnterByCorrelation, CorrelateGpuRecords, LaunchCallsOf: the first record of an id
   /// wins) gives, for the ids of the window's records, what it gives over the whole image.
   std::vector<const CudaData*> PartnerSources(size_t image) const;
-  /// EnterByCorrelation(PartnerSources(image), /*skip_zero=*/false) (model/cuda_calls.h): the
+  /// EnterByCorrelation(PartnerSources(image)) (model/cuda_calls.h): the
   /// enter time by correlation id that the window's analyses look up, made once for all of them
   /// (by CudaWindows::Read where it reads the window; else when first asked, which is not
   /// thread-safe).

@@ -24,8 +24,8 @@ namespace {
 using format::RecordTag;
 
 // A set of correlation ids, asked once per record decoded for a partner read and once per chunk
-// for a range. Where the ids are dense (as CUPTI counts them up; IdMap's rule, base/id_map.h: a
-// span of at most 4 slots per id + 1024), one bit per id of the span and the count of ids before
+// for a range. Where the ids are dense (as CUPTI counts them up; IdSpan::dense, base/id_map.h,
+// the rule IdMap's flat array follows), one bit per id of the span and the count of ids before
 // each 64-bit word: membership is one bit, a range two counts, and nothing is sorted. Ids spread
 // thinner are sorted (binary searches).
 class IdSet {
@@ -35,7 +35,7 @@ class IdSet {
     IdSpan span;
     for (uint64_t id : ids) span.Add(id);
     if (span.count == 0) return;
-    if (span.hi - span.lo < 4 * static_cast<uint64_t>(span.count) + 1024) {
+    if (span.dense()) {
       lo_ = span.lo;
       hi_ = span.hi;
       bits_.assign((hi_ - lo_) / 64 + 1, 0);

@@ -70,7 +70,7 @@ void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const C
     for (size_t i = 0; i < records[p].size(); ++i) {
       const CudaData& c = *records[p][i];
       IdMap<uint64_t> own;  // no look-up given: made for this window from the image (one window)
-      if (enter[p][i] == nullptr) own = EnterByCorrelation(processes_[p]->images[i].cuda, /*skip_zero=*/false);
+      if (enter[p][i] == nullptr) own = EnterByCorrelation(processes_[p]->images[i].cuda);
       const IdMap<uint64_t>& enter_of = enter[p][i] == nullptr ? own : *enter[p][i];
       for (const GpuKernel& k : c.kernels) {
         Device* d = row(k.device);

@@ -83,7 +83,7 @@ std::vector<StreamIdleKinds> IdleKindsSweep::Rows() && {
 std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images, uint64_t kernel_wait_ns) {
   std::vector<IdMap<uint64_t>> call_begin;
   call_begin.reserve(images.size());
-  for (const CudaData* c : images) call_begin.push_back(EnterByCorrelation(*c, /*skip_zero=*/true));
+  for (const CudaData* c : images) call_begin.push_back(EnterByCorrelation(*c));
   std::vector<const IdMap<uint64_t>*> of;
   for (const IdMap<uint64_t>& m : call_begin) of.push_back(&m);
   IdleKindsSweep sweep(images.size(), kernel_wait_ns);

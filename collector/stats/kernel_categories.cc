@@ -79,7 +79,7 @@ CategorizedActivity CategorizeActivity(const Process& process, const StringPool&
     IdMap<uint64_t> own;  // → launch call enter
     const IdMap<uint64_t>* enter_of = enter[i];
     if (enter_of == nullptr) {
-      own = EnterByCorrelation(process.images[i].cuda, /*skip_zero=*/false);
+      own = EnterByCorrelation(process.images[i].cuda);
       enter_of = &own;
     }
     for (const GpuKernel* k : nccl) {

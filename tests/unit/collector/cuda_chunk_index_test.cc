@@ -185,7 +185,7 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
     const ReadResult r = ReadIndexed(RandomProcess(seed, &end_ns).Build(), &strings);
     ASSERT_TRUE(r.image && r.image->cuda_index);
     const CudaData& all = r.image->cuda;
-    const IdMap<uint64_t> enter = EnterByCorrelation(all, /*skip_zero=*/false);
+    const IdMap<uint64_t> enter = EnterByCorrelation(all);
     const IdMap<LaunchCall> launches = LaunchCallsOf(all, strings);
     const Correlated correlated = CorrelateGpuRecords(all);
     std::vector<uint64_t> starts;
@@ -238,7 +238,7 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
         ExpectSameRecords(WithIds(all.memcpys, thin_gpu), thin.memcpys, where + ", thin ids, memcpys");
       }
       // The look-ups the analyses make, from the partners alone.
-      const IdMap<uint64_t> p_enter = EnterByCorrelation(partners, /*skip_zero=*/false);
+      const IdMap<uint64_t> p_enter = EnterByCorrelation(partners);
       const IdMap<LaunchCall> p_launches = LaunchCallsOf(partners, strings);
       const Correlated p_correlated = CorrelateGpuRecords(partners);
       // The report's read: only the partners the records are not, where no id is in both (a graph's
@@ -253,7 +253,7 @@ TEST(CudaChunkIndex, AWindowsPartnersGiveTheWholeImagesCorrelation) {
       ++(extra ? extra_reads : full_reads);
       if (!extra) ExpectSameRecords(partners.calls, x_partners.calls, where + ", every partner, calls");
       if (extra) EXPECT_LE(x_partners.calls.size(), partners.calls.size()) << where;
-      const IdMap<uint64_t> x_enter = EnterByCorrelation(sources, /*skip_zero=*/false);
+      const IdMap<uint64_t> x_enter = EnterByCorrelation(sources);
       const IdMap<LaunchCall> x_launches = LaunchCallsOf(sources, strings);
       const Correlated x_correlated = CorrelateGpuRecords(sources);
       for (uint64_t id : call_ids) {

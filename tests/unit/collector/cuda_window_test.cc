@@ -271,7 +271,7 @@ std::vector<DeviceRow> Windowed(const std::vector<Process>& procs, const StringP
   for (size_t p = 0; p < procs.size(); ++p) {
     ptrs.push_back(&procs[p]);
     devices.push_back(DevicesUsed(procs[p]));
-    for (const TraceImage& img : procs[p].images) enter[p].push_back(EnterByCorrelation(img.cuda, false));
+    for (const TraceImage& img : procs[p].images) enter[p].push_back(EnterByCorrelation(img.cuda));
     for (const IdMap<uint64_t>& e : enter[p]) enter_of[p].push_back(&e);
   }
   DeviceSweep sweep(ptrs, strings, merged, devices);
@@ -387,7 +387,7 @@ TEST(IdleKindsSweep, AnyWindowsGiveTheRowsOfOneWindow) {
         std::vector<IdMap<uint64_t>> begin;
         std::vector<const IdMap<uint64_t>*> begin_of;
         // Correlation 0 kept in the look-up: the sweep itself gives an op of id 0 no call.
-        for (const TraceImage& img : procs[p].images) begin.push_back(EnterByCorrelation(img.cuda, false));
+        for (const TraceImage& img : procs[p].images) begin.push_back(EnterByCorrelation(img.cuda));
         for (const IdMap<uint64_t>& b : begin) begin_of.push_back(&b);
         IdleKindsSweep sweep(procs[p].images.size(), 300);
         for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k)[p], begin_of);
@@ -471,7 +471,7 @@ TEST(GpuOverlapSweep, AnyWindowsGiveWhatOneWindowGives) {
         const Windows windows = CutInto(procs, budget);
         std::vector<IdMap<uint64_t>> enter;
         std::vector<const IdMap<uint64_t>*> enter_of;
-        for (const TraceImage& img : proc.images) enter.push_back(EnterByCorrelation(img.cuda, false));
+        for (const TraceImage& img : proc.images) enter.push_back(EnterByCorrelation(img.cuda));
         for (const IdMap<uint64_t>& e : enter) enter_of.push_back(&e);
         GpuOverlapSweep sweep(steps);
         for (size_t k = 0; k < windows.cut.size(); ++k) {

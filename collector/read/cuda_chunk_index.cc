@@ -466,8 +466,9 @@ std::string ReadCudaWindowAndPartners(const CudaChunkIndex& index, const TimeWin
 
 std::pair<size_t, size_t> CudaChunkIndex::Bounds::Meeting(uint64_t lo, uint64_t hi) const {
   // A chunk before `first` has every span's hi below lo; one from `last` on its lo above hi.
-  const size_t first = std::partition_point(reach.begin(), reach.end(), [&](uint64_t r) { return r < lo; }) - reach.begin();
-  const size_t last = std::partition_point(floor.begin(), floor.end(), [&](uint64_t f) { return f <= hi; }) - floor.begin();
+  const auto below = std::partition_point(reach.begin(), reach.end(), [&](uint64_t r) { return r < lo; });
+  const auto before = std::partition_point(floor.begin(), floor.end(), [&](uint64_t f) { return f <= hi; });
+  const size_t first = below - reach.begin(), last = before - floor.begin();
   return {first, std::max(first, last)};
 }
 

@@ -302,10 +302,10 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
 namespace {
 
 // Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
-// each window of each process decoded once (on every core, ForEachCudaWindow): the device rows (merged, and of each process with GPU tracing), the bottleneck
-// analysis (its collectives and GPU idle), the GPU overlap rows (over its steps) and the GPU
-// idle-by-kind and kernel-launch tables, returned for their place in Report::tables. Needs
-// r->processes; sets r->bottleneck.
+// each window of each process decoded once (on every core, ForEachCudaWindow): the device rows
+// (merged, and of each process with GPU tracing), the bottleneck analysis (its collectives and GPU
+// idle), the GPU overlap rows (over its steps) and the GPU idle-by-kind and kernel-launch tables,
+// returned for their place in Report::tables. Needs r->processes; sets r->bottleneck.
 std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOptions& options, const CudaWindows& windows,
                                           Report* r) {
   const size_t n = trace.processes.size();

@@ -106,9 +106,10 @@ class SampledSplitTest(TraceTest):
         proc = self.run_trainprof(["run", "-o", self.out, "--sample=1000", "--", python, SPLIT, "2000000"], env=env)
         self.assertEqual(proc.stderr.count(UNSUPPORTED), 1, proc.stderr)
         report = self.report()
-        (process,) = report["processes"]
+        self.assertEqual(len(report["processes"]), 1)
         text = self.run_trainprof(["report", self.out]).stdout
         self.assertEqual(text.count(UNSUPPORTED), 1, text)
+        self.assertEqual(report["stats"]["python_frames_unsupported"], 1, report["stats"])
         # Native frames only: no Python function, and no Python frames counted as missed.
         self.assertEqual(function_rows(report, SPLIT), {})
         self.assertFalse([r for r in report.get("functions", []) if r["file"] and r["file"].endswith(".py")],

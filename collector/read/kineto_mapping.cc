@@ -50,9 +50,14 @@ std::string HostFromKinetoFileName(std::string_view path) {
 namespace {
 
 // An integer arg: the value, or `fallback` when absent or not a whole non-negative number.
-uint64_t U64(const KinetoValue& v, uint64_t fallback = 0) {
-  return v.number() && v.integral && v.i >= 0 ? static_cast<uint64_t>(v.i) : fallback;
-}
+uint64_t U64(const KinetoValue& v, uint64_t fallback = 0) { return v.number() && v.whole ? v.u : fallback; }
+
+// A number field within 0..max, or one that is not a number (absent, or of a type said elsewhere
+// or taken as absent).
+bool Fits(const KinetoValue& v, uint64_t max) { return !v.number() || (v.whole && v.u <= max); }
+
+// Where a 32-bit id may be written signed (Kineto writes some tids as negative int32).
+bool Fits32(int64_t x) { return x >= INT32_MIN && x <= int64_t{UINT32_MAX}; }
 uint32_t U32(const KinetoValue& v, uint32_t fallback = 0) {
   const uint64_t x = U64(v, fallback);
   return x <= UINT32_MAX ? static_cast<uint32_t>(x) : fallback;
@@ -137,10 +142,15 @@ bool Is(const KinetoValue& v, std::string_view s) { return v.type == KinetoValue
 
 }  // namespace
 
+uint64_t KinetoHeldLimit(uint64_t file_bytes) {
+  const uint64_t scaled = file_bytes > UINT64_MAX / kKinetoHeldPerFileByte ? UINT64_MAX : file_bytes * kKinetoHeldPerFileByte;
+  return std::max(scaled, kKinetoHeldFloorBytes);
+}
+
 KinetoMapper::KinetoMapper(TraceImage* image, StringPool* strings, KeepNvtx keep,
-                           std::function<void(const std::string&)> problem)
+                           std::function<void(const std::string&)> problem, uint64_t held_limit)
     : img_(*image), strings_(*strings), keep_(keep == KeepNvtx::kStreamed ? KeepNvtx::kAll : keep),
-      problem_(std::move(problem)) {
+      problem_(std::move(problem)), held_limit_(held_limit) {
   img_.nvtx_complete = keep_ == KeepNvtx::kAll;  // a Kineto file is not read again (read/nvtx_stream.h)
   phase_domain_ = strings_.Intern(format::kPhaseDomain);
   gpu_domain_ = strings_.Intern(kGpuAnnotationDomain);
@@ -152,7 +162,32 @@ void KinetoMapper::Bad(const KinetoEvent& e, const std::string& what) {
   problem_(where + ": " + what + ": skipped");
 }
 
+// A thread: its ThreadInfo, its span list, its map node (about 64 bytes), a GPU track's name.
+constexpr uint64_t kThreadBytes = sizeof(ThreadInfo) + sizeof(std::vector<int>) + 96;
+
+bool KinetoMapper::Hold(uint64_t bytes) {
+  if (bytes > held_limit_ - held_) return false;
+  held_ += bytes;
+  return true;
+}
+
+bool KinetoMapper::HoldName(std::string_view s) {
+  // A new string in the pool: its bytes, its view and its share of the index.
+  return s.empty() || strings_.Find(s) != 0 || Hold(s.size() + 32);
+}
+
+std::string KinetoMapper::LimitMessage() const {
+  return "more events than a file of this size holds (" + std::to_string(held_limit_ >> 20) +
+         " MiB for them, " + std::to_string(kKinetoHeldPerFileByte) +
+         " bytes per byte of the file, at least " + std::to_string(kKinetoHeldFloorBytes >> 20) +
+         " MiB): traceEvents[" + std::to_string(refused_at_) + "] and after not read";
+}
+
 uint32_t KinetoMapper::HostThread(int64_t pid, int64_t tid) {
+  if (host_threads_.find({pid, tid}) == host_threads_.end() &&
+      (img_.threads.size() >= kMaxThreadsPerImage || !Hold(kThreadBytes))) {
+    return UINT32_MAX;
+  }
   auto [it, added] = host_threads_.try_emplace({pid, tid}, static_cast<uint32_t>(img_.threads.size()));
   if (added) {
     ThreadInfo t;
@@ -165,6 +200,10 @@ uint32_t KinetoMapper::HostThread(int64_t pid, int64_t tid) {
 }
 
 uint32_t KinetoMapper::GpuTrack(uint32_t device, uint32_t stream) {
+  if (gpu_tracks_.find({device, stream}) == gpu_tracks_.end() &&
+      (img_.threads.size() >= kMaxThreadsPerImage || !Hold(kThreadBytes))) {
+    return UINT32_MAX;
+  }
   auto [it, added] = gpu_tracks_.try_emplace({device, stream}, static_cast<uint32_t>(img_.threads.size()));
   if (added) {
     ThreadInfo t;
@@ -184,7 +223,9 @@ bool KinetoMapper::Times(const KinetoEvent& e, uint64_t* begin, uint64_t* end) {
   if (e.dur.type == KinetoValue::Type::kAbsent) return Bad(e, "no dur"), false;
   if (!e.dur.number() || !e.dur.ns_ok) return Bad(e, "dur is not a non-negative number of microseconds"), false;
   dur = e.dur.ns;
-  if (e.ts.ns > UINT64_MAX - dur) return Bad(e, "ts + dur overflows"), false;
+  if (e.ts.ns >= kMaxKinetoNs || dur >= kMaxKinetoNs - e.ts.ns) {
+    return Bad(e, "ts + dur is past 2^62 ns (the year 2116): not a time"), false;
+  }
   *begin = e.ts.ns;
   *end = e.ts.ns + dur;
   return true;
@@ -196,38 +237,107 @@ void KinetoMapper::See(uint64_t begin, uint64_t end) {
   ++mapped_;
 }
 
-void KinetoMapper::Event(const KinetoEvent& e) {
+// The numbers of an X event against the ranges they can have; false (said) when one is out.
+bool KinetoMapper::Ranges(const KinetoEvent& e, bool gpu, int64_t pid, int64_t tid, uint32_t* device, uint32_t* stream) {
+  auto out = [&](const char* field, const std::string& value, const char* range) {
+    Bad(e, std::string(field) + " " + value + " is out of range (" + range + ")");
+    return false;
+  };
+  if (!gpu && (pid < 0 || pid > INT32_MAX)) return out("pid", std::to_string(pid), "a process id, 0..2^31-1");
+  if (!Fits32(pid)) return out("pid", std::to_string(pid), "32 bits");
+  if (!Fits32(tid)) return out("tid", std::to_string(tid), "32 bits");
+  static constexpr struct {
+    KinetoValue KinetoEvent::*field;
+    const char* name;
+    uint64_t max;
+    const char* range;
+  } kArgs[] = {
+      {&KinetoEvent::device, "args.device", UINT32_MAX, "0..2^32-1"},
+      {&KinetoEvent::context, "args.context", UINT32_MAX, "0..2^32-1"},
+      {&KinetoEvent::correlation, "args.correlation", UINT64_MAX, "0..2^64-1"},
+      {&KinetoEvent::bytes, "args.bytes", UINT64_MAX, "0..2^64-1"},
+      {&KinetoEvent::cbid, "args.cbid", UINT16_MAX, "a CUPTI callback id, 0..65535"},
+      {&KinetoEvent::registers, "args.registers per thread", UINT32_MAX, "0..2^32-1"},
+      {&KinetoEvent::shared_memory, "args.shared memory", UINT32_MAX, "0..2^32-1"},
+  };
+  for (const auto& a : kArgs) {
+    if (!Fits(e.*a.field, a.max)) return out(a.name, NumberText(e.*a.field), a.range);
+  }
+  // A sync's stream may be -1 (Kineto's "none").
+  int64_t st = 0;
+  const bool no_stream = Is(e.cat, "cuda_sync") && Int(e.stream, &st) && st == -1;
+  if (!no_stream && !Fits(e.stream, UINT32_MAX)) return out("args.stream", NumberText(e.stream), "0..2^32-1");
+  if (e.dims_bad) return Bad(e, "args.grid or args.block has an element that is not a whole number in 0..2^32-1"), false;
+  // The GPU track's pid is the device and its tid the stream (libkineto's GPU rows).
+  if (gpu && !e.device.number() && (pid < 0 || pid > int64_t{UINT32_MAX})) {
+    return out("pid", std::to_string(pid), "a device id, 0..2^32-1, where args.device is missing");
+  }
+  if (gpu && !e.stream.number() && (tid < 0 || tid > int64_t{UINT32_MAX})) {
+    return out("tid", std::to_string(tid), "a stream id, 0..2^32-1, where args.stream is missing");
+  }
+  *device = U32(e.device, gpu ? static_cast<uint32_t>(pid) : 0);
+  *stream = U32(e.stream, gpu ? static_cast<uint32_t>(tid) : 0);
+  return true;
+}
+
+bool KinetoMapper::Event(const KinetoEvent& e) {
+  if (refused_at_ != UINT64_MAX) return false;
+  auto refuse = [&]() {
+    refused_at_ = e.index;
+    return false;
+  };
   if (e.ph.type != KinetoValue::Type::kString) {
-    if (e.ph.type == KinetoValue::Type::kAbsent) return Bad(e, "no ph");
-    return Bad(e, "ph is not a string");
+    Bad(e, e.ph.type == KinetoValue::Type::kAbsent ? "no ph" : "ph is not a string");
+    return true;
   }
   const std::string& ph = e.ph.s;
   if (ph == "M") {
     int64_t pid = 0, tid = 0;
+    // A name kept for a (pid, tid): its bytes more than what it replaces, a new entry's node.
+    auto keep = [&](std::string* slot, bool added, const std::string& value) {
+      const uint64_t bytes = (added ? 96 : 0) + (value.size() > slot->size() ? value.size() - slot->size() : 0);
+      if (!Hold(bytes)) return false;
+      *slot = value;
+      return true;
+    };
+    auto put = [&](auto& map, const auto& key, const std::string& value) {
+      auto it = map.find(key);
+      const bool added = it == map.end();
+      std::string none;
+      if (!keep(added ? &none : &it->second, added, value)) return false;
+      if (added) map.emplace(key, value);
+      return true;
+    };
     if (!Int(e.pid, &pid) || e.arg_name.type != KinetoValue::Type::kString) {
-      if (Is(e.name, "process_labels") && Int(e.pid, &pid) && e.labels.type == KinetoValue::Type::kString)
-        process_labels_[pid] = e.labels.s;
-      return;  // other metadata ("Spans" tracks, sort indices) is not read
+      if (Is(e.name, "process_labels") && Int(e.pid, &pid) && e.labels.type == KinetoValue::Type::kString &&
+          !put(process_labels_, pid, e.labels.s)) {
+        return refuse();
+      }
+      return true;  // other metadata ("Spans" tracks, sort indices) is not read
     }
-    if (Is(e.name, "process_name")) process_names_[pid] = e.arg_name.s;
-    if (Is(e.name, "thread_name") && Int(e.tid, &tid)) thread_names_[{pid, tid}] = e.arg_name.s;
-    return;
+    if (Is(e.name, "process_name") && !put(process_names_, pid, e.arg_name.s)) return refuse();
+    if (Is(e.name, "thread_name") && Int(e.tid, &tid) && !put(thread_names_, std::make_pair(pid, tid), e.arg_name.s)) {
+      return refuse();
+    }
+    return true;
   }
   if (ph == "s" || ph == "f") {
-    if (!Is(e.cat, "ac2g")) return;  // fwdbwd and other flows are not read
+    if (!Is(e.cat, "ac2g")) return true;  // fwdbwd and other flows are not read
     int64_t pid = 0, tid = 0;
     if (!Int(e.pid, &pid) || !Int(e.tid, &tid) || !e.ts.number() || !e.ts.ns_ok || U64(e.id) == 0) {
-      return Bad(e, "an ac2g flow without a numeric pid, tid, ts and id");
+      Bad(e, "an ac2g flow without a numeric pid, tid, ts and id");
+      return true;
     }
+    if (!Hold(sizeof(Flow))) return refuse();
     (ph == "s" ? flow_starts_ : flow_ends_).push_back({pid, tid, e.ts.ns, U64(e.id)});
-    return;
+    return true;
   }
-  if (ph != "X") return;  // instant, counter and async events are not read
+  if (ph != "X") return true;  // instant, counter and async events are not read
   if (e.cat.type != KinetoValue::Type::kString) {
     // The profiler's own span ("PyTorch Profiler (0)") has a category; an X event without one is
     // not torch.profiler's: not read.
     if (e.cat.type != KinetoValue::Type::kAbsent) Bad(e, "cat is not a string");
-    return;
+    return true;
   }
   const std::string& cat = e.cat.s;
   enum class C { kNone, kOp, kPy, kAnn, kGpuAnn, kRuntime, kDriver, kKernel, kMemcpy, kMemset, kSync, kTrace };
@@ -243,20 +353,53 @@ void KinetoMapper::Event(const KinetoEvent& e) {
   else if (cat == "gpu_memset") c = C::kMemset;
   else if (cat == "cuda_sync") c = C::kSync;
   else if (cat == "Trace") c = C::kTrace;
-  if (c == C::kNone) return;  // other categories (gpu_mem, overhead, ...) are not read
+  if (c == C::kNone) return true;  // other categories (gpu_mem, overhead, ...) are not read
   uint64_t begin = 0, end = 0;
-  if (!Times(e, &begin, &end)) return;
+  if (!Times(e, &begin, &end)) return true;
   if (c == C::kTrace) {  // the profiling window: the image's span, nothing else
     first_ns_ = std::min(first_ns_, begin);
     last_ns_ = std::max(last_ns_, end);
-    return;
+    return true;
   }
-  if (e.name.type != KinetoValue::Type::kString) return Bad(e, e.name.type == KinetoValue::Type::kAbsent ? "no name" : "name is not a string");
+  if (e.name.type != KinetoValue::Type::kString) {
+    Bad(e, e.name.type == KinetoValue::Type::kAbsent ? "no name" : "name is not a string");
+    return true;
+  }
   int64_t pid = 0, tid = 0;
-  if (!Int(e.pid, &pid)) return Bad(e, "pid is not an integer");
-  if (!Int(e.tid, &tid)) return Bad(e, "tid is not an integer");
+  if (!Int(e.pid, &pid)) return Bad(e, "pid is not an integer"), true;
+  if (!Int(e.tid, &tid)) return Bad(e, "tid is not an integer"), true;
   const std::string& name = e.name.s;
   const bool host = c == C::kOp || c == C::kPy || c == C::kAnn || c == C::kRuntime || c == C::kDriver;
+  const bool gpu = c == C::kGpuAnn || c == C::kKernel || c == C::kMemcpy || c == C::kMemset || c == C::kSync;
+  uint32_t device = 0, stream = 0;
+  if (!Ranges(e, gpu, pid, tid, &device, &stream)) return true;
+  // What the event will hold, before anything of it is kept; its thread and name come after.
+  constexpr uint64_t kRangeBytes = sizeof(Span) + 2 * sizeof(NvtxEvent);  // the span, its push and pop
+  const Phase op_phase = c == C::kOp ? KinetoPhase(name) : Phase::kNone;
+  uint64_t bytes = 0;
+  switch (c) {
+    case C::kOp: bytes = sizeof(HostOp) + (op_phase != Phase::kNone ? kRangeBytes : 0); break;
+    case C::kPy: bytes = sizeof(HostOp); break;
+    case C::kAnn:
+    case C::kGpuAnn: bytes = kRangeBytes; break;
+    case C::kRuntime:
+    case C::kDriver: bytes = sizeof(CudaCall); break;
+    case C::kKernel: bytes = sizeof(GpuKernel) + sizeof(KernelConfig); break;
+    case C::kMemcpy: bytes = sizeof(GpuMemcpy); break;
+    case C::kMemset: bytes = sizeof(GpuMemset); break;
+    default: bytes = sizeof(GpuSync); break;
+  }
+  const bool named = c != C::kMemcpy && c != C::kMemset && c != C::kSync;
+  const uint32_t t = host ? HostThread(pid, tid) : c == C::kGpuAnn ? GpuTrack(device, stream) : 0;
+  if (t == UINT32_MAX) {
+    if (img_.threads.size() >= kMaxThreadsPerImage) {
+      Bad(e, "more than " + std::to_string(kMaxThreadsPerImage) + " threads and GPU streams in one file");
+      return true;
+    }
+    return refuse();
+  }
+  if (!Hold(bytes)) return refuse();
+  if (named && !HoldName(name)) return refuse();
   if (host && !have_host_pid_) {
     have_host_pid_ = true;
     host_pid_ = pid;
@@ -265,7 +408,6 @@ void KinetoMapper::Event(const KinetoEvent& e) {
   switch (c) {
     case C::kOp:
     case C::kPy: {
-      const uint32_t t = HostThread(pid, tid);
       ++img_.threads[t].events;
       HostOp op;
       op.begin_ns = begin;
@@ -275,14 +417,10 @@ void KinetoMapper::Event(const KinetoEvent& e) {
       op.kind = c == C::kOp ? HostOpKind::kOperator : HostOpKind::kPythonFunction;
       img_.host_ops.push_back(op);
       // PyTorch before 1.11 wrote record_function ranges (ProfilerStep#N, ...) as cpu_op.
-      if (c == C::kOp) {
-        if (const Phase p = KinetoPhase(name); p != Phase::kNone)
-          spans_[t].push_back({begin, end, op.name, phase_domain_, static_cast<uint32_t>(p)});
-      }
+      if (op_phase != Phase::kNone) spans_[t].push_back({begin, end, op.name, phase_domain_, static_cast<uint32_t>(op_phase)});
       break;
     }
     case C::kAnn: {
-      const uint32_t t = HostThread(pid, tid);
       ++img_.threads[t].events;
       const Phase p = KinetoPhase(name);
       spans_[t].push_back({begin, end, strings_.Intern(name), p == Phase::kNone ? StringId{0} : phase_domain_,
@@ -290,16 +428,12 @@ void KinetoMapper::Event(const KinetoEvent& e) {
       break;
     }
     case C::kGpuAnn: {
-      const uint32_t device = U32(e.device, pid >= 0 && pid <= UINT32_MAX ? static_cast<uint32_t>(pid) : 0);
-      const uint32_t stream = U32(e.stream, tid >= 0 && tid <= UINT32_MAX ? static_cast<uint32_t>(tid) : 0);
-      const uint32_t t = GpuTrack(device, stream);
       ++img_.threads[t].events;
       spans_[t].push_back({begin, end, strings_.Intern(name), gpu_domain_, 0});
       break;
     }
     case C::kRuntime:
     case C::kDriver: {
-      const uint32_t t = HostThread(pid, tid);
       ++img_.threads[t].events;
       CudaCall call;
       call.begin_ns = begin;
@@ -307,7 +441,7 @@ void KinetoMapper::Event(const KinetoEvent& e) {
       call.correlation = U64(e.correlation);
       call.name = strings_.Intern(name);
       call.thread = t;
-      call.cbid = static_cast<uint16_t>(std::min<uint32_t>(U32(e.cbid), UINT16_MAX));
+      call.cbid = static_cast<uint16_t>(U32(e.cbid));
       call.api = c == C::kRuntime ? format::CudaApi::kRuntime : format::CudaApi::kDriver;
       call.returned = true;
       missing_correlation_ = missing_correlation_ || call.correlation == 0;
@@ -318,9 +452,6 @@ void KinetoMapper::Event(const KinetoEvent& e) {
     case C::kMemcpy:
     case C::kMemset:
     case C::kSync: {
-      // The GPU track's pid is the device and its tid the stream (libkineto's GPU rows).
-      const uint32_t device = U32(e.device, pid >= 0 && pid <= UINT32_MAX ? static_cast<uint32_t>(pid) : 0);
-      const uint32_t stream = U32(e.stream, tid >= 0 && tid <= UINT32_MAX ? static_cast<uint32_t>(tid) : 0);
       const uint64_t corr = U64(e.correlation);
       const uint32_t context = U32(e.context);
       missing_correlation_ = missing_correlation_ || corr == 0;
@@ -364,6 +495,7 @@ void KinetoMapper::Event(const KinetoEvent& e) {
     }
     default: break;
   }
+  return true;
 }
 
 // Each thread's spans as NVTX push/pop events, properly nested: by begin (the longer first when
@@ -466,18 +598,27 @@ void KinetoMapper::Finish(const KinetoHeader& h, const std::string& path) {
   if (h.rank) img_.env.emplace_back("RANK", std::to_string(*h.rank));
   if (h.local_rank) img_.env.emplace_back("LOCAL_RANK", std::to_string(*h.local_rank));
   if (h.world_size) img_.env.emplace_back("WORLD_SIZE", std::to_string(*h.world_size));
-  for (const KinetoDevice& d : h.devices) {
+  for (size_t k = 0; k < h.devices.size(); ++k) {
+    const KinetoDevice& d = h.devices[k];
+    const std::string entry = "deviceProperties[" + std::to_string(k) + "]";
     GpuDevice g;
-    if (!d.id.number() || !d.id.integral || d.id.i < 0 || d.id.i > UINT32_MAX) {
-      problem_("deviceProperties: an entry without a valid id: skipped");
+    if (!d.id.number() || !Fits(d.id, UINT32_MAX)) {
+      problem_(entry + (d.id.number() ? ".id " + NumberText(d.id) + " is not a device id (0..2^32-1)" : ": no numeric id") +
+               ": skipped");
       continue;
     }
-    g.id = static_cast<uint32_t>(d.id.i);
+    g.id = static_cast<uint32_t>(d.id.u);
     if (d.name.type == KinetoValue::Type::kString) g.name = strings_.Intern(d.name.s);
-    g.cc_major = U32(d.compute_major);
-    g.cc_minor = U32(d.compute_minor);
-    g.sm_count = U32(d.num_sms);
-    g.global_memory = U64(d.total_global_mem);
+    // The other numbers: out of their range, said and left out (0, as when absent).
+    auto field = [&](const KinetoValue& v, const char* name, uint64_t max) {
+      if (Fits(v, max)) return U64(v);
+      problem_(entry + "." + name + " " + NumberText(v) + " is out of range (0.." + std::to_string(max) + "): left out");
+      return uint64_t{0};
+    };
+    g.cc_major = static_cast<uint32_t>(field(d.compute_major, "computeMajor", UINT32_MAX));
+    g.cc_minor = static_cast<uint32_t>(field(d.compute_minor, "computeMinor", UINT32_MAX));
+    g.sm_count = static_cast<uint32_t>(field(d.num_sms, "numSms", UINT32_MAX));
+    g.global_memory = field(d.total_global_mem, "totalGlobalMem", UINT64_MAX);
     img_.cuda.devices.push_back(g);
   }
   EmitRanges();
@@ -500,7 +641,13 @@ void KinetoMapper::Finish(const KinetoHeader& h, const std::string& path) {
   }
   // Kineto's ts is microseconds since the epoch, or since baseTimeNanoseconds when the file has it
   // (libkineto writes relative times then).
-  img_.start_realtime_ns = h.base_time_ns.value_or(0) + img_.start_ns;
+  uint64_t base = h.base_time_ns.value_or(0);
+  if (base >= kMaxKinetoNs - std::min(img_.start_ns, kMaxKinetoNs)) {  // each < 2^62 (sax), not their sum
+    problem_("baseTimeNanoseconds " + std::to_string(base) + " + the first ts (" + std::to_string(img_.start_ns) +
+             " ns) is past 2^62 ns (the year 2116): baseTimeNanoseconds ignored, times read as since the epoch");
+    base = 0;
+  }
+  img_.start_realtime_ns = base + img_.start_ns;
   // GPU tracing was on (Kineto's CUPTI) where the file has GPU activity or CUDA calls.
   if (!img_.cuda.calls.empty() || img_.cuda.any_activity() || !img_.cuda.syncs.empty()) {
     GpuStatusEvent on;

@@ -47,12 +47,27 @@ inline constexpr const char* kGpuAnnotationDomain = "gpu_user_annotation";
 /// directories before it ignored); "" for another name.
 std::string HostFromKinetoFileName(std::string_view path);
 
+/// The bytes a Kineto file of `file_bytes` (as stored: compressed for gzip) may make the reader
+/// hold: kKinetoHeldPerFileByte per byte, at least kKinetoHeldFloorBytes. torch.profiler's traces
+/// hold 2 to 3 bytes per byte of gzip (under 0.2 per byte of JSON): a file that claims more events
+/// than that (a gzip bomb of 20M identical events is 5 MB) is read up to the bound and said.
+inline constexpr uint64_t kKinetoHeldPerFileByte = 16;
+inline constexpr uint64_t kKinetoHeldFloorBytes = 8 << 20;
+uint64_t KinetoHeldLimit(uint64_t file_bytes);
+
 class KinetoMapper {
  public:
   /// `problem(what)`: one event that could not be mapped (said once per kind of problem by the caller).
-  KinetoMapper(TraceImage* image, StringPool* strings, KeepNvtx keep, std::function<void(const std::string&)> problem);
+  /// `held_limit`: the bytes of events, threads, names and flows the mapper may hold (KinetoHeldLimit).
+  KinetoMapper(TraceImage* image, StringPool* strings, KeepNvtx keep, std::function<void(const std::string&)> problem,
+               uint64_t held_limit = UINT64_MAX);
 
-  void Event(const KinetoEvent& e);
+  /// Maps one event. False once the event would take the held bytes past the limit: it and any
+  /// later event are not mapped (the caller stops reading and says so with LimitMessage).
+  bool Event(const KinetoEvent& e);
+  /// Why Event returned false, naming the first event not read.
+  std::string LimitMessage() const;
+  uint64_t held_bytes() const { return held_; }
   /// Completes the image from the header and the file's name; nothing is added afterwards.
   void Finish(const KinetoHeader& header, const std::string& path);
 
@@ -68,8 +83,12 @@ class KinetoMapper {
     int64_t pid, tid;
     uint64_t ts_ns, id;
   };
+  // UINT32_MAX past kMaxThreadsPerImage or the held limit.
   uint32_t HostThread(int64_t pid, int64_t tid);
   uint32_t GpuTrack(uint32_t device, uint32_t stream);
+  bool Hold(uint64_t bytes);           // false (and nothing held) past the limit
+  bool HoldName(std::string_view s);   // a string Intern will keep, if new
+  bool Ranges(const KinetoEvent& e, bool gpu, int64_t pid, int64_t tid, uint32_t* device, uint32_t* stream);
   bool Times(const KinetoEvent& e, uint64_t* begin, uint64_t* end);
   void Bad(const KinetoEvent& e, const std::string& what);
   void See(uint64_t begin, uint64_t end);
@@ -93,6 +112,8 @@ class KinetoMapper {
   bool missing_correlation_ = false;
   uint64_t first_ns_ = UINT64_MAX, last_ns_ = 0;
   uint64_t mapped_ = 0;
+  uint64_t held_ = 0, held_limit_;
+  uint64_t refused_at_ = UINT64_MAX;  // index of the first event past the limit
 };
 
 }  // namespace trainprof::collector

@@ -42,12 +42,19 @@ KinetoDecoded DecodeKineto(const ReadAt& read, uint64_t size, const std::string&
   std::istream in(&input);
   TraceImage image;
   KinetoHeader header;
-  KinetoMapper mapper(&image, &out.strings, options.keep, [&](const std::string& what) { error(Loss::malformed_records, what); });
+  // What the file may make the reader hold is bounded by its size (docs/kineto.md, "Limits").
+  KinetoMapper mapper(&image, &out.strings, options.keep, [&](const std::string& what) { error(Loss::malformed_records, what); },
+                      KinetoHeldLimit(size));
   bool at_end = false;
   // The UTF-8 byte order mark some tools write: nlohmann's parser skips it itself.
-  const std::string syntax = ParseKinetoJson(
-      in, &header, [&](const KinetoEvent& e) { mapper.Event(e); },
+  std::string syntax = ParseKinetoJson(
+      in, &header, [&](const KinetoEvent& e) { return mapper.Event(e); },
       [&](const std::string& what) { error(Loss::malformed_records, what); }, &at_end);
+  if (header.stopped) {  // a limit ended the read (what it read before is kept): damage, said
+    error(Loss::malformed_records, (syntax.empty() ? mapper.LimitMessage() : syntax) +
+                                       (header.trace_events ? " (events before it are read)" : ""));
+    syntax.clear();
+  }
   // A syntax error where the text ran out is a cut file, whatever token it cut (a string, a number).
   at_end = !syntax.empty() && (at_end || input.exhausted());
   const std::string src = source_error ? source_error() : std::string();
@@ -105,7 +112,8 @@ KinetoDecoded DecodeKineto(const ReadAt& read, uint64_t size, const std::string&
     st.bytes_read = size;
   } else {
     st.bytes_read = gzip ? std::min<uint64_t>(input.consumed(), size) : std::min<uint64_t>(header.error_at, size);
-    if (syntax.empty() && input.error().empty() && src.empty()) st.bytes_read = size;  // only bad events
+    if (header.stopped) st.bytes_read = std::min<uint64_t>(input.consumed(), size);
+    else if (syntax.empty() && input.error().empty() && src.empty()) st.bytes_read = size;  // only bad events
   }
   if (dropped > 0) st.errors.push_back("and " + std::to_string(dropped) + (dropped == 1 ? " more problem" : " more problems"));
   out.image = std::move(image);

@@ -1,5 +1,7 @@
 #include "collector/read/kineto_sax.h"
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -55,6 +57,14 @@ std::optional<uint64_t> MicrosTextToNs(std::string_view t) {
     ++v;
   }
   return v;
+}
+
+std::string NumberText(const KinetoValue& v) {
+  if (v.whole) return std::to_string(v.u);
+  if (v.integral) return std::to_string(v.i);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v.value);
+  return buf;
 }
 
 namespace {
@@ -134,7 +144,7 @@ Key KeyOf(Where w, std::string_view k) {
 
 class Handler {
  public:
-  Handler(KinetoHeader* h, const std::function<void(const KinetoEvent&)>& event,
+  Handler(KinetoHeader* h, const std::function<bool(const KinetoEvent&)>& event,
           const std::function<void(const std::string&)>& problem)
       : h_(*h), event_(event), problem_(problem) {
     stack_.reserve(16);
@@ -151,6 +161,9 @@ class Handler {
       x->i = v;
       x->ns_ok = v >= 0 && static_cast<uint64_t>(v) <= UINT64_MAX / 1000;
       x->ns = x->ns_ok ? static_cast<uint64_t>(v) * 1000 : 0;
+      x->whole = v >= 0;
+      x->u = v >= 0 ? static_cast<uint64_t>(v) : 0;
+      x->value = static_cast<double>(v);
     }
     return Scalar(v >= 0 ? static_cast<uint64_t>(v) : 0, v >= 0);
   }
@@ -162,21 +175,29 @@ class Handler {
       x->i = x->integral ? static_cast<int64_t>(v) : 0;
       x->ns_ok = v <= UINT64_MAX / 1000;
       x->ns = x->ns_ok ? v * 1000 : 0;
+      x->whole = true;
+      x->u = v;
+      x->value = static_cast<double>(v);
     }
     return Scalar(v, true);
   }
-  bool number_float(Json::number_float_t, const Json::string_t& text) {
+  bool number_float(Json::number_float_t f, const Json::string_t& text) {
     KinetoValue* x = Slot();
     if (x != nullptr) {
       x->type = KinetoValue::Type::kNumber;
       x->integral = false;
+      x->value = f;
       const std::optional<uint64_t> ns = MicrosTextToNs(text);
       x->ns_ok = ns.has_value();
       x->ns = ns.value_or(0);
       // A float where an integer is expected (a device id written 0.0) is taken when whole.
-      if (x->ns_ok && x->ns % 1000 == 0 && x->ns / 1000 <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        x->integral = true;
-        x->i = static_cast<int64_t>(x->ns / 1000);
+      if (x->ns_ok && x->ns % 1000 == 0) {
+        x->whole = true;
+        x->u = x->ns / 1000;
+        if (x->u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+          x->integral = true;
+          x->i = static_cast<int64_t>(x->u);
+        }
       }
     }
     return Scalar(0, false);
@@ -199,6 +220,7 @@ class Handler {
   bool binary(Json::binary_t&) { return Other(); }
 
   bool start_object(size_t) {
+    if (!Deeper()) return false;
     const Where w = where();
     Where next = Where::kSkip;
     if (stack_.empty()) {
@@ -227,11 +249,21 @@ class Handler {
     const Where w = where();
     stack_.pop_back();
     key_ = Key::kOther;
-    if (w == Where::kEvent) event_(ev_);
-    if (w == Where::kDevice) h_.devices.push_back(dev_);
+    if (w == Where::kEvent && !event_(ev_)) {
+      stopped_ = true;  // the caller's limit: it says why
+      return false;
+    }
+    if (w == Where::kDevice) {
+      if (h_.devices.size() < kMaxKinetoDevices) {
+        h_.devices.push_back(dev_);
+      } else if (h_.devices_dropped++ == 0) {
+        problem_("deviceProperties has more than " + std::to_string(kMaxKinetoDevices) + " entries: the rest left out");
+      }
+    }
     return true;
   }
   bool start_array(size_t) {
+    if (!Deeper()) return false;
     const Where w = where();
     Where next = Where::kSkip;
     if (stack_.empty()) {
@@ -275,6 +307,7 @@ class Handler {
 
   const std::string& error() const { return error_; }
   bool at_end() const { return at_end_; }
+  bool stopped() const { return stopped_; }
 
  private:
   struct Frame {
@@ -282,6 +315,15 @@ class Handler {
     Key key;  // the key in the parent that holds this container
   };
   Where where() const { return stack_.empty() ? Where::kSkip : stack_.back().where; }
+
+  // Before a container is opened: false (the parse stops, said as the error) past kMaxKinetoDepth.
+  bool Deeper() {
+    if (stack_.size() < kMaxKinetoDepth) return true;
+    error_ = "JSON nested more than " + std::to_string(kMaxKinetoDepth) +
+             " levels deep (Kineto traces nest about 6): not read past there";
+    stopped_ = true;
+    return false;
+  }
 
   // The value slot of the current key, or nullptr when the value is not read.
   KinetoValue* Slot() {
@@ -341,28 +383,35 @@ class Handler {
     const Where w = where();
     if (w == Where::kDims) {
       if (dim_ < 3 && dims_ != nullptr) dims_[dim_] = integral && v <= UINT32_MAX ? static_cast<uint32_t>(v) : 0;
+      if (!integral || v > UINT32_MAX) ev_.dims_bad = true;
       ++dim_;
     } else if (w == Where::kDist || w == Where::kTop) {
       if (w == Where::kTop && key_ != Key::kBaseTime && key_ != Key::kSchemaVersion) TopTypeCheck("a number");
       if (dist_.type == KinetoValue::Type::kNumber) {
         if (w == Where::kTop && key_ == Key::kBaseTime) {
-          if (dist_.integral && dist_.i >= 0) {
-            h_.base_time_ns = static_cast<uint64_t>(dist_.i);
-          } else if (!dist_.integral && dist_.ns_ok) {
-            h_.base_time_ns = dist_.ns / 1000;  // a float: its whole part
-          } else if (v > 0) {
-            h_.base_time_ns = v;
+          // ns since the epoch: a float counts by its whole part; past 2^62 ns (year 2116) no clock
+          // gives it, and the times it starts would wrap.
+          const uint64_t whole = dist_.whole ? dist_.u : dist_.ns_ok ? dist_.ns / 1000 : 0;
+          if ((dist_.whole || dist_.ns_ok) && whole < kMaxKinetoNs) {
+            h_.base_time_ns = whole;
           } else {
-            problem_("baseTimeNanoseconds is not a non-negative integer: ignored");
+            problem_("baseTimeNanoseconds " + NumberText(dist_) +
+                     " is not a time (0 to 2^62 ns since the epoch): ignored, times read as since the epoch");
           }
         }
-        auto set = [&](std::optional<int64_t>* o) {
-          if (dist_.integral) *o = dist_.i;
+        // A count the field can have: schemaVersion and the ranks >= 0, world_size >= 1, all ints.
+        auto set = [&](std::optional<int64_t>* o, const char* field, int64_t least) {
+          if (dist_.integral && dist_.i >= least && dist_.i <= INT32_MAX) {
+            *o = dist_.i;
+          } else {
+            problem_(std::string(field) + " " + NumberText(dist_) + " is not a whole number in " +
+                     std::to_string(least) + "..2^31-1: ignored");
+          }
         };
-        if (w == Where::kTop && key_ == Key::kSchemaVersion) set(&h_.schema_version);
-        if (w == Where::kDist && key_ == Key::kRank) set(&h_.rank);
-        if (w == Where::kDist && key_ == Key::kWorldSize) set(&h_.world_size);
-        if (w == Where::kDist && key_ == Key::kLocalRank) set(&h_.local_rank);
+        if (w == Where::kTop && key_ == Key::kSchemaVersion) set(&h_.schema_version, "schemaVersion", 0);
+        if (w == Where::kDist && key_ == Key::kRank) set(&h_.rank, "distributedInfo.rank", 0);
+        if (w == Where::kDist && key_ == Key::kWorldSize) set(&h_.world_size, "distributedInfo.world_size", 1);
+        if (w == Where::kDist && key_ == Key::kLocalRank) set(&h_.local_rank, "distributedInfo.local_rank", 0);
       }
       dist_.Clear();
     } else if (w == Where::kEvents) {
@@ -403,7 +452,7 @@ class Handler {
   }
 
   KinetoHeader& h_;
-  const std::function<void(const KinetoEvent&)>& event_;
+  const std::function<bool(const KinetoEvent&)>& event_;
   const std::function<void(const std::string&)>& problem_;
   std::vector<Frame> stack_;
   Key key_ = Key::kOther;
@@ -414,17 +463,19 @@ class Handler {
   int dim_ = 0;
   std::string error_;
   bool at_end_ = false;
+  bool stopped_ = false;
 };
 
 }  // namespace
 
-std::string ParseKinetoJson(std::istream& in, KinetoHeader* header, const std::function<void(const KinetoEvent&)>& event,
+std::string ParseKinetoJson(std::istream& in, KinetoHeader* header, const std::function<bool(const KinetoEvent&)>& event,
                             const std::function<void(const std::string&)>& problem, bool* at_end) {
   Handler h(header, event, problem);
   // strict: text after the top-level value is an error (a second document appended).
   const bool ok = Json::sax_parse(in, &h, Json::input_format_t::json, true);
   *at_end = h.at_end();
-  if (ok) return {};
+  header->stopped = h.stopped();
+  if (ok || (h.stopped() && h.error().empty())) return {};
   return h.error().empty() ? std::string("JSON parse error") : h.error();
 }
 

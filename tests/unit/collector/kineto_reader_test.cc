@@ -484,5 +484,189 @@ TEST(KinetoFiles, MixedWithTrainprofTraces) {
   ASSERT_EQ(trace.processes.size(), 2u);
 }
 
+// --- Kineto input as untrusted data: bounded nesting, held events bounded by the file's size, and
+// numbers checked against their ranges (issue 35, classes 6 to 8).
+
+TEST(KinetoLimits, NestingPastTheLimitEndsTheReadKeepingWhatCameBefore) {
+  // Real traces nest 5 or 6 deep; an event whose args nest 100 deep ends the read there.
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += "[";
+  for (int i = 0; i < 100; ++i) deep += "]";
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 20, "dur": 1, "args": {"Input Dims": [[2, 3]]}},
+    {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": 30, "dur": 1, "args": {"x": )" + deep + R"(}},
+    {"ph": "X", "cat": "kernel", "name": "d", "pid": 0, "tid": 7, "ts": 40, "dur": 1}
+  ]})";
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(Bytes(text), "deep.json", &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_TRUE(r.status.damaged());
+  EXPECT_EQ(r.status.errors, std::vector<std::string>{"JSON nested more than 64 levels deep (Kineto traces nest about 6): "
+                                                      "not read past there (events before it are read)"});
+  EXPECT_EQ(r.status.losses[Loss::malformed_records], 1u);
+  ASSERT_EQ(r.image->cuda.kernels.size(), 2u);
+  EXPECT_EQ(pool.Get(r.image->cuda.kernels[1].name), "b");
+  EXPECT_LT(r.status.bytes_read, text.size() + 1);
+  // 64 levels are read.
+  std::string ok = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"x": )";
+  for (int i = 0; i < 60; ++i) ok += "[";
+  for (int i = 0; i < 60; ++i) ok += "]";
+  ok += "}}]}";
+  StringPool pool2;
+  ReadResult r2 = ReadTraceBytes(Bytes(ok), "ok.json", &pool2);
+  EXPECT_TRUE(r2.status.errors.empty()) << Join(r2.status.errors);
+  ASSERT_TRUE(r2.image);
+  EXPECT_EQ(r2.image->cuda.kernels.size(), 1u);
+}
+
+TEST(KinetoLimits, DeepNestingIsRefusedAtOnceAndTheOtherFilesRead) {
+  // 10^6 '[' (a gzip of 1 KB): refused at the 65th, not parsed to the end (what held memory per level).
+  const std::string gz = Gzip(std::string(1'000'000, '['));
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(Bytes(gz), "nest.json.gz", &pool);
+  EXPECT_FALSE(r.image);
+  EXPECT_EQ(r.status.errors, (std::vector<std::string>{
+                                 "not a Kineto trace: not a JSON object",
+                                 "JSON nested more than 64 levels deep (Kineto traces nest about 6): not read past there"}));
+  // The rest of the input set is read.
+  Trace trace = LoadTraceBytes({{"nest.json.gz", Bytes(gz)}, {"k.json", Bytes(kTrace)}});
+  ASSERT_EQ(trace.files.size(), 2u);
+  EXPECT_FALSE(trace.files[0].usable);
+  EXPECT_TRUE(trace.files[1].usable);
+  EXPECT_EQ(trace.processes.size(), 1u);
+}
+
+TEST(KinetoLimits, DevicePropertiesAreBounded) {
+  std::string text = R"({"deviceProperties": [)";
+  for (int i = 0; i < 1100; ++i) text += std::string(i ? "," : "") + R"({"id": )" + std::to_string(i) + "}";
+  text += R"(], "traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 1}]})";
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(Bytes(text), "devices.json", &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.image->cuda.devices.size(), kMaxKinetoDevices);
+  EXPECT_EQ(r.status.errors, std::vector<std::string>{"deviceProperties has more than 1024 entries: the rest left out"});
+}
+
+TEST(KinetoLimits, EventsPastWhatTheFileSizeHoldsAreNotRead) {
+  // A gzip bomb: 270k identical operators are ~50 KB of gzip and would hold 8.6 MB. A file holds at
+  // most 16 bytes per byte of it, at least 8 MiB: the operators past that are not read, and said.
+  const size_t n = 270'000;
+  std::string text = R"({"traceEvents": [)";
+  text.reserve(n * 80);
+  for (size_t i = 0; i < n; ++i) {
+    text += std::string(i ? ",\n" : "") + R"({"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":)" +
+            std::to_string(i % 100) + R"(,"dur":1})";
+  }
+  text += "]}";
+  const std::string gz = Gzip(text);
+  ASSERT_LT(gz.size() * kKinetoHeldPerFileByte, kKinetoHeldFloorBytes);
+  EXPECT_EQ(KinetoHeldLimit(gz.size()), kKinetoHeldFloorBytes);
+  EXPECT_EQ(KinetoHeldLimit(1 << 20), 16u << 20);
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(Bytes(gz), "bomb.json.gz", &pool);
+  ASSERT_TRUE(r.image);
+  const size_t kept = r.image->host_ops.size();
+  EXPECT_LT(kept, n);
+  EXPECT_NEAR(static_cast<double>(kept * sizeof(HostOp)), static_cast<double>(kKinetoHeldFloorBytes), 1024.0);
+  EXPECT_EQ(r.status.errors, std::vector<std::string>{"more events than a file of this size holds (8 MiB for them, 16 "
+                                                      "bytes per byte of the file, at least 8 MiB): traceEvents[" +
+                                                      std::to_string(kept) + "] and after not read (events before it are read)"});
+  EXPECT_TRUE(r.status.damaged());
+  EXPECT_LT(r.status.bytes_read, gz.size());
+}
+
+TEST(KinetoNumbers, BaseTimePastItsRangeIsSaidNotWrapped) {
+  auto read = [](const std::string& base, StringPool* pool) {
+    return ReadTraceBytes(Bytes(R"({"baseTimeNanoseconds": )" + base + R"(, "traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 1}]})"),
+                          "base.json", pool);
+  };
+  StringPool pool;
+  ReadResult r = read("18446744073709551615", &pool);  // 2^64 - 1
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.status.errors, std::vector<std::string>{"baseTimeNanoseconds 18446744073709551615 is not a time (0 to 2^62 ns "
+                                                      "since the epoch): ignored, times read as since the epoch"});
+  EXPECT_EQ(r.image->start_realtime_ns, 10'000u);
+  ReadResult f = read("1e30", &pool);
+  EXPECT_EQ(f.status.errors, std::vector<std::string>{"baseTimeNanoseconds 1e+30 is not a time (0 to 2^62 "
+                                                      "ns since the epoch): ignored, times read as since the epoch"});
+  // Each in range, their sum past 2^62.
+  ReadResult sum = ReadTraceBytes(Bytes(R"({"baseTimeNanoseconds": 4611686018427387000, "traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 1}]})"), "sum.json", &pool);
+  ASSERT_TRUE(sum.image);
+  EXPECT_EQ(sum.status.errors, std::vector<std::string>{"baseTimeNanoseconds 4611686018427387000 + the first ts (10000 ns) "
+                                                        "is past 2^62 ns (the year 2116): baseTimeNanoseconds ignored, "
+                                                        "times read as since the epoch"});
+  EXPECT_EQ(sum.image->start_realtime_ns, 10'000u);
+  ReadResult good = read("1700000000000000000", &pool);
+  EXPECT_TRUE(good.status.errors.empty()) << Join(good.status.errors);
+  EXPECT_EQ(good.image->start_realtime_ns, 1'700'000'000'000'010'000u);
+}
+
+TEST(KinetoNumbers, HeaderNumbersOutOfRangeAreNamed) {
+  const std::string text = R"({"schemaVersion": -1, "distributedInfo": {"rank": -1, "world_size": 0, "local_rank": 4294967296},
+    "deviceProperties": [{"id": 4294967296}, {"id": 1, "numSms": 1099511627776, "totalGlobalMem": 18446744073709551615,
+                          "computeMajor": 9.5}],
+    "traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 1}]})";
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(Bytes(text), "header.json", &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.status.errors, (std::vector<std::string>{
+                                 "schemaVersion -1 is not a whole number in 0..2^31-1: ignored",
+                                 "distributedInfo.rank -1 is not a whole number in 0..2^31-1: ignored",
+                                 "distributedInfo.world_size 0 is not a whole number in 1..2^31-1: ignored",
+                                 "distributedInfo.local_rank 4294967296 is not a whole number in 0..2^31-1: ignored",
+                                 "deviceProperties[0].id 4294967296 is not a device id (0..2^32-1): skipped",
+                                 "deviceProperties[1].computeMajor 9.5 is out of range (0..4294967295): left out",
+                                 "deviceProperties[1].numSms 1099511627776 is out of range (0..4294967295): left out",
+                             }));
+  EXPECT_TRUE(r.image->env.empty());
+  ASSERT_EQ(r.image->cuda.devices.size(), 1u);
+  EXPECT_EQ(r.image->cuda.devices[0].id, 1u);
+  EXPECT_EQ(r.image->cuda.devices[0].sm_count, 0u);
+  EXPECT_EQ(r.image->cuda.devices[0].global_memory, UINT64_MAX);  // in range: uint64
+}
+
+TEST(KinetoNumbers, EventNumbersOutOfRangeSkipTheEvent) {
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ok", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"device": 0, "stream": 4294967295}},
+    {"ph": "X", "cat": "kernel", "name": "d", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"device": 4294967296}},
+    {"ph": "X", "cat": "kernel", "name": "s", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"stream": 1099511627776}},
+    {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"correlation": -5}},
+    {"ph": "X", "cat": "kernel", "name": "g", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"grid": [8589934592, 1, 1]}},
+    {"ph": "X", "cat": "kernel", "name": "p", "pid": 8589934592, "tid": 7, "ts": 10, "dur": 1},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cb", "pid": 5, "tid": 5, "ts": 10, "dur": 1, "args": {"cbid": 70000}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hp", "pid": -5, "tid": 5, "ts": 10, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "t", "pid": 5, "tid": 8589934592, "ts": 10, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "late", "pid": 5, "tid": 5, "ts": 4611686018427387.904, "dur": 1},
+    {"ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"stream": -1}},
+    {"ph": "X", "cat": "cpu_op", "name": "ok too", "pid": 5, "tid": -5, "ts": 10, "dur": 1}
+  ]})";
+  StringPool pool;
+  ReadResult r = ReadTraceBytes(Bytes(text), "events.json", &pool);
+  ASSERT_TRUE(r.image);
+  EXPECT_EQ(r.status.errors, (std::vector<std::string>{
+                                 "traceEvents[1] (kernel): args.device 4294967296 is out of range (0..2^32-1): skipped",
+                                 "traceEvents[2] (kernel): args.stream 1099511627776 is out of range (0..2^32-1): skipped",
+                                 "traceEvents[3] (kernel): args.correlation -5 is out of range (0..2^64-1): skipped",
+                                 "traceEvents[4] (kernel): args.grid or args.block has an element that is not a whole "
+                                 "number in 0..2^32-1: skipped",
+                                 "traceEvents[5] (kernel): pid 8589934592 is out of range (32 bits): skipped",
+                                 "traceEvents[6] (cuda_runtime): args.cbid 70000 is out of range (a CUPTI callback id, "
+                                 "0..65535): skipped",
+                                 "traceEvents[7] (cuda_runtime): pid -5 is out of range (a process id, 0..2^31-1): skipped",
+                                 "traceEvents[8] (cpu_op): tid 8589934592 is out of range (32 bits): skipped",
+                                 "traceEvents[9] (cpu_op): ts + dur is past 2^62 ns (the year 2116): not a time: skipped",
+                             }));
+  ASSERT_EQ(r.image->cuda.kernels.size(), 1u);
+  EXPECT_EQ(r.image->cuda.kernels[0].stream, UINT32_MAX);
+  ASSERT_EQ(r.image->cuda.syncs.size(), 1u);
+  EXPECT_FALSE(r.image->cuda.syncs[0].has_stream);
+  EXPECT_TRUE(r.image->cuda.calls.empty());
+  ASSERT_EQ(r.image->host_ops.size(), 1u);
+  EXPECT_EQ(r.image->threads[r.image->host_ops[0].thread].tid, static_cast<uint32_t>(-5));
+}
+
 }  // namespace
 }  // namespace trainprof::collector

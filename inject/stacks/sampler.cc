@@ -20,6 +20,7 @@
 #include "stacks/python_async.h"
 #include "stacks/real_next.h"
 #include "stacks/sample_signal.h"
+#include "stacks/stack_room.h"
 #include "stacks/stacks.h"
 #include "trace_file.h"
 #include "trainprof/records.h"
@@ -156,6 +157,7 @@ struct Start {
 void* SampledStart(void* p) {
   Start s = *static_cast<Start*>(p);
   free(p);
+  NoteThreadStack();  // its bounds, for the handler's stack-room check (not known there)
   PreparePythonFramesAsync();  // a libpython loaded since (dlsym: not in the handler; cheap once found)
   ArmThreadSampler();
   return s.fn(s.arg);

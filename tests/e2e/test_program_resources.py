@@ -149,23 +149,24 @@ class StackSpaceTest(TraceTest):
     @skip_in_sanitizer_build("address", "ASan's instrumented frames measure ASan, not trainprof")
     @skip_in_sanitizer_build("thread", "TSan's instrumented frames measure TSan, not trainprof")
     def test_stack_the_library_uses_on_a_thread_is_within_its_budget(self):
-        """`measure`: one thread's work on a painted 1 MiB stack; what the library's hooks and the
-        sampler's handler used below the program's own deepest frame stays under the budget the
-        stack-room check asks for (inject/stacks/stack_room.h, kStackCaptureBudget: 12 KiB) plus
-        the kernel's signal frame (at most 4 KiB with AVX-512 state)."""
+        """`measure`: one thread's work on a painted 1 MiB stack. What the library's hooks and the
+        sampler's handler used below the program's own deepest frame stays within the budget the
+        stack-room check asks for (inject/stacks/stack_room.h, kStackCaptureBudget: 10 KiB), plus
+        under --sample the kernel's signal frame (measured by the program: 3.4 KiB with AVX-512)."""
         def use(prefix):
             proc = subprocess.run(prefix + small_stacks("measure", 300), capture_output=True, text=True, timeout=120,
                                   env=self.child_env())
             self.assertEqual(proc.returncode, 0, proc.stderr)
-            line = [l for l in proc.stdout.splitlines() if l.startswith("stack use: ")]
-            return int(line[0].split()[-1])
-        own = use([])
+            values = dict(l.rsplit(": ", 1) for l in proc.stdout.splitlines() if ": " in l)
+            return int(values["stack use"]), int(values["signal frame"])
+        own, signal_frame = use([])
+        self.assertGreater(signal_frame, 0)
         for mode, extra in MODES.items():
             with self.fresh_subtest(mode=mode):
-                used = use([TRAINPROF, "run", "-o", self.out] + extra + ["--"])
-                print("stack use %s: %d bytes (the program alone: %d)" % (mode, used, own), file=sys.stderr)
-                self.assertLessEqual(used - own, 12 * 1024 + 4096 + 1024)
-
+                used, _ = use([TRAINPROF, "run", "-o", self.out] + extra + ["--"])
+                print("stack use %s: %d bytes (the program alone: %d; signal frame %d)" % (mode, used, own, signal_frame),
+                      file=sys.stderr)
+                self.assertLessEqual(used - own, 10 * 1024 + (signal_frame if mode.startswith("sample") else 0))
 
 if __name__ == "__main__":
     unittest.main()

@@ -9,11 +9,15 @@
 //   tp_small_stacks measure MILLISECONDS PLUGIN_DIR
 //       one such thread's work on a 1 MiB stack painted with a pattern; prints "stack use: N",
 //       the bytes below the thread function's frame that were ever written (the program's own
-//       use, plus whatever trainprof's hooks and signal handler used on top of it)
+//       use, plus whatever trainprof's hooks and signal handler used on top of it), and
+//       "signal frame: N", what the kernel puts on a stack to deliver a signal on this machine
+//       (with the handler's own small frame)
 #include <dlfcn.h>
 #include <limits.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +64,16 @@ __attribute__((noinline)) void* Work(void*) {
 }
 
 uintptr_t g_entry_sp = 0;
+volatile long g_signal_frame = 0;
+
+void MeasureSignalFrame(int, siginfo_t*, void* uc) {
+#if defined(__x86_64__)
+  g_signal_frame = static_cast<long>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RSP]) -
+                   reinterpret_cast<long>(__builtin_frame_address(0));
+#else
+  (void)uc;
+#endif
+}
 
 __attribute__((noinline)) void* MeasuredWork(void* arg) {
   g_entry_sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
@@ -99,6 +113,12 @@ int main(int argc, char** argv) {
     size_t low = 0;
     while (low < kMeasureStack && p[low] == kPaint) ++low;
     printf("stack use: %lu\n", static_cast<unsigned long>(g_entry_sp - (reinterpret_cast<uintptr_t>(stack) + low)));
+    struct sigaction sa {};
+    sa.sa_sigaction = MeasureSignalFrame;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR1, &sa, nullptr);
+    raise(SIGUSR1);
+    printf("signal frame: %ld\n", g_signal_frame);
     return 0;
   }
   const int n = atoi(argv[1]);

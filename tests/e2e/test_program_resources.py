@@ -146,6 +146,27 @@ class StackSpaceTest(TraceTest):
                     samples = [r for r in trace["records"] if r[0] == "SAMPLE"]
                     self.assertGreater(len(samples), 20)  # 8 threads, 0.3 s of CPU each: fewer on a loaded machine
 
+    @skip_in_sanitizer_build("address", "ASan's instrumented frames need more than PTHREAD_STACK_MIN of their own")
+    @skip_in_sanitizer_build("thread", "TSan's interceptors need more than PTHREAD_STACK_MIN of their own")
+    def test_cuda_backtraces_on_a_pthread_stack_min_thread(self):
+        """The default CUDA backtrace from a thread with a 16 KiB stack (the stand-in CUPTI,
+        tests/programs/fake_cupti.cc): the 6 blocking calls over 1 ms each have their stack or are
+        counted as skipped, and the program exits 0."""
+        fake = os.path.join(PROGRAMS, "libfake_cupti.so")
+        if not os.path.exists(fake) or not os.access(program("cupti_fake_workload"), os.X_OK):
+            self.skipTest("the fake CUPTI was not built (no CUPTI headers)")
+        env = self.child_env()
+        env.pop("TRAINPROF_CUDA_QUIET", None)
+        env["TRAINPROF_CUPTI_PATH"] = fake
+        proc = self.run_trainprof(["run", "-o", self.out, "--backtrace=cuda:1000000", "--",
+                                   program("cupti_fake_workload"), "stacks-small"], env=env, check=False, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("stacks done", proc.stdout)
+        trace = read_trace(os.path.join(self.out, self.trace_files()[0]))
+        stacked = sum(1 for r in trace["records"] if r[0] == "EVENT_STACK")
+        self.assertEqual(stacked + trace["header"]["stacks_skipped"], 6)
+        self.assertEqual(self.report()["stats"]["stacks_skipped"], trace["header"]["stacks_skipped"])
+
     @skip_in_sanitizer_build("address", "ASan's instrumented frames measure ASan, not trainprof")
     @skip_in_sanitizer_build("thread", "TSan's instrumented frames measure TSan, not trainprof")
     def test_stack_the_library_uses_on_a_thread_is_within_its_budget(self):

@@ -20,6 +20,7 @@
 #include "process_identity.h"
 #include "recorder.h"
 #include "runtime.h"
+#include "stacks/sampler.h"
 #include "string_table.h"
 #include "trace_file.h"
 
@@ -142,10 +143,15 @@ int WithChildEnv(char* const* envp, bool same_process, Call call) {
 template <typename Call>
 int ExecReplacing(const char* what, char* const* envp, Call call) {
   EnsureInit();
+  // The sampler's timer stopped first (any signal of it delivered now): a signal of it pending
+  // at the exec would reach the new image, whose action for it is the default (ending it) until
+  // its library starts. Set going again if the exec fails.
+  const bool sampling = PauseThreadSampler();
   BeforeExec(what);
   int rc = WithChildEnv(envp, true, call);
   int e = errno;
   AfterFailedExec();
+  if (sampling) ResumeThreadSampler();
   errno = e;
   return rc;
 }

@@ -161,6 +161,9 @@ struct TraceImage {
   std::vector<std::pair<std::string, std::string>> env;  ///< rank variables, in file order
   CaptureConfig capture;
   std::string python_shim_off;  ///< MetaKey::kPythonShimOff: "-I", "-E -S", ... ("" = none)
+  /// MetaKey::kStacks' python_unsupported: the CPython whose frames the sampler could not read
+  /// ("CPython 3.14 free-threaded", ...; "" = none, or no --sample)
+  std::string python_unsupported;
   // Records
   StringId role = 0;  ///< kRole (0 = none)
   std::vector<ThreadInfo> threads;

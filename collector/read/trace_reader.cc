@@ -544,6 +544,18 @@ void Decoder::ReadMetadata() {
         break;
       }
       case format::MetaKey::kPythonShimOff: img_.python_shim_off = std::move(value); break;
+      case format::MetaKey::kStacks: {  // NUL-separated key=value entries; the one read here:
+        // python_unsupported=TEXT, the CPython whose frames the sampler could not read.
+        const std::string_view key = "python_unsupported=";
+        for (size_t start = 0; start < value.size();) {
+          size_t nul = value.find('\0', start);
+          if (nul == std::string::npos) nul = value.size();
+          std::string_view entry(value.data() + start, nul - start);
+          start = nul + 1;
+          if (entry.substr(0, key.size()) == key) img_.python_unsupported = entry.substr(key.size());
+        }
+        break;
+      }
       default: break;  // a key from a newer writer: skip it
     }
     p += 6 + len;

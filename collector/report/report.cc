@@ -142,6 +142,11 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
   add(Loss::nvtx_undefined_domains, m.undefined_domains);
   if (std::string capture = DescribeCapture(p, row.offset_ns); !capture.empty()) add(Loss::capture_limited, 1, capture);
   if (!row.python_shim_off.empty()) add(Loss::python_shim_off, 1, DescribePythonShimOff(row.python_shim_off));
+  for (const TraceImage& img : p.images) {  // once per process: the first image that names it
+    if (img.python_unsupported.empty()) continue;
+    add(Loss::python_frames_unsupported, 1, img.python_unsupported);
+    break;
+  }
   for (const TraceImage& img : p.images) {
     if ((img.flags & format::kFlagRecordingFailed) != 0) add(Loss::recording_failed, 1, trace.files[img.file].path);
   }

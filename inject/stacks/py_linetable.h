@@ -1,4 +1,4 @@
-// The line of an instruction from a CPython 3.11+ code object's location table (co_linetable),
+// The line of an instruction from a CPython code object's line table (co_linetable),
 // as PyCode_Addr2Line computes it, without the interpreter: the sampler reads the table's bytes
 // itself (python_async.h). Format: CPython's Objects/locations.md (3.11), decoded as
 // Objects/codeobject.c does (get_line_delta, next_code_delta, scan_varint, scan_signed_varint).
@@ -9,6 +9,10 @@
 // (no columns) by a signed varint that follows, 11 and 12 by 1 and 2, others (short forms, 10) by 0.
 // Varints: 6 bits a byte, least significant first, bit 6 set on all but the last; signed: the
 // lowest bit is the sign of the rest.
+//
+// CPython 3.10's table (PEP 626; Objects/lnotab_notes.txt, decoded as its Objects/codeobject.c
+// does: PyLineTable_InitAddressRange, advance) is a sequence of byte pairs: the bytes the entry
+// covers (unsigned), then the line's move (signed; -128: no line for those bytes, no move).
 #pragma once
 
 #include <cstddef>
@@ -56,6 +60,23 @@ int PyLineForAddress(ByteAt byte, size_t n, int first_line, int addr) {
       if (b < 0) return 0;
       if (b & 0x80) break;
     }
+  }
+  return 0;
+}
+
+/// As PyLineForAddress, for CPython 3.10's table (above); addr = f_lasti * 2.
+template <typename ByteAt>
+int PyLineForAddress310(ByteAt byte, size_t n, int first_line, int addr) {
+  if (addr < 0) return first_line;
+  int line = first_line;
+  int end = 0;
+  for (size_t i = 0; i + 1 < n; i += 2) {
+    const int size = byte(i), move = byte(i + 1);
+    if (size < 0 || move < 0) return 0;  // unreadable
+    end += size;
+    const int delta = move >= 128 ? move - 256 : move;
+    if (delta != -128) line += delta;
+    if (addr < end) return delta == -128 ? -1 : line;
   }
   return 0;
 }

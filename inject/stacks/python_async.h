@@ -22,8 +22,18 @@ namespace trainprof::inject {
 size_t CapturePythonFramesAsync(uint64_t* out, size_t max, uint32_t* missed, bool* cut);
 
 /// Finds the interpreter in the process (dlsym: not async-signal-safe) and probes
-/// process_vm_readv. Runs when the library loads; call it again outside a signal handler (when
-/// the sampler arms a thread's timer) for a process that loads libpython later: cheap once found.
+/// process_vm_readv. Runs when the library loads; the sampler calls it again outside a signal
+/// handler (when it starts, and when it arms a thread's timer) for a process that loads libpython
+/// later: cheap once found. A CPython whose frames cannot be read (PythonFramesUnsupported) is
+/// named on stderr, once per program run (a fork child does not repeat it): "trainprof: pid N:
+/// Python frames not read: CPython 3.14 free-threaded is not supported; the samples show native
+/// frames only".
 void PreparePythonFramesAsync();
+
+/// The CPython in this process whose frames the sampler cannot read, e.g. "CPython 3.14
+/// free-threaded", "CPython 3.12 debug build", "CPython 3.9" (stacks::ResolvePyProcess); "" when
+/// its frames are read or no CPython is loaded (yet). Not async-signal-safe (it may look the
+/// interpreter up). The trace header's stacks metadata carries it (sample_settings.h).
+const char* PythonFramesUnsupported();
 
 }  // namespace trainprof::inject

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "stacks/py_linetable.h"
@@ -74,14 +75,17 @@ void FindChunks(const PyLayout& l, const unsigned char* ts, Chunks* c) {
   }
 }
 
-// One frame as read: its code object, instruction pointer and owner.
+// One frame as read: its code object, the byte offset of its instruction in the code (-2: not
+// started), its owner, and (3.10, traced) the line the frame itself keeps (0: none).
 struct Frame {
-  uintptr_t code, prev_instr;
+  uintptr_t code;
+  intptr_t addr;
   int owner;
+  int line;
 };
 
-// What is read of a code object: its first bytes up to _co_firsttraceable, one read.
-constexpr size_t kCodeHead = 176;
+// What is read of a code object: its first bytes up to the last field used, one read.
+constexpr size_t kCodeHead = 256;
 
 struct Code {
   uintptr_t type, filename, qualname, linetable;
@@ -89,17 +93,27 @@ struct Code {
   int32_t firstlineno, firsttraceable;
 };
 
+size_t Max(size_t a, size_t b) { return a > b ? a : b; }
+
 bool ReadCode(const PyLayout& l, const Mem& m, uintptr_t code, Code* c) {
   unsigned char h[kCodeHead];
-  const size_t n = l.code_firsttraceable + 4;
+  const size_t n = Max(Max(l.code_firsttraceable, l.code_code), Max(l.code_linetable, l.code_qualname)) + 8;
   if (n > sizeof(h) || !Aligned(code) || !m.Read(h, code, n)) return false;
   c->type = At<uintptr_t>(h, 8);
-  c->size = At<intptr_t>(h, 16);
   c->firstlineno = At<int32_t>(h, l.code_firstlineno);
   c->filename = At<uintptr_t>(h, l.code_filename);
   c->qualname = At<uintptr_t>(h, l.code_qualname);
   c->linetable = At<uintptr_t>(h, l.code_linetable);
-  c->firsttraceable = At<int32_t>(h, l.code_firsttraceable);
+  c->firsttraceable = l.code_firsttraceable != 0 ? At<int32_t>(h, l.code_firsttraceable) : 0;
+  if (l.code_code == 0) {
+    c->size = At<intptr_t>(h, 16);  // 3.11+: a PyVarObject of its code units
+    return true;
+  }
+  // 3.10: the instructions are the bytes object co_code (ob_size at 16: bytes).
+  const uintptr_t bytes = At<uintptr_t>(h, l.code_code);
+  intptr_t size = -1;
+  if (!Aligned(bytes) || !m.Read(&size, bytes + 16, sizeof(size))) return false;
+  c->size = size / 2;
   return true;
 }
 
@@ -192,22 +206,104 @@ class LineBytes {
   unsigned char block_[256];
 };
 
+// Reads the chain of frames from `f` (the thread state's frame field's value), innermost first,
+// into frames[0..kMaxPythonFrames); returns how many, and in *next what followed the last (0:
+// the chain ended). A frame that cannot be read counts in *missed and ends the walk.
+size_t ReadFrames(const PyProcess& py, const SafeReader& reader, const unsigned char* ts, uintptr_t f,
+                  Frame* frames, uintptr_t* next, uint32_t* missed) {
+  const PyLayout& l = *py.layout;
+  Chunks chunks;
+  if (l.chain != PyFrameChain::kFrameObjects) FindChunks(l, ts, &chunks);
+  size_t nf = 0;
+  unsigned char fh[128];
+  static_assert(sizeof(fh) >= 104);
+  while (f != 0 && nf < kMaxPythonFrames) {  // the innermost 64, as the GIL path keeps (a cycle ends too)
+    if (!Aligned(f) || l.frame_header > sizeof(fh)) {
+      ++*missed;
+      break;
+    }
+    if (chunks.Contains(f, l.frame_header)) {
+      memcpy(fh, reinterpret_cast<const void*>(f), l.frame_header);
+    } else if (!reader.Read(fh, f, l.frame_header)) {
+      ++*missed;
+      break;
+    }
+    Frame& fr = frames[nf];
+    fr.code = At<uintptr_t>(fh, l.frame_code);
+    fr.line = 0;
+    if (l.chain == PyFrameChain::kFrameObjects) {
+      // A PyFrameObject (a heap object): its type must be PyFrame_Type.
+      if (At<uintptr_t>(fh, 8) != py.frame_type) {
+        ++*missed;
+        break;
+      }
+      fr.addr = static_cast<intptr_t>(At<int32_t>(fh, l.frame_instr)) * 2;  // f_lasti: -1 not started
+      fr.owner = 0;
+      if (At<uintptr_t>(fh, l.frame_trace) != 0) fr.line = At<int32_t>(fh, l.frame_lineno);
+    } else {
+      fr.addr = static_cast<intptr_t>(At<uintptr_t>(fh, l.frame_instr) - (fr.code + l.code_adaptive));
+      fr.owner = static_cast<int>(static_cast<signed char>(fh[l.frame_owner]));
+    }
+    ++nf;
+    f = At<uintptr_t>(fh, l.frame_previous);
+  }
+  *next = f;
+  return nf;
+}
+
 size_t SlotOf(uintptr_t code) { return static_cast<size_t>((code * 0x9E3779B97F4A7C15ull) >> 52); }
 static_assert(AsyncPythonWalker::kSlots == 4096, "SlotOf gives 12 bits");
 
 }  // namespace
 
+unsigned long PyVersionFromString(const char* s) {
+  unsigned major = 0, minor = 0, micro = 0;
+  if (s == nullptr || sscanf(s, "%u.%u.%u", &major, &minor, &micro) < 2 || major > 255 || minor > 255 ||
+      micro > 255) {
+    return 0;
+  }
+  return static_cast<unsigned long>(major) << 24 | static_cast<unsigned long>(minor) << 16 |
+         static_cast<unsigned long>(micro) << 8;
+}
+
 PyProcess ResolvePyProcess(SymbolLookup lookup) {
   PyProcess p;
   const auto* version = static_cast<const unsigned long*>(lookup("Py_Version"));  // 3.11+
+  using GetVersion = const char* (*)();
+  const auto get_version = reinterpret_cast<GetVersion>(lookup("Py_GetVersion"));
   const uintptr_t runtime = reinterpret_cast<uintptr_t>(lookup("_PyRuntime"));
   const uintptr_t code_type = reinterpret_cast<uintptr_t>(lookup("PyCode_Type"));
   const uintptr_t str_type = reinterpret_cast<uintptr_t>(lookup("PyUnicode_Type"));
-  if (version == nullptr || runtime == 0 || code_type == 0 || str_type == 0) return p;
-  p.layout = PyLayoutFor(*version);
+  if (get_version == nullptr || runtime == 0 || code_type == 0 || str_type == 0) return p;  // no CPython
+  // Py_GetVersion: "3.10.13 (main, ...) [GCC ...]"; free-threaded builds say so in it ("3.13.0
+  // experimental free-threading build (main, ...)", 3.14: "free-threading build").
+  const char* text = get_version();
+  p.version = version != nullptr ? *version : PyVersionFromString(text);
+  const unsigned major = (p.version >> 24) & 0xFF, minor = (p.version >> 16) & 0xFF;
+  const char* build = "";
+  if (text != nullptr && strstr(text, "free-threading") != nullptr) {
+    build = " free-threaded";
+  } else if (lookup("_Py_NegativeRefcount") != nullptr) {  // Py_REF_DEBUG: debug builds
+    build = " debug build";
+  } else {
+    p.layout = PyLayoutFor(p.version);
+  }
+  if (p.layout == nullptr) {
+    if (p.version == 0) {
+      snprintf(p.unsupported, sizeof(p.unsupported), "CPython of unknown version%s", build);
+    } else {
+      snprintf(p.unsupported, sizeof(p.unsupported), "CPython %u.%u%s", major, minor, build);
+    }
+    return p;
+  }
   p.runtime = runtime;
   p.code_type = code_type;
   p.str_type = str_type;
+  p.frame_type = reinterpret_cast<uintptr_t>(lookup("PyFrame_Type"));
+  if (p.layout->chain == PyFrameChain::kFrameObjects && p.frame_type == 0) {
+    p.layout = nullptr;
+    snprintf(p.unsupported, sizeof(p.unsupported), "CPython %u.%u without PyFrame_Type", major, minor);
+  }
   return p;
 }
 
@@ -263,62 +359,46 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
   if (l.ts_read > sizeof(ts) || !Aligned(tstate)) return 0;
   memcpy(ts, reinterpret_cast<const void*>(tstate), l.ts_read);
   if (At<unsigned long>(ts, l.ts_thread_id) != static_cast<unsigned long>(pthread_self())) return 0;
-  const uintptr_t cframe = At<uintptr_t>(ts, l.ts_cframe);
-  if (!Aligned(cframe)) return 0;
-  uintptr_t f = Direct<uintptr_t>(cframe + l.cframe_current_frame);
+  uintptr_t f = At<uintptr_t>(ts, l.ts_frame);
+  if (l.chain == PyFrameChain::kCFrame) {
+    if (!Aligned(f)) return 0;
+    f = Direct<uintptr_t>(f + l.cframe_current_frame);
+  }
   if (f == 0) return 0;  // no Python code running on this thread
 
-  Chunks chunks;
-  FindChunks(l, ts, &chunks);
   // The frames, innermost first.
   Frame frames[kMaxPythonFrames];
-  size_t nf = 0;
-  unsigned char fh[128];
-  static_assert(sizeof(fh) >= 72);
-  while (f != 0 && nf < kMaxPythonFrames) {  // the innermost 64, as the GIL path keeps (a cycle ends too)
-    if (!Aligned(f) || l.frame_header > sizeof(fh)) {
-      ++*missed;
-      break;
-    }
-    if (chunks.Contains(f, l.frame_header)) {
-      memcpy(fh, reinterpret_cast<const void*>(f), l.frame_header);
-    } else if (!reader.Read(fh, f, l.frame_header)) {
-      ++*missed;
-      break;
-    }
-    frames[nf++] = Frame{At<uintptr_t>(fh, l.frame_code), At<uintptr_t>(fh, l.frame_prev_instr),
-                         static_cast<int>(static_cast<signed char>(fh[l.frame_owner]))};
-    f = At<uintptr_t>(fh, l.frame_previous);
-  }
+  const size_t nf = ReadFrames(py, reader, ts, f, frames, &f, missed);
   if (cut != nullptr) *cut = f != 0 && nf == kMaxPythonFrames;  // frames remained past the limit
 
   // The innermost frame may be one being pushed or popped (a code object just freed, fields not
   // written yet): its objects are read through SafeReader. Once a frame checks out, its callers'
   // frames are calls in progress, which hold their code objects (and those their names and line
   // tables): read directly. A frame that does not check out is missed, and the walk goes on with
-  // safe reads until one does.
+  // safe reads until one does. 3.10's frames are heap objects: all read safely.
+  const bool frame_objects = l.chain == PyFrameChain::kFrameObjects;
   size_t n = 0;
   char name[kNameBytes + 1];
   bool trusted = false;
   for (size_t i = 0; i < nf; ++i) {
     const Frame& fr = frames[i];
-    const Mem mem{reader, !trusted};
+    // A C-stack shim frame (3.12+: its code field is no user code; 3.13: None).
+    if (fr.owner >= l.owner_shim) continue;
+    const Mem mem{reader, !trusted || frame_objects};
     Code h;
     if (!ReadCode(l, mem, fr.code, &h) || h.type != py.code_type || h.size <= 0) {
       ++*missed;
       trusted = false;
       continue;
     }
-    const uintptr_t start = fr.code + l.code_adaptive;
-    const intptr_t addr = static_cast<intptr_t>(fr.prev_instr - start);  // bytes; -2: not started
+    const intptr_t addr = fr.addr;  // bytes; -2: not started
     if (addr < -2 || addr >= h.size * 2) {
       ++*missed;
       trusted = false;
       continue;
     }
     trusted = true;
-    // Not started yet (_PyFrame_IsIncomplete in pycore_frame.h), or a C-stack shim frame.
-    if (fr.owner == l.owner_cstack) continue;
+    // Not started yet (_PyFrame_IsIncomplete in pycore_frame.h).
     if (fr.owner != l.owner_generator && addr < h.firsttraceable * 2) continue;
 
     Names names;
@@ -341,7 +421,9 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
     if (names.own) continue;
 
     int line = h.firstlineno;
-    if (addr >= 0) {
+    if (fr.line != 0) {
+      line = fr.line;  // 3.10, a traced frame: PyFrame_GetLineNumber's f_lineno
+    } else if (addr >= 0) {
       const uint64_t tag = uint64_t{gen & 0xFFFF} << 48 | static_cast<uint64_t>(addr) << 24;
       std::atomic<uint64_t>* slot = e != nullptr && addr < (1 << 24) ? &e->lines[(addr >> 1) % kLines] : nullptr;
       const uint64_t seen = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
@@ -350,7 +432,8 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
       } else {
         line_misses_.fetch_add(1, std::memory_order_relaxed);
         LineBytes bytes(mem, h.linetable);
-        line = PyLineForAddress(bytes, bytes.size(), h.firstlineno, static_cast<int>(addr));
+        line = frame_objects ? PyLineForAddress310(bytes, bytes.size(), h.firstlineno, static_cast<int>(addr))
+                             : PyLineForAddress(bytes, bytes.size(), h.firstlineno, static_cast<int>(addr));
         if (slot != nullptr && line >= -1 && line < (1 << 24) - 1) {
           slot->store(tag | static_cast<uint64_t>(line + 1), std::memory_order_relaxed);
         }

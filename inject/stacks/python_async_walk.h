@@ -5,7 +5,9 @@
 //   this thread's PyThreadState: pthread_getspecific(_PyRuntime's autoTSSkey), the key PyGILState
 //     keeps it under (Python/pystate.c, _PyGILState_NoteThreadState); held with or without the
 //     GIL; its thread_id must be pthread_self() (a stale value is not used)
-//   innermost frame: tstate->cframe->current_frame; then frame->previous. A frame inside the
+//   innermost frame: tstate->cframe->current_frame (3.13: tstate->current_frame); then
+//     frame->previous. 3.10: tstate->frame, a PyFrameObject, then f_back, all read through
+//     SafeReader (heap objects), the line from f_lasti (or f_lineno while traced). A frame inside the
 //     thread's live data stack (tstate->datastack_chunk .. datastack_top: chunks are unlinked
 //     before they are freed) is read directly; others (generators' and coroutines' frames, which
 //     live in their objects) through SafeReader
@@ -42,11 +44,23 @@ struct PyProcess {
   uintptr_t runtime = 0;             ///< &_PyRuntime
   uintptr_t code_type = 0;           ///< &PyCode_Type
   uintptr_t str_type = 0;            ///< &PyUnicode_Type
+  uintptr_t frame_type = 0;          ///< &PyFrame_Type (3.10's frames are frame objects)
+  unsigned long version = 0;         ///< PY_VERSION_HEX of the interpreter found (0: none or unknown)
+  /// A CPython was found but its frames cannot be read: what it is, e.g. "CPython 3.14
+  /// free-threaded", "CPython 3.12 debug build", "CPython 3.9" (empty otherwise).
+  char unsupported[64] = {};
 };
 
-/// Finds Py_Version, _PyRuntime, PyCode_Type and PyUnicode_Type with `lookup`; layout stays
-/// nullptr when one is missing or the version has no layout. Not async-signal-safe (dlsym).
+/// Finds the interpreter with `lookup`: its version (Py_Version, 3.11+; else the text of
+/// Py_GetVersion(), which it calls), its build (free-threaded: Py_GetVersion says
+/// "free-threading"; debug: _Py_NegativeRefcount exists), _PyRuntime, PyCode_Type,
+/// PyUnicode_Type and PyFrame_Type. layout stays nullptr with no CPython (no Py_GetVersion or
+/// a type missing; unsupported empty) or one without a layout (unsupported says which). Not
+/// async-signal-safe (dlsym).
 PyProcess ResolvePyProcess(SymbolLookup lookup);
+
+/// PY_VERSION_HEX (release level 0) of a version text "X.Y[.Z]..." (Py_GetVersion()); 0 if none.
+unsigned long PyVersionFromString(const char* s);
 
 /// Interns n bytes of UTF-8 from a signal handler: a string id, or 0 when it cannot now.
 using AsyncInternFn = uint32_t (*)(void* ctx, const char* s, uint32_t n);

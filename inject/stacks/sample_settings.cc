@@ -18,9 +18,12 @@ bool ParseSampleHz(const char* text, uint32_t* hz) {
   return true;
 }
 
-uint32_t FormatSampleMetadata(uint32_t hz, int signo, char* buf, size_t cap) {
+uint32_t FormatSampleMetadata(uint32_t hz, int signo, const char* python_unsupported, char* buf, size_t cap) {
   if (hz == 0) return 0;
-  int len = snprintf(buf, cap, "sample_hz=%u%csample_signal=%d", hz, '\0', signo);
+  int len = python_unsupported != nullptr && python_unsupported[0] != '\0'
+                ? snprintf(buf, cap, "sample_hz=%u%csample_signal=%d%cpython_unsupported=%s", hz, '\0', signo, '\0',
+                           python_unsupported)
+                : snprintf(buf, cap, "sample_hz=%u%csample_signal=%d", hz, '\0', signo);
   return len > 0 && static_cast<size_t>(len) < cap ? static_cast<uint32_t>(len) : 0;
 }
 

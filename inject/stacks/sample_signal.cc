@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "stacks/real_next.h"
+#include "stacks/sample_mask.h"
 
 namespace trainprof::inject {
 namespace {
@@ -99,14 +100,16 @@ void ChainToProgram(int sig, siginfo_t* info, void* uc) {
     dfl.sa_handler = SIG_DFL;
     SetProgramAction(dfl);
   }
+  // The real call, not our interposed one (sample_mask.h): the sampler's timer stays as it is (the
+  // mask here is the handler's, which the kernel replaces when the handler returns).
   sigset_t old;
-  pthread_sigmask(SIG_BLOCK, &a.sa_mask, &old);
+  RealPthreadSigmask(SIG_BLOCK, &a.sa_mask, &old);
   if ((a.sa_flags & SA_SIGINFO) != 0) {
     a.sa_sigaction(sig, info, uc);
   } else {
     a.sa_handler(sig);
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  RealPthreadSigmask(SIG_SETMASK, &old, nullptr);
 }
 
 }  // namespace trainprof::inject

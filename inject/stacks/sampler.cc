@@ -19,6 +19,8 @@
 #include "runtime.h"
 #include "stacks/python_async.h"
 #include "stacks/real_next.h"
+#include "stacks/sample_budget.h"
+#include "stacks/sample_mask.h"
 #include "stacks/sample_signal.h"
 #include "stacks/stack_room.h"
 #include "stacks/stacks.h"
@@ -37,10 +39,19 @@ int g_signo = 0;
 pthread_key_t g_key;
 bool g_have_key = false;
 std::atomic<bool> g_failure_said{false};
+std::atomic<uint64_t> g_live_timers{0};  // this process's: RLIMIT_SIGPENDING's share (sample_budget.h)
 
 // Initial-exec TLS (no __tls_get_addr in the handler): the calling thread's timer.
 thread_local bool tls_armed __attribute__((tls_model("initial-exec"))) = false;
 thread_local timer_t tls_timer __attribute__((tls_model("initial-exec"))) = nullptr;
+/// The thread has a timer (tls_timer) and it is running; false while paused (the thread blocks
+/// the sampling signal: sample_mask.h) and where timer_create failed.
+thread_local bool tls_running __attribute__((tls_model("initial-exec"))) = false;
+/// The thread has a timer, stopped because the thread blocks the sampling signal.
+thread_local bool tls_paused __attribute__((tls_model("initial-exec"))) = false;
+/// Inside OnSampleSignal: mask calls made there (libunwind's, a chained program handler's) are
+/// the handler's, undone by the kernel as it returns; the timer is left as it is.
+thread_local bool tls_in_handler __attribute__((tls_model("initial-exec"))) = false;
 /// The thread's CPU time (ns) its samples so far stand for.
 thread_local uint64_t tls_cpu_sampled_ns __attribute__((tls_model("initial-exec"))) = 0;
 uint64_t g_period_ns = 1000000;
@@ -116,13 +127,16 @@ void TakeSample(void* uc) {
 }
 
 void OnSampleSignal(int sig, siginfo_t* info, void* uc) {
+  const bool outer = !tls_in_handler;
+  tls_in_handler = true;
   if (!IsSampleTimer(info, &g_marker)) {
     ChainToProgram(sig, info, uc);
-    return;
+  } else {
+    const int saved = errno;
+    TakeSample(uc);
+    errno = saved;
   }
-  const int saved = errno;
-  TakeSample(uc);
-  errno = saved;
+  if (outer) tls_in_handler = false;
 }
 
 void SayFailure(const char* what, int err) {
@@ -137,8 +151,11 @@ void SayFailure(const char* what, int err) {
 void DeleteThreadTimer(void*) {
   if (!tls_armed) return;
   tls_armed = false;
+  if (!tls_running && !tls_paused) return;  // timer_create had failed
+  tls_running = tls_paused = false;
   const int saved = errno;
   timer_delete(tls_timer);
+  g_live_timers.fetch_sub(1, std::memory_order_relaxed);
   errno = saved;
 }
 
@@ -180,6 +197,7 @@ void PrepareSampling(const Config& c, bool ours) {
   }
   g_hz = c.sample_hz;
   g_period_ns = 1000000000ull / g_hz;
+  NoteSignalQueueLimit();
 }
 
 void StartSampling() {
@@ -193,12 +211,30 @@ void StopSampling() { g_on.store(false, std::memory_order_relaxed); }
 
 void ForgetSamplingInForkChild() {
   StopSampling();
-  tls_armed = false;
+  tls_armed = tls_running = tls_paused = false;
+  g_live_timers.store(0, std::memory_order_relaxed);
 }
+
+namespace {
+
+// Sets `id` going: every 1/HZ s of the thread's CPU time from now; the thread's CPU time so far
+// is not sampled. errno is the caller's to keep.
+bool RunTimer(timer_t id) {
+  const long period_ns = static_cast<long>(g_period_ns);
+  tls_cpu_sampled_ns = ThreadCpuNs();
+  struct itimerspec its;
+  its.it_interval.tv_sec = period_ns / 1000000000L;
+  its.it_interval.tv_nsec = period_ns % 1000000000L;
+  its.it_value = its.it_interval;
+  return timer_settime(id, 0, &its, nullptr) == 0;
+}
+
+}  // namespace
 
 void ArmThreadSampler() {
   if (tls_armed || !g_on.load(std::memory_order_relaxed)) return;
   tls_armed = true;  // first: a sample arriving meanwhile must not arm a second timer
+  if (!MayHoldAnotherQueuedSignal(g_live_timers.load(std::memory_order_relaxed), Rt().cfg.quiet)) return;
   const int saved = errno;
   struct sigevent sev;
   memset(&sev, 0, sizeof(sev));
@@ -212,22 +248,54 @@ void ArmThreadSampler() {
     errno = saved;
     return;  // tls_armed stays set: not tried again on this thread
   }
-  const long period_ns = static_cast<long>(g_period_ns);
-  tls_cpu_sampled_ns = ThreadCpuNs();
-  struct itimerspec its;
-  its.it_interval.tv_sec = period_ns / 1000000000L;
-  its.it_interval.tv_nsec = period_ns % 1000000000L;
-  its.it_value = its.it_interval;
-  if (timer_settime(id, 0, &its, nullptr) != 0) {
+  g_live_timers.fetch_add(1, std::memory_order_relaxed);
+  // A thread that blocks the signal already (the mask its creator had at pthread_create, or an
+  // exec'd image's inherited mask): its timer waits, stopped, until the thread unblocks it.
+  if (kMaskCallsInterposed && SampleSignalBlockedHere(g_signo)) {
+    tls_timer = id;
+    tls_paused = true;
+  } else if (!RunTimer(id)) {
     SayFailure("timer_settime", errno);
     timer_delete(id);
+    g_live_timers.fetch_sub(1, std::memory_order_relaxed);
     errno = saved;
     return;
+  } else {
+    tls_timer = id;
+    tls_running = true;
   }
-  tls_timer = id;
   if (g_have_key) pthread_setspecific(g_key, const_cast<char*>(&g_marker));
   errno = saved;
 }
+
+bool PauseThreadSampler() {
+  if (!tls_running || tls_in_handler) return false;
+  // Blocked already (a handler of another signal whose sa_mask holds it, the raw system call):
+  // the kernel gives the thread its mask back on its own, without a call to resume the timer.
+  if (kMaskCallsInterposed && SampleSignalBlockedHere(g_signo)) return false;
+  const int saved = errno;
+  struct itimerspec off;
+  memset(&off, 0, sizeof(off));
+  // In a vfork child (the parent's TLS, a process without timers) this fails: nothing changes.
+  const bool ok = timer_settime(tls_timer, 0, &off, nullptr) == 0;
+  errno = saved;
+  if (!ok) return false;
+  tls_running = false;
+  tls_paused = true;
+  return true;
+}
+
+void ResumeThreadSampler() {
+  if (!tls_paused || tls_in_handler) return;
+  const int saved = errno;
+  if (RunTimer(tls_timer)) {
+    tls_paused = false;
+    tls_running = true;
+  }
+  errno = saved;
+}
+
+bool IsSamplerSignal(const siginfo_t* info) { return IsSampleTimer(info, &g_marker); }
 
 uint32_t SampleHz() { return g_hz; }
 int SampleSignalNumber() { return g_hz != 0 ? g_signo : 0; }

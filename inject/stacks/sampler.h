@@ -10,6 +10,11 @@
 //                   armed in the start routine of every pthread_create (interposed), else when
 //                   the library first sees the thread (CurrentThreadSlow); deleted at the thread's
 //                   exit (a pthread key made before the thread states' key, so it runs first)
+//   the thread blocks the signal (pthread_sigmask/sigprocmask, interposed: sample_mask.h; or
+//                   a mask it started with): its timer is stopped first, and set going again once
+//                   the thread unblocks the signal, so a thread that blocks it never has it
+//                   pending (sigwaitinfo, a signalfd, sigsuspend would see it); its CPU time
+//                   meanwhile is not sampled. exec: the exec'ing thread's timer stopped first
 //   fork child:     timers are not inherited: the forking thread's is made anew (StartSampling);
 //                   native frames are off there (stacks.h): samples carry Python frames only,
 //                   or stack 0
@@ -21,6 +26,8 @@
 // Async-signal-safe throughout the handler: errno saved and restored, no malloc, no lock the
 // interrupted code can hold on this thread.
 #pragma once
+
+#include <signal.h>
 
 #include <cstdint>
 
@@ -46,6 +53,24 @@ void ForgetSamplingInForkChild();
 
 /// The calling thread's timer, when sampling is on and the thread has none (idempotent; cheap).
 void ArmThreadSampler();
+
+/// Stops the calling thread's timer (before the thread blocks the sampling signal, or execs).
+/// Returns whether a running timer was stopped; false where the thread has none, its timer is
+/// stopped already, the signal is blocked already (inside a signal handler whose mask holds it:
+/// the kernel unblocks it as the handler returns, with no call to resume the timer), inside the
+/// sampler's own handler, or timer_settime failed (a vfork child: the parent's TLS, no timers). Any
+/// signal of the timer pending before is delivered to the (unblocked) handler as this returns.
+/// Async-signal-safe; errno kept.
+bool PauseThreadSampler();
+
+/// Sets the calling thread's stopped timer going again (after the thread unblocked the signal,
+/// or an exec failed); the CPU time it was stopped for is not sampled. No-op where it is not
+/// stopped, and inside the sampler's own handler. Async-signal-safe; errno kept.
+void ResumeThreadSampler();
+
+/// Whether `info` is a signal of one of the sampler's timers (not the program's own use of the
+/// signal number).
+bool IsSamplerSignal(const siginfo_t* info);
 
 /// Makes the pthread key whose destructor deletes a thread's timer. At start-up, before
 /// InitThreadStates, when c.sample_hz > 0.

@@ -163,7 +163,8 @@ long tp_probe_offset(const char* field) {
   } fields[] = {{"code_firstlineno", l.code_firstlineno}, {"code_filename", l.code_filename},
                 {"code_qualname", l.code_qualname},       {"code_linetable", l.code_linetable},
                 {"code_adaptive", l.code_adaptive},       {"str_ascii_size", l.str_ascii_size},
-                {"str_compact_size", l.str_compact_size}, {"str_utf8", l.str_utf8}};
+                {"str_compact_size", l.str_compact_size}, {"str_utf8", l.str_utf8},
+                {"code_code", l.code_code}};
   for (const auto& f : fields) {
     if (strcmp(f.name, field) == 0) return static_cast<long>(f.value);
   }

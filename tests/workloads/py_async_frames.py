@@ -37,12 +37,17 @@ def probed():
     return out
 
 
+def name_of(code):
+    """The function's name as the walk reads it: co_qualname (3.11+), co_name (3.10: no qualname)."""
+    return getattr(code, "co_qualname", code.co_name)
+
+
 def interpreter_view(frame, line):
     """The same frames as the interpreter gives them (the innermost at `line`)."""
-    out = [(frame.f_code.co_qualname, frame.f_code.co_filename, line)]
+    out = [(name_of(frame.f_code), frame.f_code.co_filename, line)]
     frame = frame.f_back
     while frame is not None:
-        out.append((frame.f_code.co_qualname, frame.f_code.co_filename, frame.f_lineno))
+        out.append((name_of(frame.f_code), frame.f_code.co_filename, frame.f_lineno))
         frame = frame.f_back
     return out
 
@@ -52,7 +57,7 @@ def capture():
     innermost frame)."""
     n, line = lib.tp_probe_capture_now(), sys._getframe().f_lineno
     return {"got": probed(), "want": interpreter_view(sys._getframe(), line), "missed": lib.tp_probe_missed(),
-            "frames": n}
+            "frames": n, "version": list(sys.version_info[:2])}
 
 
 class Model:
@@ -151,12 +156,14 @@ def offsets():
     u = "n\u00e9e"
     u.encode("utf-8")
     return {
-        "qualname": ptr(id(code) + lib.tp_probe_offset(b"code_qualname")) == id(code.co_qualname),
+        "qualname": ptr(id(code) + lib.tp_probe_offset(b"code_qualname")) == id(getattr(code, "co_qualname", code.co_name)),
         "filename": ptr(id(code) + lib.tp_probe_offset(b"code_filename")) == id(code.co_filename),
         "linetable": ptr(id(code) + lib.tp_probe_offset(b"code_linetable")) == id(code.co_linetable),
         "firstlineno": ctypes.c_int.from_address(id(code) + lib.tp_probe_offset(b"code_firstlineno")).value
         == code.co_firstlineno,
-        "adaptive": ctypes.string_at(id(code) + lib.tp_probe_offset(b"code_adaptive"), 2)[0] != 0,
+        # The instructions: co_code_adaptive's first opcode (3.11+), the co_code object (3.10).
+        "adaptive": ctypes.string_at(id(code) + lib.tp_probe_offset(b"code_adaptive"), 2)[0] != 0
+        if sys.version_info >= (3, 11) else ptr(id(code) + lib.tp_probe_offset(b"code_code")) == id(code.co_code),
         "ascii_data": ctypes.string_at(id(s) + lib.tp_probe_offset(b"str_ascii_size"), len(s)) == s.encode(),
         "latin1_data": ctypes.string_at(id(u) + lib.tp_probe_offset(b"str_compact_size"), len(u))
         == u.encode("latin-1"),

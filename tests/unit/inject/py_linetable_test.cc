@@ -45,5 +45,42 @@ TEST(PyLineTable, PastTheEndOrUnreadableIsUnknown) {
   EXPECT_EQ(Line(0, {0x02, 0xE9}), 0);
 }
 
+// CPython 3.10's table (byte pairs: bytes covered, line move; -128: no line), as 3.10.13 compiled
+//   def f(a):            (line 1)
+//       x = 1            (line 2)
+//       <200 blank lines>
+//       for i in range(a):   (line 203)
+//           x += i           (line 204)
+//       return x             (line 205)
+// co_lines(): (0, 4, 2), (4, 16, 203), (16, 26, 204), (26, 30, 205); the jump of 201 lines takes
+// a zero-byte entry of +127 first.
+int Line310(int addr, const std::vector<int>& t, int first = 1) {
+  return PyLineForAddress310([&](size_t i) { return t[i]; }, t.size(), first, addr);
+}
+
+TEST(PyLineTable, Python310Table) {
+  const std::vector<int> t = {4, 1, 0, 127, 12, 74, 10, 1, 4, 1};
+  EXPECT_EQ(Line310(0, t), 2);
+  EXPECT_EQ(Line310(2, t), 2);
+  EXPECT_EQ(Line310(4, t), 203);
+  EXPECT_EQ(Line310(14, t), 203);
+  EXPECT_EQ(Line310(16, t), 204);
+  EXPECT_EQ(Line310(26, t), 205);
+  EXPECT_EQ(Line310(28, t), 205);
+  EXPECT_EQ(Line310(30, t), 0);  // past the end: unknown
+  EXPECT_EQ(Line310(-2, t), 1);  // not started (f_lasti -1): the first line
+}
+
+TEST(PyLineTable, Python310NoLineAndNegativeMoves) {
+  // 2 bytes at +1, 2 bytes with no line (-128: the line does not move), 2 bytes at +1, 2 at -3.
+  const std::vector<int> t = {2, 1, 2, 0x80, 2, 1, 2, 0xFD};
+  EXPECT_EQ(Line310(0, t, 10), 11);
+  EXPECT_EQ(Line310(2, t, 10), -1);
+  EXPECT_EQ(Line310(4, t, 10), 12);
+  EXPECT_EQ(Line310(6, t, 10), 9);
+  // An unreadable byte: unknown.
+  EXPECT_EQ(PyLineForAddress310([](size_t i) { return i < 2 ? 2 : -1; }, 4, 10, 2), 0);
+}
+
 }  // namespace
 }  // namespace trainprof::inject::stacks

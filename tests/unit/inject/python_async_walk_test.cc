@@ -43,7 +43,7 @@ struct FakePython {
     Put<pthread_key_t>(runtime, l.runtime_tss + 4, key);
     pthread_setspecific(key, tstate);
     Put<unsigned long>(tstate, l.ts_thread_id, static_cast<unsigned long>(pthread_self()));
-    Put<uintptr_t>(tstate, l.ts_cframe, Addr(cframe));
+    Put<uintptr_t>(tstate, l.ts_frame, Addr(cframe));
     Put<uintptr_t>(tstate, l.ts_datastack_chunk, Addr(chunk));
     Put<uintptr_t>(chunk, l.chunk_size, sizeof(chunk));
     chunk_used = l.chunk_data;
@@ -95,7 +95,7 @@ struct FakePython {
     chunk_used += l.frame_header + 16;
     Put<uintptr_t>(f, l.frame_code, code);
     Put<uintptr_t>(f, l.frame_previous, Current());
-    Put<uintptr_t>(f, l.frame_prev_instr, code + l.code_adaptive + 2 * unit);
+    Put<uintptr_t>(f, l.frame_instr, code + l.code_adaptive + 2 * unit);
     SetCurrent(Addr(f));
     SetTop();
     return f;
@@ -199,10 +199,10 @@ TEST_F(AsyncPythonWalk, TornStatesAreMissedNotFaulted) {
   // An instruction pointer outside its code.
   const uintptr_t code = py.Code("inner", "a.py", 20);
   Put<uintptr_t>(inner, py.l.frame_code, code);
-  Put<uintptr_t>(inner, py.l.frame_prev_instr, code + 4096);
+  Put<uintptr_t>(inner, py.l.frame_instr, code + 4096);
   EXPECT_EQ(Walked().missed, 1u);
   // The chain leads out of the data stack into unmapped memory: the walk stops there.
-  Put<uintptr_t>(inner, py.l.frame_prev_instr, code + py.l.code_adaptive);
+  Put<uintptr_t>(inner, py.l.frame_instr, code + py.l.code_adaptive);
   Put<uintptr_t>(inner, py.l.frame_previous, Unmapped());
   r = Walked();
   EXPECT_EQ(r.frames, std::vector<std::string>{"inner a.py:21"});
@@ -262,10 +262,81 @@ TEST_F(AsyncPythonWalk, ShimAndIncompleteFramesLeftOut) {
 }
 
 TEST(AsyncPythonLayout, OnlyVersionsWithATable) {
-  EXPECT_EQ(PyLayoutFor(0x030A0000), nullptr);  // 3.10
-  EXPECT_EQ(PyLayoutFor(0x030C0000), nullptr);  // 3.12: no table yet
-  ASSERT_NE(PyLayoutFor(0x030B02F0), nullptr);  // 3.11.2
-  EXPECT_EQ(PyLayoutFor(0x030B02F0), PyLayoutFor(kPy311));
+  EXPECT_EQ(PyLayoutFor(0x03090000), nullptr);  // 3.9
+  EXPECT_EQ(PyLayoutFor(0x030E0000), nullptr);  // 3.14: no table yet
+  EXPECT_EQ(PyLayoutFor(0x020712F0), nullptr);  // 2.7
+  for (unsigned long minor = 10; minor <= 13; ++minor) {
+    const PyLayout* l = PyLayoutFor(0x03000000 | minor << 16 | 0x01F0);
+    ASSERT_NE(l, nullptr) << minor;
+    EXPECT_EQ(l->minor, minor);
+    EXPECT_EQ(PyLayoutFor(0x03000000 | minor << 16 | 0x07F0), l);  // the same for every release
+  }
+}
+
+TEST(AsyncPythonLayout, VersionFromText) {
+  EXPECT_EQ(PyVersionFromString("3.10.13 (main, May  9 2026, 07:34:36) [GCC 12.2.0]"), 0x030A0D00u);
+  EXPECT_EQ(PyVersionFromString("3.14.0 free-threading build (main, Oct 7 2025)"), 0x030E0000u);
+  EXPECT_EQ(PyVersionFromString("3.12"), 0x030C0000u);
+  EXPECT_EQ(PyVersionFromString("python"), 0u);
+  EXPECT_EQ(PyVersionFromString(nullptr), 0u);
+}
+
+// A process's symbols, made up: Py_Version (or none), Py_GetVersion's text, and whether the debug
+// build's _Py_NegativeRefcount is there.
+struct FakeSymbols {
+  static inline unsigned long version = 0;
+  static inline bool has_version = true, debug = false;
+  static inline const char* text = "";
+  static inline unsigned char object[8];
+  static const char* GetVersion() { return text; }
+  static void* Lookup(const char* name) {
+    const std::string n = name;
+    if (n == "Py_Version") return has_version ? &version : nullptr;
+    if (n == "Py_GetVersion") return reinterpret_cast<void*>(&GetVersion);
+    if (n == "_Py_NegativeRefcount") return debug ? object : nullptr;
+    if (n == "_PyRuntime" || n == "PyCode_Type" || n == "PyUnicode_Type" || n == "PyFrame_Type") return object;
+    return nullptr;
+  }
+  static PyProcess Resolve(unsigned long v, const char* t, bool with_version = true, bool d = false) {
+    version = v;
+    text = t;
+    has_version = with_version;
+    debug = d;
+    return ResolvePyProcess(Lookup);
+  }
+};
+
+TEST(AsyncPythonLayout, PicksTheRunningVersionsLayout) {
+  PyProcess p = FakeSymbols::Resolve(0x030C01F0, "3.12.1 (main) [GCC 12.2.0]");
+  ASSERT_NE(p.layout, nullptr);
+  EXPECT_EQ(p.layout->minor, 12u);
+  EXPECT_STREQ(p.unsupported, "");
+  // 3.10 has no Py_Version: its version comes from Py_GetVersion's text.
+  p = FakeSymbols::Resolve(0, "3.10.13 (main, May  9 2026) [GCC 12.2.0]", false);
+  ASSERT_NE(p.layout, nullptr);
+  EXPECT_EQ(p.layout->minor, 10u);
+  EXPECT_EQ(p.version, 0x030A0D00u);
+}
+
+TEST(AsyncPythonLayout, UnsupportedBuildsAreNamed) {
+  PyProcess p = FakeSymbols::Resolve(0x030F00A1, "3.15.0a1 (main) [GCC 14]");  // a version too new
+  EXPECT_EQ(p.layout, nullptr);
+  EXPECT_STREQ(p.unsupported, "CPython 3.15");
+  p = FakeSymbols::Resolve(0x030D00F0, "3.13.0 experimental free-threading build (main) [GCC 12]");
+  EXPECT_EQ(p.layout, nullptr);
+  EXPECT_STREQ(p.unsupported, "CPython 3.13 free-threaded");
+  p = FakeSymbols::Resolve(0x030C01F0, "3.12.1 (main) [GCC 12.2.0]", true, true);
+  EXPECT_EQ(p.layout, nullptr);
+  EXPECT_STREQ(p.unsupported, "CPython 3.12 debug build");
+  p = FakeSymbols::Resolve(0, "3.9.18 (main) [GCC 12.2.0]", false);
+  EXPECT_EQ(p.layout, nullptr);
+  EXPECT_STREQ(p.unsupported, "CPython 3.9");
+  // A walk with no layout reads nothing (native frames only), and counts nothing as missed.
+  auto w = std::make_unique<AsyncPythonWalker>();
+  uint64_t out[6];
+  uint32_t missed = 7;
+  EXPECT_EQ(w->Capture(p, SafeReader(getpid()), Names::Intern, nullptr, 1, out, 6, &missed), 0u);
+  EXPECT_EQ(missed, 0u);
 }
 
 }  // namespace

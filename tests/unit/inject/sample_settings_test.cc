@@ -26,10 +26,19 @@ TEST(SampleSettings, OffUnlessAWholeNumberUpToTheMaximum) {
 
 TEST(SampleSettings, MetadataEntriesAreNulSeparated) {
   char buf[64];
-  uint32_t len = FormatSampleMetadata(1000, 64, buf, sizeof(buf));
+  uint32_t len = FormatSampleMetadata(1000, 64, "", buf, sizeof(buf));
   EXPECT_EQ(std::string(buf, len), std::string("sample_hz=1000\0sample_signal=64", 31));
-  EXPECT_EQ(FormatSampleMetadata(0, 64, buf, sizeof(buf)), 0u);   // off: nothing
-  EXPECT_EQ(FormatSampleMetadata(1000, 64, buf, 10), 0u);         // does not fit
+  EXPECT_EQ(FormatSampleMetadata(0, 64, "", buf, sizeof(buf)), 0u);   // off: nothing
+  EXPECT_EQ(FormatSampleMetadata(1000, 64, "", buf, 10), 0u);         // does not fit
+}
+
+TEST(SampleSettings, MetadataNamesAnUnsupportedPython) {
+  char buf[128];
+  uint32_t len = FormatSampleMetadata(1000, 64, "CPython 3.14 free-threaded", buf, sizeof(buf));
+  const std::string want("sample_hz=1000\0sample_signal=64\0python_unsupported=CPython 3.14 free-threaded", 77);
+  EXPECT_EQ(std::string(buf, len), want);
+  len = FormatSampleMetadata(1000, 64, "", buf, sizeof(buf));  // read (or no Python): no entry
+  EXPECT_EQ(std::string(buf, len), std::string("sample_hz=1000\0sample_signal=64", 31));
 }
 
 }  // namespace

@@ -1,0 +1,25 @@
+// The sampler's share of RLIMIT_SIGPENDING (`trainprof run --sample`, issue 35). Each thread's
+// timer holds one of the real user's queued-signal slots for as long as it exists, and the
+// program's own timer_create and sigqueue of real-time signals fail with EAGAIN once the user
+// has RLIMIT_SIGPENDING of them: with `ulimit -i 16` the timers of 16 threads left the program
+// none. The sampler keeps to half of the limit:
+//
+//   a new timer ─► this process's timers < limit/16 ─► made (no check: far from the limit)
+//                  else the user's queued signals now (SigQ, /proc/self/status) + 1 ≤ limit/2
+//                  ─► made; else the thread runs unsampled (said once per process)
+// The default limit (tens of thousands) never reads /proc; a low one reads it once per new
+// thread (one open, a few 128-byte reads, close: no allocation, async-signal-safe).
+#pragma once
+
+#include <cstdint>
+
+namespace trainprof::inject {
+
+/// Reads RLIMIT_SIGPENDING's soft limit (at PrepareSampling; RLIM_INFINITY: no bound).
+void NoteSignalQueueLimit();
+
+/// Whether the calling thread may make one more timer, `own` being this process's live timers.
+/// False says so once per process (a `trainprof:` line, unless quiet).
+bool MayHoldAnotherQueuedSignal(uint64_t own, bool quiet);
+
+}  // namespace trainprof::inject

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "stacks/stack_capture.h"
 #include "trace_clock.h"
 #include "trainprof/records.h"
 #include "trainprof/trace_format.h"
@@ -77,6 +78,13 @@ struct ThreadState {
   uint64_t captured[kMaxDomains] = {};  ///< per domain, bit L: the open push at level L was recorded
   CachedString cache[kStringCacheSize];
   CachedAddress by_address[kAddressCacheSize];
+  /// Taking a stack (stacks/stacks.cc): its words and their STACK record's bytes live here, on
+  /// the thread's own pages, not on its stack (a thread may have 16 KiB of stack in all).
+  /// in_stack: a capture on this thread is using them; a signal handler's capture that interrupts
+  /// it takes no stack.
+  volatile uint8_t in_stack = 0;
+  uint64_t stack_words[kMaxStackWords];
+  uint8_t stack_bytes[kMaxStackWords * format::kMaxVarintBytes];
 };
 
 extern thread_local ThreadState* tls_thread __attribute__((tls_model("initial-exec")));

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "trace_clock.h"
 #include "config.h"
+#include "fd_floor.h"
 #include "process_identity.h"
 #include "python_options.h"
 #include "stacks/sample_settings.h"
@@ -39,24 +40,6 @@ using format::MetaKey;
 // The file grows by its own size (at least one chunk, at most kMaxGrowBytes): small processes
 // such as idle DataLoader workers keep small files, busy ones extend rarely.
 constexpr uint64_t kMaxGrowBytes = 8u << 20;
-// Our fd goes this high (or as high as RLIMIT_NOFILE allows), out of the way of the program's own
-// numbering: programs that assume their next open() gets fd 3 keep working.
-constexpr int kHighFd = 900;
-
-// Moves fd to a high number; returns the new fd (the old one is closed) or fd if that failed.
-int MoveHigh(int fd) {
-  rlimit lim;
-  int target = kHighFd;
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < 2u * kHighFd) {
-    target = static_cast<int>(lim.rlim_cur / 2);
-  }
-  if (fd >= target) return fd;
-  int high = fcntl(fd, F_DUPFD_CLOEXEC, target);
-  if (high < 0) return fd;
-  close(fd);
-  return high;
-}
-
 const char* kRankVars[] = {"RANK",        "LOCAL_RANK",          "WORLD_SIZE",
                            "LOCAL_WORLD_SIZE", "GROUP_RANK",     "OMPI_COMM_WORLD_RANK",
                            "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
@@ -176,7 +159,7 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
     close(fd);
     return fail("out of memory", ENOMEM);
   }
-  fd = MoveHigh(fd);
+  fd = MoveAboveFloor(fd);
   tf->fd_ = fd;
   struct stat st;
   if (fstat(fd, &st) == 0) {
@@ -328,7 +311,7 @@ bool TraceFile::CheckFdLocked() {
     errno = ESTALE;
     return false;
   }
-  fd_ = MoveHigh(fd);  // the old number is the program's now: not ours to close
+  fd_ = MoveAboveFloor(fd);  // the old number is the program's now: not ours to close
   return true;
 }
 

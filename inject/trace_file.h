@@ -55,7 +55,7 @@ class TraceFile {
   bool GrowLocked(uint64_t min_size);
   bool CheckFdLocked();
 
-  int fd_ = -1;              ///< moved high (kHighFd), so the program's own fd numbers are unchanged
+  int fd_ = -1;              ///< moved above FdFloor() (fd_floor.h), so the program's own fd numbers are unchanged
   uint64_t dev_ = 0, ino_ = 0;  ///< identity of our file: the program may close fd_ and reuse it
   format::FileHeader* header_ = nullptr;
   uint64_t file_size_ = 0;

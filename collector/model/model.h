@@ -146,6 +146,7 @@ struct TraceImage {
   uint64_t records_dropped = 0;
   uint64_t samples_dropped = 0;  ///< CPU samples the sampler could not write (header; 0 before format 3)
   uint32_t chunks_claimed = 0;
+  uint32_t stacks_skipped = 0;  ///< stacks not taken for want of thread stack (header; 0 in older files)
   // Identity (FileHeader; 0 / "" = unknown: a file of an older trainprof)
   uint64_t pid_namespace = 0;  ///< inode of the pid namespace pid and ppid are numbered in
   uint64_t start_ticks = 0;    ///< process start, clock ticks since boot (same for every image)

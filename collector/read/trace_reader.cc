@@ -386,6 +386,7 @@ bool Decoder::ReadHeader() {
   img_.records_dropped = Load<uint64_t>(d + offsetof(FileHeader, records_dropped));
   img_.samples_dropped = Load<uint64_t>(d + offsetof(FileHeader, samples_dropped));
   img_.chunks_claimed = Load<uint32_t>(d + offsetof(FileHeader, chunks_claimed));
+  img_.stacks_skipped = Load<uint32_t>(d + offsetof(FileHeader, stacks_skipped));
   img_.pid_namespace = Load<uint64_t>(d + offsetof(FileHeader, pid_namespace));
   img_.start_ticks = Load<uint64_t>(d + offsetof(FileHeader, start_ticks));
   img_.boot_id = HexId(d + offsetof(FileHeader, boot_id));

@@ -114,9 +114,11 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
   add(Loss::records_dropped, p.dropped);
   uint64_t python_missed = 0;  // samples with Python frames the sampler could not read
   uint64_t samples_dropped = 0;
+  uint64_t stacks_skipped = 0;
   uint64_t stacks_cut = 0;  // samples whose counted frames were cut at the library's limit
   for (const TraceImage& img : p.images) {
     samples_dropped += img.samples_dropped;
+    stacks_skipped += img.stacks_skipped;
     const std::vector<Stack>& stacks = img.stacks.stacks;
     std::vector<bool> cut(stacks.size());  // by index in stacks: each stack looked at once
     for (size_t i = 0; i < stacks.size(); ++i) cut[i] = stacks[i].SampleCut();
@@ -129,6 +131,7 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
   add(Loss::samples_python_missed, python_missed);
   add(Loss::samples_stacks_cut, stacks_cut);
   add(Loss::samples_dropped, samples_dropped);
+  add(Loss::stacks_skipped, stacks_skipped);
   const NvtxMisuse& m = row.nvtx_misuse;
   add(Loss::nvtx_null_names, m.null_names);
   add(Loss::nvtx_names_cut, m.names_cut);

@@ -103,7 +103,10 @@ struct FileHeader {
   std::atomic<uint64_t> end_monotonic_ns;
   std::atomic<uint64_t> records_dropped;  ///< records not written (recording failed or off)
   std::atomic<uint32_t> chunks_claimed;   ///< chunk slots handed out so far
-  uint32_t reserved1;
+  /// Call stacks not taken because the thread had too little stack left (under the library's
+  /// budget: docs/cli.md, "Stack space"): the event or sample was recorded without its stack
+  /// (0 in files of older writers, where it was reserved).
+  std::atomic<uint32_t> stacks_skipped;
   // --- identity (all zero in files of older writers: unknown; such images are merged by
   // (host, pid) and image_index alone). Two images are one process iff host, boot_id,
   // pid_namespace, pid and start_ticks are equal and the earlier one ended in exec.
@@ -121,7 +124,7 @@ struct FileHeader {
   uint64_t start_tsc;
 };
 static_assert(sizeof(FileHeader) == 160, "FileHeader layout is part of the format");
-static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free);
 inline constexpr size_t kEndKindOffset = offsetof(FileHeader, end_kind);
 static_assert(offsetof(FileHeader, pid_namespace) == 96 && offsetof(FileHeader, run_id) == 128,
               "identity fields live where v2's reserved[0..5] were");

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -47,9 +48,8 @@ size_t PathOfLine(const char* s, size_t n, uintptr_t address, char* out, size_t 
   return len;
 }
 
-}  // namespace
-
-size_t MappedPath(uintptr_t address, char* out, size_t cap) {
+// MappedPath's work, with the read buffer buf[0..size).
+size_t ReadMaps(uintptr_t address, char* buf, size_t size, char* out, size_t cap) {
   const int saved = errno;
   int fd;
   do {
@@ -59,11 +59,10 @@ size_t MappedPath(uintptr_t address, char* out, size_t cap) {
     errno = saved;
     return 0;
   }
-  char buf[8192];  // lines are at most 4096 + ~80 bytes; a longer one is skipped
   size_t have = 0, found = 0;
   bool skipping = false;  // inside a line too long for the buffer
   for (;;) {
-    ssize_t r = read(fd, buf + have, sizeof(buf) - have);
+    ssize_t r = read(fd, buf + have, size - have);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     have += static_cast<size_t>(r);
@@ -75,7 +74,7 @@ size_t MappedPath(uintptr_t address, char* out, size_t cap) {
       begin = i + 1;
     }
     if (found != 0) break;
-    if (begin == 0 && have == sizeof(buf)) {  // no newline in a full buffer: drop that line
+    if (begin == 0 && have == size) {  // no newline in a full buffer: drop that line
       skipping = true;
       have = 0;
       continue;
@@ -85,6 +84,19 @@ size_t MappedPath(uintptr_t address, char* out, size_t cap) {
   }
   close(fd);
   errno = saved;
+  return found;
+}
+
+}  // namespace
+
+size_t MappedPath(uintptr_t address, char* out, size_t cap) {
+  // The read buffer: static, not 8 KiB of a caller that may be a signal handler on a thread with
+  // a 16 KiB stack. One caller at a time; another (a handler that interrupted one) gets nothing.
+  static char buf[8192];  // lines are at most 4096 + ~80 bytes; a longer one is skipped
+  static std::atomic<bool> busy{false};
+  if (busy.exchange(true, std::memory_order_acquire)) return 0;
+  const size_t found = ReadMaps(address, buf, sizeof(buf), out, cap);
+  busy.store(false, std::memory_order_release);
   return found;
 }
 

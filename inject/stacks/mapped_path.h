@@ -11,7 +11,8 @@ namespace trainprof::inject {
 
 /// The path of the file mapping that contains `address`, NUL-terminated into out[0..cap);
 /// returns its length, or 0 when no file mapping holds it, /proc is not readable, or the path
-/// does not fit (or is " (deleted)"). Async-signal-safe: open/read/close only, no allocation.
+/// does not fit (or is " (deleted)"), or another call is under way (one static 8 KiB read buffer,
+/// not the caller's stack). Async-signal-safe: open/read/close only, no allocation or lock.
 size_t MappedPath(uintptr_t address, char* out, size_t cap);
 
 }  // namespace trainprof::inject

@@ -22,6 +22,7 @@
 #include "stacks/sample_budget.h"
 #include "stacks/sample_mask.h"
 #include "stacks/sample_signal.h"
+#include "stacks/stack_room.h"
 #include "stacks/stacks.h"
 #include "trace_file.h"
 #include "trainprof/records.h"
@@ -173,6 +174,7 @@ struct Start {
 void* SampledStart(void* p) {
   Start s = *static_cast<Start*>(p);
   free(p);
+  NoteThreadStack();  // its bounds, for the handler's stack-room check (not known there)
   PreparePythonFramesAsync();  // a libpython loaded since (dlsym: not in the handler; cheap once found)
   ArmThreadSampler();
   return s.fn(s.arg);

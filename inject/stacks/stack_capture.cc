@@ -8,6 +8,8 @@
 
 #include "stacks/load_span.h"
 #include "stacks/python_async.h"
+#include "stacks/stack_room.h"
+#include "stacks/unwind_setup.h"
 
 namespace trainprof::inject {
 namespace {
@@ -59,8 +61,21 @@ void InitStackCapture() {
   if (g_self_end.load(std::memory_order_relaxed) == 0) {
     dl_iterate_phdr(FindSelf, reinterpret_cast<void*>(&InitStackCapture));
   }
+  InitUnwinder();     // libunwind's pipe above the program's descriptors, its validation ours
+  NoteThreadStack();  // the starting thread's bounds (the main thread's: from RLIMIT_STACK)
   void* warm[4];
   Backtrace(warm, 4);
+  // The step-by-step path too (unw_backtrace falls back to it at frames its fast path cannot
+  // take): each libunwind function's first call goes through the loader's lazy binding, whose
+  // resolver saves the whole vector state on the stack (2.5 KiB with AVX-512), better here at
+  // start-up than in a signal handler on a thread with a 16 KiB stack.
+  unw_context_t uc;
+  unw_cursor_t cursor;
+  unw_word_t ip = 0;
+  if (unw_getcontext(&uc) == 0 && unw_init_local(&cursor, &uc) == 0) {
+    unw_get_reg(&cursor, UNW_REG_IP, &ip);
+    unw_step(&cursor);
+  }
 }
 
 void SetNativeStacks(bool on) { g_native_on.store(on, std::memory_order_relaxed); }
@@ -69,25 +84,31 @@ namespace {
 
 // unw_backtrace's frames into out (pc × 2), the innermost ones in this library left out; with
 // `interrupted_pc` (a signal handler's), also those up to the frame of the interrupted code (the
-// kernel's signal trampoline, __restore_rt in libc, sits between).
+// kernel's signal trampoline, __restore_rt in libc, sits between). unw_backtrace writes into out
+// itself (a pointer is a word here), and the frames kept are moved down in place: no array of
+// return addresses on a stack that may have 16 KiB in all.
 size_t NativeFrames(uint64_t* out, size_t max, uintptr_t interrupted_pc) {
+  static_assert(sizeof(void*) == sizeof(uint64_t), "return addresses are written as words in place");
   if (!g_native_on.load(std::memory_order_relaxed)) return 0;
-  void* pcs[kMaxNativeFrames + 8];
-  const int cap = static_cast<int>(sizeof(pcs) / sizeof(pcs[0]));
+  const size_t room = max < kMaxNativeFrames + 8 ? max : kMaxNativeFrames + 8;
+  const int cap = static_cast<int>(room);
+  if (cap == 0) return 0;
+  void** pcs = reinterpret_cast<void**>(out);
   int n = Backtrace(pcs, cap);
   const uintptr_t lo = g_self_start.load(std::memory_order_relaxed);
   const uintptr_t hi = g_self_end.load(std::memory_order_relaxed);
+  auto pc_at = [&](int k) { return reinterpret_cast<uintptr_t>(pcs[k]); };
   int i = 0;
-  while (i < n && reinterpret_cast<uintptr_t>(pcs[i]) >= lo && reinterpret_cast<uintptr_t>(pcs[i]) < hi) ++i;
+  while (i < n && pc_at(i) >= lo && pc_at(i) < hi) ++i;
   if (interrupted_pc != 0) {
     int k = i;
-    while (k < n && k < i + 4 && reinterpret_cast<uintptr_t>(pcs[k]) != interrupted_pc) ++k;
+    while (k < n && k < i + 4 && pc_at(k) != interrupted_pc) ++k;
     // Not found (libunwind reported the frame otherwise): leave out the trampoline alone.
     i = (k < n && k < i + 4) ? k : i + 1;
   }
   size_t w = 0;
-  for (; i < n && w < max && w < kMaxNativeFrames; ++i) {
-    auto pc = reinterpret_cast<uintptr_t>(pcs[i]);
+  for (; i < n && w < max && w < kMaxNativeFrames; ++i) {  // w <= i: reads stay ahead of writes
+    const uintptr_t pc = pc_at(i);
     if (pc == 0) break;
     out[w++] = static_cast<uint64_t>(pc) << 1;
   }

@@ -54,8 +54,10 @@ size_t CaptureNativeStack(uint64_t* out, size_t max);
 /// already (nothing taken). Async-signal-safe.
 size_t CaptureSampleStack(uintptr_t interrupted_pc, uint64_t* out, size_t max, uint32_t* missed, bool* busy);
 
-/// Finds libtrainprof_inject.so's own address range, whose frames CaptureStack leaves out, and
-/// warms libunwind up (its first call may allocate). At start-up, before any capture.
+/// Finds libtrainprof_inject.so's own address range, whose frames CaptureStack leaves out,
+/// initialises libunwind away from the program's descriptors (unwind_setup.h), notes the calling
+/// thread's stack bounds (stack_room.h) and warms libunwind up (its first call may allocate). At
+/// start-up, before any capture.
 void InitStackCapture();
 
 /// Native frames on or off for this process (off in fork children: stacks.h, StartStacks).

@@ -1,9 +1,12 @@
 #include "stacks/stacks.h"
 
 #include "config.h"
+#include "runtime.h"
+#include "trace_file.h"
 #include "page_new.h"
 #include "stacks/modules.h"
 #include "stacks/stack_capture.h"
+#include "stacks/stack_room.h"
 #include "stacks/stack_table.h"
 #include "trainprof/records.h"
 
@@ -22,13 +25,30 @@ std::atomic<StackTable*> g_table{nullptr};
 
 void WriteStack(ThreadState* t, uint32_t id, const uint64_t* words, size_t n) {
   EnsureModulesFor(t, words, n);
-  uint8_t bytes[kMaxStackWords * format::kMaxVarintBytes];
-  static_assert(sizeof(bytes) <= format::kMaxStringBytes, "a STACK's bytes fit one record");
+  uint8_t* bytes = t->stack_bytes;  // under in_stack (TakeStack, TakeSampleStack)
+  static_assert(sizeof(t->stack_bytes) <= format::kMaxStringBytes, "a STACK's bytes fit one record");
   uint8_t* p = bytes;
   for (size_t i = 0; i < n; ++i) p = format::PutVarint(p, words[i]);
   RecordDefinition(t, format::rec::Stack{
                           .id = id, .bytes = std::string_view(reinterpret_cast<char*>(bytes),
                                                               static_cast<size_t>(p - bytes))});
+}
+
+// A stack not taken for want of thread stack: counted in the header (saturating at 2^32 - 1).
+void CountStackSkipped() {
+  TraceFile* f = Rt().file.load(std::memory_order_acquire);
+  if (f == nullptr) return;
+  std::atomic<uint32_t>& n = f->header()->stacks_skipped;
+  uint32_t v = n.load(std::memory_order_relaxed);
+  while (v != UINT32_MAX && !n.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) {
+  }
+}
+
+// Whether this thread has the stack a capture needs here; counted when not.
+bool RoomToCapture() {
+  if (HasStackRoom(kStackCaptureBudget)) return true;
+  CountStackSkipped();
+  return false;
 }
 
 }  // namespace
@@ -48,12 +68,41 @@ void StartStacks(const Config& c, bool ours, bool fork_child) {
   g_nvtx_stacks.store(table != nullptr && g_settings.nvtx && c.trace_nvtx, std::memory_order_relaxed);
 }
 
+namespace {
+
+// Holds the thread's stack scratch (ThreadState::stack_words, stack_bytes) for one capture.
+class ScratchScope {
+ public:
+  explicit ScratchScope(ThreadState* t) : t_(t), held_(t->in_stack == 0) {
+    if (!held_) return;
+    t->in_stack = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  ~ScratchScope() {
+    if (!held_) return;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_->in_stack = 0;
+  }
+  /// False: a capture on this thread (which this one interrupted) holds the scratch.
+  bool held() const { return held_; }
+
+ private:
+  ThreadState* t_;
+  bool held_;
+};
+
+uint32_t InternStack(StackTable* table, ThreadState* t, size_t n) {
+  return table->Intern(t->stack_words, n, [t](uint32_t id, const uint64_t* w, size_t k) { WriteStack(t, id, w, k); });
+}
+
+}  // namespace
+
 uint32_t TakeStack(ThreadState* t) {
   StackTable* table = g_table.load(std::memory_order_acquire);
   if (table == nullptr) return 0;
-  uint64_t words[kMaxStackWords];
-  size_t n = CaptureStack(t, words, kMaxStackWords);
-  return table->Intern(words, n, [t](uint32_t id, const uint64_t* w, size_t k) { WriteStack(t, id, w, k); });
+  ScratchScope scratch(t);
+  if (!scratch.held() || !RoomToCapture()) return 0;
+  return InternStack(table, t, CaptureStack(t, t->stack_words, kMaxStackWords));
 }
 
 uint32_t TakeSampleStack(ThreadState* t, uintptr_t interrupted_pc, uint32_t* missed, bool* busy) {
@@ -61,9 +110,10 @@ uint32_t TakeSampleStack(ThreadState* t, uintptr_t interrupted_pc, uint32_t* mis
   *busy = false;
   StackTable* table = g_table.load(std::memory_order_acquire);
   if (table == nullptr) return 0;
-  uint64_t words[kMaxStackWords];
-  size_t n = CaptureSampleStack(interrupted_pc, words, kMaxStackWords, missed, busy);
-  return table->Intern(words, n, [t](uint32_t id, const uint64_t* w, size_t k) { WriteStack(t, id, w, k); });
+  ScratchScope scratch(t);
+  *busy = !scratch.held();
+  if (*busy || !RoomToCapture()) return 0;
+  return InternStack(table, t, CaptureSampleStack(interrupted_pc, t->stack_words, kMaxStackWords, missed, busy));
 }
 
 uint64_t UndeduplicatedStacks() {

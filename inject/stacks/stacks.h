@@ -39,13 +39,16 @@ const BacktraceSettings& Backtraces();
 void StartStacks(const Config& c, bool ours, bool fork_child = false);
 
 /// The id of the calling thread's current stack in this trace file (writing MODULE and STACK
-/// records first when it is new); 0 when no stack is taken (off, re-entered, no frames). Not
-/// inside a RecordScope: it records definitions itself.
+/// records first when it is new); 0 when no stack is taken (off, re-entered, no frames, or too
+/// little of the thread's stack left: stack_room.h, counted in FileHeader::stacks_skipped). The
+/// words and record bytes live in the ThreadState, not on the stack. Not inside a RecordScope: it
+/// records definitions itself.
 uint32_t TakeStack(ThreadState* t);
 
 /// The same for a CPU sample, from the sampler's signal handler: CaptureSampleStack (the frames
 /// from `interrupted_pc` on, then Python frames read without the interpreter; *missed, *busy as
-/// there). Async-signal-safe once the thread is not inside a record or a library lock.
+/// there; *busy also when the thread was taking a stack already). Too little stack left: 0, counted
+/// as in TakeStack. Async-signal-safe once the thread is not inside a record or a library lock.
 uint32_t TakeSampleStack(ThreadState* t, uintptr_t interrupted_pc, uint32_t* missed, bool* busy);
 
 /// Stacks recorded without deduplication because the table was full (0 without a table).

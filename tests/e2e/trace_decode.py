@@ -166,13 +166,13 @@ def read_trace(path):
     if len(buf) < HEADER.size or buf[:8] != MAGIC:
         raise TraceError("%s: not a trainprof trace" % path)
     (magic, version, region, chunk_size, flags, pid, ppid, start_rt, start_mono, meta_off, meta_size, image,
-     tsc_khz, end_kind, end_code, end_mono, dropped, chunks, _r1, pid_ns, start_ticks, boot_id,
+     tsc_khz, end_kind, end_code, end_mono, dropped, chunks, stacks_skipped, pid_ns, start_ticks, boot_id,
      run_id, samples_dropped, start_tsc) = HEADER.unpack_from(buf, 0)
     tsc = version >= 3 and bool(flags & FLAG_TSC_CLOCK)
     # Identity (zero = unknown): one process = same boot, pid namespace, pid and start ticks.
     header = dict(version=version, chunk_size=chunk_size, flags=flags, pid=pid, ppid=ppid,
                   start_monotonic_ns=start_mono, end_kind=end_kind, end_code=end_code,
-                  end_monotonic_ns=end_mono, records_dropped=dropped, samples_dropped=samples_dropped, chunks_claimed=chunks, image=image,
+                  end_monotonic_ns=end_mono, records_dropped=dropped, samples_dropped=samples_dropped, stacks_skipped=stacks_skipped, chunks_claimed=chunks, image=image,
                   pid_namespace=pid_ns, start_ticks=start_ticks,
                   boot_id=boot_id.hex() if any(boot_id) else "",
                   run_id=run_id.hex() if any(run_id) else "",

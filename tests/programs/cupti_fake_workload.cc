@@ -24,10 +24,13 @@
 //            threshold): 4 cudaStreamSynchronize of 3 ms from wait_for_loss (corr 101..104),
 //            2 cudaMalloc of 3 ms from grow_pool (111..112), 4 cudaStreamSynchronize of ~0 ms from
 //            quick_sync (121..124), 4 cudaLaunchKernel of 3 ms from launch_step (131..134)
+//   stacks-small  the calls of "stacks", made on a thread with a PTHREAD_STACK_MIN (16 KiB) stack
 // Prints what it saw ("hooks: ...", "periodic flushes: N", ...).
 #include <chrono>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -143,6 +146,15 @@ __attribute__((noinline, noipa)) void launch_step(uint32_t corr) {
        0, [] { SleepMs(3); });
 }
 
+// The calls of mode "stacks" (and "stacks-small", on a small thread).
+void* StackCalls(void*) {
+  for (uint32_t i = 0; i < 4; ++i) wait_for_loss(101 + i);
+  for (uint32_t i = 0; i < 2; ++i) grow_pool(111 + i);
+  for (uint32_t i = 0; i < 4; ++i) quick_sync(121 + i);
+  for (uint32_t i = 0; i < 4; ++i) launch_step(131 + i);
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -246,10 +258,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(mode, "stacks") == 0) {
-    for (uint32_t i = 0; i < 4; ++i) wait_for_loss(101 + i);
-    for (uint32_t i = 0; i < 2; ++i) grow_pool(111 + i);
-    for (uint32_t i = 0; i < 4; ++i) quick_sync(121 + i);
-    for (uint32_t i = 0; i < 4; ++i) launch_step(131 + i);
+    StackCalls(nullptr);
+    printf("stacks done\n");
+    return 0;
+  }
+  if (strcmp(mode, "stacks-small") == 0) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+    pthread_t t;
+    if (pthread_create(&t, &attr, StackCalls, nullptr) != 0) return 4;
+    pthread_join(t, nullptr);
     printf("stacks done\n");
     return 0;
   }

@@ -1,0 +1,89 @@
+// The stack-room check (inject/stacks/stack_room.h): the pure span rule, and HasStackRoom on a
+// thread with a PTHREAD_STACK_MIN stack, with and without its bounds noted.
+#include "stacks/stack_room.h"
+
+#include <gtest/gtest.h>
+#include <limits.h>
+#include <pthread.h>
+
+namespace trainprof::inject {
+namespace {
+
+TEST(StackRoom, SpanRule) {
+  const StackSpan s{0x10000, 0x14000};  // 16 KiB
+  EXPECT_TRUE(SpanHasRoom(s, 0x13000, 0x3000));   // exactly 12 KiB below
+  EXPECT_FALSE(SpanHasRoom(s, 0x12fff, 0x3000));  // one byte short
+  EXPECT_FALSE(SpanHasRoom(s, 0x14001, 0x10));    // sp above the span: another stack
+  EXPECT_FALSE(SpanHasRoom(s, 0xffff, 0));        // below it
+  EXPECT_FALSE(SpanHasRoom(StackSpan{}, 0x13000, 0));  // unknown
+}
+
+struct Probe {
+  bool note = false;
+  bool small_need = false;  // 4 KiB: a thread at its start has that
+  bool big_need = false;    // 64 KiB: more than the whole stack
+  bool budget = false;      // the library's budget at the bottom of a deep recursion
+  StackSpan noted;
+  uintptr_t sp = 0;
+};
+
+// Recurses until about `left` bytes of the noted or probed stack remain, then asks for the budget.
+__attribute__((noinline)) bool AtDepth(int depth) {
+  volatile char pad[1024];
+  pad[0] = static_cast<char>(depth);
+  if (depth > 0) return AtDepth(depth - 1) && pad[0] == static_cast<char>(depth);
+  return HasStackRoom(kStackCaptureBudget);
+}
+
+void* OnSmallStack(void* arg) {
+  auto* p = static_cast<Probe*>(arg);
+  if (p->note) NoteThreadStack();
+  p->noted = NotedThreadStack();
+  p->sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  p->small_need = HasStackRoom(4096);
+  p->big_need = HasStackRoom(64 * 1024);
+  p->budget = AtDepth(6);  // ~6 KiB deeper: less than the 12 KiB budget left of 16 KiB
+  return nullptr;
+}
+
+Probe RunOnSmallStack(bool note) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+  Probe p;
+  p.note = note;
+  pthread_t t;
+  EXPECT_EQ(pthread_create(&t, &attr, OnSmallStack, &p), 0);
+  pthread_join(t, nullptr);
+  pthread_attr_destroy(&attr);
+  return p;
+}
+
+TEST(StackRoom, NotedBoundsOfAMinimalStackAnswerWithoutRunningIntoTheGuard) {
+  const Probe p = RunOnSmallStack(true);
+  ASSERT_LT(p.noted.lo, p.noted.hi);
+  EXPECT_GE(p.noted.hi - p.noted.lo, static_cast<uintptr_t>(PTHREAD_STACK_MIN) / 2);
+  EXPECT_LE(p.noted.hi - p.noted.lo, static_cast<uintptr_t>(PTHREAD_STACK_MIN));
+  EXPECT_TRUE(p.sp > p.noted.lo && p.sp <= p.noted.hi);
+  EXPECT_TRUE(p.small_need);
+  EXPECT_FALSE(p.big_need);
+  EXPECT_FALSE(p.budget);
+}
+
+TEST(StackRoom, UnknownBoundsAreProbedAndAGuardPageSaysNo) {
+  const Probe p = RunOnSmallStack(false);
+  EXPECT_EQ(p.noted.lo, p.noted.hi);
+  EXPECT_TRUE(p.small_need);
+  EXPECT_FALSE(p.big_need);
+  EXPECT_FALSE(p.budget);
+}
+
+TEST(StackRoom, TheMainThreadHasRoom) {
+  NoteThreadStack();
+  const StackSpan s = NotedThreadStack();
+  EXPECT_LT(s.lo, s.hi);
+  EXPECT_TRUE(HasStackRoom(kStackCaptureBudget));
+}
+
+}  // namespace
+}  // namespace trainprof::inject

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "collector/base/add_fields.h"
 #include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
@@ -99,12 +100,8 @@ const char* LoadingName(Loading l) {
 }
 
 void FetchStats::Add(const FetchStats& o) {
-  fetches += o.fetches;
-  fetch_ns += o.fetch_ns;
-  getitem_ns += o.getitem_ns;
-  collate_ns += o.collate_ns;
-  getitem_calls += o.getitem_calls;
-  getitem_total_ns += o.getitem_total_ns;
+  using F = FetchStats;
+  AddFields(this, o, &F::fetches, &F::fetch_ns, &F::getitem_ns, &F::collate_ns, &F::getitem_calls, &F::getitem_total_ns);
 }
 
 FetchStats MeasureFetches(const ProcessPhases& phases, const IntervalSet* within) {

@@ -51,25 +51,29 @@ struct CudaCall {
   bool operator==(const CudaCall&) const = default;
 };
 
-/// One kernel execution (GPU_KERNEL). 48 bytes: its launch configuration is an index into the
-/// image's CudaData::kernel_configs (kernel_configs.h).
-struct GpuKernel {
+/// What every GPU activity record but an overhead has: its times (absolute CLOCK_MONOTONIC ns)
+/// and the CUPTI correlation id that links it to the API call that started it. 24 bytes.
+struct GpuWork {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   uint64_t correlation = 0;
+  uint64_t duration() const { return end_ns - start_ns; }
+  bool operator==(const GpuWork&) const = default;
+};
+
+/// One kernel execution (GPU_KERNEL). 48 bytes: its launch configuration is an index into the
+/// image's CudaData::kernel_configs (kernel_configs.h).
+struct GpuKernel : GpuWork {
   StringId name = 0;  ///< as recorded: the mangled name (key of the kernel table)
   uint32_t device = 0, context = 0, stream = 0;
   uint32_t graph = 0;   ///< CUDA graph id, 0 = none
   uint32_t config = 0;  ///< grid, block, registers, shared memory, launch type: CudaData::kernel_configs[config]
-  uint64_t duration() const { return end_ns - start_ns; }
   bool operator==(const GpuKernel&) const = default;
 };
+static_assert(sizeof(GpuWork) == 24 && sizeof(GpuKernel) == 48, "a long run keeps millions of kernels");
 
 /// One memory copy (GPU_MEMCPY).
-struct GpuMemcpy {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint64_t correlation = 0;
+struct GpuMemcpy : GpuWork {
   uint64_t bytes = 0;
   uint32_t device = 0, context = 0, stream = 0;
   uint32_t src_device = 0, dst_device = 0;
@@ -78,7 +82,6 @@ struct GpuMemcpy {
   format::MemoryKind src_memory = format::MemoryKind::kUnknown;
   format::MemoryKind dst_memory = format::MemoryKind::kUnknown;
   bool async = false;  ///< flags bit 0: issued by an asynchronous API call
-  uint64_t duration() const { return end_ns - start_ns; }
   /// A side of the copy is pageable (not pinned) host memory: the copy is staged by the driver
   /// and cannot overlap with the host or with compute.
   bool pageable() const {
@@ -88,25 +91,18 @@ struct GpuMemcpy {
 };
 
 /// One memset (GPU_MEMSET).
-struct GpuMemset {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint64_t correlation = 0;
+struct GpuMemset : GpuWork {
   uint64_t bytes = 0;
   uint32_t device = 0, context = 0, stream = 0;
   uint32_t value = 0;
   uint32_t graph = 0;
   format::MemoryKind memory = format::MemoryKind::kUnknown;
   bool async = false;
-  uint64_t duration() const { return end_ns - start_ns; }
   bool operator==(const GpuMemset&) const = default;
 };
 
 /// A synchronisation CUPTI saw (GPU_SYNC): the host waiting on a stream, event or context.
-struct GpuSync {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint64_t correlation = 0;
+struct GpuSync : GpuWork {
   uint32_t context = 0;
   uint32_t stream = 0;      ///< valid when has_stream
   bool has_stream = false;  ///< the record's "stream + 1" was not 0

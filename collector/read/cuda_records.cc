@@ -50,13 +50,6 @@ bool OnStream(const Record& r, uint64_t base_ns, Out* out, uint64_t* invalid) {
   return true;
 }
 
-// A copy's or memset's flags (bit 0: async) and graph id.
-template <typename Record, typename Out>
-void AsyncAndGraph(const Record& r, Out* out) {
-  out->async = (r.flags & 1) != 0;
-  out->graph = U32(r.graph);
-}
-
 // Adds `x` to `list`, or replaces the entry with its id (a device or context described twice,
 // on re-initialisation: the later description wins).
 template <typename T>
@@ -96,86 +89,11 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
       if (!Exit(r.correlation, now, U32(r.status))) ++out_.unmatched_exits;
       break;
     }
-    case RecordTag::kGpuKernel: {
-      const auto r = Decode<fr::GpuKernel>(f);
-      GpuKernel k;
-      if (!OnStream(r, base_ns, &k, &out_.invalid_timestamps)) break;
-      k.name = string_ref_(r.name);
-      KernelConfig config;
-      const uint64_t grid[3] = {r.grid_x, r.grid_y, r.grid_z}, block[3] = {r.block_x, r.block_y, r.block_z};
-      for (int i = 0; i < 3; ++i) config.grid[i] = U32(grid[i]), config.block[i] = U32(block[i]);
-      config.registers = U32(r.registers);
-      config.static_shared = U32(r.static_shared), config.dynamic_shared = U32(r.dynamic_shared);
-      config.launch = static_cast<format::KernelLaunch>(U32(r.launch));
-      k.graph = U32(r.graph);
-      if (sink_ != nullptr) sink_->Kernel(k, config);
-      if (digest_ != nullptr) digest_->Kernel(k, config);
-      if (keep_) k.config = out_.kernel_configs.Intern(config);
-      if (configs_ != nullptr) configs_->Intern(config);
-      if (keep_) out_.kernels.push_back(k);
-      out_.Decoded(k.device);
-      if (span_ != nullptr) span_->AddGpu(k.start_ns, k.end_ns, k.correlation);
-      break;
-    }
-    case RecordTag::kGpuMemcpy: {
-      const auto r = Decode<fr::GpuMemcpy>(f);
-      GpuMemcpy m;
-      if (!OnStream(r, base_ns, &m, &out_.invalid_timestamps)) break;
-      m.kind = static_cast<format::MemcpyKind>(U32(r.copy_kind));
-      m.src_memory = static_cast<format::MemoryKind>(U32(r.src_kind));
-      m.dst_memory = static_cast<format::MemoryKind>(U32(r.dst_kind));
-      m.bytes = r.bytes_copied;
-      m.src_device = U32(r.src_device), m.dst_device = U32(r.dst_device);
-      AsyncAndGraph(r, &m);
-      if (sink_ != nullptr) sink_->Memcpy(m);
-      if (digest_ != nullptr) digest_->Memcpy(m);
-      if (keep_) out_.memcpys.push_back(m);
-      out_.Decoded(m.device);
-      if (span_ != nullptr) span_->AddGpu(m.start_ns, m.end_ns, m.correlation);
-      break;
-    }
-    case RecordTag::kGpuMemset: {
-      const auto r = Decode<fr::GpuMemset>(f);
-      GpuMemset m;
-      if (!OnStream(r, base_ns, &m, &out_.invalid_timestamps)) break;
-      m.bytes = r.bytes_set;
-      m.value = U32(r.value);
-      m.memory = static_cast<format::MemoryKind>(U32(r.memory));
-      AsyncAndGraph(r, &m);
-      if (sink_ != nullptr) sink_->Memset(m);
-      if (digest_ != nullptr) digest_->Memset(m);
-      if (keep_) out_.memsets.push_back(m);
-      out_.Decoded(m.device);
-      if (span_ != nullptr) span_->AddGpu(m.start_ns, m.end_ns, m.correlation);
-      break;
-    }
-    case RecordTag::kGpuSync: {
-      const auto r = Decode<fr::GpuSync>(f);
-      GpuSync s;
-      if (!Times(r, base_ns, &s, &out_.invalid_timestamps)) break;
-      s.context = U32(r.context);
-      s.has_stream = r.stream_plus_1 != 0;
-      s.stream = s.has_stream ? U32(r.stream_plus_1 - 1) : 0;
-      s.type = static_cast<format::SyncType>(U32(r.type));
-      s.correlation = r.correlation;
-      ++out_.decoded_other;
-      if (sink_ != nullptr) sink_->Sync(s);
-      if (keep_) out_.syncs.push_back(s);
-      break;
-    }
-    case RecordTag::kGpuOverhead: {
-      const auto r = Decode<fr::GpuOverhead>(f);
-      GpuOverhead o;
-      if (!Times(r, base_ns, &o, &out_.invalid_timestamps)) break;
-      o.kind = U32(r.kind);
-      o.object_kind = U32(r.object_kind);
-      o.object_id = r.object_id;
-      ++out_.decoded_other;
-      if (sink_ != nullptr) sink_->Overhead(o);
-      if (digest_ != nullptr) digest_->Overhead(o);
-      if (keep_) out_.overheads.push_back(o);
-      break;
-    }
+    case RecordTag::kGpuKernel: Activity<fr::GpuKernel, GpuKernel>(f, base_ns); break;
+    case RecordTag::kGpuMemcpy: Activity<fr::GpuMemcpy, GpuMemcpy>(f, base_ns); break;
+    case RecordTag::kGpuMemset: Activity<fr::GpuMemset, GpuMemset>(f, base_ns); break;
+    case RecordTag::kGpuSync: Activity<fr::GpuSync, GpuSync>(f, base_ns); break;
+    case RecordTag::kGpuOverhead: Activity<fr::GpuOverhead, GpuOverhead>(f, base_ns); break;
     case RecordTag::kGpuDevice: {
       const auto r = Decode<fr::GpuDevice>(f);
       GpuDevice d;
@@ -216,6 +134,88 @@ void CudaRecordDecoder::Add(uint8_t tag, const uint64_t* f, uint64_t now, uint64
     }
     default: break;
   }
+}
+
+template <typename Record, typename T>
+void CudaRecordDecoder::Activity(const uint64_t* f, uint64_t base_ns) {
+  const auto r = format::Decode<Record>(f);
+  T x;
+  if constexpr (requires { r.stream; }) {  // work on a stream: kernels, copies, memsets
+    if (!OnStream(r, base_ns, &x, &out_.invalid_timestamps)) return;
+  } else {
+    if (!Times(r, base_ns, &x, &out_.invalid_timestamps)) return;
+  }
+  Take(r, x);
+}
+
+void CudaRecordDecoder::Take(const format::rec::GpuKernel& r, GpuKernel& k) {
+  k.name = string_ref_(r.name);
+  KernelConfig config;
+  const uint64_t grid[3] = {r.grid_x, r.grid_y, r.grid_z}, block[3] = {r.block_x, r.block_y, r.block_z};
+  for (int i = 0; i < 3; ++i) config.grid[i] = U32(grid[i]), config.block[i] = U32(block[i]);
+  config.registers = U32(r.registers);
+  config.static_shared = U32(r.static_shared), config.dynamic_shared = U32(r.dynamic_shared);
+  config.launch = static_cast<format::KernelLaunch>(U32(r.launch));
+  k.graph = U32(r.graph);
+  if (sink_ != nullptr) sink_->Kernel(k, config);
+  if (digest_ != nullptr) digest_->Kernel(k, config);
+  if (keep_) k.config = out_.kernel_configs.Intern(config);
+  if (configs_ != nullptr) configs_->Intern(config);
+  Decoded(k, &out_.kernels);
+}
+
+void CudaRecordDecoder::Take(const format::rec::GpuMemcpy& r, GpuMemcpy& m) {
+  m.kind = static_cast<format::MemcpyKind>(U32(r.copy_kind));
+  m.src_memory = static_cast<format::MemoryKind>(U32(r.src_kind));
+  m.dst_memory = static_cast<format::MemoryKind>(U32(r.dst_kind));
+  m.bytes = r.bytes_copied;
+  m.src_device = U32(r.src_device), m.dst_device = U32(r.dst_device);
+  Memory(r, m, &CudaSink::Memcpy, &CudaDigest::Memcpy, &out_.memcpys);
+}
+
+void CudaRecordDecoder::Take(const format::rec::GpuMemset& r, GpuMemset& m) {
+  m.bytes = r.bytes_set;
+  m.value = U32(r.value);
+  m.memory = static_cast<format::MemoryKind>(U32(r.memory));
+  Memory(r, m, &CudaSink::Memset, &CudaDigest::Memset, &out_.memsets);
+}
+
+void CudaRecordDecoder::Take(const format::rec::GpuSync& r, GpuSync& s) {
+  s.context = U32(r.context);
+  s.has_stream = r.stream_plus_1 != 0;
+  s.stream = s.has_stream ? U32(r.stream_plus_1 - 1) : 0;
+  s.type = static_cast<format::SyncType>(U32(r.type));
+  s.correlation = r.correlation;
+  ++out_.decoded_other;
+  if (sink_ != nullptr) sink_->Sync(s);
+  if (keep_) out_.syncs.push_back(s);
+}
+
+void CudaRecordDecoder::Take(const format::rec::GpuOverhead& r, GpuOverhead& o) {
+  o.kind = U32(r.kind);
+  o.object_kind = U32(r.object_kind);
+  o.object_id = r.object_id;
+  ++out_.decoded_other;
+  if (sink_ != nullptr) sink_->Overhead(o);
+  if (digest_ != nullptr) digest_->Overhead(o);
+  if (keep_) out_.overheads.push_back(o);
+}
+
+template <typename T>
+void CudaRecordDecoder::Decoded(const T& x, std::vector<T>* kept) {
+  if (keep_) kept->push_back(x);
+  out_.Decoded(x.device);
+  if (span_ != nullptr) span_->AddGpu(x.start_ns, x.end_ns, x.correlation);
+}
+
+template <typename Record, typename T>
+void CudaRecordDecoder::Memory(const Record& r, T& x, void (CudaSink::*to_sink)(const T&),
+                               void (CudaDigest::*to_digest)(const T&), std::vector<T>* kept) {
+  x.async = (r.flags & 1) != 0;
+  x.graph = U32(r.graph);
+  if (sink_ != nullptr) (sink_->*to_sink)(x);
+  if (digest_ != nullptr) (digest_->*to_digest)(x);
+  Decoded(x, kept);
 }
 
 void CudaRecordDecoder::Enter(const CudaCall& c) {

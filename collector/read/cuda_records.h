@@ -27,6 +27,7 @@
 #include "collector/model/cuda_model.h"
 #include "collector/model/cuda_sink.h"
 #include "collector/read/range_id_map.h"
+#include "trainprof/records.h"
 
 namespace trainprof::collector {
 
@@ -133,6 +134,25 @@ class CudaRecordDecoder {
   bool Exit(uint64_t correlation, uint64_t now, uint32_t status);
   void FlushExited();  // the call the last exit closed, on (its stack can follow the exit)
   void Whole(const SeqCall& c);  // a whole call: to the sink, and kept if stacked_ and it has a stack
+  // A GPU activity record (`f`, decoded as Record) into a T with its times (and, for work on a
+  // stream, its ids): an invalid time is counted, a valid record goes on to Take.
+  template <typename Record, typename T>
+  void Activity(const uint64_t* f, uint64_t base_ns);
+  // The rest of each kind's fields, then to the sink, digest and kept records.
+  void Take(const format::rec::GpuKernel& r, GpuKernel& k);
+  void Take(const format::rec::GpuMemcpy& r, GpuMemcpy& m);
+  void Take(const format::rec::GpuMemset& r, GpuMemset& m);
+  void Take(const format::rec::GpuSync& r, GpuSync& s);
+  void Take(const format::rec::GpuOverhead& r, GpuOverhead& o);
+  // A valid kernel, copy or memset after the sink and digest saw it: kept in `kept` when keep_,
+  // its device noted, the tracked span widened.
+  template <typename T>
+  void Decoded(const T& x, std::vector<T>* kept);
+  // The rest of a copy or memset (record `r`, decoded so far into `x`): its flags (bit 0: async)
+  // and graph id, then to the sink and digest (their method for its kind), then Decoded.
+  template <typename Record, typename T>
+  void Memory(const Record& r, T& x, void (CudaSink::*to_sink)(const T&), void (CudaDigest::*to_digest)(const T&),
+              std::vector<T>* kept);
 
   CudaData& out_;
   std::function<uint32_t(uint64_t)> string_ref_;

@@ -46,11 +46,21 @@ std::string DisplayCommand(const std::string& command) {
   return Shorten(c, kCommandWidth);
 }
 
-// A range table, streamed (table_render.h), and its notes.
-void RangeTableText(const RangeRows& rows, size_t omitted, size_t top, OutputSink* out) {
+// `title`, then a range table, streamed (table_render.h), and its notes; "none recorded" and false
+// when `rows` is empty. `text` holds what is not written yet: it goes to `out` before the table.
+bool RangeTableText(const std::string& title, const RangeRows& rows, size_t omitted, size_t top, std::string* text,
+                    OutputSink* out) {
+  *text += title;
+  if (rows.empty()) {
+    *text += "  none recorded\n";
+    return false;
+  }
+  out->Write(*text);
+  text->clear();
   TextTable(RangeTable(), RowsOf(rows, RangeCells), "  ", out);
   if (omitted > 0) out->Write("  ... " + Plural(omitted, "more row", "more rows") + " (--top " + std::to_string(top) + ")\n");
   out->Write(EstimatedMedianNote(rows.any_estimated(), "calls"));
+  return true;
 }
 
 std::string ProcessLabel(const ProcessRow& p) {
@@ -206,13 +216,8 @@ void RenderText(const Report& r, OutputSink* sink) {
 
   out += BottleneckText(r.bottleneck);
 
-  out += "\nNVTX ranges (all processes)\n";
-  if (r.nvtx_ranges.empty()) {
-    out += "  none recorded\n";
-  } else {
-    sink->Write(out);
-    out.clear();
-    RangeTableText(r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top, sink);
+  if (RangeTableText("\nNVTX ranges (all processes)\n", r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top, &out,
+                     sink)) {
     if (std::any_of(r.nvtx_ranges.begin(), r.nvtx_ranges.end(), [](const RangeRow& row) { return row.grouped; })) {
       out += "  <N>: names that differ only in numbers, grouped (--no-group-names shows each name).\n";
     }
@@ -258,14 +263,8 @@ void RenderText(const Report& r, OutputSink* sink) {
 
   if (r.options.by_process) {
     for (const ProcessRow& p : r.processes) {
-      out += "\nNVTX ranges: " + ProcessLabel(p) + "\n";
-      if (p.nvtx_ranges.empty()) {
-        out += "  none recorded\n";
-      } else {
-        sink->Write(out);
-        out.clear();
-        RangeTableText(p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top, sink);
-      }
+      RangeTableText("\nNVTX ranges: " + ProcessLabel(p) + "\n", p.nvtx_ranges, p.nvtx_ranges_omitted, r.options.top,
+                     &out, sink);
       out += ProcessCudaText(p, r.options);
       out += ProcessHostOpsText(p, r.options);
     }

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "collector/analysis/capture_note.h"
+#include "collector/base/add_fields.h"
 #include "collector/stats/nvtx_stats.h"
 #include "collector/read/cuda_chunk_index.h"
 #include "collector/read/process_tree.h"
@@ -276,13 +277,9 @@ bool RangeRows::any_estimated() const {
 }
 
 NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
-  null_names += o.null_names;
-  names_cut += o.names_cut;
-  bad_attributes += o.bad_attributes;
-  other += o.other;
-  domains_over_limit += o.domains_over_limit;
-  undefined_names += o.undefined_names;
-  undefined_domains += o.undefined_domains;
+  using M = NvtxMisuse;
+  AddFields(this, o, &M::null_names, &M::names_cut, &M::bad_attributes, &M::other, &M::domains_over_limit,
+            &M::undefined_names, &M::undefined_domains);
   return *this;
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "collector/base/kernel_names.h"
+#include "collector/stats/digest_rows.h"
 
 namespace trainprof::collector {
 namespace {
@@ -38,18 +39,14 @@ std::vector<KernelRow> KernelTable(const std::vector<const CudaDigest*>& images,
     DurationSummary durations;
     std::map<Dim, uint64_t> grids, blocks;
   };
-  std::unordered_map<StringId, Samples> by_name;
-  for (const CudaDigest* digest : images) {
-    for (const KernelSamples& k : digest->kernels()) {
-      Samples& s = by_name[k.name];
-      s.durations.Merge(k.time);
-      for (const auto& [dim, n] : k.grids) s.grids[dim] += n;
-      for (const auto& [dim, n] : k.blocks) s.blocks[dim] += n;
-    }
-  }
-  std::vector<KernelRow> rows;
-  rows.reserve(by_name.size());
-  for (auto& [name, s] : by_name) {
+  using ByName = std::unordered_map<StringId, Samples>;
+  auto add = [](ByName& by_name, const KernelSamples& k) {
+    Samples& s = by_name[k.name];
+    s.durations.Merge(k.time);
+    for (const auto& [dim, n] : k.grids) s.grids[dim] += n;
+    for (const auto& [dim, n] : k.blocks) s.blocks[dim] += n;
+  };
+  auto row_of = [&](StringId name, const Samples& s) {
     KernelRow row;
     row.mangled = std::string(strings.Get(name));
     row.name = row.mangled.empty() ? "<unnamed>" : KernelDisplayName(row.mangled, full_names);
@@ -62,9 +59,9 @@ std::vector<KernelRow> KernelTable(const std::vector<const CudaDigest*>& images,
     row.block_variants = blocks;
     row.grid = grids == 1 ? row.grid_most_common : "varies";
     row.block = blocks == 1 ? row.block_most_common : "varies";
-    rows.push_back(std::move(row));
-  }
-  SetTimeShares(&rows);
+    return row;
+  };
+  std::vector<KernelRow> rows = DigestRows<KernelRow, ByName>(images, &CudaDigest::kernels, add, row_of);
   std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
     return std::tie(b.time.total, b.time.count, a.mangled) < std::tie(a.time.total, a.time.count, b.mangled);
   });

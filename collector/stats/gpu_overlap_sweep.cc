@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "collector/base/add_fields.h"
 #include "collector/base/sample_stats.h"
 
 namespace trainprof::collector {
@@ -26,17 +27,11 @@ void GpuOverlapSweep::Add(const CategorizedActivity& w) {
   busy_ns_ += Length(w.all);
   compute_ns_ += Length(w.of(KernelCategory::kComputation));
   const KernelCategoryBreakdown b = BreakDownCategories(w);
-  KernelCategoryBreakdown& c = categories_;
-  c.computation_ns += b.computation_ns;
-  c.communication_ns += b.communication_ns;
-  c.memory_ns += b.memory_ns;
-  c.computation_overlapping_communication_ns += b.computation_overlapping_communication_ns;
-  c.communication_overlapping_memory_ns += b.communication_overlapping_memory_ns;
-  c.computation_overlapping_memory_ns += b.computation_overlapping_memory_ns;
-  c.computation_overlapping_communication_overlapping_memory_ns +=
-      b.computation_overlapping_communication_overlapping_memory_ns;
-  c.communication_total_ns += b.communication_total_ns;
-  c.communication_hidden_ns += b.communication_hidden_ns;
+  using K = KernelCategoryBreakdown;  // its ns sums (the percent is set from them at the end)
+  AddFields(&categories_, b, &K::computation_ns, &K::communication_ns, &K::memory_ns,
+            &K::computation_overlapping_communication_ns, &K::communication_overlapping_memory_ns,
+            &K::computation_overlapping_memory_ns, &K::computation_overlapping_communication_overlapping_memory_ns,
+            &K::communication_total_ns, &K::communication_hidden_ns);
   if (w.communication.empty()) return;
   const std::vector<StepCommunication> steps = CommunicationPerStep(w, steps_);
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -16,23 +16,49 @@ inline uint64_t U32(int32_t v) { return static_cast<uint32_t>(v); }
 
 inline size_t Done(const uint8_t* end, const uint8_t* out) { return static_cast<size_t>(end - out); }
 
+// A record of work on a stream (kernel, copy, memset) with what every such record has: its times
+// relative to the chunk's base, device, context, stream and correlation id.
+template <typename Out, typename Record>
+Out OnStream(const Record& m, uint64_t correlation, uint64_t base_ns) {
+  Out r{};
+  r.zs = Rel(m.start, base_ns);
+  r.ze = Rel(m.end, base_ns);
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = correlation;
+  return r;
+}
+
+// The one list of the kinds converted and the record each is: `visit(rec as that record type)`
+// for a converted `kind`, `otherwise` for the others (`rec` may be null when `visit` does not
+// read it).
+template <typename Result, typename Visit>
+Result ByKind(CUpti_ActivityKind kind, const CUpti_Activity* rec, Result otherwise, Visit&& visit) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return visit(reinterpret_cast<const KernelRecord*>(rec));
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return visit(reinterpret_cast<const MemcpyRecord*>(rec));
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return visit(reinterpret_cast<const PeerMemcpyRecord*>(rec));
+    case CUPTI_ACTIVITY_KIND_MEMSET: return visit(reinterpret_cast<const MemsetRecord*>(rec));
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return visit(reinterpret_cast<const SyncRecord*>(rec));
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return visit(reinterpret_cast<const OverheadRecord*>(rec));
+    case CUPTI_ACTIVITY_KIND_DEVICE: return visit(reinterpret_cast<const DeviceRecord*>(rec));
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return visit(reinterpret_cast<const ContextRecord*>(rec));
+    default: return otherwise;
+  }
+}
+
+// One callable out of several lambdas, each taking one record type (for ByKind).
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+
 }  // namespace
 
 bool IsConvertedKind(CUpti_ActivityKind kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-    case CUPTI_ACTIVITY_KIND_DEVICE:
-    case CUPTI_ACTIVITY_KIND_CONTEXT:
-      return true;
-    default:
-      return false;
-  }
+  return ByKind(kind, nullptr, false, [](const auto*) { return true; });
 }
 
 const char* ActivityName(const CUpti_Activity* rec) {
@@ -70,24 +96,14 @@ uint32_t MemcpyCorrelation(const MemcpyRecord& m) {
 }
 
 size_t EncodeKernel(const KernelRecord& k, uint64_t base_ns, uint32_t name, uint8_t* out) {
-  const rec::GpuKernel r{.zs = Rel(k.start, base_ns),
-                         .ze = Rel(k.end, base_ns),
-                         .device = k.deviceId,
-                         .context = k.contextId,
-                         .stream = k.streamId,
-                         .correlation = k.correlationId,
-                         .name = name,
-                         .grid_x = U32(k.gridX),
-                         .grid_y = U32(k.gridY),
-                         .grid_z = U32(k.gridZ),
-                         .block_x = U32(k.blockX),
-                         .block_y = U32(k.blockY),
-                         .block_z = U32(k.blockZ),
-                         .registers = k.registersPerThread,
-                         .static_shared = U32(k.staticSharedMemory),
-                         .dynamic_shared = U32(k.dynamicSharedMemory),
-                         .graph = k.graphId,
-                         .launch = static_cast<uint64_t>(KernelLaunchOf(k.launchType, k.graphId))};
+  auto r = OnStream<rec::GpuKernel>(k, k.correlationId, base_ns);
+  r.name = name;
+  r.grid_x = U32(k.gridX), r.grid_y = U32(k.gridY), r.grid_z = U32(k.gridZ);
+  r.block_x = U32(k.blockX), r.block_y = U32(k.blockY), r.block_z = U32(k.blockZ);
+  r.registers = k.registersPerThread;
+  r.static_shared = U32(k.staticSharedMemory), r.dynamic_shared = U32(k.dynamicSharedMemory);
+  r.graph = k.graphId;
+  r.launch = static_cast<uint64_t>(KernelLaunchOf(k.launchType, k.graphId));
   return Done(EncodeUntimed(out, r), out);
 }
 
@@ -96,20 +112,12 @@ namespace {
 template <typename Record>
 size_t EncodeCopy(const Record& m, uint64_t correlation, uint32_t src_device, uint32_t dst_device, uint64_t base_ns,
                   uint8_t* out) {
-  const rec::GpuMemcpy r{.zs = Rel(m.start, base_ns),
-                         .ze = Rel(m.end, base_ns),
-                         .device = m.deviceId,
-                         .context = m.contextId,
-                         .stream = m.streamId,
-                         .correlation = correlation,
-                         .copy_kind = m.copyKind,
-                         .src_kind = m.srcKind,
-                         .dst_kind = m.dstKind,
-                         .bytes_copied = m.bytes,
-                         .src_device = src_device,
-                         .dst_device = dst_device,
-                         .flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1u : 0u,
-                         .graph = m.graphId};
+  auto r = OnStream<rec::GpuMemcpy>(m, correlation, base_ns);
+  r.copy_kind = m.copyKind, r.src_kind = m.srcKind, r.dst_kind = m.dstKind;
+  r.bytes_copied = m.bytes;
+  r.src_device = src_device, r.dst_device = dst_device;
+  r.flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1u : 0u;
+  r.graph = m.graphId;
   return Done(EncodeUntimed(out, r), out);
 }
 }  // namespace
@@ -123,17 +131,12 @@ size_t EncodePeerMemcpy(const PeerMemcpyRecord& m, uint64_t base_ns, uint8_t* ou
 }
 
 size_t EncodeMemset(const MemsetRecord& m, uint64_t base_ns, uint8_t* out) {
-  const rec::GpuMemset r{.zs = Rel(m.start, base_ns),
-                         .ze = Rel(m.end, base_ns),
-                         .device = m.deviceId,
-                         .context = m.contextId,
-                         .stream = m.streamId,
-                         .correlation = m.correlationId,
-                         .bytes_set = m.bytes,
-                         .value = m.value,
-                         .memory = m.memoryKind,
-                         .flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1u : 0u,
-                         .graph = m.graphId};
+  auto r = OnStream<rec::GpuMemset>(m, m.correlationId, base_ns);
+  r.bytes_set = m.bytes;
+  r.value = m.value;
+  r.memory = m.memoryKind;
+  r.flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1u : 0u;
+  r.graph = m.graphId;
   return Done(EncodeUntimed(out, r), out);
 }
 
@@ -182,48 +185,26 @@ size_t EncodeContext(const ContextRecord& c, uint8_t* out) {
 }
 
 size_t EncodeActivity(const CUpti_Activity* rec, uint64_t base_ns, uint32_t name, uint8_t* out) {
-  switch (rec->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return EncodeKernel(*reinterpret_cast<const KernelRecord*>(rec), base_ns, name, out);
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      return EncodeMemcpy(*reinterpret_cast<const MemcpyRecord*>(rec), base_ns, out);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      return EncodePeerMemcpy(*reinterpret_cast<const PeerMemcpyRecord*>(rec), base_ns, out);
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      return EncodeMemset(*reinterpret_cast<const MemsetRecord*>(rec), base_ns, out);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      return EncodeSync(*reinterpret_cast<const SyncRecord*>(rec), base_ns, out);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      return EncodeOverhead(*reinterpret_cast<const OverheadRecord*>(rec), base_ns, out);
-    case CUPTI_ACTIVITY_KIND_DEVICE:
-      return EncodeDevice(*reinterpret_cast<const DeviceRecord*>(rec), name, out);
-    case CUPTI_ACTIVITY_KIND_CONTEXT:
-      return EncodeContext(*reinterpret_cast<const ContextRecord*>(rec), out);
-    default:
-      return 0;
-  }
+  return ByKind(rec->kind, rec, size_t{0},
+                Overloaded{[&](const KernelRecord* k) { return EncodeKernel(*k, base_ns, name, out); },
+                           [&](const MemcpyRecord* m) { return EncodeMemcpy(*m, base_ns, out); },
+                           [&](const PeerMemcpyRecord* m) { return EncodePeerMemcpy(*m, base_ns, out); },
+                           [&](const MemsetRecord* m) { return EncodeMemset(*m, base_ns, out); },
+                           [&](const SyncRecord* s) { return EncodeSync(*s, base_ns, out); },
+                           [&](const OverheadRecord* o) { return EncodeOverhead(*o, base_ns, out); },
+                           [&](const DeviceRecord* d) { return EncodeDevice(*d, name, out); },
+                           [&](const ContextRecord* c) { return EncodeContext(*c, out); }});
 }
-
-namespace {
-template <typename Record>
-bool StartOf(const CUpti_Activity* rec, uint64_t* start_ns) {
-  *start_ns = reinterpret_cast<const Record*>(rec)->start;
-  return true;
-}
-}  // namespace
 
 bool ActivityStart(const CUpti_Activity* rec, uint64_t* start_ns) {
-  switch (rec->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return StartOf<KernelRecord>(rec, start_ns);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return StartOf<MemcpyRecord>(rec, start_ns);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: return StartOf<PeerMemcpyRecord>(rec, start_ns);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return StartOf<MemsetRecord>(rec, start_ns);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return StartOf<SyncRecord>(rec, start_ns);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: return StartOf<OverheadRecord>(rec, start_ns);
-    default: return false;  // devices, contexts: definitions, not timed
-  }
+  return ByKind(rec->kind, rec, false, [&](const auto* r) {
+    if constexpr (requires { r->start; }) {
+      *start_ns = r->start;
+      return true;
+    } else {
+      return false;  // devices, contexts: definitions, not timed
+    }
+  });
 }
 
 }  // namespace trainprof::inject::cupti

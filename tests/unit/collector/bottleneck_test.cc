@@ -528,14 +528,20 @@ TEST(Bottleneck, RanksOnSeveralHostsUseRealtime) {
   EXPECT_TRUE(Says(report.bottleneck.rank_text, "CLOCK_REALTIME"));
 }
 
-TEST(Bottleneck, NoPhasesSaysWhatIsNeeded) {
+// The report of one process that ran `command` (`executable`) and recorded one NVTX range, `range`,
+// and no training phase.
+Report NoPhasesReport(std::vector<std::string> command, const std::string& executable, const char* range) {
   TraceBuilder b(500);
-  b.Command({"./train"}).Executable("/opt/app/train");  // not Python
+  b.Command(std::move(command)).Executable(executable);
   int t = b.Thread(500);
-  b.Push(t, b.start_ns() + kMs, "train_step");
+  b.Push(t, b.start_ns() + kMs, range);
   b.Pop(t, b.start_ns() + 5 * kMs);
   b.HeaderEnd(fmt::EndKind::kExit, 0, b.start_ns() + 10 * kMs);
-  Report report = collector::Analyze(TraceOf({&b}), {});
+  return collector::Analyze(TraceOf({&b}), {});
+}
+
+TEST(Bottleneck, NoPhasesSaysWhatIsNeeded) {
+  Report report = NoPhasesReport({"./train"}, "/opt/app/train", "train_step");  // not Python
   EXPECT_EQ(report.bottleneck.status, "no_phases");
   EXPECT_TRUE(report.bottleneck.processes.empty());
   std::string text = RenderText(report);
@@ -559,13 +565,7 @@ TEST(Bottleneck, NoPhasesSaysWhatIsNeeded) {
 // A Python program that never imported torch: the shim loaded, recorded nothing, and the message
 // says so, not "run it without --trace=-python" (a new-user pass ran it exactly that way).
 TEST(Bottleneck, NoPhasesOfAPythonProgramSaysItRanNoTorchLoop) {
-  TraceBuilder b(500);
-  b.Command({"python3", "plain.py"}).Executable("/usr/bin/python3.11");
-  int t = b.Thread(500);
-  b.Push(t, b.start_ns() + kMs, "load");
-  b.Pop(t, b.start_ns() + 5 * kMs);
-  b.HeaderEnd(fmt::EndKind::kExit, 0, b.start_ns() + 10 * kMs);
-  Report report = collector::Analyze(TraceOf({&b}), {});
+  Report report = NoPhasesReport({"python3", "plain.py"}, "/usr/bin/python3.11", "load");
   EXPECT_EQ(report.bottleneck.status, "no_phases");
   EXPECT_NE(report.bottleneck.message.find("No training phases recorded: the Python processes of this run recorded no "
                                            "DataLoader wait, forward, backward or optimizer step"),

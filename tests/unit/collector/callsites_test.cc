@@ -325,15 +325,9 @@ TEST(Stacks, ByCallsiteInTextJsonAndCsv) {
   EXPECT_EQ(row["frames"][0]["line"], kLoadLine);
   EXPECT_EQ(row["frames"][0]["module"], Base(p.module.path));
 
-  bool found = false;
-  for (const CsvTable& csv : RenderCsv(report)) {
-    if (csv.name != "callsites.csv") continue;
-    found = true;
-    EXPECT_EQ(csv.text.substr(0, csv.text.find("\r\n")),
-              "kind,name,calls,total_ns,call_site,function,file,line,module,frames");
-    EXPECT_NE(csv.text.find("range,io,30,3000,"), std::string::npos) << csv.text;
-  }
-  EXPECT_TRUE(found);
+  const std::string callsites = test::CsvByName(report)["callsites.csv"];
+  EXPECT_EQ(test::FirstLine(callsites), "kind,name,calls,total_ns,call_site,function,file,line,module,frames");
+  EXPECT_TRUE(test::Contains(callsites, "range,io,30,3000,"));
 
   // Without --by-callsite: JSON and CSV still have the rows, the text report not.
   Report plain = Analyze(trace, ReportOptions{});

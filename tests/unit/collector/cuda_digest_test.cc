@@ -149,8 +149,8 @@ TEST(CudaDigest, RemapMergesRowsWhoseNamesBecomeOneAndSortsThem) {
   d.Call({.begin_ns = 300, .end_ns = 390, .name = 3, .returned = true});
   d.Call({.begin_ns = 900, .end_ns = 900, .name = 3, .returned = false});
   d.Call({.begin_ns = 800, .end_ns = 800, .name = 5, .returned = false});
-  d.Kernel({.start_ns = 0, .end_ns = 10, .name = 5}, {.grid = {1, 1, 1}, .block = {32, 1, 1}});
-  d.Kernel({.start_ns = 0, .end_ns = 30, .name = 3}, {.grid = {2, 1, 1}, .block = {32, 1, 1}});
+  d.Kernel(test::At({.start_ns = 0, .end_ns = 10}, GpuKernel{.name = 5}), {.grid = {1, 1, 1}, .block = {32, 1, 1}});
+  d.Kernel(test::At({.start_ns = 0, .end_ns = 30}, GpuKernel{.name = 3}), {.grid = {2, 1, 1}, .block = {32, 1, 1}});
   d.Remap({0, 0, 0, 20, 10, 20});
   ASSERT_EQ(d.api().size(), 2u);
   EXPECT_EQ(d.api()[0].name, 10u);
@@ -176,7 +176,7 @@ TEST(CudaDigest, PastTheExactLimitCountsAndTotalsStayExact) {
   uint64_t total = 0;
   const uint64_t n = 3 * DurationSummary::kExactSamples;
   for (uint64_t i = 0; i < n; ++i) {
-    d.Kernel({.start_ns = 0, .end_ns = 1'000 + i, .name = 1}, {});
+    d.Kernel(test::At({.start_ns = 0, .end_ns = 1'000 + i}, GpuKernel{.name = 1}), {});
     total += 1'000 + i;
   }
   d.Remap({0, 1});

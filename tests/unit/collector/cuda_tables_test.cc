@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "collector/render/render.h"
@@ -17,6 +18,14 @@ namespace {
 using test::TraceBuilder;
 using test::TraceOf;
 namespace fmt = trainprof::format;
+
+// `got` as `want`: count, total, min, max, mean and median exactly, the std dev within 1e-6.
+void ExpectStats(const SampleStats& got, const SampleStats& want) {
+  EXPECT_EQ(std::tie(got.count, got.total, got.min, got.max), std::tie(want.count, want.total, want.min, want.max));
+  EXPECT_DOUBLE_EQ(got.mean, want.mean);
+  EXPECT_DOUBLE_EQ(got.median, want.median);
+  EXPECT_NEAR(got.std, want.std, 1e-6);
+}
 
 constexpr uint64_t T0 = 1'000'000'000;
 constexpr uint64_t kUs = 1'000;
@@ -109,21 +118,11 @@ TEST(CudaTables, CudaApiByFunction) {
   EXPECT_DOUBLE_EQ(api[0].percent, 500'000 * 100.0 / all);
   EXPECT_EQ(api[0].api, "runtime");
   const CudaApiRow& copy = api[1];
-  EXPECT_EQ(copy.time.count, 2u);
-  EXPECT_EQ(copy.time.total, 310'000u);
-  EXPECT_DOUBLE_EQ(copy.time.mean, 155'000.0);
-  EXPECT_DOUBLE_EQ(copy.time.median, 155'000.0);
-  EXPECT_EQ(copy.time.min, 10'000u);
-  EXPECT_EQ(copy.time.max, 300'000u);
-  EXPECT_NEAR(copy.time.std, 145'000 * std::sqrt(2.0), 1e-6);
+  ExpectStats(copy.time, {.count = 2, .total = 310'000, .min = 10'000, .max = 300'000, .mean = 155'000,
+                          .std = 145'000 * std::sqrt(2.0), .median = 155'000});
   const CudaApiRow& launch = api[3];
-  EXPECT_EQ(launch.time.count, 4u);
-  EXPECT_EQ(launch.time.total, 28'000u);
-  EXPECT_DOUBLE_EQ(launch.time.mean, 7'000.0);
-  EXPECT_DOUBLE_EQ(launch.time.median, 6'500.0);
-  EXPECT_EQ(launch.time.min, 5'000u);
-  EXPECT_EQ(launch.time.max, 10'000u);
-  EXPECT_NEAR(launch.time.std, std::sqrt(14e6 / 3), 1e-6);
+  ExpectStats(launch.time, {.count = 4, .total = 28'000, .min = 5'000, .max = 10'000, .mean = 7'000,
+                            .std = std::sqrt(14e6 / 3), .median = 6'500});
   EXPECT_DOUBLE_EQ(launch.percent, 28'000 * 100.0 / all);
   EXPECT_EQ(api[4].errors, 1u);  // cudaMalloc returned 2
   EXPECT_EQ(api[4].time.total, 20'000u);
@@ -353,13 +352,11 @@ TEST(CudaTables, ManyCallsEstimateTheMedianAndSaySo) {
   EXPECT_EQ(r.cuda.kernels[0].time.count, n);
   EXPECT_DOUBLE_EQ(r.cuda.kernels[0].time.median, 40.0 * kUs);  // one bucket holds exactly 40 µs
   const std::string text = RenderText(r);
-  EXPECT_NE(text.find("~"), std::string::npos) << text;
-  EXPECT_NE(text.find("  ~ median of a row of more than 1024 calls: estimated within 0.39% of the exact value\n"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("  ~ median of a row of more than 1024 instances: estimated within 0.39% of the exact value\n"),
-            std::string::npos)
-      << text;
+  EXPECT_TRUE(test::Contains(text, "~"));
+  EXPECT_TRUE(test::Contains(text,
+      "  ~ median of a row of more than 1024 calls: estimated within 0.39% of the exact value\n"));
+  EXPECT_TRUE(test::Contains(text,
+      "  ~ median of a row of more than 1024 instances: estimated within 0.39% of the exact value\n"));
   // JSON and CSV say which medians are estimates.
   const nlohmann::json j = nlohmann::json::parse(RenderJson(r));
   EXPECT_EQ(j["cuda_api"][0]["calls"], n);
@@ -383,16 +380,10 @@ TEST(CudaTables, Json) {
   EXPECT_EQ(j["summary"]["cuda_recorded"], true);
   EXPECT_EQ(j["summary"]["full_names"], false);
   const auto& api = j["cuda_api"][2];
-  EXPECT_EQ(api["name"], "cudaLaunchKernel");
-  EXPECT_EQ(api["api"], "runtime");
-  EXPECT_EQ(api["calls"], 5);
-  EXPECT_EQ(api["total_ns"], 38'000);
-  EXPECT_EQ(api["min_ns"], 5'000);
-  EXPECT_EQ(api["max_ns"], 10'000);
-  EXPECT_EQ(api["median_ns"], 7'000.0);
-  EXPECT_EQ(api["median_exact"], true);
-  EXPECT_EQ(api["errors"], 0);
-  EXPECT_EQ(api["unfinished"], 0);
+  EXPECT_TRUE(test::HasMembers(api, {{"name", "cudaLaunchKernel"}, {"api", "runtime"}, {"calls", 5},
+                                     {"total_ns", 38'000}, {"min_ns", 5'000}, {"max_ns", 10'000},
+                                     {"median_ns", 7'000.0}, {"median_exact", true}, {"errors", 0},
+                                     {"unfinished", 0}}));
   EXPECT_EQ(j["cuda_api_omitted"], 0);
   const auto& k = j["gpu_kernels"][0];
   EXPECT_EQ(k["name"], "matmul #1");
@@ -467,32 +458,27 @@ TEST(CudaTables, JsonWithoutCudaHasEmptyTables) {
 
 TEST(CudaTables, Csv) {
   Report r = GpuRun().Analyze({.by_process = true});
-  std::map<std::string, std::string> csv;
-  for (CsvTable& t : RenderCsv(r)) csv[t.name] = std::move(t.text);
+  std::map<std::string, std::string> csv = test::CsvByName(r);
   const std::string& api = csv["cuda_api.csv"];
   EXPECT_EQ(api.substr(0, api.find("\r\n")),
             "name,api,calls,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,median_exact,max_ns,errors,unfinished");
-  EXPECT_NE(api.find("\r\ncudaStreamSynchronize,runtime,1,500000," + nlohmann::json(500'000 * 100.0 / 900'000).dump() +
-                     ",500000,0,500000,500000,true,500000,0,0\r\n"),
-            std::string::npos)
-      << api;
-  EXPECT_NE(api.find("\r\ncudaFree,runtime,0,0,0,0,0,0,0,true,0,0,1\r\n"), std::string::npos) << api;
+  EXPECT_TRUE(test::Contains(api,
+      "\r\ncudaStreamSynchronize,runtime,1,500000," + nlohmann::json(500'000 * 100.0 / 900'000).dump() +
+      ",500000,0,500000,500000,true,500000,0,0\r\n"));
+  EXPECT_TRUE(test::Contains(api, "\r\ncudaFree,runtime,0,0,0,0,0,0,0,true,0,0,1\r\n"));
   const std::string& kernels = csv["gpu_kernels.csv"];
   EXPECT_EQ(kernels.substr(0, kernels.find("\r\n")),
             "name,mangled,instances,total_ns,percent,mean_ns,std_ns,min_ns,median_ns,median_exact,max_ns,grid,block,"
             "grid_most_common,block_most_common,grid_variants,block_variants");
-  EXPECT_NE(kernels.find("\r\nmatmul #2,_Z6matmulPdS_S_i,1,400000,"), std::string::npos) << kernels;
+  EXPECT_TRUE(test::Contains(kernels, "\r\nmatmul #2,_Z6matmulPdS_S_i,1,400000,"));
   const std::string& memory = csv["memory_ops.csv"];
-  EXPECT_NE(memory.find("\r\nmemcpy_dtoh,memcpy DtoH,1,2000,"), std::string::npos) << memory;
-  EXPECT_NE(memory.find(",4,4,4,4,true,4,0.002,1,4\r\n"), std::string::npos) << memory;
+  EXPECT_TRUE(test::Contains(memory, "\r\nmemcpy_dtoh,memcpy DtoH,1,2000,"));
+  EXPECT_TRUE(test::Contains(memory, ",4,4,4,4,true,4,0.002,1,4\r\n"));
   const std::string& devices = csv["gpu_devices.csv"];
-  EXPECT_NE(devices.find("\r\n,node0,0,NVIDIA H100 80GB HBM3,2,5,1050000,3,1,113000,1163000,15000000,"),
-            std::string::npos)
-      << devices;
-  EXPECT_NE(devices.find("\r\n400,node0,0,NVIDIA H100 80GB HBM3,1,4,650000,3,1,113000,763000,10000000,7.63,"),
-            std::string::npos)
-      << devices;
-  EXPECT_NE(csv["processes.csv"].find(",on,,,7,1,11,1,false,yes\r\n"), std::string::npos) << csv["processes.csv"];
+  EXPECT_TRUE(test::Contains(devices, "\r\n,node0,0,NVIDIA H100 80GB HBM3,2,5,1050000,3,1,113000,1163000,15000000,"));
+  EXPECT_TRUE(test::Contains(devices,
+      "\r\n400,node0,0,NVIDIA H100 80GB HBM3,1,4,650000,3,1,113000,763000,10000000,7.63,"));
+  EXPECT_TRUE(test::Contains(csv["processes.csv"], ",on,,,7,1,11,1,false,yes\r\n"));
   EXPECT_NE(csv["processes.csv"].find(
                 ",unavailable,39,CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another profiler holds CUPTI,0,0,0,0,false,yes\r\n"),
             std::string::npos);
@@ -506,27 +492,27 @@ TEST(CudaTables, Text) {
   Report r = GpuRun().Analyze();
   const std::string text = RenderText(r);
   // Processes table: GPU columns.
-  EXPECT_NE(text.find("Dropped  GPU          GPU dropped  Bad times  Unreturned\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  on                     7          1           1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  unavailable            0          0           0\n"), std::string::npos) << text;
+  EXPECT_TRUE(test::Contains(text, "Dropped  GPU          GPU dropped  Bad times  Unreturned\n"));
+  EXPECT_TRUE(test::Contains(text, "  on                     7          1           1\n"));
+  EXPECT_TRUE(test::Contains(text, "  unavailable            0          0           0\n"));
   EXPECT_NE(text.find("\nGPU devices\n"), std::string::npos);
-  EXPECT_NE(text.find("\n  all       0  NVIDIA H100 80GB HBM3  7.8%          18.8%        5      1.05 ms            4       113 µs       188 µs         110 µs      462 µs\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\n  400       0  NVIDIA H100 80GB HBM3  7.6%          45.1%        4       650 µs            4       113 µs"
-                      "       110 µs        60.0 µs      280 µs\n"),
-            std::string::npos)
-      << text;
+  EXPECT_TRUE(test::Contains(text,
+      "\n  all       0  NVIDIA H100 80GB HBM3  7.8%          18.8%        5      1.05 ms            4       113 µs  "
+      "     188 µs         110 µs      462 µs\n"));
+  EXPECT_TRUE(test::Contains(text,
+      "\n  400       0  NVIDIA H100 80GB HBM3  7.6%          45.1%        4       650 µs            4       113 µs"
+      "       110 µs        60.0 µs      280 µs\n"));
   EXPECT_NE(text.find("\nCUDA API (all processes)\n"), std::string::npos);
-  EXPECT_NE(text.find("      55.6      500 µs      1   500 µs   500 µs   500 µs   500 µs     0 ns       0           0  "
-                      "cudaStreamSynchronize\n"),
-            std::string::npos)
-      << text;
+  EXPECT_TRUE(test::Contains(text,
+      "      55.6      500 µs      1   500 µs   500 µs   500 µs   500 µs     0 ns       0           0  "
+      "cudaStreamSynchronize\n"));
   EXPECT_NE(text.find("\nGPU kernels (all processes)\n"), std::string::npos);
-  EXPECT_NE(text.find("varies   128x1x1  matmul #1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("64x1x1   128x1x1  at::native::vectorized_elementwise_kernel<...>\n"), std::string::npos) << text;
+  EXPECT_TRUE(test::Contains(text, "varies   128x1x1  matmul #1\n"));
+  EXPECT_TRUE(test::Contains(text, "64x1x1   128x1x1  at::native::vectorized_elementwise_kernel<...>\n"));
   EXPECT_NE(text.find("--full-names shows them whole"), std::string::npos);
   EXPECT_NE(text.find("\nGPU memory operations (all processes)\n"), std::string::npos);
-  EXPECT_NE(text.find("   4 B       4 B  2.00 MB/s   1 (4 B)  memcpy DtoH\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("1.00 MB  10.0 GB/s         0  memcpy HtoD\n"), std::string::npos) << text;
+  EXPECT_TRUE(test::Contains(text, "   4 B       4 B  2.00 MB/s   1 (4 B)  memcpy DtoH\n"));
+  EXPECT_TRUE(test::Contains(text, "1.00 MB  10.0 GB/s         0  memcpy HtoD\n"));
   EXPECT_NE(text.find("  Pageable: copies to or from pageable (not pinned) host memory."), std::string::npos);
 }
 

@@ -15,6 +15,7 @@
 #include "collector/stats/gpu_idle_kinds.h"
 #include "collector/stats/gpu_overlap_sweep.h"
 #include "collector/stats/kernel_launches.h"
+#include "test_util.h"
 
 namespace trainprof::collector {
 namespace {
@@ -122,11 +123,11 @@ TEST(CudaWindows, GrowWhereChunksWouldBeReadForManyWindows) {
 
 TEST(SliceWindow, RecordsTheWindowOwnsOrOverlaps) {
   CudaData all;
-  all.kernels.push_back({.start_ns = 10, .end_ns = 30});  // overlaps [20, 40)
-  all.kernels.push_back({.start_ns = 20, .end_ns = 20});  // empty, owned
-  all.kernels.push_back({.start_ns = 40, .end_ns = 50});  // after
-  all.kernels.push_back({.start_ns = 0, .end_ns = 20});   // ends where the window begins
-  all.memcpys.push_back({.start_ns = 5, .end_ns = 100});  // across the window
+  all.kernels.push_back({{.start_ns = 10, .end_ns = 30}});  // overlaps [20, 40)
+  all.kernels.push_back({{.start_ns = 20, .end_ns = 20}});  // empty, owned
+  all.kernels.push_back({{.start_ns = 40, .end_ns = 50}});  // after
+  all.kernels.push_back({{.start_ns = 0, .end_ns = 20}});   // ends where the window begins
+  all.memcpys.push_back({{.start_ns = 5, .end_ns = 100}});  // across the window
   CudaCall open{.begin_ns = 15, .end_ns = 15};            // never returned: until the process end
   CudaCall lost = open;
   lost.exit_lost = true;  // no end known: only its enter
@@ -187,9 +188,10 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings, uint64_
             break;
           case 1:
             c.calls.back().name = rng() % 3 == 0 ? blocking_copy : copy;
-            c.memcpys.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr,
-                                 .bytes = uniform(1, 4) << 20, .device = device, .stream = stream,
-                                 .kind = rng() % 2 ? format::MemcpyKind::kHtoD : format::MemcpyKind::kDtoH});
+            c.memcpys.push_back(test::At({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr},
+                                         GpuMemcpy{.bytes = uniform(1, 4) << 20, .device = device, .stream = stream,
+                                                   .kind = rng() % 2 ? format::MemcpyKind::kHtoD
+                                                                     : format::MemcpyKind::kDtoH}));
             c.memcpys.back().end_ns = c.memcpys.back().start_ns + uniform(0, 3'000);
             if (c.calls.back().name == copy && c.memcpys.back().kind == format::MemcpyKind::kDtoH && rng() % 2 == 0) {
               // .item(): the copy, then a wait for it on the same thread, until the GPU is done.
@@ -200,28 +202,28 @@ std::vector<Process> RandomProcesses(uint64_t seed, StringPool* strings, uint64_
             break;
           case 2:
             c.calls.back().name = set;
-            c.memsets.push_back({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr, .device = device,
-                                 .stream = stream});
+            c.memsets.push_back(test::At({.start_ns = t + uniform(0, 50), .end_ns = 0, .correlation = corr},
+                                         GpuMemset{.device = device, .stream = stream}));
             c.memsets.back().end_ns = c.memsets.back().start_ns + uniform(0, 40);
             break;
           default: {
             c.calls.back().name = launch;
             const uint64_t start = rng() % 40 == 0 ? t - uniform(1, 5) : std::max(queue, t + uniform(2, 20));
             const uint64_t length = rng() % 30 == 0 ? uniform(5'000, 40'000) : uniform(0, 600);
-            c.kernels.push_back({.start_ns = start, .end_ns = start + length, .correlation = corr,
-                                 .name = kernels[rng() % 4], .device = device, .stream = stream});
+            c.kernels.push_back(test::At({.start_ns = start, .end_ns = start + length, .correlation = corr},
+                                         GpuKernel{.name = kernels[rng() % 4], .device = device, .stream = stream}));
             if (c.kernels.back().stream == 0) queue = start + length;
           }
         }
       }
       // A kernel after the process ended, one with no call.
-      c.kernels.push_back({.start_ns = proc.end_ns + 10, .end_ns = proc.end_ns + 500, .correlation = 999'999});
+      c.kernels.push_back({{.start_ns = proc.end_ns + 10, .end_ns = proc.end_ns + 500, .correlation = 999'999}});
       // Correlation 0 (no id given), a call and a kernel with it: the kernel has no call (the GPU
       // idle kinds) or the first call of id 0 (the launch latency), windowed as whole.
       c.calls.insert(c.calls.begin(), CudaCall{.begin_ns = proc.start_ns, .end_ns = proc.start_ns + 3, .correlation = 0,
                                                .name = launch, .returned = true});
-      c.kernels.push_back({.start_ns = proc.end_ns + 600, .end_ns = proc.end_ns + 700, .correlation = 0,
-                           .device = static_cast<uint32_t>(p % 2), .stream = 1});
+      c.kernels.push_back(test::At({.start_ns = proc.end_ns + 600, .end_ns = proc.end_ns + 700, .correlation = 0},
+                                   GpuKernel{.device = static_cast<uint32_t>(p % 2), .stream = 1}));
       proc.images.push_back(std::move(img));
     }
     out.push_back(std::move(proc));

@@ -23,17 +23,23 @@ std::vector<uint64_t> Spread(size_t n, uint32_t seed) {
   return v;
 }
 
+// What a DurationSummary keeps exact at any size, against SummarizeSample of the same values: count,
+// total, min, max, and the mean (from the exact total, whatever the order of the values).
+void ExpectExactMoments(const DurationSummary& d, const SampleStats& s) {
+  EXPECT_EQ(d.count(), s.count);
+  EXPECT_EQ(d.total(), s.total);
+  EXPECT_EQ(d.min(), s.min);
+  EXPECT_EQ(d.max(), s.max);
+  EXPECT_DOUBLE_EQ(d.mean(), s.mean);
+}
+
 TEST(DurationSummary, ExactWhileSmall) {
   std::vector<uint64_t> v = Spread(DurationSummary::kExactSamples, 1);
   DurationSummary d;
   for (uint64_t x : v) d.Add(x);
   ASSERT_TRUE(d.exact());
   SampleStats s = SummarizeSample(&v);
-  EXPECT_EQ(d.count(), s.count);
-  EXPECT_EQ(d.total(), s.total);
-  EXPECT_EQ(d.min(), s.min);
-  EXPECT_EQ(d.max(), s.max);
-  EXPECT_DOUBLE_EQ(d.mean(), s.mean);
+  ExpectExactMoments(d, s);
   EXPECT_DOUBLE_EQ(d.std_dev(), s.std);
   EXPECT_DOUBLE_EQ(d.median(), s.median);
 }
@@ -67,11 +73,8 @@ TEST(DurationSummary, LargeSampleMedianWithinTheStatedError) {
     for (uint64_t x : v) d.Add(x);
     ASSERT_FALSE(d.exact());
     SampleStats s = SummarizeSample(&v);
-    EXPECT_EQ(d.count(), s.count);
-    EXPECT_EQ(d.total(), s.total);
-    EXPECT_EQ(d.min(), s.min);
-    EXPECT_EQ(d.max(), s.max);
-    EXPECT_DOUBLE_EQ(d.mean(), s.mean);  // from the exact total: independent of the order of the values
+    SCOPED_TRACE(n);
+    ExpectExactMoments(d, s);
     EXPECT_NEAR(d.std_dev(), s.std, s.std * 1e-9);
     // Each middle value is estimated within kRelativeError, hence their mean too.
     EXPECT_NEAR(d.median(), s.median, s.median * DurationSummary::kRelativeError) << n;

@@ -184,8 +184,7 @@ TEST(GpuBottleneck, HostInStreamSynchronizeAfterItem) {
   EXPECT_NE(text.find("   35.6%  compute-bound\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("GPU activity: not recorded"), std::string::npos);
 
-  std::map<std::string, std::string> csv;
-  for (CsvTable& c : RenderCsv(report)) csv[c.name] = std::move(c.text);
+  std::map<std::string, std::string> csv = test::CsvByName(report);
   EXPECT_NE(csv["bottleneck.csv"].find(",35.62,64.38,sync,"), std::string::npos) << csv["bottleneck.csv"];
   EXPECT_NE(csv["bottleneck.csv"].find(",cudaStreamSynchronize,1,false\r\n"), std::string::npos) << csv["bottleneck.csv"];
 }

@@ -26,8 +26,8 @@ namespace fmt = trainprof::format;
 
 GpuKernel Kernel(uint64_t start_us, uint64_t end_us, uint64_t correlation, uint32_t device = 0, uint32_t stream = 7,
                  StringId name = 0) {
-  return {.start_ns = start_us * kUs, .end_ns = end_us * kUs, .correlation = correlation, .name = name,
-          .device = device, .stream = stream};
+  return test::At({.start_ns = start_us * kUs, .end_ns = end_us * kUs, .correlation = correlation},
+                  GpuKernel{.name = name, .device = device, .stream = stream});
 }
 
 CudaCall Call(uint64_t begin_us, uint64_t end_us, uint64_t correlation, StringId name = 0, bool returned = true) {
@@ -184,8 +184,9 @@ TEST(KernelLaunches, PastTheExactSamplesTheQuantilesAreEstimatedAndSaySo) {
       const uint64_t begin = i * 1'000 * kUs, call_ns = 3 * kUs + (i * 7919) % 50'000, delay_ns = (i * 104'729) % 900'000;
       c.calls.push_back({.begin_ns = begin, .end_ns = begin + call_ns, .correlation = i + 1, .name = launch,
                          .returned = true});
-      c.kernels.push_back({.start_ns = begin + call_ns + delay_ns, .end_ns = begin + call_ns + delay_ns + kUs,
-                           .correlation = i + 1, .name = a});
+      c.kernels.push_back(test::At({.start_ns = begin + call_ns + delay_ns, .end_ns = begin + call_ns + delay_ns + kUs,
+                                    .correlation = i + 1},
+                                   GpuKernel{.name = a}));
       cpu.push_back(call_ns);
       delay.push_back(delay_ns);
     }

@@ -280,8 +280,7 @@ TEST(GpuOverlapReport, JsonTextAndCsv) {
             std::string::npos)
       << text;
 
-  std::map<std::string, std::string> csv;
-  for (const CsvTable& c : RenderCsv(r)) csv[c.name] = c.text;
+  std::map<std::string, std::string> csv = test::CsvByName(r);
   EXPECT_EQ(csv["temporal_breakdown.csv"],
             "host,pid,rank,active_span_ns,idle_ns,compute_ns,non_compute_ns,idle_percent,compute_percent,"
             "non_compute_percent\r\n" +
@@ -308,8 +307,7 @@ TEST(GpuOverlapReport, NoGpuActivity) {
   EXPECT_TRUE(j["temporal_breakdown"].is_array() && j["temporal_breakdown"].empty());
   EXPECT_TRUE(j["kernel_categories"].is_array() && j["kernel_categories"].empty());
   EXPECT_EQ(RenderText(r).find("GPU temporal breakdown"), std::string::npos);
-  std::map<std::string, std::string> csv;
-  for (const CsvTable& c : RenderCsv(r)) csv[c.name] = c.text;
+  std::map<std::string, std::string> csv = test::CsvByName(r);
   EXPECT_EQ(csv["kernel_category_steps.csv"], "host,pid,rank,step,communication_ns,hidden_ns,hidden_percent\r\n");
 }
 

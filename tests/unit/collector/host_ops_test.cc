@@ -237,8 +237,7 @@ TEST(HostOpsReport, EveryFormatPerProcessAndMerged) {
   EXPECT_NE(text.find("\nPython functions (all processes)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("% = of the wall time of the process (1.00 s)"), std::string::npos) << text;
 
-  std::map<std::string, std::string> csv;
-  for (const CsvTable& t : RenderCsv(r)) csv[t.name] = t.text;
+  std::map<std::string, std::string> csv = test::CsvByName(r);
   EXPECT_EQ(csv["operators.csv"],
             "name,calls,self_ns,total_ns,self_percent,total_percent,processes\r\n"
             "aten::addmm,2,300000000,300000000,15,15,2\r\n"

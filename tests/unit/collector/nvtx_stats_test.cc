@@ -1,6 +1,7 @@
 // NVTX range matching and statistics with known durations.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <fstream>
@@ -26,6 +27,15 @@ std::shared_ptr<const RangeRow> Find(const RangeRows& rows, const std::string& n
   for (const RangeRow& r : rows)
     if (r.name == name && r.style == style) return std::make_shared<const RangeRow>(r);
   return nullptr;
+}
+
+// {calls that ended, their total ns, unbalanced} of the row `name` (`style`); all UINT64_MAX when
+// there is no such row.
+using Counts = std::array<uint64_t, 3>;
+Counts CountsOf(const RangeRows& rows, const std::string& name, const std::string& style = "push/pop") {
+  auto row = Find(rows, name, style);
+  if (row == nullptr) return {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  return {row->time.count, row->time.total, row->unbalanced};
 }
 
 // Push/pop ranges of thread t, one after the other: {push time, pop time, name}.
@@ -155,24 +165,11 @@ TEST(NvtxStats, UnbalancedRangesAreCountedNotTimed) {
   b.Push(t1, 60, "never");    // never popped, no complete call
   Report r = Analyze(TraceOf({&b}), {});
   EXPECT_EQ(r.processes[0].unbalanced, 5u);
-  auto step = Find(r.nvtx_ranges, "step");
-  ASSERT_NE(step, nullptr);
-  EXPECT_EQ(step->time.count, 1u);
-  EXPECT_EQ(step->time.total, 10u);
-  EXPECT_EQ(step->unbalanced, 1u);
-  auto pop = Find(r.nvtx_ranges, "<pop without push>");
-  ASSERT_NE(pop, nullptr);
-  EXPECT_EQ(pop->time.count, 0u);
-  EXPECT_EQ(pop->unbalanced, 1u);
-  auto end = Find(r.nvtx_ranges, "<end without start>", "start/end");
-  ASSERT_NE(end, nullptr);
-  EXPECT_EQ(end->unbalanced, 1u);
-  EXPECT_EQ(Find(r.nvtx_ranges, "load", "start/end")->unbalanced, 1u);
-  auto never = Find(r.nvtx_ranges, "never");
-  ASSERT_NE(never, nullptr);
-  EXPECT_EQ(never->time.count, 0u);
-  EXPECT_EQ(never->time.total, 0u);
-  EXPECT_EQ(never->unbalanced, 1u);
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "step"), (Counts{1, 10, 1}));
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "<pop without push>"), (Counts{0, 0, 1}));
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "<end without start>", "start/end"), (Counts{0, 0, 1}));
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "load", "start/end"), (Counts{0, 0, 1}));
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "never"), (Counts{0, 0, 1}));
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_EQ(r.warnings[0].rfind("5 unbalanced NVTX ranges in 1 process ", 0), 0u) << r.warnings[0];
 }
@@ -286,17 +283,9 @@ TEST(NvtxStats, StartEndWhoseEndIsReadFirst) {
   b.Start(t1, 100, "load", 7);
   b.Start(t1, 500, "late", 8);  // never ended
   Report r = Analyze(TraceOf({&b}), {});
-  auto load = Find(r.nvtx_ranges, "load", "start/end");
-  ASSERT_NE(load, nullptr);
-  EXPECT_EQ(load->time.count, 1u);
-  EXPECT_EQ(load->time.total, 300u);
-  auto late = Find(r.nvtx_ranges, "late", "start/end");
-  ASSERT_NE(late, nullptr);
-  EXPECT_EQ(late->time.count, 0u);
-  EXPECT_EQ(late->unbalanced, 1u);
-  auto orphan = Find(r.nvtx_ranges, "<end without start>", "start/end");
-  ASSERT_NE(orphan, nullptr);
-  EXPECT_EQ(orphan->unbalanced, 1u);
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "load", "start/end"), (Counts{1, 300, 0}));
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "late", "start/end"), (Counts{0, 0, 1}));
+  EXPECT_EQ(CountsOf(r.nvtx_ranges, "<end without start>", "start/end"), (Counts{0, 0, 1}));
   EXPECT_EQ(r.processes[0].unbalanced, 2u);
 }
 

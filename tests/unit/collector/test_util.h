@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "collector/read/process_tree.h"
+#include "collector/render/render.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "trace_builder.h"
@@ -58,6 +62,44 @@ inline std::string Join(const std::vector<std::string>& text) {
 inline ::testing::AssertionResult Says(const std::vector<std::string>& text, const std::string& s) {
   if (Has(text, s)) return ::testing::AssertionSuccess() << "a line has \"" << s << "\" in:\n" << Join(text);
   return ::testing::AssertionFailure() << "no line has \"" << s << "\" in:\n" << Join(text);
+}
+
+/// The GPU record `x` at `times` (start, end, correlation): designated initializers cannot name the
+/// fields of its GpuWork base. At({.start_ns = 10, .end_ns = 30}, GpuKernel{.name = 5}).
+template <typename Record>
+Record At(const collector::GpuWork& times, Record x) {
+  static_cast<collector::GpuWork&>(x) = times;
+  return x;
+}
+
+/// The report's CSV tables (RenderCsv) by file name: "callsites.csv" → its text.
+inline std::map<std::string, std::string> CsvByName(const collector::Report& report) {
+  std::map<std::string, std::string> csv;
+  for (collector::CsvTable& t : collector::RenderCsv(report)) csv[t.name] = std::move(t.text);
+  return csv;
+}
+
+/// The first line of CSV text (its header), without the CRLF.
+inline std::string FirstLine(const std::string& text) { return text.substr(0, text.find("\r\n")); }
+
+/// `text` contains `part`, as an assertion whose failure message shows the text.
+inline ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "no \"" << part << "\" in:\n" << text;
+}
+
+/// Every member of the object `want` is in `got` with an equal value (numbers by value: 7000 equals
+/// 7000.0); `got`'s other members are not looked at. The message names the first that differs.
+inline ::testing::AssertionResult HasMembers(const nlohmann::json& got, const nlohmann::json& want) {
+  for (const auto& member : want.items()) {
+    const std::string& key = member.key();
+    if (!got.contains(key)) return ::testing::AssertionFailure() << "no \"" << key << "\" in " << got.dump();
+    if (got.at(key) != member.value()) {
+      return ::testing::AssertionFailure() << "\"" << key << "\" is " << got.at(key).dump() << ", not "
+                                           << member.value().dump();
+    }
+  }
+  return ::testing::AssertionSuccess();
 }
 
 inline std::string ReadFile(const std::string& path) {

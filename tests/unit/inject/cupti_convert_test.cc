@@ -353,6 +353,27 @@ TEST(CuptiConvert, EnabledKindsAllConvert) {
   }
 }
 
+TEST(CuptiConvert, ActivityStartIsTheStartOfTimedKindsOnly) {
+  // A zeroed record of a kind, its start set where it has one; ActivityStart's answer (0: false).
+  auto start_of = [](auto record, CUpti_ActivityKind kind, uint64_t start) -> uint64_t {
+    record.kind = kind;
+    if constexpr (requires { record.start; }) record.start = start;
+    uint64_t got = 99;
+    return ActivityStart(reinterpret_cast<const CUpti_Activity*>(&record), &got) ? got : 0;
+  };
+  EXPECT_EQ(start_of(Zeroed<KernelRecord>(), CUPTI_ACTIVITY_KIND_KERNEL, 11), 11u);
+  EXPECT_EQ(start_of(Zeroed<KernelRecord>(), CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 12), 12u);
+  EXPECT_EQ(start_of(Zeroed<MemcpyRecord>(), CUPTI_ACTIVITY_KIND_MEMCPY, 13), 13u);
+  EXPECT_EQ(start_of(Zeroed<PeerMemcpyRecord>(), CUPTI_ACTIVITY_KIND_MEMCPY2, 14), 14u);
+  EXPECT_EQ(start_of(Zeroed<MemsetRecord>(), CUPTI_ACTIVITY_KIND_MEMSET, 15), 15u);
+  EXPECT_EQ(start_of(Zeroed<SyncRecord>(), CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 16), 16u);
+  EXPECT_EQ(start_of(Zeroed<OverheadRecord>(), CUPTI_ACTIVITY_KIND_OVERHEAD, 17), 17u);
+  // Definitions are not timed; API records come from callbacks.
+  EXPECT_EQ(start_of(Zeroed<DeviceRecord>(), CUPTI_ACTIVITY_KIND_DEVICE, 18), 0u);
+  EXPECT_EQ(start_of(Zeroed<ContextRecord>(), CUPTI_ACTIVITY_KIND_CONTEXT, 19), 0u);
+  EXPECT_EQ(start_of(Zeroed<CUpti_ActivityAPI>(), CUPTI_ACTIVITY_KIND_RUNTIME, 20), 0u);
+}
+
 TEST(CuptiConvert, LongTemplateKernelNamesAreCutAtAUtf8Boundary) {
   std::string name = "_ZN7cutlass6KernelINS_4gemm6kernel4GemmI";
   while (name.size() < 7000) name += "NS_6half_tELi128ELi128ELi32ENS_6layout8RowMajorE";

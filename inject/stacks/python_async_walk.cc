@@ -18,6 +18,7 @@ namespace {
 constexpr size_t kNameBytes = 1024;  ///< longest name kept (cut at a character boundary)
 constexpr size_t kMaxChunks = 16;    ///< data stack chunks looked at
 constexpr char kUnreadable[] = "<unreadable>";
+constexpr size_t kStrHeader = 80;  ///< room for a PyCompactUnicodeObject (72 bytes on 3.10, 3.11)
 // Line tables longer than this are not hashed for the identity check: their lines are not cached.
 constexpr size_t kMaxCheckedTable = 64 << 10;
 // Identity checks from co_version have this bit set, content checks have it clear (and bit 0 set:
@@ -51,16 +52,16 @@ struct Mem {
     memcpy(to, reinterpret_cast<const void*>(from), n);
     return true;
   }
-  // Reads `least` bytes at `from`, and through SafeReader up to `most` as far as from's 4 KiB
-  // block goes (a page is readable or not as a whole: the longer read fails only where the
-  // shorter one would; direct reads stay within the object). The bytes read; 0: unreadable.
-  size_t ReadSome(void* to, uintptr_t from, size_t least, size_t most) const {
-    size_t n = least;
-    if (safe) {
-      const size_t room = 4096 - (from & 4095);
-      n = most <= room ? most : room > least ? room : least;
-    }
-    return Read(to, from, n) ? n : 0;
+  // `least` bytes at `from` (and, through SafeReader, up to `most` as far as from's 4 KiB block
+  // goes: a page is readable or not as a whole, so the longer read fails only where the shorter
+  // one would): where they are when reads are direct (within the object: nothing past `least`),
+  // else read into `scratch`; *got: the bytes there. nullptr when unreadable.
+  const unsigned char* View(uintptr_t from, size_t least, size_t most, void* scratch, size_t* got) const {
+    *got = least;
+    if (!safe) return from >= 4096 ? reinterpret_cast<const unsigned char*>(from) : nullptr;
+    const size_t room = 4096 - (from & 4095);
+    *got = most <= room ? most : room > least ? room : least;
+    return reader.Read(scratch, from, *got) ? static_cast<const unsigned char*>(scratch) : nullptr;
   }
 };
 
@@ -146,32 +147,33 @@ size_t PutUtf8(char* out, size_t n, size_t cap, uint32_t c) {
   return n + k;
 }
 
-// The UTF-8 of the str at `s` into buf (kNameBytes + 1 bytes; cut to whole characters within
-// kNameBytes); -1 when it is not a readable str. A str with neither compact data nor a UTF-8 copy
-// gives kUnreadable.
-long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf) {
+// The UTF-8 of the str at `s` (cut to whole characters within kNameBytes): its length, *text
+// pointing to it (in the str's own memory where reads are direct and the str holds it: compact
+// ASCII, a UTF-8 copy; else in buf, kNameBytes + 1 bytes); -1 when it is not a readable str. A str
+// with neither compact data nor a UTF-8 copy gives kUnreadable.
+long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf, const char** text) {
   const PyLayout& l = *py.layout;
-  unsigned char head[80];
-  static_assert(sizeof(head) >= 72);
+  *text = buf;
   // The ASCII header first (a short ASCII str may end before the compact header would), and
   // through SafeReader what follows it in the same read: most names are then read whole.
-  const size_t got = Aligned(s) && l.str_compact_size <= sizeof(head) ? r.ReadSome(buf, s, l.str_ascii_size, kNameBytes + 1) : 0;
-  if (got == 0) return -1;
-  memcpy(head, buf, got < sizeof(head) ? got : sizeof(head));
-  if (At<uintptr_t>(head, 8) != py.str_type) return -1;
-  const intptr_t length = At<intptr_t>(head, l.str_length);
-  const uint32_t state = At<uint32_t>(head, l.str_state);
+  size_t got = 0;
+  const unsigned char* h =
+      Aligned(s) && l.str_compact_size <= kStrHeader ? r.View(s, l.str_ascii_size, kNameBytes + 1, buf, &got) : nullptr;
+  if (h == nullptr || At<uintptr_t>(h, 8) != py.str_type) return -1;
+  const intptr_t length = At<intptr_t>(h, l.str_length);
+  const uint32_t state = At<uint32_t>(h, l.str_state);
   const uint32_t kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
   if (length < 0) return -1;
   size_t n = static_cast<size_t>(length);
   if (compact && ascii) {
     if (n > kNameBytes) n = kNameBytes;
-    if (l.str_ascii_size + n <= got) {
-      memmove(buf, buf + l.str_ascii_size, n);
-      return static_cast<long>(n);
-    }
-    return r.Read(buf, s + l.str_ascii_size, n) ? static_cast<long>(n) : -1;
+    const unsigned char* data = l.str_ascii_size + n <= got ? h + l.str_ascii_size
+                                                            : r.View(s + l.str_ascii_size, n, n, buf, &got);
+    *text = reinterpret_cast<const char*>(data);
+    return data != nullptr ? static_cast<long>(n) : -1;
   }
+  unsigned char head[kStrHeader];
+  memcpy(head, h, got < sizeof(head) ? got : sizeof(head));
   if (got < l.str_compact_size &&
       !r.Read(head + l.str_ascii_size, s + l.str_ascii_size, l.str_compact_size - l.str_ascii_size)) {
     return -1;
@@ -187,7 +189,9 @@ long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf) {
       while (n > 0 && (static_cast<unsigned char>(buf[n]) & 0xC0) == 0x80) --n;
       return static_cast<long>(n);
     }
-    return r.Read(buf, utf8, n) ? static_cast<long>(n) : -1;
+    const unsigned char* data = r.View(utf8, n, n, buf, &got);
+    *text = reinterpret_cast<const char*>(data);
+    return data != nullptr ? static_cast<long>(n) : -1;
   }
   if (!compact || (kind != 1 && kind != 2 && kind != 4)) {
     memcpy(buf, kUnreadable, sizeof(kUnreadable) - 1);
@@ -248,27 +252,32 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 uint64_t ContentCheck(const PyProcess& py, const Mem& m, const Code& c, char* buf, bool* lines) {
   uint64_t h = Mix(0x9E3779B97F4A7C15ull, static_cast<uint32_t>(c.firstlineno));
   for (const uintptr_t s : {c.qualname, c.filename}) {
-    const long k = ReadStr(py, m, s, buf);
+    const char* text = nullptr;
+    const long k = ReadStr(py, m, s, buf, &text);
     if (k < 0) return 0;
-    h = Mix(h, HashBytes(buf, static_cast<size_t>(k)));
+    h = Mix(h, HashBytes(text, static_cast<size_t>(k)));
   }
   // ob_size, and through SafeReader the first bytes after it in the same read.
-  const size_t got = Aligned(c.linetable) ? m.ReadSome(buf, c.linetable + 16, 8, kNameBytes) : 0;
-  const intptr_t size = got != 0 ? At<intptr_t>(reinterpret_cast<const unsigned char*>(buf), 0) : -1;
+  size_t got = 0;
+  const unsigned char* head = Aligned(c.linetable) ? m.View(c.linetable + 16, 8, kNameBytes, buf, &got) : nullptr;
+  const intptr_t size = head != nullptr ? At<intptr_t>(head, 0) : -1;
   h = Mix(h, static_cast<uint64_t>(size));
   *lines = size >= 0 && size <= static_cast<intptr_t>(kMaxCheckedTable);
   if (!*lines) return (h & ~kSerialCheck) | 1;
   // The bytes in blocks of kNameBytes from the start, the same whichever way they are read (a
   // table within the first read is one block).
   const size_t total = static_cast<size_t>(size);
-  if (got >= 16 + total) return (Mix(h, HashBytes(buf + 16, total)) & ~kSerialCheck) | 1;
+  if (got >= 16 + total) {
+    return (Mix(h, HashBytes(reinterpret_cast<const char*>(head) + 16, total)) & ~kSerialCheck) | 1;
+  }
   for (size_t at = 0, n = 0; at < total; at += n) {
     n = total - at < kNameBytes ? total - at : kNameBytes;
-    if (!m.Read(buf, c.linetable + 32 + at, n)) {
+    const unsigned char* block = m.View(c.linetable + 32 + at, n, n, buf, &got);
+    if (block == nullptr) {
       h = Mix(h, at);  // unreadable from here on (LineBytes finds no line there either)
       break;
     }
-    h = Mix(h, HashBytes(buf, n));
+    h = Mix(h, HashBytes(reinterpret_cast<const char*>(block), n));
   }
   return (h & ~kSerialCheck) | 1;
 }
@@ -474,11 +483,12 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
     Entry* e = check != 0 ? Lookup(fr.code, check, epoch, &names, &gen) : nullptr;
     if (e == nullptr) {
       name_misses_.fetch_add(1, std::memory_order_relaxed);
-      long k = ReadStr(py, mem, h.qualname, name);
-      names.function = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
-      k = ReadStr(py, mem, h.filename, name);
-      names.file = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
-      names.own = k >= 0 && IsOwnPythonFile(name, static_cast<size_t>(k));
+      const char* text = nullptr;
+      long k = ReadStr(py, mem, h.qualname, name, &text);
+      names.function = k >= 0 ? intern(ctx, text, static_cast<uint32_t>(k)) : 0;
+      k = ReadStr(py, mem, h.filename, name, &text);
+      names.file = k >= 0 ? intern(ctx, text, static_cast<uint32_t>(k)) : 0;
+      names.own = k >= 0 && IsOwnPythonFile(text, static_cast<size_t>(k));
       if (names.function == 0 || names.file == 0) {
         ++*missed;
         continue;

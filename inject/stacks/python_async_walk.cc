@@ -7,6 +7,7 @@
 
 #include "stacks/py_linetable.h"
 #include "stacks/python_walk.h"  // IsOwnPythonFile, kMaxPythonFrames
+#include "string_table.h"         // HashBytes
 #include "trainprof/trace_format.h"
 #include "utf8.h"
 
@@ -17,6 +18,12 @@ namespace {
 constexpr size_t kNameBytes = 1024;  ///< longest name kept (cut at a character boundary)
 constexpr size_t kMaxChunks = 16;    ///< data stack chunks looked at
 constexpr char kUnreadable[] = "<unreadable>";
+constexpr size_t kStrHeader = 80;  ///< room for a PyCompactUnicodeObject (72 bytes on 3.10, 3.11)
+// Line tables longer than this are not hashed for the identity check: their lines are not cached.
+constexpr size_t kMaxCheckedTable = 64 << 10;
+// Identity checks from co_version have this bit set, content checks have it clear (and bit 0 set:
+// never 0, which means "none").
+constexpr uint64_t kSerialCheck = uint64_t{1} << 63;
 
 template <typename T>
 T At(const unsigned char* base, size_t off) {
@@ -44,6 +51,17 @@ struct Mem {
     if (from < 4096) return false;
     memcpy(to, reinterpret_cast<const void*>(from), n);
     return true;
+  }
+  // `least` bytes at `from` (and, through SafeReader, up to `most` as far as from's 4 KiB block
+  // goes: a page is readable or not as a whole, so the longer read fails only where the shorter
+  // one would): where they are when reads are direct (within the object: nothing past `least`),
+  // else read into `scratch`; *got: the bytes there. nullptr when unreadable.
+  const unsigned char* View(uintptr_t from, size_t least, size_t most, void* scratch, size_t* got) const {
+    *got = least;
+    if (!safe) return from >= 4096 ? reinterpret_cast<const unsigned char*>(from) : nullptr;
+    const size_t room = 4096 - (from & 4095);
+    *got = most <= room ? most : room > least ? room : least;
+    return reader.Read(scratch, from, *got) ? static_cast<const unsigned char*>(scratch) : nullptr;
   }
 };
 
@@ -91,13 +109,15 @@ struct Code {
   uintptr_t type, filename, qualname, linetable;
   intptr_t size;  // code units
   int32_t firstlineno, firsttraceable;
+  uint32_t version;  // co_version (3.12+; 0: none or run out)
 };
 
 size_t Max(size_t a, size_t b) { return a > b ? a : b; }
 
 bool ReadCode(const PyLayout& l, const Mem& m, uintptr_t code, Code* c) {
   unsigned char h[kCodeHead];
-  const size_t n = Max(Max(l.code_firsttraceable, l.code_code), Max(l.code_linetable, l.code_qualname)) + 8;
+  const size_t n =
+      Max(Max(Max(l.code_firsttraceable, l.code_code), Max(l.code_linetable, l.code_qualname)), l.code_version) + 8;
   if (n > sizeof(h) || !Aligned(code) || !m.Read(h, code, n)) return false;
   c->type = At<uintptr_t>(h, 8);
   c->firstlineno = At<int32_t>(h, l.code_firstlineno);
@@ -105,6 +125,7 @@ bool ReadCode(const PyLayout& l, const Mem& m, uintptr_t code, Code* c) {
   c->qualname = At<uintptr_t>(h, l.code_qualname);
   c->linetable = At<uintptr_t>(h, l.code_linetable);
   c->firsttraceable = l.code_firsttraceable != 0 ? At<int32_t>(h, l.code_firsttraceable) : 0;
+  c->version = l.code_version != 0 ? At<uint32_t>(h, l.code_version) : 0;
   if (l.code_code == 0) {
     c->size = At<intptr_t>(h, 16);  // 3.11+: a PyVarObject of its code units
     return true;
@@ -126,27 +147,37 @@ size_t PutUtf8(char* out, size_t n, size_t cap, uint32_t c) {
   return n + k;
 }
 
-// The UTF-8 of the str at `s` into buf (cut to whole characters within kNameBytes); -1 when it is
-// not a readable str. A str with neither compact data nor a UTF-8 copy gives kUnreadable.
-long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf) {
+// The UTF-8 of the str at `s` (cut to whole characters within kNameBytes): its length, *text
+// pointing to it (in the str's own memory where reads are direct and the str holds it: compact
+// ASCII, a UTF-8 copy; else in buf, kNameBytes + 1 bytes); -1 when it is not a readable str. A str
+// with neither compact data nor a UTF-8 copy gives kUnreadable.
+long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf, const char** text) {
   const PyLayout& l = *py.layout;
-  unsigned char head[80];
-  static_assert(sizeof(head) >= 72);
-  // The ASCII header first: a short ASCII str may end before the compact header would.
-  if (!Aligned(s) || l.str_compact_size > sizeof(head) || !r.Read(head, s, l.str_ascii_size) ||
-      At<uintptr_t>(head, 8) != py.str_type) {
-    return -1;
-  }
-  const intptr_t length = At<intptr_t>(head, l.str_length);
-  const uint32_t state = At<uint32_t>(head, l.str_state);
+  *text = buf;
+  // The ASCII header first (a short ASCII str may end before the compact header would), and
+  // through SafeReader what follows it in the same read: most names are then read whole.
+  size_t got = 0;
+  const unsigned char* h =
+      Aligned(s) && l.str_compact_size <= kStrHeader ? r.View(s, l.str_ascii_size, kNameBytes + 1, buf, &got) : nullptr;
+  if (h == nullptr || At<uintptr_t>(h, 8) != py.str_type) return -1;
+  const intptr_t length = At<intptr_t>(h, l.str_length);
+  const uint32_t state = At<uint32_t>(h, l.str_state);
   const uint32_t kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
   if (length < 0) return -1;
   size_t n = static_cast<size_t>(length);
   if (compact && ascii) {
     if (n > kNameBytes) n = kNameBytes;
-    return r.Read(buf, s + l.str_ascii_size, n) ? static_cast<long>(n) : -1;
+    const unsigned char* data = l.str_ascii_size + n <= got ? h + l.str_ascii_size
+                                                            : r.View(s + l.str_ascii_size, n, n, buf, &got);
+    *text = reinterpret_cast<const char*>(data);
+    return data != nullptr ? static_cast<long>(n) : -1;
   }
-  if (!r.Read(head + l.str_ascii_size, s + l.str_ascii_size, l.str_compact_size - l.str_ascii_size)) return -1;
+  unsigned char head[kStrHeader];
+  memcpy(head, h, got < sizeof(head) ? got : sizeof(head));
+  if (got < l.str_compact_size &&
+      !r.Read(head + l.str_ascii_size, s + l.str_ascii_size, l.str_compact_size - l.str_ascii_size)) {
+    return -1;
+  }
   const uintptr_t utf8 = At<uintptr_t>(head, l.str_utf8);
   if (utf8 != 0) {
     const intptr_t u = At<intptr_t>(head, l.str_utf8_length);
@@ -158,7 +189,9 @@ long ReadStr(const PyProcess& py, const Mem& r, uintptr_t s, char* buf) {
       while (n > 0 && (static_cast<unsigned char>(buf[n]) & 0xC0) == 0x80) --n;
       return static_cast<long>(n);
     }
-    return r.Read(buf, utf8, n) ? static_cast<long>(n) : -1;
+    const unsigned char* data = r.View(utf8, n, n, buf, &got);
+    *text = reinterpret_cast<const char*>(data);
+    return data != nullptr ? static_cast<long>(n) : -1;
   }
   if (!compact || (kind != 1 && kind != 2 && kind != 4)) {
     memcpy(buf, kUnreadable, sizeof(kUnreadable) - 1);
@@ -205,6 +238,49 @@ class LineBytes {
   size_t base_ = 0, have_ = 0;
   unsigned char block_[256];
 };
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 31);
+}
+
+// The content identity check of code object `c` (python_async_walk.h): a hash of its qualname and
+// file name as ReadStr gives them (what is interned), its first line, and its line table's bytes
+// (a bytes object: ob_size at 16, data at 32). 0 when a name cannot be read. *lines: whether the
+// check covers the line table (false past kMaxCheckedTable bytes: the size alone is hashed, and
+// the code object's lines must not be cached). buf: kNameBytes + 1 bytes of scratch.
+uint64_t ContentCheck(const PyProcess& py, const Mem& m, const Code& c, char* buf, bool* lines) {
+  uint64_t h = Mix(0x9E3779B97F4A7C15ull, static_cast<uint32_t>(c.firstlineno));
+  for (const uintptr_t s : {c.qualname, c.filename}) {
+    const char* text = nullptr;
+    const long k = ReadStr(py, m, s, buf, &text);
+    if (k < 0) return 0;
+    h = Mix(h, HashBytes(text, static_cast<size_t>(k)));
+  }
+  // ob_size, and through SafeReader the first bytes after it in the same read.
+  size_t got = 0;
+  const unsigned char* head = Aligned(c.linetable) ? m.View(c.linetable + 16, 8, kNameBytes, buf, &got) : nullptr;
+  const intptr_t size = head != nullptr ? At<intptr_t>(head, 0) : -1;
+  h = Mix(h, static_cast<uint64_t>(size));
+  *lines = size >= 0 && size <= static_cast<intptr_t>(kMaxCheckedTable);
+  if (!*lines) return (h & ~kSerialCheck) | 1;
+  // The bytes in blocks of kNameBytes from the start, the same whichever way they are read (a
+  // table within the first read is one block).
+  const size_t total = static_cast<size_t>(size);
+  if (got >= 16 + total) {
+    return (Mix(h, HashBytes(reinterpret_cast<const char*>(head) + 16, total)) & ~kSerialCheck) | 1;
+  }
+  for (size_t at = 0, n = 0; at < total; at += n) {
+    n = total - at < kNameBytes ? total - at : kNameBytes;
+    const unsigned char* block = m.View(c.linetable + 32 + at, n, n, buf, &got);
+    if (block == nullptr) {
+      h = Mix(h, at);  // unreadable from here on (LineBytes finds no line there either)
+      break;
+    }
+    h = Mix(h, HashBytes(reinterpret_cast<const char*>(block), n));
+  }
+  return (h & ~kSerialCheck) | 1;
+}
 
 // Reads the chain of frames from `f` (the thread state's frame field's value), innermost first,
 // into frames[0..kMaxPythonFrames); returns how many, and in *next what followed the last (0:
@@ -307,14 +383,13 @@ PyProcess ResolvePyProcess(SymbolLookup lookup) {
   return p;
 }
 
-AsyncPythonWalker::Entry* AsyncPythonWalker::Lookup(uintptr_t code, uintptr_t qualname, uintptr_t filename,
-                                                    uintptr_t epoch, Names* n, uint32_t* gen) {
+AsyncPythonWalker::Entry* AsyncPythonWalker::Lookup(uintptr_t code, uint64_t check, uintptr_t epoch, Names* n,
+                                                    uint32_t* gen) {
   Entry& e = slots_[SlotOf(code)];
   const uint32_t s1 = e.seq.load(std::memory_order_acquire);
   if (s1 & 1) return nullptr;
   const bool same = e.code.load(std::memory_order_relaxed) == code &&
-                    e.qualname.load(std::memory_order_relaxed) == qualname &&
-                    e.filename.load(std::memory_order_relaxed) == filename &&
+                    e.check.load(std::memory_order_relaxed) == check &&
                     e.epoch.load(std::memory_order_relaxed) == epoch;
   n->function = e.function.load(std::memory_order_relaxed);
   n->file = e.file.load(std::memory_order_relaxed);
@@ -325,15 +400,13 @@ AsyncPythonWalker::Entry* AsyncPythonWalker::Lookup(uintptr_t code, uintptr_t qu
   return &e;
 }
 
-void AsyncPythonWalker::Store(uintptr_t code, uintptr_t qualname, uintptr_t filename, uintptr_t epoch,
-                              const Names& n) {
+void AsyncPythonWalker::Store(uintptr_t code, uint64_t check, uintptr_t epoch, const Names& n) {
   Entry& e = slots_[SlotOf(code)];
   uint32_t s = e.seq.load(std::memory_order_relaxed);
   if ((s & 1) || !e.seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire)) return;  // busy
   std::atomic_thread_fence(std::memory_order_release);
   e.code.store(code, std::memory_order_relaxed);
-  e.qualname.store(qualname, std::memory_order_relaxed);
-  e.filename.store(filename, std::memory_order_relaxed);
+  e.check.store(check, std::memory_order_relaxed);
   e.epoch.store(epoch, std::memory_order_relaxed);
   e.function.store(n.function, std::memory_order_relaxed);
   e.file.store(n.file, std::memory_order_relaxed);
@@ -401,22 +474,29 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
     // Not started yet (_PyFrame_IsIncomplete in pycore_frame.h).
     if (fr.owner != l.owner_generator && addr < h.firsttraceable * 2) continue;
 
+    // The identity check (see the header): co_version, else the content read again.
+    bool lines_cached = true;
+    const uint64_t check = l.code_version != 0 && h.version != 0 ? kSerialCheck | h.version
+                                                                 : ContentCheck(py, mem, h, name, &lines_cached);
     Names names;
     uint32_t gen = 0;
-    Entry* e = Lookup(fr.code, h.qualname, h.filename, epoch, &names, &gen);
+    Entry* e = check != 0 ? Lookup(fr.code, check, epoch, &names, &gen) : nullptr;
     if (e == nullptr) {
       name_misses_.fetch_add(1, std::memory_order_relaxed);
-      long k = ReadStr(py, mem, h.qualname, name);
-      names.function = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
-      k = ReadStr(py, mem, h.filename, name);
-      names.file = k >= 0 ? intern(ctx, name, static_cast<uint32_t>(k)) : 0;
-      names.own = k >= 0 && IsOwnPythonFile(name, static_cast<size_t>(k));
+      const char* text = nullptr;
+      long k = ReadStr(py, mem, h.qualname, name, &text);
+      names.function = k >= 0 ? intern(ctx, text, static_cast<uint32_t>(k)) : 0;
+      k = ReadStr(py, mem, h.filename, name, &text);
+      names.file = k >= 0 ? intern(ctx, text, static_cast<uint32_t>(k)) : 0;
+      names.own = k >= 0 && IsOwnPythonFile(text, static_cast<size_t>(k));
       if (names.function == 0 || names.file == 0) {
         ++*missed;
         continue;
       }
-      Store(fr.code, h.qualname, h.filename, epoch, names);
-      e = Lookup(fr.code, h.qualname, h.filename, epoch, &names, &gen);
+      if (check != 0) {
+        Store(fr.code, check, epoch, names);
+        e = Lookup(fr.code, check, epoch, &names, &gen);
+      }
     }
     if (names.own) continue;
 
@@ -425,7 +505,8 @@ size_t AsyncPythonWalker::Capture(const PyProcess& py, const SafeReader& reader,
       line = fr.line;  // 3.10, a traced frame: PyFrame_GetLineNumber's f_lineno
     } else if (addr >= 0) {
       const uint64_t tag = uint64_t{gen & 0xFFFF} << 48 | static_cast<uint64_t>(addr) << 24;
-      std::atomic<uint64_t>* slot = e != nullptr && addr < (1 << 24) ? &e->lines[(addr >> 1) % kLines] : nullptr;
+      std::atomic<uint64_t>* slot =
+          e != nullptr && lines_cached && addr < (1 << 24) ? &e->lines[(addr >> 1) % kLines] : nullptr;
       const uint64_t seen = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
       if (slot != nullptr && (seen & ~uint64_t{0xFFFFFF}) == tag && (seen & 0xFFFFFF) != 0) {
         line = static_cast<int>(seen & 0xFFFFFF) - 1;

@@ -16,10 +16,18 @@
 //     callers' are calls in progress, holding their code objects: read directly. A frame that
 //     does not check out is missed and safe reads go on until one does. Frames not started yet
 //     (_PyFrame_IsIncomplete) are left out
-//   names: per code object, cached (lock-free, seqlock per slot; keyed by the code, its name and
-//     file objects and the string table): a miss reads the str objects (compact ASCII directly,
-//     other kinds through their utf8 copy or re-encoded) and interns them with `intern`, which
-//     may refuse (0: the frame is counted as missed)
+//   names: per code object, cached (lock-free, seqlock per slot; keyed by the code object's
+//     address, its identity check and the string table): a miss reads the str objects (compact
+//     ASCII directly, other kinds through their utf8 copy or re-encoded) and interns them with
+//     `intern`, which may refuse (0: the frame is counted as missed)
+//   identity check: a code object freed and another made at its address (with its names and line
+//     table at their predecessors' addresses: CPython's allocator reuses the last freed block
+//     first) must not get the cached names or lines. A hit needs proof that the entry was made
+//     from this code object: its co_version where the interpreter numbers code objects (3.12+:
+//     a serial from a counter, no two alike until the counter runs out at 2^32, then 0), else a
+//     hash of all that the entry gives, read again each time: the qualname and file name as they
+//     would be interned, the first line and every byte of the line table (3.10, 3.11, and a
+//     co_version of 0)
 //   line: from prev_instr and co_linetable (py_linetable.h), remembered per code object by offset
 //
 // *missed counts frames the thread had that could not be read: an unreadable or implausible frame
@@ -89,17 +97,18 @@ class AsyncPythonWalker {
   };
   /// One code object's names. seq: even when stable, odd while a writer fills it (a reader that
   /// sees it odd or changed misses). lines[]: (seq & 0xFFFF) << 48 | offset << 24 | (line + 1).
+  /// check: the identity check of the code object it was made from (see the header).
   struct Entry {
     std::atomic<uint32_t> seq{0};
     std::atomic<uint32_t> function{0}, file{0}, own{0};
-    std::atomic<uintptr_t> code{0}, qualname{0}, filename{0}, epoch{0};
+    std::atomic<uintptr_t> code{0}, epoch{0};
+    std::atomic<uint64_t> check{0};
     std::atomic<uint64_t> lines[kLines] = {};
   };
 
  private:
-  Entry* Lookup(uintptr_t code, uintptr_t qualname, uintptr_t filename, uintptr_t epoch, Names* n,
-                uint32_t* gen);
-  void Store(uintptr_t code, uintptr_t qualname, uintptr_t filename, uintptr_t epoch, const Names& n);
+  Entry* Lookup(uintptr_t code, uint64_t check, uintptr_t epoch, Names* n, uint32_t* gen);
+  void Store(uintptr_t code, uint64_t check, uintptr_t epoch, const Names& n);
 
   std::atomic<uint64_t> name_misses_{0};
   std::atomic<uint64_t> line_misses_{0};

@@ -21,7 +21,7 @@ constexpr PyLayout k310{
     .frame_lineno = 100, .frame_header = 104, .owner_generator = -1, .owner_shim = 256,
     // PyCodeObject: co_firstlineno, co_filename, co_linetable, co_name, co_code.
     .code_firstlineno = 40, .code_filename = 104, .code_linetable = 120, .code_qualname = 112,
-    .code_firsttraceable = 0, .code_adaptive = 0, .code_code = 48,
+    .code_firsttraceable = 0, .code_adaptive = 0, .code_code = 48, .code_version = 0,
     // str: PyASCIIObject still has `wchar_t *wstr` (48 bytes); PyCompactUnicodeObject 72.
     .str_length = 16, .str_state = 32, .str_ascii_size = 48, .str_utf8_length = 48, .str_utf8 = 56,
     .str_compact_size = 72,
@@ -41,7 +41,7 @@ constexpr PyLayout k311{
     .frame_lineno = 0, .frame_header = 72, .owner_generator = 1, .owner_shim = 256,
     // PyCodeObject (_PyCode_DEF).
     .code_firstlineno = 72, .code_filename = 112, .code_linetable = 136, .code_qualname = 128,
-    .code_firsttraceable = 168, .code_adaptive = 184, .code_code = 0,
+    .code_firsttraceable = 168, .code_adaptive = 184, .code_code = 0, .code_version = 0,
     .str_length = 16, .str_state = 32, .str_ascii_size = 48, .str_utf8_length = 48, .str_utf8 = 56,
     .str_compact_size = 72,
 };
@@ -58,7 +58,7 @@ constexpr PyLayout k312{
     .frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 70, .frame_trace = 0,
     .frame_lineno = 0, .frame_header = 72, .owner_generator = 1, .owner_shim = 3,
     .code_firstlineno = 68, .code_filename = 112, .code_linetable = 136, .code_qualname = 128,
-    .code_firsttraceable = 176, .code_adaptive = 192, .code_code = 0,
+    .code_firsttraceable = 176, .code_adaptive = 192, .code_code = 0, .code_version = 92,
     .str_length = 16, .str_state = 32, .str_ascii_size = 40, .str_utf8_length = 40, .str_utf8 = 48,
     .str_compact_size = 56,
 };
@@ -75,7 +75,7 @@ constexpr PyLayout k313{
     .frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 70, .frame_trace = 0,
     .frame_lineno = 0, .frame_header = 72, .owner_generator = 1, .owner_shim = 3,
     .code_firstlineno = 68, .code_filename = 112, .code_linetable = 136, .code_qualname = 128,
-    .code_firsttraceable = 184, .code_adaptive = 200, .code_code = 0,
+    .code_firsttraceable = 184, .code_adaptive = 200, .code_code = 0, .code_version = 92,
     .str_length = 16, .str_state = 32, .str_ascii_size = 40, .str_utf8_length = 40, .str_utf8 = 48,
     .str_compact_size = 56,
 };

@@ -17,7 +17,7 @@
 //   _PyInterpreterFrame.f_code (3.13: f_executable), previous, prev_instr (3.13: instr_ptr),
 //     owner, localsplus                      Include/internal/pycore_frame.h
 //   PyCodeObject.co_firstlineno, co_filename, co_qualname (3.10: co_name), co_linetable,
-//     _co_firsttraceable, co_code_adaptive (3.10: co_code)   Include/cpython/code.h
+//     _co_firsttraceable, co_code_adaptive (3.10: co_code), co_version (3.12+)   Include/cpython/code.h
 //   PyASCIIObject / PyCompactUnicodeObject   Include/cpython/unicodeobject.h
 //   PyBytesObject.ob_sval                    Include/cpython/bytesobject.h
 // Tables: 3.10 (3.10.13), 3.11 (3.11.2, 3.11.7), 3.12 (3.12.1), 3.13 (3.13.0); the layouts do not
@@ -74,6 +74,9 @@ struct PyLayout {
   size_t code_firsttraceable;  ///< 3.11+; 0: none
   size_t code_adaptive;        ///< 3.11+: co_code_adaptive, the instructions (2-byte code units)
   size_t code_code;            ///< 3.10: co_code, a bytes object of the instructions; 0: none
+  /// 3.12+: uint32_t co_version, a serial each code object gets when made (from the
+  /// interpreter's counter; 0 once it has run out); 0: no such field (3.10, 3.11)
+  size_t code_version;
 
   // str: PyASCIIObject {refcnt, type, length, hash, state, ...}; compact ASCII data follows it;
   // PyCompactUnicodeObject adds utf8_length, utf8; compact non-ASCII data follows that.

@@ -5,13 +5,19 @@ the reason, where it is missing). On each:
     view of the same frames);
   - `trainprof run --sample=1000` of tests/workloads/py_spin_split.py: the report's function table
     finds heavy() and light() in Python frames, 3:1 (wide margin);
+  - the same of tests/workloads/py_code_churn.py, 20,000 functions each called once and freed (a
+    code object made in the memory of the one before): every sampled frame of theirs is named for
+    the function whose file and lines hold it (issue 35);
 and a CPython the sampler has no layout for (simulated: a preloaded Py_Version of 3.15) gives the
 message on stderr and in the report, and native frames only, not wrong Python frames.
 These interpreters have no PyTorch: nothing here needs it."""
 
+import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 import test_python_async as base
@@ -19,6 +25,7 @@ from common import PROGRAMS, WORKLOADS, TraceTest, skip_in_sanitizer_build
 
 VERSIONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 SPLIT = os.path.join(WORKLOADS, "py_spin_split.py")
+CHURN = os.path.join(WORKLOADS, "py_code_churn.py")
 OVERRIDE = os.path.join(PROGRAMS, "libtp_py_version_override.so")
 UNSUPPORTED = ("Python frames not read: CPython 3.15 is not supported; the samples show native frames only")
 
@@ -96,6 +103,33 @@ class SampledSplitTest(TraceTest):
         self.assertNotIn("not supported", " ".join(w["text"] if isinstance(w, dict) else str(w)
                                                    for w in report.get("warnings", [])))
 
+    def churn(self, version):
+        python, why = interpreter(version)
+        if python is None:
+            self.skipTest(why)
+        tmp = tempfile.mkdtemp(prefix="trainprof-e2e-churn-")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        lines = os.path.join(tmp, "functions.json")
+        self.profile([python, CHURN, lines, "20000", "1000"], follow=False, extra=["--sample=1000"])
+        with open(lines) as f:
+            where = json.load(f)  # co_name: [file, first line, last line]
+        folded = self.run_trainprof(["export", "--format", "folded", "-o", "-", self.out]).stdout
+        sampled, wrong = 0, []
+        for row in folded.splitlines():
+            stack, count = row.rsplit(" ", 1)
+            for frame in stack.split(";"):
+                m = re.fullmatch(r"(?:gen\.)?(f\d+) \((.*):(\d+)\)", frame)  # 3.10 names frames by co_name
+                if m is None or m.group(1) not in where:
+                    continue
+                sampled += int(count)
+                file, first, last = where[m.group(1)]
+                if m.group(2) != file or not first <= int(m.group(3)) <= last:
+                    wrong.append(frame)
+        # About 1 s of CPU in the functions: hundreds of samples (a wide margin for a loaded VM).
+        self.assertGreater(sampled, 150, folded[:2000])
+        self.assertEqual(len(wrong), 0, "%d of %d sampled frames named for a function that cannot hold their file "
+                         "and line, e.g. %s" % (len(wrong), sampled, wrong[:5]))
+
     def test_unknown_version_gives_the_message_not_frames(self):
         # Any pyenv interpreter (a shared libpython: the preloaded Py_Version is found first).
         python = next((p for p in (interpreter(v)[0] for v in VERSIONS) if p), None)
@@ -120,10 +154,12 @@ class SampledSplitTest(TraceTest):
         self.assertIn("unsupported", r)
 
 
-# test_split_3_10 .. test_split_3_14: the split on each version.
+# test_split_3_10 .. test_split_3_14 and test_churn_3_10 ..: the split and the churn on each version.
 for _v in VERSIONS:
     setattr(SampledSplitTest, "test_split_" + _v.replace(".", "_"),
             skip_in_sanitizer_build("thread", base.TSAN_TIMER)(lambda self, v=_v: self.split(v)))
+    setattr(SampledSplitTest, "test_churn_" + _v.replace(".", "_"),
+            skip_in_sanitizer_build("thread", base.TSAN_TIMER)(lambda self, v=_v: self.churn(v)))
 del _v
 
 

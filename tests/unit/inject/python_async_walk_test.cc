@@ -1,8 +1,8 @@
 // The sampler's Python-frame walk (inject/stacks/python_async_walk.h) on a made-up interpreter:
-// buffers laid out as CPython 3.11's thread state, data stack, frames, code, str and bytes objects
-// (python_layout.h), so that torn states a real interpreter shows only at the wrong instruction
-// can be planted: a code object or a frame in unmapped memory, a frame of another type, a name
-// that cannot be interned, a code object whose name changed at the same address.
+// buffers laid out as CPython 3.11's (or 3.12's) thread state, data stack, frames, code, str and
+// bytes objects (python_layout.h), so that torn states a real interpreter shows only at the wrong
+// instruction can be planted: a code object or a frame in unmapped memory, a frame of another
+// type, a name that cannot be interned, a code object freed and another made in its memory.
 #include "stacks/python_async_walk.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@ namespace trainprof::inject::stacks {
 namespace {
 
 constexpr unsigned long kPy311 = 0x030B07F0;  // PY_VERSION_HEX of 3.11.7
+constexpr unsigned long kPy312 = 0x030C01F0;  // 3.12.1: code objects carry co_version
 
 template <typename T>
 void Put(unsigned char* base, size_t off, T v) {
@@ -27,8 +28,8 @@ void Put(unsigned char* base, size_t off, T v) {
 uintptr_t Addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 struct FakePython {
-  const PyLayout& l = *PyLayoutFor(kPy311);
-  alignas(8) unsigned char runtime[1024] = {};
+  const PyLayout& l;
+  alignas(8) unsigned char runtime[2048] = {};
   alignas(8) unsigned char tstate[512] = {};
   alignas(8) unsigned char cframe[32] = {};
   alignas(8) unsigned char chunk[4096] = {};
@@ -36,8 +37,9 @@ struct FakePython {
   std::vector<std::vector<unsigned char>*> objects;
   pthread_key_t key;
   size_t chunk_used = 0;
+  uint32_t next_version = 1;  // co_version's counter (3.12+)
 
-  FakePython() {
+  explicit FakePython(unsigned long version = kPy311) : l(*PyLayoutFor(version)) {
     pthread_key_create(&key, nullptr);
     Put<int>(runtime, l.runtime_tss, 1);
     Put<pthread_key_t>(runtime, l.runtime_tss + 4, key);
@@ -77,17 +79,38 @@ struct FakePython {
   /// A code object of `units` code units, lines: first_line + 1 for all of them.
   uintptr_t Code(const std::string& qualname, const std::string& file, int first_line, int units = 8) {
     unsigned char* table = Object(40);
-    Put<intptr_t>(table, 16, 2);
-    table[32] = static_cast<unsigned char>(0x80 | (13 << 3) | 7);  // no columns, 8 units, line +1
-    table[33] = 0x02;
     unsigned char* o = Object(l.code_adaptive + 2 * units);
     Put<uintptr_t>(o, 8, Addr(code_type));
     Put<intptr_t>(o, 16, units);
-    Put<int32_t>(o, l.code_firstlineno, first_line);
     Put<uintptr_t>(o, l.code_filename, Str(file));
     Put<uintptr_t>(o, l.code_qualname, Str(qualname));
     Put<uintptr_t>(o, l.code_linetable, Addr(table));
+    Remake(Addr(o), qualname, file, first_line);
     return Addr(o);
+  }
+  /// Code object `code` freed and another made in its memory, as CPython's allocator does: its
+  /// name, file and line table objects in their predecessors' memory too (names of the same
+  /// lengths), first line first_line, lines first_line + line_step for all of its units, and a
+  /// new co_version (3.12+).
+  void Remake(uintptr_t code, const std::string& qualname, const std::string& file, int first_line,
+              int line_step = 1) {
+    auto* o = reinterpret_cast<unsigned char*>(code);
+    Put<int32_t>(o, l.code_firstlineno, first_line);
+    for (auto [field, text] : {std::pair{l.code_qualname, qualname}, std::pair{l.code_filename, file}}) {
+      uintptr_t str;
+      intptr_t length;
+      memcpy(&str, o + field, sizeof(str));
+      memcpy(&length, reinterpret_cast<unsigned char*>(str) + l.str_length, sizeof(length));
+      ASSERT_EQ(static_cast<size_t>(length), text.size()) << text;
+      memcpy(reinterpret_cast<unsigned char*>(str) + l.str_ascii_size, text.data(), text.size());
+    }
+    uintptr_t table;
+    memcpy(&table, o + l.code_linetable, sizeof(table));
+    auto* t = reinterpret_cast<unsigned char*>(table);
+    Put<intptr_t>(t, 16, 2);
+    t[32] = static_cast<unsigned char>(0x80 | (13 << 3) | 7);  // no columns, 8 units, then the line delta
+    t[33] = static_cast<unsigned char>(line_step << 1);        // a signed varint: step * 2
+    if (l.code_version != 0) Put<uint32_t>(o, l.code_version, next_version++);
   }
   /// Pushes a frame running `code` at code unit `unit` on the data stack; it becomes the innermost.
   unsigned char* Push(uintptr_t code, int unit) {
@@ -99,6 +122,36 @@ struct FakePython {
     SetCurrent(Addr(f));
     SetTop();
     return f;
+  }
+  /// A code object of `entries` line table entries of 8 code units each, all on its first line
+  /// but the last (+1, its delta byte at *last).
+  uintptr_t BigCode(const std::string& qualname, const std::string& file, int first_line, size_t entries,
+                    unsigned char** last) {
+    unsigned char* table = Object(32 + 2 * entries);
+    Put<intptr_t>(table, 16, static_cast<intptr_t>(2 * entries));
+    for (size_t i = 0; i < entries; ++i) {
+      table[32 + 2 * i] = static_cast<unsigned char>(0x80 | (13 << 3) | 7);
+      table[33 + 2 * i] = 0;
+    }
+    *last = table + 31 + 2 * entries;
+    **last = 1 << 1;
+    const size_t units = 8 * entries;
+    unsigned char* o = Object(l.code_adaptive + 2 * units);
+    Put<uintptr_t>(o, 8, Addr(code_type));
+    Put<intptr_t>(o, 16, static_cast<intptr_t>(units));
+    Put<int32_t>(o, l.code_firstlineno, first_line);
+    Put<uintptr_t>(o, l.code_filename, Str(file));
+    Put<uintptr_t>(o, l.code_qualname, Str(qualname));
+    Put<uintptr_t>(o, l.code_linetable, Addr(table));
+    return Addr(o);
+  }
+  /// Pops the frames from `f` on (f and those pushed after it).
+  void Pop(unsigned char* f) {
+    uintptr_t previous;
+    memcpy(&previous, f + l.frame_previous, sizeof(previous));
+    SetCurrent(previous);
+    chunk_used = static_cast<size_t>(f - chunk);
+    SetTop();
   }
   uintptr_t Current() const {
     uintptr_t f;
@@ -129,6 +182,8 @@ struct Walk {
 // Each test: a made-up interpreter, a walker (large: on the heap) and the names it interned.
 class AsyncPythonWalk : public ::testing::Test {
  protected:
+  explicit AsyncPythonWalk(unsigned long version = kPy311) : py(version) {}
+
   Walk Walked(uintptr_t epoch = 1, pid_t pid = getpid()) {
     uint64_t out[3 * 64];
     Walk r;
@@ -152,23 +207,77 @@ uintptr_t Unmapped() {
   return Addr(p);
 }
 
-TEST_F(AsyncPythonWalk, FramesInnermostFirstWithNamesAndLines) {
+// The same cases on 3.11 (no co_version: cache hits are proven by content) and 3.12 (by co_version).
+class AsyncPythonWalkVersions : public AsyncPythonWalk, public ::testing::WithParamInterface<unsigned long> {
+ protected:
+  AsyncPythonWalkVersions() : AsyncPythonWalk(GetParam()) {}
+};
+INSTANTIATE_TEST_SUITE_P(Py, AsyncPythonWalkVersions, ::testing::Values(kPy311, kPy312),
+                         [](const auto& info) { return info.param == kPy311 ? "3_11" : "3_12"; });
+
+TEST_P(AsyncPythonWalkVersions, FramesInnermostFirstWithNamesAndLines) {
   py.Push(py.Code("main", "train.py", 40), 3);
   py.Push(py.Code("Model.forward", "model.py", 10), 0);
   Walk r = Walked();
   EXPECT_EQ(r.frames, (std::vector<std::string>{"Model.forward model.py:11", "main train.py:41"}));
   EXPECT_EQ(r.missed, 0u);
-  // Again: names and lines come from the cache, and only the innermost frame's code object is
-  // read through a system call (its callers' frames are calls in progress: read directly).
+  // Again: names and lines come from the cache, and only the innermost frame's objects are read
+  // through system calls (its callers' frames are calls in progress: read directly): its code
+  // object, and where there is no co_version to prove the cache entry its own (3.11), its name,
+  // file and line table, one read each.
   const uint64_t misses = w->name_misses(), lines = w->line_misses();
   for (int i = 0; i < 6; ++i) py.Push(py.Code("layer" + std::to_string(i), "model.py", 100), 0);
   Walked();
   r = Walked();
   EXPECT_EQ(r.frames.size(), 8u);
   EXPECT_EQ(r.frames[7], "main train.py:41");
-  EXPECT_EQ(r.safe_reads, 1u);
+  EXPECT_EQ(r.safe_reads, py.l.code_version != 0 ? 1u : 4u);
   EXPECT_EQ(w->name_misses(), misses + 6);
   EXPECT_EQ(w->line_misses(), lines + 6);
+}
+
+TEST_P(AsyncPythonWalkVersions, CodeMemoryReusedShowsTheNewFunction) {
+  // A code object called, freed, and another made in its memory with its name, file and line
+  // table objects in its predecessor's (issue 35: 1M short-lived functions): each is shown under
+  // its own name, file and line, as the innermost frame (read through system calls) and as a
+  // caller (read directly).
+  const uintptr_t code = py.Code("gen.f1", "/gen/mod1.py", 10);
+  py.Push(code, 0);
+  EXPECT_EQ(Walked().frames, std::vector<std::string>{"gen.f1 /gen/mod1.py:11"});
+  py.Remake(code, "gen.f2", "/gen/mod2.py", 500);
+  EXPECT_EQ(Walked().frames, std::vector<std::string>{"gen.f2 /gen/mod2.py:501"});
+  py.Push(py.Code("leaf", "a.py", 1), 0);
+  EXPECT_EQ(Walked().frames, (std::vector<std::string>{"leaf a.py:2", "gen.f2 /gen/mod2.py:501"}));
+  py.Remake(code, "gen.f3", "/gen/mod3.py", 70);
+  EXPECT_EQ(Walked().frames, (std::vector<std::string>{"leaf a.py:2", "gen.f3 /gen/mod3.py:71"}));
+  // The same names and first line, another line table: its lines, not the cached ones.
+  py.Remake(code, "gen.f3", "/gen/mod3.py", 70, 9);
+  EXPECT_EQ(Walked().frames, (std::vector<std::string>{"leaf a.py:2", "gen.f3 /gen/mod3.py:79"}));
+  // And the cache still serves the code objects that stay.
+  const uint64_t misses = w->name_misses(), lines = w->line_misses();
+  EXPECT_EQ(Walked().frames, (std::vector<std::string>{"leaf a.py:2", "gen.f3 /gen/mod3.py:79"}));
+  EXPECT_EQ(w->name_misses(), misses);
+  EXPECT_EQ(w->line_misses(), lines);
+}
+
+TEST_F(AsyncPythonWalk, ContentCheckReadsTheWholeLineTable) {
+  // 3.11 (no co_version): a line table changed past its first block (2,000 bytes: the check reads
+  // 1 KiB a time) or past the size the check hashes (70,000 bytes: its lines are not cached) gives
+  // the new line, as the innermost frame and as a caller.
+  for (const size_t entries : {1000u, 35000u}) {
+    SCOPED_TRACE(entries);
+    unsigned char* last = nullptr;
+    const uintptr_t code = py.BigCode("big", "big.py", 1, entries, &last);
+    unsigned char* frame = py.Push(code, static_cast<int>(entries * 8 - 1));
+    EXPECT_EQ(Walked().frames, std::vector<std::string>{"big big.py:2"});
+    *last = 5 << 1;  // the last entry's line delta: +5
+    EXPECT_EQ(Walked().frames, std::vector<std::string>{"big big.py:6"});
+    py.Push(py.Code("leaf", "a.py", 1), 0);
+    EXPECT_EQ(Walked().frames, (std::vector<std::string>{"leaf a.py:2", "big big.py:6"}));
+    *last = 7 << 1;
+    EXPECT_EQ(Walked().frames, (std::vector<std::string>{"leaf a.py:2", "big big.py:8"}));
+    py.Pop(frame);
+  }
 }
 
 TEST_F(AsyncPythonWalk, NoThreadStateNoFramesNothingMissed) {

@@ -79,4 +79,8 @@ void TpReadPyHeaders(struct TpPyHeaders* o) {
   o->code_firsttraceable = offsetof(PyCodeObject, _co_firsttraceable);
   o->code_adaptive = offsetof(PyCodeObject, co_code_adaptive);
 #endif
+#if PY_MINOR_VERSION >= 12
+  o->code_version = offsetof(PyCodeObject, co_version);
+  o->code_version_size = sizeof(((PyCodeObject*)0)->co_version);
+#endif
 }

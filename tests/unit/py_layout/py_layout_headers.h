@@ -22,6 +22,7 @@ struct TpPyHeaders {
   int owner_generator, owner_shim; /* owner_shim: FRAME_OWNED_BY_CSTACK, 256 when none */
   size_t code_firstlineno, code_filename, code_linetable, code_qualname, code_firsttraceable, code_adaptive,
       code_code;
+  size_t code_version, code_version_size; /* co_version (3.12+; 0: none) and its size in bytes */
   size_t str_length, str_state, str_ascii_size, str_utf8_length, str_utf8, str_compact_size;
   size_t bytes_size, bytes_sval;
 };

@@ -48,6 +48,10 @@ TEST(PyLayoutHeaders, TableIsTheHeadersOffsets) {
   EXPECT_EQ(l->code_firsttraceable, h.code_firsttraceable);
   EXPECT_EQ(l->code_adaptive, h.code_adaptive);
   EXPECT_EQ(l->code_code, h.code_code);
+  EXPECT_EQ(l->code_version, h.code_version);
+  if (h.code_version != 0) {
+    EXPECT_EQ(h.code_version_size, 4u);  // the walk reads a uint32_t
+  }
   EXPECT_EQ(l->str_length, h.str_length);
   EXPECT_EQ(l->str_state, h.str_state);
   EXPECT_EQ(l->str_ascii_size, h.str_ascii_size);

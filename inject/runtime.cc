@@ -15,6 +15,7 @@
 #include "page_new.h"
 #include "process_hooks.h"
 #include "recorder.h"
+#include "stacks/sample_losses.h"
 #include "stacks/sampler.h"
 #include "stacks/stacks.h"
 #include "string_table.h"
@@ -107,6 +108,7 @@ void Init() {
   pthread_atfork(OnForkPrepare, nullptr, OnForkChild);
   StartRecording(*rt, 0);
   g_init_done.store(true, std::memory_order_release);
+  RecordPendingThreadLost();  // this thread's, if the sampler could not give it a timer
 }
 
 }  // namespace
@@ -181,6 +183,7 @@ void RecordEnd(format::EndKind kind, int32_t code) {
   // exit(256) ends with status 0, _exit(-1) with 255: what the kernel keeps and waitpid reports.
   if (kind == format::EndKind::kExit) code &= 0377;
   uint64_t now = NowNs();
+  FinishSampling(tls_thread, rt.cfg.quiet);  // what it could not sample: its records, one line
   // Only a thread that already records writes the record (a state made now would claim a chunk
   // for this one record, perhaps in a signal handler calling _exit()). The header says it anyway.
   if (ThreadState* t = tls_thread) {

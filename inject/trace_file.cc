@@ -183,7 +183,10 @@ TraceFile* TraceFile::Open(const Config& cfg, uint32_t flags, char* err, size_t 
   }
   auto* region = static_cast<uint8_t*>(m);
   auto* h = new (m) FileHeader();
-  h->version = g_trace_clock_tsc ? format::kFormatVersion : format::kMonotonicFileVersion;
+  // A sampling process may write SAMPLE_THREAD_LOST and SAMPLE_PAUSED (version 5).
+  h->version = SampleHz() > 0        ? format::kFormatVersion
+               : g_trace_clock_tsc ? format::kTscFileVersion
+                                   : format::kMonotonicFileVersion;
   h->header_region_size = format::kHeaderRegionSize;
   h->chunk_size = tf->chunk_size_;
   h->flags = flags | (g_trace_clock_tsc ? format::kFlagTscClock : 0u);

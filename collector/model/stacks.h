@@ -77,6 +77,15 @@ struct Sample {
   uint64_t python_missed = 0;
 };
 
+/// A thread the sampler could not give a CPU timer (SAMPLE_THREAD_LOST): never sampled.
+struct ThreadNotSampled {
+  uint32_t thread = 0;  ///< index into TraceImage::threads
+  uint32_t reason = 0;  ///< format::SampleThreadLost's: 1 RLIMIT_SIGPENDING share, 2 timer_create, 3 timer_settime
+  uint64_t error = 0;   ///< errno of the failed call (0 for reason 1)
+  uint64_t limit = 0;   ///< RLIMIT_SIGPENDING then (0 = unlimited)
+  uint64_t queued = 0;  ///< reason 1: the user's queued signals then
+};
+
 /// The stack data of one image.
 struct ImageStacks {
   std::vector<Stack> stacks;    ///< by id, ascending (unique)
@@ -84,6 +93,8 @@ struct ImageStacks {
   std::vector<StackUse> uses;
   std::vector<NvtxStack> nvtx;  ///< by event index, ascending (the reader appends in event order)
   std::vector<Sample> samples;
+  std::vector<ThreadNotSampled> threads_not_sampled;  ///< SAMPLE_THREAD_LOST records, in file order
+  uint64_t paused_cpu_ns = 0;  ///< SAMPLE_PAUSED: CPU time of threads that blocked the sampling signal
 
   /// The stack with id `id`, or nullptr.
   const Stack* Find(uint64_t id) const;

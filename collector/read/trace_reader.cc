@@ -1281,6 +1281,17 @@ void Decoder::DecodeChunk(const ChunkDesc& c, uint32_t thread) {
         img_.stacks.samples.push_back({.time_ns = now, .thread = thread, .stack = r.stack, .python_missed = r.python_missed});
         break;
       }
+      case RecordTag::kSampleThreadLost: {
+        const auto r = format::Decode<fr::SampleThreadLost>(f);
+        img_.stacks.threads_not_sampled.push_back({.thread = thread, .reason = static_cast<uint32_t>(r.reason),
+                                                   .error = r.error, .limit = r.limit, .queued = r.queued});
+        break;
+      }
+      case RecordTag::kSamplePaused: {
+        const uint64_t ns = format::Decode<fr::SamplePaused>(f).cpu_ns;
+        img_.stacks.paused_cpu_ns = ns > UINT64_MAX - img_.stacks.paused_cpu_ns ? UINT64_MAX : img_.stacks.paused_cpu_ns + ns;
+        break;
+      }
       case RecordTag::kCategoryName:
       case RecordTag::kDomainDestroy:  // counted, not needed by the report yet
         break;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "collector/analysis/sampling_note.h"
 #include "collector/analysis/thread_phases.h"
 #include "collector/symbols/symbolizer.h"
 
@@ -81,6 +82,23 @@ std::vector<const FunctionRow*> CutPerGroup(const std::vector<FunctionRow>& rows
   return out;
 }
 
+// "; not in it: 29 threads never sampled, 150 ms of CPU time while threads blocked the sampling
+// signal (see the warnings)", or "" (analysis/sampling_note.h).
+std::string NotSampledNote(const Trace& trace) {
+  uint64_t threads = 0, blocked_ms = 0;
+  for (const Process& p : trace.processes) {
+    threads += ThreadsNotSampled(p);
+    blocked_ms += BlockedCpuMs(p);
+  }
+  std::string parts;
+  if (threads > 0) parts = std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " never sampled";
+  if (blocked_ms > 0) {
+    parts += (parts.empty() ? "" : ", ") + std::to_string(blocked_ms) +
+             " ms of CPU time while threads blocked the sampling signal";
+  }
+  return parts.empty() ? "" : "; not in it: " + parts + " (see the warnings)";
+}
+
 }  // namespace
 
 const TableDef& FunctionTable() { return Declared<MakeFunctionTable>(); }
@@ -127,7 +145,8 @@ void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symboli
 
   TableRows merged = table(FunctionTable(),
                            "Functions (CPU samples, --sample): " + samples +
-                               ", all processes, by self samples (Python frames where the stack has them)",
+                               ", all processes, by self samples (Python frames where the stack has them)" +
+                               NotSampledNote(trace),
                            ft.merged, all, [](const FunctionRow&) { return Cells{}; });
   if (options.top == 0) merged.text_rows = kFunctionTextRows;
   r->tables.push_back(std::move(merged));

@@ -20,6 +20,7 @@
 #include "collector/read/cuda_chunk_index.h"
 #include "collector/read/process_tree.h"
 #include "collector/analysis/python_shim_note.h"
+#include "collector/analysis/sampling_note.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "collector/report/warnings.h"
@@ -129,6 +130,8 @@ void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const 
       stacks_cut += st != nullptr && cut[static_cast<size_t>(st - stacks.data())] ? 1 : 0;
     }
   }
+  add(Loss::threads_not_sampled, ThreadsNotSampled(p), DescribeThreadsNotSampled(p));
+  add(Loss::samples_blocked_cpu_ms, BlockedCpuMs(p));
   add(Loss::samples_python_missed, python_missed);
   add(Loss::samples_stacks_cut, stacks_cut);
   add(Loss::samples_dropped, samples_dropped);

@@ -42,8 +42,14 @@ inline constexpr char kFileMagic[8] = {'T', 'R', 'P', 'R', 'O', 'F', '\r', '\n'}
 /// 2: CUDA records (tags 48..63); 3: stacks and samples (64..71); 4: the TSC recording clock
 /// (kFlagTscClock, FileHeader::tsc_khz and start_tsc, ChunkHeader::sync_* and last_*), so that a
 /// reader from before it refuses a file whose times are ticks rather than reading them as ns.
-/// A writer on CLOCK_MONOTONIC still writes kMonotonicFileVersion: its files read everywhere.
-inline constexpr uint32_t kFormatVersion = 4;
+/// 5: SAMPLE_THREAD_LOST and SAMPLE_PAUSED (68, 69), what `--sample` could not sample: the
+/// version of every file of a process that samples, so that a reader from before it refuses such
+/// a file rather than skip chunks at the unknown tags. A writer on CLOCK_MONOTONIC that does not
+/// sample still writes kMonotonicFileVersion (its files read everywhere), one on the TSC clock
+/// that does not sample kTscFileVersion.
+inline constexpr uint32_t kFormatVersion = 5;
+/// The version of a file on the TSC clock from a process that does not sample.
+inline constexpr uint32_t kTscFileVersion = 4;
 /// The version of a file timed by CLOCK_MONOTONIC (no TSC fields used): what every reader of
 /// version 3 reads.
 inline constexpr uint32_t kMonotonicFileVersion = 3;

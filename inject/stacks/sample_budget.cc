@@ -7,13 +7,10 @@
 
 #include <atomic>
 
-#include "log.h"
-
 namespace trainprof::inject {
 namespace {
 
 std::atomic<uint64_t> g_limit{0};  // 0: no bound (RLIM_INFINITY, or getrlimit failed)
-std::atomic<bool> g_said{false};
 
 // The user's queued signals (the first number of /proc/self/status's "SigQ:\tQUEUED/LIMIT").
 // False where the file cannot be read or has no such line.
@@ -51,15 +48,18 @@ bool ReadQueuedSignals(uint64_t* queued) {
 
 }  // namespace
 
-void NoteSignalQueueLimit() {
+uint64_t SignalQueueLimitNow() {
   struct rlimit r;
   const int saved = errno;
   const bool bounded = getrlimit(RLIMIT_SIGPENDING, &r) == 0 && r.rlim_cur != RLIM_INFINITY;
-  g_limit.store(bounded ? static_cast<uint64_t>(r.rlim_cur) : 0, std::memory_order_relaxed);
   errno = saved;
+  return bounded ? static_cast<uint64_t>(r.rlim_cur) : 0;
 }
 
-bool MayHoldAnotherQueuedSignal(uint64_t own, bool quiet) {
+void NoteSignalQueueLimit() { g_limit.store(SignalQueueLimitNow(), std::memory_order_relaxed); }
+
+bool MayHoldAnotherQueuedSignal(uint64_t own, uint64_t* queued_out) {
+  *queued_out = 0;
   const uint64_t limit = g_limit.load(std::memory_order_relaxed);
   if (limit == 0 || own < limit / 16) return true;
   const int saved = errno;
@@ -67,14 +67,7 @@ bool MayHoldAnotherQueuedSignal(uint64_t own, bool quiet) {
   const bool known = ReadQueuedSignals(&queued);
   errno = saved;
   if (!known || queued + 1 <= limit / 2) return true;
-  if (!quiet && !g_said.exchange(true)) {
-    char pid[24], lim[24], q[24];
-    LogLine("RLIMIT_SIGPENDING (ulimit -i) is ", FormatU64(limit, lim), " and the user has ", FormatU64(queued, q),
-            " signals queued: threads of pid ", FormatU64(static_cast<unsigned>(getpid()), pid),
-            " made while the user holds half of it or more are not sampled (each sampled thread's timer",
-            " holds one; half is left to the program)",
-            nullptr);
-  }
+  *queued_out = queued;
   return false;
 }
 

@@ -6,7 +6,8 @@
 //
 //   a new timer ─► this process's timers < limit/16 ─► made (no check: far from the limit)
 //                  else the user's queued signals now (SigQ, /proc/self/status) + 1 ≤ limit/2
-//                  ─► made; else the thread runs unsampled (said once per process)
+//                  ─► made; else the thread runs unsampled (sample_losses.h counts and
+//                     records it)
 // The default limit (tens of thousands) never reads /proc; a low one reads it once per new
 // thread (one open, a few 128-byte reads, close: no allocation, async-signal-safe).
 #pragma once
@@ -18,8 +19,12 @@ namespace trainprof::inject {
 /// Reads RLIMIT_SIGPENDING's soft limit (at PrepareSampling; RLIM_INFINITY: no bound).
 void NoteSignalQueueLimit();
 
+/// RLIMIT_SIGPENDING's soft limit now; 0: unlimited (RLIM_INFINITY), or getrlimit failed.
+/// Async-signal-safe; errno kept.
+uint64_t SignalQueueLimitNow();
+
 /// Whether the calling thread may make one more timer, `own` being this process's live timers.
-/// False says so once per process (a `trainprof:` line, unless quiet).
-bool MayHoldAnotherQueuedSignal(uint64_t own, bool quiet);
+/// When not, `*queued` is the user's queued signals read (else 0). Async-signal-safe; errno kept.
+bool MayHoldAnotherQueuedSignal(uint64_t own, uint64_t* queued);
 
 }  // namespace trainprof::inject

@@ -20,6 +20,7 @@
 #include "stacks/python_async.h"
 #include "stacks/real_next.h"
 #include "stacks/sample_budget.h"
+#include "stacks/sample_losses.h"
 #include "stacks/sample_mask.h"
 #include "stacks/sample_signal.h"
 #include "stacks/stack_room.h"
@@ -38,7 +39,6 @@ uint32_t g_hz = 0;
 int g_signo = 0;
 pthread_key_t g_key;
 bool g_have_key = false;
-std::atomic<bool> g_failure_said{false};
 std::atomic<uint64_t> g_live_timers{0};  // this process's: RLIMIT_SIGPENDING's share (sample_budget.h)
 
 // Initial-exec TLS (no __tls_get_addr in the handler): the calling thread's timer.
@@ -52,6 +52,8 @@ thread_local bool tls_paused __attribute__((tls_model("initial-exec"))) = false;
 /// Inside OnSampleSignal: mask calls made there (libunwind's, a chained program handler's) are
 /// the handler's, undone by the kernel as it returns; the timer is left as it is.
 thread_local bool tls_in_handler __attribute__((tls_model("initial-exec"))) = false;
+/// The thread's CPU time (ns) when its timer was stopped (tls_paused).
+thread_local uint64_t tls_paused_at_ns __attribute__((tls_model("initial-exec"))) = 0;
 /// The thread's CPU time (ns) its samples so far stand for.
 thread_local uint64_t tls_cpu_sampled_ns __attribute__((tls_model("initial-exec"))) = 0;
 uint64_t g_period_ns = 1000000;
@@ -81,6 +83,13 @@ uint64_t ThreadCpuNs() {
   timespec ts;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Counts the thread's CPU time from its timer's stop up to `cpu` (its CPU clock, ns) as not
+// sampled (sample_losses.h); the next count starts there.
+void CountPausedCpu(uint64_t cpu) {
+  AddPausedCpu(cpu > tls_paused_at_ns ? cpu - tls_paused_at_ns : 0);
+  tls_paused_at_ns = cpu;
 }
 
 // Periods of CPU time since the thread's last sample (at least 1), from its own CPU clock: what
@@ -123,6 +132,7 @@ void TakeSample(void* uc) {
   }
   // One SAMPLE per period of CPU time, so that samples × 1/HZ is the thread's CPU time.
   const uint64_t periods = PeriodsSinceLastSample();
+  RecordPausedCpu(t, now);  // CPU time its stopped timer did not sample, since the last
   for (uint64_t i = 0; i < periods; ++i) RecordAt(t, format::rec::Sample{.stack = stack, .python_missed = missed}, now);
 }
 
@@ -139,21 +149,15 @@ void OnSampleSignal(int sig, siginfo_t* info, void* uc) {
   if (outer) tls_in_handler = false;
 }
 
-void SayFailure(const char* what, int err) {
-  if (Rt().cfg.quiet || g_failure_said.exchange(true)) return;
-  // errno's number, not strerror (which may allocate): this can run in a signal handler.
-  char pid[24], e[24];
-  LogLine("cannot sample the CPU of a thread of pid ", FormatU64(static_cast<unsigned>(getpid()), pid), ": ", what,
-          " failed (errno ", FormatU64(static_cast<unsigned>(err), e), "); that thread runs on without samples", nullptr);
-}
-
 // Thread exit (pthread key destructor): the thread's timer goes with it.
 void DeleteThreadTimer(void*) {
   if (!tls_armed) return;
   tls_armed = false;
   if (!tls_running && !tls_paused) return;  // timer_create had failed
-  tls_running = tls_paused = false;
   const int saved = errno;
+  if (tls_paused) CountPausedCpu(ThreadCpuNs());  // blocking the signal to the end
+  RecordPausedCpuAtThreadExit();
+  tls_running = tls_paused = false;
   timer_delete(tls_timer);
   g_live_timers.fetch_sub(1, std::memory_order_relaxed);
   errno = saved;
@@ -213,6 +217,7 @@ void ForgetSamplingInForkChild() {
   StopSampling();
   tls_armed = tls_running = tls_paused = false;
   g_live_timers.store(0, std::memory_order_relaxed);
+  ForgetSampleLossesInForkChild();
 }
 
 namespace {
@@ -221,7 +226,9 @@ namespace {
 // is not sampled. errno is the caller's to keep.
 bool RunTimer(timer_t id) {
   const long period_ns = static_cast<long>(g_period_ns);
-  tls_cpu_sampled_ns = ThreadCpuNs();
+  const uint64_t cpu = ThreadCpuNs();
+  if (tls_paused) CountPausedCpu(cpu);  // once, should timer_settime fail and the timer stay stopped
+  tls_cpu_sampled_ns = cpu;
   struct itimerspec its;
   its.it_interval.tv_sec = period_ns / 1000000000L;
   its.it_interval.tv_nsec = period_ns % 1000000000L;
@@ -234,7 +241,12 @@ bool RunTimer(timer_t id) {
 void ArmThreadSampler() {
   if (tls_armed || !g_on.load(std::memory_order_relaxed)) return;
   tls_armed = true;  // first: a sample arriving meanwhile must not arm a second timer
-  if (!MayHoldAnotherQueuedSignal(g_live_timers.load(std::memory_order_relaxed), Rt().cfg.quiet)) return;
+  NoteThreadTried();
+  uint64_t queued = 0;
+  if (!MayHoldAnotherQueuedSignal(g_live_timers.load(std::memory_order_relaxed), &queued)) {
+    NoteThreadNotSampled(ThreadLost::kSignalQueueShare, 0, queued);
+    return;
+  }
   const int saved = errno;
   struct sigevent sev;
   memset(&sev, 0, sizeof(sev));
@@ -244,7 +256,7 @@ void ArmThreadSampler() {
   sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
   timer_t id;
   if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0) {
-    SayFailure("timer_create", errno);
+    NoteThreadNotSampled(ThreadLost::kTimerCreate, errno, 0);
     errno = saved;
     return;  // tls_armed stays set: not tried again on this thread
   }
@@ -254,10 +266,12 @@ void ArmThreadSampler() {
   if (kMaskCallsInterposed && SampleSignalBlockedHere(g_signo)) {
     tls_timer = id;
     tls_paused = true;
+    tls_paused_at_ns = ThreadCpuNs();
   } else if (!RunTimer(id)) {
-    SayFailure("timer_settime", errno);
+    const int err = errno;
     timer_delete(id);
     g_live_timers.fetch_sub(1, std::memory_order_relaxed);
+    NoteThreadNotSampled(ThreadLost::kTimerSettime, err, 0);
     errno = saved;
     return;
   } else {
@@ -282,6 +296,8 @@ bool PauseThreadSampler() {
   if (!ok) return false;
   tls_running = false;
   tls_paused = true;
+  tls_paused_at_ns = ThreadCpuNs();
+  errno = saved;
   return true;
 }
 
@@ -296,6 +312,12 @@ void ResumeThreadSampler() {
 }
 
 bool IsSamplerSignal(const siginfo_t* info) { return IsSampleTimer(info, &g_marker); }
+
+void FinishSampling(ThreadState* t, bool quiet) {
+  if (g_hz == 0) return;
+  if (tls_paused) CountPausedCpu(ThreadCpuNs());  // the ending thread blocks the signal
+  FinishSampleLosses(t, quiet);
+}
 
 uint32_t SampleHz() { return g_hz; }
 int SampleSignalNumber() { return g_hz != 0 ? g_signo : 0; }

@@ -34,6 +34,7 @@
 namespace trainprof::inject {
 
 struct Config;
+struct ThreadState;
 
 /// Chooses the signal and notes HZ (c.sample_hz) when this process records (`ours`) and samples.
 /// At start and in fork children (async-signal-safe there).
@@ -67,6 +68,10 @@ bool PauseThreadSampler();
 /// or an exec failed); the CPU time it was stopped for is not sampled. No-op where it is not
 /// stopped, and inside the sampler's own handler. Async-signal-safe; errno kept.
 void ResumeThreadSampler();
+
+/// At the process's end (after StopSampling), `t` the ending thread's state or nullptr: what
+/// the sampler could not sample written and said (sample_losses.h). No-op without --sample.
+void FinishSampling(ThreadState* t, bool quiet);
 
 /// Whether `info` is a signal of one of the sampler's timers (not the program's own use of the
 /// signal number).

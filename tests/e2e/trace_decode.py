@@ -1,4 +1,4 @@
-"""A small, independent decoder of trainprof trace files (format versions 1 to 4, docs/trace-format.md).
+"""A small, independent decoder of trainprof trace files (format versions 1 to 5, docs/trace-format.md).
 
 Standard library only, so that the end-to-end tests and scripts/gpu_check (on a machine that may
 have nothing but Python) can look at every record — the CUDA ones included — without the
@@ -58,6 +58,8 @@ LAYOUT = {
     65: ("EVENT_STACK", ["stack"]),
     66: ("MODULE", ["bias", "start", "end", "path", "build_id"]),
     67: ("SAMPLE", ["dt", "stack", "python_missed"]),
+    68: ("SAMPLE_THREAD_LOST", ["dt", "reason", "error", "limit", "queued"]),
+    69: ("SAMPLE_PAUSED", ["dt", "cpu_ns"]),
 }
 GPU_STATE = {1: "on", 2: "unavailable", 3: "flushed"}
 MEMCPY_KIND = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD",

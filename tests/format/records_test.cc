@@ -94,8 +94,10 @@ TEST(RecordSchema, TableKnowsEveryTagAndItsVersion) {
   EXPECT_EQ(RecordInfoOf(RecordTag::kGpuMemcpy).varints, 14);
   EXPECT_EQ(RecordInfoOf(RecordTag::kCapture).cls, RecordClass::kTimed);
   EXPECT_EQ(RecordInfoOf(RecordTag::kGpuDevice).cls, RecordClass::kDefinition);
-  EXPECT_EQ(std::size(kRecords), 33u);
+  EXPECT_EQ(std::size(kRecords), 35u);
   EXPECT_EQ(FindRecord(64)->since, 3u);  // stacks came with version 3
+  EXPECT_EQ(FindRecord(68)->since, 5u);  // what the sampler could not sample: version 5
+  EXPECT_EQ(RecordInfoOf(RecordTag::kSamplePaused).cls, RecordClass::kTimed);
 }
 
 }  // namespace

@@ -498,8 +498,10 @@ Case CaptureLimited() {
 // backward, optimizer step and unrecorded logging, a sample every 1 ms of each with the Python
 // stack of that code; a C++ extension's thread (4502) samples native frames only, in a module that
 // is not on the machine (module+offset); one sample without a stack and one whose Python frames
-// the sampler could not all read; 3 samples the sampler dropped (its header's samples_dropped).
-// The worker samples its __getitem__ and collate_fn.
+// the sampler could not all read; 3 samples the sampler dropped (its header's samples_dropped);
+// two threads (4503, 4504) that got no timer under `ulimit -i 8` (the signal-queue share, and
+// timer_create's EAGAIN). The worker samples its __getitem__ and collate_fn, and blocked the
+// sampling signal for 12.5 ms of its CPU time.
 Case CpuSamples() {
   using PyFrame = TraceBuilder::PyFrame;
   const std::vector<std::string> argv = {"/usr/bin/python3", "train_cpu.py", "--sample-demo"};
@@ -538,6 +540,9 @@ Case CpuSamples() {
     for (uint64_t t = from + 500 * kUs; t < to; t += kMs) mb.Sample(thread, t, stack, missed);
   };
   const uint64_t fork = T0 + 900 * kMs;
+  const int lost_share = mb.Thread(4503), lost_create = mb.Thread(4504);
+  mb.SampleThreadLost(lost_share, fork - 5 * kMs, 1, 0, 8, 5);
+  mb.SampleThreadLost(lost_create, fork - 4 * kMs, 2, 11, 8);
   mb.Fork(th, fork, 4501);
   uint64_t t = fork + 40 * kMs;
   for (int k = 0; k < 4; ++k) {
@@ -596,6 +601,7 @@ Case CpuSamples() {
     u += 2 * kMs;
   }
   const uint64_t wend = exits - kMs;
+  wb.SamplePaused(wt, wend - kMs, 12'500'000);
   wb.ProcessEnd(wt, wend, fmt::EndKind::kExit, 0);
   wb.HeaderEnd(fmt::EndKind::kExit, 0, wend);
   return c;

@@ -13,19 +13,12 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "cpu_spin.h"
+
 namespace {
 
 constexpr int kThreads = 32;
 pthread_barrier_t g_barrier;
-
-void SpinCpuMs(double ms) {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  const double end = t.tv_sec * 1e3 + t.tv_nsec / 1e6 + ms;
-  do {
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  } while (t.tv_sec * 1e3 + t.tv_nsec / 1e6 < end);
-}
 
 void* Worker(void*) {
   SpinCpuMs(20);

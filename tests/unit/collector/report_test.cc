@@ -93,7 +93,7 @@ TEST(Report, JsonParsesBackWithEveryField) {
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
 
   EXPECT_EQ(j["trainprof_version"], TrainprofVersion());
-  EXPECT_EQ(j["format_version"], 4);
+  EXPECT_EQ(j["format_version"], 5);
   EXPECT_EQ(j["summary"]["processes"], 4);
   EXPECT_EQ(j["summary"]["hosts"], 1);
   EXPECT_EQ(j["summary"]["span_ns"], 2'000'000'000);
@@ -340,6 +340,40 @@ TEST(Report, RecordingStoppedEarlyNamesTheFile) {
   EXPECT_EQ(j["processes"][0]["dropped_records"], 1234);
   EXPECT_TRUE(j["files"][0]["errors"].empty());
   EXPECT_NE(RenderText(report).find("\n  " + expected[1] + "\n"), std::string::npos);
+}
+
+// Threads the sampler gave no timer (SAMPLE_THREAD_LOST) and CPU time while threads blocked its
+// signal (SAMPLE_PAUSED): counted per process with their cause, in the stats and the warnings.
+TEST(Report, ThreadsNotSampledWithTheirCause) {
+  TraceBuilder a(1, 0, 1'000), b(2, 1, 2'000);
+  const int sampled = a.Thread(1), share = a.Thread(11), create = a.Thread(12), settime = a.Thread(13);
+  a.Sample(sampled, 1'100, 0);
+  a.SampleThreadLost(share, 1'200, 1, 0, 8, 4);
+  a.SampleThreadLost(create, 1'300, 2, 11, 8);
+  a.SampleThreadLost(create, 1'350, 2, 11, 8);  // a second record of one thread: one thread
+  a.SampleThreadLost(settime, 1'400, 3, 22, 0);
+  a.SamplePaused(sampled, 1'500, 2'600'000);
+  a.SamplePaused(sampled, 1'600, 900'000);
+  b.SampleThreadLost(b.Thread(2), 2'100, 2, 11, 0);  // no RLIMIT_SIGPENDING: EAGAIN is kernel memory
+  a.HeaderEnd(fmt::EndKind::kExit, 0, 1'700);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, 2'200);
+  Report r = Analyze(TraceOf({&a, &b}), {});
+  const std::vector<std::string> expected = {
+      "pid 1: 3 of the 4 threads in its trace were not sampled (no CPU timer: 1 because the user's queued signals "
+      "had reached half of RLIMIT_SIGPENDING (ulimit -i 8), the sampler's share; 1 because timer_create failed "
+      "with EAGAIN (RLIMIT_SIGPENDING, ulimit -i 8, reached); 1 because timer_settime failed (errno 22)): the "
+      "function table counts the others",
+      "pid 1: 3 ms of CPU time not sampled: threads blocked the sampling signal meanwhile (their timers were "
+      "stopped); the function table does not count it",
+      "pid 2: its one thread was not sampled (no CPU timer: 1 because timer_create failed with EAGAIN (no kernel "
+      "memory for another timer))"};
+  EXPECT_EQ(r.warnings, expected);
+  nlohmann::json j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(j["stats"]["threads_not_sampled"], 4);
+  EXPECT_EQ(j["stats"]["samples_blocked_cpu_ms"], 3);
+  EXPECT_NE(RenderText(r).find("; not in it: 4 threads never sampled, 3 ms of CPU time while threads blocked the "
+                               "sampling signal (see the warnings)\n"),
+            std::string::npos);
 }
 
 TEST(Report, TextGolden) {

@@ -217,6 +217,13 @@ class TraceBuilder {
   void Sample(int th, uint64_t t, uint64_t stack, uint64_t python_missed = 0) {
     Timed(th, t, rec::Sample{.stack = stack, .python_missed = python_missed});
   }
+  /// SAMPLE_THREAD_LOST at t: the thread got no timer (reason 1 the signal-queue share, 2
+  /// timer_create, 3 timer_settime; errno; RLIMIT_SIGPENDING; the user's queued signals).
+  void SampleThreadLost(int th, uint64_t t, uint64_t reason, uint64_t error, uint64_t limit, uint64_t queued = 0) {
+    Timed(th, t, rec::SampleThreadLost{.reason = reason, .error = error, .limit = limit, .queued = queued});
+  }
+  /// SAMPLE_PAUSED at t: cpu_ns of the thread's CPU time not sampled (it blocked the signal).
+  void SamplePaused(int th, uint64_t t, uint64_t cpu_ns) { Timed(th, t, rec::SamplePaused{.cpu_ns = cpu_ns}); }
 
   // ----- CUDA records (format v2; absolute times) -----
   /// CUDA_API_ENTER: a runtime (or driver) call begins.

@@ -108,10 +108,10 @@ TEST(TraceDamage, UnsupportedVersion) {
   StringPool pool;
   ReadResult r = ReadBytes(b.Build(), &pool);
   EXPECT_FALSE(r.image);
-  EXPECT_EQ(r.status.errors, Errors{"unsupported format version 5 (this trainprof reads versions 1 to 4)"});
+  EXPECT_EQ(r.status.errors, Errors{"unsupported format version 6 (this trainprof reads versions 1 to 5)"});
   b.Version(0);
   EXPECT_EQ(ReadBytes(b.Build(), &pool).status.errors[0],
-            "unsupported format version 0 (this trainprof reads versions 1 to 4)");
+            "unsupported format version 0 (this trainprof reads versions 1 to 5)");
 }
 
 TEST(TraceDamage, HeaderTruncatedAtSeveralOffsets) {

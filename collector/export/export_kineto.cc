@@ -124,18 +124,16 @@ class KinetoWriter {
       for (const TraceImage& img : trace_.processes[pi].images) {
         if (img.source != ImageSource::kTrainprof || img.file >= trace_.files.size()) continue;
         const std::string& path = trace_.files[img.file].path;
-        w_.Raw(first ? "  \"trainprof_origin\": [{\"trace\": " : ", {\"trace\": ");
+        w_.Raw(first ? "  \"trainprof_origin\": [{\"trace\":" : ", {\"trace\":");
         first = false;
         w_.Raw(Quote(path.substr(path.find_last_of('/') + 1)));
-        w_.Raw(", \"host\": ");
+        w_.Key("host");
         w_.Raw(Quote(img.host));
-        w_.Raw(", \"pid\": ");
+        w_.Key("pid");
         w_.SignedNum(img.pid);
-        w_.Raw(", \"image\": ");
-        w_.Num(img.image_index);
-        w_.Raw(", \"start_monotonic_ns\": ");
-        w_.Num(img.header_start_ns);
-        w_.Raw(", \"boot_id\": ");
+        w_.Arg("image", img.image_index);
+        w_.Arg("start_monotonic_ns", img.header_start_ns);
+        w_.Key("boot_id");
         w_.Raw(Quote(img.boot_id));
         w_.Raw("}");
       }

@@ -391,7 +391,7 @@ TEST(ExportedCopies, AKinetoExportBesideItsTracesIsLeftOutAndSaid) {
     std::ofstream(copy0, std::ios::app) << rest;
   }
   std::string forged = text;
-  forged.replace(forged.find("\"pid\": 101"), 10, "\"pid\": \"x\"");
+  forged.replace(forged.find("\"pid\":101"), 9, "\"pid\":\"x\"");
   TraceBuilder::WriteBytes(copies + "/forged.pt.trace.json", std::vector<uint8_t>(forged.begin(), forged.end()));
   list = FindTraceFiles({traces});
   SkipExportedCopies(&list);

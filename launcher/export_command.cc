@@ -16,6 +16,7 @@
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "export_steps.h"
+#include "input_files.h"
 #include "output_file.h"
 #include "progress_bar.h"
 #include "trace_inputs.h"
@@ -50,9 +51,10 @@ std::function<std::string(const std::string&)> IdListCheck(int64_t min) {
 }
 
 // Writes one output: a staged file (or stdout), `write` streaming into its sink. Returns the exit
-// status, having said what failed.
+// status, having said what failed. A file that is one of the inputs is refused before anything is
+// written (input_files.h).
 template <typename WriteFn>
-int WriteOutput(const std::string& output, bool gzip, WriteFn write) {
+int WriteOutput(const std::string& output, const InputFiles& inputs, bool gzip, WriteFn write) {
   const bool to_stdout = output == "-";
   // Written to a new temporary beside the file and renamed, so a failed export never looks
   // complete; devices and FIFOs in place, symlinks through when the rule allows (output_file.h).
@@ -62,6 +64,10 @@ int WriteOutput(const std::string& output, bool gzip, WriteFn write) {
   if (to_stdout) {
     sink = collector::OpenOutput(output, gzip, &error);
   } else if ((file = OutputFile::Open(output, &error))) {
+    if (std::string refused = inputs.Check(*file, "-o " + output); !refused.empty()) {
+      Error(refused);
+      return kInputError;  // the temporary is removed with `file`
+    }
     sink = collector::OpenOutputFd(file->ReleaseFd(), gzip, &error);
   }
   if (!sink) {
@@ -138,7 +144,8 @@ void AddExportOptions(CLI::App* sub, ExportArgs* args) {
       ->check(IdListCheck(0))
       ->type_name("RANK[,RANK...]");
   sub->footer("Exit status: 0 written (damaged files are warnings on stderr); 1 output not written;\n"
-              "2 no trace found, a PATH unreadable, no usable trace, or a selection that matches nothing.\n"
+              "2 no trace found, a PATH unreadable, no usable trace, a selection that matches nothing, or an\n"
+              "output that is one of the trace files read.\n"
               "Reference: docs/cli.md.");
 }
 
@@ -159,6 +166,19 @@ int RunExport(const ExportArgs& args) {
 
   std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths);
   if (!list) return kInputError;
+  // An output that is one of the inputs: refused now, before the reading (and again when opened;
+  // the Kineto files once their names are known, before the first is written).
+  const InputFiles inputs(list->files);
+  const std::string output = !args.output.empty() ? args.output
+                             : args.format == "folded" ? "-"
+                             : args.gzip ? "trace.json.gz" : "trace.json";
+  if (std::string refused = output == "-" ? inputs.CheckFd(STDOUT_FILENO, "stdout")
+                            : kineto      ? ""
+                                          : inputs.CheckPath(output, "-o " + output);
+      !refused.empty()) {
+    Error(refused);
+    return kInputError;
+  }
   // Folded stacks need only the summed (name, stack) uses of ranges and marks, the CPU samples and
   // the CUDA calls that have a stack: no other NVTX event or CUDA record is kept for them.
   // Chrome and Kineto read each file's NVTX events again as they write them (read/nvtx_stream.h):
@@ -203,9 +223,8 @@ int RunExport(const ExportArgs& args) {
             "the call sites' time");
       return kInputError;
     }
-    const std::string output = args.output.empty() ? "-" : args.output;
     collector::FoldedStats stats;
-    const int status = WriteOutput(output, args.gzip || EndsWith(output, ".gz"), [&](collector::OutputSink* sink) {
+    const int status = WriteOutput(output, inputs, args.gzip || EndsWith(output, ".gz"), [&](collector::OutputSink* sink) {
       stats = collector::ExportFolded(trace, *sel,
                                       args.weight == "time" ? collector::FoldedWeight::kTime : collector::FoldedWeight::kCalls,
                                       sink, source);
@@ -226,10 +245,8 @@ int RunExport(const ExportArgs& args) {
     return kOk;
   }
   if (!kineto) {
-    std::string output = args.output;
-    if (output.empty()) output = args.gzip ? "trace.json.gz" : "trace.json";
     collector::ChromeExportStats stats;
-    const int status = WriteOutput(output, args.gzip || EndsWith(output, ".gz"), [&](collector::OutputSink* sink) {
+    const int status = WriteOutput(output, inputs, args.gzip || EndsWith(output, ".gz"), [&](collector::OutputSink* sink) {
       stats = collector::ExportChrome(trace, sink, *sel, &progress);
     });
     bar.Finish();
@@ -258,12 +275,18 @@ int RunExport(const ExportArgs& args) {
     Error("no process to export: every selected process was left out");
     return kInputError;
   }
-  const std::vector<std::vector<collector::StepSpan>> steps = ExportSteps(trace, *sel);
-  uint64_t events = 0;
   std::string dir = args.output;
   if (!EndsWith(dir, "/")) dir += '/';
   for (const collector::KinetoFile& f : plan.files) {
-    const int status = WriteOutput(dir + f.name, args.gzip, [&](collector::OutputSink* sink) {
+    if (std::string refused = inputs.CheckPath(dir + f.name, "the Kineto file " + dir + f.name); !refused.empty()) {
+      Error(refused);
+      return kInputError;
+    }
+  }
+  const std::vector<std::vector<collector::StepSpan>> steps = ExportSteps(trace, *sel);
+  uint64_t events = 0;
+  for (const collector::KinetoFile& f : plan.files) {
+    const int status = WriteOutput(dir + f.name, inputs, args.gzip, [&](collector::OutputSink* sink) {
       const collector::KinetoExportStats stats = collector::ExportKineto(trace, axis, *sel, f, steps, sink, &progress, events);
       events += stats.events;
       for (const std::string& problem : stats.problems) std::cerr << "trainprof: warning: " << problem << "\n";

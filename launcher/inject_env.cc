@@ -1,5 +1,7 @@
 #include "inject_env.h"
 
+#include "elf_library.h"
+
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -144,8 +146,11 @@ std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::
   InjectFiles files;
   std::filesystem::path dir = std::filesystem::path(exe).parent_path();
   if (override_lib != nullptr) {
-    if (!IsRegularFile(override_lib)) {
-      *error = std::string("TRAINPROF_INJECT_LIB=") + override_lib + " is not a file";
+    // Checked now: the loader would only say "cannot be preloaded ... ignored" and run the command
+    // unprofiled.
+    if (std::string problem = SharedLibraryProblem(override_lib); !problem.empty()) {
+      *error = std::string("TRAINPROF_INJECT_LIB=") + override_lib + ": the file " + problem +
+               " (it must name libtrainprof_inject.so, or be unset)";
       return std::nullopt;
     }
     files.library = Canonical(override_lib);
@@ -161,7 +166,13 @@ std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::
         break;
       }
     }
-    if (files.library.empty()) {
+    if (!files.library.empty()) {
+      if (std::string problem = SharedLibraryProblem(files.library); !problem.empty()) {
+        *error = "the injection library " + files.library + ", found next to trainprof, " + problem +
+                 "; reinstall or rebuild trainprof, or set TRAINPROF_INJECT_LIB to a good copy";
+        return std::nullopt;
+      }
+    } else {
       std::string looked;
       for (const auto& c : candidates) looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
       *error = "cannot find the injection library libtrainprof_inject.so (looked in: " +

@@ -71,7 +71,9 @@ extern const char* const kInstalledShimDir;
 ///   <dir>/<kInstalledLibraryDir>/libtrainprof_inject.so        (installed)
 /// and the shim folder <dir>/../python or <dir>/<kInstalledShimDir>; in a sanitizer build,
 /// the sanitizer runtime this trainprof was built with. Returns nullopt with a message in *error
-/// if the library is missing or its path cannot be put in LD_PRELOAD.
+/// if the library is missing, is not a shared library the loader can preload (elf_library.h: the
+/// message names TRAINPROF_INJECT_LIB or "found next to trainprof", the file and what is wrong), or
+/// its path cannot be put in LD_PRELOAD.
 std::optional<InjectFiles> FindInjectFiles(const char* override_lib, const std::string& exe,
                                            std::string* error);
 

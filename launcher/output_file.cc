@@ -79,6 +79,7 @@ std::unique_ptr<OutputFile> OutputFile::Open(const std::string& path, std::strin
     out->fd_ = fd;
     out->target_ = path;
     out->stream_ = true;
+    out->exists_ = fstat(fd, &out->existing_) == 0;
     return out;
   }
   // One walk, component by component (path_walk.h): the directory reached is the one written in.
@@ -129,8 +130,12 @@ std::unique_ptr<OutputFile> OutputFile::Open(const std::string& path, std::strin
         return nullptr;
       }
       out->fd_ = fd;
+      out->existing_ = st;
+      out->exists_ = true;
       return out;
     }
+    out->existing_ = st;
+    out->exists_ = true;
     // Replacing it is a rename onto it: in a sticky directory only its owner, the directory's
     // owner or root may (the kernel says only "Operation not permitted" at the end).
     const uid_t euid = geteuid();

@@ -15,6 +15,8 @@
 //   /dev/stdout, /dev/fd/N   a duplicate of that descriptor, written where it stands (StreamPathFd)
 #pragma once
 
+#include <sys/stat.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +54,9 @@ class OutputFile {
   const std::string& target() const { return target_; }
   /// The path is an open descriptor (/dev/stdout, /dev/fd/N...: StreamPathFd), written as it is.
   bool is_stream() const { return stream_; }
+  /// The file this output replaces or writes into, as Open found it (the target after symlinks;
+  /// the descriptor's file for a stream, device or FIFO); null when the target is a new file.
+  const struct stat* existing() const { return exists_ ? &existing_ : nullptr; }
 
  private:
   OutputFile() = default;
@@ -63,6 +68,8 @@ class OutputFile {
   std::string target_;
   bool stream_ = false;
   bool committed_ = false;
+  bool exists_ = false;
+  struct stat existing_ {};
 };
 
 /// Writes all of `content` to fd (EINTR retried). Returns false with *error (strerror text).

@@ -21,6 +21,7 @@
 #include "collector/report/report.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
+#include "input_files.h"
 #include "output_file.h"
 #include "trace_inputs.h"
 #include "trainprof/path_walk.h"
@@ -39,23 +40,31 @@ constexpr int kInputError = 2;
 // never looks complete (and an existing one stays intact when writing fails); devices and FIFOs
 // are written in place, symlinks through when the symlink rule allows (output_file.h).
 // `write` streams the content into the sink it is given (the report is never whole in memory).
-bool WriteFileAtomically(const std::string& path, const std::function<void(collector::OutputSink*)>& write) {
+// A file that is one of the inputs is refused before anything is written (input_files.h).
+int WriteFileAtomically(const std::string& path, const InputFiles& inputs,
+                        const std::function<void(collector::OutputSink*)>& write) {
   std::string error;
   std::unique_ptr<OutputFile> file = OutputFile::Open(path, &error);
+  if (file != nullptr) {
+    if (std::string refused = inputs.Check(*file, "-o " + path); !refused.empty()) {
+      Error(refused);
+      return kInputError;  // the temporary is removed with `file`
+    }
+  }
   std::unique_ptr<collector::OutputSink> sink;
   if (file != nullptr) sink = collector::OpenOutputFd(file->ReleaseFd(), /*gzip=*/false, &error);
   if (sink == nullptr) {
     Error("cannot write " + path + ": " + error);
-    return false;
+    return kOutputError;
   }
   write(sink.get());
   error = sink->Close();
   if (error.empty()) file->Commit(&error);
   if (!error.empty()) {
     Error("cannot write " + path + ": " + error);  // the temporary is removed with `file`
-    return false;
+    return kOutputError;
   }
-  return true;
+  return kOk;
 }
 
 // stdout may be a full disk (>/dev/full), a closed descriptor or a file system that fails: a
@@ -86,7 +95,7 @@ bool NamesOneCsvFile(const std::string& output) {
 
 // CSV: a directory gets DIR/<table>.csv, a prefix PREFIX<table>.csv (IsCsvPrefix). Without -o the
 // tables follow each other on stdout, each after a "# <table>.csv" line.
-int WriteCsv(const Report& report, const std::string& output) {
+int WriteCsv(const Report& report, const std::string& output, const InputFiles& inputs) {
   // All tables in one stream, each after a "# <table>.csv" line.
   auto all = [&](collector::OutputSink* sink) {
     bool first = true;
@@ -101,7 +110,7 @@ int WriteCsv(const Report& report, const std::string& output) {
   // a pipe) the same, in place; never files named after it.
   struct stat st {};
   if (StreamPathFd(output) || (stat(output.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) {
-    return WriteFileAtomically(output, all) ? kOk : kOutputError;
+    return WriteFileAtomically(output, inputs, all);
   }
   std::error_code ec;
   bool is_dir = output.back() == '/' || fs::is_directory(output, ec) || !IsCsvPrefix(output);
@@ -138,6 +147,10 @@ int WriteCsv(const Report& report, const std::string& output) {
     if (!files.back()) {
       Error("cannot write " + path + ": " + why + "; no CSV table was written");
       return kOutputError;
+    }
+    if (std::string refused = inputs.Check(*files.back(), "the CSV table " + path); !refused.empty()) {
+      Error(refused + " (no CSV table was written)");
+      return kInputError;
     }
     written.push_back(path);
   }
@@ -207,7 +220,8 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
                 "elided)");
   sub->footer(
       "Exit status: 0 report written (damaged files are warnings on stderr); 1 output not written;\n"
-      "2 no trace found, a PATH unreadable, no usable trace, or --strict with a damaged file.\n"
+      "2 no trace found, a PATH unreadable, no usable trace, --strict with a damaged file, or an output\n"
+      "that is one of the trace files read.\n"
       "Reference: docs/report.md; JSON schema: docs/report-schema.md.");
 }
 
@@ -253,6 +267,14 @@ int RunReport(const ReportArgs& args) {
   }
   std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths);
   if (!list) return kInputError;
+  // An output that is one of the inputs: refused now, before the reading (and again when opened).
+  const InputFiles inputs(list->files);
+  const bool to_stdout = args.output.empty() || args.output == "-";
+  if (std::string refused = to_stdout ? inputs.CheckFd(STDOUT_FILENO, "stdout") : inputs.CheckPath(args.output, "-o " + args.output);
+      !refused.empty()) {
+    Error(refused);
+    return kInputError;
+  }
 
   // NVTX statistics are made while reading; only the Python phases' events are kept (the step
   // analysis needs their times), so memory does not grow with the number of NVTX records. A large
@@ -285,7 +307,7 @@ int RunReport(const ReportArgs& args) {
 
   int status = kOk;
   if (args.format == "csv") {
-    status = WriteCsv(report, args.output);
+    status = WriteCsv(report, args.output, inputs);
   } else {
     auto render = [&](collector::OutputSink* sink) {
       if (args.format == "json") {
@@ -294,8 +316,7 @@ int RunReport(const ReportArgs& args) {
         collector::RenderText(report, sink);
       }
     };
-    bool ok = args.output.empty() || args.output == "-" ? WriteStdout(render) : WriteFileAtomically(args.output, render);
-    status = ok ? kOk : kOutputError;
+    status = to_stdout ? (WriteStdout(render) ? kOk : kOutputError) : WriteFileAtomically(args.output, inputs, render);
   }
   if (status != kOk) return status;
   if (args.strict && damaged > 0) {

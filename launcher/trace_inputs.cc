@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "collector/read/exported_copies.h"
+
 namespace trainprof::launcher {
 
 void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
@@ -26,6 +28,7 @@ std::string JoinPaths(const std::vector<std::string>& paths) {
 
 std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<std::string>& paths) {
   collector::TraceFileList list = collector::FindTraceFiles(paths);
+  collector::SkipExportedCopies(&list);  // a Kineto export beside the traces it was made from
   for (const std::string& e : list.errors) Error(e);
   for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
   if (!list.errors.empty()) return std::nullopt;

@@ -14,7 +14,8 @@ namespace trainprof::launcher {
 /// Adds the required positional PATH... (trace files or directories of them) to `sub`, into *paths.
 void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths);
 
-/// Finds the trace files of `paths` (collector::FindTraceFiles). Prints each error and warning
+/// Finds the trace files of `paths` (collector::FindTraceFiles), less the Kineto files trainprof
+/// exported from trace files also found (collector::SkipExportedCopies). Prints each error and warning
 /// ("trainprof: error: ...", "trainprof: warning: ..."); returns nothing, after the errors, when
 /// a PATH could not be searched or no trace file was found ("no trace files (*.trace, ...) found
 /// in DIR, FILE"), else the list.

@@ -82,6 +82,7 @@ class KinetoWriter {
       }
       w_.Raw("},\n");
     }
+    Origin();
     std::map<uint32_t, const GpuDevice*> devices;
     for (size_t pi : file_.processes) {
       for (const TraceImage& img : trace_.processes[pi].images) {
@@ -112,6 +113,32 @@ class KinetoWriter {
     w_.Raw(",\n  \"displayTimeUnit\": \"ms\",\n  \"traceName\": ");
     w_.Raw(Quote(file_.name));
     w_.Raw(",\n  \"traceEvents\": [");
+  }
+
+  // "trainprof_origin": the trainprof trace files this file was made from, one entry per image
+  // (read/exported_copies.h: a report given both counts each process once). After
+  // distributedInfo, on one line, before traceEvents; HTA and torch ignore keys they do not know.
+  void Origin() {
+    bool first = true;
+    for (size_t pi : file_.processes) {
+      for (const TraceImage& img : trace_.processes[pi].images) {
+        if (img.source != ImageSource::kTrainprof || img.file >= trace_.files.size()) continue;
+        const std::string& path = trace_.files[img.file].path;
+        w_.Raw(first ? "  \"trainprof_origin\": [{\"trace\":" : ", {\"trace\":");
+        first = false;
+        w_.Raw(Quote(path.substr(path.find_last_of('/') + 1)));
+        w_.Key("host");
+        w_.Raw(Quote(img.host));
+        w_.Key("pid");
+        w_.SignedNum(img.pid);
+        w_.Arg("image", img.image_index);
+        w_.Arg("start_monotonic_ns", img.header_start_ns);
+        w_.Key("boot_id");
+        w_.Raw(Quote(img.boot_id));
+        w_.Raw("}");
+      }
+    }
+    if (!first) w_.Raw("],\n");
   }
 
   // Kineto's profiling window: {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans",

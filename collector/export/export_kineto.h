@@ -8,7 +8,10 @@
 //                "<hostname>_<pid>", then time.time_ns() // 1e6 at the time of writing)
 //   top level    schemaVersion 1; distributedInfo {"rank": R, "world_size": W} first (HTA finds a
 //                file's rank with the regex "rank":\s+(\d+) on the file's first lines: written with
-//                a space after the colon, before any event); deviceProperties (id, name,
+//                a space after the colon, before any event); trainprof_origin [{"trace": file
+//                name, "host", "pid", "image", "start_monotonic_ns", "boot_id"}, ...] on one line:
+//                the trainprof trace images it was made from (read/exported_copies.h: a report
+//                given both counts each process once; HTA and torch ignore it); deviceProperties (id, name,
 //                totalGlobalMem, computeMajor/Minor, numSms); baseTimeNanoseconds (realtime ns of
 //                ts 0: the run's start, the same in every file of one export); traceEvents
 //   traceEvents  "ts"/"dur" in µs with 3 decimals (ns exact) after baseTimeNanoseconds:

@@ -1050,5 +1050,107 @@ class SecureExecutionTest(TraceTest):
         self.assertEqual(len(os.listdir(traces)), 1, proc.stderr)
 
 
+
+class InputsAndOutputsTest(TraceTest):
+    """An output never replaces an input (report -o, export -o in every format, the CSV tables,
+    stdout), and a Kineto export kept beside its traces is not counted a second time (docs/cli.md,
+    "Files trainprof writes", "Kineto files trainprof exported")."""
+
+    def setUp(self):
+        TraceTest.setUp(self)
+        self.traces = os.path.join(self.out, "run")
+        # Three processes: sh and two tp_ends children, one after the other.
+        proc = self.run_trainprof(["run", "--follow-children", "-o", self.traces, "--", "sh", "-c",
+                                   '"$1" exit 0; "$1" exit 0; exit 0', "sh", program("ends")], check=False)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.files = sorted(os.path.join(self.traces, f) for f in os.listdir(self.traces) if f.endswith(".trace"))
+        self.assertGreaterEqual(len(self.files), 2)
+        self.before = self.report()
+
+    def snapshot(self, files=None):
+        out = {}
+        for f in files or self.files:
+            with open(f, "rb") as fh:
+                out[f] = fh.read()
+        return out
+
+    def report(self, *paths):
+        proc = self.run_trainprof(["report", "--format", "json"] + list(paths or [self.traces]))
+        return json.loads(proc.stdout), proc.stderr
+
+    def test_an_output_that_is_one_of_the_inputs_is_refused_and_nothing_written(self):
+        victim = self.files[-1]
+        sym, hard = os.path.join(self.out, "link.trace"), os.path.join(self.out, "hard.txt")
+        os.symlink(victim, sym)
+        os.link(victim, hard)
+        kept = self.snapshot()
+        for target in (victim, sym, hard):
+            for args in (["report", "-o", target, self.traces],
+                         ["report", "--format", "json", "-o", target, self.traces],
+                         ["export", "-o", target, self.traces],
+                         ["export", "--gzip", "-o", target, self.traces],
+                         ["export", "--format", "folded", "-o", target, self.traces],
+                         ["report", "-o", target, victim]):  # the input named, not found in a directory
+                proc = self.run_trainprof(args, check=False)
+                self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+                self.assertIn("trainprof: error: -o %s is the input file %s (device " % (target, victim), proc.stderr)
+                self.assertIn("nothing was written", proc.stderr)
+        # The CSV tables: a table's name landing on an input given by that name.
+        csv_input = os.path.join(self.out, "t-files.csv")
+        os.link(victim, csv_input)
+        proc = self.run_trainprof(["report", "--format", "csv", "-o", os.path.join(self.out, "t-"), self.traces,
+                                   csv_input], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("the CSV table %s is the input file" % csv_input, proc.stderr)
+        self.assertEqual([n for n in os.listdir(self.out) if n.startswith("t-")], ["t-files.csv"])
+        # stdout appended onto an input (the shell opens it before trainprof runs).
+        for sub in ("report", "export -o -", "export --format folded"):
+            proc = subprocess.run(["sh", "-c", '"$1" %s "$2" >> "$3"' % sub, "sh", TRAINPROF, self.traces, victim],
+                                  capture_output=True, text=True, timeout=120, env=self.child_env())
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("trainprof: error: stdout is the input file %s" % victim, proc.stderr)
+        # The Kineto files: an export into the directory of the Kineto traces it reads.
+        kineto = os.path.join(self.out, "kineto")
+        self.run_trainprof(["export", "--format", "kineto", "-o", kineto, self.traces])
+        copies = self.snapshot([os.path.join(kineto, f) for f in os.listdir(kineto)])
+        proc = self.run_trainprof(["export", "--format", "kineto", "-o", kineto, kineto], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("trainprof: error: the Kineto file %s/" % kineto, proc.stderr)
+        self.assertEqual(self.snapshot([os.path.join(kineto, f) for f in os.listdir(kineto)]), copies)
+        self.assertEqual(self.snapshot(), kept)
+        self.assertEqual(os.path.islink(sym), True)
+        self.assertEqual(self.report()[0]["processes"], self.before[0]["processes"])
+        self.assertEqual([n for n in os.listdir(self.traces) if n.startswith(".trainprof-")], [])
+        # A new file, or a file that is not an input, is written as before.
+        self.run_trainprof(["report", "-o", os.path.join(self.traces, "report.txt"), self.traces])
+
+    def test_a_kineto_export_beside_its_traces_is_counted_once(self):
+        kineto = os.path.join(self.traces, "kineto")  # docs/cli.md's example: under the run's directory
+        self.run_trainprof(["export", "--format", "kineto", "-o", kineto, self.traces])
+        copies = sorted(os.path.join(kineto, f) for f in os.listdir(kineto))
+        self.assertEqual(len(copies), len(self.before[0]["processes"]))  # no ranks: one file per process
+        report, err = self.report()
+        self.assertEqual(report["processes"], self.before[0]["processes"])
+        self.assertEqual(report["nvtx_ranges"], self.before[0]["nvtx_ranges"])
+        self.assertEqual(report["stats"]["exported_copies"], len(copies))
+        said = [w for w in report["warnings"] if "left out: trainprof exported it from" in w]
+        self.assertEqual(sorted(w.split(": left out")[0] for w in said), copies)
+        for copy in copies:
+            self.assertEqual(err.count("trainprof: warning: %s: left out: trainprof exported it from %s/pid-" % (
+                copy, self.traces)), 1, err)
+        # The text report says it too; an export reads each process once as well.
+        text = self.run_trainprof(["report", self.traces]).stdout
+        self.assertEqual(text.count("left out: trainprof exported it from"), len(copies))
+        proc = self.run_trainprof(["export", "-o", "-", self.traces])
+        pids = {e["pid"] for e in json.loads(proc.stdout)["traceEvents"] if e.get("ph") == "M" and e.get("name") == "process_name"}
+        self.assertEqual(len(pids), len(self.before[0]["processes"]))
+        # Exported again into the same directory: the copies are not inputs, they are replaced.
+        self.run_trainprof(["export", "--format", "kineto", "-o", kineto, self.traces])
+        # The copies alone are read as any Kineto trace.
+        alone, err = self.report(kineto)
+        self.assertEqual(len(alone["processes"]), len(copies))
+        self.assertEqual(alone["stats"]["exported_copies"], 0)
+        self.assertNotIn("left out", err)
+
 if __name__ == "__main__":
     unittest.main()

@@ -281,6 +281,23 @@ missing_library)
   expect_rc 1; expect_err "TRAINPROF_INJECT_LIB"
   [ ! -e ran ] || fail "the command ran"
   ;;
+inject_lib_not_a_library)
+  # A file the loader cannot preload: refused before COMMAND starts, naming the variable, the file
+  # and what is wrong (it used to run COMMAND unprofiled, then ask whether it was static or setuid).
+  mkdir adir
+  printf '\177ELF\001\001\001' > elf32.so; head -c 60 /dev/zero >> elf32.so  # a 32-bit ELF header
+  for bad in "/etc/passwd:is not an ELF file (it starts with 'root:x:0')" "$tmp/adir:is a directory" \
+             "/bin/sh:is a position-independent executable, not a shared library" \
+             "$tmp/elf32.so:is a 32-bit ELF file; this trainprof needs a 64-bit shared library"; do
+    file=${bad%%:*}; why=${bad#*:}
+    TRAINPROF_INJECT_LIB="$file" run_tp run -o out -- touch ran
+    expect_rc 1
+    expect_err "trainprof: TRAINPROF_INJECT_LIB=$file: the file $why"
+    expect_err "touch was not run"
+    [ ! -e ran ] || fail "the command ran with TRAINPROF_INJECT_LIB=$file"
+    grep -q "statically linked" "$tmp/err.txt" && fail "asked whether the command is static"
+  done
+  ;;
 umask_modes)
   # The trace directory is private by default, whatever the process umask; --umask changes it.
   mode_of() { stat -c %a "$1"; }

@@ -253,10 +253,15 @@ class FindInjectFilesTest : public test::TempDirTest {
     std::filesystem::create_directories(std::filesystem::path(root_ + "/" + rel).parent_path());
     std::ofstream(root_ + "/" + rel) << "";
   }
+  // A shared library at `rel`: a copy of the stand-in library the shell tests use.
+  void Library(const std::string& rel) {
+    std::filesystem::create_directories(std::filesystem::path(root_ + "/" + rel).parent_path());
+    std::filesystem::copy_file(TRAINPROF_FAKE_INJECT, root_ + "/" + rel);
+  }
   // With the library and the Python shim directory at these places under root_, FindInjectFiles
   // finds both there.
   void ExpectFoundAt(const std::string& library, const std::string& python_shim) {
-    Touch(library);
+    Library(library);
     std::filesystem::create_directories(root_ + "/" + python_shim);
     std::string error;
     auto f = FindInjectFiles(nullptr, exe_, &error);
@@ -288,8 +293,8 @@ TEST_F(FindInjectFilesTest, InstalledFoldersAreRelativeToTheExecutable) {
 }
 
 TEST_F(FindInjectFilesTest, OverrideWinsAndMustExist) {
-  Touch("inject/libtrainprof_inject.so");
-  Touch("elsewhere/custom.so");
+  Library("inject/libtrainprof_inject.so");
+  Library("elsewhere/custom.so");
   std::string error;
   auto f = FindInjectFiles((root_ + "/elsewhere/../elsewhere/custom.so").c_str(), exe_, &error);
   ASSERT_TRUE(f.has_value()) << error;
@@ -310,10 +315,40 @@ TEST_F(FindInjectFilesTest, MissingLibraryNamesWhereItLooked) {
 }
 
 TEST_F(FindInjectFilesTest, PathThatLdPreloadCannotHoldIsRefused) {
-  Touch("with space/lib.so");
+  Library("with space/lib.so");
   std::string error;
   EXPECT_FALSE(FindInjectFiles((root_ + "/with space/lib.so").c_str(), exe_, &error).has_value());
   EXPECT_NE(error.find("LD_PRELOAD"), std::string::npos) << error;
+}
+
+// TRAINPROF_INJECT_LIB naming something the loader cannot preload: the error names the variable,
+// the file and what is wrong with it, before any command runs (the old message came after the run:
+// "is the command statically linked, setuid/setgid ...?").
+TEST_F(FindInjectFilesTest, AnOverrideThatIsNotASharedLibraryIsNamedWithWhatIsWrong) {
+  Library("inject/libtrainprof_inject.so");  // a good one next to trainprof does not hide it
+  Touch("empty.so");
+  std::filesystem::create_directories(root_ + "/dir.so");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/etc/passwd", "TRAINPROF_INJECT_LIB=/etc/passwd: the file is not an ELF file (it starts with 'root:x:0')"},
+      {root_ + "/dir.so", "TRAINPROF_INJECT_LIB=" + root_ + "/dir.so: the file is a directory"},
+      {root_ + "/empty.so", "TRAINPROF_INJECT_LIB=" + root_ + "/empty.so: the file is not an ELF file (it is empty)"},
+      {root_ + "/missing.so", "TRAINPROF_INJECT_LIB=" + root_ + "/missing.so: the file cannot be read (No such file or directory)"},
+      {"/bin/sh", "TRAINPROF_INJECT_LIB=/bin/sh: the file is a position-independent executable, not a shared library"},
+  };
+  for (const auto& [path, want] : cases) {
+    std::string error;
+    EXPECT_FALSE(FindInjectFiles(path.c_str(), exe_, &error).has_value()) << path;
+    EXPECT_EQ(error.rfind(want, 0), 0u) << error;
+  }
+}
+
+// The same for the library found next to trainprof: named, with what is wrong.
+TEST_F(FindInjectFilesTest, ABrokenLibraryNextToTrainprofIsNamed) {
+  Touch("inject/libtrainprof_inject.so");  // empty: an interrupted install
+  std::string error;
+  EXPECT_FALSE(FindInjectFiles(nullptr, exe_, &error).has_value());
+  EXPECT_EQ(error, "the injection library " + root_ + "/inject/libtrainprof_inject.so, found next to trainprof, is not "
+                   "an ELF file (it is empty); reinstall or rebuild trainprof, or set TRAINPROF_INJECT_LIB to a good copy");
 }
 
 TEST(SelfExecutable, IsThisTestBinary) {

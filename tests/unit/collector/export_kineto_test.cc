@@ -7,9 +7,13 @@
 #include <regex>
 #include <sstream>
 
+#include <filesystem>
+
 #include "collector/export/export_kineto.h"
 #include "collector/export/selection.h"
 #include "collector/base/output_sink.h"
+#include "collector/read/exported_copies.h"
+#include "collector/read/trace_set.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
@@ -312,6 +316,88 @@ TEST(ExportKineto, WindowKeepsOverlappingEventsWholeAndFlowsWithBothEnds) {
   EXPECT_DOUBLE_EQ(x["volume(float*)"]["dur"].get<double>(), 12.5);
   EXPECT_TRUE(x.count("cuMemcpyHtoDAsync_v2"));
   for (const json& e : doc["traceEvents"]) EXPECT_NE(e["ph"], "s");
+}
+
+
+// `trainprof export --format kineto -o run/kineto run`, then `trainprof report run`: the copies
+// name the trace images they were made from (trainprof_origin) and are left out when those are
+// read too (read/exported_copies.h), said once per copy; a copy alone, or without an origin, is read.
+TEST(ExportedCopies, AKinetoExportBesideItsTracesIsLeftOutAndSaid) {
+  Ranks run;
+  ScratchDir dir;
+  const std::string traces = dir / "run", copies = dir / "run/kineto";
+  std::filesystem::create_directories(copies);
+  for (const TraceBuilder* b : {&run.launcher, &run.r0, &run.r1, &run.worker, &run.other}) b->WriteTo(traces);
+  const std::vector<std::string> trace_files = FindTraceFiles({traces}).files;
+  ASSERT_EQ(trace_files.size(), 5u);
+  Trace trace = LoadTrace(trace_files);
+  const Selection all(trace.processes.size());
+  const KinetoPlan plan = PlanKinetoFiles(trace, all, false);
+  ASSERT_EQ(plan.files.size(), 2u);  // rank 0 (pids 101, 103), rank 1 (pid 102)
+  const std::string copy0 = copies + "/" + plan.files[0].name;
+  const std::string copy1 = copies + "/" + plan.files[1].name + ".gz";  // a gzip copy too
+  const json origin = json::parse(Write(trace, plan.files[0], {}, all, copy0))["trainprof_origin"];
+  ASSERT_EQ(origin.size(), 2u);
+  EXPECT_EQ(origin[0]["trace"], "pid-101.trace");
+  EXPECT_EQ(origin[0]["pid"], 101);
+  EXPECT_EQ(origin[0]["host"], "node-a");
+  EXPECT_EQ(origin[1]["trace"], "pid-103.trace");
+  {
+    std::string error;
+    auto sink = OpenOutput(copy1, true, &error);
+    ASSERT_TRUE(sink) << error;
+    ExportKineto(trace, MakeTimeAxis(trace), all, plan.files[1], {}, sink.get());
+    ASSERT_EQ(sink->Close(), "");
+  }
+
+  TraceFileList list = FindTraceFiles({traces});
+  ASSERT_EQ(list.files.size(), 7u);  // what the report read before: every process twice
+  SkipExportedCopies(&list);
+  EXPECT_EQ(list.files, trace_files);
+  ASSERT_EQ(list.warnings.size(), 2u);
+  EXPECT_EQ(list.warnings[0], copy0 + ": left out: trainprof exported it from " + traces + "/pid-101.trace, " + traces +
+                                  "/pid-103.trace, which are read instead (each process is counted once)");
+  EXPECT_EQ(list.warnings[1], copy1 + ": left out: trainprof exported it from " + traces +
+                                  "/pid-102.trace, which is read instead (each process is counted once)");
+  EXPECT_EQ(list.losses[Loss::exported_copies], 2u);
+  EXPECT_EQ(LoadTrace(list.files).processes.size(), 5u);
+
+  // The copies alone: read as before.
+  list = FindTraceFiles({copies});
+  SkipExportedCopies(&list);
+  EXPECT_EQ(list.files.size(), 2u);
+  EXPECT_TRUE(list.warnings.empty());
+  EXPECT_EQ(list.losses[Loss::exported_copies], 0u);
+
+  // The worker's trace gone: rank 0's copy is still left out (pid 101's trace is read), and the
+  // worker it also holds is named.
+  std::filesystem::remove(traces + "/pid-103.trace");
+  list = FindTraceFiles({traces});
+  SkipExportedCopies(&list);
+  EXPECT_EQ(list.files.size(), 4u);
+  ASSERT_EQ(list.warnings.size(), 2u);
+  EXPECT_NE(list.warnings[0].find("; left out with it: pid 103 on node-a (pid-103.trace), not among the trace files "
+                                  "given (give " + copy0 + " alone to read what it holds)"),
+            std::string::npos)
+      << list.warnings[0];
+
+  // A Kineto file without an origin (torch's own), or with one trainprof did not write: read.
+  std::string text = test::ReadFile(copy0);
+  const size_t at = text.find("  \"trainprof_origin\"");
+  const size_t end = text.find('\n', at);
+  TraceBuilder::WriteBytes(copy0, std::vector<uint8_t>(text.begin(), text.begin() + static_cast<long>(at)));
+  {
+    std::string rest = text.substr(end + 1);
+    std::ofstream(copy0, std::ios::app) << rest;
+  }
+  std::string forged = text;
+  forged.replace(forged.find("\"pid\":101"), 9, "\"pid\":\"x\"");
+  TraceBuilder::WriteBytes(copies + "/forged.pt.trace.json", std::vector<uint8_t>(forged.begin(), forged.end()));
+  list = FindTraceFiles({traces});
+  SkipExportedCopies(&list);
+  EXPECT_EQ(list.files.size(), 6u);  // 4 traces, the copy without its origin, the forged one; copy1 left out
+  ASSERT_EQ(list.warnings.size(), 1u);
+  EXPECT_EQ(list.warnings[0].rfind(copy1, 0), 0u);
 }
 
 }  // namespace

@@ -84,6 +84,9 @@ struct ImageStacks {
   std::vector<StackUse> uses;
   std::vector<NvtxStack> nvtx;  ///< by event index, ascending (the reader appends in event order)
   std::vector<Sample> samples;
+  /// The process's wall-clock start (FileHeader::start_realtime_ns, CLOCK_REALTIME ns; 0:
+  /// unknown): a module file without a recorded build id modified after it is not trusted.
+  uint64_t start_realtime_ns = 0;
 
   /// The stack with id `id`, or nullptr.
   const Stack* Find(uint64_t id) const;

@@ -1568,6 +1568,7 @@ void Decoder::ResolveStacks(const std::vector<StringId>& string_pool, const std:
     }
   }
   std::sort(st.stacks.begin(), st.stacks.end(), [](const Stack& a, const Stack& b) { return a.id < b.id; });
+  st.start_realtime_ns = img_.start_realtime_ns;
   for (Module& m : st.modules) {
     m.path = string_pool[m.path];
     m.build_id = string_pool[m.build_id];

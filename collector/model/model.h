@@ -223,9 +223,11 @@ struct Process {
   int32_t pid = 0;
   int32_t ppid = 0;
   /// Every image of this process left a trace file. kNotRecorded: none did — the process is known
-  /// only from its parent's fork and child-exit records (statically linked, setuid, its exec
-  /// failed before the library loaded, or it cleared LD_PRELOAD); its one image is made up of those
-  /// (no file: TraceImage::file is kNoFile). kExecNotRecorded: it recorded until an exec, and the
+  /// only from its parent's fork and child-exit records (setuid, setgid or file capabilities: the
+  /// loader drops LD_PRELOAD; statically linked; its exec failed before the library loaded, or it
+  /// cleared LD_PRELOAD or its environment); its one image is made up of those (no file:
+  /// TraceImage::file is kNoFile); started by vfork or clone, from the child-exit alone
+  /// (start_known false). kExecNotRecorded: it recorded until an exec, and the
   /// exec'd image left no trace (a static or setuid program).
   enum class Recorded { kYes, kNotRecorded, kExecNotRecorded };
   Recorded recorded = Recorded::kYes;
@@ -239,6 +241,10 @@ struct Process {
   std::string role;
   uint64_t start_realtime_ns = 0;
   uint64_t start_ns = 0;
+  /// false: a child not recorded that its parent started by vfork or clone (no FORK record)
+  /// and reaped: start_ns (and start_realtime_ns) are the reaping, the latest it can have started,
+  /// and wall_ns is unknown (0).
+  bool start_known = true;
   uint64_t end_ns = 0;
   /// End from the header, a kProcessEnd record or the parent's kChildExit record (the time it was
   /// reaped), not the last record.

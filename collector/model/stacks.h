@@ -95,6 +95,9 @@ struct ImageStacks {
   std::vector<Sample> samples;
   std::vector<ThreadNotSampled> threads_not_sampled;  ///< SAMPLE_THREAD_LOST records, in file order
   uint64_t paused_cpu_ns = 0;  ///< SAMPLE_PAUSED: CPU time of threads that blocked the sampling signal
+  /// The process's wall-clock start (FileHeader::start_realtime_ns, CLOCK_REALTIME ns; 0:
+  /// unknown): a module file without a recorded build id modified after it is not trusted.
+  uint64_t start_realtime_ns = 0;
 
   /// The stack with id `id`, or nullptr.
   const Stack* Find(uint64_t id) const;

@@ -137,6 +137,59 @@ Process NotRecordedChild(const Process& parent, int parent_index, int32_t pid, u
   return p;
 }
 
+// Children that a --follow-children process reaped (kChildExit) but that are neither a traced
+// process nor a fork record's: started by vfork or clone (as Python's subprocess and glibc's
+// system() do; the library hooks fork and posix_spawn only), and their program left no trace
+// (setuid, setgid, file capabilities, static, LD_PRELOAD cleared). Each child a parent has claims the
+// earliest wait for its pid (`seen_as`) at or after its start; every wait left is a child not
+// recorded, its start unknown (start_known false; its reaping stands for it). Processes
+// [0, traced) are the traced ones; appended children count against kMaxNotRecorded.
+void AddReapedChildrenNotRecorded(std::vector<Process>& procs, size_t traced, std::vector<int32_t>& seen_as,
+                                  size_t* not_recorded_omitted) {
+  std::vector<std::vector<size_t>> kids(traced);
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const int parent = procs[i].parent;
+    if (parent >= 0 && static_cast<size_t>(parent) < traced) kids[static_cast<size_t>(parent)].push_back(i);
+  }
+  for (size_t q = 0; q < traced; ++q) {
+    bool follow = false;
+    std::vector<ProcessEvent> waits;
+    for (const TraceImage& img : procs[q].images) {
+      follow = follow || (img.flags & format::kFlagFollowChildren) != 0;
+      for (const ProcessEvent& e : img.process_events) {
+        if (e.kind == ProcessEventKind::kChildExit && static_cast<int32_t>(static_cast<uint32_t>(e.value)) > 0 &&
+            e.what >= 1 && e.what <= static_cast<uint32_t>(EndKind::kReturned)) {
+          waits.push_back(e);
+        }
+      }
+    }
+    if (!follow || waits.empty()) continue;  // without --follow-children, children never record
+    std::stable_sort(waits.begin(), waits.end(), [](const ProcessEvent& a, const ProcessEvent& b) { return a.time_ns < b.time_ns; });
+    std::vector<bool> claimed(waits.size(), false);
+    for (size_t k : kids[q]) {
+      for (size_t w = 0; w < waits.size(); ++w) {
+        if (!claimed[w] && waits[w].value == static_cast<uint64_t>(static_cast<uint32_t>(seen_as[k])) &&
+            waits[w].time_ns >= procs[k].start_ns) {
+          claimed[w] = true;
+          break;
+        }
+      }
+    }
+    for (size_t w = 0; w < waits.size(); ++w) {
+      if (claimed[w]) continue;
+      if (procs.size() - traced >= kMaxNotRecorded) {
+        if (not_recorded_omitted != nullptr) ++*not_recorded_omitted;
+        continue;
+      }
+      const auto pid = static_cast<int32_t>(static_cast<uint32_t>(waits[w].value));
+      Process child = NotRecordedChild(procs[q], static_cast<int>(q), pid, waits[w].time_ns, false);
+      child.start_known = false;
+      procs.push_back(std::move(child));
+      seen_as.push_back(pid);
+    }
+  }
+}
+
 // A process whose header's wall-clock start was unusable (the reader left it 0: damage) takes
 // its host's offset between CLOCK_REALTIME and CLOCK_MONOTONIC from the earliest process of the
 // same host and boot that has one (one monotonic clock per boot), so that it stays on the
@@ -309,6 +362,7 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
     procs.push_back(NotRecordedChild(procs[f.parent], f.parent, f.pid, f.time_ns, f.other_namespace));
     seen_as.push_back(f.pid);
   }
+  AddReapedChildrenNotRecorded(procs, traced, seen_as, not_recorded_omitted);
 
   // The parent's waitpid() of a process that left no end of its own (killed by a signal, or it
   // recorded nothing): its exit status, and the time it was reaped as its end, the best bound we

@@ -11,7 +11,9 @@
 //                        after its parent exited) the process whose kFork record names it; a
 //                        fork into another pid namespace: the root there that started nearest
 //                     ─► a kFork with no traced child, by a --follow-children process: a process
-//                        "not recorded" (Process::recorded), from the fork and its reaping
+//                        "not recorded" (Process::recorded), from the fork and its reaping; a
+//                        kChildExit of no traced or forked child (vfork, clone): one from
+//                        its reaping alone (Process::start_known false)
 //                     ─► exit: header end_kind, else kProcessEnd, else the parent's kChildExit
 //                        (kExit codes & 0377, as waitpid() reports them)
 //                     ─► rank (RANK / OMPI / PMI / SLURM variables) and role
@@ -26,7 +28,7 @@ namespace trainprof::collector {
 
 /// Builds processes in tree order (roots by start time, each followed by its subtree; children by
 /// start time). Parent/children/depth are indices into the returned vector.
-/// At most kMaxNotRecorded processes are made up from fork records (Process::Recorded::kNotRecorded);
+/// At most kMaxNotRecorded processes are made up from fork and wait records (Process::Recorded::kNotRecorded);
 /// further ones are only counted in *not_recorded_omitted (when given): a hostile or runaway trace
 /// with millions of FORK records must not cost a Process each.
 inline constexpr size_t kMaxNotRecorded = 10000;

@@ -217,6 +217,13 @@ class Decoder {
   /// Once the records are read: a start after the first record, an end before the start or away
   /// from the PROCESS_END record (damage): said, and taken from the records.
   void CheckClocksAgainstRecords();
+  /// Which clock the timed records are on (tsc_), from the header's flag bit 4 and, where it
+  /// disagrees with them, the TSC fields: said as header damage.
+  void DecideClock(const std::vector<ChunkDesc>& chunks);
+  /// The file's (TSC, CLOCK_MONOTONIC) pairs: the header's start pair (when start_tsc and the
+  /// start are known) and the chunks' sync and last pairs; a chunk's pair with ticks before its
+  /// base_ns (the thread's earlier record) is no TSC reading: counted in *before_base, left out.
+  std::vector<TscPair> CalibrationPairs(const std::vector<ChunkDesc>& chunks, size_t* before_base) const;
   void ReadMetadata();
   void ReadChunks();
   /// Ends decoding: the source is not used afterwards.
@@ -372,8 +379,10 @@ bool Decoder::ReadHeader() {
   // The TSC clock: version 4 files, and the version 3 files of the writers between the TSC clock
   // and version 4 (2026-12-01/02), which set the flag bit; earlier version 3 writers left it zero,
   // and versions 1 and 2 never had it.
+  // Which clock is decided once the chunks' pairs are known too (DecideClock): a flag that
+  // disagrees with the TSC fields is damage, and the fields' evidence decides.
   tsc_ = img_.version >= 3 && (img_.flags & format::kFlagTscClock) != 0;
-  if (tsc_) {
+  if (img_.version >= 3) {
     tsc_khz_ = Load<uint32_t>(d + offsetof(FileHeader, tsc_khz));
     start_tsc_ = Load<uint64_t>(d + offsetof(FileHeader, start_tsc));
   }
@@ -434,6 +443,68 @@ void Decoder::CheckHeaderClocks() {
                                    " is no CLOCK_MONOTONIC time, the end is taken from the records" +
                                    AtByte(offsetof(FileHeader, end_monotonic_ns)));
     img_.end_ns = 0;
+  }
+}
+
+std::vector<TscPair> Decoder::CalibrationPairs(const std::vector<ChunkDesc>& chunks, size_t* before_base) const {
+  // A chunk's base_ns is its thread's record before the chunk was claimed, read on the same TSC
+  // before the claim took the sync pair (and before the thread's last pair): a pair earlier than
+  // that by more than this is no reading of that TSC (CPUs' TSCs agree far closer).
+  constexpr uint64_t kSlackTicks = 1ull << 26;  // 22 ms at 3 GHz
+  std::vector<TscPair> pairs;
+  if (!start_unknown_ && start_tsc_ != 0) pairs.push_back({start_tsc_, img_.start_ns});
+  for (const ChunkDesc& c : chunks) {
+    for (const TscPair& p : {c.sync, c.last}) {
+      if (p.ticks == 0) continue;
+      if (p.ticks < c.base_ns && c.base_ns - p.ticks > kSlackTicks) {
+        ++*before_base;
+        continue;
+      }
+      pairs.push_back(p);
+    }
+  }
+  return pairs;
+}
+
+void Decoder::DecideClock(const std::vector<ChunkDesc>& chunks) {
+  if (img_.version < 3) {  // bit 4 was unused; these files are on CLOCK_MONOTONIC
+    tsc_ = false;
+    return;
+  }
+  size_t chunk_pairs = 0;
+  for (const ChunkDesc& c : chunks) chunk_pairs += (c.sync.ticks != 0 ? 1 : 0) + (c.last.ticks != 0 ? 1 : 0);
+  const bool fields = tsc_khz_ != 0 || start_tsc_ != 0 || chunk_pairs != 0;
+  const std::string set = "tsc_khz " + Num(tsc_khz_) + ", start_tsc " + Num(start_tsc_) + " and " + Num(chunk_pairs) +
+                          (chunk_pairs == 1 ? " chunk calibration pair" : " chunk calibration pairs");
+  if (tsc_ && !fields) {  // a TSC writer always sets tsc_khz and start_tsc
+    Error(Loss::header_errors, "bad header: flags bit 4 (TSC clock) is set, but " + set +
+                                   " are 0: the times are read as CLOCK_MONOTONIC ns" + AtByte(offsetof(FileHeader, flags)));
+    tsc_ = false;
+    return;
+  }
+  if (tsc_ || !fields) return;
+  // The flag says CLOCK_MONOTONIC, the fields a writer on that clock leaves 0 say TSC: the pairs
+  // decide. Pairs that make a TSC conversion (a TSC's rate, most of them on one line) are no
+  // accident of damage.
+  size_t before_base = 0;
+  std::vector<TscPair> pairs = CalibrationPairs(chunks, &before_base);
+  const size_t given = pairs.size() + before_base;
+  TscConverter::Rejected rejected;
+  const TscConverter trial(std::move(pairs), tsc_khz_, &rejected);
+  const std::vector<TscPair>& kept = trial.pairs();
+  if (kept.size() >= 2 && 2 * kept.size() > given) {
+    const TscPair &a = kept.front(), &b = kept.back();
+    const uint64_t khz = b.ns > a.ns ? static_cast<uint64_t>(static_cast<long double>(b.ticks - a.ticks) * 1e6L /
+                                                             static_cast<long double>(b.ns - a.ns) + 0.5L)
+                                     : 0;
+    Error(Loss::header_errors, "bad header: flags bit 4 (TSC clock) is clear, but " + set + " are set, and " + Num(kept.size()) +
+                                   " of " + Num(given) + " pairs fit a TSC of " + Num(khz) +
+                                   " kHz: the times are read as TSC ticks" + AtByte(offsetof(FileHeader, flags)));
+    tsc_ = true;
+  } else {
+    Error(Loss::header_errors, "bad header: flags bit 4 (TSC clock) is clear, but " + set +
+                                   " are set (0 on CLOCK_MONOTONIC) and fit no TSC conversion: the times are read as CLOCK_MONOTONIC ns" +
+                                   AtByte(offsetof(FileHeader, flags)));
   }
 }
 
@@ -615,13 +686,11 @@ void Decoder::ReadChunks() {
     c.thread_index = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_index));
     c.seq = Load<uint32_t>(head.data() + offsetof(ChunkHeader, thread_seq));
     c.base_ns = Load<uint64_t>(head.data() + offsetof(ChunkHeader, base_ns));
-    c.gpu_base_ns = c.base_ns;
-    if (tsc_) {
+    if (img_.version >= 3) {  // zero in files on CLOCK_MONOTONIC; DecideClock checks that
       c.sync = {Load<uint64_t>(head.data() + offsetof(ChunkHeader, sync_ticks)),
                 Load<uint64_t>(head.data() + offsetof(ChunkHeader, sync_ns))};
       c.last = {Load<uint64_t>(head.data() + offsetof(ChunkHeader, last_ticks)),
                 Load<uint64_t>(head.data() + offsetof(ChunkHeader, last_ns))};
-      c.gpu_base_ns = c.sync.ns;
     }
     uint64_t committed = Load<uint32_t>(head.data() + offsetof(ChunkHeader, committed));
     const uint64_t room = chunk_size_ - sizeof(ChunkHeader);
@@ -652,40 +721,64 @@ void Decoder::ReadChunks() {
     }
   }
 
+  DecideClock(chunks);
+  for (ChunkDesc& c : chunks) c.gpu_base_ns = tsc_ ? c.sync.ns : c.base_ns;
+  bool times_lost = false;  // a TSC file none of whose pairs converts: its records are not read
   if (tsc_) {
-    // Every pair of the file, before any record is decoded: one conversion for all its threads.
-    std::vector<TscPair> pairs;
-    if (!start_unknown_) pairs.push_back({start_tsc_, img_.start_ns});
-    for (const ChunkDesc& c : chunks) {
-      pairs.push_back(c.sync);
-      pairs.push_back(c.last);
+    std::vector<std::string> damage;  // what is wrong with the clock fields, said after the verdict
+    if (start_tsc_ == 0 && !start_unknown_) {
+      damage.push_back("bad header: start_tsc 0 in a file on the TSC clock, the start pair is left out of the clock calibration" +
+                       AtByte(offsetof(FileHeader, start_tsc)));
+    }
+    size_t before_base = 0;
+    std::vector<TscPair> pairs = CalibrationPairs(chunks, &before_base);
+    if (before_base != 0) {
+      damage.push_back("clock calibration: " + Num(before_base) + (before_base == 1 ? " pair" : " pairs") +
+                       " (TSC, CLOCK_MONOTONIC) before the records of their chunk (its base_ns), ignored");
     }
     TscConverter::Rejected rejected;
     tsc_to_ns_ = std::make_shared<TscConverter>(std::move(pairs), tsc_khz_, &rejected);
-    auto said = [&](size_t n, const char* why) {
+    auto said = [&](size_t n, const std::string& why) {
       if (n == 0) return;
-      Error(Loss::header_errors, "clock calibration: " + Num(n) + (n == 1 ? " pair" : " pairs") +
-                                     " (TSC, CLOCK_MONOTONIC) " + why + ", ignored");
+      damage.push_back("clock calibration: " + Num(n) + (n == 1 ? " pair" : " pairs") +
+                       " (TSC, CLOCK_MONOTONIC) " + why + ", ignored");
     };
     said(rejected.out_of_order, "out of order");
     said(rejected.off_line, "off the line through the others");
-    if (rejected.rate_khz != 0) {
-      Error(Loss::header_errors, "bad header: tsc_khz " + Num(tsc_khz_) + " is off the rate of the file's calibration pairs (" +
-                                     Num(static_cast<uint64_t>(rejected.rate_khz + 0.5)) +
-                                     " kHz), which convert the times (at byte " + Num(offsetof(FileHeader, tsc_khz)) + ")");
+    said(rejected.no_rate, rejected.no_rate_khz != 0 ? "on a line of " + Num(static_cast<uint64_t>(rejected.no_rate_khz + 0.5)) +
+                                                           " kHz, no TSC's rate"
+                                                     : "without a TSC rate to convert with");
+    if (tsc_khz_ != 0 && !TscConverter::PlausibleKhz(tsc_khz_)) {
+      damage.push_back("bad header: tsc_khz " + Num(tsc_khz_) + " is no TSC's rate (" + Num(TscConverter::kMinTscKhz) +
+                       " to " + Num(TscConverter::kMaxTscKhz) + " kHz)" +
+                       (rejected.rate_khz != 0 ? ", the rate of the file's calibration pairs (" +
+                                                 Num(static_cast<uint64_t>(rejected.rate_khz + 0.5)) +
+                                                 " kHz) converts the times"
+                                               : "") +
+                       AtByte(offsetof(FileHeader, tsc_khz)));
+    } else if (rejected.rate_khz != 0) {
+      damage.push_back("bad header: tsc_khz " + Num(tsc_khz_) + " is off the rate of the file's calibration pairs (" +
+                       Num(static_cast<uint64_t>(rejected.rate_khz + 0.5)) +
+                       " kHz), which convert the times (at byte " + Num(offsetof(FileHeader, tsc_khz)) + ")");
     }
     if (!tsc_to_ns_->usable()) {
-      Error(Loss::header_errors, "clock calibration: no (TSC, CLOCK_MONOTONIC) pair; times are TSC ticks");
-    } else {
+      // Ticks are never read as ns: without a conversion the file's times are unknown. Said
+      // first: the warning line shows the first few of a file's errors.
+      Error(Loss::header_errors, "clock calibration: no usable (TSC, CLOCK_MONOTONIC) pair, the times cannot be converted: "
+                                 "the records are not read");
+      times_lost = true;
+    }
+    for (std::string& d : damage) Error(Loss::header_errors, std::move(d));
+    if (!times_lost) {
       // A kept pair lies on the conversion exactly; one left out is off it by more than 1 ms.
       auto off_line = [&](const TscPair& p) {
         const uint64_t ns = tsc_to_ns_->ToNs(p.ticks);
         return (ns > p.ns ? ns - p.ns : p.ns - ns) > TscConverter::kSameTimeNs;
       };
-      if (!start_unknown_ && off_line({start_tsc_, img_.start_ns})) {
-        Error(Loss::header_errors, "bad header: start_monotonic_ns " + Num(img_.start_ns) +
-                                       " is off the clock calibration line, the start is taken from the first record (at byte " +
-                                       Num(offsetof(FileHeader, start_monotonic_ns)) + ")");
+      if (!start_unknown_ && start_tsc_ != 0 && off_line({start_tsc_, img_.start_ns})) {
+        Error(Loss::header_errors, "bad header: the start pair (start_tsc " + Num(start_tsc_) + AtByte(offsetof(FileHeader, start_tsc)) +
+                                       ", start_monotonic_ns " + Num(img_.start_ns) + AtByte(offsetof(FileHeader, start_monotonic_ns)) +
+                                       ") is off the clock calibration line, the start is taken from the first record");
         start_unknown_ = true;
       }
       // A chunk's GPU activity is timed from its sync pair's ns (ChunkHeader::sync_ns): with the
@@ -735,6 +828,10 @@ void Decoder::ReadChunks() {
   }
   for (size_t i = 0; i < chunks.size(); ++i) {
     const ChunkDesc& c = chunks[i];
+    if (times_lost) {
+      skipped_ += c.data_end - c.data_begin;
+      continue;
+    }
     if (i > 0 && chunks[i - 1].thread_index == c.thread_index && chunks[i - 1].seq == c.seq) {
       // A copy, or a damaged number: which one holds the thread's records there is unknown, and
       // reading both would count records twice.
@@ -1495,6 +1592,7 @@ void Decoder::ResolveStacks(const std::vector<StringId>& string_pool, const std:
     }
   }
   std::sort(st.stacks.begin(), st.stacks.end(), [](const Stack& a, const Stack& b) { return a.id < b.id; });
+  st.start_realtime_ns = img_.start_realtime_ns;
   for (Module& m : st.modules) {
     m.path = string_pool[m.path];
     m.build_id = string_pool[m.build_id];

@@ -35,13 +35,18 @@ std::vector<TscPair> NearTheLine(const std::vector<TscPair>& pairs, F rate) {
 // how many. `pairs` sorted by ticks, distinct ticks. Two rates are tried, the writer's (tsc_khz)
 // and the median slope between neighbouring pairs, and the one that keeps more pairs wins (ties:
 // the writer's): damaged pairs can bend the median slope of a file with few pairs, and a damaged
-// tsc_khz is one number against many pairs.
-size_t DropPairsOffTheLine(std::vector<TscPair>& pairs, uint32_t tsc_khz, double* pairs_khz) {
+// tsc_khz is one number against many pairs. Only rates a TSC can have are tried: with none,
+// *no_rate is set (and *slope_khz to the pairs' slope, 0 for a single pair) and nothing dropped.
+// *pairs_khz: the median slope's rate where it was used against a tsc_khz that was not 0.
+size_t DropPairsOffTheLine(std::vector<TscPair>& pairs, uint32_t tsc_khz, double* pairs_khz, bool* no_rate,
+                           double* slope_khz) {
   const size_t n = pairs.size();
-  if (n < 2) return 0;
+  if (n == 0) return 0;
+  const bool writer = TscConverter::PlausibleKhz(tsc_khz);
+  auto khz_of = [](F ns_per_tick) { return ns_per_tick > 0 ? static_cast<double>(1e6L / ns_per_tick) : 0.0; };
   std::vector<TscPair> best;
   bool have = false;
-  if (tsc_khz != 0) {
+  if (writer && n >= 2) {
     best = NearTheLine(pairs, static_cast<F>(1e6) / static_cast<F>(tsc_khz));
     have = true;
   }
@@ -54,16 +59,26 @@ size_t DropPairsOffTheLine(std::vector<TscPair>& pairs, uint32_t tsc_khz, double
     }
     std::nth_element(slopes.begin(), slopes.begin() + static_cast<std::ptrdiff_t>(slopes.size() / 2), slopes.end());
     const F median = slopes[slopes.size() / 2];
-    if (median > 0) {
+    if (TscConverter::PlausibleKhz(khz_of(median))) {
       std::vector<TscPair> kept = NearTheLine(pairs, median);
       if (!have || kept.size() > best.size()) {
         best = std::move(kept);
-        if (have) *pairs_khz = static_cast<double>(1e6L / median);  // the writer's rate lost
+        if (tsc_khz != 0) *pairs_khz = khz_of(median);  // the writer's rate lost, or none a TSC has
       }
       have = true;
+    } else if (!have) {
+      *slope_khz = khz_of(median);
     }
+  } else if (n == 2 && !have) {
+    const F slope = (static_cast<F>(pairs[1].ns) - static_cast<F>(pairs[0].ns)) / static_cast<F>(pairs[1].ticks - pairs[0].ticks);
+    if (TscConverter::PlausibleKhz(khz_of(slope))) return 0;  // the one line there is, a TSC's
+    *slope_khz = khz_of(slope);
   }
-  if (!have) return 0;  // no rate to judge by
+  if (!have) {
+    if (n == 1 && writer) return 0;  // one pair and the writer's rate
+    *no_rate = true;
+    return 0;
+  }
   const size_t dropped = n - best.size();
   pairs = std::move(best);
   return dropped;
@@ -85,8 +100,13 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejecte
                             return true;
                           }),
               pairs.end());
-  double pairs_khz = 0;
-  off_line += DropPairsOffTheLine(pairs, tsc_khz, &pairs_khz);
+  double pairs_khz = 0, slope_khz = 0;
+  bool no_rate = false;
+  off_line += DropPairsOffTheLine(pairs, tsc_khz, &pairs_khz, &no_rate, &slope_khz);
+  if (no_rate) {  // nothing converts: no pair is kept, and ToNs is never asked (usable() false)
+    if (rejected != nullptr) *rejected = {.off_line = off_line, .no_rate = pairs.size(), .no_rate_khz = slope_khz};
+    return;
+  }
   // The longest subsequence with non-decreasing ns (patience sorting, O(n log n)): one damaged
   // pair is dropped instead of everything after it.
   const size_t n = pairs.size();
@@ -105,7 +125,7 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejecte
   std::vector<TscPair> kept;
   for (size_t i = tail_of_len.empty() ? SIZE_MAX : tail_of_len.back(); i != SIZE_MAX; i = prev[i]) kept.push_back(pairs[i]);
   std::reverse(kept.begin(), kept.end());
-  if (rejected != nullptr) *rejected = {n - kept.size(), off_line, pairs_khz};
+  if (rejected != nullptr) *rejected = {.out_of_order = n - kept.size(), .off_line = off_line, .rate_khz = pairs_khz};
   pts_ = std::move(kept);
 
   // Slopes as fixed point, ns per tick × 2^40, rounded up: a line through integer points (3 ticks
@@ -115,7 +135,8 @@ TscConverter::TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejecte
   auto slope = [](unsigned __int128 dns_shifted, uint64_t dticks) {
     return static_cast<uint64_t>((dns_shifted + dticks - 1) / dticks);
   };
-  const uint64_t single = tsc_khz != 0 ? slope(one * 1000000u, tsc_khz) : static_cast<uint64_t>(one);
+  // A single pair is kept only with a rate a TSC has (DropPairsOffTheLine).
+  const uint64_t single = PlausibleKhz(tsc_khz) ? slope(one * 1000000u, tsc_khz) : static_cast<uint64_t>(one);
   seg_.reserve(pts_.size());
   for (size_t i = 0; i < pts_.size(); ++i) {
     uint64_t mult = single;

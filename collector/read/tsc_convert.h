@@ -21,15 +21,26 @@ class TscConverter {
  public:
   /// Two ns values of one TSC reading closer than this are the same time (a pair's rounding).
   static constexpr uint64_t kSameTimeNs = 1000;
+  /// The rates a TSC can have, kHz (100 MHz to 20 GHz; x86 invariant TSCs run at 1-5 GHz): a
+  /// tsc_khz or a line through pairs outside them converts no TSC.
+  static constexpr uint32_t kMinTscKhz = 100'000;
+  static constexpr uint32_t kMaxTscKhz = 20'000'000;
+  /// Whether `khz` is a rate a TSC can have.
+  static bool PlausibleKhz(double khz) { return khz >= kMinTscKhz && khz <= kMaxTscKhz; }
 
   /// Pairs left out of the conversion as damage, by why.
   struct Rejected {
     size_t out_of_order = 0;  ///< ns going back as ticks go forward
     size_t off_line = 0;      ///< not clock values (≥ 2^62), or far off the line through the others
-    /// The pairs' own rate (kHz) where it kept more pairs than the writer's tsc_khz (a damaged
-    /// tsc_khz); else 0.
+    /// No TSC rate: neither tsc_khz nor the pairs' own slope is one (kMinTscKhz..kMaxTscKhz),
+    /// so no pair is kept; the pairs left after the ≥ 2^62 ones are counted here.
+    size_t no_rate = 0;
+    /// The pairs' slope, kHz, when no_rate is set (0: no slope, a single pair).
+    double no_rate_khz = 0;
+    /// The pairs' own rate (kHz) where it was used against a tsc_khz that is not 0: it kept more
+    /// pairs than the writer's tsc_khz (a damaged tsc_khz), or tsc_khz is no TSC's rate; else 0.
     double rate_khz = 0;
-    size_t total() const { return out_of_order + off_line; }
+    size_t total() const { return out_of_order + off_line + no_rate; }
   };
 
   /// Builds from `pairs` in any order (ticks 0: no pair, ignored; equal ticks: the first kept, a
@@ -41,9 +52,12 @@ class TscConverter {
   ///   whichever keeps more pairs; a pair is kept within 1 ms + 5% of its distance from the
   ///   median pair, far wider than a TSC's drift against CLOCK_MONOTONIC (NTP slews it by at most
   ///   500 ppm) or the error of the writer's rate (~2e-4);
-  /// - pairs whose ns go back as ticks go forward: the longest run that is in order is kept.
-  /// `tsc_khz`: the writer's measured rate, kHz, for a file with one pair (0: unknown; then 1
-  /// tick is taken as 1 ns).
+  /// - pairs whose ns go back as ticks go forward: the longest run that is in order is kept;
+  /// - all of them when no TSC rate fits: neither `tsc_khz` nor the median slope between
+  ///   neighbouring pairs (nor, of two pairs, their slope) is a rate a TSC can have (PlausibleKhz),
+  ///   or a single pair and no such tsc_khz (nothing to convert with: ticks are never read as ns).
+  /// `tsc_khz`: the writer's measured rate, kHz, for a file with one pair (0 or outside
+  /// kMinTscKhz..kMaxTscKhz: unknown).
   TscConverter(std::vector<TscPair> pairs, uint32_t tsc_khz, Rejected* rejected = nullptr);
 
   /// Whether any pair was usable (otherwise ToNs returns its input).

@@ -146,7 +146,7 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     const NvtxMisuse& m = p.nvtx_misuse;
     procs.Row({Num(p.pid), Num(p.ppid), p.parent >= 0 ? Num(r.processes[p.parent].pid) : "", p.host, Opt(p.rank),
                Opt(p.local_rank), Opt(p.world_size), p.role, p.command, p.executable, Num(p.start_realtime_ns),
-               Num(p.start_ns), Num(p.end_ns), Num(p.wall_ns), p.exit_kind, Opt(p.exit_code), Num(p.events),
+               Num(p.start_ns), Num(p.end_ns), p.start_known ? Num(p.wall_ns) : "", p.exit_kind, Opt(p.exit_code), Num(p.events),
                Num(p.unbalanced), Num(p.dropped), p.truncated ? "true" : "false", Num(m.null_names),
                Num(m.names_cut), Num(m.bad_attributes), Num(m.other + m.domains_over_limit), Num(m.undefined_names),
                Num(m.undefined_domains), p.gpu.state, Opt(p.gpu.cupti_result), p.gpu.message,

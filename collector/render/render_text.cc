@@ -185,7 +185,8 @@ void RenderText(const Report& r, OutputSink* sink) {
       std::vector<std::string> row = {
           std::string(2 * static_cast<size_t>(p.depth), ' ') + std::to_string(p.pid), std::to_string(p.ppid),
           p.rank ? std::to_string(*p.rank) : "-", p.role, RecordedCommand(p),
-          "+" + FormatDuration(static_cast<double>(p.offset_ns)), FormatDuration(static_cast<double>(p.wall_ns)),
+          p.start_known ? "+" + FormatDuration(static_cast<double>(p.offset_ns)) : "-",
+          p.start_known ? FormatDuration(static_cast<double>(p.wall_ns)) : "-",
           p.exit_text, std::to_string(p.events), std::to_string(p.unbalanced), p.truncated ? "yes" : "no",
           std::to_string(p.dropped)};
       if (r.has_cuda) {
@@ -205,8 +206,13 @@ void RenderText(const Report& r, OutputSink* sink) {
       out += "  Exit \"unknown\" of a torch.profiler (Kineto) trace: such a trace records no exit.\n";
     }
     if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.recorded != "yes"; })) {
-      out += "  \"(not recorded)\": no trace of the process (or of the program it exec'd): statically linked, setuid,\n"
-             "  its exec failed, or LD_PRELOAD cleared; known from its parent's fork and wait records.\n";
+      out += "  \"(not recorded)\": no trace of the process (or of the program it exec'd): a setuid, setgid or\n"
+             "  file-capability program (the loader drops LD_PRELOAD), statically linked, its exec failed, or\n"
+             "  LD_PRELOAD or its environment cleared; known from its parent's fork and wait records.\n";
+      if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return !p.start_known; })) {
+        out += "  Start and Wall \"-\": a child started by vfork or clone (Python's subprocess, system()),\n"
+               "  known from its parent's wait alone.\n";
+      }
     }
     if (r.has_cuda) {
       out += "  GPU: CUDA tracing on, unavailable (see Warnings) or - (no CUDA); GPU dropped: records CUPTI lost;\n"

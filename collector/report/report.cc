@@ -555,6 +555,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     }
     row.start_realtime_ns = p.start_realtime_ns;
     row.start_ns = p.start_ns;
+    row.start_known = p.start_known;
     row.end_ns = p.end_ns;
     row.wall_ns = p.wall_ns;
     row.capture_limited = CaptureLimited(p);

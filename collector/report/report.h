@@ -185,6 +185,9 @@ struct ProcessRow {
   std::string unrecorded_exec;
   uint64_t start_realtime_ns = 0;
   uint64_t start_ns = 0;
+  /// false: a child not recorded known from its parent's wait alone (vfork, clone):
+  /// the start fields are its reaping, wall_ns unknown (Process::start_known).
+  bool start_known = true;
   uint64_t end_ns = 0;
   uint64_t wall_ns = 0;
   bool capture_limited = false;  ///< recorded only in capture ranges / a --delay/--duration window

@@ -4,9 +4,13 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <set>
 #include <string_view>
 
 #include "trainprof/build_id_hex.h"
@@ -37,6 +41,56 @@ std::string BuildIdHex(Dwfl_Module* m) {
 }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+/// [*lo, *hi): the lowest p_vaddr of the file's PT_LOAD segments and one past the highest
+/// (p_vaddr + p_memsz), as the writer's MODULE start/end less the bias (inject/stacks/load_span.h).
+/// False when the file has none or its program headers do not read.
+bool FileLoadSpan(Dwfl_Module* m, uint64_t* lo, uint64_t* hi) {
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(m, &bias);
+  size_t n = 0;
+  if (elf == nullptr || elf_getphdrnum(elf, &n) != 0) return false;
+  *lo = UINT64_MAX;
+  *hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
+    *lo = std::min<uint64_t>(*lo, ph.p_vaddr);
+    *hi = std::max<uint64_t>(*hi, ph.p_vaddr + ph.p_memsz);
+  }
+  return *hi != 0;
+}
+
+/// "2026-12-07 04:11:53 UTC" for CLOCK_REALTIME ns.
+std::string UtcTime(uint64_t ns) {
+  const time_t t = static_cast<time_t>(ns / 1'000'000'000);
+  struct tm tm {};
+  char buf[40];
+  if (gmtime_r(&t, &tm) == nullptr || std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0) return Hex(ns);
+  return buf;
+}
+
+/// Why a module file recorded without a build id is not the one the process ran ("" if nothing
+/// says so): its PT_LOAD span differs from the recorded one, or it was modified after the
+/// process started (`start_realtime_ns`, 0: unknown, not checked). Without a build id, the span
+/// and the time are what tell a rebuilt file from the one the process mapped.
+std::string NotTheRunsFile(Dwfl_Module* mod, const Module& m, const std::string& path, uint64_t start_realtime_ns) {
+  const std::string prefix = "is not the file of the run (no build id in the trace; ";
+  uint64_t lo = 0, hi = 0;
+  const uint64_t want_lo = m.start - m.bias, want_hi = m.end - m.bias;
+  if (!FileLoadSpan(mod, &lo, &hi)) return prefix + "its load span does not read)";
+  if (lo != want_lo || hi != want_hi) {
+    return prefix + "its load span " + Hex(lo) + "-" + Hex(hi) + " is not the recorded " + Hex(want_lo) + "-" + Hex(want_hi) + ")";
+  }
+  struct stat st {};
+  if (start_realtime_ns != 0 && ::stat(path.c_str(), &st) == 0) {
+    const uint64_t mtime = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(st.st_mtim.tv_nsec);
+    if (st.st_mtim.tv_sec >= 0 && mtime > start_realtime_ns) {
+      return prefix + "modified " + UtcTime(mtime) + ", after the process started " + UtcTime(start_realtime_ns) + ")";
+    }
+  }
+  return {};
+}
 
 /// Where `pc` sits in its real function's source when code was inlined there: the call site
 /// (DW_AT_call_file, DW_AT_call_line) of the outermost inlined scope (DWARF 5, section 3.3.8.1),
@@ -170,10 +224,12 @@ struct Symbolizer::ElfFile {
 Symbolizer::Symbolizer(const StringPool& strings) : strings_(strings) {}
 Symbolizer::~Symbolizer() = default;
 
-Symbolizer::ElfFile* Symbolizer::Open(const Module& m) {
+Symbolizer::ElfFile* Symbolizer::Open(const Module& m, uint64_t start_realtime_ns) {
   const std::string path(strings_.Get(m.path));
   const std::string build_id = m.build_id == 0 ? std::string() : std::string(strings_.Get(m.build_id));
-  auto [it, fresh] = files_.try_emplace(path + '\0' + build_id);
+  std::string key = path + '\0' + build_id;
+  if (build_id.empty()) key += '\0' + Hex(m.start - m.bias) + '-' + Hex(m.end - m.bias) + '@' + std::to_string(start_realtime_ns);
+  auto [it, fresh] = files_.try_emplace(std::move(key));
   if (!fresh) return it->second.get();
   it->second = std::make_unique<ElfFile>();
   ElfFile& f = *it->second;
@@ -199,6 +255,11 @@ Symbolizer::ElfFile* Symbolizer::Open(const Module& m) {
                   (found.empty() ? std::string("none") : found) + " in the file)";
       return &f;
     }
+  } else if (std::string why = NotTheRunsFile(mod, m, path, start_realtime_ns); !why.empty()) {
+    // "the report never names a wrong function" (docs/report.md): a file that may not be the
+    // one mapped is not read.
+    f.problem = std::move(why);
+    return &f;
   }
   f.module = mod;
   return &f;
@@ -206,8 +267,9 @@ Symbolizer::ElfFile* Symbolizer::Open(const Module& m) {
 
 std::vector<std::string> Symbolizer::Problems() const {
   std::vector<std::string> out;
+  std::set<std::string_view> said;  // one per path (several processes, spans or starts of one file)
   for (const auto& [key, f] : files_) {
-    if (f->problem.empty()) continue;
+    if (f->problem.empty() || !said.insert(f->path).second) continue;
     out.push_back("stacks: " + f->path + " " + f->problem + ": its frames show as " + Basename(f->path) +
                   "+0xOFFSET");
   }
@@ -227,7 +289,7 @@ SymbolFrame Symbolizer::Native(const ImageStacks& stacks, uint64_t address) {
   out.module = Basename(path);
   const uint64_t vaddr = address - m->bias;
   out.function = *out.module + "+" + Hex(vaddr);
-  ElfFile* f = Open(*m);
+  ElfFile* f = Open(*m, stacks.start_realtime_ns);
   if (f->module == nullptr) return out;
   // A return address: the call is the instruction before it (the innermost frame too: the call
   // into trainprof's hook).

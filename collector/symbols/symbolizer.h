@@ -8,6 +8,8 @@
 //     ──► dwfl_module_addrname (symbol) + dwfl_module_getsrc/dwfl_lineinfo (file:line, with -g)
 //   the file missing, unreadable, not ELF, or its build id not the recorded one, or no symbol
 //     ──► "libfoo.so+0x1a2b" (module basename + offset in the file); no module: "0x7f..."
+//   no build id recorded: the file is trusted only if its PT_LOAD span is the module's recorded
+//     span (start − bias .. end − bias) and it was not modified after the process started
 //
 // Files are opened once per Symbolizer (one per report); addresses are cached.
 #pragma once
@@ -68,14 +70,16 @@ class Symbolizer {
   /// One warning per module file the frames shown so far could not be symbolized with, by path:
   /// "stacks: /opt/x/libfoo.so is not on this machine or not readable: its frames show as
   /// libfoo.so+0xOFFSET", "... was rebuilt since the run (build id ... in the trace, ... in the
-  /// file): ..."; pseudo-objects without a path (linux-vdso.so.1) are not files and never named.
+  /// file): ...", "... is not the file of the run (no build id in the trace; its load span ...)";
+  /// pseudo-objects without a path (linux-vdso.so.1) are not files and never named. One per path.
   std::vector<std::string> Problems() const;
 
  private:
   struct ElfFile;
-  ElfFile* Open(const Module& m);
+  ElfFile* Open(const Module& m, uint64_t start_realtime_ns);
   const StringPool& strings_;
-  std::map<std::string, std::unique_ptr<ElfFile>> files_;  // path + build id → opened file
+  // path + build id (none recorded: + the recorded span and the process's start) → opened file
+  std::map<std::string, std::unique_ptr<ElfFile>> files_;
   std::map<std::pair<const Module*, uint64_t>, SymbolFrame> cache_;
 };
 

@@ -282,6 +282,48 @@ class IdentityTest(TraceTest):
         col = header.index("recorded")
         self.assertEqual(sorted(r[col] for r in rows).count("no"), 1)
 
+    @skip_in_sanitizer_build("address", LSAN_CANNOT)
+    def test_children_python_starts_by_vfork_that_leave_no_trace_are_in_the_process_table(self):
+        # Python's subprocess starts children with vfork (no FORK record): a setgid copy of a
+        # dynamic program (the loader drops LD_PRELOAD) and a static program left no trace, and
+        # were nowhere in the report ("1 process"); the parent's CHILD_EXIT records name them.
+        if os.geteuid() != 0:
+            self.skipTest("making a setgid program needs root")
+        secure_dir = tempfile.mkdtemp(prefix="trainprof-setgid-")
+        self.addCleanup(shutil.rmtree, secure_dir, True)
+        setgid = os.path.join(secure_dir, "tp_identity_setgid")
+        shutil.copy(program("identity"), setgid)
+        os.chown(setgid, 0, 65534)
+        os.chmod(setgid, 0o2755)
+        os.chmod(secure_dir, 0o755)
+        static = program("static_exit")
+        script = ("import subprocess, sys\n"
+                  "codes = [subprocess.run([p], stdout=subprocess.DEVNULL).returncode for p in sys.argv[1:]]\n"
+                  "print('codes', *codes)\n")
+        children = [setgid] + ([static] if os.path.exists(static) else [])
+        proc = self.profile(["/usr/bin/python3", "-c", script] + children)
+        codes = [int(c) for c in proc.stdout.split("codes")[1].split()]
+        rep = self.report()
+        root = [p for p in rep["processes"] if p["parent_pid"] is None]
+        self.assertEqual(len(root), 1, rep["processes"])
+        lost = [p for p in rep["processes"] if p["recorded"] == "no"]
+        self.assertEqual(len(lost), len(children), rep["processes"])  # was 0
+        for p, code in zip(sorted(lost, key=lambda p: p["end_ns"]), codes):
+            self.assertEqual(p["parent_pid"], root[0]["pid"])
+            self.assertEqual(exit_of(p), ("exit", code))
+            self.assertEqual(p["exit"]["source"], "parent_wait")
+            self.assertFalse(p["start_known"])
+            self.assertIsNone(p["wall_ns"])
+        text = self.run_trainprof(["report", self.out]).stdout
+        self.assertIn("(not recorded)", text)
+        self.assertIn("a setuid, setgid or\n  file-capability program (the loader drops LD_PRELOAD)", text)
+        self.assertIn('Start and Wall "-": a child started by vfork or clone', text)
+        # The same program without --follow-children: its children were not meant to record.
+        shutil.rmtree(self.out)
+        os.mkdir(self.out)
+        self.profile(["/usr/bin/python3", "-c", script] + children, follow=False)
+        self.assertEqual([p["recorded"] for p in self.report()["processes"]], ["yes"])
+
     def test_no_not_recorded_rows_without_follow_children(self):
         self.profile([program("identity"), "exits"], follow=False)
         rep = self.report()

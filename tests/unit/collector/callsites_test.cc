@@ -4,6 +4,8 @@
 // dropped, call sites grouped, and `report --by-callsite` in text, JSON and CSV.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -185,6 +187,56 @@ TEST(Stacks, AnotherBuildOrAMissingFileGivesModulePlusOffset) {
   ASSERT_TRUE(r.image);
   EXPECT_EQ(sym.Native(r.image->stacks, 0x7fff'0000'0100).function, "linux-vdso.so.1+0x100");
   EXPECT_EQ(sym.Problems(), std::vector<std::string>{});
+}
+
+// A module recorded without a build id: only a file whose PT_LOAD span is the recorded one and
+// that was not modified after the process started is read. Before, any file at the path was, and
+// a library replaced on disk named a wrong function for every frame (the tester's libplug.so).
+TEST(Stacks, AModuleWithoutBuildIdIsCheckedBySpanAndTime) {
+  Planted p;
+  struct stat st {};
+  ASSERT_EQ(::stat(p.module.path.c_str(), &st), 0);
+  const uint64_t mtime = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(st.st_mtim.tv_nsec);
+  struct Case {
+    uint64_t end, start_realtime_ns;
+    std::string why;  // "" : trusted
+  };
+  char span[96];
+  std::snprintf(span, sizeof span, "its load span 0x%llx-0x%llx is not the recorded 0x%llx-0x%llx",
+                static_cast<unsigned long long>(p.module.start - p.module.bias),
+                static_cast<unsigned long long>(p.module.end - p.module.bias),
+                static_cast<unsigned long long>(p.module.start - p.module.bias),
+                static_cast<unsigned long long>(p.module.end + 0x1000 - p.module.bias));
+  for (const Case& c : {Case{p.module.end, mtime + 1'000'000'000, ""},  // started after the build
+                        Case{p.module.end, 0, ""},                       // start unknown: the span decides
+                        Case{p.module.end + 0x1000, mtime + 1'000'000'000, span},
+                        Case{p.module.end, mtime - 1'000'000'000, "modified "}}) {
+    SCOPED_TRACE(c.why);
+    TraceBuilder b(703, 1, T0);
+    b.StartRealtime(c.start_realtime_ns);
+    const int t = b.Thread(703);
+    b.Module(t, p.module.bias, p.module.start, c.end, p.module.path, "");
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(b.Build(), b.FileName(), &pool);
+    ASSERT_TRUE(r.image);
+    Symbolizer sym(pool);
+    const SymbolFrame f = sym.Native(r.image->stacks, p.load);
+    sym.Native(r.image->stacks, p.save);
+    const std::vector<std::string> problems = sym.Problems();
+    if (c.why.empty()) {
+      EXPECT_EQ(f.function, "trainprof::collector::(anonymous namespace)::LoadBatch()");
+      EXPECT_EQ(problems, std::vector<std::string>{});
+      continue;
+    }
+    char off[32];
+    std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(p.load - p.module.bias));
+    EXPECT_EQ(f.function, Base(p.module.path) + off);
+    EXPECT_FALSE(f.file.has_value());
+    ASSERT_EQ(problems.size(), 1u);
+    const std::string head = "stacks: " + p.module.path + " is not the file of the run (no build id in the trace; " + c.why;
+    EXPECT_EQ(problems[0].substr(0, head.size()), head) << problems[0];
+    EXPECT_NE(problems[0].find(": its frames show as " + Base(p.module.path) + "+0xOFFSET"), std::string::npos) << problems[0];
+  }
 }
 
 TEST(Stacks, DamagedStackIsSaidAndTheRestKept) {

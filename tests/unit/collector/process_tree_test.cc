@@ -1,6 +1,8 @@
 // Process images → process tree: parent links, roles, ranks, exec merge, exits, lifetimes.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "collector/read/process_tree.h"
 #include "collector/render/render.h"
 #include "collector/report/report.h"
@@ -323,6 +325,64 @@ TEST(ProcessTree, ChildWithoutTraceIsShownFromItsParentsRecords) {
   alone.Fork(ta, 2'000, 81);
   Trace u = TraceOf({&alone});
   EXPECT_EQ(u.processes.size(), 1u);
+}
+
+// Python's subprocess starts children with vfork (no FORK record): a --follow-children parent
+// reaped 90 (a setuid program: no trace) and 91 (traced), and 90 again later (its pid reused by a
+// second untraced child). Each wait no traced child claims is a child not recorded, its start
+// unknown. Before, they appeared nowhere ("4 processes" for 8). Without --follow-children the
+// same records make nothing up.
+TEST(ProcessTree, ReapedChildrenWithoutForkRecordOrTraceAreShown) {
+  for (const bool follow : {true, false}) {
+    SCOPED_TRACE(follow);
+    TraceBuilder parent(89, 1, 1'000), child(91, 89, 2'500);
+    parent.Flags(follow ? fmt::kFlagFollowChildren : 0u).Identity(5, 100).HeaderEnd(fmt::EndKind::kExit, 0, 9'000);
+    child.Flags(follow ? fmt::kFlagFollowChildren : 0u).Identity(5, 101).HeaderEnd(fmt::EndKind::kExit, 0, 3'000);
+    int tp = parent.Thread(89);
+    parent.ChildExit(tp, 2'400, 90, fmt::EndKind::kExit, 1);
+    parent.ChildExit(tp, 3'100, 91, fmt::EndKind::kExit, 0);
+    parent.ChildExit(tp, 5'000, 90, fmt::EndKind::kSignal, 9);
+    Trace t = TraceOf({&parent, &child});
+    if (!follow) {
+      EXPECT_EQ(t.processes.size(), 2u);
+      continue;
+    }
+    ASSERT_EQ(t.processes.size(), 4u);
+    std::vector<const Process*> lost;
+    for (const Process& p : t.processes)
+      if (p.pid == 90) lost.push_back(&p);
+    ASSERT_EQ(lost.size(), 2u);
+    for (const Process* p : lost) {
+      EXPECT_EQ(p->recorded, Process::Recorded::kNotRecorded);
+      EXPECT_FALSE(p->start_known);
+      EXPECT_EQ(t.processes[p->parent].pid, 89);
+      EXPECT_EQ(p->exit.source, ExitInfo::Source::kParentWait);
+    }
+    EXPECT_EQ(lost[0]->end_ns, 2'400u);
+    EXPECT_EQ(lost[0]->exit.kind, fmt::EndKind::kExit);
+    EXPECT_EQ(lost[0]->exit.code, 1);
+    EXPECT_EQ(lost[1]->end_ns, 5'000u);
+    EXPECT_EQ(lost[1]->exit.kind, fmt::EndKind::kSignal);
+    EXPECT_EQ(lost[1]->exit.code, 9);
+    EXPECT_TRUE(ByPid(t, 91)->start_known);
+    EXPECT_EQ(ByPid(t, 91)->recorded, Process::Recorded::kYes);
+    Report r = Analyze(t, {});
+    std::string text = RenderText(r);
+    EXPECT_NE(text.find("(not recorded)"), std::string::npos) << text;
+    EXPECT_NE(text.find("signal 9 (SIGKILL)"), std::string::npos) << text;
+    EXPECT_NE(text.find("a setuid, setgid or\n  file-capability program (the loader drops LD_PRELOAD)"), std::string::npos) << text;
+    EXPECT_NE(text.find("Start and Wall \"-\": a child started by vfork or clone"), std::string::npos) << text;
+    nlohmann::json j = nlohmann::json::parse(RenderJson(r));
+    size_t unknown_start = 0;
+    for (const auto& p : j["processes"]) {
+      if (p["pid"] != 90) continue;
+      EXPECT_EQ(p["recorded"], "no");
+      EXPECT_EQ(p["start_known"], false);
+      EXPECT_TRUE(p["wall_ns"].is_null());
+      ++unknown_start;
+    }
+    EXPECT_EQ(unknown_start, 2u);
+  }
 }
 
 // Children made up from fork records are capped (a runaway or hostile trace): the rest counted.

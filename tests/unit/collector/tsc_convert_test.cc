@@ -82,8 +82,14 @@ TEST(TscConvert, OnePairUsesTheWritersRate) {
   EXPECT_EQ(c.ToNs(Ticks(kN0)), kN0);
   EXPECT_EQ(c.ToNs(Ticks(kN0 + 1'000'000)), kN0 + 1'000'000);
   EXPECT_EQ(c.ToNs(Ticks(kN0) - 3000), kN0 - 1000);
-  TscConverter unknown({{5000, 100}}, 0);  // no rate: 1 tick = 1 ns
-  EXPECT_EQ(unknown.ToNs(5100), 200u);
+  // No rate a TSC has (0, or a tsc_khz of 7): a single pair converts nothing. Before, 1 tick was
+  // taken as 1 ns.
+  for (const uint32_t khz : {0u, 7u}) {
+    TscConverter::Rejected rejected;
+    TscConverter unknown({{5000, 100}}, khz, &rejected);
+    EXPECT_FALSE(unknown.usable()) << khz;
+    EXPECT_EQ(rejected.no_rate, 1u);
+  }
   TscConverter none({}, 3'000'000);
   EXPECT_FALSE(none.usable());
   EXPECT_EQ(none.ToNs(12345), 12345u);
@@ -281,18 +287,143 @@ TEST(TscConvert, GpuRecordsOfAChunkWhoseSyncPairIsOffTheLineAreLeftOut) {
   }
 }
 
-TEST(TscConvert, OldFilesReadAsBefore) {
-  // A version 2 file with the bit that is now kFlagTscClock set: not a TSC file (the bit was unused).
-  TraceBuilder b(79, 1, kN0);
-  const int th = b.Thread(790);
-  b.Mark(th, kN0 + 1234, "m");
-  b.Version(2).Flags(fmt::kFlagTscClock);
+// Pairs no TSC wrote: their line's rate is no TSC's (1.2e8 ns per tick), and tsc_khz is 7 (the
+// tester's all_pairs_garbage). Before, they were kept and stretched 836 ms into 170 h.
+TEST(TscConvert, PairsOnNoTscRateAreAllRejected) {
+  TscConverter::Rejected rejected;
+  TscConverter c({{1, 2}, {3, 4}, {12345, 1'508'873'728'345}}, 7, &rejected);
+  EXPECT_FALSE(c.usable());
+  EXPECT_EQ(rejected.no_rate, 3u);
+  EXPECT_NEAR(rejected.no_rate_khz, 1e6 / (1'508'873'728'341.0 / 12342), 1e-3);
+  // Two pairs 1 ns apart per 1000 ticks (1 MHz): no TSC either.
+  TscConverter d({{1000, 1000}, {1'001'000, 2000}}, 0, &rejected);
+  EXPECT_FALSE(d.usable());
+  EXPECT_EQ(rejected.no_rate, 2u);
+  // A tsc_khz that is no TSC's rate, against pairs on a 3 GHz line: the pairs' rate converts.
+  TscConverter e({{Ticks(kN0), kN0}, {Ticks(kN0 + 1'000'000), kN0 + 1'000'000}}, 7, &rejected);
+  EXPECT_TRUE(e.usable());
+  EXPECT_EQ(rejected.total(), 0u);
+  EXPECT_EQ(e.ToNs(Ticks(kN0 + 500'000)), kN0 + 500'000);
+}
+
+std::vector<uint8_t> WithFlags(std::vector<uint8_t> bytes, uint32_t clear, uint32_t set = 0) {
+  uint32_t flags;
+  std::memcpy(&flags, bytes.data() + offsetof(fmt::FileHeader, flags), 4);
+  flags = (flags & ~clear) | set;
+  std::memcpy(bytes.data() + offsetof(fmt::FileHeader, flags), &flags, 4);
+  return bytes;
+}
+
+// A TSC file whose flag bit 4 was cleared (by hand, in version 4 or 3): its tsc_khz, start_tsc and
+// chunk pairs, zero on CLOCK_MONOTONIC, are set and fit a TSC, so the times are ticks: said, and
+// converted. Before, no word, and every range 2.1x too long (ticks read as ns).
+TEST(TscConvert, AClearedTscFlagIsSaidAndThePairsDecide) {
+  for (const uint32_t version : {4u, 3u}) {
+    SCOPED_TRACE(version);
+    TraceBuilder b(83, 1, kN0);
+    const int th = b.Thread(830);
+    b.Push(th, Ticks(kN0 + 1000), "step");
+    b.Pop(th, Ticks(kN0 + 2'000'000));
+    b.Version(version);
+    std::vector<uint8_t> bytes = WithFlags(
+        AsTscFile(b.Build(), Ticks(kN0), kN0, 3'000'000, {{{Ticks(kN0 + 10), kN0 + 10}, {Ticks(kN0 + 2'000'500), kN0 + 2'000'500}}}),
+        fmt::kFlagTscClock);
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(bytes, "/runs/y/pid-83.trace", &pool, {.keep = KeepNvtx::kAll});
+    ASSERT_TRUE(r.image);
+    EXPECT_EQ(r.status.path, "/runs/y/pid-83.trace");
+    ASSERT_EQ(r.status.errors.size(), 1u);
+    EXPECT_EQ(r.status.errors[0],
+              "bad header: flags bit 4 (TSC clock) is clear, but tsc_khz 3000000, start_tsc 7000000000 and 2 chunk calibration "
+              "pairs are set, and 3 of 3 pairs fit a TSC of 3000000 kHz: the times are read as TSC ticks (at byte 20)");
+    EXPECT_EQ(r.status.losses[Loss::header_errors], 1u);
+    ASSERT_EQ(r.image->nvtx.size(), 2u);
+    EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1000);
+    EXPECT_EQ(r.image->nvtx[1].time_ns, kN0 + 2'000'000);
+  }
+}
+
+// Every pair garbage (the tester's all_pairs_garbage: tsc_khz 7, start_tsc 12345, each chunk's
+// pairs (1, 2) and (3, 4)), or pairs on a TSC's rate but before the records of their chunk: no
+// conversion is left, and the file is damage, its records unread. Before, ranges of 170 h in an
+// 836 ms process, and the one warning blamed tsc_khz.
+TEST(TscConvert, GarbagePairsLeaveTheFileDamagedNotHoursLong) {
+  TraceBuilder b(85, 1, kN0);
+  const int th = b.Thread(850);
+  b.Push(th, Ticks(kN0 + 1000), "step");
+  b.Pop(th, Ticks(kN0 + 2'000'000));
+  {
+    std::vector<uint8_t> bytes = AsTscFile(b.Build(), 12345, kN0, 7, {{{1, 2}, {3, 4}}});
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(bytes, "pid-85.trace", &pool, {.keep = KeepNvtx::kAll});
+    ASSERT_TRUE(r.image);
+    ASSERT_EQ(r.status.errors.size(), 4u) << r.status.errors[0];
+    // The verdict first (a warning line shows a file's first errors), then what is wrong.
+    EXPECT_EQ(r.status.errors[0],
+              "clock calibration: no usable (TSC, CLOCK_MONOTONIC) pair, the times cannot be converted: the records are not read");
+    EXPECT_EQ(r.status.errors[1], "clock calibration: 2 pairs (TSC, CLOCK_MONOTONIC) before the records of their chunk (its base_ns), ignored");
+    EXPECT_EQ(r.status.errors[2], "clock calibration: 1 pair (TSC, CLOCK_MONOTONIC) without a TSC rate to convert with, ignored");
+    EXPECT_EQ(r.status.errors[3], "bad header: tsc_khz 7 is no TSC's rate (100000 to 20000000 kHz) (at byte 60)");
+    EXPECT_TRUE(r.image->nvtx.empty());
+    EXPECT_LT(r.status.bytes_read, r.status.bytes);
+  }
+  {
+    // The pairs alone (no records before them): three on no TSC's line.
+    std::vector<uint8_t> bytes = AsTscFile(b.Build(), 12345, kN0, 7, {{{1, 2}, {3, 4}}});
+    const size_t base = fmt::kHeaderRegionSize + offsetof(fmt::ChunkHeader, base_ns);
+    std::memset(bytes.data() + base, 0, 8);
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(bytes, "pid-85.trace", &pool, {.keep = KeepNvtx::kAll});
+    ASSERT_TRUE(r.image);
+    ASSERT_EQ(r.status.errors.size(), 3u) << r.status.errors[0];
+    EXPECT_EQ(r.status.errors[1], "clock calibration: 3 pairs (TSC, CLOCK_MONOTONIC) on a line of 12 kHz, no TSC's rate, ignored");
+    EXPECT_TRUE(r.image->nvtx.empty());
+  }
+}
+
+// start_tsc 0: the damaged field is named (before, start_monotonic_ns was), and the start stays
+// the header's CLOCK_MONOTONIC start, which is fine.
+TEST(TscConvert, AZeroStartTscIsNamed) {
+  TraceBuilder b(86, 1, kN0);
+  const int th = b.Thread(860);
+  b.Mark(th, Ticks(kN0 + 5000), "m");
+  std::vector<uint8_t> bytes =
+      AsTscFile(b.Build(), 0, kN0, 3'000'000, {{{Ticks(kN0 + 10), kN0 + 10}, {Ticks(kN0 + 2'000'500), kN0 + 2'000'500}}});
   StringPool pool;
-  ReadResult r = ReadTraceBytes(b.Build(), "pid-79.trace", &pool, {.keep = KeepNvtx::kAll});
+  ReadResult r = ReadTraceBytes(bytes, "pid-86.trace", &pool, {.keep = KeepNvtx::kAll});
   ASSERT_TRUE(r.image);
-  EXPECT_TRUE(r.status.errors.empty());
+  ASSERT_EQ(r.status.errors.size(), 1u);
+  EXPECT_EQ(r.status.errors[0],
+            "bad header: start_tsc 0 in a file on the TSC clock, the start pair is left out of the clock calibration (at byte 152)");
+  EXPECT_EQ(r.image->start_ns, kN0);
   ASSERT_EQ(r.image->nvtx.size(), 1u);
-  EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1234);
+  EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 5000);
+}
+
+// A version 2 file with the bit that is now kFlagTscClock set: not a TSC file (the bit was unused).
+// The same bit in a version 4 file whose TSC fields are all 0 (a writer on the TSC clock always
+// sets tsc_khz and start_tsc): the times are ns too, and the disagreement is said.
+TEST(TscConvert, OldFilesAndATscFlagWithoutTscFieldsAreReadAsNs) {
+  for (const uint32_t version : {2u, 4u}) {
+    SCOPED_TRACE(version);
+    TraceBuilder b(79, 1, kN0);
+    const int th = b.Thread(790);
+    b.Mark(th, kN0 + 1234, "m");
+    b.Version(version).Flags(fmt::kFlagTscClock);
+    StringPool pool;
+    ReadResult r = ReadTraceBytes(b.Build(), "pid-79.trace", &pool, {.keep = KeepNvtx::kAll});
+    ASSERT_TRUE(r.image);
+    if (version == 2) {
+      EXPECT_TRUE(r.status.errors.empty());
+    } else {
+      ASSERT_EQ(r.status.errors.size(), 1u);
+      EXPECT_EQ(r.status.errors[0],
+                "bad header: flags bit 4 (TSC clock) is set, but tsc_khz 0, start_tsc 0 and 0 chunk calibration pairs are 0: "
+                "the times are read as CLOCK_MONOTONIC ns (at byte 20)");
+    }
+    ASSERT_EQ(r.image->nvtx.size(), 1u);
+    EXPECT_EQ(r.image->nvtx[0].time_ns, kN0 + 1234);
+  }
 }
 
 TEST(TscConvert, Version3TscFilesOfTheWritersBeforeVersion4AreConverted) {

@@ -19,14 +19,17 @@ thread_local StackSpan tls_probed __attribute__((tls_model("initial-exec")));
 
 // Whether every page of [lo, hi) is readable: one byte of each, by one process_vm_readv.
 bool Readable(uintptr_t lo, uintptr_t hi) {
+  // A range of the budget's length touches at most budget / page + 2 pages (one partial page at
+  // each end); a longer one is not probed.
   constexpr size_t kMaxPages = kStackCaptureBudget / kPage + 2;
+  const uintptr_t first = lo & ~(kPage - 1);
+  if (hi <= lo || (hi - first + kPage - 1) / kPage > kMaxPages) return false;
   iovec remote[kMaxPages];
   size_t n = 0;
-  for (uintptr_t p = lo & ~(kPage - 1); p < hi && n < kMaxPages; p += kPage, ++n) {
+  for (uintptr_t p = first; p < hi; p += kPage, ++n) {
     remote[n].iov_base = reinterpret_cast<void*>(p < lo ? lo : p);
     remote[n].iov_len = 1;
   }
-  if (n == 0 || n == kMaxPages) return false;
   char bytes[kMaxPages];
   iovec local{bytes, n};
   const int saved = errno;

@@ -315,11 +315,12 @@ class SpawnTest(TraceTest):
                 self.assertRegex(said[0], r"^trainprof: no memory to rewrite a child's environment \(60001 variables, "
                                           r"\d+ bytes\): the child gets it unchanged, without trainprof's variables "
                                           r"re-added \(it may run unprofiled\)$")
-                # Only the program recorded; a posix_spawn child is still in the process table from
-                # the parent's fork record, marked as not recorded (vfork leaves no fork record).
+                # Only the program recorded; the child is still in the process table, marked as not
+                # recorded: a posix_spawn child from the parent's fork record, a vfork child (no fork
+                # record) from the parent's record of reaping it, with its exit status.
                 procs = self.report()["processes"]
-                self.assertEqual([p["recorded"] for p in procs],
-                                 ["yes", "no"] if how == "posix_spawn" else ["yes"], procs)
+                self.assertEqual([p["recorded"] for p in procs], ["yes", "no"], procs)
+                self.assertEqual(procs[1]["exit"]["code"], 3, procs[1])
 
     # The children here are other people's programs (dash, the g++ driver). Followed in the ASan
     # build, they get the runtime trainprof preloads for its sanitized library, and LeakSanitizer

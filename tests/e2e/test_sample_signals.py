@@ -85,6 +85,8 @@ class BlockedSampleSignalTest(TraceTest):
                 self.assertGreater(counts.get(tids["main"], 0), 15, (counts, tids))
 
 
+@skip_in_sanitizer_build("thread", NO_INTERPOSITION)
+@skip_in_sanitizer_build("address", NO_INTERPOSITION)
 class SignalQueueLimitTest(TraceTest):
     def test_low_rlimit_sigpending_leaves_the_program_its_queued_signals(self):
         # `ulimit -i 16`: each sampled thread's timer holds one of the user's queued-signal slots;
@@ -122,6 +124,8 @@ def low_sigpending(n):
     return set_limit
 
 
+@skip_in_sanitizer_build("thread", NO_INTERPOSITION)
+@skip_in_sanitizer_build("address", NO_INTERPOSITION)
 class ThreadsNotSampledTest(TraceTest):
     """Threads that get no CPU timer (`ulimit -i 8`, 32 busy threads: the hostile pass's case, where
     4 threads were sampled and nothing said how many were not) are counted in the trace

@@ -202,6 +202,9 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
   sub->add_flag("--by-phase", args->by_phase,
                 "Also print the function table of the CPU samples (trainprof run --sample) per training phase "
                 "the samples fell in (forward, backward, data_wait, optimizer, a DataLoader worker's getitem, ...)");
+  sub->add_flag("--by-rank", args->by_rank,
+                "Print every rank's rows in the Processes, Bottleneck, Ranks and GPU devices tables (default: above 16 "
+                "ranks, the lowest rank, the straggler and the outlier ranks, with the spread across ranks)");
   sub->add_option("--top", args->top, "Rows per statistics table, the largest first: total time, self time for operators (0 = all)")
       ->type_name("N")
       ->check(CLI::Validator(  // size_t would take "-1" as 2^64-1
@@ -298,6 +301,7 @@ int RunReport(const ReportArgs& args) {
   options.by_process = args.by_process;
   options.by_callsite = args.by_callsite;
   options.by_phase = args.by_phase;
+  options.by_rank = args.by_rank;
   options.top = args.top;
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;

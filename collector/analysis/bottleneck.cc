@@ -337,6 +337,38 @@ void BottleneckSweeps::Add(const TimeWindow& window, const std::vector<const Cud
   }
 }
 
+namespace {
+
+// The spread of the ranked training processes' figures; none below two ranks with steps.
+std::optional<RankSpread> SpreadOfRanks(const Bottleneck& b) {
+  std::vector<RankValue> step, compute, data_wait, gpu_busy, lateness;
+  for (const TrainingProcess& t : b.processes) {
+    if (!t.rank || t.step.count == 0) continue;
+    step.push_back({*t.rank, t.step.mean});
+    compute.push_back({*t.rank, t.compute_mean_ns});
+    data_wait.push_back({*t.rank, t.part(Part::kDataWait).percent});
+    if (t.gpu && t.gpu->recorded) gpu_busy.push_back({*t.rank, t.gpu->busy_percent});
+  }
+  if (step.size() < 2) return std::nullopt;
+  if (b.ranks) {
+    for (const RankRow& r : b.ranks->ranks) {
+      if (r.median_lateness_ns) lateness.push_back({r.rank, *r.median_lateness_ns});
+    }
+  }
+  RankSpread s;
+  s.ranks = step.size();
+  s.rows.push_back(SpreadAcross("step_mean_ns", "Step time (mean)", false, std::move(step)));
+  s.rows.push_back(SpreadAcross("compute_mean_ns", "Compute (mean)", false, std::move(compute)));
+  s.rows.push_back(SpreadAcross("data_wait_percent", "Data wait (%)", true, std::move(data_wait)));
+  if (!gpu_busy.empty()) s.rows.push_back(SpreadAcross("gpu_busy_percent", "GPU busy (%)", true, std::move(gpu_busy)));
+  if (!lateness.empty()) {
+    s.rows.push_back(SpreadAcross("late_median_ns", "Late (median)", false, std::move(lateness)));
+  }
+  return s;
+}
+
+}  // namespace
+
 Bottleneck BottleneckSweeps::Result() && {
   Bottleneck b = std::move(b_);
   if (!swept_) return b;  // answered without steps (no phases)
@@ -393,6 +425,7 @@ Bottleneck BottleneckSweeps::Result() && {
     }
     b.rank_text = DescribeRanks(*b.ranks, hosts.size());
   }
+  b.spread = SpreadOfRanks(b);
   for (TrainingProcess& t : b.processes) DescribeProcess(&t);
   const bool any_steps =
       std::any_of(b.processes.begin(), b.processes.end(), [](const TrainingProcess& t) { return t.step.count > 0; });

@@ -23,6 +23,7 @@
 #include "collector/analysis/gpu_idle.h"
 #include "collector/analysis/input_pipeline.h"
 #include "collector/model/model.h"
+#include "collector/analysis/rank_spread.h"
 #include "collector/analysis/rank_sync.h"
 #include "collector/analysis/slow_steps.h"
 #include "collector/analysis/training_steps.h"
@@ -125,6 +126,9 @@ struct Bottleneck {
   std::vector<TrainingProcess> processes;  ///< ranks by rank, then the others in tree order
   std::optional<RankSync> ranks;           ///< two or more training processes with a rank
   std::vector<std::string> rank_text;
+  /// The spread of the ranks' figures (rank_spread.h): two or more training processes with a
+  /// rank and steps.
+  std::optional<RankSpread> spread;
   GpuActivity gpu;
 };
 

@@ -12,6 +12,7 @@
 // Names, commands, paths and roles come from programs: every table cell and every line of
 // free text goes through EscapeControls, so a tab or newline in a name cannot break the layout.
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "collector/base/text_safety.h"
 #include "collector/render/table_render.h"
 #include "collector/render/text_table.h"
+#include "collector/report/rank_tables.h"
 #include "collector/report/report_tables.h"
 #include "collector/render/render_gpu_overlap.h"
 #include "collector/render/render_host_ops.h"
@@ -74,8 +76,29 @@ std::string ProcessLabel(const ProcessRow& p) {
 std::string Dur(double ns) { return FormatDuration(ns); }
 std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration(*ns) : "-"; }
 
+// "... N more ranks (...)": the rows a report of many ranks leaves out of a text table.
+std::string MoreRanks(size_t n) {
+  return "... " + Plural(n, "more rank", "more ranks") + " (--by-rank lists every rank; JSON and CSV have them all)";
+}
+
+// "Across ranks": the spread of the ranks' figures, shown where their rows are left out.
+std::string SpreadText(const Report& r) {
+  const TableRows* spread = nullptr;
+  for (const TableRows& t : r.tables) {
+    if (t.def == &RankSpreadTable()) spread = &t;
+  }
+  if (spread == nullptr) return "";
+  std::string out = "\n  Across ranks (" + Plural(r.bottleneck.spread->ranks, "rank", "ranks") +
+                    " with training steps; the table above shows the lowest, the straggler and the outliers)\n";
+  out += TextTable(RankSpreadTable(), spread->source(), "  ");
+  out += "  Outliers: ranks whose value is more than 3.5 median absolute deviations (modified z-score) from the\n"
+         "  median; Rank: the lowest rank with the min or max value.\n";
+  return out;
+}
+
 // The Bottleneck section (docs/analysis.md): a table of steps, the sentences behind the verdict.
-std::string BottleneckText(const Bottleneck& b) {
+std::string BottleneckText(const Report& r) {
+  const Bottleneck& b = r.bottleneck;
   std::string out = "\nBottleneck\n";
   if (b.processes.empty()) return out + "  " + EscapeControls(b.message) + "\n";
   std::vector<Column> columns = {{"PID", false},       {"Rank", true},       {"Steps", true},     {"Mean", true},
@@ -85,7 +108,12 @@ std::string BottleneckText(const Bottleneck& b) {
   if (b.gpu.recorded) columns.push_back({"GPU busy", true});  // share of the step the GPU ran work (gpu_idle.h)
   columns.push_back({"Verdict", false});
   Table steps(std::move(columns));
+  size_t ranks_left_out = 0;
   for (const TrainingProcess& t : b.processes) {
+    if (!ShowsRank(r, t.rank)) {
+      ++ranks_left_out;
+      continue;
+    }
     std::vector<std::string> row = {std::to_string(t.pid), t.rank ? std::to_string(*t.rank) : "-",
                                     std::to_string(t.steps)};
     if (t.step.count == 0) {
@@ -103,6 +131,7 @@ std::string BottleneckText(const Bottleneck& b) {
     steps.Add(std::move(row));
   }
   out += steps.Render("  ");
+  if (ranks_left_out > 0) out += "  " + MoreRanks(ranks_left_out) + "\n";
   const bool rhythm = std::any_of(b.processes.begin(), b.processes.end(),
                                   [](const TrainingProcess& t) { return t.steps_found_by == "loop_rhythm"; });
   out += rhythm ? "  Steps run from one wait for a DataLoader batch to the next, or without a DataLoader, from one backward or "
@@ -113,7 +142,9 @@ std::string BottleneckText(const Bottleneck& b) {
                   [](const TrainingProcess& t) { return t.steps_found_by == "profiler_step"; }))
     out += "  In torch.profiler traces, steps are its ProfilerStep#N spans (prof.step() to prof.step()).\n";
   if (b.gpu.recorded) out += "  GPU busy: share of the step in which the GPU ran a kernel, memcpy or memset of the process.\n";
+  if (b.spread && r.text_ranks) out += SpreadText(r);
   for (const TrainingProcess& t : b.processes) {
+    if (!ShowsRank(r, t.rank)) continue;
     out += "\n";
     for (size_t i = 0; i < t.text.size(); ++i) out += (i == 0 ? "  " : "    ") + EscapeControls(t.text[i]) + "\n";
   }
@@ -129,12 +160,18 @@ std::string BottleneckText(const Bottleneck& b) {
                  {"Late (median)", true},
                  {"Last", true},
                  {"Waits for straggler", true}});
-    for (const RankRow& r : b.ranks->ranks) {
-      ranks.Add({std::to_string(r.rank), std::to_string(r.pid), std::to_string(r.steps), Dur(r.mean_step_ns),
-                 Dur(r.mean_compute_ns), Dur(r.mean_data_wait_ns), OptDur(r.mean_lateness_ns),
-                 OptDur(r.median_lateness_ns), std::to_string(r.last_steps), OptDur(r.wait_ns)});
+    size_t rows_left_out = 0;
+    for (const RankRow& k : b.ranks->ranks) {
+      if (!ShowsRank(r, k.rank)) {
+        ++rows_left_out;
+        continue;
+      }
+      ranks.Add({std::to_string(k.rank), std::to_string(k.pid), std::to_string(k.steps), Dur(k.mean_step_ns),
+                 Dur(k.mean_compute_ns), Dur(k.mean_data_wait_ns), OptDur(k.mean_lateness_ns),
+                 OptDur(k.median_lateness_ns), std::to_string(k.last_steps), OptDur(k.wait_ns)});
     }
     out += ranks.Render("  ");
+    if (rows_left_out > 0) out += "  " + MoreRanks(rows_left_out) + "\n";
     for (const std::string& line : b.rank_text) out += "  " + EscapeControls(line) + "\n";
   }
   if (!b.gpu.recorded) out += "\n  GPU activity: not recorded (no CUDA data in these traces)\n";
@@ -181,7 +218,14 @@ void RenderText(const Report& r, OutputSink* sink) {
       columns.insert(columns.end(), {{"GPU", false}, {"GPU dropped", true}, {"Bad times", true}, {"Unreturned", true}});
     }
     Table t(std::move(columns));
+    size_t processes_left_out = 0;
+    std::set<int64_t> ranks_left_out;
     for (const ProcessRow& p : r.processes) {
+      if (!ShowsRank(r, p.rank) && !UnusualProcess(p)) {
+        ++processes_left_out;
+        ranks_left_out.insert(*p.rank);
+        continue;
+      }
       std::vector<std::string> row = {
           std::string(2 * static_cast<size_t>(p.depth), ' ') + std::to_string(p.pid), std::to_string(p.ppid),
           p.rank ? std::to_string(*p.rank) : "-", p.role, RecordedCommand(p),
@@ -198,6 +242,11 @@ void RenderText(const Report& r, OutputSink* sink) {
       t.Add(std::move(row));
     }
     out += t.Render("  ");
+    if (processes_left_out > 0) {
+      out += "  ... " + Plural(processes_left_out, "more process", "more processes") + " of " +
+             Plural(ranks_left_out.size(), "other rank", "other ranks") +
+             ", each recorded, exit 0, with nothing truncated, dropped or unbalanced (--by-rank lists them)\n";
+    }
     if (std::any_of(r.processes.begin(), r.processes.end(),
                     [](const ProcessRow& p) { return p.exit_kind == "unknown" && !p.kineto; })) {
       out += "  Exit \"unknown\": no exit record (killed?)\n";
@@ -220,7 +269,7 @@ void RenderText(const Report& r, OutputSink* sink) {
     }
   }
 
-  out += BottleneckText(r.bottleneck);
+  out += BottleneckText(r);
 
   if (RangeTableText("\nNVTX ranges (all processes)\n", r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top, &out,
                      sink)) {

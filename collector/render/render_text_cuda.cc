@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collector/render/table_render.h"
+#include "collector/report/rank_tables.h"
 #include "collector/report/report_tables.h"
 
 namespace trainprof::collector {
@@ -48,11 +49,20 @@ std::string DevicesText(const Report& r) {
     if (d.processes < 2) continue;  // one process: its own row says it all
     rows.push_back(DeviceCells(d, r.hosts > 1 ? "all@" + d.host : "all"));
   }
+  size_t left_out = 0;
   for (const ProcessRow& p : r.processes) {
+    if (!ShowsRank(r, p.rank)) {
+      left_out += p.cuda.devices.size();
+      continue;
+    }
     for (const DeviceRow& d : p.cuda.devices) rows.push_back(DeviceCells(d, std::to_string(p.pid)));
   }
-  if (rows.empty()) return "  no GPU activity recorded\n";
+  if (rows.empty() && left_out == 0) return "  no GPU activity recorded\n";
   return TextTable(DeviceTable(), RowsOf(rows, [](const Cells& c) { return c; }), "  ") +
+         (left_out == 0 ? std::string()
+                        : "  ... " + std::to_string(left_out) + (left_out == 1 ? " more row" : " more rows") +
+                              " of other ranks (GPU busy across ranks: the Bottleneck section; --by-rank lists "
+                              "them)\n") +
          "  Busy = time the device ran a kernel, memcpy or memset (their union) / the process's wall time; (active) =\n"
          "  / the time from its first to its last GPU activity; \"all\" = every process on that device. Launch =\n"
          "  kernel start - enter of the API call that launched it.\n" + EstimatedQuantilesNote(rows, "kernels");

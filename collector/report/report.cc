@@ -28,6 +28,7 @@
 #include "collector/report/callsite_tables.h"
 #include "collector/report/function_tables.h"
 #include "collector/report/operator_phase_table.h"
+#include "collector/report/rank_tables.h"
 #include "collector/report/gpu_idle_launch_tables.h"
 #include "trainprof/trace_format.h"
 
@@ -615,6 +616,8 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   AddOperatorPhaseTable(trace, options, &r);
   if (!windows) r.bottleneck = AnalyzeBottleneck(trace);
   AddCallSiteClauses(trace, &symbols, &r.bottleneck);
+  AddRankSpreadTable(&r);
+  ChooseTextRanks(&r);
   for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));
   if (!windows) AddGpuOverlap(trace, &r);
   if (windows) {  // a file changed since it was read: what the report did not keep is missing

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,7 @@ struct ReportOptions {
   bool group_names = true;  ///< NVTX names differing only in numbers grouped (name_groups.h; --no-group-names)
   bool by_callsite = false; ///< the call-site table in the text report (--by-callsite; callsite_tables.h)
   bool by_phase = false;    ///< the function table per phase in the text report (--by-phase; function_tables.h)
+  bool by_rank = false;     ///< every rank's rows in the text report, however many (--by-rank; rank_tables.h)
 };
 
 struct RangeRow {
@@ -241,6 +243,10 @@ struct Report {
   std::vector<TemporalBreakdownRow> temporal_breakdown;
   std::vector<KernelCategoryRow> kernel_categories;
   Bottleneck bottleneck;              ///< the verdict (bottleneck.h, docs/analysis.md)
+  /// The ranks whose own rows the text report shows (rank_tables.h): none = every rank (at most
+  /// kRanksInFull ranks, or --by-rank); else the lowest rank, the straggler and the outliers.
+  std::optional<std::set<int64_t>> text_ranks;
+  uint64_t ranks = 0;  ///< distinct ranks of the processes
   /// File damage ("FILE: what (read N of M bytes)") and notes: the catalogue's lines (model/losses.def,
   /// report/warnings.h), after the launcher's about the paths given.
   std::vector<std::string> warnings;

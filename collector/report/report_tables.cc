@@ -3,6 +3,7 @@
 #include "collector/report/callsite_tables.h"
 #include "collector/report/function_tables.h"
 #include "collector/report/operator_phase_table.h"
+#include "collector/report/rank_tables.h"
 
 #include "collector/base/units.h"
 #include "collector/report/gpu_idle_launch_tables.h"
@@ -249,7 +250,7 @@ std::vector<const TableDef*> DeclaredTables() {
   return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
           &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable(),
           &OperatorTableDef(), &PythonFunctionTableDef(), &CallSiteTable(), &FunctionTable(), &FunctionByProcessTable(),
-          &FunctionByPhaseTable(), &OperatorPhaseTable()};
+          &FunctionByPhaseTable(), &OperatorPhaseTable(), &RankSpreadTable()};
 }
 
 }  // namespace trainprof::collector

@@ -385,6 +385,62 @@ Case DdpStraggler() {
   return c;
 }
 
+// ----- many_ranks: torchrun --nproc-per-node 20 train.py: one rank's input is slow --------------
+// torchrun (7100) starts ranks 0..19 (7110..7129); rank 13 waits ~20 ms for each batch (its
+// DataLoader is slow), so it reaches every backward late and the other ranks wait for it in the
+// all-reduce; rank 19 exits with 1 after its steps. More ranks than the text report lists in full.
+Case ManyRanks() {
+  constexpr int kRanks = 20;
+  Case c;
+  c.push_back(Process(7100, 7090, T0,
+                      {"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc-per-node", "20", "train.py"},
+                      "/usr/bin/python3.11"));
+  TraceBuilder& l = *c.back();
+  const int lt = l.Thread(7100);
+  l.ThreadName(lt, 7100, "python3");
+  const uint64_t spawn = T0 + 700 * kMs;
+  const std::vector<std::string> rank_argv = {"/usr/bin/python3", "-u", "train.py"};
+  std::vector<uint64_t> rank_end(kRanks);
+  for (int r = 0; r < kRanks; ++r) {
+    const int32_t pid = 7110 + r;
+    const uint64_t start = spawn + r * kMs;
+    c.push_back(Process(pid, 7100, start, rank_argv, "/usr/bin/python3.11"));
+    TraceBuilder& b = *c.back();
+    b.Env("RANK", std::to_string(r)).Env("LOCAL_RANK", std::to_string(r % 8)).Env("WORLD_SIZE", "20");
+    PhaseThread p(b, static_cast<uint32_t>(pid));
+    b.ThreadName(p.thread(), static_cast<uint32_t>(pid), "python3");
+    PhaseCategories(b, p.thread(), 1);
+    p.Range(start + 1'200 * kMs, spawn + 1'300 * kMs, Phase::kCollective, "init_process_group");
+    uint64_t t = spawn + 1'400 * kMs;
+    for (int s = 0; s < 6; ++s) {
+      const uint64_t data = r == 13 ? 20 * kMs : 400 * kUs;
+      const uint64_t wait = r == 13 ? 0 : 19'600 * kUs;  // in the all-reduce, for rank 13
+      const uint64_t forward = 12 * kMs + static_cast<uint64_t>(r % 3) * 50 * kUs;
+      p.Range(t, t + data, Phase::kDataWait, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
+      p.Range(t + data + 50 * kUs, t + data + 12'050 * kUs, Phase::kForward, "DistributedDataParallel.forward");
+      const uint64_t bw = t + data + 12'100 * kUs + (forward - 12 * kMs);
+      p.Range(bw, bw + 21 * kMs + wait, Phase::kBackward);
+      p.Range(bw + 21'050 * kUs + wait, bw + 22'850 * kUs + wait, Phase::kOptimizerStep);
+      t = bw + 23 * kMs + wait;
+    }
+    rank_end[r] = t + 200 * kMs;
+    const int code = r == 19 ? 1 : 0;
+    b.ProcessEnd(p.thread(), rank_end[r], fmt::EndKind::kExit, code);
+    b.HeaderEnd(fmt::EndKind::kExit, code, rank_end[r]);
+  }
+  std::vector<int> order(kRanks);  // torchrun's waits return in the order the ranks end
+  for (int r = 0; r < kRanks; ++r) order[static_cast<size_t>(r)] = r;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return rank_end[a] < rank_end[b]; });
+  uint64_t last = 0;
+  for (int r : order) {
+    l.ChildExit(lt, rank_end[r] + 50 * kMs, 7110 + r, fmt::EndKind::kExit, r == 19 ? 1 : 0);
+    last = std::max(last, rank_end[r] + 50 * kMs);
+  }
+  l.ProcessEnd(lt, last + 100 * kMs, fmt::EndKind::kExit, 1);
+  l.HeaderEnd(fmt::EndKind::kExit, 1, last + 100 * kMs);
+  return c;
+}
+
 // ----- damaged: a killed run whose files were copied while it was being written ------------------
 // The main process (8100, SIGKILLed: the launcher wrote its end) and a DataLoader worker (8101),
 // NVTX ranges from the program; the main process was killed after claiming a second chunk slot and
@@ -622,6 +678,7 @@ const std::map<std::string, CaseDef>& Cases() {
       {"pytorch_dataloader", {PytorchDataloader, WriteAll}},
       {"cuda", {Cuda, WriteAll}},
       {"ddp_straggler", {DdpStraggler, WriteAll}},
+      {"many_ranks", {ManyRanks, WriteAll}},
       {"damaged", {Damaged, WriteDamaged}},
       {"capture_limited", {CaptureLimited, WriteAll}},
       {"cpu_samples", {CpuSamples, WriteAll}},

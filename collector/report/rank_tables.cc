@@ -1,0 +1,108 @@
+// rank_tables.h: the rank_spread table's declaration and rows.
+#include "collector/report/rank_tables.h"
+
+#include <set>
+#include <string>
+
+#include "collector/base/units.h"
+
+namespace trainprof::collector {
+namespace {
+
+constexpr Align L = Align::kLeft;
+constexpr Align R = Align::kRight;
+
+TableDef MakeRankSpreadTable() {
+  return {"rank_spread",
+          "rank_spread.csv",
+          {{"measure", "Measure", Unit::kText, L,
+            "step_mean_ns, compute_mean_ns, data_wait_percent, gpu_busy_percent or late_median_ns: the unit is the "
+            "key's suffix"},
+           {"ranks", "Ranks", Unit::kCount, R, "ranks with a value"},
+           {"min", "Min", Unit::kNumber, R, "smallest value"},
+           {"min_rank", "Rank", Unit::kCount, R, "the lowest rank with the smallest value"},
+           {"median", "Median", Unit::kNumber, R, "median across ranks"},
+           {"p90", "P90", Unit::kNumber, R, "0.9-quantile across ranks"},
+           {"max", "Max", Unit::kNumber, R, "largest value"},
+           {"max_rank", "Rank", Unit::kCount, R, "the lowest rank with the largest value"},
+           {"outlier_count", nullptr, Unit::kCount, R,
+            "ranks whose modified z-score exceeds 3.5 (Iglewicz and Hoaglin; docs/report.md, \"Across ranks\")"},
+           {"outliers", "Outliers", Unit::kText, L,
+            "the outlier ranks, the farthest from the median first, comma-separated (at most 5)"}},
+          {"measure", "ranks", "min", "min_rank", "median", "p90", "max", "max_rank", "outliers"}};
+}
+
+std::string Value(double v, bool percent) { return percent ? FormatPercent(v) + "%" : FormatDuration(v); }
+
+Cells SpreadCells(const RankSpreadRow& row) {
+  std::string listed;
+  for (int64_t rank : row.outliers) listed += (listed.empty() ? "" : ",") + std::to_string(rank);
+  std::string shown = listed.empty() ? "-" : listed;
+  for (char& c : shown) {
+    if (c == ',') c = ' ';
+  }
+  if (row.outlier_count > row.outliers.size()) shown += " (" + std::to_string(row.outlier_count) + " in all)";
+  return {Cell(row.measure).Text(row.label),
+          row.ranks,
+          Cell(row.min).Text(Value(row.min, row.percent)),
+          row.min_rank,
+          Cell(row.median).Text(Value(row.median, row.percent)),
+          Cell(row.p90).Text(Value(row.p90, row.percent)),
+          Cell(row.max).Text(Value(row.max, row.percent)),
+          row.max_rank,
+          row.outlier_count,
+          Cell(listed).Text(shown)};
+}
+
+}  // namespace
+
+const TableDef& RankSpreadTable() {
+  static const TableDef def = MakeRankSpreadTable();
+  return def;
+}
+
+void ChooseTextRanks(Report* r) {
+  std::set<int64_t> ranks;
+  for (const ProcessRow& p : r->processes) {
+    if (p.rank) ranks.insert(*p.rank);
+  }
+  r->ranks = ranks.size();
+  r->text_ranks.reset();
+  if (ranks.size() <= kRanksInFull || r->options.by_rank) return;
+  std::set<int64_t> shown;
+  const Bottleneck& b = r->bottleneck;
+  for (const TrainingProcess& t : b.processes) {  // the lowest rank that trains (ranks come first, by rank)
+    if (t.rank && t.step.count > 0) {
+      shown.insert(*t.rank);
+      break;
+    }
+  }
+  if (shown.empty()) shown.insert(*ranks.begin());
+  if (b.ranks && b.ranks->latest >= 0 && b.ranks->straggler) {
+    shown.insert(b.ranks->ranks[static_cast<size_t>(b.ranks->latest)].rank);
+  }
+  if (b.spread) {
+    for (int64_t rank : OutlierRanks(*b.spread)) shown.insert(rank);
+  }
+  r->text_ranks = std::move(shown);
+}
+
+bool ShowsRank(const Report& r, const std::optional<int64_t>& rank) {
+  return !r.text_ranks || !rank || r.text_ranks->count(*rank) > 0;
+}
+
+bool UnusualProcess(const ProcessRow& p) {
+  return p.recorded != "yes" || p.exit_kind != "exit" || p.exit_code.value_or(1) != 0 || p.truncated ||
+         p.dropped > 0 || p.unbalanced > 0 || p.gpu.records_dropped > 0 || p.gpu.invalid_timestamps > 0 ||
+         p.gpu.unfinished_calls > 0 || p.gpu.state == "unavailable";
+}
+
+void AddRankSpreadTable(Report* r) {
+  if (!r->bottleneck.spread) return;
+  TableRows t{&RankSpreadTable(), "Across ranks", {}};
+  t.text = false;  // in the Bottleneck section
+  for (const RankSpreadRow& row : r->bottleneck.spread->rows) t.rows.push_back(SpreadCells(row));
+  r->tables.push_back(std::move(t));
+}
+
+}  // namespace trainprof::collector

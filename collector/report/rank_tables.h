@@ -1,0 +1,35 @@
+// The report's table of the spread across ranks (analysis/rank_spread.h): JSON `rank_spread`,
+// `rank_spread.csv`, and in the text report inside the Bottleneck section ("Across ranks"), where a
+// run of more than kRanksInFull ranks shows it in place of one row per rank (render_text.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "collector/base/table.h"
+#include "collector/report/report.h"
+
+namespace trainprof::collector {
+
+/// Above this many ranks the text report shows, without --by-rank, the spread and the rows of the
+/// lowest rank, the straggler and the outliers only (JSON and CSV keep every row).
+inline constexpr size_t kRanksInFull = 16;
+
+const TableDef& RankSpreadTable();  ///< rank_spread
+
+/// Puts the rank_spread table into r->tables (not a text section of its own: the Bottleneck
+/// section shows it) when the bottleneck has a spread.
+void AddRankSpreadTable(Report* r);
+
+/// Sets r->ranks and r->text_ranks (report.h) from r->processes, r->bottleneck and r->options.
+void ChooseTextRanks(Report* r);
+
+/// Whether the text report shows the row of a process with `rank` (a process without one: always).
+bool ShowsRank(const Report& r, const std::optional<int64_t>& rank);
+
+/// A process row the text report shows however many ranks there are: not recorded, not exited
+/// with 0, truncated, with events dropped, unbalanced ranges or GPU records lost.
+bool UnusualProcess(const ProcessRow& p);
+
+}  // namespace trainprof::collector

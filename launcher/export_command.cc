@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "collector/analysis/host_clocks.h"
 #include "collector/base/output_sink.h"
 #include "collector/export/export_chrome.h"
 #include "collector/export/export_folded.h"
@@ -189,6 +190,7 @@ int RunExport(const ExportArgs& args) {
     read = {.keep = collector::KeepNvtx::kPhases, .keep_cuda = collector::KeepCuda::kStackedCalls, .cuda_digest = false};
   }
   collector::Trace trace = collector::LoadTrace(list->files, read);
+  collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h)
   size_t usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

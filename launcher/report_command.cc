@@ -16,6 +16,7 @@
 #include <optional>
 #include <system_error>
 
+#include "collector/analysis/host_clocks.h"
 #include "collector/base/output_sink.h"
 #include "collector/render/render.h"
 #include "collector/report/report.h"
@@ -284,6 +285,7 @@ int RunReport(const ReportArgs& args) {
   // trace (or TRAINPROF_CUDA_WINDOW_RECORDS) has its CUDA records read again window by window
   // from the files (report.h, CudaWindowRecords).
   collector::Trace trace = collector::LoadTraceForReport(list->files);
+  collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h)
   KeepFreedMemoryForWindows(trace);
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {

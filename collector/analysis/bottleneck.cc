@@ -4,7 +4,6 @@
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string_view>
 
 #include "collector/analysis/capture_note.h"
@@ -390,9 +389,9 @@ Bottleneck BottleneckSweeps::Result() && {
     return b;
   }
 
-  // Ranks: compare the training processes that have one.
+  // Ranks: compare the training processes that have one (on several hosts, on their wall clocks,
+  // aligned where AlignHostClocks could).
   std::vector<RankInput> ranks;
-  std::set<std::string> hosts;
   for (const TrainingProcess& t : b.processes) {
     if (!t.rank) continue;
     const Process& p = trace.processes[t.process];
@@ -410,7 +409,6 @@ Bottleneck BottleneckSweeps::Result() && {
     r.mean_step_ns = t.step.mean;
     r.mean_compute_ns = t.compute_mean_ns;
     r.mean_data_wait_ns = t.part(Part::kDataWait).mean_ns;
-    hosts.insert(t.host);
     ranks.push_back(std::move(r));
   }
   if (ranks.size() >= 2) {
@@ -423,7 +421,7 @@ Bottleneck BottleneckSweeps::Result() && {
         }
       }
     }
-    b.rank_text = DescribeRanks(*b.ranks, hosts.size());
+    b.rank_text = DescribeRanks(*b.ranks, trace.host_clocks, trace.clock_reference);
   }
   b.spread = SpreadOfRanks(b);
   for (TrainingProcess& t : b.processes) DescribeProcess(&t);

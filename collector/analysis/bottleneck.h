@@ -174,7 +174,9 @@ class BottleneckSweeps {
 /// Fills t->text: the steps, the verdict, the input pipeline and its advice, worker start-up.
 void DescribeProcess(TrainingProcess* t);
 /// The straggler sentence (or why there is none), and notes on clocks and duplicate ranks.
-std::vector<std::string> DescribeRanks(const RankSync& ranks, size_t hosts);
+/// `clocks` and `reference`: Trace::host_clocks and clock_reference (analysis/host_clocks.h).
+std::vector<std::string> DescribeRanks(const RankSync& ranks, const std::vector<HostClock>& clocks,
+                                       const std::string& reference);
 /// "step 10 of rank 0 took 312 ms, 26× the median (12 ms)", more steps and the count; "" without.
 std::string DescribeSlowSteps(const TrainingProcess& t);
 

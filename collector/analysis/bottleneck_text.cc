@@ -358,17 +358,35 @@ std::string DescribeSlowSteps(const TrainingProcess& t) {
          " more than it or more; its time is in the statistics above).";
 }
 
-std::vector<std::string> DescribeRanks(const RankSync& rs, size_t hosts) {
+std::vector<std::string> DescribeRanks(const RankSync& rs, const std::vector<HostClock>& clocks,
+                                       const std::string& reference) {
   std::vector<std::string> out;
   for (int64_t r : rs.duplicate_ranks) {
     out.push_back("Rank " + std::to_string(r) +
                   " appears in several processes (restarted?): the one with most steps is used.");
   }
   if (rs.clock == "realtime") {
-    out.push_back(
-        "Ranks on " + std::to_string(hosts) +
-        " hosts: arrivals compared on CLOCK_REALTIME (aligned with each process's start), so lateness is only "
-        "as exact as the hosts' clock synchronisation.");
+    std::set<std::string> host_set;
+    for (const RankRow& r : rs.ranks) host_set.insert(r.host);
+    const std::string hosts = "Ranks on " + std::to_string(host_set.size()) + " hosts: arrivals compared ";
+    std::string unaligned;
+    uint64_t uncertainty = 0;
+    for (const HostClock& h : clocks) {
+      if (h.source == "wall_clock") unaligned += (unaligned.empty() ? "" : ", ") + h.host;
+      uncertainty = std::max(uncertainty, h.uncertainty_ns);
+    }
+    if (clocks.empty()) {
+      out.push_back(hosts + "on CLOCK_REALTIME (aligned with each process's start), so lateness is only as exact as "
+                            "the hosts' clock synchronisation.");
+    } else if (unaligned.empty()) {
+      out.push_back(hosts + "on one clock: each host's wall clock aligned to " + reference +
+                    "'s (the host of the lowest rank) from instants the ranks share, within " +
+                    D(static_cast<double>(uncertainty)) + " (Hosts).");
+    } else {
+      out.push_back(hosts + "on CLOCK_REALTIME: " + unaligned + " shares no barrier, blocking collective or "
+                    "init_process_group with " + reference + ", so its wall clock is taken as it is and lateness "
+                    "across hosts is only as exact as the hosts' clock synchronisation (Hosts).");
+    }
   }
   if (rs.matched_steps == 0 || rs.latest < 0) {
     out.push_back(

@@ -29,6 +29,7 @@
 
 #include "collector/model/cuda_digest.h"
 #include "collector/model/cuda_model.h"
+#include "collector/model/host_clock.h"
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
 #include "collector/model/stacks.h"
@@ -239,6 +240,8 @@ struct Process {
   // Derived.
   std::optional<int64_t> rank, local_rank, world_size;
   std::string role;
+  /// CLOCK_REALTIME at start_ns: the first image's, or, with Trace::host_clocks, on the reference
+  /// host's clock (AlignHostClocks); 0: unknown.
   uint64_t start_realtime_ns = 0;
   uint64_t start_ns = 0;
   /// false: a child not recorded that its parent started by vfork or clone (no FORK record)
@@ -269,6 +272,10 @@ struct Trace {
   std::vector<Process> processes;  ///< tree order: each parent before its children
   /// Children known from fork records only, left out past kMaxNotRecorded (process_tree.h).
   size_t not_recorded_omitted = 0;
+  /// The hosts' wall clocks against clock_reference's, by host name, when ranks ran on two or more
+  /// hosts and AlignHostClocks (analysis/host_clocks.h) put them on one clock; empty otherwise.
+  std::vector<HostClock> host_clocks;
+  std::string clock_reference;  ///< the host of the lowest rank ("" without host_clocks)
 };
 
 }  // namespace trainprof::collector

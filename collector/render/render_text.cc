@@ -76,6 +76,19 @@ std::string ProcessLabel(const ProcessRow& p) {
 std::string Dur(double ns) { return FormatDuration(ns); }
 std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration(*ns) : "-"; }
 
+// "Hosts": each host's wall clock against the reference host's (ranks on two or more hosts).
+std::string HostsText(const Report& r) {
+  for (const TableRows& t : r.tables) {
+    if (t.def != &HostClockTable()) continue;
+    return "\nHosts\n" + TextTable(HostClockTable(), t.source(), "  ") +
+           "  Clock offset: the host's wall clock minus the reference's (the host of the lowest rank), from instants\n"
+           "  the ranks share (the ends of barriers, blocking collectives or init_process_group); its processes'\n"
+           "  times are shown on the reference's clock. Uncertainty: the median end skew of those instants.\n"
+           "  wall_clock: no instant shared with the reference, so its wall clock is taken as it is.\n";
+  }
+  return "";
+}
+
 // "... N more ranks (...)": the rows a report of many ranks leaves out of a text table.
 std::string MoreRanks(size_t n) {
   return "... " + Plural(n, "more rank", "more ranks") + " (--by-rank lists every rank; JSON and CSV have them all)";
@@ -269,6 +282,7 @@ void RenderText(const Report& r, OutputSink* sink) {
     }
   }
 
+  out += HostsText(r);
   out += BottleneckText(r);
 
   if (RangeTableText("\nNVTX ranges (all processes)\n", r.nvtx_ranges, r.nvtx_ranges_omitted, r.options.top, &out,

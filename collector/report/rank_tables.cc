@@ -32,6 +32,22 @@ TableDef MakeRankSpreadTable() {
           {"measure", "ranks", "min", "min_rank", "median", "p90", "max", "max_rank", "outliers"}};
 }
 
+TableDef MakeHostClockTable() {
+  return {"host_clocks",
+          "host_clocks.csv",
+          {{"host", "Host", Unit::kText, L, "host name"},
+           {"ranks", "Ranks", Unit::kCount, R, "ranked processes on the host"},
+           {"offset_ns", "Clock offset", Unit::kNs, R,
+            "the host's wall clock minus the reference host's: taken off its processes' wall-clock times"},
+           {"uncertainty_ns", "Uncertainty", Unit::kNs, R,
+            "median end skew of the shared instants used (null: reference or wall clock)"},
+           {"source", "Source", Unit::kText, L,
+            "reference, barrier, collective, init_process_group (the shared instants used) or wall_clock (none "
+            "shared: its wall clock as it is)"},
+           {"instants", "Instants", Unit::kCount, R, "shared instants used"}},
+          {"host", "ranks", "offset_ns", "uncertainty_ns", "source", "instants"}};
+}
+
 std::string Value(double v, bool percent) { return percent ? FormatPercent(v) + "%" : FormatDuration(v); }
 
 Cells SpreadCells(const RankSpreadRow& row) {
@@ -55,6 +71,24 @@ Cells SpreadCells(const RankSpreadRow& row) {
 }
 
 }  // namespace
+
+const TableDef& HostClockTable() {
+  static const TableDef def = MakeHostClockTable();
+  return def;
+}
+
+void AddHostClockTable(const Trace& trace, Report* r) {
+  if (trace.host_clocks.empty()) return;
+  TableRows t{&HostClockTable(), "Hosts", {}};
+  t.text = false;  // after the Processes table
+  for (const HostClock& h : trace.host_clocks) {
+    const bool estimated = h.source != "reference" && h.source != "wall_clock";
+    t.rows.push_back({h.host, h.ranks, h.offset_ns, estimated ? Cell(h.uncertainty_ns) : Cell(nullptr),
+                      h.source,
+                      h.instants});
+  }
+  r->tables.push_back(std::move(t));
+}
 
 const TableDef& RankSpreadTable() {
   static const TableDef def = MakeRankSpreadTable();

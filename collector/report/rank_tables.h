@@ -1,4 +1,4 @@
-// The report's table of the spread across ranks (analysis/rank_spread.h): JSON `rank_spread`,
+// The report's tables of a run's ranks and hosts. The spread across ranks (analysis/rank_spread.h): JSON `rank_spread`,
 // `rank_spread.csv`, and in the text report inside the Bottleneck section ("Across ranks"), where a
 // run of more than kRanksInFull ranks shows it in place of one row per rank (render_text.cc).
 #pragma once
@@ -17,6 +17,12 @@ namespace trainprof::collector {
 inline constexpr size_t kRanksInFull = 16;
 
 const TableDef& RankSpreadTable();  ///< rank_spread
+const TableDef& HostClockTable();   ///< host_clocks
+
+/// Puts the host_clocks table (Trace::host_clocks: each host's wall clock against the reference's,
+/// analysis/host_clocks.h) into r->tables when ranks ran on two or more hosts; the text report
+/// shows it as "Hosts" after the Processes table.
+void AddHostClockTable(const Trace& trace, Report* r);
 
 /// Puts the rank_spread table into r->tables (not a text section of its own: the Bottleneck
 /// section shows it) when the bottleneck has a spread.

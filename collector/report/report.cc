@@ -616,6 +616,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   AddOperatorPhaseTable(trace, options, &r);
   if (!windows) r.bottleneck = AnalyzeBottleneck(trace);
   AddCallSiteClauses(trace, &symbols, &r.bottleneck);
+  AddHostClockTable(trace, &r);
   AddRankSpreadTable(&r);
   ChooseTextRanks(&r);
   for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));

@@ -250,7 +250,7 @@ std::vector<const TableDef*> DeclaredTables() {
   return {&RangeTable(), &MarkTable(), &CudaApiTableDef(), &KernelTableDef(), &MemoryTableDef(), &DeviceTable(),
           &TemporalBreakdownTable(), &KernelCategoryTable(), &GpuIdleKindsTable(), &KernelLaunchTable(),
           &OperatorTableDef(), &PythonFunctionTableDef(), &CallSiteTable(), &FunctionTable(), &FunctionByProcessTable(),
-          &FunctionByPhaseTable(), &OperatorPhaseTable(), &RankSpreadTable()};
+          &FunctionByPhaseTable(), &OperatorPhaseTable(), &RankSpreadTable(), &HostClockTable()};
 }
 
 }  // namespace trainprof::collector

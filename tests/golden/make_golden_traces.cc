@@ -441,6 +441,80 @@ Case ManyRanks() {
   return c;
 }
 
+// ----- two_hosts: torchrun --nnodes 2 --nproc-per-node 2 on node-a and node-b --------------------
+// Ranks 0, 1 on node-a (torchrun 7200), ranks 2, 3 on node-b (torchrun 7300). node-b's CLOCK_REALTIME
+// is 2.5 s ahead of node-a's (no NTP) and its CLOCK_MONOTONIC counts from another boot. The ranks
+// leave init_process_group and each dist.barrier() together (within 0.15 ms); rank 3 computes 30 ms
+// more before each backward, so the others wait for it in the all-reduce.
+Case TwoHosts() {
+  constexpr uint64_t kSkewB = 2'500 * kMs;       // node-b's wall clock minus node-a's
+  constexpr uint64_t kMonoB = 800'000 * kMs;     // node-b's monotonic minus node-a's at the same instant
+  const std::vector<std::string> rank_argv = {"/usr/bin/python3", "-u", "train.py"};
+  Case c;
+  std::vector<uint64_t> end(4);
+  std::vector<std::pair<int, int>> launchers;  // (index in c, thread)
+  for (int node = 0; node < 2; ++node) {
+    const uint64_t mono = node == 0 ? 0 : kMonoB;  // added to node-a's monotonic times
+    const uint64_t wall = node == 0 ? 0 : kSkewB;
+    const std::string host = node == 0 ? "node-a" : "node-b";
+    auto process = [&](int32_t pid, int32_t ppid, uint64_t start, std::vector<std::string> argv) {
+      auto b = std::make_unique<TraceBuilder>(pid, ppid, start + mono);
+      b->StartRealtime(kRealtimeAtT0 + (start - T0) + wall).Command(std::move(argv)).Executable("/usr/bin/python3.11");
+      b->Flags(fmt::kFlagFollowChildren).Host(host);
+      return b;
+    };
+    const int32_t lpid = node == 0 ? 7200 : 7300;
+    c.push_back(process(lpid, 7190, T0 + node * 40 * kMs,
+                        {"/usr/bin/python3", "/usr/local/bin/torchrun", "--nnodes", "2", "--nproc-per-node", "2",
+                         "train.py"}));
+    const int lt = c.back()->Thread(static_cast<uint32_t>(lpid));
+    c.back()->ThreadName(lt, static_cast<uint32_t>(lpid), "python3");
+    launchers.push_back({static_cast<int>(c.size()) - 1, lt});
+    for (int local = 0; local < 2; ++local) {
+      const int r = node * 2 + local;
+      const int32_t pid = lpid + 10 + local;
+      const uint64_t start = T0 + 600 * kMs + static_cast<uint64_t>(r) * 3 * kMs;
+      c.push_back(process(pid, lpid, start, rank_argv));
+      TraceBuilder& b = *c.back();
+      b.Env("RANK", std::to_string(r)).Env("LOCAL_RANK", std::to_string(local)).Env("WORLD_SIZE", "4");
+      PhaseThread p(b, static_cast<uint32_t>(pid));
+      b.ThreadName(p.thread(), static_cast<uint32_t>(pid), "python3");
+      PhaseCategories(b, p.thread(), 1);
+      // Ranks leave a collective within 0.15 ms, in an order that is not the hosts'.
+      const uint64_t skew = std::vector<uint64_t>{100, 0, 50, 150}[static_cast<size_t>(r)] * kUs;
+      p.Range(start + 900 * kMs + mono, T0 + 1'600 * kMs + skew + mono, Phase::kInitProcessGroup,
+              "init_process_group");
+      p.Range(T0 + 1'610 * kMs + mono, T0 + 1'650 * kMs + skew + mono, Phase::kCollective, "barrier");
+      uint64_t t = T0 + 1'700 * kMs;
+      for (int s = 0; s < 6; ++s) {
+        const uint64_t extra = r == 3 ? 30 * kMs : 0;
+        const uint64_t wait = r == 3 ? 0 : 30 * kMs;
+        p.Range(t + mono, t + 400 * kUs + mono, Phase::kDataWait, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+        p.Range(t + 500 * kUs + mono, t + 12'500 * kUs + mono, Phase::kForward, "DistributedDataParallel.forward");
+        const uint64_t bw = t + 12'600 * kUs + extra;
+        p.Range(bw + mono, bw + 20 * kMs + wait + mono, Phase::kBackward);
+        p.Range(bw + 20'100 * kUs + wait + mono, bw + 22 * kMs + wait + mono, Phase::kOptimizerStep);
+        t = bw + 22'100 * kUs + wait;
+      }
+      p.Range(t + 10 * kMs + mono, t + 60 * kMs + skew + mono, Phase::kCollective, "barrier");
+      end[static_cast<size_t>(r)] = t + 200 * kMs + mono;
+      b.ProcessEnd(p.thread(), end[static_cast<size_t>(r)], fmt::EndKind::kExit, 0);
+      b.HeaderEnd(fmt::EndKind::kExit, 0, end[static_cast<size_t>(r)]);
+    }
+  }
+  for (int node = 0; node < 2; ++node) {
+    TraceBuilder& l = *c[static_cast<size_t>(launchers[static_cast<size_t>(node)].first)];
+    const int lt = launchers[static_cast<size_t>(node)].second;
+    const int32_t lpid = node == 0 ? 7200 : 7300;
+    const uint64_t e0 = end[static_cast<size_t>(node * 2)], e1 = end[static_cast<size_t>(node * 2 + 1)];
+    l.ChildExit(lt, std::min(e0, e1) + 30 * kMs, e0 <= e1 ? lpid + 10 : lpid + 11, fmt::EndKind::kExit, 0);
+    l.ChildExit(lt, std::max(e0, e1) + 30 * kMs + kUs, e0 <= e1 ? lpid + 11 : lpid + 10, fmt::EndKind::kExit, 0);
+    l.ProcessEnd(lt, std::max(e0, e1) + 80 * kMs, fmt::EndKind::kExit, 0);
+    l.HeaderEnd(fmt::EndKind::kExit, 0, std::max(e0, e1) + 80 * kMs);
+  }
+  return c;
+}
+
 // ----- damaged: a killed run whose files were copied while it was being written ------------------
 // The main process (8100, SIGKILLed: the launcher wrote its end) and a DataLoader worker (8101),
 // NVTX ranges from the program; the main process was killed after claiming a second chunk slot and
@@ -679,6 +753,7 @@ const std::map<std::string, CaseDef>& Cases() {
       {"cuda", {Cuda, WriteAll}},
       {"ddp_straggler", {DdpStraggler, WriteAll}},
       {"many_ranks", {ManyRanks, WriteAll}},
+      {"two_hosts", {TwoHosts, WriteAll}},
       {"damaged", {Damaged, WriteDamaged}},
       {"capture_limited", {CaptureLimited, WriteAll}},
       {"cpu_samples", {CpuSamples, WriteAll}},

@@ -56,7 +56,7 @@ TEST(RankSync, OneOutlierStepIsNoStraggler) {
   EXPECT_EQ(r0.late_step_list[0].train_step, 10u);
   EXPECT_EQ(r0.late_step_list[0].lateness_ns, 300 * kMs + 12 * kUs);
   EXPECT_DOUBLE_EQ(*r0.last_share, 1.0);
-  const std::vector<std::string> text = DescribeRanks(rs, 1);
+  const std::vector<std::string> text = DescribeRanks(rs, {}, "");
   ASSERT_EQ(text.size(), 1u);
   EXPECT_EQ(text[0].rfind("No straggler: rank 0 was late in 1 of 19 matched steps (step 10, 300 ms; late: ", 0), 0u)
       << text[0];
@@ -81,7 +81,7 @@ TEST(RankSync, ConsistentLatenessIsAStraggler) {
   EXPECT_NEAR(*r1.last_share, 18.0 / 19, 1e-12);
   EXPECT_EQ(r1.late_steps, 18u);
   EXPECT_LT(*r1.mean_lateness_ns, *rs.ranks[0].mean_lateness_ns);  // the mean alone would name rank 0
-  EXPECT_EQ(DescribeRanks(rs, 1)[0].rfind("rank 1 is the straggler: it reaches the gradient synchronisation (start "
+  EXPECT_EQ(DescribeRanks(rs, {}, "")[0].rfind("rank 1 is the straggler: it reaches the gradient synchronisation (start "
                                           "of backward) 20.0 ms (median; mean ",
                                           0),
             0u);
@@ -110,7 +110,7 @@ TEST(RankSync, SeveralRanksLateTogetherAreNoSingleStraggler) {
     EXPECT_LT(*rs.ranks[r].last_share, kStragglerLastShare);
   }
   EXPECT_NEAR(*rs.ranks[1].last_share, 6.0 / 19, 1e-12);  // k = 3, 6, ..., 18
-  const std::string text = DescribeRanks(rs, 1)[0];
+  const std::string text = DescribeRanks(rs, {}, "")[0];
   EXPECT_EQ(text,
             "No single straggler: ranks 1, 2 and 3 are late by the threshold (4.00 ms) or more at the median (rank 1 "
             "20.0 ms, rank 2 20.0 ms, rank 3 20.0 ms), but none arrives last in 50.0% or more of the 19 matched steps "

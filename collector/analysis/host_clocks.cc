@@ -1,0 +1,163 @@
+// host_clocks.h: shared instants per rank, matched by order, and the per-host medians.
+#include "collector/analysis/host_clocks.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "collector/analysis/training_steps.h"
+#include "collector/base/clock_offset.h"
+
+namespace trainprof::collector {
+namespace {
+
+enum class Kind : uint8_t { kBarrier, kCollective, kInitProcessGroup, kCount };
+constexpr const char* kKindNames[] = {"barrier", "collective", "init_process_group"};
+
+// The median of ns values in integers (wall-clock times near 2^61 have no ns left in a double);
+// the mean of the two middle values for an even count, rounded down.
+int64_t MedianOf(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  if (n == 0) return 0;
+  if (n % 2 == 1) return v[n / 2];
+  return static_cast<int64_t>((static_cast<__int128>(v[n / 2 - 1]) + v[n / 2]) >> 1);
+}
+
+bool HasGpuActivity(const Process& p) {
+  return std::any_of(p.images.begin(), p.images.end(), [](const TraceImage& i) { return i.cuda.any_activity(); });
+}
+
+// One ranked process: its host and the wall-clock ends of its shared instants, per kind, each
+// keyed by (name, order among the process's instants of that name).
+struct RankInstants {
+  int64_t rank = 0;
+  std::string host;
+  std::array<std::map<std::pair<StringId, uint32_t>, int64_t>, static_cast<size_t>(Kind::kCount)> ends;
+};
+
+RankInstants InstantsOf(const Process& p, const ProcessPhases& phases, StringId barrier) {
+  RankInstants r;
+  r.rank = *p.rank;
+  r.host = p.host;
+  const int64_t offset = RealtimeOffset(p.start_realtime_ns, p.start_ns);
+  const bool blocking = !HasGpuActivity(p);  // gloo: the call returns when the collective is done
+  std::vector<std::pair<uint64_t, std::pair<Kind, StringId>>> found;  // (end, (kind, name))
+  for (const PhaseThread& t : phases.threads) {
+    for (const PhaseRange& range : t.ranges) {
+      if (range.phase == Phase::kInitProcessGroup) {
+        found.push_back({range.end_ns, {Kind::kInitProcessGroup, 0}});
+      } else if (range.phase == Phase::kCollective && barrier != 0 && range.name == barrier) {
+        found.push_back({range.end_ns, {Kind::kBarrier, range.name}});
+      } else if (range.phase == Phase::kCollective && blocking) {
+        found.push_back({range.end_ns, {Kind::kCollective, range.name}});
+      }
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::map<std::pair<Kind, StringId>, uint32_t> order;
+  for (const auto& [end, key] : found) {
+    const uint32_t k = order[key]++;
+    r.ends[static_cast<size_t>(key.first)][{key.second, k}] = ShiftedTime(end, offset);
+  }
+  return r;
+}
+
+// The estimate of `host` against `reference` from the instants of `kind` both have; nullopt when
+// they share none.
+std::optional<HostClock> Estimate(const std::vector<RankInstants>& ranks, const std::string& host,
+                                  const std::string& reference, Kind kind) {
+  const size_t kk = static_cast<size_t>(kind);
+  std::set<std::pair<StringId, uint32_t>> keys;
+  for (const RankInstants& r : ranks) {
+    if (r.host == host) {
+      for (const auto& [key, end] : r.ends[kk]) keys.insert(key);
+    }
+  }
+  std::vector<int64_t> diffs;
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> matched;  // per instant: (host, ref) ends
+  for (const auto& key : keys) {
+    std::vector<int64_t> here, there;
+    for (const RankInstants& r : ranks) {
+      auto it = r.ends[kk].find(key);
+      if (it == r.ends[kk].end()) continue;
+      if (r.host == host) here.push_back(it->second);
+      if (r.host == reference) there.push_back(it->second);
+    }
+    if (here.empty() || there.empty()) continue;
+    diffs.push_back(MedianOf(here) - MedianOf(there));  // both near 2^61: no overflow
+    matched.push_back({std::move(here), std::move(there)});
+  }
+  if (diffs.empty()) return std::nullopt;
+  HostClock c;
+  c.host = host;
+  c.offset_ns = MedianOf(diffs);
+  c.source = kKindNames[kk];
+  c.instants = diffs.size();
+  std::vector<int64_t> spreads;
+  for (const auto& [here, there] : matched) {
+    int64_t lo = there.front(), hi = there.front();
+    for (int64_t v : there) lo = std::min(lo, v), hi = std::max(hi, v);
+    for (int64_t v : here) {
+      const int64_t aligned = ShiftedTime(static_cast<uint64_t>(std::max<int64_t>(v, 0)), -c.offset_ns);
+      lo = std::min(lo, aligned), hi = std::max(hi, aligned);
+    }
+    spreads.push_back(hi - lo);
+  }
+  c.uncertainty_ns = static_cast<uint64_t>(std::max<int64_t>(MedianOf(spreads), 0));
+  return c;
+}
+
+}  // namespace
+
+void AlignHostClocks(Trace* trace) {
+  trace->host_clocks.clear();
+  trace->clock_reference.clear();
+  std::map<std::string, std::set<int64_t>> host_ranks;  // distinct ranks (DataLoader workers share theirs)
+  for (const Process& p : trace->processes) {
+    if (p.rank && p.start_realtime_ns != 0) host_ranks[p.host].insert(*p.rank);
+  }
+  if (host_ranks.size() < 2) return;
+  const StringId domain = trace->strings.Find("trainprof");
+  const StringId barrier = trace->strings.Find("barrier");
+  std::vector<RankInstants> ranks;
+  for (const Process& p : trace->processes) {
+    if (!p.rank || p.start_realtime_ns == 0) continue;
+    ranks.push_back(InstantsOf(p, CollectPhases(p, domain), barrier));
+  }
+  const auto lowest = std::min_element(ranks.begin(), ranks.end(),
+                                       [](const RankInstants& a, const RankInstants& b) { return a.rank < b.rank; });
+  trace->clock_reference = lowest->host;
+  for (const auto& [host, ranks_there] : host_ranks) {
+    HostClock c;
+    c.host = host;
+    c.source = host == trace->clock_reference ? "reference" : "wall_clock";
+    if (host != trace->clock_reference) {
+      for (size_t k = 0; k < static_cast<size_t>(Kind::kCount); ++k) {
+        if (auto e = Estimate(ranks, host, trace->clock_reference, static_cast<Kind>(k))) {
+          c = std::move(*e);
+          break;
+        }
+      }
+    }
+    c.ranks = ranks_there.size();
+    trace->host_clocks.push_back(std::move(c));
+  }
+  // Every process of an aligned host, ranked or not (its launcher, DataLoader workers), moves.
+  auto moved = [](uint64_t realtime, int64_t offset) {
+    return realtime == 0 ? 0 : static_cast<uint64_t>(std::max<int64_t>(ShiftedTime(realtime, -offset), 1));
+  };
+  for (Process& p : trace->processes) {
+    int64_t offset = 0;
+    for (const HostClock& h : trace->host_clocks) {
+      if (h.host == p.host) offset = h.offset_ns;
+    }
+    if (offset == 0) continue;
+    p.start_realtime_ns = moved(p.start_realtime_ns, offset);  // its images keep their header's
+  }
+}
+
+}  // namespace trainprof::collector

@@ -1,0 +1,35 @@
+// Every host on one clock: each host's wall clock (CLOCK_REALTIME, through which the processes of
+// several hosts share one time axis) estimated against the reference host's (the host of the
+// lowest rank) from instants that the ranks of both hosts share, so that a host whose clock is off
+// (no NTP, a drifting VM) does not make its ranks look early or late. Nsight Systems and HTA put
+// hosts on one axis by their wall clocks alone.
+//
+// Shared instants, in order of preference (the first kind the two hosts share is used):
+//   barrier            the end of each torch.distributed.barrier() (the shim's collective ranges
+//                      named "barrier"): every rank leaves it once the last one arrived
+//   collective         the end of each blocking collective (all_reduce, all_gather, ...) of ranks
+//                      without GPU activity (gloo on CPU: the call returns when the collective is
+//                      done; with NCCL it returns once the work is queued, so those are not used)
+//   init_process_group the end of init_process_group (its rendezvous: the ranks join together)
+// The k-th instant of a name is matched across ranks by its order on the rank (the k-th barrier
+// of every rank is one barrier). For each matched instant k both hosts have,
+// d_k = (median end on the host) − (median end on the reference), each on its own wall clock; the
+// host's offset is the median of the d_k, and its uncertainty the median over the instants of their
+// spread (last − first end across the ranks of both hosts, once aligned): the collective's own end
+// skew, the floor of an estimate from it. A host without a shared instant keeps its wall clock
+// (source "wall_clock"), and the report says so.
+#pragma once
+
+#include "collector/model/model.h"
+
+namespace trainprof::collector {
+
+/// Estimates the hosts' clocks of `trace` (see the file comment), puts them in trace->host_clocks
+/// and trace->clock_reference, and moves the wall-clock start (Process::start_realtime_ns) of each
+/// host's processes onto the reference's clock; each TraceImage keeps its header's (what a second
+/// read of the file checks). Nothing changes unless
+/// ranked processes ran on two or more hosts. Call once, after reading, before the report or
+/// the export's time axis.
+void AlignHostClocks(Trace* trace);
+
+}  // namespace trainprof::collector

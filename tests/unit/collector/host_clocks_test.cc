@@ -1,0 +1,198 @@
+// Every host on one clock (collector/analysis/host_clocks.h): the offset of a host's wall clock from
+// the instants its ranks share with the reference host's, which kind of instant is used, and the
+// fall-back to the wall clock.
+#include "collector/analysis/host_clocks.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/bottleneck.h"
+#include "phase_builder.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using test::kMs;
+using test::PhaseThread;
+using test::TraceBuilder;
+using test::TraceOf;
+namespace fmt = format;
+
+constexpr uint64_t T0 = 10'000'000'000;
+constexpr uint64_t kRealtime = 1'741'064'767'000'000'000ull;  // node-a's wall clock at T0
+
+/// Ranks on hosts; each host's monotonic clock counts from another boot (`mono` ahead of node-a's)
+/// and its wall clock is `wall` ahead of node-a's.
+struct Job {
+  std::vector<std::unique_ptr<TraceBuilder>> ranks;
+  std::vector<std::unique_ptr<PhaseThread>> threads;
+  std::vector<uint64_t> mono;
+
+  /// Rank `r` on `host`; returns its phase thread, whose times are node-a's monotonic times (the
+  /// builder adds the host's `mono`).
+  PhaseThread& Rank(int r, const std::string& host, uint64_t mono_ahead, int64_t wall_ahead) {
+    const int32_t pid = 500 + r;
+    ranks.push_back(std::make_unique<TraceBuilder>(pid, 1, T0 + mono_ahead));
+    TraceBuilder& b = *ranks.back();
+    b.Host(host).StartRealtime(static_cast<uint64_t>(static_cast<int64_t>(kRealtime) + wall_ahead));
+    b.Env("RANK", std::to_string(r)).Env("WORLD_SIZE", "4");
+    b.HeaderEnd(fmt::EndKind::kExit, 0, T0 + mono_ahead + 5'000 * kMs);
+    threads.push_back(std::make_unique<PhaseThread>(b, static_cast<uint32_t>(pid)));
+    mono.push_back(mono_ahead);
+    return *threads.back();
+  }
+  /// A collective range of rank index i that ends at node-a's monotonic `end` (+ its host's lead).
+  void Collective(size_t i, uint64_t end, const char* name, format::Phase p = format::Phase::kCollective) {
+    threads[i]->Range(end - 5 * kMs + mono[i], end + mono[i], p, name);
+  }
+  Trace Load() const {
+    std::vector<const TraceBuilder*> all;
+    for (const auto& b : ranks) all.push_back(b.get());
+    return TraceOf(all);
+  }
+};
+
+const HostClock* Clock(const Trace& t, const std::string& host) {
+  for (const HostClock& h : t.host_clocks) {
+    if (h.host == host) return &h;
+  }
+  return nullptr;
+}
+
+uint64_t StartOf(const Trace& t, int64_t rank) {
+  for (const Process& p : t.processes) {
+    if (p.rank == rank) return p.start_realtime_ns;
+  }
+  return 0;
+}
+
+// Two ranks a host; node-b's wall clock 2.5 s ahead, its monotonic clock 900 s ahead.
+Job TwoHosts(int64_t wall_b = 2'500 * static_cast<int64_t>(kMs)) {
+  Job j;
+  j.Rank(0, "node-a", 0, 0);
+  j.Rank(1, "node-a", 0, 0);
+  j.Rank(2, "node-b", 900'000 * kMs, wall_b);
+  j.Rank(3, "node-b", 900'000 * kMs, wall_b);
+  return j;
+}
+
+TEST(HostClocks, BarriersGiveTheOffsetAndTheEndSkewItsUncertainty) {
+  Job j = TwoHosts();
+  // Three barriers; the ranks leave each within 0.3 ms, in an order that is not the hosts'.
+  const uint64_t skew[4] = {100'000, 300'000, 0, 200'000};
+  for (uint64_t k = 0; k < 3; ++k) {
+    for (size_t i = 0; i < 4; ++i) j.Collective(i, T0 + (100 + 100 * k) * kMs + skew[i], "barrier");
+  }
+  Trace t = j.Load();
+  const uint64_t b_start = StartOf(t, 2);
+  AlignHostClocks(&t);
+  EXPECT_EQ(t.clock_reference, "node-a");
+  ASSERT_EQ(t.host_clocks.size(), 2u);
+  const HostClock* a = Clock(t, "node-a");
+  const HostClock* b = Clock(t, "node-b");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->source, "reference");
+  EXPECT_EQ(a->offset_ns, 0);
+  EXPECT_EQ(b->source, "barrier");
+  EXPECT_EQ(b->instants, 3u);
+  EXPECT_EQ(b->ranks, 2u);
+  // median(node-b ends) - median(node-a ends) = (0 + 200)/2 - (100 + 300)/2 µs = -100 µs off 2.5 s.
+  EXPECT_EQ(b->offset_ns, 2'500 * static_cast<int64_t>(kMs) - 100'000);
+  // Aligned, node-b's ends are 100 and 300 µs: the four ends span 0.2 ms.
+  EXPECT_EQ(b->uncertainty_ns, 200'000u);
+  EXPECT_LE(std::abs(b->offset_ns - 2'500 * static_cast<int64_t>(kMs)), static_cast<int64_t>(b->uncertainty_ns));
+  // node-b's processes move onto node-a's clock; node-a's stay.
+  EXPECT_EQ(StartOf(t, 2), b_start - static_cast<uint64_t>(b->offset_ns));
+  EXPECT_EQ(StartOf(t, 0), kRealtime);
+}
+
+TEST(HostClocks, BarriersComeBeforeCollectivesAndInitProcessGroup) {
+  Job j = TwoHosts();
+  for (size_t i = 0; i < 4; ++i) {
+    j.Collective(i, T0 + 50 * kMs + (i >= 2 ? 7 * kMs : 0), "init_process_group", format::Phase::kInitProcessGroup);
+    j.Collective(i, T0 + 100 * kMs + (i >= 2 ? 3 * kMs : 0), "all_reduce");
+    j.Collective(i, T0 + 200 * kMs, "barrier");
+  }
+  Trace t = j.Load();
+  AlignHostClocks(&t);
+  EXPECT_EQ(Clock(t, "node-b")->source, "barrier");
+  EXPECT_EQ(Clock(t, "node-b")->offset_ns, 2'500 * static_cast<int64_t>(kMs));
+  EXPECT_EQ(Clock(t, "node-b")->uncertainty_ns, 0u);
+
+  Job c = TwoHosts();  // no barrier: the blocking collectives of CPU ranks (gloo)
+  for (size_t i = 0; i < 4; ++i) {
+    c.Collective(i, T0 + 50 * kMs + (i >= 2 ? 7 * kMs : 0), "init_process_group", format::Phase::kInitProcessGroup);
+    c.Collective(i, T0 + 100 * kMs + (i >= 2 ? 3 * kMs : 0), "all_reduce");
+  }
+  Trace ct = c.Load();
+  AlignHostClocks(&ct);
+  EXPECT_EQ(Clock(ct, "node-b")->source, "collective");
+  EXPECT_EQ(Clock(ct, "node-b")->offset_ns, 2'503 * static_cast<int64_t>(kMs));
+
+  Job g = TwoHosts();  // init_process_group alone
+  for (size_t i = 0; i < 4; ++i) {
+    g.Collective(i, T0 + 50 * kMs + (i >= 2 ? 7 * kMs : 0), "init_process_group", format::Phase::kInitProcessGroup);
+  }
+  Trace gt = g.Load();
+  AlignHostClocks(&gt);
+  EXPECT_EQ(Clock(gt, "node-b")->source, "init_process_group");
+  EXPECT_EQ(Clock(gt, "node-b")->offset_ns, 2'507 * static_cast<int64_t>(kMs));
+}
+
+TEST(HostClocks, CollectivesOfRanksWithGpuActivityAreNotInstants) {
+  // With NCCL, all_reduce returns once the work is queued: its ends are not shared instants.
+  Job j = TwoHosts();
+  for (size_t i = 0; i < 4; ++i) {
+    j.Collective(i, T0 + 100 * kMs + i * 9 * kMs, "all_reduce");
+    TraceBuilder& b = *j.ranks[i];
+    const int g = b.Thread(9000 + static_cast<uint32_t>(i));
+    b.Kernel(g, {.start = T0 + j.mono[i] + 120 * kMs, .end = T0 + j.mono[i] + 121 * kMs, .name = "_Z3fooPf",
+                 .correlation = 1});
+  }
+  Trace t = j.Load();
+  AlignHostClocks(&t);
+  EXPECT_EQ(Clock(t, "node-b")->source, "wall_clock");
+}
+
+TEST(HostClocks, WithoutASharedInstantTheWallClockStaysAndTheSentenceSaysSo) {
+  Job j = TwoHosts();
+  Trace t = j.Load();
+  const uint64_t b_start = StartOf(t, 2);
+  AlignHostClocks(&t);
+  const HostClock* b = Clock(t, "node-b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->source, "wall_clock");
+  EXPECT_EQ(b->offset_ns, 0);
+  EXPECT_EQ(b->instants, 0u);
+  EXPECT_EQ(StartOf(t, 2), b_start);
+  RankSync rs;
+  rs.clock = "realtime";
+  rs.ranks.resize(2);
+  rs.ranks[0].host = "node-a";
+  rs.ranks[1].host = "node-b";
+  const std::vector<std::string> text = DescribeRanks(rs, t.host_clocks, t.clock_reference);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text[0],
+            "Ranks on 2 hosts: arrivals compared on CLOCK_REALTIME: node-b shares no barrier, blocking collective or "
+            "init_process_group with node-a, so its wall clock is taken as it is and lateness across hosts is "
+            "only as exact as the hosts' clock synchronisation (Hosts).");
+}
+
+TEST(HostClocks, OneHostChangesNothing) {
+  Job j;
+  j.Rank(0, "node-a", 0, 0);
+  j.Rank(1, "node-a", 0, 0);
+  for (size_t i = 0; i < 2; ++i) j.Collective(i, T0 + 100 * kMs, "barrier");
+  Trace t = j.Load();
+  AlignHostClocks(&t);
+  EXPECT_TRUE(t.host_clocks.empty());
+  EXPECT_EQ(t.clock_reference, "");
+  EXPECT_EQ(StartOf(t, 1), kRealtime);
+}
+
+}  // namespace
+}  // namespace trainprof::collector

@@ -1,10 +1,12 @@
-// The progress bar of a long `trainprof export`, on stderr when it is a terminal (isatty), never
-// otherwise (a log or a pipe gets no carriage returns):
+// The progress bar of a long `trainprof export` or `report`, on stderr when it is a terminal
+// (isatty), never otherwise (a log or a pipe gets no carriage returns):
 //
 //   trainprof: exporting  42% [########............]  1234567 of 2939000 events
+//   trainprof: reading    42% [########............]  430 of 1024 files
 //
-// It appears only once the export has run for `delay_ns` (short exports print nothing), is redrawn
-// when the percentage changes, and Finish() erases it. The clock and the output are parameters so
+// It appears only once the work has run for `delay_ns` (short runs print nothing), is redrawn when
+// the percentage changes, and Finish() erases it. Note() draws a line of text in its place (what
+// follows, without a percentage: "analysing 1024 processes"), erased by Finish() too. The clock and the output are parameters so
 // that the drawing is tested without a terminal or a timer (tests/launcher/progress_bar_test.cc).
 #pragma once
 
@@ -20,21 +22,28 @@ class ProgressBar {
   using Clock = std::function<uint64_t()>;               ///< ns, monotonic
   using Write = std::function<void(std::string_view)>;
 
-  /// `total`: the expected number of events (0: the bar never shows).
-  ProgressBar(uint64_t total, Write write, Clock clock, uint64_t delay_ns = 500'000'000);
+  /// `total`: the expected number of `unit` (0: the bar never shows); `verb`: what is being done.
+  ProgressBar(uint64_t total, Write write, Clock clock, uint64_t delay_ns = 500'000'000, std::string verb = "exporting",
+              std::string unit = "events");
 
   /// A bar on fd 2 with the steady clock, or one that never draws when fd 2 is not a terminal.
-  static ProgressBar ForStderr(uint64_t total);
+  static ProgressBar ForStderr(uint64_t total, uint64_t delay_ns = 500'000'000, std::string verb = "exporting",
+                               std::string unit = "events");
 
   void Update(uint64_t done);
-  /// Erases the bar if it was drawn.
+  /// Draws "trainprof: <text>" (no percentage) in the bar's place, on a terminal.
+  void Note(std::string_view text);
+  /// Erases the bar or note if one was drawn.
   void Finish();
+  bool drawn() const { return drawn_; }
 
   /// The line for `done` of `total` (no "\r"): what Update draws.
-  static std::string Line(uint64_t done, uint64_t total);
+  static std::string Line(uint64_t done, uint64_t total, std::string_view verb = "exporting",
+                          std::string_view unit = "events");
 
  private:
   uint64_t total_;
+  std::string verb_, unit_;
   Write write_;
   Clock clock_;
   uint64_t start_ns_;

@@ -6,15 +6,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <system_error>
+#include <thread>
 
 #include "collector/analysis/host_clocks.h"
 #include "collector/base/output_sink.h"
@@ -24,6 +29,7 @@
 #include "collector/read/trace_set.h"
 #include "input_files.h"
 #include "output_file.h"
+#include "progress_bar.h"
 #include "trace_inputs.h"
 #include "trainprof/path_walk.h"
 
@@ -184,6 +190,39 @@ int WriteCsv(const Report& report, const std::string& output, const InputFiles& 
   return kOk;
 }
 
+// Calls `tick` every 100 ms on a thread of its own until destroyed (a progress bar's redraws while
+// the calling thread works).
+class EveryTenthOfASecond {
+ public:
+  explicit EveryTenthOfASecond(std::function<void()> tick) : tick_(std::move(tick)) {
+    try {
+      thread_ = std::thread([this] {
+        std::unique_lock<std::mutex> lock(mu_);
+        while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; })) tick_();
+      });
+    } catch (const std::system_error&) {
+      // no thread: no progress bar, the work goes on
+    }
+  }
+  ~EveryTenthOfASecond() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+  EveryTenthOfASecond(const EveryTenthOfASecond&) = delete;
+  EveryTenthOfASecond& operator=(const EveryTenthOfASecond&) = delete;
+
+ private:
+  std::function<void()> tick_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 void AddReportOptions(CLI::App* sub, ReportArgs* args) {
@@ -284,7 +323,17 @@ int RunReport(const ReportArgs& args) {
   // analysis needs their times), so memory does not grow with the number of NVTX records. A large
   // trace (or TRAINPROF_CUDA_WINDOW_RECORDS) has its CUDA records read again window by window
   // from the files (report.h, CudaWindowRecords).
-  collector::Trace trace = collector::LoadTraceForReport(list->files);
+  // On a terminal, a read that takes more than 2 s (1024 rank files: ~10 s) shows a progress bar,
+  // then what it does next.
+  std::atomic<uint64_t> files_done{0};
+  ProgressBar bar = ProgressBar::ForStderr(list->files.size(), 2'000'000'000, "reading", "files");
+  collector::Trace trace;
+  {
+    EveryTenthOfASecond ticker([&] { bar.Update(files_done.load(std::memory_order_relaxed)); });
+    trace = collector::LoadTraceForReport(list->files, &files_done);
+  }
+  const bool progress_shown = bar.drawn();
+  bar.Finish();
   collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h)
   KeepFreedMemoryForWindows(trace);
   size_t damaged = 0, usable = 0;
@@ -307,7 +356,9 @@ int RunReport(const ReportArgs& args) {
   options.top = args.top;
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;
+  if (progress_shown) bar.Note("analysing " + std::to_string(trace.processes.size()) + " processes");
   Report report = collector::Analyze(std::move(trace), options);
+  bar.Finish();
   report.warnings.insert(report.warnings.begin(), list->warnings.begin(), list->warnings.end());
   report.stats += list->losses;
 

@@ -14,6 +14,7 @@
 //   Finish: file-local string ids ──► the report's StringPool
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,6 +74,9 @@ struct ReadOptions {
   /// The image an earlier read of the same file made: its string_of_ref / domain_of_ref name the
   /// sink's events (a ref past them gets 0).
   const TraceImage* nvtx_names = nullptr;
+  /// Counts the files LoadTrace / LoadTraceBytes have decoded, as each is done (another thread may
+  /// read it for a progress bar). Not owned.
+  std::atomic<uint64_t>* files_done = nullptr;
 };
 
 /// A file decoded but not yet merged into a StringPool. Decoding touches no shared state, so

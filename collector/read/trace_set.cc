@@ -209,7 +209,13 @@ Trace Load(size_t count, Decode decode, Path path) {
 
 Trace LoadTrace(const std::vector<std::string>& files, const ReadOptions& options) {
   return Load(
-      files.size(), [&](size_t i) { return DecodeTraceFile(files[i], options); }, [&](size_t i) { return files[i]; });
+      files.size(),
+      [&](size_t i) {
+        DecodedTrace d = DecodeTraceFile(files[i], options);
+        if (options.files_done != nullptr) options.files_done->fetch_add(1, std::memory_order_relaxed);
+        return d;
+      },
+      [&](size_t i) { return files[i]; });
 }
 
 Trace LoadTraceBytes(const std::vector<TraceBytes>& files, const ReadOptions& options) {

@@ -5,10 +5,27 @@
 #include "collector/base/sample_stats.h"
 #include "collector/base/units.h"
 #include "collector/render/table_render.h"
+#include "collector/report/rank_tables.h"
 #include "collector/report/report_tables.h"
 
 namespace trainprof::collector {
 namespace {
+
+// A table of one row per process: the rows of the ranks the text shows (rank_tables.h), then a line
+// for the others.
+template <typename Row, typename CellsOf>
+std::string RowsOfShownRanks(const Report& r, const TableDef& def, const std::vector<Row>& rows, CellsOf cells) {
+  std::vector<const Row*> kept;
+  for (const Row& x : rows) {
+    if (ShowsRank(r, x.rank)) kept.push_back(&x);
+  }
+  std::string out = TextTable(def, RowsOf(kept, [&cells](const Row* x) { return cells(*x); }), "  ");
+  if (const size_t other = rows.size() - kept.size(); other > 0) {
+    out += "  ... " + std::to_string(other) + (other == 1 ? " more row" : " more rows") +
+           " of other ranks (--by-rank lists them; JSON and CSV have them all)\n";
+  }
+  return out;
+}
 
 std::string Who(const KernelCategoryRow& k) {
   return "pid " + std::to_string(k.pid) + (k.rank ? " (rank " + std::to_string(*k.rank) + ")" : "");
@@ -19,6 +36,7 @@ std::string Who(const KernelCategoryRow& k) {
 std::string StepLines(const Report& r) {
   std::string out;
   for (const KernelCategoryRow& k : r.kernel_categories) {
+    if (!ShowsRank(r, k.rank)) continue;
     std::vector<double> shares;
     const StepCommunication* lowest = nullptr;
     for (const StepCommunication& s : k.steps) {
@@ -43,7 +61,7 @@ std::string StepLines(const Report& r) {
 std::string GpuOverlapText(const Report& r) {
   if (r.temporal_breakdown.empty()) return "";
   std::string out = "\nGPU temporal breakdown\n";
-  out += TextTable(TemporalBreakdownTable(), RowsOf(r.temporal_breakdown, TemporalBreakdownCells), "  ");
+  out += RowsOfShownRanks(r, TemporalBreakdownTable(), r.temporal_breakdown, TemporalBreakdownCells);
   out +=
       "  Active span = first to last GPU activity of the process (kernels, copies, memsets, every stream); Idle =\n"
       "  nothing runs; Compute = computation kernels run; Non-compute = only communication, memory or other\n"
@@ -51,7 +69,7 @@ std::string GpuOverlapText(const Report& r) {
       "  leaves out the last ProfilerStep and rounds ns traces to whole µs, so its figures can differ\n"
       "  (docs/analysis.md, \"Where trainprof differs from HTA on purpose\").\n";
   out += "\nGPU kernel categories\n";
-  out += TextTable(KernelCategoryTable(), RowsOf(r.kernel_categories, KernelCategoryCells), "  ");
+  out += RowsOfShownRanks(r, KernelCategoryTable(), r.kernel_categories, KernelCategoryCells);
   out +=
       "  Time in which exactly these categories run: computation kernels, communication (NCCL) kernels, memory\n"
       "  (copies, memsets); Hidden = communication overlapping computation / all communication (HTA's kernel-type\n"

@@ -80,7 +80,18 @@ std::string OptDur(const std::optional<double>& ns) { return ns ? FormatDuration
 std::string HostsText(const Report& r) {
   for (const TableRows& t : r.tables) {
     if (t.def != &HostClockTable()) continue;
-    return "\nHosts\n" + TextTable(HostClockTable(), t.source(), "  ") +
+    std::vector<size_t> shown;
+    const size_t host = t.def->Index("host");
+    for (size_t i = 0; i < t.rows.size(); ++i) {
+      if (!r.text_hosts || r.text_hosts->count(t.rows[i][host].s) > 0) shown.push_back(i);
+    }
+    std::string out = "\nHosts\n" + TextTable(HostClockTable(), RowsOf(shown, [&t](size_t i) { return t.rows[i]; }), "  ");
+    if (shown.size() < t.rows.size()) {
+      out += "  ... " + Plural(t.rows.size() - shown.size(), "more host", "more hosts") +
+             " (the reference, hosts on their wall clock and the largest offsets and uncertainties are listed; "
+             "--by-rank lists every host; JSON and CSV have them all)\n";
+    }
+    return out +
            "  Clock offset: the host's wall clock minus the reference's (the host of the lowest rank), from instants\n"
            "  the ranks share (the ends of barriers, blocking collectives or init_process_group); its processes'\n"
            "  times are shown on the reference's clock. Uncertainty: the median end skew of those instants.\n"
@@ -319,11 +330,29 @@ void RenderText(const Report& r, OutputSink* sink) {
     if (!t.text) continue;
     out += "\n" + t.title + "\n";
     RowSource rows = t.source();
+    // A table with a row per process (a rank column): the rows of the ranks the text shows.
+    std::vector<size_t> kept;
+    size_t other_ranks = 0;
+    if (const size_t rank = t.def->Index("rank"); r.text_ranks && rank < t.def->columns.size()) {
+      for (size_t i = 0; i < t.rows.size(); ++i) {
+        const Cell& c = t.rows[i][rank];
+        if (c.kind == Cell::Kind::kInt && r.text_ranks->count(c.i) == 0) {
+          ++other_ranks;
+        } else {
+          kept.push_back(i);
+        }
+      }
+      if (other_ranks > 0) rows = RowsOf(kept, [&t](size_t i) { return t.rows[i]; });
+    }
     const size_t cut = t.text_rows > 0 && rows.size > t.text_rows ? rows.size - t.text_rows : 0;
     rows.size -= cut;
     out += t.rows.empty() ? "  none recorded\n" : TextTable(*t.def, rows, "  ") + EstimatedQuantilesNote(t.rows, "values");
     if (cut > 0) {
       out += "  ... " + Plural(cut, "more row", "more rows") + " (--top N shows N; JSON and CSV have them all)\n";
+    }
+    if (other_ranks > 0) {
+      out += "  ... " + Plural(other_ranks, "more row", "more rows") +
+             " of other ranks (--by-rank lists them; JSON and CSV have them all)\n";
     }
     if (t.omitted.value_or(0) > 0) {
       out += "  ... " + Plural(*t.omitted, "more row", "more rows") + " (--top " + std::to_string(r.options.top) + ")\n";

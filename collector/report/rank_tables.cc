@@ -1,6 +1,8 @@
 // rank_tables.h: the rank_spread table's declaration and rows.
 #include "collector/report/rank_tables.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -95,7 +97,33 @@ const TableDef& RankSpreadTable() {
   return def;
 }
 
-void ChooseTextRanks(Report* r) {
+namespace {
+
+// The hosts of a long Hosts table that the text shows (see kHostsInFull).
+std::set<std::string> ShownHosts(const std::vector<HostClock>& clocks) {
+  std::set<std::string> shown;
+  std::vector<const HostClock*> by_offset, by_uncertainty;
+  for (const HostClock& h : clocks) {
+    if (h.source == "reference" || h.source == "wall_clock") shown.insert(h.host);
+    by_offset.push_back(&h);
+    by_uncertainty.push_back(&h);
+  }
+  auto first = [&](std::vector<const HostClock*>& v, auto larger) {
+    std::stable_sort(v.begin(), v.end(), larger);
+    for (size_t i = 0; i < v.size() && i < kHostsListed; ++i) shown.insert(v[i]->host);
+  };
+  first(by_offset, [](const HostClock* a, const HostClock* b) {
+    return std::llabs(a->offset_ns) > std::llabs(b->offset_ns);
+  });
+  first(by_uncertainty, [](const HostClock* a, const HostClock* b) { return a->uncertainty_ns > b->uncertainty_ns; });
+  return shown;
+}
+
+}  // namespace
+
+void ChooseTextRanks(const Trace& trace, Report* r) {
+  r->text_hosts.reset();
+  if (trace.host_clocks.size() > kHostsInFull && !r->options.by_rank) r->text_hosts = ShownHosts(trace.host_clocks);
   std::set<int64_t> ranks;
   for (const ProcessRow& p : r->processes) {
     if (p.rank) ranks.insert(*p.rank);

@@ -15,6 +15,10 @@ namespace trainprof::collector {
 /// Above this many ranks the text report shows, without --by-rank, the spread and the rows of the
 /// lowest rank, the straggler and the outliers only (JSON and CSV keep every row).
 inline constexpr size_t kRanksInFull = 16;
+/// Above this many hosts the text's Hosts table shows, without --by-rank, the reference, every host
+/// on its wall clock, and the kHostsListed largest offsets and uncertainties.
+inline constexpr size_t kHostsInFull = 16;
+inline constexpr size_t kHostsListed = 5;
 
 const TableDef& RankSpreadTable();  ///< rank_spread
 const TableDef& HostClockTable();   ///< host_clocks
@@ -28,8 +32,9 @@ void AddHostClockTable(const Trace& trace, Report* r);
 /// section shows it) when the bottleneck has a spread.
 void AddRankSpreadTable(Report* r);
 
-/// Sets r->ranks and r->text_ranks (report.h) from r->processes, r->bottleneck and r->options.
-void ChooseTextRanks(Report* r);
+/// Sets r->ranks, r->text_ranks and r->text_hosts (report.h) from r->processes, r->bottleneck,
+/// trace.host_clocks and r->options.
+void ChooseTextRanks(const Trace& trace, Report* r);
 
 /// Whether the text report shows the row of a process with `rank` (a process without one: always).
 bool ShowsRank(const Report& r, const std::optional<int64_t>& rank);

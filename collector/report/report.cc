@@ -197,10 +197,10 @@ namespace {
 // Reads with `load` as `trainprof report` does (LoadTraceForReport); `bytes`: the sizes of the
 // trainprof files among them.
 template <typename Load>
-Trace LoadForReport(uint64_t bytes, Load load) {
+Trace LoadForReport(uint64_t bytes, Load load, std::atomic<uint64_t>* files_done = nullptr) {
   const size_t per_window = CudaWindowRecords(bytes);
   const bool windowed = per_window > 0;
-  ReadOptions read{.keep = KeepNvtx::kPhases, .cuda_index = windowed};
+  ReadOptions read{.keep = KeepNvtx::kPhases, .cuda_index = windowed, .files_done = files_done};
   if (windowed) read.keep_cuda = KeepCuda::kStackedCalls;
   Trace trace = load(read);
   if (windowed && !EveryCudaImageIndexed(trace)) {
@@ -211,6 +211,7 @@ Trace LoadForReport(uint64_t bytes, Load load) {
     }
     if (dropped) {
       read.keep_cuda = KeepCuda::kAll;
+      if (files_done != nullptr) files_done->store(0);
       trace = load(read);
     }
   }
@@ -225,7 +226,7 @@ bool TrainprofMagic(std::span<const uint8_t> head) {
 
 }  // namespace
 
-Trace LoadTraceForReport(const std::vector<std::string>& files) {
+Trace LoadTraceForReport(const std::vector<std::string>& files, std::atomic<uint64_t>* files_done) {
   uint64_t bytes = 0;  // of the trainprof files: a Kineto file gets no windows
   for (const std::string& f : files) {
     const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -238,7 +239,7 @@ Trace LoadTraceForReport(const std::vector<std::string>& files) {
     }
     ::close(fd);
   }
-  return LoadForReport(bytes, [&](const ReadOptions& o) { return LoadTrace(files, o); });
+  return LoadForReport(bytes, [&](const ReadOptions& o) { return LoadTrace(files, o); }, files_done);
 }
 
 Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files) {
@@ -618,7 +619,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   AddCallSiteClauses(trace, &symbols, &r.bottleneck);
   AddHostClockTable(trace, &r);
   AddRankSpreadTable(&r);
-  ChooseTextRanks(&r);
+  ChooseTextRanks(trace, &r);
   for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));
   if (!windows) AddGpuOverlap(trace, &r);
   if (windows) {  // a file changed since it was read: what the report did not keep is missing

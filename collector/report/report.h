@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -57,7 +58,9 @@ size_t CudaWindowRecords(uint64_t trace_bytes);
 /// noted and only the calls with a stack kept (the windows are read again from the files,
 /// read/cuda_chunk_index.h), unless a trainprof file with CUDA records got no index: then read
 /// again keeping every record.
-Trace LoadTraceForReport(const std::vector<std::string>& files);
+/// `files_done` (optional): counts the files decoded, for a progress bar (from 0 again if the
+/// files are read a second time).
+Trace LoadTraceForReport(const std::vector<std::string>& files, std::atomic<uint64_t>* files_done = nullptr);
 Trace LoadTraceBytesForReport(const std::vector<TraceBytes>& files);
 
 /// Whether Analyze reads `trace`'s CUDA records again window by window: it was read for windows
@@ -246,6 +249,10 @@ struct Report {
   /// The ranks whose own rows the text report shows (rank_tables.h): none = every rank (at most
   /// kRanksInFull ranks, or --by-rank); else the lowest rank, the straggler and the outliers.
   std::optional<std::set<int64_t>> text_ranks;
+  /// The hosts whose rows the text report's Hosts table shows (rank_tables.h): none = every host
+  /// (at most kHostsInFull, or --by-rank); else the reference, those on their wall clock and the
+  /// largest offsets and uncertainties.
+  std::optional<std::set<std::string>> text_hosts;
   uint64_t ranks = 0;  ///< distinct ranks of the processes
   /// File damage ("FILE: what (read N of M bytes)") and notes: the catalogue's lines (model/losses.def,
   /// report/warnings.h), after the launcher's about the paths given.

@@ -388,7 +388,8 @@ Case DdpStraggler() {
 // ----- many_ranks: torchrun --nproc-per-node 20 train.py: one rank's input is slow --------------
 // torchrun (7100) starts ranks 0..19 (7110..7129); rank 13 waits ~20 ms for each batch (its
 // DataLoader is slow), so it reaches every backward late and the other ranks wait for it in the
-// all-reduce; rank 19 exits with 1 after its steps. More ranks than the text report lists in full.
+// all-reduce; rank 19 exits with 1 after its steps. Each forward launches one kernel on the rank's
+// GPU (device = local rank). More ranks than the text report lists in full.
 Case ManyRanks() {
   constexpr int kRanks = 20;
   Case c;
@@ -410,6 +411,7 @@ Case ManyRanks() {
     PhaseThread p(b, static_cast<uint32_t>(pid));
     b.ThreadName(p.thread(), static_cast<uint32_t>(pid), "python3");
     PhaseCategories(b, p.thread(), 1);
+    const int gpu = b.Thread(static_cast<uint32_t>(pid) + 1);  // CUPTI's buffer drainer
     p.Range(start + 1'200 * kMs, spawn + 1'300 * kMs, Phase::kCollective, "init_process_group");
     uint64_t t = spawn + 1'400 * kMs;
     for (int s = 0; s < 6; ++s) {
@@ -417,7 +419,12 @@ Case ManyRanks() {
       const uint64_t wait = r == 13 ? 0 : 19'600 * kUs;  // in the all-reduce, for rank 13
       const uint64_t forward = 12 * kMs + static_cast<uint64_t>(r % 3) * 50 * kUs;
       p.Range(t, t + data, Phase::kDataWait, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
-      p.Range(t + data + 50 * kUs, t + data + 12'050 * kUs, Phase::kForward, "DistributedDataParallel.forward");
+      p.Push(t + data + 50 * kUs, Phase::kForward, "DistributedDataParallel.forward");
+      const uint64_t correlation = static_cast<uint64_t>(s) + 1;
+      b.ApiCall(p.thread(), t + data + 100 * kUs, t + data + 105 * kUs, "cudaLaunchKernel_v7000", correlation);
+      p.Pop(t + data + 12'050 * kUs);
+      b.Kernel(gpu, {.start = t + data + 120 * kUs, .end = t + data + 8'120 * kUs, .name = "_Z6linearPfS_i",
+                     .correlation = correlation, .device = static_cast<uint32_t>(r % 8)});
       const uint64_t bw = t + data + 12'100 * kUs + (forward - 12 * kMs);
       p.Range(bw, bw + 21 * kMs + wait, Phase::kBackward);
       p.Range(bw + 21'050 * kUs + wait, bw + 22'850 * kUs + wait, Phase::kOptimizerStep);

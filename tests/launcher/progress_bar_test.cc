@@ -1,5 +1,6 @@
-// The export's progress bar (launcher/progress_bar.h): drawn only after its delay, redrawn when the
-// percentage changes, erased at the end; nothing without a total. Clock and output are fakes.
+// The progress bar of export and report (launcher/progress_bar.h): drawn only after its delay,
+// redrawn when the percentage changes, erased at the end; nothing without a total; the report's
+// "reading ... files" and its note. Clock and output are fakes.
 #include "progress_bar.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,26 @@ TEST(ProgressBar, NothingWithoutATotalOrBeforeItShows) {
   quick.Update(10);
   quick.Finish();
   EXPECT_EQ(f.out, "");
+}
+
+TEST(ProgressBar, TheReportsReadingBarAndItsNote) {
+  EXPECT_EQ(ProgressBar::Line(430, 1024, "reading", "files"),
+            "trainprof: reading    41% [########............]  430 of 1024 files");
+  Fake f;
+  ProgressBar bar(1024, [&f](std::string_view s) { f.out += s; }, [&f] { return f.now; }, 100, "reading", "files");
+  f.now = 100;
+  bar.Update(1024);
+  EXPECT_TRUE(bar.drawn());
+  bar.Finish();
+  f.out.clear();
+  bar.Note("analysing 1024 processes");
+  EXPECT_EQ(f.out, "\rtrainprof: analysing 1024 processes\033[K");
+  f.out.clear();
+  bar.Finish();
+  EXPECT_EQ(f.out, "\r\033[K");
+  ProgressBar silent(10, nullptr, nullptr);  // not a terminal: nothing, a note neither
+  silent.Note("analysing");
+  EXPECT_FALSE(silent.drawn());
 }
 
 }  // namespace

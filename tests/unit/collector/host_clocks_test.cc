@@ -1,15 +1,18 @@
 // Every host on one clock (collector/analysis/host_clocks.h): the offset of a host's wall clock from
-// the instants its ranks share with the reference host's, which kind of instant is used, and the
-// fall-back to the wall clock.
+// the instants its ranks share with the reference host's, which kind of instant is used, the
+// fall-back to the wall clock, and which hosts a long Hosts table lists in text (rank_tables.h).
 #include "collector/analysis/host_clocks.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "collector/analysis/bottleneck.h"
+#include "collector/report/rank_tables.h"
+#include "collector/report/report.h"
 #include "phase_builder.h"
 #include "test_util.h"
 
@@ -192,6 +195,34 @@ TEST(HostClocks, OneHostChangesNothing) {
   EXPECT_TRUE(t.host_clocks.empty());
   EXPECT_EQ(t.clock_reference, "");
   EXPECT_EQ(StartOf(t, 1), kRealtime);
+}
+
+TEST(HostClocks, ALongHostsTableListsTheReferenceTheWallClocksAndTheExtremesInText) {
+  Trace t;
+  for (int h = 0; h < 30; ++h) {
+    HostClock c;
+    c.host = "node-" + std::to_string(100 + h);
+    c.ranks = 8;
+    c.source = h == 0 ? "reference" : h == 7 ? "wall_clock" : "barrier";
+    c.offset_ns = h == 0 || h == 7 ? 0 : (h % 2 == 0 ? 1 : -1) * static_cast<int64_t>(h) * 1'000'000;
+    c.uncertainty_ns = h == 0 || h == 7 ? 0 : static_cast<uint64_t>((h * 37) % 29) * 1'000;
+    t.host_clocks.push_back(c);
+  }
+  Report r;
+  ChooseTextRanks(t, &r);
+  ASSERT_TRUE(r.text_hosts.has_value());
+  // The reference, the wall-clock host, offsets of 29, 28, 27, 26, 25 ms, and uncertainties of
+  // 28 µs (h 18: 666 % 29), 26 (h 25), 25 (h 14), 24 (h 3), 23 (h 21).
+  EXPECT_EQ(*r.text_hosts, (std::set<std::string>{"node-100", "node-107", "node-129", "node-128", "node-127",
+                                                   "node-126", "node-125", "node-118", "node-114", "node-103",
+                                                   "node-121"}));
+  r.options.by_rank = true;
+  ChooseTextRanks(t, &r);
+  EXPECT_FALSE(r.text_hosts.has_value());
+  t.host_clocks.resize(kHostsInFull);
+  r.options.by_rank = false;
+  ChooseTextRanks(t, &r);
+  EXPECT_FALSE(r.text_hosts.has_value());
 }
 
 }  // namespace

@@ -43,14 +43,6 @@ class BarProgress : public collector::ExportProgress {
   ProgressBar* bar_;
 };
 
-// A checker for CLI11: "" or what is wrong with one --pid / --rank value.
-std::function<std::string(const std::string&)> IdListCheck(int64_t min) {
-  return [min](const std::string& v) {
-    std::vector<int64_t> ignored;
-    return collector::ParseIdList(v, min, &ignored);
-  };
-}
-
 // Writes one output: a staged file (or stdout), `write` streaming into its sink. Returns the exit
 // status, having said what failed. A file that is one of the inputs is refused before anything is
 // written (input_files.h).

@@ -23,8 +23,10 @@
 
 #include "collector/analysis/host_clocks.h"
 #include "collector/base/output_sink.h"
+#include "collector/export/selection.h"
 #include "collector/render/render.h"
 #include "collector/report/report.h"
+#include "collector/read/rank_filter.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "input_files.h"
@@ -245,6 +247,11 @@ void AddReportOptions(CLI::App* sub, ReportArgs* args) {
   sub->add_flag("--by-rank", args->by_rank,
                 "Print every rank's rows in the Processes, Bottleneck, Ranks and GPU devices tables (default: above 16 "
                 "ranks, the lowest rank, the straggler and the outlier ranks, with the spread across ranks)");
+  sub->add_option("--rank", args->ranks,
+                  "Only the processes of these ranks (and their DataLoader workers), as if the other files were not "
+                  "given; repeatable, or a comma list")
+      ->check(IdListCheck(0))
+      ->type_name("RANK[,RANK...]");
   sub->add_option("--top", args->top, "Rows per statistics table, the largest first: total time, self time for operators (0 = all)")
       ->type_name("N")
       ->check(CLI::Validator(  // size_t would take "-1" as 2^64-1
@@ -334,7 +341,13 @@ int RunReport(const ReportArgs& args) {
   }
   const bool progress_shown = bar.drawn();
   bar.Finish();
-  collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h)
+  collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h), from every rank
+  std::vector<int64_t> ranks;
+  for (const std::string& v : args.ranks) collector::ParseIdList(v, 0, &ranks);
+  if (std::string wrong = collector::KeepRanks(&trace, ranks); !wrong.empty()) {
+    Error(wrong);
+    return kInputError;
+  }
   KeepFreedMemoryForWindows(trace);
   size_t damaged = 0, usable = 0;
   for (const collector::FileStatus& f : trace.files) {
@@ -353,6 +366,7 @@ int RunReport(const ReportArgs& args) {
   options.by_callsite = args.by_callsite;
   options.by_phase = args.by_phase;
   options.by_rank = args.by_rank;
+  for (const std::string& v : args.ranks) collector::ParseIdList(v, 0, &options.ranks);
   options.top = args.top;
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;

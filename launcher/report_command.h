@@ -22,6 +22,7 @@ struct ReportArgs {
   bool by_callsite = false;        ///< the call-site table in the text report (--by-callsite)
   bool by_phase = false;           ///< the function table of CPU samples per phase in the text report (--by-phase)
   bool by_rank = false;            ///< every rank's rows in the text report, however many (--by-rank)
+  std::vector<std::string> ranks;  ///< --rank values as given: only the processes of these ranks
   size_t top = 0;                  ///< rows per table, 0 = all
   bool strict = false;             ///< exit 2 if any file was damaged
   bool full_names = false;         ///< kernel names demangled in full, not shortened

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "collector/export/selection.h"
 #include "collector/read/exported_copies.h"
 
 namespace trainprof::launcher {
@@ -37,6 +38,13 @@ std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<st
     return std::nullopt;
   }
   return list;
+}
+
+std::function<std::string(const std::string&)> IdListCheck(int64_t min) {
+  return [min](const std::string& v) {
+    std::vector<int64_t> ignored;
+    return collector::ParseIdList(v, min, &ignored);
+  };
 }
 
 }  // namespace trainprof::launcher

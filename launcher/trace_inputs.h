@@ -1,8 +1,11 @@
 // The PATH... argument that `trainprof report` and `trainprof export` share: its CLI11 option and
-// the search for the trace files, with the messages both commands print (docs/cli.md).
+// the search for the trace files, with the messages both commands print (docs/cli.md); the check
+// of their --pid / --rank values.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +26,10 @@ std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<st
 
 /// The paths as given, joined by ", " (for messages).
 std::string JoinPaths(const std::vector<std::string>& paths);
+
+/// A CLI11 check of one --pid / --rank value ("3", "0,1, 2"): "" or what is wrong with it
+/// (collector::ParseIdList; values below `min` refused).
+std::function<std::string(const std::string&)> IdListCheck(int64_t min);
 
 /// Prints "trainprof: error: <what>".
 void Error(const std::string& what);

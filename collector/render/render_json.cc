@@ -412,6 +412,7 @@ void RenderJson(const Report& r, OutputSink* out) {
                     {"span_ns", r.span_ns},
                     {"top", r.options.top},
                     {"full_names", r.options.full_names},
+                    {"ranks", r.options.ranks.empty() ? Json(nullptr) : Json(r.options.ranks)},
                     {"cuda_recorded", r.has_cuda},
                     {"nvtx_misuse", MisuseJson(r.nvtx_misuse)}};
 

@@ -220,6 +220,11 @@ void RenderText(const Report& r, OutputSink* sink) {
   out += "trainprof report: " + Plural(r.files.size(), "trace file", "trace files");
   if (r.damaged_files > 0) out += " (" + std::to_string(r.damaged_files) + " damaged)";
   out += ", " + Plural(r.processes.size(), "process", "processes") + " on " + Plural(r.hosts, "host", "hosts");
+  if (!r.options.ranks.empty()) {  // cut to some ranks (--rank)
+    std::string ranks;
+    for (int64_t k : r.options.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(k);
+    out += " (--rank " + ranks + ")";
+  }
   if (!r.processes.empty()) {
     out += ", " + FormatDuration(static_cast<double>(r.span_ns)) +
            (r.start_realtime_ns != 0 ? " from " + FormatUtc(r.start_realtime_ns) : " (wall-clock start unknown)");

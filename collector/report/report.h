@@ -76,6 +76,9 @@ struct ReportOptions {
   bool by_callsite = false; ///< the call-site table in the text report (--by-callsite; callsite_tables.h)
   bool by_phase = false;    ///< the function table per phase in the text report (--by-phase; function_tables.h)
   bool by_rank = false;     ///< every rank's rows in the text report, however many (--by-rank; rank_tables.h)
+  /// --rank: the trace was cut to these ranks' processes before the report (read/rank_filter.h);
+  /// the title and JSON `summary.ranks` say so. Empty: every process.
+  std::vector<int64_t> ranks;
 };
 
 struct RangeRow {

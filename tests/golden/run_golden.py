@@ -42,7 +42,10 @@ EXTRA = {
                     (["export", "--format", "folded", "-o", "-", "."], "folded.txt")],
     "nvtx_workload": [(["export", "--format", "folded", "-o", "-", "."], None)],
     "damaged": [(["report", "--strict", "-o", "/dev/null", "."], None)],
-    "many_ranks": [(["report", "--by-rank", "."], "report-by-rank.txt")],
+    "many_ranks": [(["report", "--by-rank", "."], "report-by-rank.txt"),
+                   (["report", "--rank", "13,19", "."], "report-rank-13-19.txt"),
+                   (["report", "--rank", "20", "."], None)],
+    "two_hosts": [(["report", "--rank", "3", "."], "report-rank-3.txt")],
 }
 # Files of tests/golden/ that are not a case's.
 NOT_CASES = {"README.md", "CMakeLists.txt", "make_golden_traces.cc", "run_golden.py", "__pycache__"}

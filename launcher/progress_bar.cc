@@ -65,6 +65,11 @@ void ProgressBar::Note(std::string_view text) {
   write_("\rtrainprof: " + std::string(text) + "\033[K");
 }
 
+void ProgressBar::NoteOnceLate(std::string_view text) {
+  if (drawn_ || !write_ || !clock_ || clock_() - start_ns_ < delay_ns_) return;
+  Note(text);
+}
+
 void ProgressBar::Finish() {
   if (drawn_) write_("\r\033[K");
   drawn_ = false;

@@ -33,6 +33,8 @@ class ProgressBar {
   void Update(uint64_t done);
   /// Draws "trainprof: <text>" (no percentage) in the bar's place, on a terminal.
   void Note(std::string_view text);
+  /// Note(text) once the delay has passed since the bar was made, unless something is drawn.
+  void NoteOnceLate(std::string_view text);
   /// Erases the bar or note if one was drawn.
   void Finish();
   bool drawn() const { return drawn_; }

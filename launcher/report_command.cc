@@ -370,8 +370,14 @@ int RunReport(const ReportArgs& args) {
   options.top = args.top;
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;
-  if (progress_shown) bar.Note("analysing " + std::to_string(trace.processes.size()) + " processes");
-  Report report = collector::Analyze(std::move(trace), options);
+  // The analysis (a windowed CUDA pass reads the files again) says so once the report has taken 2 s.
+  const std::string doing = "analysing " + std::to_string(trace.processes.size()) + " processes";
+  if (progress_shown) bar.Note(doing);
+  Report report;
+  {
+    EveryTenthOfASecond ticker([&] { bar.NoteOnceLate(doing); });
+    report = collector::Analyze(std::move(trace), options);
+  }
   bar.Finish();
   report.warnings.insert(report.warnings.begin(), list->warnings.begin(), list->warnings.end());
   report.stats += list->losses;

@@ -357,11 +357,12 @@ std::optional<RankSpread> SpreadOfRanks(const Bottleneck& b) {
   RankSpread s;
   s.ranks = step.size();
   s.rows.push_back(SpreadAcross("step_mean_ns", "Step time (mean)", false, std::move(step)));
+  const double step_median = s.rows.back().median;  // lateness is noise below 1% of it
   s.rows.push_back(SpreadAcross("compute_mean_ns", "Compute (mean)", false, std::move(compute)));
   s.rows.push_back(SpreadAcross("data_wait_percent", "Data wait (%)", true, std::move(data_wait)));
   if (!gpu_busy.empty()) s.rows.push_back(SpreadAcross("gpu_busy_percent", "GPU busy (%)", true, std::move(gpu_busy)));
   if (!lateness.empty()) {
-    s.rows.push_back(SpreadAcross("late_median_ns", "Late (median)", false, std::move(lateness)));
+    s.rows.push_back(SpreadAcross("late_median_ns", "Late (median)", false, std::move(lateness), 0.01 * step_median));
   }
   return s;
 }
@@ -392,9 +393,14 @@ Bottleneck BottleneckSweeps::Result() && {
   // Ranks: compare the training processes that have one (on several hosts, on their wall clocks,
   // aligned where AlignHostClocks could).
   std::vector<RankInput> ranks;
+  std::vector<int64_t> unplaced;  // several hosts: a rank whose host has no wall clock nor shared instant
   for (const TrainingProcess& t : b.processes) {
     if (!t.rank) continue;
     const Process& p = trace.processes[t.process];
+    if (!trace.host_clocks.empty() && p.start_realtime_ns == 0) {
+      unplaced.push_back(*t.rank);
+      continue;
+    }
     RankInput r;
     r.rank = *t.rank;
     r.pid = t.pid;
@@ -413,6 +419,20 @@ Bottleneck BottleneckSweeps::Result() && {
   }
   if (ranks.size() >= 2) {
     b.ranks = AnalyzeRanks(std::move(ranks), kWarmupMinSteps, kStragglerStepPercent, kStragglerMinNs);
+    b.ranks->unplaced_ranks = std::move(unplaced);
+    if (b.ranks->clock == "realtime") {
+      // Lateness across hosts is known only as well as their clocks: no straggler below that.
+      for (const HostClock& h : trace.host_clocks) {
+        const bool compared = std::any_of(b.ranks->ranks.begin(), b.ranks->ranks.end(),
+                                          [&](const RankRow& r) { return r.host == h.host; });
+        if (compared) b.ranks->clock_uncertainty_ns = std::max(b.ranks->clock_uncertainty_ns, h.uncertainty_ns);
+      }
+      if (b.ranks->matched_steps > 0 &&
+          static_cast<double>(b.ranks->clock_uncertainty_ns) >= b.ranks->late_threshold_ns) {
+        b.ranks->clocks_too_uncertain = true;
+        b.ranks->straggler = false;
+      }
+    }
     for (const RankRow& row : b.ranks->ranks) {
       for (TrainingProcess& t : b.processes) {
         if (t.pid != row.pid || t.host != row.host) continue;

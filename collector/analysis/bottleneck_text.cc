@@ -372,6 +372,7 @@ std::vector<std::string> DescribeRanks(const RankSync& rs, const std::vector<Hos
     std::string unaligned;
     uint64_t uncertainty = 0;
     for (const HostClock& h : clocks) {
+      if (host_set.count(h.host) == 0) continue;  // no compared rank there
       if (h.source == "wall_clock") unaligned += (unaligned.empty() ? "" : ", ") + h.host;
       uncertainty = std::max(uncertainty, h.uncertainty_ns);
     }
@@ -387,6 +388,20 @@ std::vector<std::string> DescribeRanks(const RankSync& rs, const std::vector<Hos
                     "init_process_group with " + reference + ", so its wall clock is taken as it is and lateness "
                     "across hosts is only as exact as the hosts' clock synchronisation (Hosts).");
     }
+  }
+  if (!rs.unplaced_ranks.empty()) {
+    std::string list;
+    for (int64_t r : rs.unplaced_ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    out.push_back(std::string(rs.unplaced_ranks.size() == 1 ? "Rank " : "Ranks ") + list +
+                  " left out of the comparison: their host's files give no wall-clock start (damaged headers) and "
+                  "share no instant with " + (reference.empty() ? std::string("the other hosts") : reference) +
+                  ", so their arrivals cannot be put beside the others'.");
+  }
+  if (rs.clocks_too_uncertain) {
+    out.push_back("No straggler named across hosts: the hosts' clocks are aligned only within " +
+                  D(static_cast<double>(rs.clock_uncertainty_ns)) + " (Hosts), not less than the lateness a "
+                  "straggler needs (" + D(rs.late_threshold_ns) + "); the Ranks table's lateness is that uncertain.");
+    return out;
   }
   if (rs.matched_steps == 0 || rs.latest < 0) {
     out.push_back(

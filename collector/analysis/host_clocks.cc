@@ -39,11 +39,12 @@ struct RankInstants {
   std::array<std::map<std::pair<StringId, uint32_t>, int64_t>, static_cast<size_t>(Kind::kCount)> ends;
 };
 
-RankInstants InstantsOf(const Process& p, const ProcessPhases& phases, StringId barrier) {
+// `wall`: the host's files give wall-clock starts (else its monotonic clock stands for one).
+RankInstants InstantsOf(const Process& p, const ProcessPhases& phases, StringId barrier, bool wall) {
   RankInstants r;
   r.rank = *p.rank;
   r.host = p.host;
-  const int64_t offset = RealtimeOffset(p.start_realtime_ns, p.start_ns);
+  const int64_t offset = wall ? RealtimeOffset(p.start_realtime_ns, p.start_ns) : 0;
   const bool blocking = !HasGpuActivity(p);  // gloo: the call returns when the collective is done
   std::vector<std::pair<uint64_t, std::pair<Kind, StringId>>> found;  // (end, (kind, name))
   for (const PhaseThread& t : phases.threads) {
@@ -117,19 +118,33 @@ void AlignHostClocks(Trace* trace) {
   trace->host_clocks.clear();
   trace->clock_reference.clear();
   std::map<std::string, std::set<int64_t>> host_ranks;  // distinct ranks (DataLoader workers share theirs)
+  std::set<std::string> walled;                          // hosts whose files give a wall-clock start
   for (const Process& p : trace->processes) {
-    if (p.rank && p.start_realtime_ns != 0) host_ranks[p.host].insert(*p.rank);
+    if (p.rank) host_ranks[p.host].insert(*p.rank);
+    if (p.start_realtime_ns != 0) walled.insert(p.host);
   }
   if (host_ranks.size() < 2) return;
   const StringId domain = trace->strings.Find("trainprof");
   const StringId barrier = trace->strings.Find("barrier");
   std::vector<RankInstants> ranks;
   for (const Process& p : trace->processes) {
-    if (!p.rank || p.start_realtime_ns == 0) continue;
-    ranks.push_back(InstantsOf(p, CollectPhases(p, domain), barrier));
+    if (!p.rank) continue;
+    const bool wall = walled.count(p.host) > 0;
+    if (wall && p.start_realtime_ns == 0) continue;  // a damaged header on a host whose others are fine
+    ranks.push_back(InstantsOf(p, CollectPhases(p, domain), barrier, wall));
   }
-  const auto lowest = std::min_element(ranks.begin(), ranks.end(),
-                                       [](const RankInstants& a, const RankInstants& b) { return a.rank < b.rank; });
+  // The reference: the host of the lowest rank that has a wall clock and shares instants (a
+  // torch.profiler trace of rank 0 from another job has none); else of the lowest rank with a
+  // wall clock.
+  const RankInstants* lowest = nullptr;
+  for (int pass = 0; pass < 2 && lowest == nullptr; ++pass) {
+    for (const RankInstants& r : ranks) {
+      const bool any = std::any_of(r.ends.begin(), r.ends.end(), [](const auto& e) { return !e.empty(); });
+      if (walled.count(r.host) == 0 || (pass == 0 && !any)) continue;
+      if (lowest == nullptr || r.rank < lowest->rank) lowest = &r;
+    }
+  }
+  if (lowest == nullptr) return;  // no host has a wall clock: nothing to align them on
   trace->clock_reference = lowest->host;
   for (const auto& [host, ranks_there] : host_ranks) {
     HostClock c;
@@ -143,20 +158,22 @@ void AlignHostClocks(Trace* trace) {
         }
       }
     }
+    c.wall_clock = walled.count(host) > 0;
+    if (!c.wall_clock && c.source == "wall_clock") c.source = "unknown";
     c.ranks = ranks_there.size();
     trace->host_clocks.push_back(std::move(c));
   }
-  // Every process of an aligned host, ranked or not (its launcher, DataLoader workers), moves.
-  auto moved = [](uint64_t realtime, int64_t offset) {
-    return realtime == 0 ? 0 : static_cast<uint64_t>(std::max<int64_t>(ShiftedTime(realtime, -offset), 1));
-  };
+  // Every process of an aligned host, ranked or not (its launcher, DataLoader workers), moves; on
+  // a host without wall-clock starts, its monotonic start becomes one.
   for (Process& p : trace->processes) {
-    int64_t offset = 0;
-    for (const HostClock& h : trace->host_clocks) {
-      if (h.host == p.host) offset = h.offset_ns;
+    const HostClock* h = nullptr;
+    for (const HostClock& c : trace->host_clocks) {
+      if (c.host == p.host) h = &c;
     }
-    if (offset == 0) continue;
-    p.start_realtime_ns = moved(p.start_realtime_ns, offset);  // its images keep their header's
+    if (h == nullptr || h->source == "reference" || h->source == "wall_clock" || h->source == "unknown") continue;
+    const uint64_t from = h->wall_clock ? p.start_realtime_ns : p.start_ns;
+    if (from == 0) continue;
+    p.start_realtime_ns = static_cast<uint64_t>(std::max<int64_t>(ShiftedTime(from, -h->offset_ns), 1));
   }
 }
 

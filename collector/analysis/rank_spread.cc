@@ -20,7 +20,8 @@ double QuantileOf(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-RankSpreadRow SpreadAcross(std::string measure, std::string label, bool percent, std::vector<RankValue> values) {
+RankSpreadRow SpreadAcross(std::string measure, std::string label, bool percent, std::vector<RankValue> values,
+                           std::optional<double> mad_floor) {
   RankSpreadRow row;
   row.measure = std::move(measure);
   row.label = std::move(label);
@@ -50,7 +51,7 @@ RankSpreadRow SpreadAcross(std::string measure, std::string label, bool percent,
   deviations.reserve(sorted.size());
   for (double v : sorted) deviations.push_back(std::fabs(v - row.median));
   std::sort(deviations.begin(), deviations.end());
-  const double floor = percent ? 0.5 : 0.01 * std::fabs(row.median);
+  const double floor = mad_floor ? *mad_floor : percent ? 0.5 : 0.01 * std::fabs(row.median);
   const double mad = std::max(QuantileOf(deviations, 0.5), floor);
   std::vector<std::pair<double, int64_t>> far;  // (|score|, rank)
   if (mad > 0) {

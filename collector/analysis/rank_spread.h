@@ -7,13 +7,15 @@
 // Median and p90: linear interpolation between the closest ranks (numpy's default, as Percentile
 // in sample_stats.h). Outliers: the modified z-score of Iglewicz and Hoaglin ("How to Detect and
 // Handle Outliers", 1993), M = 0.6745 (x - median) / MAD with MAD the median absolute deviation,
-// |M| > 3.5; MAD is floored at 1% of |median| for durations and 0.5 percentage points for shares,
-// so that ranks which are all alike up to noise have no outliers, and a rank 5% off a median that
-// every other rank matches exactly is one.
+// |M| > 3.5; MAD is floored at 1% of |median| for durations (of the median step for lateness,
+// whose median is near 0) and 0.5 percentage points for shares, so that ranks which are all alike
+// up to noise have no outliers, and a rank 5.2% off a median that every other rank matches exactly
+// is one.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,8 +47,10 @@ struct RankSpread {
 inline constexpr size_t kOutliersListed = 5;
 inline constexpr double kOutlierScore = 3.5;  ///< |modified z-score| above this: an outlier
 
-/// The spread of `values` (any order; at least one). `percent` selects the MAD floor.
-RankSpreadRow SpreadAcross(std::string measure, std::string label, bool percent, std::vector<RankValue> values);
+/// The spread of `values` (any order; at least one). `percent` selects the MAD floor (0.5 points,
+/// else 1% of the median), unless `mad_floor` (ns) is given.
+RankSpreadRow SpreadAcross(std::string measure, std::string label, bool percent, std::vector<RankValue> values,
+                           std::optional<double> mad_floor = std::nullopt);
 
 /// The ranks that are outliers of any row, each once, ascending.
 std::vector<int64_t> OutlierRanks(const RankSpread& spread);

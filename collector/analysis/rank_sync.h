@@ -83,6 +83,13 @@ struct RankSync {
   int latest = -1;                       ///< index into ranks: the straggler, else the largest mean lateness
   bool straggler = false;                ///< latest is a straggler (consistent lateness, see above)
   std::vector<int64_t> duplicate_ranks;  ///< ranks seen in several processes: the one with most steps kept
+  /// Several hosts: ranks left out of the comparison because their host has no wall clock (damaged
+  /// headers) and shares no instant with the reference (Trace::host_clocks, source "unknown").
+  std::vector<int64_t> unplaced_ranks;
+  /// Several hosts: the largest uncertainty of the compared ranks' hosts' clocks (host_clocks.h);
+  /// when it is the lateness threshold or more, no straggler is named (straggler false).
+  uint64_t clock_uncertainty_ns = 0;
+  bool clocks_too_uncertain = false;
 };
 
 /// Matches steps across ranks (at least two) and finds the straggler: the rank with the largest

@@ -281,6 +281,9 @@ Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
           {"latest_rank", rs.latest >= 0 ? Json(rs.ranks[rs.latest].rank) : Json(nullptr)},
           {"straggler", std::move(straggler)},
           {"duplicate_ranks", rs.duplicate_ranks},
+          {"unplaced_ranks", rs.unplaced_ranks},
+          {"clock_uncertainty_ns", rs.clock_uncertainty_ns},
+          {"clocks_too_uncertain", rs.clocks_too_uncertain},
           {"ranks", std::move(ranks)},
           {"text", text}};
 }

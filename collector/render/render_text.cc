@@ -112,8 +112,18 @@ std::string SpreadText(const Report& r) {
     if (t.def == &RankSpreadTable()) spread = &t;
   }
   if (spread == nullptr) return "";
+  std::string without;
+  const std::vector<int64_t>& idle = r.ranks_without_steps;
+  if (!idle.empty()) {
+    without = "; " + Plural(idle.size(), "rank has", "ranks have") + " none: ";
+    for (size_t i = 0; i < idle.size() && i < kRanksListedWithoutSteps; ++i) {
+      without += (i == 0 ? "" : ", ") + std::to_string(idle[i]);
+    }
+    if (idle.size() > kRanksListedWithoutSteps) without += ", ...";
+  }
   std::string out = "\n  Across ranks (" + Plural(r.bottleneck.spread->ranks, "rank", "ranks") +
-                    " with training steps; the table above shows the lowest, the straggler and the outliers)\n";
+                    " with training steps" + without +
+                    "; the tables show the lowest rank, the straggler, the outliers and ranks without steps)\n";
   out += TextTable(RankSpreadTable(), spread->source(), "  ");
   out += "  Outliers: ranks whose value is more than 3.5 median absolute deviations (modified z-score) from the\n"
          "  median; Rank: the lowest rank with the min or max value.\n";
@@ -247,11 +257,12 @@ void RenderText(const Report& r, OutputSink* sink) {
       columns.insert(columns.end(), {{"GPU", false}, {"GPU dropped", true}, {"Bad times", true}, {"Unreturned", true}});
     }
     Table t(std::move(columns));
-    size_t processes_left_out = 0;
+    size_t processes_left_out = 0, kineto_left_out = 0;
     std::set<int64_t> ranks_left_out;
     for (const ProcessRow& p : r.processes) {
       if (!ShowsRank(r, p.rank) && !UnusualProcess(p)) {
         ++processes_left_out;
+        kineto_left_out += p.kineto ? 1 : 0;
         ranks_left_out.insert(*p.rank);
         continue;
       }
@@ -272,9 +283,16 @@ void RenderText(const Report& r, OutputSink* sink) {
     }
     out += t.Render("  ");
     if (processes_left_out > 0) {
+      const size_t exited = processes_left_out - kineto_left_out;
+      std::string how = exited == 0 ? "" : exited == processes_left_out ? "exit 0" : std::to_string(exited) + " exit 0";
+      if (kineto_left_out > 0) {
+        how += std::string(how.empty() ? "" : ", ") +
+               (kineto_left_out == processes_left_out ? "" : std::to_string(kineto_left_out) + " ") +
+               "torch.profiler traces (no exit recorded)";
+      }
       out += "  ... " + Plural(processes_left_out, "more process", "more processes") + " of " +
-             Plural(ranks_left_out.size(), "other rank", "other ranks") +
-             ", each recorded, exit 0, with nothing truncated, dropped or unbalanced (--by-rank lists them)\n";
+             Plural(ranks_left_out.size(), "other rank", "other ranks") + ", each recorded (" + how +
+             ") with no file damaged or truncated, nothing dropped or unbalanced (--by-rank lists them)\n";
     }
     if (std::any_of(r.processes.begin(), r.processes.end(),
                     [](const ProcessRow& p) { return p.exit_kind == "unknown" && !p.kineto; })) {

@@ -40,13 +40,17 @@ TableDef MakeHostClockTable() {
           {{"host", "Host", Unit::kText, L, "host name"},
            {"ranks", "Ranks", Unit::kCount, R, "ranked processes on the host"},
            {"offset_ns", "Clock offset", Unit::kNs, R,
-            "the host's wall clock minus the reference host's: taken off its processes' wall-clock times"},
+            "the host's wall clock minus the reference host's: taken off its processes' wall-clock times (null when "
+            "wall_clock is false)"},
            {"uncertainty_ns", "Uncertainty", Unit::kNs, R,
             "median end skew of the shared instants used (null: reference or wall clock)"},
            {"source", "Source", Unit::kText, L,
-            "reference, barrier, collective, init_process_group (the shared instants used) or wall_clock (none "
-            "shared: its wall clock as it is)"},
-           {"instants", "Instants", Unit::kCount, R, "shared instants used"}},
+            "reference, barrier, collective, init_process_group (the shared instants used), wall_clock (none "
+            "shared: its wall clock as it is) or unknown (none shared, no wall clock: its ranks are not compared)"},
+           {"instants", "Instants", Unit::kCount, R, "shared instants used"},
+           {"wall_clock", nullptr, Unit::kFlag, L,
+            "the host's files give wall-clock starts; false (damaged headers): its monotonic clock was aligned, or, "
+            "without shared instants, its ranks are not compared"}},
           {"host", "ranks", "offset_ns", "uncertainty_ns", "source", "instants"}};
 }
 
@@ -85,9 +89,8 @@ void AddHostClockTable(const Trace& trace, Report* r) {
   t.text = false;  // after the Processes table
   for (const HostClock& h : trace.host_clocks) {
     const bool estimated = h.source != "reference" && h.source != "wall_clock";
-    t.rows.push_back({h.host, h.ranks, h.offset_ns, estimated ? Cell(h.uncertainty_ns) : Cell(nullptr),
-                      h.source,
-                      h.instants});
+    t.rows.push_back({h.host, h.ranks, h.wall_clock ? Cell(h.offset_ns) : Cell(nullptr),
+                      estimated ? Cell(h.uncertainty_ns) : Cell(nullptr), h.source, h.instants, h.wall_clock});
   }
   r->tables.push_back(std::move(t));
 }
@@ -130,6 +133,14 @@ void ChooseTextRanks(const Trace& trace, Report* r) {
   }
   r->ranks = ranks.size();
   r->text_ranks.reset();
+  std::set<int64_t> trained;
+  for (const TrainingProcess& t : r->bottleneck.processes) {
+    if (t.rank && t.step.count > 0) trained.insert(*t.rank);
+  }
+  r->ranks_without_steps.clear();
+  for (int64_t k : ranks) {
+    if (trained.count(k) == 0) r->ranks_without_steps.push_back(k);
+  }
   if (ranks.size() <= kRanksInFull || r->options.by_rank) return;
   std::set<int64_t> shown;
   const Bottleneck& b = r->bottleneck;
@@ -146,6 +157,9 @@ void ChooseTextRanks(const Trace& trace, Report* r) {
   if (b.spread) {
     for (int64_t rank : OutlierRanks(*b.spread)) shown.insert(rank);
   }
+  for (size_t i = 0; i < r->ranks_without_steps.size() && i < kRanksListedWithoutSteps; ++i) {
+    shown.insert(r->ranks_without_steps[i]);
+  }
   r->text_ranks = std::move(shown);
 }
 
@@ -154,7 +168,9 @@ bool ShowsRank(const Report& r, const std::optional<int64_t>& rank) {
 }
 
 bool UnusualProcess(const ProcessRow& p) {
-  return p.recorded != "yes" || p.exit_kind != "exit" || p.exit_code.value_or(1) != 0 || p.truncated ||
+  // A torch.profiler (Kineto) trace records no exit: its "unknown" is the normal case.
+  const bool exited = (p.exit_kind == "exit" && p.exit_code.value_or(1) == 0) || (p.kineto && p.exit_kind == "unknown");
+  return p.recorded != "yes" || !exited || p.truncated || p.damaged ||
          p.dropped > 0 || p.unbalanced > 0 || p.gpu.records_dropped > 0 || p.gpu.invalid_timestamps > 0 ||
          p.gpu.unfinished_calls > 0 || p.gpu.state == "unavailable";
 }

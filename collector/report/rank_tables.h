@@ -19,6 +19,8 @@ inline constexpr size_t kRanksInFull = 16;
 /// on its wall clock, and the kHostsListed largest offsets and uncertainties.
 inline constexpr size_t kHostsInFull = 16;
 inline constexpr size_t kHostsListed = 5;
+/// Ranks without a training step that the text lists even when it leaves ranks out.
+inline constexpr size_t kRanksListedWithoutSteps = 5;
 
 const TableDef& RankSpreadTable();  ///< rank_spread
 const TableDef& HostClockTable();   ///< host_clocks
@@ -40,7 +42,8 @@ void ChooseTextRanks(const Trace& trace, Report* r);
 bool ShowsRank(const Report& r, const std::optional<int64_t>& rank);
 
 /// A process row the text report shows however many ranks there are: not recorded, not exited
-/// with 0, truncated, with events dropped, unbalanced ranges or GPU records lost.
+/// with 0 (a torch.profiler trace, which records no exit, aside), a file damaged or truncated,
+/// events dropped, unbalanced ranges, GPU records lost or GPU tracing unavailable.
 bool UnusualProcess(const ProcessRow& p);
 
 }  // namespace trainprof::collector

@@ -572,6 +572,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     row.unbalanced = nvtx[i].unbalanced;
     row.dropped = p.dropped;
     row.truncated = p.truncated;
+    for (const TraceImage& img : p.images) {
+      if (img.file < trace.files.size() && trace.files[img.file].damaged()) row.damaged = true;
+    }
     row.nvtx_misuse = MisuseOf(p);
     r.nvtx_misuse += row.nvtx_misuse;
     std::map<uint32_t, size_t> thread_row;

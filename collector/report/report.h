@@ -209,6 +209,7 @@ struct ProcessRow {
   uint64_t events = 0;
   uint64_t unbalanced = 0;
   uint64_t dropped = 0;
+  bool damaged = false;  ///< a file of the process has errors (what could be read is used): text only
   bool truncated = false;
   NvtxMisuse nvtx_misuse;
   std::vector<ThreadRow> threads;
@@ -257,6 +258,9 @@ struct Report {
   /// largest offsets and uncertainties.
   std::optional<std::set<std::string>> text_hosts;
   uint64_t ranks = 0;  ///< distinct ranks of the processes
+  /// Ranks none of whose processes has a training step, ascending (ChooseTextRanks); the text
+  /// lists the first kRanksListedWithoutSteps of them even when it leaves ranks out.
+  std::vector<int64_t> ranks_without_steps;
   /// File damage ("FILE: what (read N of M bytes)") and notes: the catalogue's lines (model/losses.def,
   /// report/warnings.h), after the launcher's about the paths given.
   std::vector<std::string> warnings;

@@ -74,6 +74,14 @@ TEST(ProgressBar, TheReportsReadingBarAndItsNote) {
   f.out.clear();
   bar.Finish();
   EXPECT_EQ(f.out, "\r\033[K");
+  ProgressBar late(0, [&f](std::string_view s) { f.out += s; }, [&f] { return f.now; }, 100, "reading", "files");
+  f.out.clear();
+  late.NoteOnceLate("analysing 3 processes");  // made at 100: not yet
+  EXPECT_EQ(f.out, "");
+  f.now = 200;
+  late.NoteOnceLate("analysing 3 processes");
+  late.NoteOnceLate("analysing 3 processes");  // once
+  EXPECT_EQ(f.out, "\rtrainprof: analysing 3 processes\033[K");
   ProgressBar silent(10, nullptr, nullptr);  // not a terminal: nothing, a note neither
   silent.Note("analysing");
   EXPECT_FALSE(silent.drawn());

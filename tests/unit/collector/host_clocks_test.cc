@@ -185,6 +185,90 @@ TEST(HostClocks, WithoutASharedInstantTheWallClockStaysAndTheSentenceSaysSo) {
             "only as exact as the hosts' clock synchronisation (Hosts).");
 }
 
+TEST(HostClocks, ARankZeroWithoutInstantsDoesNotBecomeTheReference) {
+  // A stray rank-0 file (another job's torch.profiler trace, a rank that recorded no phases) on a
+  // third host: the reference is the lowest rank that shares instants.
+  Job j;
+  j.Rank(0, "stray", 5'000'000 * kMs, 90 * static_cast<int64_t>(kMs));
+  j.Rank(1, "node-a", 0, 0);
+  j.Rank(2, "node-b", 900'000 * kMs, 2'500 * static_cast<int64_t>(kMs));
+  for (size_t i = 1; i < 3; ++i) j.Collective(i, T0 + 100 * kMs, "barrier");
+  Trace t = j.Load();
+  AlignHostClocks(&t);
+  EXPECT_EQ(t.clock_reference, "node-a");
+  EXPECT_EQ(Clock(t, "node-b")->source, "barrier");
+  EXPECT_EQ(Clock(t, "node-b")->offset_ns, 2'500 * static_cast<int64_t>(kMs));
+  EXPECT_EQ(Clock(t, "stray")->source, "wall_clock");
+}
+
+TEST(HostClocks, AHostWithoutAWallClockIsAlignedFromItsMonotonicClockOrLeftUnknown) {
+  // node-b's headers give no wall-clock start (damaged): with shared barriers its monotonic clock
+  // is put on node-a's wall clock; without, it is "unknown".
+  for (const bool barriers : {true, false}) {
+    Job j = TwoHosts();
+    for (size_t i = 2; i < 4; ++i) j.ranks[i]->StartRealtime(0);
+    if (barriers) {
+      for (size_t i = 0; i < 4; ++i) j.Collective(i, T0 + 100 * kMs, "barrier");
+    }
+    Trace t = j.Load();
+    ASSERT_EQ(StartOf(t, 2), 0u);
+    AlignHostClocks(&t);
+    const HostClock* b = Clock(t, "node-b");
+    ASSERT_NE(b, nullptr);
+    EXPECT_FALSE(b->wall_clock);
+    if (barriers) {
+      EXPECT_EQ(b->source, "barrier");
+      EXPECT_EQ(StartOf(t, 2), kRealtime);  // started with node-a's ranks, at node-a's kRealtime
+    } else {
+      EXPECT_EQ(b->source, "unknown");
+      EXPECT_EQ(StartOf(t, 2), 0u);
+    }
+  }
+}
+
+// Ranks 0, 1 on node-a and 2, 3 on node-b with 8 steps; rank 3 is 20 ms late at each backward.
+// Two barriers; node-b's ranks leave the second `skew` later than node-a's (a pairing gone wrong:
+// the ends disagree by `skew` between the instants).
+Report StragglerAcrossHosts(uint64_t skew) {
+  Job j = TwoHosts();
+  for (size_t i = 0; i < 4; ++i) {
+    j.Collective(i, T0 + 100 * kMs, "barrier");
+    j.Collective(i, T0 + 150 * kMs + (i >= 2 ? skew : 0), "barrier");
+  }
+  for (size_t i = 0; i < 4; ++i) {
+    uint64_t t = T0 + 300 * kMs;
+    for (int s = 0; s < 8; ++s) {
+      const uint64_t late = i == 3 ? 20 * kMs : 0;
+      t = j.threads[i]->Step(t + j.mono[i], {.wait = kMs, .forward = 10 * kMs + late, .backward = 30 * kMs - late,
+                                            .optimizer = 2 * kMs}) - j.mono[i];
+    }
+  }
+  Trace trace = j.Load();
+  AlignHostClocks(&trace);
+  return Analyze(std::move(trace), {});
+}
+
+TEST(HostClocks, NoStragglerIsNamedAcrossHostsWhoseClocksAreKnownLessWellThanTheLateness) {
+  const Report aligned = StragglerAcrossHosts(0);
+  ASSERT_TRUE(aligned.bottleneck.ranks.has_value());
+  EXPECT_TRUE(aligned.bottleneck.ranks->straggler);
+  EXPECT_EQ(aligned.bottleneck.ranks->ranks[static_cast<size_t>(aligned.bottleneck.ranks->latest)].rank, 3);
+  EXPECT_FALSE(aligned.bottleneck.ranks->clocks_too_uncertain);
+  // The differences 0 and 60 ms: the offset is their median, 30 ms, and each instant's ends spread
+  // 30 ms once aligned: more than the 4.3 ms of lateness a straggler needs.
+  const Report uncertain = StragglerAcrossHosts(60 * kMs);
+  ASSERT_TRUE(uncertain.bottleneck.ranks.has_value());
+  const RankSync& rs = *uncertain.bottleneck.ranks;
+  EXPECT_TRUE(rs.clocks_too_uncertain);
+  EXPECT_FALSE(rs.straggler);
+  EXPECT_EQ(rs.clock_uncertainty_ns, 30 * kMs);
+  bool said = false;
+  for (const std::string& line : uncertain.bottleneck.rank_text) {
+    said = said || line.rfind("No straggler named across hosts: the hosts' clocks are aligned only within 30.0 ms", 0) == 0;
+  }
+  EXPECT_TRUE(said) << ::testing::PrintToString(uncertain.bottleneck.rank_text);
+}
+
 TEST(HostClocks, OneHostChangesNothing) {
   Job j;
   j.Rank(0, "node-a", 0, 0);

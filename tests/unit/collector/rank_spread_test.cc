@@ -86,5 +86,17 @@ TEST(RankSpread, ListsAtMostFiveOutliersTheFarthestFirstAndCountsAll) {
   EXPECT_EQ(OutlierRanks(spread), (std::vector<int64_t>{13, 14, 15, 16, 17}));
 }
 
+TEST(RankSpread, AGivenFloorReplacesTheMediansOne) {
+  // Lateness: a median near 0 makes 1% of it a floor of nothing; the caller's (1% of a 77 ms step)
+  // keeps 99 µs of noise from being an outlier, and a rank 10 ms late is one.
+  std::vector<double> late(64, 300e3);
+  late[5] = 399e3;
+  EXPECT_EQ(SpreadAcross("late_median_ns", "Late", false, Values(late)).outlier_count, 1u);  // floor 3 µs
+  EXPECT_EQ(SpreadAcross("late_median_ns", "Late", false, Values(late), 770e3).outlier_count, 0u);
+  late[9] = 10e6;
+  const RankSpreadRow row = SpreadAcross("late_median_ns", "Late", false, Values(late), 770e3);
+  EXPECT_EQ(row.outliers, std::vector<int64_t>{9});
+}
+
 }  // namespace
 }  // namespace trainprof::collector

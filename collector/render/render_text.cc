@@ -256,6 +256,8 @@ void RenderText(const Report& r, OutputSink* sink) {
     if (r.has_cuda) {  // GPU tracing: state, GPU records dropped by CUPTI, invalid timestamps, calls never returned
       columns.insert(columns.end(), {{"GPU", false}, {"GPU dropped", true}, {"Bad times", true}, {"Unreturned", true}});
     }
+    const bool hosts = r.hosts > 1;  // pids repeat across hosts: say whose
+    if (hosts) columns.insert(columns.begin() + 2, {"Host", false});
     Table t(std::move(columns));
     size_t processes_left_out = 0, kineto_left_out = 0;
     std::set<int64_t> ranks_left_out;
@@ -273,6 +275,7 @@ void RenderText(const Report& r, OutputSink* sink) {
           p.start_known ? FormatDuration(static_cast<double>(p.wall_ns)) : "-",
           p.exit_text, std::to_string(p.events), std::to_string(p.unbalanced), p.truncated ? "yes" : "no",
           std::to_string(p.dropped)};
+      if (hosts) row.insert(row.begin() + 2, Shorten(EscapeControls(p.host), 24));
       if (r.has_cuda) {
         row.push_back(p.gpu.state == "none" ? "-" : p.gpu.state);
         row.push_back(std::to_string(p.gpu.records_dropped));

@@ -107,8 +107,8 @@ std::set<std::string> ShownHosts(const std::vector<HostClock>& clocks) {
   std::set<std::string> shown;
   std::vector<const HostClock*> by_offset, by_uncertainty;
   for (const HostClock& h : clocks) {
-    if (h.source == "reference" || h.source == "wall_clock") shown.insert(h.host);
-    by_offset.push_back(&h);
+    if (h.source == "reference" || h.source == "wall_clock" || h.source == "unknown") shown.insert(h.host);
+    if (h.wall_clock) by_offset.push_back(&h);  // an offset from a monotonic clock is no clock error
     by_uncertainty.push_back(&h);
   }
   auto first = [&](std::vector<const HostClock*>& v, auto larger) {

@@ -254,8 +254,8 @@ struct Report {
   /// kRanksInFull ranks, or --by-rank); else the lowest rank, the straggler and the outliers.
   std::optional<std::set<int64_t>> text_ranks;
   /// The hosts whose rows the text report's Hosts table shows (rank_tables.h): none = every host
-  /// (at most kHostsInFull, or --by-rank); else the reference, those on their wall clock and the
-  /// largest offsets and uncertainties.
+  /// (at most kHostsInFull, or --by-rank); else the reference, those on their wall clock or
+  /// unknown, and the largest offsets and uncertainties.
   std::optional<std::set<std::string>> text_hosts;
   uint64_t ranks = 0;  ///< distinct ranks of the processes
   /// Ranks none of whose processes has a training step, ascending (ChooseTextRanks); the text

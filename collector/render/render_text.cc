@@ -88,14 +88,16 @@ std::string HostsText(const Report& r) {
     std::string out = "\nHosts\n" + TextTable(HostClockTable(), RowsOf(shown, [&t](size_t i) { return t.rows[i]; }), "  ");
     if (shown.size() < t.rows.size()) {
       out += "  ... " + Plural(t.rows.size() - shown.size(), "more host", "more hosts") +
-             " (the reference, hosts on their wall clock and the largest offsets and uncertainties are listed; "
-             "--by-rank lists every host; JSON and CSV have them all)\n";
+             " (the reference, hosts on their wall clock or unknown and the largest offsets and uncertainties are "
+             "listed; --by-rank lists every host; JSON and CSV have them all)\n";
     }
     return out +
            "  Clock offset: the host's wall clock minus the reference's (the host of the lowest rank), from instants\n"
            "  the ranks share (the ends of barriers, blocking collectives or init_process_group); its processes'\n"
            "  times are shown on the reference's clock. Uncertainty: the median end skew of those instants.\n"
-           "  wall_clock: no instant shared with the reference, so its wall clock is taken as it is.\n";
+           "  wall_clock: no instant shared with the reference, so its wall clock is taken as it is; unknown: none\n"
+           "  shared and no wall clock in its files, so its ranks are not compared; Clock offset \"-\": no wall clock\n"
+           "  in its files, its monotonic clock aligned instead.\n";
   }
   return "";
 }
@@ -125,8 +127,9 @@ std::string SpreadText(const Report& r) {
                     " with training steps" + without +
                     "; the tables show the lowest rank, the straggler, the outliers and ranks without steps)\n";
   out += TextTable(RankSpreadTable(), spread->source(), "  ");
-  out += "  Outliers: ranks whose value is more than 3.5 median absolute deviations (modified z-score) from the\n"
-         "  median; Rank: the lowest rank with the min or max value.\n";
+  out += "  Outliers: ranks whose modified z-score, 0.6745 x (value - median) / MAD, is beyond 3.5 either way (MAD:\n"
+         "  the median absolute deviation, at least 1% of the median, of the median step for lateness, or 0.5\n"
+         "  points for shares); Rank: the lowest rank with the min or max value.\n";
   return out;
 }
 

@@ -13,16 +13,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
-
-
-def busy(seconds):
-    import torch
-
-    end = time.perf_counter() + seconds
-    x = torch.ones(64, 64)
-    while time.perf_counter() < end:
-        x = (x @ x).clamp_(-1, 1)
 
 
 def run(rank, world, steps, slow_rank, port):
@@ -31,6 +21,8 @@ def run(rank, world, steps, slow_rank, port):
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.utils.data import DataLoader, TensorDataset
+
+    from ddp_straggler import busy  # the same extra work as the one-host straggler (this directory)
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world)

@@ -184,7 +184,7 @@ class BufferSink final : public CudaSink {
 };
 
 // One chunk's records again, for their CUDA part: the steps of Decoder::DecodeChunk
-// (trace_reader.cc) that decide where a record ends, whether it is whole, and where damage stops
+// (decode_records.cc) that decide where a record ends, whether it is whole, and where damage stops
 // the chunk, with the CUDA records to `cuda` and an EVENT_STACK after an exit to its call. Where
 // damage stops it, the whole read also marked the thread's open calls as having lost their exits:
 // no call completes in the rest of the chunk, and the later chunks' start states carry the mark.

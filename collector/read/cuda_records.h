@@ -1,6 +1,6 @@
 // The trace reader's part for CUDA records (format version 2, tags 48..59): decoding of whole
 // records (fields by name, format/trainprof/records.h) into the image's CudaData (cuda_model.h). The reader
-// (trace_reader.cc) checks bounds and varints and hands over complete records only.
+// (decode_records.cc) checks bounds and varints and hands over complete records only.
 //
 //   CUDA_API_ENTER ──► CudaCall (returned = false), open by correlation id
 //   CUDA_API_EXIT  ──► the open call with that correlation: end, status, returned = true

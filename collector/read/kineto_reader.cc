@@ -8,7 +8,7 @@
 namespace trainprof::collector {
 
 namespace {
-constexpr size_t kMaxErrorsPerFile = 32;  // as trace_reader.cc: further problems are only counted
+constexpr size_t kMaxErrorsPerFile = 32;  // as trace_decoder.h: further problems are only counted
 }
 
 bool LooksLikeKineto(std::span<const uint8_t> head) {

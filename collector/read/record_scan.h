@@ -1,5 +1,5 @@
 // How the trace reader steps over records (internal to collector/read): a record's varints, and the
-// NVTX records' fast path. Shared by the whole read (trace_reader.cc) and the windowed CUDA read
+// NVTX records' fast path. Shared by the whole read (decode_records.cc) and the windowed CUDA read
 // (cuda_chunk_index.cc), which must accept and reject exactly the same bytes.
 #pragma once
 

@@ -12,10 +12,6 @@ namespace {
 
 std::string D(double ns) { return FormatDuration(ns); }
 std::string P(double percent) { return FormatPercent(percent) + "%"; }
-std::string Plural(uint64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 std::string Who(const TrainingProcess& t) {
   return t.rank ? "rank " + std::to_string(*t.rank) + " (pid " + std::to_string(t.pid) + ")"
                 : "pid " + std::to_string(t.pid);

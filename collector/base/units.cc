@@ -75,4 +75,8 @@ std::string FormatUtc(uint64_t realtime_ns) {
   return buf;
 }
 
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace trainprof::collector

@@ -13,6 +13,8 @@ namespace trainprof::collector {
 std::string FormatDuration(double ns);
 /// "512 B", "1.50 KB", "12.3 MB", "1.00 GB".
 std::string FormatBytes(double bytes);
+/// "1 file", "3 files": n and the noun for it (`one` or `many`).
+std::string Plural(uint64_t n, const char* one, const char* many);
 /// One decimal: "12.3".
 std::string FormatPercent(double percent);
 /// "2024-05-01 12:00:00.123 UTC" from CLOCK_REALTIME nanoseconds.

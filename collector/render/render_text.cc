@@ -32,10 +32,6 @@ namespace {
 
 constexpr size_t kCommandWidth = 60;
 
-std::string Plural(uint64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 // "python3 train.py --lr 3e-4": the program's base name, then its arguments.
 std::string DisplayCommand(const std::string& command) {
   std::string c = EscapeControls(command);

@@ -160,10 +160,6 @@ TableDef MakeDeviceTable() {
            "memory_ns", "launch_latency.mean_ns", "launch_latency.median_ns", "launch_latency.p95_ns"}};
 }
 
-std::string Plural(uint64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 // The declaration made by `make`, made once.
 template <TableDef (*make)()>
 const TableDef& Declared() {

@@ -380,8 +380,8 @@ std::vector<std::string> DescribeRanks(const RankSync& rs, const std::vector<Hos
                     "'s (the host of the lowest rank) from instants the ranks share, within " +
                     D(static_cast<double>(uncertainty)) + " (Hosts).");
     } else {
-      out.push_back(hosts + "on CLOCK_REALTIME: " + unaligned + " shares no barrier, blocking collective or "
-                    "init_process_group with " + reference + ", so its wall clock is taken as it is and lateness "
+      out.push_back(hosts + "on CLOCK_REALTIME: " + unaligned + " shares no barrier, blocking collective, NCCL kernel "
+                    "or init_process_group with " + reference + ", so its wall clock is taken as it is and lateness "
                     "across hosts is only as exact as the hosts' clock synchronisation (Hosts).");
     }
   }

@@ -3,19 +3,22 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "collector/analysis/training_steps.h"
 #include "collector/base/clock_offset.h"
+#include "collector/base/kernel_names.h"
 
 namespace trainprof::collector {
 namespace {
 
-enum class Kind : uint8_t { kBarrier, kCollective, kInitProcessGroup, kCount };
-constexpr const char* kKindNames[] = {"barrier", "collective", "init_process_group"};
+enum class Kind : uint8_t { kBarrier, kCollective, kNcclKernel, kInitProcessGroup, kCount };
+constexpr const char* kKindNames[] = {"barrier", "collective", "nccl_kernel", "init_process_group"};
 
 // The median of ns values in integers (wall-clock times near 2^61 have no ns left in a double);
 // the mean of the two middle values for an even count, rounded down.
@@ -40,7 +43,9 @@ struct RankInstants {
 };
 
 // `wall`: the host's files give wall-clock starts (else its monotonic clock stands for one).
-RankInstants InstantsOf(const Process& p, const ProcessPhases& phases, StringId barrier, bool wall) {
+// `nccl`: whether a name (a StringId of the trace) is an NCCL kernel's, cached (demangling is slow).
+RankInstants InstantsOf(const Process& p, const ProcessPhases& phases, StringId barrier, bool wall,
+                        const std::function<bool(StringId)>& nccl) {
   RankInstants r;
   r.rank = *p.rank;
   r.host = p.host;
@@ -56,6 +61,17 @@ RankInstants InstantsOf(const Process& p, const ProcessPhases& phases, StringId 
       } else if (range.phase == Phase::kCollective && blocking) {
         found.push_back({range.end_ns, {Kind::kCollective, range.name}});
       }
+    }
+  }
+  // NCCL kernels end together on every rank of the collective (its last step waits for all of
+  // them): the reader's notes of a trainprof image, a Kineto image's kernels.
+  for (const TraceImage& img : p.images) {
+    if (img.source == ImageSource::kKineto) {
+      for (const GpuKernel& k : img.cuda.kernels) {
+        if (nccl(k.name)) found.push_back({k.end_ns, {Kind::kNcclKernel, k.name}});
+      }
+    } else {
+      for (const KernelEnd& e : img.nccl_kernel_ends) found.push_back({e.end_ns, {Kind::kNcclKernel, e.name}});
     }
   }
   std::sort(found.begin(), found.end());
@@ -126,12 +142,18 @@ void AlignHostClocks(Trace* trace) {
   if (host_ranks.size() < 2) return;
   const StringId domain = trace->strings.Find("trainprof");
   const StringId barrier = trace->strings.Find("barrier");
+  std::unordered_map<StringId, bool> nccl_names;
+  auto nccl = [&](StringId name) {
+    auto [it, inserted] = nccl_names.try_emplace(name, false);
+    if (inserted) it->second = IsNcclKernel(trace->strings.Get(name));
+    return it->second;
+  };
   std::vector<RankInstants> ranks;
   for (const Process& p : trace->processes) {
     if (!p.rank) continue;
     const bool wall = walled.count(p.host) > 0;
     if (wall && p.start_realtime_ns == 0) continue;  // a damaged header on a host whose others are fine
-    ranks.push_back(InstantsOf(p, CollectPhases(p, domain), barrier, wall));
+    ranks.push_back(InstantsOf(p, CollectPhases(p, domain), barrier, wall, nccl));
   }
   // The reference: the host of the lowest rank that has a wall clock and shares instants (a
   // torch.profiler trace of rank 0 from another job has none); else of the lowest rank with a

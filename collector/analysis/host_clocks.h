@@ -10,9 +10,16 @@
 //   collective         the end of each blocking collective (all_reduce, all_gather, ...) of ranks
 //                      without GPU activity (gloo on CPU: the call returns when the collective is
 //                      done; with NCCL it returns once the work is queued, so those are not used)
+//   nccl_kernel        the end of each NCCL kernel on the GPU (base/kernel_names.h IsNcclKernel):
+//                      a collective's kernel ends on every rank of it together, its last step
+//                      waiting for all of them (its start does not: a rank early for it waits
+//                      inside). On the host's monotonic clock, as CUPTI's timestamps are put
+//                      (docs/trace-format.md). Ranks of several communicators (tensor and data
+//                      parallel groups) may pair one group's k-th kernel with another's: the
+//                      instants' spread, the uncertainty, then says how well it went.
 //   init_process_group the end of init_process_group (its rendezvous: the ranks join together)
 // The k-th instant of a name is matched across ranks by its order on the rank (the k-th barrier
-// of every rank is one barrier). For each matched instant k both hosts have,
+// of every rank is one barrier; the k-th ncclDevKernel_AllReduce_Sum_f32_RING_LL one all-reduce). For each matched instant k both hosts have,
 // d_k = (median end on the host) − (median end on the reference), each on its own wall clock; the
 // host's offset is the median of the d_k, and its uncertainty the median over the instants of their
 // spread (last − first end across the ranks of both hosts, once aligned): the collective's own end

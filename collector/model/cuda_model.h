@@ -149,6 +149,12 @@ struct CaptureEvent {
   uint32_t reason = 0;  ///< format::CaptureReason
 };
 
+/// The end of one GPU kernel on the host's CLOCK_MONOTONIC (ns), and its name.
+struct KernelEnd {
+  uint64_t end_ns = 0;
+  StringId name = 0;
+};
+
 /// Every CUDA record of one process image. Empty for a version 1 file.
 struct CudaData {
   std::vector<CudaCall> calls;  ///< by enter time (ties: record order)

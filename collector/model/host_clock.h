@@ -15,8 +15,8 @@ struct HostClock {
   /// wall-clock starts of its processes. 0 for the reference and for source "wall_clock".
   int64_t offset_ns = 0;
   uint64_t uncertainty_ns = 0;  ///< the median end skew of the instants used (0: reference or none)
-  /// "reference", "barrier", "collective", "init_process_group" (the shared instants used),
-  /// "wall_clock" (none shared with the reference: its wall clock is taken as it is), or "unknown"
+  /// "reference", "barrier", "collective", "nccl_kernel", "init_process_group" (the shared
+  /// instants used), "wall_clock" (none shared with the reference: its wall clock is taken as it is), or "unknown"
   /// (none shared, and no wall clock either: its ranks cannot be put beside the others)
   std::string source;
   /// The host's files give wall-clock starts. false (damaged headers): its monotonic clock was

@@ -161,6 +161,12 @@ void CudaRecordDecoder::Take(const format::rec::GpuKernel& r, GpuKernel& k) {
   if (digest_ != nullptr) digest_->Kernel(k, config);
   if (keep_) k.config = out_.kernel_configs.Intern(config);
   if (configs_ != nullptr) configs_->Intern(config);
+  if (nccl_ends_ != nullptr) {
+    if (k.name >= nccl_name_.size()) nccl_name_.resize(std::max<size_t>(k.name + 1, 2 * nccl_name_.size()), 0);
+    uint8_t& is = nccl_name_[k.name];
+    if (is == 0) is = is_nccl_(k.name) ? 2 : 1;
+    if (is == 2) nccl_ends_->push_back({k.end_ns, k.name});
+  }
   Decoded(k, &out_.kernels);
 }
 
@@ -346,6 +352,9 @@ void CudaRecordDecoder::Resolve(const std::vector<StringId>& pool_of_ref) {
   auto map = [&](StringId& ref) { ref = ref < pool_of_ref.size() ? pool_of_ref[ref] : 0; };
   for (CudaCall& c : out_.calls) map(c.name);
   for (GpuKernel& k : out_.kernels) map(k.name);
+  if (nccl_ends_ != nullptr) {
+    for (KernelEnd& e : *nccl_ends_) map(e.name);
+  }
   for (GpuDevice& d : out_.devices) map(d.name);
   for (GpuStatusEvent& s : out_.status) map(s.message);
   // The chunks of a thread are read in order, those of several threads one after the other: put

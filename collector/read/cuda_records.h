@@ -113,6 +113,12 @@ class CudaRecordDecoder {
     unreturned_ = unreturned;
     configs_ = configs;
   }
+  /// Notes the end of every valid kernel whose name `is_nccl` says is an NCCL kernel (asked once
+  /// per name ref) in `out` (names as refs until Resolve). Not owned.
+  void NoteNcclEnds(std::vector<KernelEnd>* out, std::function<bool(uint32_t ref)> is_nccl) {
+    nccl_ends_ = out;
+    is_nccl_ = std::move(is_nccl);
+  }
   /// The calls open now, with their enter order (any order).
   void OpenCalls(std::vector<SeqCall>* out) const;
   size_t open_count() const { return keep_ ? open_calls_.size() : sink_open_.size(); }
@@ -170,6 +176,9 @@ class CudaRecordDecoder {
   CudaSpan* span_ = nullptr;
   std::vector<SeqCall>* unreturned_ = nullptr;
   KernelConfigs* configs_ = nullptr;
+  std::vector<KernelEnd>* nccl_ends_ = nullptr;
+  std::function<bool(uint32_t)> is_nccl_;
+  std::vector<uint8_t> nccl_name_;  // by name ref: 0 not asked yet, 1 no, 2 an NCCL kernel
 };
 
 /// Sorts calls by enter time, ties in their order (as std::stable_sort by begin_ns), with 4 bytes

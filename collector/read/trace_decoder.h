@@ -18,6 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "collector/base/kernel_names.h"
 #include "collector/read/byte_source.h"
 #include "collector/read/cuda_chunk_index.h"
 #include "collector/read/cuda_records.h"
@@ -127,6 +128,11 @@ class Decoder {
         small_ids_(std::max<uint64_t>(kSmallIds, size_ / 4)),
         max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {
     image->nvtx_complete = keep_ == KeepNvtx::kAll;
+    cuda_.NoteNcclEnds(&image->nccl_kernel_ends, [this](uint32_t ref) {
+      if (ref >= string_ref_raw_.size()) return false;
+      const uint32_t def = defined_strings_.Find(string_ref_raw_[ref]);  // defined before its use
+      return def != UINT32_MAX && IsNcclKernel(defined_strings_.bytes(def));
+    });
     if (options.cuda_index) {
       index_ = std::make_unique<CudaChunkIndex>();
       cuda_.Track(&chunk_span_, &unreturned_, &index_->kernel_configs);

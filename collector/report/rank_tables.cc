@@ -45,7 +45,7 @@ TableDef MakeHostClockTable() {
            {"uncertainty_ns", "Uncertainty", Unit::kNs, R,
             "median end skew of the shared instants used (null: reference or wall clock)"},
            {"source", "Source", Unit::kText, L,
-            "reference, barrier, collective, init_process_group (the shared instants used), wall_clock (none "
+            "reference, barrier, collective, nccl_kernel, init_process_group (the shared instants used), wall_clock (none "
             "shared: its wall clock as it is) or unknown (none shared, no wall clock: its ranks are not compared)"},
            {"instants", "Instants", Unit::kCount, R, "shared instants used"},
            {"wall_clock", nullptr, Unit::kFlag, L,

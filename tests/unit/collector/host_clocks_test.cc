@@ -7,11 +7,14 @@
 
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "collector/analysis/bottleneck.h"
 #include "collector/report/rank_tables.h"
+#include "collector/read/trace_reader.h"
+#include "collector/read/trace_set.h"
 #include "collector/report/report.h"
 #include "phase_builder.h"
 #include "test_util.h"
@@ -161,6 +164,107 @@ TEST(HostClocks, CollectivesOfRanksWithGpuActivityAreNotInstants) {
   EXPECT_EQ(Clock(t, "node-b")->source, "wall_clock");
 }
 
+// GPU ranks (NCCL): the k-th all-reduce kernel of each rank starts when that rank gets to it and
+// ends together with the others' (within `skew`); node-b's ends, on its own clocks.
+Job GpuRanksWithAllReduceKernels(const uint64_t (&skew)[4], int kernels) {
+  Job j = TwoHosts();
+  for (size_t i = 0; i < 4; ++i) {
+    TraceBuilder& b = *j.ranks[i];
+    const int g = b.Thread(9000 + static_cast<uint32_t>(i));
+    const uint64_t m = T0 + j.mono[i];
+    j.Collective(i, T0 + 50 * kMs + (i >= 2 ? 7 * kMs : 0), "init_process_group", format::Phase::kInitProcessGroup);
+    for (int k = 0; k < kernels; ++k) {
+      const uint64_t end = m + (100 + 50 * static_cast<uint64_t>(k)) * kMs + skew[i];
+      b.Kernel(g, {.start = end - (1 + 3 * i) * kMs, .end = end, .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                   .correlation = 10 + static_cast<uint64_t>(k)});
+      // A compute kernel of the rank's own, at its own time: no shared instant.
+      b.Kernel(g, {.start = end + kMs + i * kMs, .end = end + 2 * kMs + i * kMs, .name = "_Z3fooPf",
+                   .correlation = 100 + static_cast<uint64_t>(k)});
+    }
+  }
+  return j;
+}
+
+TEST(HostClocks, NcclKernelEndsAlignGpuRanksBeforeInitProcessGroup) {
+  const uint64_t skew[4] = {20'000, 60'000, 0, 40'000};  // the ranks' kernel ends within 60 µs
+  Job j = GpuRanksWithAllReduceKernels(skew, 5);
+  Trace t = j.Load();
+  AlignHostClocks(&t);
+  const HostClock* b = Clock(t, "node-b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->source, "nccl_kernel");
+  EXPECT_EQ(b->instants, 5u);
+  // median(node-b ends) - median(node-a ends) = (0 + 40)/2 - (20 + 60)/2 µs = -20 µs off 2.5 s;
+  // aligned, node-b's ends are at 20 and 60 µs: the four ends span 40 µs.
+  EXPECT_EQ(b->offset_ns, 2'500 * static_cast<int64_t>(kMs) - 20'000);
+  EXPECT_EQ(b->uncertainty_ns, 40'000u);
+  EXPECT_LE(std::abs(b->offset_ns - 2'500 * static_cast<int64_t>(kMs)), static_cast<int64_t>(b->uncertainty_ns));
+}
+
+TEST(HostClocks, TheReaderNotesNcclKernelEndsWhateverItKeeps) {
+  // The report's windowed read keeps no GPU record: the ends are noted as the kernels are decoded,
+  // names resolved, compute kernels left out.
+  const uint64_t skew[4] = {0, 0, 0, 0};
+  Job j = GpuRanksWithAllReduceKernels(skew, 3);
+  const std::vector<uint8_t> bytes = j.ranks[2]->Build();
+  for (const KeepCuda keep : {KeepCuda::kAll, KeepCuda::kStackedCalls, KeepCuda::kNone}) {
+    StringPool pool;
+    const ReadResult r = ReadTraceBytes(bytes, "pid-502.trace", &pool, {.keep_cuda = keep});
+    ASSERT_TRUE(r.image.has_value());
+    const std::vector<KernelEnd>& ends = r.image->nccl_kernel_ends;
+    ASSERT_EQ(ends.size(), 3u) << static_cast<int>(keep);
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(pool.Get(ends[k].name), "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+      EXPECT_EQ(ends[k].end_ns, T0 + j.mono[2] + (100 + 50 * k) * kMs);
+    }
+    EXPECT_EQ(r.image->cuda.kernels.size(), keep == KeepCuda::kAll ? 6u : 0u);
+  }
+}
+
+TEST(HostClocks, NcclKernelsOfTorchProfilerTracesAlignTheirHosts) {
+  // Four torch.profiler (Kineto) rank files, two a host (named by the files, as torch.profiler's
+  // tensorboard handler names them); node-b's clock 2.5 s ahead; three all-reduce kernels each,
+  // ending within 30 µs of each other, and a compute kernel at each rank's own time.
+  std::vector<std::string> texts, names;
+  const int64_t lead_us[4] = {0, 0, 2'500'000, 2'500'000};
+  const int skew_us[4] = {10, 30, 0, 20};
+  for (int r = 0; r < 4; ++r) {
+    std::string ev;
+    for (int k = 0; k < 3; ++k) {
+      const int64_t end = 1'000'000 + 50'000 * k + skew_us[r] + lead_us[r];
+      const int64_t start = end - 800 - 300 * r;
+      ev += R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7, "ts": )" +
+            std::to_string(start) + R"(, "dur": )" + std::to_string(end - start) +
+            R"(, "args": {"device": 0, "context": 1, "stream": 7, "correlation": )" + std::to_string(10 + k) + "}},\n";
+      ev += R"js({"ph": "X", "cat": "kernel", "name": "void gemm<float>(float*)", "pid": 0, "tid": 7, "ts": )js" +
+            std::to_string(end + 1000 + 700 * r) + R"(, "dur": 500, "args": {"device": 0, "context": 1, "stream": 7, "correlation": )" +
+            std::to_string(100 + k) + "}},\n";
+    }
+    ev += R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 42, "tid": 11, "ts": )" +
+          std::to_string(990'000 + lead_us[r]) + R"(, "dur": 200000})";
+    texts.push_back(R"({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": )" + std::to_string(r) +
+                    R"(, "world_size": 4}, "traceEvents": [)" + ev + "]}");
+    names.push_back(std::string(r < 2 ? "node-a" : "node-b") + "_" + std::to_string(100 + r) + ".1700000000123.pt.trace.json");
+  }
+  std::vector<TraceBytes> files;
+  for (int r = 0; r < 4; ++r) {
+    files.push_back({names[static_cast<size_t>(r)],
+                     std::span(reinterpret_cast<const uint8_t*>(texts[static_cast<size_t>(r)].data()),
+                               texts[static_cast<size_t>(r)].size())});
+  }
+  Trace t = LoadTraceBytes(files);
+  ASSERT_EQ(t.processes.size(), 4u);
+  AlignHostClocks(&t);
+  const HostClock* b = Clock(t, "node-b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(t.clock_reference, "node-a");
+  EXPECT_EQ(b->source, "nccl_kernel");
+  EXPECT_EQ(b->instants, 3u);
+  // median(node-b) - median(node-a) = 10 - 20 µs off 2.5 s; aligned, the ends span 20 µs.
+  EXPECT_EQ(b->offset_ns, 2'500 * static_cast<int64_t>(kMs) - 10'000);
+  EXPECT_EQ(b->uncertainty_ns, 20'000u);
+}
+
 TEST(HostClocks, WithoutASharedInstantTheWallClockStaysAndTheSentenceSaysSo) {
   Job j = TwoHosts();
   Trace t = j.Load();
@@ -180,8 +284,8 @@ TEST(HostClocks, WithoutASharedInstantTheWallClockStaysAndTheSentenceSaysSo) {
   const std::vector<std::string> text = DescribeRanks(rs, t.host_clocks, t.clock_reference);
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text[0],
-            "Ranks on 2 hosts: arrivals compared on CLOCK_REALTIME: node-b shares no barrier, blocking collective or "
-            "init_process_group with node-a, so its wall clock is taken as it is and lateness across hosts is "
+            "Ranks on 2 hosts: arrivals compared on CLOCK_REALTIME: node-b shares no barrier, blocking collective, "
+            "NCCL kernel or init_process_group with node-a, so its wall clock is taken as it is and lateness across hosts is "
             "only as exact as the hosts' clock synchronisation (Hosts).");
 }
 

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "collector/analysis/host_clocks.h"
+#include "collector/read/process_tree.h"
 #include "collector/base/output_sink.h"
 #include "collector/export/export_chrome.h"
 #include "collector/export/export_folded.h"
@@ -183,6 +184,7 @@ int RunExport(const ExportArgs& args) {
   }
   collector::Trace trace = collector::LoadTrace(list->files, read);
   collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h)
+  collector::OrderByAlignedStarts(&trace);
   size_t usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (f.usable) ++usable;

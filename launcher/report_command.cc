@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "collector/analysis/host_clocks.h"
+#include "collector/read/process_tree.h"
 #include "collector/base/output_sink.h"
 #include "collector/export/selection.h"
 #include "collector/render/render.h"
@@ -342,6 +343,7 @@ int RunReport(const ReportArgs& args) {
   const bool progress_shown = bar.drawn();
   bar.Finish();
   collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h), from every rank
+  collector::OrderByAlignedStarts(&trace);  // the Processes table in start order on that clock
   std::vector<int64_t> ranks;
   for (const std::string& v : args.ranks) collector::ParseIdList(v, 0, &ranks);
   if (std::string wrong = collector::KeepRanks(&trace, ranks); !wrong.empty()) {

@@ -216,6 +216,52 @@ void FillUnknownRealtime(std::vector<Process>& procs) {
 
 }  // namespace
 
+std::vector<Process> OrderedAsATree(std::vector<Process> procs) {
+  // parent is the only link read: children and depth are made here.
+  std::vector<std::vector<int>> kids(procs.size());
+  std::vector<int> roots;
+  for (size_t i = 0; i < procs.size(); ++i) {
+    if (procs[i].parent >= 0) {
+      kids[procs[i].parent].push_back(static_cast<int>(i));
+    } else {
+      roots.push_back(static_cast<int>(i));
+    }
+  }
+  auto by_start = [&](int a, int b) {
+    return std::tie(procs[a].start_ns, procs[a].pid) < std::tie(procs[b].start_ns, procs[b].pid);
+  };
+  for (auto& k : kids) std::sort(k.begin(), k.end(), by_start);
+  std::sort(roots.begin(), roots.end(), [&](int a, int b) {
+    return std::tie(procs[a].start_realtime_ns, procs[a].host, procs[a].pid) <
+           std::tie(procs[b].start_realtime_ns, procs[b].host, procs[b].pid);
+  });
+  std::vector<int> order;
+  std::vector<int> depth(procs.size(), 0);
+  std::vector<int> stack(roots.rbegin(), roots.rend());
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    order.push_back(i);
+    for (auto k = kids[i].rbegin(); k != kids[i].rend(); ++k) {
+      depth[*k] = depth[i] + 1;
+      stack.push_back(*k);
+    }
+  }
+  std::vector<int> new_index(procs.size());
+  for (size_t n = 0; n < order.size(); ++n) new_index[order[n]] = static_cast<int>(n);
+  std::vector<Process> out;
+  out.reserve(procs.size());
+  for (int i : order) {
+    Process& p = procs[i];
+    p.depth = depth[i];
+    p.parent = p.parent >= 0 ? new_index[p.parent] : -1;
+    p.children.clear();
+    for (int k : kids[i]) p.children.push_back(new_index[k]);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings,
                                     size_t* not_recorded_omitted) {
   if (not_recorded_omitted != nullptr) *not_recorded_omitted = 0;
@@ -428,49 +474,14 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
     }
   }
 
-  // Tree order.
-  std::vector<std::vector<int>> kids(procs.size());
-  std::vector<int> roots;
-  for (size_t i = 0; i < procs.size(); ++i) {
-    if (procs[i].parent >= 0) {
-      kids[procs[i].parent].push_back(static_cast<int>(i));
-    } else {
-      roots.push_back(static_cast<int>(i));
-    }
-  }
-  auto by_start = [&](int a, int b) {
-    return std::tie(procs[a].start_ns, procs[a].pid) < std::tie(procs[b].start_ns, procs[b].pid);
-  };
-  for (auto& k : kids) std::sort(k.begin(), k.end(), by_start);
-  std::sort(roots.begin(), roots.end(), [&](int a, int b) {
-    return std::tie(procs[a].start_realtime_ns, procs[a].host, procs[a].pid) <
-           std::tie(procs[b].start_realtime_ns, procs[b].host, procs[b].pid);
+  return OrderedAsATree(std::move(procs));
+}
+
+void OrderByAlignedStarts(Trace* trace) {
+  const bool moved = std::any_of(trace->host_clocks.begin(), trace->host_clocks.end(), [](const HostClock& c) {
+    return c.source != "reference" && c.source != "wall_clock" && c.source != "unknown";
   });
-  std::vector<int> order;
-  std::vector<int> depth(procs.size(), 0);
-  std::vector<int> stack(roots.rbegin(), roots.rend());
-  while (!stack.empty()) {
-    int i = stack.back();
-    stack.pop_back();
-    order.push_back(i);
-    for (auto k = kids[i].rbegin(); k != kids[i].rend(); ++k) {
-      depth[*k] = depth[i] + 1;
-      stack.push_back(*k);
-    }
-  }
-  std::vector<int> new_index(procs.size());
-  for (size_t n = 0; n < order.size(); ++n) new_index[order[n]] = static_cast<int>(n);
-  std::vector<Process> out;
-  out.reserve(procs.size());
-  for (int i : order) {
-    Process& p = procs[i];
-    p.depth = depth[i];
-    p.parent = p.parent >= 0 ? new_index[p.parent] : -1;
-    p.children.clear();
-    for (int k : kids[i]) p.children.push_back(new_index[k]);
-    out.push_back(std::move(p));
-  }
-  return out;
+  if (moved) trace->processes = OrderedAsATree(std::move(trace->processes));
 }
 
 const char* ExitKindName(EndKind kind) {

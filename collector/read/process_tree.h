@@ -35,6 +35,16 @@ inline constexpr size_t kMaxNotRecorded = 10000;
 std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const StringPool& strings,
                                     size_t* not_recorded_omitted = nullptr);
 
+/// `procs` in tree order: roots by wall-clock start (then host, pid), each followed by its
+/// subtree, children by start time; parent, children and depth as indices into the result. Only
+/// `parent` is read. BuildProcesses' order; again after AlignHostClocks moved hosts' starts
+/// (OrderByAlignedStarts).
+std::vector<Process> OrderedAsATree(std::vector<Process> procs);
+/// Puts trace->processes in tree order again once their wall-clock starts changed (hosts aligned
+/// on one clock, analysis/host_clocks.h): a host whose clock ran ahead no longer lists its
+/// processes after those that started later. Nothing moves unless some host was aligned.
+void OrderByAlignedStarts(Trace* trace);
+
 /// "exit 0", "exit 3", "signal 9 (SIGKILL)", "exec'd", "returned", "unknown".
 std::string DescribeExit(const ExitInfo& exit);
 /// "exit", "signal", "exec", "returned", "unknown" (the JSON/CSV exit kind).

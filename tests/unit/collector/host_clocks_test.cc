@@ -13,6 +13,7 @@
 
 #include "collector/analysis/bottleneck.h"
 #include "collector/report/rank_tables.h"
+#include "collector/read/process_tree.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "collector/report/report.h"
@@ -371,6 +372,36 @@ TEST(HostClocks, NoStragglerIsNamedAcrossHostsWhoseClocksAreKnownLessWellThanThe
     said = said || line.rfind("No straggler named across hosts: the hosts' clocks are aligned only within 30.0 ms", 0) == 0;
   }
   EXPECT_TRUE(said) << ::testing::PrintToString(uncertain.bottleneck.rank_text);
+}
+
+TEST(HostClocks, ProcessesAreListedInStartOrderOnTheAlignedClock) {
+  // node-b's clock ran 2.5 s ahead: unaligned, its launcher (started 1 s before node-a's) came
+  // after node-a's tree; aligned, it comes first, its rank still under it.
+  auto process = [](const char* host, int32_t pid, uint64_t start, int parent) {
+    Process p;
+    p.host = host;
+    p.pid = pid;
+    p.start_realtime_ns = start;
+    p.parent = parent;
+    return p;
+  };
+  Trace t;
+  t.processes = {process("node-a", 10, kRealtime, -1), process("node-a", 11, kRealtime + kMs, 0),
+                 process("node-b", 20, kRealtime - 1'000 * kMs, -1), process("node-b", 21, kRealtime - 999 * kMs, 2)};
+  t.host_clocks = {HostClock{.host = "node-a", .source = "reference"}, HostClock{.host = "node-b", .source = "wall_clock"}};
+  OrderByAlignedStarts(&t);  // nothing was aligned: nothing moves
+  EXPECT_EQ(t.processes[0].pid, 10);
+  t.host_clocks[1].source = "barrier";
+  OrderByAlignedStarts(&t);
+  ASSERT_EQ(t.processes.size(), 4u);
+  EXPECT_EQ(t.processes[0].pid, 20);
+  EXPECT_EQ(t.processes[1].pid, 21);
+  EXPECT_EQ(t.processes[2].pid, 10);
+  EXPECT_EQ(t.processes[3].pid, 11);
+  EXPECT_EQ(t.processes[1].parent, 0);
+  EXPECT_EQ(t.processes[3].parent, 2);
+  EXPECT_EQ(t.processes[3].depth, 1);
+  EXPECT_EQ(t.processes[2].children, std::vector<int>{3});
 }
 
 TEST(HostClocks, OneHostChangesNothing) {

@@ -405,7 +405,40 @@ std::vector<std::string> DescribeRanks(const RankSync& rs, const std::vector<Hos
         "steps without forward, backward or collective).");
     return out;
   }
+  if (!rs.synchronised) {
+    // Ranks trained apart (an ensemble, a sweep under one launcher): how far apart their steps run.
+    const RankRow* slow = nullptr;
+    const RankRow* fast = nullptr;
+    for (const RankRow& r : rs.ranks) {
+      if (r.steps == 0) continue;
+      if (slow == nullptr || r.mean_step_ns > slow->mean_step_ns) slow = &r;
+      if (fast == nullptr || r.mean_step_ns < fast->mean_step_ns) fast = &r;
+    }
+    std::string line =
+        "The ranks do not synchronise inside a step (no DistributedDataParallel, collective or NCCL kernel in their "
+        "training steps): each trains on its own and none waits for another, so no straggler is named";
+    if (slow != nullptr && fast != nullptr && slow != fast && fast->mean_step_ns > 0) {
+      line += "; the slowest, rank " + std::to_string(slow->rank) + ", takes " + D(slow->mean_step_ns) + " a step, " +
+              P(Percent(slow->mean_step_ns - fast->mean_step_ns, fast->mean_step_ns)) + " longer than the fastest, rank " +
+              std::to_string(fast->rank) + " (" + D(fast->mean_step_ns) + ")";
+    }
+    out.push_back(line + ".");
+    return out;
+  }
   const RankRow& s = rs.ranks[rs.latest];
+  if (rs.drift) {
+    std::string line = "No straggler: the ranks synchronise, yet rank " + std::to_string(s.rank) + "'s steps drift from the "
+                       "others': it reaches " + ArrivalPoint(s.arrival) + " " + D(*s.median_lateness_ns) +
+                       " after the first at the median, against a mean step of " + D(rs.mean_step_ns);
+    if (rs.lateness_tail_ns > rs.lateness_head_ns) {
+      line += ", " + D(rs.lateness_head_ns) + " in the first third of the " +
+              Plural(rs.matched_steps, "matched step", "matched steps") + " and " + D(rs.lateness_tail_ns) +
+              " in the last";
+    }
+    out.push_back(line + ": ranks that meet in every step are never a step apart, so the k-th steps do not line "
+                         "up (a restarted rank, steps skipped on one rank) and the lateness is no waiting.");
+    return out;
+  }
   const double pct = Percent(*s.mean_lateness_ns, rs.mean_step_ns);
   const std::string over = " over " + Plural(rs.matched_steps, "matched step", "matched steps") +
                            (rs.warmup_skipped ? " (step 0 left out)" : "");

@@ -47,6 +47,7 @@ RankSync AnalyzeRanks(std::vector<RankInput> in, size_t warmup_min_steps, double
   const size_t k_begin = out.warmup_skipped ? 1 : 0;
 
   const size_t n = ranks.size();
+  out.synchronised = std::any_of(ranks.begin(), ranks.end(), [](const RankInput& r) { return r.synchronises; });
   std::vector<std::vector<uint64_t>> late(n);
   std::vector<std::map<Arrival, uint64_t>> kinds(n);
   std::vector<size_t> matched_k;
@@ -123,6 +124,25 @@ RankSync AnalyzeRanks(std::vector<RankInput> in, size_t warmup_min_steps, double
   out.straggler = *c.median_lateness_ns > 0 && *c.median_lateness_ns >= out.late_threshold_ns &&
                   *c.last_share >= kStragglerLastShare;
   if (out.straggler) out.latest = most_median;
+  // Ranks that meet in a step are never a step apart: lateness of a step or more, or one that
+  // grows by a step, is drift. Ranks that do not meet have no straggler to wait for.
+  {
+    const std::vector<uint64_t>& l = late[static_cast<size_t>(out.latest)];
+    const size_t third = l.size() / 3;
+    double head = 0, tail = 0;
+    for (size_t i = 0; i < third; ++i) head += static_cast<double>(l[i]), tail += static_cast<double>(l[l.size() - 1 - i]);
+    if (third > 0) {
+      out.lateness_head_ns = head / static_cast<double>(third);
+      out.lateness_tail_ns = tail / static_cast<double>(third);
+    }
+    const bool grows = third > 0 && out.lateness_tail_ns - out.lateness_head_ns >= out.mean_step_ns;
+    out.drift = out.synchronised && out.mean_step_ns > 0 &&
+                (*out.ranks[static_cast<size_t>(out.latest)].median_lateness_ns >= out.mean_step_ns || grows);
+  }
+  if (!out.synchronised || out.drift) {
+    out.straggler = false;
+    return out;
+  }
   // What the others pay for the latest rank: their synchronising phases beyond its own.
   const size_t s = static_cast<size_t>(out.latest);
   for (size_t i = 0; i < n; ++i) {

@@ -41,6 +41,10 @@ struct RankInput {
   double mean_step_ns = 0;     ///< over the steps in its statistics
   double mean_compute_ns = 0;  ///< forward + backward + optimizer
   double mean_data_wait_ns = 0;
+  /// Whether the rank meets the others inside its steps: it uses DistributedDataParallel (or
+  /// FSDP), runs a collective or NCCL kernels in its steps. false: each step is its own (an
+  /// ensemble, a sweep, replicas trained apart under one launcher), and no rank waits for another.
+  bool synchronises = true;
 };
 
 /// A matched step in which a rank was late by the straggler threshold or more.
@@ -90,11 +94,24 @@ struct RankSync {
   /// when it is the lateness threshold or more, no straggler is named (straggler false).
   uint64_t clock_uncertainty_ns = 0;
   bool clocks_too_uncertain = false;
+  /// Some rank meets the others inside its steps (RankInput::synchronises). false: the ranks train
+  /// apart; no straggler is named and no rank waits (wait_ns none); lateness is only how far apart
+  /// their steps run.
+  bool synchronised = true;
+  /// The ranks synchronise, yet the latest one's lateness is a mean step or more at the median, or
+  /// grows by a mean step or more from the first third of the matched steps to the last: their
+  /// steps drift apart rather than meet (steps matched across a restart, a rank that skips
+  /// steps), so no straggler is named and no rank waits.
+  bool drift = false;
+  /// The latest rank's mean lateness over the first and the last third of the matched steps (ns;
+  /// 0 with fewer than 3 matched steps).
+  double lateness_head_ns = 0, lateness_tail_ns = 0;
 };
 
 /// Matches steps across ranks (at least two) and finds the straggler: the rank with the largest
 /// median lateness when that median is ≥ straggler_step_percent of the mean step and ≥
-/// straggler_min_ns and the rank arrived last in ≥ kStragglerLastShare of the matched steps.
+/// straggler_min_ns and the rank arrived last in ≥ kStragglerLastShare of the matched steps; none
+/// where the ranks do not synchronise in a step or drift apart (RankSync::synchronised, drift).
 RankSync AnalyzeRanks(std::vector<RankInput> ranks, size_t warmup_min_steps, double straggler_step_percent,
                       uint64_t straggler_min_ns);
 

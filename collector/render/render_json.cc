@@ -284,6 +284,8 @@ Json RanksJson(const RankSync& rs, const std::vector<std::string>& text) {
           {"unplaced_ranks", rs.unplaced_ranks},
           {"clock_uncertainty_ns", rs.clock_uncertainty_ns},
           {"clocks_too_uncertain", rs.clocks_too_uncertain},
+          {"synchronised", rs.synchronised},
+          {"drift", rs.drift},
           {"ranks", std::move(ranks)},
           {"text", text}};
 }

@@ -445,18 +445,24 @@ TEST(Bottleneck, SpawnedPersistentWorkersAreNotToldToBePersistent) {
 struct TwoRanks {
   TraceBuilder r0{401, 1, T0};
   TraceBuilder r1{402, 1, T0};
-  TwoRanks(uint64_t extra, int steps = 6) {
+  /// `ddp`: the forwards are DistributedDataParallel's (else "Net.forward": replicas trained apart).
+  /// `all_reduce`: rank 1's backward holds a dist.all_reduce (its own gradient averaging).
+  TwoRanks(uint64_t extra, int steps = 6, bool ddp = true, bool all_reduce = false) {
     r0.Env("RANK", "0").Env("WORLD_SIZE", "2").HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
     r1.Env("RANK", "1").Env("WORLD_SIZE", "2").HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
     PhaseThread a(r0, 401), b(r1, 402);
+    const char* forward = ddp ? "DistributedDataParallel.forward" : "Net.forward";
+    a.forward_name = forward;  // DDP: the ranks meet in each step
     uint64_t t = T0 + 10 * kMs;
     for (int i = 0; i < steps; ++i) {
       // rank 0: wait 1, forward 10, backward 20 + extra (waiting), optimizer 2
       a.Step(t, {.wait = kMs, .forward = 10 * kMs, .backward = 20 * kMs + extra, .optimizer = 2 * kMs});
       // rank 1: wait 1, forward 10, extra (unrecorded), backward 20, optimizer 2
       b.Range(t, t + kMs, Phase::kDataWait);
-      b.Range(t + kMs, t + 11 * kMs, Phase::kForward);
-      b.Range(t + 11 * kMs + extra, t + 31 * kMs + extra, Phase::kBackward);
+      b.Range(t + kMs, t + 11 * kMs, Phase::kForward, forward);
+      b.Push(t + 11 * kMs + extra, Phase::kBackward);
+      if (all_reduce) b.Range(t + 29 * kMs + extra, t + 30 * kMs + extra, Phase::kCollective, "all_reduce");
+      b.Pop(t + 31 * kMs + extra);
       b.Range(t + 31 * kMs + extra, t + 33 * kMs + extra, Phase::kOptimizerStep);
       t += 33 * kMs + extra;
     }
@@ -516,6 +522,24 @@ TEST(Bottleneck, NoStragglerBelowTheThresholds) {
   nlohmann::json j = nlohmann::json::parse(RenderJson(report));
   EXPECT_TRUE(j["bottleneck"]["ranks"]["straggler"].is_null());
   EXPECT_EQ(j["bottleneck"]["ranks"]["latest_rank"], 1);
+}
+
+TEST(Bottleneck, RanksMeetInAStepThroughDdpOrACollective) {
+  // Without DDP, collective or NCCL kernel in a step, rank 1's 40 ms of extra work makes it no
+  // straggler and rank 0 no waiter: they train apart.
+  TwoRanks apart(40 * kMs, 6, /*ddp=*/false);
+  Report report = apart.Analyze();
+  ASSERT_TRUE(report.bottleneck.ranks);
+  EXPECT_FALSE(report.bottleneck.ranks->synchronised);
+  EXPECT_FALSE(report.bottleneck.ranks->straggler);
+  EXPECT_TRUE(Says(report.bottleneck.rank_text, "The ranks do not synchronise inside a step"));
+  EXPECT_FALSE(Says(report.bottleneck.rank_text, "rank 0 waits"));
+  // The shim's DDP variable on one rank, or a collective inside the steps, says they meet.
+  TwoRanks env(40 * kMs, 6, /*ddp=*/false);
+  env.r0.Env("TRAINPROF_DDP", "gloo");
+  EXPECT_TRUE(env.Analyze().bottleneck.ranks->synchronised);
+  TwoRanks collective(40 * kMs, 6, /*ddp=*/false, /*all_reduce=*/true);
+  EXPECT_TRUE(collective.Analyze().bottleneck.ranks->synchronised);
 }
 
 TEST(Bottleneck, RanksOnSeveralHostsUseRealtime) {

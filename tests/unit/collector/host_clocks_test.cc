@@ -49,6 +49,7 @@ struct Job {
     b.Env("RANK", std::to_string(r)).Env("WORLD_SIZE", "4");
     b.HeaderEnd(fmt::EndKind::kExit, 0, T0 + mono_ahead + 5'000 * kMs);
     threads.push_back(std::make_unique<PhaseThread>(b, static_cast<uint32_t>(pid)));
+    threads.back()->forward_name = "DistributedDataParallel.forward";  // DDP ranks: they meet in each step
     mono.push_back(mono_ahead);
     return *threads.back();
   }

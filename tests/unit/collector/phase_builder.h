@@ -40,6 +40,9 @@ class PhaseThread {
 
   int thread() const { return th_; }
   TraceBuilder& builder() { return *b_; }
+  /// The name of Step's forwards ("": DefaultName's "Net.forward"); a DDP rank's is
+  /// "DistributedDataParallel.forward", the wrapper's.
+  std::string forward_name;
 
   void Push(uint64_t t, Phase p, std::string_view name = "") {
     b_->Push(th_, t, name.empty() ? DefaultName(p) : name, domain_, static_cast<uint64_t>(p));
@@ -80,7 +83,7 @@ class PhaseThread {
                                                 {s.optimizer, Phase::kOptimizerStep}};
     for (const auto& [d, p] : parts) {
       if (d == 0) continue;
-      Range(t, t + d, p);
+      Range(t, t + d, p, p == Phase::kForward ? std::string_view(forward_name) : std::string_view());
       t += d;
     }
     return t + s.other;

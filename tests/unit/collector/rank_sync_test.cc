@@ -87,6 +87,58 @@ TEST(RankSync, ConsistentLatenessIsAStraggler) {
             0u);
 }
 
+TEST(RankSync, RanksThatDoNotSynchroniseHaveNoStragglerAndNoWait) {
+  // Two replicas trained apart (no DDP, collective or NCCL kernel in a step): rank 1's steps take
+  // 30% longer, so its k-th backward comes later every step; nobody waits for it.
+  std::vector<std::pair<int, uint64_t>> late;
+  for (int k = 0; k < 20; ++k) late.push_back({k, 3'600 * kUs * static_cast<uint64_t>(k)});
+  std::vector<RankInput> in = TwoRanks(20, 0, 1, late);
+  in[0].mean_step_ns = 12.0 * kMs;
+  in[1].mean_step_ns = 15.6 * kMs;
+  for (RankInput& r : in) r.synchronises = false;
+  RankSync rs = AnalyzeRanks(in, 5, 10, 1 * kMs);
+  EXPECT_FALSE(rs.synchronised);
+  EXPECT_FALSE(rs.drift);
+  EXPECT_FALSE(rs.straggler);
+  EXPECT_FALSE(rs.ranks[0].wait_ns.has_value());
+  const std::vector<std::string> text = DescribeRanks(rs, {}, "");
+  ASSERT_EQ(text.size(), 1u);
+  EXPECT_EQ(text[0],
+            "The ranks do not synchronise inside a step (no DistributedDataParallel, collective or NCCL kernel in "
+            "their training steps): each trains on its own and none waits for another, so no straggler is named; the "
+            "slowest, rank 1, takes 15.6 ms a step, 30.0% longer than the fastest, rank 0 (12.0 ms).");
+  // One rank that meets the others (DDP) is enough: the same lateness is then compared.
+  in[0].synchronises = true;
+  EXPECT_TRUE(AnalyzeRanks(in, 5, 10, 1 * kMs).synchronised);
+}
+
+TEST(RankSync, LatenessBeyondAStepIsDriftNotAStraggler) {
+  // The ranks synchronise (DDP), yet rank 1's k-th step comes 5 ms later each step, 95 ms at the
+  // end against 12 ms steps: the steps matched by index do not line up.
+  std::vector<RankInput> in = TwoRanks(20, 0, 1, {});
+  for (size_t k = 0; k < in[1].steps.size(); ++k) in[1].steps[k].arrival_ns += 5 * kMs * k;
+  RankSync rs = AnalyzeRanks(in, 5, 10, 1 * kMs);
+  EXPECT_TRUE(rs.synchronised);
+  EXPECT_TRUE(rs.drift);
+  EXPECT_FALSE(rs.straggler);
+  // Matched steps 1..19: the first third (1..6) late by 17.5 ms on average, the last (14..19) 82.5 ms.
+  EXPECT_DOUBLE_EQ(rs.lateness_head_ns, 17.5 * kMs);
+  EXPECT_DOUBLE_EQ(rs.lateness_tail_ns, 82.5 * kMs);
+  const std::vector<std::string> text = DescribeRanks(rs, {}, "");
+  ASSERT_EQ(text.size(), 1u);
+  EXPECT_EQ(text[0].rfind("No straggler: the ranks synchronise, yet rank 1's steps drift from the others': it reaches "
+                          "the gradient synchronisation (start of backward) 50.0 ms after the first at the median, "
+                          "against a mean step of 12.0 ms, 17.5 ms in the first third of the 19 matched steps and "
+                          "82.5 ms in the last",
+                          0),
+            0u)
+      << text[0];
+  // Lateness within a step that does not grow is compared as before.
+  std::vector<RankInput> steady = TwoRanks(20, 0, 1, {});
+  for (RankStep& s : steady[1].steps) s.arrival_ns += 5 * kMs;
+  EXPECT_FALSE(AnalyzeRanks(steady, 5, 10, 1 * kMs).drift);
+}
+
 TEST(RankSync, SeveralRanksLateTogetherAreNoSingleStraggler) {
   // Four ranks; ranks 1, 2 and 3 are all 20 ms late, one of them 1 ms later in turn: each is late
   // at the median but last in about a third of the steps only (the rule: half of them or more).

@@ -215,6 +215,29 @@ class DdpTorchrunTest(ModernCorpusTest, DdpStragglerChecks):
         self.check_rank1_straggler(rep)
 
 
+class EnsembleTorchrunTest(ModernCorpusTest):
+    def test_members_trained_apart_have_no_straggler(self):
+        """Two ensemble members under torchrun, no DDP or collective in a step: the ranks do not
+        synchronise, nobody waits, and the slower member is the one the program's own timer says
+        (issue 37, class 3)."""
+        rep, own = self.run_corpus("ensemble_torchrun", [TORCHRUN, "--nproc-per-node", "2", "--master-port",
+                                                        str(free_port()), script("ensemble_torchrun")], processes=2)
+        ranks = rep["bottleneck"]["ranks"]
+        self.check("ranks.synchronised", lambda: self.assertIs(ranks["synchronised"], False))
+        self.check("ranks.drift", lambda: self.assertIs(ranks["drift"], False))
+        self.check("ranks.straggler", lambda: self.assertIsNone(self.straggler_rank(rep)))
+        self.check("ranks[].wait_ns", lambda: self.assertEqual([r["wait_ns"] for r in ranks["ranks"]], [None, None]))
+        self.check("ranks.text", lambda: self.assertTrue(
+            any(t.startswith("The ranks do not synchronise inside a step") for t in ranks["text"]), ranks["text"]))
+        self.check("ranks.text no wait", lambda: self.assertFalse(
+            any(re.search(r"rank \d+ waits", t) for t in ranks["text"]), ranks["text"]))
+        # The slowest member by the program's own timer is the one the sentence names.
+        means = {d["rank"]: own_steps_mean_ns(d, 1) for d in own.values()}
+        slowest = max(means, key=means.get)
+        self.check("slowest rank", lambda: self.assertTrue(
+            any("the slowest, rank %d," % slowest in t for t in ranks["text"]), (means, ranks["text"])))
+
+
 class DdpAllReduceTest(CorpusTest, DdpStragglerChecks):
     def test_logging_all_reduce_rank1_straggler(self):
         rep, own = self.run_corpus("ddp_allreduce", [PYTHON, script("ddp_allreduce"), "--port", str(free_port())],

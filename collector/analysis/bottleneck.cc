@@ -153,6 +153,18 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     for (size_t part = 0; part < kPartCount; ++part) t.parts[part].total_ns += s.parts[part];
   }
   t.step = Stats(durations);
+  if (t.steps == 0 && t.eval_steps > 0) {  // evaluates only: described, no training verdict
+    std::vector<uint64_t> eval;
+    uint64_t waited = 0, total = 0;
+    for (const Step& s : split.steps) {
+      eval.push_back(s.duration());
+      waited += s.parts[static_cast<size_t>(Part::kDataWait)];
+      total += s.duration();
+    }
+    t.eval_step = Stats(std::move(eval));
+    t.eval_data_wait_percent = Percent(static_cast<double>(waited), static_cast<double>(total));
+    t.verdict = Verdict::kEvaluationOnly;
+  }
   t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
   sweeps->steps = spans_counted;
   sweeps->collectives.emplace(sweeps->steps, trace.strings);
@@ -207,7 +219,8 @@ namespace {
 constexpr const char* kVerdictNames[][2] = {{"no_steps", "no steps"},
                                             {"compute_bound", "compute-bound"},
                                             {"partly_input_bound", "partly input-bound"},
-                                            {"input_bound", "input-bound"}};
+                                            {"input_bound", "input-bound"},
+                                            {"evaluation_only", "evaluation only"}};
 }  // namespace
 
 const char* VerdictName(Verdict v) { return kVerdictNames[static_cast<size_t>(v)][0]; }

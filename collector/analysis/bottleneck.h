@@ -64,8 +64,11 @@ struct StepRow {
   std::optional<uint64_t> lateness_ns;  ///< with several ranks, on matched steps
 };
 
-enum class Verdict : uint8_t { kNoSteps, kComputeBound, kPartlyInputBound, kInputBound };
-const char* VerdictName(Verdict v);   ///< "no_steps", "compute_bound", "partly_input_bound", "input_bound"
+/// kEvaluationOnly: the process's steps are all evaluation steps (forwards under torch.no_grad() or
+/// eval(), no backward or optimizer step): described, never given a training verdict or advice.
+enum class Verdict : uint8_t { kNoSteps, kComputeBound, kPartlyInputBound, kInputBound, kEvaluationOnly };
+/// "no_steps", "compute_bound", "partly_input_bound", "input_bound", "evaluation_only"
+const char* VerdictName(Verdict v);
 const char* VerdictLabel(Verdict v);  ///< the text report's: "no steps", "compute-bound", "partly input-bound", ...
 
 /// What limits the input pipeline, when the data wait is 5% or more (docs/analysis.md, "Advice").
@@ -100,6 +103,9 @@ struct TrainingProcess {
   bool warmup_skipped = false;
   bool recorded_from_delay = false;  ///< a --delay window: the first recorded step is no warm-up
   SampleStats step;  ///< step durations (ns) over the steps in the statistics
+  /// kEvaluationOnly: the evaluation steps' durations (ns), and the data wait's share of their time.
+  SampleStats eval_step;
+  double eval_data_wait_percent = 0;
   SlowSteps slow;    ///< isolated slow steps among them (slow_steps.h)
   std::array<PartShare, kPartCount> parts{};
   double compute_mean_ns = 0;  ///< forward + backward + optimizer per step

@@ -135,6 +135,13 @@ void DescribeSteps(TrainingProcess* tp) {
   TrainingProcess& t = *tp;
   std::vector<std::string>& out = t.text;
   const std::string who = Who(t);
+  if (t.verdict == Verdict::kEvaluationOnly) {
+    out.push_back(who + ": evaluation only: " + Plural(t.eval_steps, "evaluation step", "evaluation steps") +
+                  " (forwards under torch.no_grad() or eval(), no backward or optimizer step): mean " +
+                  D(t.eval_step.mean) + ", median " + D(t.eval_step.median) + ", waiting for data " +
+                  P(t.eval_data_wait_percent) + " of their time; no training verdict.");
+    return;
+  }
   if (t.verdict == Verdict::kNoSteps && t.data_waits == 0) {
     out.push_back(who + ": a backward but no complete training step (a step needs a forward followed by a backward "
                   "or optimizer step).");
@@ -324,7 +331,7 @@ void DescribeSteps(TrainingProcess* tp) {
 
 void DescribeProcess(TrainingProcess* t) {
   DescribeSteps(t);
-  if (t->verdict != Verdict::kNoSteps && t->coverage.wall_ns > 0) t->text.push_back(CoverageLine(*t));  // last: keeps the others' order
+  if (t->steps > 0 && t->coverage.wall_ns > 0) t->text.push_back(CoverageLine(*t));  // last: keeps the others' order
 }
 
 std::string DescribeSlowSteps(const TrainingProcess& t) {

@@ -366,9 +366,17 @@ void SplitThread(const PhaseThread& t, bool ddp, StepSplit* out) {
     i = j;
   }
   // Evaluation steps exist only beside training steps: a thread that never records backward or
-  // optimizer (inference, a loop the shim does not see into) has only steps.
+  // optimizer (inference, a loop the shim does not see into) has only steps. Unless every forward
+  // it ran was an evaluation's (under torch.no_grad() or eval(): "[eval]"): a thread that only
+  // evaluates (a parent testing the model its children trained) has evaluation steps only.
   const bool trains = std::any_of(steps.begin(), steps.end(), [](const Step& s) { return !s.eval; });
-  if (!trains) {
+  bool forwards = false, all_eval = true;
+  for (const PhaseRange& r : t.ranges) {
+    if (r.phase != Phase::kForward) continue;
+    forwards = true;
+    all_eval = all_eval && r.eval_tag;
+  }
+  if (!trains && !(forwards && all_eval)) {
     for (Step& s : steps) s.eval = false;
   }
   // A new epoch starts with the first training step after a StopIteration that ended a training

@@ -360,6 +360,11 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"steps_in_statistics", t.step.count},
                      {"warmup_skipped", t.warmup_skipped},
                      {"eval_steps", t.eval_steps},
+                     {"evaluation", t.verdict == Verdict::kEvaluationOnly
+                                        ? Json{{"mean_ns", t.eval_step.mean},
+                                               {"median_ns", t.eval_step.median},
+                                               {"data_wait_percent", t.eval_data_wait_percent}}
+                                        : Json(nullptr)},
                      {"dropped_steps", t.dropped_steps},
                      {"data_waits", t.data_waits},
                      {"epoch_ends", t.epoch_ends},

@@ -238,6 +238,29 @@ class EnsembleTorchrunTest(ModernCorpusTest):
             any("the slowest, rank %d," % slowest in t for t in ranks["text"]), (means, ranks["text"])))
 
 
+class HogwildTest(CorpusTest):
+    def test_parent_that_only_evaluates_gets_no_training_verdict(self):
+        """mnist_hogwild: two processes train a shared model, the parent then tests it (forwards
+        under eval() and no_grad only): the parent is described as evaluation only, with no
+        training verdict or advice; the trainers get theirs (issue 37, class 2)."""
+        rep, own = self.run_corpus("hogwild", [PYTHON, script("hogwild")], processes=2)
+        procs = {p["pid"]: p for p in rep["bottleneck"]["processes"]}
+        parents = [p for pid, p in procs.items() if pid not in own]
+        self.assertEqual(len(parents), 1, sorted(procs))
+        parent = parents[0]
+        self.check("parent.verdict", lambda: self.assertEqual(parent["verdict"], "evaluation_only"))
+        self.check("parent.steps", lambda: self.assertEqual((parent["steps"], parent["eval_steps"]), (0, 4)))
+        self.check("parent.evaluation", lambda: self.assertGreater(parent["evaluation"]["mean_ns"], 0))
+        self.check("parent.advice", lambda: self.assertIsNone(parent["advice"]["cause"]))
+        self.check("parent.text", lambda: self.assertTrue(
+            any("evaluation only: 4 evaluation steps" in t for t in parent["text"]), parent["text"]))
+        self.check("parent.text no advice", lambda: self.assertFalse(
+            any("DataLoader(num_workers" in t or "-bound" in t for t in parent["text"]), parent["text"]))
+        for pid in own:
+            self.check("trainer %d verdict" % pid, lambda: self.assertIn(
+                procs[pid]["verdict"], ("compute_bound", "partly_input_bound", "input_bound")))
+
+
 class DdpAllReduceTest(CorpusTest, DdpStragglerChecks):
     def test_logging_all_reduce_rank1_straggler(self):
         rep, own = self.run_corpus("ddp_allreduce", [PYTHON, script("ddp_allreduce"), "--port", str(free_port())],

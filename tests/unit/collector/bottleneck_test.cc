@@ -614,6 +614,39 @@ TEST(Bottleneck, ForwardsWithoutBackwardAreInferenceNotMissingWorkers) {
   EXPECT_EQ(text.find("Were the workers traced"), std::string::npos);
 }
 
+// A process whose loop waits for batches and runs only evaluation forwards ("[eval]": under
+// torch.no_grad() or eval()) evaluates only: described, no training verdict or advice. The same
+// loop with plain forwards (a backward the shim does not see) keeps its steps.
+TEST(Bottleneck, ALoopOfEvaluationForwardsOnlyGetsNoTrainingVerdict) {
+  for (const bool eval : {true, false}) {
+    TrainRun r;
+    uint64_t t = T0 + kMs;
+    for (int i = 0; i < 4; ++i) {
+      r.m.Range(t, t + 3 * kMs, Phase::kDataWait);  // 3 ms of the 10 ms steps wait for data: 30%
+      r.m.Range(t + 3 * kMs, t + 10 * kMs, Phase::kForward, eval ? "Net.forward [eval]" : "Net.forward");
+      t += 10 * kMs;
+    }
+    Report report = r.Analyze();
+    ASSERT_EQ(report.bottleneck.processes.size(), 1u);
+    const TrainingProcess& tp = report.bottleneck.processes[0];
+    if (!eval) {
+      EXPECT_EQ(tp.steps, 4u);
+      EXPECT_EQ(tp.verdict, Verdict::kInputBound);
+      continue;
+    }
+    EXPECT_EQ(tp.verdict, Verdict::kEvaluationOnly);
+    EXPECT_EQ(tp.steps, 0u);
+    EXPECT_EQ(tp.eval_steps, 4u);
+    EXPECT_DOUBLE_EQ(tp.eval_step.mean, 10.0 * kMs);
+    EXPECT_DOUBLE_EQ(tp.eval_data_wait_percent, 30.0);
+    EXPECT_EQ(tp.advice.cause, InputCause::kNone);
+    ASSERT_EQ(tp.text.size(), 1u) << ::testing::PrintToString(tp.text);
+    EXPECT_EQ(tp.text[0], "pid 200: evaluation only: 4 evaluation steps (forwards under torch.no_grad() or eval(), "
+                          "no backward or optimizer step): mean 10.0 ms, median 10.0 ms, waiting for data 30.0% of "
+                          "their time; no training verdict.");
+  }
+}
+
 // Only worker-side fetches: then the workers were traced without their main process.
 TEST(Bottleneck, FetchesWithoutAMainProcessSayWhy) {
   TrainRun r;

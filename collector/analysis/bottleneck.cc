@@ -1,5 +1,7 @@
 #include "collector/analysis/bottleneck.h"
 
+#include <unordered_map>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -50,12 +52,16 @@ InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t a
 
 // "…: the loader delivers a batch every X/N while a step computes in Y: use about K workers".
 
-// Whether training process `t` meets the other ranks inside its steps (RankInput::synchronises):
-// it uses DistributedDataParallel (the shim's TRAINPROF_DDP; or the forward of a module wrapped in
-// DistributedDataParallel or FullyShardedDataParallel, as torch.profiler traces name it), NCCL
-// kernels start in its steps, or a collective runs inside one of its training steps.
-bool MeetsOtherRanks(const TrainingProcess& t, const ProcessPhases& phases, const StringPool& strings) {
+// Whether training process `t` (of process `p`) meets the other ranks inside its steps
+// (RankInput::synchronises): it uses DistributedDataParallel (the shim's TRAINPROF_DDP; or the
+// forward of a module wrapped in DistributedDataParallel or FullyShardedDataParallel), NCCL
+// kernels start in its steps, or a collective runs inside one of its training steps. A
+// torch.profiler trace's DDP use and collectives are not read (docs/kineto.md): assumed to meet,
+// so its ranks are compared as before rather than said to train apart.
+bool MeetsOtherRanks(const TrainingProcess& t, const Process& p, const ProcessPhases& phases,
+                     const StringPool& strings) {
   if (t.collective.ddp || t.collective.nccl_kernels > 0) return true;
+  if (!p.images.empty() && p.first().source == ImageSource::kKineto) return true;
   for (const StepRow& s : t.step_rows) {
     if (s.eval) continue;
     if (s.parts[static_cast<size_t>(Part::kCollective)] > 0 || s.arrival == Arrival::kCollective ||
@@ -63,14 +69,17 @@ bool MeetsOtherRanks(const TrainingProcess& t, const ProcessPhases& phases, cons
       return true;
     }
   }
+  std::unordered_map<StringId, bool> wrapped;  // by forward name: every module call is a range
   for (const PhaseThread& th : phases.threads) {
     for (const PhaseRange& r : th.ranges) {
       if (r.phase != Phase::kForward || r.name == 0) continue;
-      const std::string_view name = strings.Get(r.name);
-      if (name.find("DistributedDataParallel") != std::string_view::npos ||
-          name.find("FullyShardedDataParallel") != std::string_view::npos) {
-        return true;
+      auto [it, inserted] = wrapped.try_emplace(r.name, false);
+      if (inserted) {
+        const std::string_view name = strings.Get(r.name);
+        it->second = name.find("DistributedDataParallel") != std::string_view::npos ||
+                     name.find("FullyShardedDataParallel") != std::string_view::npos;
       }
+      if (it->second) return true;
     }
   }
   return false;
@@ -454,7 +463,7 @@ Bottleneck BottleneckSweeps::Result() && {
     r.mean_step_ns = t.step.mean;
     r.mean_compute_ns = t.compute_mean_ns;
     r.mean_data_wait_ns = t.part(Part::kDataWait).mean_ns;
-    r.synchronises = MeetsOtherRanks(t, phases[static_cast<size_t>(t.process)], trace.strings);
+    r.synchronises = MeetsOtherRanks(t, p, phases[static_cast<size_t>(t.process)], trace.strings);
     ranks.push_back(std::move(r));
   }
   if (ranks.size() >= 2) {

@@ -400,18 +400,6 @@ std::vector<std::string> DescribeRanks(const RankSync& rs, const std::vector<Hos
                   "share no instant with " + (reference.empty() ? std::string("the other hosts") : reference) +
                   ", so their arrivals cannot be put beside the others'.");
   }
-  if (rs.clocks_too_uncertain) {
-    out.push_back("No straggler named across hosts: the hosts' clocks are aligned only within " +
-                  D(static_cast<double>(rs.clock_uncertainty_ns)) + " (Hosts), not less than the lateness a "
-                  "straggler needs (" + D(rs.late_threshold_ns) + "); the Ranks table's lateness is that uncertain.");
-    return out;
-  }
-  if (rs.matched_steps == 0 || rs.latest < 0) {
-    out.push_back(
-        "No straggler analysis: no step could be matched across the ranks (a rank without training steps, or "
-        "steps without forward, backward or collective).");
-    return out;
-  }
   if (!rs.synchronised) {
     // Ranks trained apart (an ensemble, a sweep under one launcher): how far apart their steps run.
     const RankRow* slow = nullptr;
@@ -432,15 +420,33 @@ std::vector<std::string> DescribeRanks(const RankSync& rs, const std::vector<Hos
     out.push_back(line + ".");
     return out;
   }
+  if (rs.clocks_too_uncertain) {
+    out.push_back("No straggler named across hosts: the hosts' clocks are aligned only within " +
+                  D(static_cast<double>(rs.clock_uncertainty_ns)) + " (Hosts), not less than the lateness a "
+                  "straggler needs (" + D(rs.late_threshold_ns) + "); the Ranks table's lateness is that uncertain.");
+    return out;
+  }
+  if (rs.matched_steps == 0 || rs.latest < 0) {
+    out.push_back(
+        "No straggler analysis: no step could be matched across the ranks (a rank without training steps, or "
+        "steps without forward, backward or collective).");
+    return out;
+  }
   const RankRow& s = rs.ranks[rs.latest];
   if (rs.drift) {
     std::string line = "No straggler: the ranks synchronise, yet rank " + std::to_string(s.rank) + "'s steps drift from the "
-                       "others': it reaches " + ArrivalPoint(s.arrival) + " " + D(*s.median_lateness_ns) +
-                       " after the first at the median, against a mean step of " + D(rs.mean_step_ns);
-    if (rs.lateness_tail_ns > rs.lateness_head_ns) {
-      line += ", " + D(rs.lateness_head_ns) + " in the first third of the " +
-              Plural(rs.matched_steps, "matched step", "matched steps") + " and " + D(rs.lateness_tail_ns) +
-              " in the last";
+                       "others': ";
+    const std::string thirds = " in the first third of the " +
+                               Plural(rs.matched_steps, "matched step", "matched steps");
+    if (*s.median_lateness_ns >= rs.mean_step_ns) {
+      line += "it reaches " + ArrivalPoint(s.arrival) + " " + D(*s.median_lateness_ns) +
+              " after the first at the median, against a mean step of " + D(rs.mean_step_ns);
+      if (rs.lateness_tail_ns > rs.lateness_head_ns) {
+        line += ", " + D(rs.lateness_head_ns) + thirds + " and " + D(rs.lateness_tail_ns) + " in the last";
+      }
+    } else {
+      line += "its lateness at " + ArrivalPoint(s.arrival) + " grows from " + D(rs.lateness_head_ns) + thirds +
+              " to " + D(rs.lateness_tail_ns) + " in the last, by more than a mean step (" + D(rs.mean_step_ns) + ")";
     }
     out.push_back(line + ": ranks that meet in every step are never a step apart, so the k-th steps do not line "
                          "up (a restarted rank, steps skipped on one rank) and the lateness is no waiting.");

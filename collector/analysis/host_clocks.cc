@@ -83,27 +83,27 @@ RankInstants InstantsOf(const Process& p, const ProcessPhases& phases, StringId 
   return r;
 }
 
-// The estimate of `host` against `reference` from the instants of `kind` both have; nullopt when
-// they share none.
-std::optional<HostClock> Estimate(const std::vector<RankInstants>& ranks, const std::string& host,
-                                  const std::string& reference, Kind kind) {
+// The estimate of `host` (its ranks: `here`) against the reference (its ranks: `there`) from
+// the instants of `kind` both have; nullopt when they share none. Reads only the two hosts' ranks:
+// hosts × their instants in all, not hosts × ranks.
+std::optional<HostClock> Estimate(const std::vector<const RankInstants*>& here_ranks,
+                                  const std::vector<const RankInstants*>& there_ranks, const std::string& host,
+                                  Kind kind) {
   const size_t kk = static_cast<size_t>(kind);
-  std::set<std::pair<StringId, uint32_t>> keys;
-  for (const RankInstants& r : ranks) {
-    if (r.host == host) {
-      for (const auto& [key, end] : r.ends[kk]) keys.insert(key);
+  std::map<std::pair<StringId, uint32_t>, std::pair<std::vector<int64_t>, std::vector<int64_t>>> by_key;
+  for (const RankInstants* r : here_ranks) {
+    for (const auto& [key, end] : r->ends[kk]) by_key[key].first.push_back(end);
+  }
+  if (by_key.empty()) return std::nullopt;
+  for (const RankInstants* r : there_ranks) {
+    for (const auto& [key, end] : r->ends[kk]) {
+      if (auto it = by_key.find(key); it != by_key.end()) it->second.second.push_back(end);
     }
   }
   std::vector<int64_t> diffs;
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> matched;  // per instant: (host, ref) ends
-  for (const auto& key : keys) {
-    std::vector<int64_t> here, there;
-    for (const RankInstants& r : ranks) {
-      auto it = r.ends[kk].find(key);
-      if (it == r.ends[kk].end()) continue;
-      if (r.host == host) here.push_back(it->second);
-      if (r.host == reference) there.push_back(it->second);
-    }
+  for (auto& [key, ends] : by_key) {
+    auto& [here, there] = ends;
     if (here.empty() || there.empty()) continue;
     diffs.push_back(MedianOf(here) - MedianOf(there));  // both near 2^61: no overflow
     matched.push_back({std::move(here), std::move(there)});
@@ -168,13 +168,15 @@ void AlignHostClocks(Trace* trace) {
   }
   if (lowest == nullptr) return;  // no host has a wall clock: nothing to align them on
   trace->clock_reference = lowest->host;
+  std::map<std::string, std::vector<const RankInstants*>> by_host;
+  for (const RankInstants& r : ranks) by_host[r.host].push_back(&r);
   for (const auto& [host, ranks_there] : host_ranks) {
     HostClock c;
     c.host = host;
     c.source = host == trace->clock_reference ? "reference" : "wall_clock";
     if (host != trace->clock_reference) {
       for (size_t k = 0; k < static_cast<size_t>(Kind::kCount); ++k) {
-        if (auto e = Estimate(ranks, host, trace->clock_reference, static_cast<Kind>(k))) {
+        if (auto e = Estimate(by_host[host], by_host[trace->clock_reference], host, static_cast<Kind>(k))) {
           c = std::move(*e);
           break;
         }

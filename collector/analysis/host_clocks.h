@@ -19,11 +19,14 @@
 //                      instants' spread, the uncertainty, then says how well it went.
 //   init_process_group the end of init_process_group (its rendezvous: the ranks join together)
 // The k-th instant of a name is matched across ranks by its order on the rank (the k-th barrier
-// of every rank is one barrier; the k-th ncclDevKernel_AllReduce_Sum_f32_RING_LL one all-reduce). For each matched instant k both hosts have,
-// d_k = (median end on the host) − (median end on the reference), each on its own wall clock; the
-// host's offset is the median of the d_k, and its uncertainty the median over the instants of their
-// spread (last − first end across the ranks of both hosts, once aligned): the collective's own end
-// skew, the floor of an estimate from it. A host without a shared instant keeps its wall clock
+// of every rank is one barrier; the k-th ncclDevKernel_AllReduce_Sum_f32_RING_LL one all-reduce;
+// the reader keeps the first model/cuda_model.h kMaxNcclEndsPerName of each kernel name). A
+// pairing that slips (pipeline-parallel send/recv kernels that differ per rank, one rank's GPU
+// record lost) shows as a larger uncertainty, not as a wrong offset said to be exact. For each
+// matched instant k both hosts have, d_k = (median end on the host) − (median end on the
+// reference), each on its own wall clock; the host's offset is the median of the d_k, and its
+// uncertainty the median over the instants of their spread (last − first end across the ranks of
+// both hosts, once aligned): the collective's own end skew, the floor of an estimate from it. A host without a shared instant keeps its wall clock
 // (source "wall_clock"), and the report says so.
 #pragma once
 

@@ -126,8 +126,8 @@ RankSync AnalyzeRanks(std::vector<RankInput> in, size_t warmup_min_steps, double
   if (out.straggler) out.latest = most_median;
   // Ranks that meet in a step are never a step apart: lateness of a step or more, or one that
   // grows by a step, is drift. Ranks that do not meet have no straggler to wait for.
-  {
-    const std::vector<uint64_t>& l = late[static_cast<size_t>(out.latest)];
+  {  // the straggler candidate's lateness (largest median)
+    const std::vector<uint64_t>& l = late[static_cast<size_t>(most_median)];
     const size_t third = l.size() / 3;
     double head = 0, tail = 0;
     for (size_t i = 0; i < third; ++i) head += static_cast<double>(l[i]), tail += static_cast<double>(l[l.size() - 1 - i]);
@@ -137,7 +137,8 @@ RankSync AnalyzeRanks(std::vector<RankInput> in, size_t warmup_min_steps, double
     }
     const bool grows = third > 0 && out.lateness_tail_ns - out.lateness_head_ns >= out.mean_step_ns;
     out.drift = out.synchronised && out.mean_step_ns > 0 &&
-                (*out.ranks[static_cast<size_t>(out.latest)].median_lateness_ns >= out.mean_step_ns || grows);
+                (*out.ranks[static_cast<size_t>(most_median)].median_lateness_ns >= out.mean_step_ns || grows);
+    if (out.drift) out.latest = most_median;  // the rank the sentence names
   }
   if (!out.synchronised || out.drift) {
     out.straggler = false;

@@ -84,7 +84,7 @@ struct RankSync {
   bool warmup_skipped = false;           ///< step 0 left out (5 or more steps per rank)
   double mean_step_ns = 0;               ///< mean of the ranks' mean steps
   double late_threshold_ns = 0;          ///< max(straggler_step_percent of mean_step_ns, straggler_min_ns)
-  int latest = -1;                       ///< index into ranks: the straggler, else the largest mean lateness
+  int latest = -1;  ///< index into ranks: the straggler (or the drifting rank), else the largest mean lateness
   bool straggler = false;                ///< latest is a straggler (consistent lateness, see above)
   std::vector<int64_t> duplicate_ranks;  ///< ranks seen in several processes: the one with most steps kept
   /// Several hosts: ranks left out of the comparison because their host has no wall clock (damaged
@@ -98,13 +98,13 @@ struct RankSync {
   /// apart; no straggler is named and no rank waits (wait_ns none); lateness is only how far apart
   /// their steps run.
   bool synchronised = true;
-  /// The ranks synchronise, yet the latest one's lateness is a mean step or more at the median, or
-  /// grows by a mean step or more from the first third of the matched steps to the last: their
-  /// steps drift apart rather than meet (steps matched across a restart, a rank that skips
-  /// steps), so no straggler is named and no rank waits.
+  /// The ranks synchronise, yet the candidate's (largest median) lateness is a mean step or more
+  /// at the median, or grows by a mean step or more from the first third of the matched steps to
+  /// the last: their steps drift apart rather than meet (steps matched across a restart, a rank
+  /// that skips steps), so no straggler is named and no rank waits.
   bool drift = false;
-  /// The latest rank's mean lateness over the first and the last third of the matched steps (ns;
-  /// 0 with fewer than 3 matched steps).
+  /// The straggler candidate's (largest median lateness) mean lateness over the first and the last
+  /// third of the matched steps (ns; 0 with fewer than 3 matched steps).
   double lateness_head_ns = 0, lateness_tail_ns = 0;
 };
 

@@ -154,6 +154,10 @@ struct KernelEnd {
   uint64_t end_ns = 0;
   StringId name = 0;
 };
+/// TraceImage::nccl_kernel_ends keeps the first this many ends of each NCCL kernel name (in the
+/// order decoded: per thread, in time): instants enough for a median offset (host_clocks.h), and
+/// 4 KB a name whatever the run's length.
+inline constexpr uint32_t kMaxNcclEndsPerName = 256;
 
 /// Every CUDA record of one process image. Empty for a version 1 file.
 struct CudaData {

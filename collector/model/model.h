@@ -184,10 +184,10 @@ struct TraceImage {
   /// ReadOptions::cuda_digest), or DigestOf(cuda) for a Kineto image: what the per-name CUDA
   /// tables read, whatever `cuda` kept.
   CudaDigest cuda_digest;
-  /// The end of every valid NCCL kernel (base/kernel_names.h IsNcclKernel) the reader decoded,
-  /// CLOCK_MONOTONIC ns, whatever `cuda` kept: the instants that ranks on several hosts share
-  /// (analysis/host_clocks.h). 16 bytes a kernel: a few per training step. Empty for a Kineto
-  /// image (its kernels are all in `cuda`).
+  /// The ends of the valid NCCL kernels (base/kernel_names.h IsNcclKernel) the reader decoded,
+  /// CLOCK_MONOTONIC ns, whatever `cuda` kept, the first kMaxNcclEndsPerName of each name: the
+  /// instants that ranks on several hosts share (analysis/host_clocks.h). Empty for a Kineto image
+  /// (its kernels are all in `cuda`).
   std::vector<KernelEnd> nccl_kernel_ends;
   /// Where the reader can decode `cuda`'s records of one time window again (ReadOptions::
   /// cuda_index; read/cuda_chunk_index.h); null when not asked for, or none could be made.

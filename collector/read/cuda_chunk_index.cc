@@ -183,7 +183,7 @@ class BufferSink final : public CudaSink {
   uint32_t last_index_ = 0;
 };
 
-// One chunk's records again, for their CUDA part: the steps of Decoder::DecodeChunk
+// One chunk's records again, for their CUDA part: the steps of Decoder::DecodeRecords
 // (decode_records.cc) that decide where a record ends, whether it is whole, and where damage stops
 // the chunk, with the CUDA records to `cuda` and an EVENT_STACK after an exit to its call. Where
 // damage stops it, the whole read also marked the thread's open calls as having lost their exits:

@@ -162,10 +162,20 @@ void CudaRecordDecoder::Take(const format::rec::GpuKernel& r, GpuKernel& k) {
   if (keep_) k.config = out_.kernel_configs.Intern(config);
   if (configs_ != nullptr) configs_->Intern(config);
   if (nccl_ends_ != nullptr) {
-    if (k.name >= nccl_name_.size()) nccl_name_.resize(std::max<size_t>(k.name + 1, 2 * nccl_name_.size()), 0);
+    if (k.name >= nccl_name_.size()) {
+      const size_t n = std::max<size_t>(k.name + 1, 2 * nccl_name_.size());
+      nccl_name_.resize(n, 0);
+      nccl_noted_.resize(n, 0);
+    }
     uint8_t& is = nccl_name_[k.name];
-    if (is == 0) is = is_nccl_(k.name) ? 2 : 1;
-    if (is == 2) nccl_ends_->push_back({k.end_ns, k.name});
+    if (is == 0) {
+      const int answer = is_nccl_(k.name);
+      if (answer != 2) is = answer == 1 ? 2 : 1;  // undefined yet: asked again next time
+    }
+    if (is != 1 && nccl_noted_[k.name] < kMaxNcclEndsPerName) {
+      ++nccl_noted_[k.name];
+      nccl_ends_->push_back({k.end_ns, k.name});
+    }
   }
   Decoded(k, &out_.kernels);
 }

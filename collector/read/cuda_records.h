@@ -113,9 +113,11 @@ class CudaRecordDecoder {
     unreturned_ = unreturned;
     configs_ = configs;
   }
-  /// Notes the end of every valid kernel whose name `is_nccl` says is an NCCL kernel (asked once
-  /// per name ref) in `out` (names as refs until Resolve). Not owned.
-  void NoteNcclEnds(std::vector<KernelEnd>* out, std::function<bool(uint32_t ref)> is_nccl) {
+  /// Notes in `out` the end of each valid kernel whose name `is_nccl` says is an NCCL kernel (1; 0:
+  /// not one; 2: its name is not defined yet, a STRING of a thread decoded later: noted, to be
+  /// told at Resolve), the first kMaxNcclEndsPerName of each name; names as refs until Resolve,
+  /// which the reader follows by dropping what is no NCCL kernel after all. Not owned.
+  void NoteNcclEnds(std::vector<KernelEnd>* out, std::function<int(uint32_t ref)> is_nccl) {
     nccl_ends_ = out;
     is_nccl_ = std::move(is_nccl);
   }
@@ -177,8 +179,9 @@ class CudaRecordDecoder {
   std::vector<SeqCall>* unreturned_ = nullptr;
   KernelConfigs* configs_ = nullptr;
   std::vector<KernelEnd>* nccl_ends_ = nullptr;
-  std::function<bool(uint32_t)> is_nccl_;
-  std::vector<uint8_t> nccl_name_;  // by name ref: 0 not asked yet, 1 no, 2 an NCCL kernel
+  std::function<int(uint32_t)> is_nccl_;
+  std::vector<uint8_t> nccl_name_;     // by name ref: 0 not known yet, 1 no, 2 an NCCL kernel
+  std::vector<uint32_t> nccl_noted_;  // by name ref: ends noted
 };
 
 /// Sorts calls by enter time, ties in their order (as std::stable_sort by begin_ns), with 4 bytes

@@ -134,6 +134,13 @@ void Decoder::Resolve(StringPool* pool) {
     }
   }
   cuda_.Resolve(string_pool);
+  // Kernel ends noted before their name was defined: only NCCL kernels' stay.
+  std::unordered_map<StringId, bool> nccl;
+  std::erase_if(img_.nccl_kernel_ends, [&](const KernelEnd& e) {
+    auto [it, inserted] = nccl.try_emplace(e.name, false);
+    if (inserted) it->second = IsNcclKernel(pool->Get(e.name));
+    return !it->second;
+  });
   img_.role = string_pool[role_ref_];
   // Rank variables learned after start win over the header's (docs/trace-format.md, PROCESS_ENV),
   // found through an index by name: a damaged file can hold a million of them, all different.

@@ -34,8 +34,8 @@ using format::RecordTag;
   return true;
 }
 
-// The push/pop fast path of Decoder::DecodeChunk: their layouts, and the bytes their longest
-// encodings need (ReadVarints' condition for GetVarintFast).
+// The push/pop fast path of Decoder::ReadRecord (decode_records.cc): their layouts, and the bytes
+// their longest encodings need (ReadVarints' condition for GetVarintFast).
 inline constexpr uint8_t kPushTag = static_cast<uint8_t>(RecordTag::kRangePush);
 inline constexpr uint8_t kPopTag = static_cast<uint8_t>(RecordTag::kRangePop);
 inline constexpr const format::RecordInfo& kPushLayout = format::RecordInfoOf(RecordTag::kRangePush);

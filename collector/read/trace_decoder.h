@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -129,9 +130,10 @@ class Decoder {
         max_undefined_refs_(std::max<uint64_t>(kMinUndefinedRefs, size_ / 64)) {
     image->nvtx_complete = keep_ == KeepNvtx::kAll;
     cuda_.NoteNcclEnds(&image->nccl_kernel_ends, [this](uint32_t ref) {
-      if (ref >= string_ref_raw_.size()) return false;
-      const uint32_t def = defined_strings_.Find(string_ref_raw_[ref]);  // defined before its use
-      return def != UINT32_MAX && IsNcclKernel(defined_strings_.bytes(def));
+      if (ref >= string_ref_raw_.size()) return 0;
+      const uint32_t def = defined_strings_.Find(string_ref_raw_[ref]);
+      if (def == UINT32_MAX) return 2;  // defined in a chunk not decoded yet: told at Resolve
+      return IsNcclKernel(defined_strings_.bytes(def)) ? 1 : 0;
     });
     if (options.cuda_index) {
       index_ = std::make_unique<CudaChunkIndex>();

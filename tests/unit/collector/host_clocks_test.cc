@@ -223,6 +223,34 @@ TEST(HostClocks, TheReaderNotesNcclKernelEndsWhateverItKeeps) {
   }
 }
 
+TEST(HostClocks, NcclKernelNamesDefinedByAThreadDecodedLaterAreNotedAndTheNotesAreCapped) {
+  // The exit flush's kernels on the main thread use names a later thread's chunk defines (the
+  // reader decodes thread by thread): noted, then told at Resolve; a compute kernel's dropped.
+  // Past kMaxNcclEndsPerName ends of a name, no more are noted.
+  TraceBuilder b(600, 1, T0);
+  b.HeaderEnd(fmt::EndKind::kExit, 0, T0 + 5'000 * kMs);
+  const int main = b.Thread(600);
+  const int flusher = b.Thread(601);
+  b.String(flusher, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  b.String(flusher, "_Z3fooPf");
+  const uint64_t n = kMaxNcclEndsPerName + 44;
+  for (uint64_t k = 0; k < n; ++k) {
+    const uint64_t end = T0 + (10 + k) * kMs;
+    b.Kernel(main, {.start = end - kMs / 2, .end = end, .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                    .correlation = 1 + 2 * k});
+    b.Kernel(main, {.start = end + 100'000, .end = end + 200'000, .name = "_Z3fooPf", .correlation = 2 + 2 * k});
+  }
+  StringPool pool;
+  const ReadResult r = ReadTraceBytes(b.Build(), "pid-600.trace", &pool, {.keep_cuda = KeepCuda::kNone});
+  ASSERT_TRUE(r.image.has_value());
+  const std::vector<KernelEnd>& ends = r.image->nccl_kernel_ends;
+  ASSERT_EQ(ends.size(), kMaxNcclEndsPerName);
+  for (size_t k = 0; k < ends.size(); ++k) {
+    EXPECT_EQ(pool.Get(ends[k].name), "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    EXPECT_EQ(ends[k].end_ns, T0 + (10 + k) * kMs);
+  }
+}
+
 TEST(HostClocks, NcclKernelsOfTorchProfilerTracesAlignTheirHosts) {
   // Four torch.profiler (Kineto) rank files, two a host (named by the files, as torch.profiler's
   // tensorboard handler names them); node-b's clock 2.5 s ahead; three all-reduce kernels each,

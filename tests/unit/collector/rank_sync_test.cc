@@ -107,6 +107,10 @@ TEST(RankSync, RanksThatDoNotSynchroniseHaveNoStragglerAndNoWait) {
             "The ranks do not synchronise inside a step (no DistributedDataParallel, collective or NCCL kernel in "
             "their training steps): each trains on its own and none waits for another, so no straggler is named; the "
             "slowest, rank 1, takes 15.6 ms a step, 30.0% longer than the fastest, rank 0 (12.0 ms).");
+  // Across hosts whose clocks are too uncertain, the ranks' independence is still the reason said.
+  RankSync far = rs;
+  far.clocks_too_uncertain = true;
+  EXPECT_EQ(DescribeRanks(far, {}, "")[0].rfind("The ranks do not synchronise inside a step", 0), 0u);
   // One rank that meets the others (DDP) is enough: the same lateness is then compared.
   in[0].synchronises = true;
   EXPECT_TRUE(AnalyzeRanks(in, 5, 10, 1 * kMs).synchronised);
@@ -133,6 +137,18 @@ TEST(RankSync, LatenessBeyondAStepIsDriftNotAStraggler) {
                           0),
             0u)
       << text[0];
+  // Below a step at the median, but growing by more than a step: drift too.
+  std::vector<RankInput> creeping = TwoRanks(20, 0, 1, {});
+  for (size_t k = 0; k < creeping[1].steps.size(); ++k) creeping[1].steps[k].arrival_ns += kMs * k;
+  const RankSync cr = AnalyzeRanks(creeping, 5, 10, 1 * kMs);
+  EXPECT_TRUE(cr.drift);
+  EXPECT_FALSE(cr.straggler);
+  EXPECT_EQ(DescribeRanks(cr, {}, "")[0],
+            "No straggler: the ranks synchronise, yet rank 1's steps drift from the others': its lateness at the "
+            "gradient synchronisation (start of backward) grows from 3.50 ms in the first third of the 19 matched "
+            "steps to 16.5 ms in the last, by more than a mean step (12.0 ms): ranks that meet in every step are "
+            "never a step apart, so the k-th steps do not line up (a restarted rank, steps skipped on one rank) and "
+            "the lateness is no waiting.");
   // Lateness within a step that does not grow is compared as before.
   std::vector<RankInput> steady = TwoRanks(20, 0, 1, {});
   for (RankStep& s : steady[1].steps) s.arrival_ns += 5 * kMs;

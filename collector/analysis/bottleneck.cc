@@ -491,6 +491,19 @@ Bottleneck BottleneckSweeps::Result() && {
       }
     }
     b.rank_text = DescribeRanks(*b.ranks, trace.host_clocks, trace.clock_reference);
+    if (b.ranks->straggler) {  // the ranks that wait for it, by as much as a straggler is late
+      const RankRow& late = b.ranks->ranks[static_cast<size_t>(b.ranks->latest)];
+      for (const RankRow& row : b.ranks->ranks) {
+        if (&row == &late || !row.wait_ns) continue;
+        for (TrainingProcess& t : b.processes) {
+          if (t.pid != row.pid || t.host != row.host || t.step.count == 0) continue;
+          if (*row.wait_ns >= kStragglerStepPercent / 100.0 * t.step.mean) {
+            t.waits_for_rank = late.rank;
+            t.straggler_wait_ns = *row.wait_ns;
+          }
+        }
+      }
+    }
   }
   b.spread = SpreadOfRanks(b);
   for (TrainingProcess& t : b.processes) DescribeProcess(&t);

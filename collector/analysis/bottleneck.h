@@ -115,6 +115,11 @@ struct TrainingProcess {
   InputAdvice advice;
   std::optional<GpuIdle> gpu;  ///< when some process of the trace has CUDA records (gpu_idle.h)
   CollectiveInfo collective;   ///< where the Collective part comes from, DDP use (collectives.h)
+  /// A rank that waits for the straggler (RankRow::wait_ns: backward + collective beyond the
+  /// straggler's) for kStragglerStepPercent or more of its mean step: the straggler's rank and that
+  /// wait (ns per step). Its steps are bound by the straggler: told first, no input advice.
+  std::optional<int64_t> waits_for_rank;
+  double straggler_wait_ns = 0;
   std::vector<StepRow> step_rows;
   std::vector<std::string> text;  ///< the verdict sentences, each with its numbers
 

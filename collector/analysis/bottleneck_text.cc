@@ -167,6 +167,15 @@ void DescribeSteps(TrainingProcess* tp) {
   if (t.recorded_from_delay) s += " (recorded from the --delay window on: no step left out as warm-up)";
   out.push_back(s + ".");
 
+  // A rank bound by the straggler: the first thing to know about its steps.
+  if (t.waits_for_rank) {
+    const std::string other = "rank " + std::to_string(*t.waits_for_rank);
+    out.push_back("Bound by waiting for " + other + ", the straggler (Ranks): " + D(t.straggler_wait_ns) + " of its " +
+                  D(t.step.mean) + " step (" + P(Percent(t.straggler_wait_ns, t.step.mean)) +
+                  ") is backward and collective time beyond " + other + "'s; faster data or compute here would gain "
+                  "nothing until " + other + " is faster.");
+  }
+
   // The verdict.
   const PartShare& wait = t.part(Part::kDataWait);
   const PartShare& big = t.part(t.largest);
@@ -233,7 +242,8 @@ void DescribeSteps(TrainingProcess* tp) {
   if (in.loaders.size() >= 2 || (in.loaders.size() == 1 && in.other_workers > 0))
     for (const LoaderStats& l : in.loaders) out.push_back(LoaderLine(l));
   const FetchStats& f = in.fetch;
-  switch (a.cause) {
+  // Bound by the straggler: advice on its own input would gain nothing (said above).
+  switch (t.waits_for_rank ? InputCause::kNone : a.cause) {
     case InputCause::kNotTraced:
       if (in.loading == Loading::kWorkers) {
         out.push_back(

@@ -382,6 +382,11 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"slow_step_count", t.slow.count},
                      {"steps_over_slow_threshold", t.slow.over_threshold},
                      {"collective", std::move(collective)},
+                     {"waits_for_straggler",
+                      t.waits_for_rank ? Json{{"rank", *t.waits_for_rank},
+                                              {"wait_ns", t.straggler_wait_ns},
+                                              {"step_percent", Percent(t.straggler_wait_ns, t.step.mean)}}
+                                       : Json(nullptr)},
                      {"text", t.text}});
   }
   return {{"status", b.status},

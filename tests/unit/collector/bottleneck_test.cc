@@ -498,6 +498,15 @@ TEST(Bottleneck, StragglerNamedWithItsLateness) {
                    "(median; mean 40.0 ms, 54.8% of the mean step 73.0 ms) after rank 0 and arrives last in "
                    "100.0% of steps (5 of 5); rank 0 waits 40.0 ms per step for it (backward+collective beyond "
                    "rank 1's) over 5 matched steps (step 0 left out)."));
+  // Rank 0's own verdict starts with the straggler it waits for (issue 37, class 4); rank 1's does not.
+  const TrainingProcess& p0 = b.processes[0];
+  EXPECT_EQ(p0.waits_for_rank, 1);
+  EXPECT_DOUBLE_EQ(p0.straggler_wait_ns, 40.0 * kMs);
+  ASSERT_GE(p0.text.size(), 2u);
+  EXPECT_EQ(p0.text[1], "Bound by waiting for rank 1, the straggler (Ranks): 40.0 ms of its 73.0 ms step (54.8%) is "
+                        "backward and collective time beyond rank 1's; faster data or compute here would gain nothing "
+                        "until rank 1 is faster.");
+  EXPECT_FALSE(b.processes[1].waits_for_rank);
   // Per-step lateness lands in steps.csv rows.
   const TrainingProcess& p1 = b.processes[1];
   EXPECT_EQ(p1.rank, 1);
@@ -513,6 +522,7 @@ TEST(Bottleneck, NoStragglerBelowTheThresholds) {
   Report report = TwoRanks(500'000).Analyze();  // 0.5 ms late: under 1 ms
   const RankSync& rs = *report.bottleneck.ranks;
   EXPECT_FALSE(rs.straggler);
+  EXPECT_FALSE(report.bottleneck.processes[0].waits_for_rank);  // no straggler: nobody is bound by one
   EXPECT_EQ(rs.latest, 1);
   EXPECT_TRUE(Says(report.bottleneck.rank_text,
                    "No straggler: the latest rank, rank 1, reaches the gradient synchronisation "

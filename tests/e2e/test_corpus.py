@@ -199,6 +199,11 @@ class DdpStragglerChecks:
         rows = self.rank_rows(rep)
         self.check("ranks[1].median_lateness_ns", lambda: self.assertGreater(rows[1]["median_lateness_ns"], 10e6))
         self.check("ranks[1].last_share", lambda: self.assertGreater(rows[1]["last_share"], 0.8))
+        # Rank 0 waits for it inside DDP's all-reduce: its own verdict says so first (issue 37, class 4).
+        p0 = {p["rank"]: p for p in rep["bottleneck"]["processes"] if p["rank"] is not None}[0]
+        self.check("rank 0 waits_for_straggler", lambda: self.assertEqual(p0["waits_for_straggler"]["rank"], 1))
+        self.check("rank 0 text", lambda: self.assertTrue(
+            any(t.startswith("Bound by waiting for rank 1, the straggler") for t in p0["text"]), p0["text"]))
 
 
 class DdpSpawnTest(CorpusTest, DdpStragglerChecks):

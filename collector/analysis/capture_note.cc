@@ -56,19 +56,25 @@ uint64_t RecordedTime(const Process& p) {
   return total;
 }
 
-std::string DescribeCapture(const Process& p, uint64_t offset_ns) {
+std::optional<CaptureSummary> CaptureSummaryOf(const Process& p) {
   const CaptureConfig* cfg = ConfigOf(p);
-  if (cfg == nullptr) return "";
-  std::string settings;
-  if (!cfg->range.empty()) settings = "--capture-range=" + cfg->range + " --capture-range-end=" + cfg->range_end;
+  if (cfg == nullptr) return std::nullopt;
+  CaptureSummary c;
+  if (!cfg->range.empty()) c.settings = "--capture-range=" + cfg->range + " --capture-range-end=" + cfg->range_end;
   if (cfg->window_start_ns != 0 || cfg->window_end_ns != 0) {
-    if (!settings.empty()) settings += ", ";
-    settings += "--delay/--duration window";
+    if (!c.settings.empty()) c.settings += ", ";
+    c.settings += "--delay/--duration window";
   }
-  if (cfg->range.empty() && cfg->range_end == "stop-shutdown") settings += " --capture-range-end=stop-shutdown";
-  auto at = [&](uint64_t t) { return "+" + FormatDuration(static_cast<double>(offset_ns + (t > p.start_ns ? t - p.start_ns : 0))); };
-  const std::vector<CaptureInterval> intervals = CaptureIntervals(p);
-  std::string out = "recording limited (" + settings + "): ";
+  if (cfg->range.empty() && cfg->range_end == "stop-shutdown") c.settings += " --capture-range-end=stop-shutdown";
+  c.start_ns = p.start_ns;
+  c.intervals = CaptureIntervals(p);
+  return c;
+}
+
+std::string DescribeCapture(const CaptureSummary& c, uint64_t offset_ns) {
+  auto at = [&](uint64_t t) { return "+" + FormatDuration(static_cast<double>(offset_ns + (t > c.start_ns ? t - c.start_ns : 0))); };
+  const std::vector<CaptureInterval>& intervals = c.intervals;
+  std::string out = "recording limited (" + c.settings + "): ";
   if (intervals.empty()) return out + "nothing captured; only definitions and process events were recorded";
   uint64_t total = 0;
   for (const CaptureInterval& i : intervals) total += i.end_ns - i.start_ns;
@@ -79,6 +85,11 @@ std::string DescribeCapture(const Process& p, uint64_t offset_ns) {
   }
   if (intervals.size() > kIntervalsListed) out += ", and " + std::to_string(intervals.size() - kIntervalsListed) + " more";
   return out;
+}
+
+std::string DescribeCapture(const Process& p, uint64_t offset_ns) {
+  const std::optional<CaptureSummary> c = CaptureSummaryOf(p);
+  return c ? DescribeCapture(*c, offset_ns) : "";
 }
 
 }  // namespace trainprof::collector

@@ -270,6 +270,79 @@ double DurationSummary::Quantile(double q) const {
   return lo + 1 < count_ ? a + (pos - static_cast<double>(lo)) * (ValueAtRank(lo + 1) - a) : a;
 }
 
+DurationSummary::State DurationSummary::Save() const {
+  State s{.count = count_, .total = total_, .min = min(), .max = max_, .shift = shift_, .s2 = s2_, .first = first_, .data = {}};
+  if (count_ > kExactSamples) {
+    s.data.assign(data_, data_ + cap_);
+  } else if (count_ > kImplicit) {
+    s.data.assign(data_, data_ + count_);
+  }
+  return s;
+}
+
+bool DurationSummary::Load(const State& s, DurationSummary* out) {
+  DurationSummary d;
+  if (s.count == 0) {
+    if (s.total != 0 || !s.data.empty()) return false;
+    *out = std::move(d);
+    return true;
+  }
+  if (s.min > s.max) return false;
+  d.count_ = s.count;
+  d.total_ = s.total;
+  d.min_ = s.min;
+  d.max_ = s.max;
+  if (s.count <= kImplicit) {
+    // The values are min, max and the rest of the total: they must be within [min, max].
+    if (!s.data.empty()) return false;
+    const bool ok = s.count == 1   ? s.min == s.max && s.total == s.min
+                    : s.count == 2 ? s.total == s.min + s.max
+                                   : s.total - s.min - s.max >= s.min && s.total - s.min - s.max <= s.max;
+    if (!ok) return false;
+    *out = std::move(d);
+    return true;
+  }
+  if (s.count <= kExactSamples) {
+    if (s.data.size() != s.count) return false;
+    uint64_t total = 0, lo = UINT64_MAX, hi = 0;
+    for (uint64_t v : s.data) {
+      total += v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    if (total != s.total || lo != s.min || hi != s.max) return false;
+    d.Reserve(s.count);
+    std::memcpy(d.data_, s.data.data(), s.count * sizeof(uint64_t));
+    *out = std::move(d);
+    return true;
+  }
+  // The histogram: buckets within the last one, counts summing to count, min and max in the first
+  // and last bucket that count anything.
+  constexpr uint64_t kBuckets = uint64_t{64 - kSubBits + 1} << kSubBits;
+  if (s.data.empty() || s.first >= kBuckets || s.data.size() > kBuckets - s.first) return false;
+  uint64_t sum = 0;
+  size_t first_used = s.data.size(), last_used = 0;
+  for (size_t i = 0; i < s.data.size(); ++i) {
+    if (s.data[i] == 0) continue;
+    if (__builtin_add_overflow(sum, s.data[i], &sum)) return false;
+    first_used = std::min(first_used, i);
+    last_used = i;
+  }
+  if (sum != s.count || DurationBucket(s.min) != s.first + first_used || DurationBucket(s.max) != s.first + last_used) {
+    return false;
+  }
+  if (!std::isfinite(s.s2) || s.s2 < 0 || s.shift < s.min || s.shift > s.max) return false;
+  d.shift_ = s.shift;
+  d.s2_ = s.s2;
+  d.first_ = s.first;
+  d.data_ = static_cast<uint64_t*>(std::malloc(s.data.size() * sizeof(uint64_t)));
+  if (d.data_ == nullptr) throw std::bad_alloc();
+  std::memcpy(d.data_, s.data.data(), s.data.size() * sizeof(uint64_t));
+  d.cap_ = static_cast<uint32_t>(s.data.size());
+  *out = std::move(d);
+  return true;
+}
+
 double DurationSummary::mean() const { return Stats().mean; }
 double DurationSummary::std_dev() const { return Stats().std; }
 double DurationSummary::median() const { return Stats().median; }

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "collector/base/sample_stats.h"
 
@@ -81,6 +82,22 @@ class DurationSummary {
   /// (sample_stats.h) of the values: exact while exact(), past that between the histogram's
   /// estimates of the two ranks (each within kRelativeError of a value of that rank). 0 when empty.
   double Quantile(double q) const;
+
+  /// The whole state, for a summary file (collector/summary/): `data` holds the exact values
+  /// (4 to kExactSamples of them, in the order added) or, past kExactSamples, the histogram's
+  /// bucket counts from bucket `first` on; nothing for 3 values or fewer (they follow from min,
+  /// max and total). Load(Save()) is the same summary: every statistic and every later Merge.
+  struct State {
+    uint64_t count = 0, total = 0, min = 0, max = 0, shift = 0;
+    double s2 = 0;
+    uint32_t first = 0;
+    std::vector<uint64_t> data;
+  };
+  State Save() const;
+  /// The summary of `s`; false (and `*out` untouched) when `s` is not one Save could give: data of
+  /// the wrong length, bucket counts that do not sum to count, values outside [min, max], buckets
+  /// past the last one, a total that does not match the values.
+  static bool Load(const State& s, DurationSummary* out);
 
  private:
   static constexpr uint64_t kImplicit = 3;  ///< values that follow from min, max and total

@@ -14,15 +14,15 @@ namespace trainprof::collector {
 /// Report::hosts, start_realtime_ns and span_ns: the span on the wall clock over the processes
 /// whose start it knows (0: a damaged header with no other process of its host to place it); with
 /// none, on CLOCK_MONOTONIC.
-void SetRunSpan(const Trace& trace, Report* r);
+void SetRunSpan(const std::vector<ProcessSummary>& summaries, Report* r);
 
-/// Process `i`'s row of the Processes table, its offset from r.start_realtime_ns (SetRunSpan
-/// first). Its tables (NVTX ranges, CUDA, host operators) and unbalanced count are the caller's.
-ProcessRow ProcessRowOf(const Trace& trace, size_t i, const Report& r);
+/// Process `i`'s row of the Processes table: its own fields (`info`, of its summary), its place in
+/// the tree and its offset from r.start_realtime_ns (SetRunSpan first). Its tables (NVTX ranges,
+/// CUDA, host operators) are the caller's.
+ProcessRow ProcessRowOf(const Trace& trace, size_t i, ProcessInfo info, const Report& r);
 
-/// The losses of process `p` (`index` in the report, `who` its name in warnings), from it and its
-/// row: the catalogue's per-process entries, in any order (LossLog orders the lines).
-void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const Process& p, const ProcessRow& row,
-                      const Trace& trace);
+/// The losses of the process of summary `s` (`index` in the report, `who` its name in warnings,
+/// `offset_ns` its start from the run's): its summary's, and its capture note.
+void AddProcessLosses(LossLog* log, size_t index, const std::string& who, const ProcessSummary& s, uint64_t offset_ns);
 
 }  // namespace trainprof::collector

@@ -19,16 +19,20 @@ size_t CutToTop(std::vector<T>* rows, size_t top) {
 
 }  // namespace
 
-std::vector<RangeRows> BuildRangeTables(const Trace& trace, const ReportOptions& options,
-                                        const std::vector<uint64_t>& walls, std::vector<NvtxProcessData>* nvtx,
+std::vector<RangeRows> BuildRangeTables(const ReportOptions& options, std::vector<ProcessSummary>* summaries,
                                         StringPool* names, Report* r) {
-  const StringPool& strings = trace.strings;
-  const size_t n = trace.processes.size();
+  const size_t n = summaries->size();
+  std::vector<uint64_t> walls(n);
+  std::vector<const NvtxProcessData*> nvtx(n);
+  for (size_t i = 0; i < n; ++i) {
+    walls[i] = (*summaries)[i].recorded_ns;
+    nvtx[i] = &(*summaries)[i].nvtx;
+  }
   // Range tables: each process's entries (its summaries, moved), names grouped by one decision
   // over every table, then the merged table (the process's own when there is one process).
   std::vector<std::shared_ptr<RangeTableData>> tables(n);
   std::vector<std::vector<RangeEntry>> entries(n);
-  for (size_t i = 0; i < n; ++i) entries[i] = ProcessEntries(&(*nvtx)[i], walls[i]);
+  for (size_t i = 0; i < n; ++i) entries[i] = ProcessEntries(&(*summaries)[i].nvtx, walls[i]);
   std::shared_ptr<const NameGroups> groups;
   if (options.group_names) {
     std::vector<const std::vector<RangeEntry>*> all_tables;
@@ -63,8 +67,8 @@ std::vector<RangeRows> BuildRangeTables(const Trace& trace, const ReportOptions&
   const std::vector<uint32_t> merged_order = DisplayOrder(merged->entries, *names);
   r->nvtx_ranges = RangeRows(merged, merged_order);
   r->nvtx_ranges_omitted = r->nvtx_ranges.CutTo(options.top);
-  for (const MarkCount& m : MergedMarks(*nvtx, strings)) {
-    r->nvtx_marks.push_back({MarkDisplayName(m, strings), std::string(strings.Get(m.domain)), m.count});
+  for (const MarkCount& m : MergedMarks(nvtx, *names)) {
+    r->nvtx_marks.push_back({MarkDisplayName(m, *names), std::string(names->Get(m.domain)), m.count});
   }
   r->nvtx_marks_omitted = CutToTop(&r->nvtx_marks, options.top);
   // Each process's own table (one process: the merged one, same entries, same order, sorted once).

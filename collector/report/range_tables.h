@@ -13,11 +13,10 @@ namespace trainprof::collector {
 /// Sets r's merged tables (nvtx_ranges, nvtx_marks, their omitted counts at options.top) and the
 /// merged table's denominator (nvtx_ranges_wall_ns, nvtx_ranges_processes: the processes with
 /// ranges, docs/report.md "Time (%)"); returns each process's table in display order, uncut.
-/// `nvtx`: each process's NVTX data, by index in trace.processes (its summaries are moved out);
-/// `walls`: each process's recorded time (ns), the denominator of its own table; `names`: the
-/// pool the names are in, into which grouped names are interned.
-std::vector<RangeRows> BuildRangeTables(const Trace& trace, const ReportOptions& options,
-                                        const std::vector<uint64_t>& walls, std::vector<NvtxProcessData>* nvtx,
+/// `summaries`: the processes' summaries, in report order (their NVTX ranges are moved out; each
+/// table's denominator is the process's recorded_ns); `names`: the pool their names are in, into
+/// which grouped names are interned.
+std::vector<RangeRows> BuildRangeTables(const ReportOptions& options, std::vector<ProcessSummary>* summaries,
                                         StringPool* names, Report* r);
 
 }  // namespace trainprof::collector

@@ -30,6 +30,8 @@
 #include "collector/report/operator_phase_table.h"
 #include "collector/report/rank_tables.h"
 #include "collector/report/gpu_idle_launch_tables.h"
+#include "collector/summary/summarize.h"
+#include "collector/summary/summary_codec.h"
 #include "trainprof/trace_format.h"
 
 #ifndef TRAINPROF_VERSION
@@ -163,14 +165,14 @@ bool RangeRows::any_estimated() const {
   return false;
 }
 
-NvtxMisuse& NvtxMisuse::operator+=(const NvtxMisuse& o) {
-  using M = NvtxMisuse;
-  AddFields(this, o, &M::null_names, &M::names_cut, &M::bad_attributes, &M::other, &M::domains_over_limit,
-            &M::undefined_names, &M::undefined_domains);
-  return *this;
-}
-
 namespace {
+
+// TRAINPROF_SUMMARY_ROUNDTRIP=1: each summary written as a summary file's bytes and read back before
+// the merge, which must give the same report (the golden test golden_summaries checks it).
+bool SummariesThroughFiles() {
+  const char* env = std::getenv("TRAINPROF_SUMMARY_ROUNDTRIP");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
 
 // Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
 // each window of each process decoded once (on every core, ForEachCudaWindow): the device rows
@@ -259,9 +261,17 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
 
   const StringPool& strings = trace.strings;
   const size_t n = trace.processes.size();
+  // The map step: each process's summary (summary/), of which the parts below are merged.
+  std::vector<ProcessSummary> summaries;
+  summaries.reserve(n);
+  for (size_t i = 0; i < n; ++i) summaries.push_back(SummarizeProcess(trace, i, std::move(nvtx[i])));
+  nvtx = {};
+  if (SummariesThroughFiles()) {
+    for (ProcessSummary& s : summaries) s = DecodeSummary(EncodeSummary(s, *names), names);
+  }
   std::vector<uint64_t> walls(n);
-  for (size_t i = 0; i < n; ++i) walls[i] = RecordedTime(trace.processes[i]);
-  std::vector<RangeRows> own_ranges = BuildRangeTables(trace, options, walls, &nvtx, names, &r);
+  for (size_t i = 0; i < n; ++i) walls[i] = summaries[i].recorded_ns;
+  std::vector<RangeRows> own_ranges = BuildRangeTables(options, &summaries, names, &r);
 
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) {
@@ -296,14 +306,13 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   }
   r.host_ops = BuildHostOpTables(all, walls, strings, options.top);
 
-  SetRunSpan(trace, &r);
+  SetRunSpan(summaries, &r);
 
   uint64_t unbalanced_total = 0;
   size_t unbalanced_processes = 0;
   for (size_t i = 0; i < n; ++i) {
     const Process& p = trace.processes[i];
-    ProcessRow row = ProcessRowOf(trace, i, r);
-    row.unbalanced = nvtx[i].unbalanced;
+    ProcessRow row = ProcessRowOf(trace, i, summaries[i].info, r);
     r.nvtx_misuse += row.nvtx_misuse;
     row.nvtx_ranges = std::move(own_ranges[i]);
     row.nvtx_ranges_omitted = row.nvtx_ranges.CutTo(options.top);
@@ -317,7 +326,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     }
     if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&p}, {walls[i]}, strings, options.top);
     const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
-    AddProcessLosses(&losses, i, who, p, row, trace);
+    AddProcessLosses(&losses, i, who, summaries[i], row.offset_ns);
     r.processes.push_back(std::move(row));
   }
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Plural(unbalanced_processes, "process", "processes"));

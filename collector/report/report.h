@@ -28,6 +28,7 @@
 #include "collector/model/model.h"
 #include "collector/read/trace_set.h"
 #include "collector/stats/nvtx_stats.h"
+#include "collector/summary/process_summary.h"
 
 namespace trainprof::collector {
 
@@ -152,70 +153,14 @@ struct MarkRow {
   uint64_t count = 0;
 };
 
-/// NVTX used wrongly by the program: MISUSE records by kind, and names the file never defines.
-struct NvtxMisuse {
-  uint64_t null_names = 0;      ///< NULL message or attributes (MisuseKind::kNullName)
-  uint64_t names_cut = 0;       ///< names longer than kMaxStringBytes, cut (kNameTruncated)
-  uint64_t bad_attributes = 0;  ///< bad event attributes or registered string handle (kBadAttributes)
-  uint64_t other = 0;           ///< MISUSE records of a kind this trainprof does not know
-  /// nvtxDomainCreate past format::kMaxDomainIds domains (kTooManyDomains): those domains' ranges
-  /// share one domain, "trainprof: NVTX domains over the limit".
-  uint64_t domains_over_limit = 0;
-  uint64_t undefined_names = 0;   ///< name ids no STRING record defines (TraceImage::undefined_names)
-  uint64_t undefined_domains = 0; ///< domain ids no DOMAIN record defines
-  uint64_t total() const {
-    return null_names + names_cut + bad_attributes + other + domains_over_limit + undefined_names + undefined_domains;
-  }
-  NvtxMisuse& operator+=(const NvtxMisuse& o);
-};
-
-struct ThreadRow {
-  uint32_t tid = 0;
-  std::string name;
-  uint64_t events = 0;
-};
-
-struct ProcessRow {
-  int32_t pid = 0;
-  int32_t ppid = 0;
+/// A row of the Processes table: the process's own fields (its summary's, summary/process_summary.h),
+/// its place in the tree and the run, and its tables.
+struct ProcessRow : ProcessInfo {
   int parent = -1;  ///< index into Report::processes
   int depth = 0;
-  std::string host;
-  std::optional<int64_t> rank, local_rank, world_size;
-  std::string role;
-  std::string command;  ///< argv joined with spaces, shell-quoted where needed
-  std::string executable;
-  std::vector<std::string> files;
-  /// "yes"; "no": no trace file, known from its parent's fork and wait records (Process::Recorded);
-  /// "until_exec": recorded until it exec'd a program that left no trace (static, setuid).
-  std::string recorded = "yes";
-  /// With recorded "until_exec": the path the last exec ran (its EXEC record), "" if unknown.
-  std::string unrecorded_exec;
-  uint64_t start_realtime_ns = 0;
-  uint64_t start_ns = 0;
-  /// false: a child not recorded known from its parent's wait alone (vfork, clone):
-  /// the start fields are its reaping, wall_ns unknown (Process::start_known).
-  bool start_known = true;
-  uint64_t end_ns = 0;
-  uint64_t wall_ns = 0;
-  bool capture_limited = false;  ///< recorded only in capture ranges / a --delay/--duration window
-  std::string python_shim_off;   ///< options that kept the Python shim out ("-I", ...; "" = none)
   uint64_t offset_ns = 0;  ///< start relative to the earliest process (realtime clock)
-  std::string exit_kind;   ///< "exit", "signal", "exec", "returned", "unknown"
-  std::optional<int64_t> exit_code;
-  std::string exit_text;   ///< "exit 0", "signal 9 (SIGKILL)", ...
-  std::string exit_source; ///< "header", "process_end", "parent_wait", "" (unknown)
-  bool kineto = false;     ///< read from a torch.profiler (Kineto) trace, which records no exit
-  uint64_t events = 0;
-  uint64_t unbalanced = 0;
-  uint64_t dropped = 0;
-  bool damaged = false;  ///< a file of the process has errors (what could be read is used): text only
-  bool truncated = false;
-  NvtxMisuse nvtx_misuse;
-  std::vector<ThreadRow> threads;
   RangeRows nvtx_ranges;  ///< this process only, sorted, cut to --top
   size_t nvtx_ranges_omitted = 0;
-  GpuTracing gpu;   ///< GPU tracing state and what was lost (gpu_tracing.h)
   CudaTables cuda;  ///< this process's CUDA tables, cut to --top; devices per device
   HostOpTables host_ops;  ///< its operator and Python function tables (Kineto imports), cut to --top
 };
@@ -278,8 +223,5 @@ struct Report {
 /// (no copy: what `trainprof report` uses); the other copies them.
 Report Analyze(const Trace& trace, const ReportOptions& options);
 Report Analyze(Trace&& trace, const ReportOptions& options);
-
-/// argv as one shell-like line: arguments with spaces or quotes are single-quoted.
-std::string JoinCommand(const std::vector<std::string>& argv);
 
 }  // namespace trainprof::collector

@@ -237,10 +237,10 @@ std::vector<uint32_t> DisplayOrder(const std::vector<RangeEntry>& entries, const
   return order;
 }
 
-std::vector<MarkCount> MergedMarks(const std::vector<NvtxProcessData>& per_process, const StringPool& strings) {
+std::vector<MarkCount> MergedMarks(const std::vector<const NvtxProcessData*>& per_process, const StringPool& strings) {
   std::unordered_map<uint64_t, uint64_t> counts;
-  for (const NvtxProcessData& p : per_process) {
-    for (const MarkCount& m : p.marks) counts[uint64_t{m.domain} << 32 | m.name] += m.count;
+  for (const NvtxProcessData* p : per_process) {
+    for (const MarkCount& m : p->marks) counts[uint64_t{m.domain} << 32 | m.name] += m.count;
   }
   std::vector<MarkCount> out;
   for (const auto& [k, count] : counts) {

@@ -82,7 +82,7 @@ class NameGroups {
 std::vector<uint32_t> DisplayOrder(const std::vector<RangeEntry>& entries, const StringPool& strings);
 
 /// Marks over all processes, by count (descending).
-std::vector<MarkCount> MergedMarks(const std::vector<NvtxProcessData>& per_process, const StringPool& strings);
+std::vector<MarkCount> MergedMarks(const std::vector<const NvtxProcessData*>& per_process, const StringPool& strings);
 
 /// "name", "domain:name", "<unnamed>", "<pop without push>"...
 std::string RangeDisplayName(const RangeKey& key, const StringPool& strings);

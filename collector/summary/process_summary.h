@@ -1,0 +1,113 @@
+// One process's summary: everything the report takes from that process, in a form the report
+// merges with the other processes' (docs/summary-format.md). `trainprof report` summarises each
+// process of the trace and builds its tables from the summaries; a summary file holds one
+// (summary_codec.h), so that summarising can run where the traces are and the report merges.
+//
+//   Trace ─► SummarizeProcess (per process, summarize.h) ─► ProcessSummary ─► the report's merge
+//                                                            ⇅ EncodeSummary / DecodeSummary (CBOR)
+//
+// What a summary holds so far (the rest of the report still reads the trace; docs/summary-format.md
+// lists the sections in order): the Processes row's own fields, the process's losses, its NVTX
+// range and mark statistics. Names are StringIds into the pool the summary was made with; the
+// codec writes them as strings and interns them into the reader's pool.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/capture_note.h"
+#include "collector/model/losses.h"
+#include "collector/model/nvtx_summary.h"
+#include "collector/stats/gpu_tracing.h"
+
+namespace trainprof::collector {
+
+/// NVTX used wrongly by the program: MISUSE records by kind, and names the file never defines.
+struct NvtxMisuse {
+  uint64_t null_names = 0;      ///< NULL message or attributes (MisuseKind::kNullName)
+  uint64_t names_cut = 0;       ///< names longer than kMaxStringBytes, cut (kNameTruncated)
+  uint64_t bad_attributes = 0;  ///< bad event attributes or registered string handle (kBadAttributes)
+  uint64_t other = 0;           ///< MISUSE records of a kind this trainprof does not know
+  /// nvtxDomainCreate past format::kMaxDomainIds domains (kTooManyDomains): those domains' ranges
+  /// share one domain, "trainprof: NVTX domains over the limit".
+  uint64_t domains_over_limit = 0;
+  uint64_t undefined_names = 0;   ///< name ids no STRING record defines (TraceImage::undefined_names)
+  uint64_t undefined_domains = 0; ///< domain ids no DOMAIN record defines
+  uint64_t total() const {
+    return null_names + names_cut + bad_attributes + other + domains_over_limit + undefined_names + undefined_domains;
+  }
+  NvtxMisuse& operator+=(const NvtxMisuse& o);
+  bool operator==(const NvtxMisuse&) const = default;
+};
+
+struct ThreadRow {
+  uint32_t tid = 0;
+  std::string name;
+  uint64_t events = 0;
+  bool operator==(const ThreadRow&) const = default;
+};
+
+/// The Processes table's fields of one process that depend on it alone (its place in the tree
+/// and its offset from the run's start are the merge's: report/process_rows.h).
+struct ProcessInfo {
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  std::string host;
+  std::optional<int64_t> rank, local_rank, world_size;
+  std::string role;
+  std::string command;  ///< argv joined with spaces, shell-quoted where needed
+  std::string executable;
+  std::vector<std::string> files;
+  /// "yes"; "no": no trace file, known from its parent's fork and wait records (Process::Recorded);
+  /// "until_exec": recorded until it exec'd a program that left no trace (static, setuid).
+  std::string recorded = "yes";
+  /// With recorded "until_exec": the path the last exec ran (its EXEC record), "" if unknown.
+  std::string unrecorded_exec;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_ns = 0;
+  /// false: a child not recorded known from its parent's wait alone (vfork, clone):
+  /// the start fields are its reaping, wall_ns unknown (Process::start_known).
+  bool start_known = true;
+  uint64_t end_ns = 0;
+  uint64_t wall_ns = 0;
+  bool capture_limited = false;  ///< recorded only in capture ranges / a --delay/--duration window
+  std::string python_shim_off;   ///< options that kept the Python shim out ("-I", ...; "" = none)
+  std::string exit_kind;   ///< "exit", "signal", "exec", "returned", "unknown"
+  std::optional<int64_t> exit_code;
+  std::string exit_text;   ///< "exit 0", "signal 9 (SIGKILL)", ...
+  std::string exit_source; ///< "header", "process_end", "parent_wait", "" (unknown)
+  bool kineto = false;     ///< read from a torch.profiler (Kineto) trace, which records no exit
+  uint64_t events = 0;
+  uint64_t unbalanced = 0;
+  uint64_t dropped = 0;
+  bool damaged = false;  ///< a file of the process has errors (what could be read is used): text only
+  bool truncated = false;
+  NvtxMisuse nvtx_misuse;
+  std::vector<ThreadRow> threads;
+  GpuTracing gpu;   ///< GPU tracing state and what was lost (gpu_tracing.h)
+};
+
+/// One loss of the process (model/losses.def, a per-process entry): `n` of `kind`, and the text
+/// for the warning's {detail}. `warn` false: counted without a line of its own (LossLog::Count).
+struct LossNote {
+  Loss kind{};
+  uint64_t n = 0;
+  std::string detail;
+  bool warn = true;
+  bool operator==(const LossNote&) const = default;
+};
+
+struct ProcessSummary {
+  ProcessInfo info;
+  /// The time the process recorded for (ns; capture_note.h RecordedTime): its NVTX tables'
+  /// denominator.
+  uint64_t recorded_ns = 0;
+  std::vector<LossNote> losses;  ///< in the order found; LossLog orders the lines
+  /// Recording limited to capture ranges or a window: the note the report's warnings give it.
+  std::optional<CaptureSummary> capture;
+  NvtxSummary nvtx;  ///< its ranges (durations as mergeable DurationSummary) and marks
+};
+
+}  // namespace trainprof::collector

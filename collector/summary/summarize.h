@@ -1,0 +1,20 @@
+// The map step of a report: one process of a trace into its summary (process_summary.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "collector/model/model.h"
+#include "collector/summary/process_summary.h"
+
+namespace trainprof::collector {
+
+/// The summary of trace.processes[i]; `nvtx`: its NVTX summary (stats/nvtx_stats.h CollectNvtx or
+/// TakeNvtx), moved in. Names stay StringIds of trace.strings.
+ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx);
+
+/// argv as one shell-like line: arguments with spaces or quotes are single-quoted.
+std::string JoinCommand(const std::vector<std::string>& argv);
+
+}  // namespace trainprof::collector

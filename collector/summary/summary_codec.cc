@@ -1,0 +1,320 @@
+#include "collector/summary/summary_codec.h"
+
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace trainprof::collector {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr uint8_t kMagic[] = {0xd9, 0xd9, 0xf7};  // CBOR tag 55799, "self-described CBOR"
+
+// ---- writing ----
+
+Json OptionalInt(const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); }
+
+Json DurationsJson(const DurationSummary& d) {
+  const DurationSummary::State s = d.Save();
+  return Json::array({s.count, s.total, s.min, s.max, s.shift, s.s2, s.first, s.data});
+}
+
+Json InfoJson(const ProcessInfo& p) {
+  Json threads = Json::array();
+  for (const ThreadRow& t : p.threads) threads.push_back(Json::array({t.tid, t.name, t.events}));
+  const NvtxMisuse& m = p.nvtx_misuse;
+  const GpuTracing& g = p.gpu;
+  return Json{
+      {"pid", p.pid}, {"ppid", p.ppid}, {"host", p.host}, {"rank", OptionalInt(p.rank)},
+      {"local_rank", OptionalInt(p.local_rank)}, {"world_size", OptionalInt(p.world_size)}, {"role", p.role},
+      {"command", p.command}, {"executable", p.executable}, {"files", p.files}, {"recorded", p.recorded},
+      {"unrecorded_exec", p.unrecorded_exec}, {"start_realtime_ns", p.start_realtime_ns}, {"start_ns", p.start_ns},
+      {"start_known", p.start_known}, {"end_ns", p.end_ns}, {"wall_ns", p.wall_ns},
+      {"capture_limited", p.capture_limited}, {"python_shim_off", p.python_shim_off}, {"exit_kind", p.exit_kind},
+      {"exit_code", OptionalInt(p.exit_code)}, {"exit_text", p.exit_text}, {"exit_source", p.exit_source},
+      {"kineto", p.kineto}, {"events", p.events}, {"unbalanced", p.unbalanced}, {"dropped", p.dropped},
+      {"damaged", p.damaged}, {"truncated", p.truncated},
+      {"nvtx_misuse", Json::array({m.null_names, m.names_cut, m.bad_attributes, m.other, m.domains_over_limit,
+                                   m.undefined_names, m.undefined_domains})},
+      {"threads", std::move(threads)},
+      {"gpu", Json{{"state", g.state}, {"flushed", g.flushed},
+                   {"cupti_result", g.cupti_result ? Json(*g.cupti_result) : Json(nullptr)},
+                   {"cupti_version", g.cupti_version}, {"driver_version", g.driver_version}, {"message", g.message},
+                   {"records_dropped", g.records_dropped}, {"invalid_timestamps", g.invalid_timestamps},
+                   {"calls", g.calls}, {"unfinished_calls", g.unfinished_calls}, {"lost_exits", g.lost_exits},
+                   {"unfinished_names", g.unfinished_names}, {"unmatched_exits", g.unmatched_exits},
+                   {"api_errors", g.api_errors}, {"overhead_ns", g.overhead_ns},
+                   {"capture_pauses", g.capture_pauses}, {"any", g.any}}},
+  };
+}
+
+Json NvtxJson(const NvtxSummary& n, const StringPool& strings) {
+  Json ranges = Json::array();
+  for (const RangeSamples& r : n.ranges) {
+    ranges.push_back(Json::array({std::string(strings.Get(r.key.domain)), std::string(strings.Get(r.key.name)),
+                                  static_cast<int>(r.key.style), r.key.orphan, r.names, r.unbalanced, r.wall_ns,
+                                  DurationsJson(r.durations)}));
+  }
+  Json marks = Json::array();
+  for (const MarkCount& m : n.marks) {
+    marks.push_back(Json::array({std::string(strings.Get(m.domain)), std::string(strings.Get(m.name)), m.count}));
+  }
+  return Json{{"ranges", std::move(ranges)}, {"marks", std::move(marks)}, {"unbalanced", n.unbalanced}};
+}
+
+// ---- reading: each field checked, an error naming it ----
+
+[[noreturn]] void Fail(const std::string& where, const std::string& what) { throw SummaryError(where + ": " + what); }
+
+const Json& Field(const Json& obj, const char* key, const std::string& where) {
+  if (!obj.is_object()) Fail(where, "expected a map");
+  auto it = obj.find(key);
+  if (it == obj.end()) Fail(where, std::string("field \"") + key + "\" is missing");
+  return *it;
+}
+
+uint64_t U64(const Json& v, const std::string& where) {
+  if (!v.is_number_unsigned()) Fail(where, "expected an unsigned integer");
+  return v.get<uint64_t>();
+}
+uint32_t U32(const Json& v, const std::string& where) {
+  const uint64_t x = U64(v, where);
+  if (x > std::numeric_limits<uint32_t>::max()) Fail(where, "out of range");
+  return static_cast<uint32_t>(x);
+}
+int64_t I64(const Json& v, const std::string& where) {
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) Fail(where, "out of range");
+    return static_cast<int64_t>(v.get<uint64_t>());
+  }
+  if (!v.is_number_integer()) Fail(where, "expected an integer");
+  return v.get<int64_t>();
+}
+int32_t I32(const Json& v, const std::string& where) {
+  const int64_t x = I64(v, where);
+  if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) Fail(where, "out of range");
+  return static_cast<int32_t>(x);
+}
+double F64(const Json& v, const std::string& where) {
+  if (!v.is_number()) Fail(where, "expected a number");
+  return v.get<double>();
+}
+bool Bool(const Json& v, const std::string& where) {
+  if (!v.is_boolean()) Fail(where, "expected true or false");
+  return v.get<bool>();
+}
+std::string Str(const Json& v, const std::string& where) {
+  if (!v.is_string()) Fail(where, "expected a string");
+  return v.get<std::string>();
+}
+std::optional<int64_t> OptI64(const Json& v, const std::string& where) {
+  if (v.is_null()) return std::nullopt;
+  return I64(v, where);
+}
+const Json& Array(const Json& v, const std::string& where, size_t size = SIZE_MAX) {
+  if (!v.is_array()) Fail(where, "expected an array");
+  if (size != SIZE_MAX && v.size() != size) Fail(where, "expected " + std::to_string(size) + " items");
+  return v;
+}
+std::vector<std::string> Strings(const Json& v, const std::string& where) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < Array(v, where).size(); ++i) out.push_back(Str(v[i], where + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+DurationSummary ReadDurations(const Json& v, const std::string& where) {
+  Array(v, where, 8);
+  DurationSummary::State s{.count = U64(v[0], where + ".count"), .total = U64(v[1], where + ".total"),
+                           .min = U64(v[2], where + ".min"), .max = U64(v[3], where + ".max"),
+                           .shift = U64(v[4], where + ".shift"), .s2 = F64(v[5], where + ".s2"),
+                           .first = U32(v[6], where + ".first"), .data = {}};
+  const Json& data = Array(v[7], where + ".data");
+  s.data.reserve(data.size());
+  for (const Json& x : data) s.data.push_back(U64(x, where + ".data"));
+  DurationSummary d;
+  if (!DurationSummary::Load(s, &d)) Fail(where, "a duration statistic whose parts do not add up");
+  return d;
+}
+
+ProcessInfo ReadInfo(const Json& j) {
+  const std::string w = "info";
+  auto f = [&](const char* key) -> const Json& { return Field(j, key, w); };
+  auto at = [&](const char* key) { return w + "." + key; };
+  ProcessInfo p;
+  p.pid = I32(f("pid"), at("pid"));
+  p.ppid = I32(f("ppid"), at("ppid"));
+  p.host = Str(f("host"), at("host"));
+  p.rank = OptI64(f("rank"), at("rank"));
+  p.local_rank = OptI64(f("local_rank"), at("local_rank"));
+  p.world_size = OptI64(f("world_size"), at("world_size"));
+  p.role = Str(f("role"), at("role"));
+  p.command = Str(f("command"), at("command"));
+  p.executable = Str(f("executable"), at("executable"));
+  p.files = Strings(f("files"), at("files"));
+  p.recorded = Str(f("recorded"), at("recorded"));
+  p.unrecorded_exec = Str(f("unrecorded_exec"), at("unrecorded_exec"));
+  p.start_realtime_ns = U64(f("start_realtime_ns"), at("start_realtime_ns"));
+  p.start_ns = U64(f("start_ns"), at("start_ns"));
+  p.start_known = Bool(f("start_known"), at("start_known"));
+  p.end_ns = U64(f("end_ns"), at("end_ns"));
+  p.wall_ns = U64(f("wall_ns"), at("wall_ns"));
+  p.capture_limited = Bool(f("capture_limited"), at("capture_limited"));
+  p.python_shim_off = Str(f("python_shim_off"), at("python_shim_off"));
+  p.exit_kind = Str(f("exit_kind"), at("exit_kind"));
+  p.exit_code = OptI64(f("exit_code"), at("exit_code"));
+  p.exit_text = Str(f("exit_text"), at("exit_text"));
+  p.exit_source = Str(f("exit_source"), at("exit_source"));
+  p.kineto = Bool(f("kineto"), at("kineto"));
+  p.events = U64(f("events"), at("events"));
+  p.unbalanced = U64(f("unbalanced"), at("unbalanced"));
+  p.dropped = U64(f("dropped"), at("dropped"));
+  p.damaged = Bool(f("damaged"), at("damaged"));
+  p.truncated = Bool(f("truncated"), at("truncated"));
+  const Json& m = Array(f("nvtx_misuse"), at("nvtx_misuse"), 7);
+  const std::string mw = at("nvtx_misuse");
+  p.nvtx_misuse = {U64(m[0], mw), U64(m[1], mw), U64(m[2], mw), U64(m[3], mw),
+                   U64(m[4], mw), U64(m[5], mw), U64(m[6], mw)};
+  const Json& threads = Array(f("threads"), at("threads"));
+  for (const Json& t : threads) {
+    Array(t, at("threads"), 3);
+    p.threads.push_back({U32(t[0], at("threads")), Str(t[1], at("threads")), U64(t[2], at("threads"))});
+  }
+  const Json& g = f("gpu");
+  const std::string gw = at("gpu");
+  auto gf = [&](const char* key) -> const Json& { return Field(g, key, gw); };
+  auto gat = [&](const char* key) { return gw + "." + key; };
+  GpuTracing& t = p.gpu;
+  t.state = Str(gf("state"), gat("state"));
+  t.flushed = Bool(gf("flushed"), gat("flushed"));
+  if (!gf("cupti_result").is_null()) t.cupti_result = U64(gf("cupti_result"), gat("cupti_result"));
+  t.cupti_version = U64(gf("cupti_version"), gat("cupti_version"));
+  t.driver_version = U64(gf("driver_version"), gat("driver_version"));
+  t.message = Str(gf("message"), gat("message"));
+  t.records_dropped = U64(gf("records_dropped"), gat("records_dropped"));
+  t.invalid_timestamps = U64(gf("invalid_timestamps"), gat("invalid_timestamps"));
+  t.calls = U64(gf("calls"), gat("calls"));
+  t.unfinished_calls = U64(gf("unfinished_calls"), gat("unfinished_calls"));
+  t.lost_exits = U64(gf("lost_exits"), gat("lost_exits"));
+  t.unfinished_names = Strings(gf("unfinished_names"), gat("unfinished_names"));
+  t.unmatched_exits = U64(gf("unmatched_exits"), gat("unmatched_exits"));
+  t.api_errors = U64(gf("api_errors"), gat("api_errors"));
+  t.overhead_ns = U64(gf("overhead_ns"), gat("overhead_ns"));
+  t.capture_pauses = U64(gf("capture_pauses"), gat("capture_pauses"));
+  t.any = Bool(gf("any"), gat("any"));
+  return p;
+}
+
+std::optional<Loss> LossByKey(std::string_view key) {
+  for (size_t i = 0; i < kLossKinds; ++i) {
+    if (kLossCatalogue[i].key == key) return static_cast<Loss>(i);
+  }
+  return std::nullopt;
+}
+
+NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
+  NvtxSummary n;
+  n.unbalanced = U64(Field(j, "unbalanced", "nvtx"), "nvtx.unbalanced");
+  const Json& ranges = Array(Field(j, "ranges", "nvtx"), "nvtx.ranges");
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const std::string w = "nvtx.ranges[" + std::to_string(i) + "]";
+    const Json& r = Array(ranges[i], w, 8);
+    RangeSamples s;
+    s.key.domain = strings->Intern(Str(r[0], w + ".domain"));
+    s.key.name = strings->Intern(Str(r[1], w + ".name"));
+    const uint64_t style = U64(r[2], w + ".style");
+    if (style > static_cast<uint64_t>(RangeStyle::kStartEnd)) Fail(w + ".style", "not a range style");
+    s.key.style = static_cast<RangeStyle>(style);
+    s.key.orphan = Bool(r[3], w + ".orphan");
+    s.names = U32(r[4], w + ".names");
+    s.unbalanced = U64(r[5], w + ".unbalanced");
+    s.wall_ns = U64(r[6], w + ".wall_ns");
+    s.durations = ReadDurations(r[7], w + ".durations");
+    n.ranges.push_back(std::move(s));
+  }
+  const Json& marks = Array(Field(j, "marks", "nvtx"), "nvtx.marks");
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const std::string w = "nvtx.marks[" + std::to_string(i) + "]";
+    const Json& m = Array(marks[i], w, 3);
+    n.marks.push_back({strings->Intern(Str(m[0], w + ".domain")), strings->Intern(Str(m[1], w + ".name")),
+                       U64(m[2], w + ".count")});
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& strings) {
+  Json losses = Json::array();
+  for (const LossNote& n : s.losses) {
+    losses.push_back(Json::array({std::string(InfoOf(n.kind).key), n.n, n.detail, n.warn}));
+  }
+  Json j{{"trainprof_summary", kSummaryFormatVersion},
+         {"info", InfoJson(s.info)},
+         {"recorded_ns", s.recorded_ns},
+         {"losses", std::move(losses)},
+         {"capture", nullptr},
+         {"nvtx", NvtxJson(s.nvtx, strings)}};
+  if (s.capture) {
+    Json intervals = Json::array();
+    for (const CaptureInterval& i : s.capture->intervals) intervals.push_back(Json::array({i.start_ns, i.end_ns}));
+    j["capture"] = Json{{"settings", s.capture->settings}, {"start_ns", s.capture->start_ns},
+                        {"intervals", std::move(intervals)}};
+  }
+  std::vector<uint8_t> out(std::begin(kMagic), std::end(kMagic));
+  Json::to_cbor(j, out);
+  return out;
+}
+
+bool LooksLikeSummary(std::span<const uint8_t> head) {
+  return head.size() >= sizeof kMagic && std::memcmp(head.data(), kMagic, sizeof kMagic) == 0;
+}
+
+ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings) {
+  if (!LooksLikeSummary(bytes)) throw SummaryError("not a trainprof summary (no CBOR magic 0xd9d9f7 at its start)");
+  Json j;
+  try {
+    j = Json::from_cbor(bytes.subspan(sizeof kMagic), /*strict=*/true, /*allow_exceptions=*/true);
+  } catch (const Json::exception& e) {
+    throw SummaryError(std::string("not readable as CBOR (cut short or damaged): ") + e.what());
+  }
+  const uint64_t version = U64(Field(j, "trainprof_summary", "summary"), "trainprof_summary");
+  if (version != kSummaryFormatVersion) {
+    throw SummaryError("summary format version " + std::to_string(version) + "; this trainprof reads version " +
+                       std::to_string(kSummaryFormatVersion) + " (summarise the trace again with it)");
+  }
+  ProcessSummary s;
+  s.info = ReadInfo(Field(j, "info", "summary"));
+  s.recorded_ns = U64(Field(j, "recorded_ns", "summary"), "recorded_ns");
+  const Json& losses = Array(Field(j, "losses", "summary"), "losses");
+  for (size_t i = 0; i < losses.size(); ++i) {
+    const std::string w = "losses[" + std::to_string(i) + "]";
+    const Json& l = Array(losses[i], w, 4);
+    const std::string key = Str(l[0], w + ".kind");
+    const std::optional<Loss> kind = LossByKey(key);
+    if (!kind) Fail(w + ".kind", "unknown loss \"" + key + "\"");
+    s.losses.push_back({*kind, U64(l[1], w + ".n"), Str(l[2], w + ".detail"), Bool(l[3], w + ".warn")});
+  }
+  const Json& capture = Field(j, "capture", "summary");
+  if (!capture.is_null()) {
+    CaptureSummary c;
+    c.settings = Str(Field(capture, "settings", "capture"), "capture.settings");
+    c.start_ns = U64(Field(capture, "start_ns", "capture"), "capture.start_ns");
+    const Json& iv = Array(Field(capture, "intervals", "capture"), "capture.intervals");
+    for (const Json& i : iv) {
+      Array(i, "capture.intervals", 2);
+      const uint64_t a = U64(i[0], "capture.intervals"), b = U64(i[1], "capture.intervals");
+      if (b < a) Fail("capture.intervals", "an interval that ends before it starts");
+      c.intervals.push_back({a, b});
+    }
+    s.capture = std::move(c);
+  }
+  s.nvtx = ReadNvtx(Field(j, "nvtx", "summary"), strings);
+  return s;
+}
+
+}  // namespace trainprof::collector

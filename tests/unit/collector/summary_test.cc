@@ -1,0 +1,202 @@
+// Per-process summaries (collector/summary/): a DurationSummary's state saved and loaded, a
+// process summarised, written as a summary file's bytes and read back, and the errors of bytes
+// that are not a summary.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collector/base/duration_summary.h"
+#include "collector/stats/nvtx_stats.h"
+#include "collector/summary/summarize.h"
+#include "collector/summary/summary_codec.h"
+#include "test_util.h"
+
+namespace trainprof::collector {
+namespace {
+
+using namespace std::string_literals;
+using test::TraceBuilder;
+using test::TraceOf;
+namespace fmt = trainprof::format;
+
+DurationSummary Durations(uint64_t n, uint64_t base) {
+  DurationSummary d;
+  for (uint64_t i = 0; i < n; ++i) d.Add(base + (i * 7919) % 1000 * 13);
+  return d;
+}
+
+void ExpectSameStats(const DurationSummary& a, const DurationSummary& b) {
+  const SampleStats x = a.Stats(), y = b.Stats();
+  EXPECT_EQ(x.count, y.count);
+  EXPECT_EQ(x.total, y.total);
+  EXPECT_EQ(x.min, y.min);
+  EXPECT_EQ(x.max, y.max);
+  EXPECT_EQ(x.mean, y.mean);
+  EXPECT_EQ(x.std, y.std);
+  EXPECT_EQ(x.median, y.median);
+  EXPECT_EQ(x.p90, y.p90);
+  EXPECT_EQ(x.exact, y.exact);
+}
+
+// Every mode (none, implicit values, exact values, histogram) loads as it was saved, and merges
+// afterwards as the original does.
+TEST(DurationSummaryState, LoadOfSaveIsTheSameSummary) {
+  for (uint64_t n : {0u, 1u, 2u, 3u, 4u, 100u, 1024u, 1025u, 5000u}) {
+    SCOPED_TRACE(n);
+    const DurationSummary d = Durations(n, 1'000'000);
+    DurationSummary loaded;
+    ASSERT_TRUE(DurationSummary::Load(d.Save(), &loaded));
+    ExpectSameStats(d, loaded);
+    EXPECT_EQ(d.Quantile(0.25), loaded.Quantile(0.25));
+    const DurationSummary other = Durations(700, 3'000'000);
+    DurationSummary a = d, b = loaded;
+    a.Merge(other);
+    b.Merge(other);
+    ExpectSameStats(a, b);
+    loaded.Add(42);
+    DurationSummary c = d;
+    c.Add(42);
+    ExpectSameStats(c, loaded);
+  }
+}
+
+TEST(DurationSummaryState, LoadRefusesStatesNoSummaryHas) {
+  DurationSummary out;
+  auto refused = [&](DurationSummary::State s) { return !DurationSummary::Load(s, &out); };
+  DurationSummary::State one = Durations(1, 500).Save();
+  one.max = 501;  // one value: min == max == total
+  EXPECT_TRUE(refused(one));
+  DurationSummary::State three = Durations(3, 500).Save();
+  three.total = three.min + three.max + three.max + 1;  // the middle value above max
+  EXPECT_TRUE(refused(three));
+  DurationSummary::State exact = Durations(100, 500).Save();
+  exact.data.pop_back();
+  EXPECT_TRUE(refused(exact));
+  exact = Durations(100, 500).Save();
+  exact.total += 1;
+  EXPECT_TRUE(refused(exact));
+  DurationSummary::State hist = Durations(5000, 500).Save();
+  ASSERT_FALSE(hist.data.empty());
+  hist.data.back() += 1;  // counts no longer sum to count
+  EXPECT_TRUE(refused(hist));
+  hist = Durations(5000, 500).Save();
+  hist.first += 1;  // min's bucket is not the first counted
+  EXPECT_TRUE(refused(hist));
+  hist = Durations(5000, 500).Save();
+  hist.first = 7424;  // past the last bucket
+  EXPECT_TRUE(refused(hist));
+  EXPECT_FALSE(refused(Durations(5000, 500).Save()));
+}
+
+// A process with a rank, a signal exit, named threads, NVTX ranges (one past the exact sample),
+// marks, misuse, a capture window and dropped records: its summary's bytes read back into another
+// pool give the same summary, field by field and byte for byte.
+TEST(SummaryCodec, RoundTripKeepsEveryField) {
+  TraceBuilder b(4242, 7, 1'000'000'000);
+  b.Host("node-b").Command({"/usr/bin/python3", "train.py", "--lr", "0.1 0.2"}).Env("RANK", "3")
+      .Env("WORLD_SIZE", "8").HeaderEnd(fmt::EndKind::kSignal, 15, 1'900'000'000).Dropped(5);
+  b.RawMeta(static_cast<uint16_t>(fmt::MetaKey::kCapture), "range=nvtx:step\0range_end=repeat"s);
+  int t = b.Thread(4242);
+  b.ThreadName(t, 4242, "pt_main_thread");
+  b.Capture(t, 1'000'000'100, true, fmt::CaptureReason::kNvtxRange);
+  for (uint64_t i = 0; i < 1100; ++i) {
+    b.Push(t, 1'000'001'000 + i * 1000, "forward");
+    b.Pop(t, 1'000'001'000 + i * 1000 + 300 + i % 17);
+  }
+  b.Mark(t, 1'100'000'000, "epoch end");
+  b.Misuse(t, 1'100'000'001, fmt::MisuseKind::kNullName);
+  b.Capture(t, 1'200'000'000, false, fmt::CaptureReason::kNvtxRange);
+  Trace trace = TraceOf({&b});
+  ASSERT_EQ(trace.processes.size(), 1u);
+  const ProcessSummary s = SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]));
+  EXPECT_EQ(s.info.pid, 4242);
+  EXPECT_EQ(s.info.rank, 3);
+  EXPECT_EQ(s.info.exit_text, "signal 15 (SIGTERM)");
+  EXPECT_EQ(s.info.command, "/usr/bin/python3 train.py --lr '0.1 0.2'");
+  ASSERT_EQ(s.nvtx.ranges.size(), 1u);
+  EXPECT_FALSE(s.nvtx.ranges[0].durations.exact());
+  ASSERT_TRUE(s.capture.has_value());
+  EXPECT_EQ(s.capture->intervals.size(), 1u);
+
+  const std::vector<uint8_t> bytes = EncodeSummary(s, trace.strings);
+  ASSERT_TRUE(LooksLikeSummary(bytes));
+  StringPool other;
+  other.Intern("a name the trace does not have");  // ids differ from the trace's
+  const ProcessSummary d = DecodeSummary(bytes, &other);
+  EXPECT_EQ(EncodeSummary(d, other), bytes);
+  EXPECT_EQ(d.info.host, "node-b");
+  EXPECT_EQ(d.info.world_size, 8);
+  EXPECT_EQ(d.info.exit_code, 15);
+  EXPECT_EQ(d.info.threads, s.info.threads);
+  EXPECT_EQ(d.info.nvtx_misuse, s.info.nvtx_misuse);
+  EXPECT_EQ(d.info.nvtx_misuse.null_names, 1u);
+  EXPECT_EQ(d.info.gpu.state, s.info.gpu.state);
+  EXPECT_EQ(d.recorded_ns, s.recorded_ns);
+  EXPECT_EQ(d.losses, s.losses);
+  EXPECT_EQ(d.capture, s.capture);
+  ASSERT_EQ(d.nvtx.ranges.size(), 1u);
+  EXPECT_EQ(other.Get(d.nvtx.ranges[0].key.name), "forward");
+  ExpectSameStats(d.nvtx.ranges[0].durations, s.nvtx.ranges[0].durations);
+  ASSERT_EQ(d.nvtx.marks.size(), 1u);
+  EXPECT_EQ(other.Get(d.nvtx.marks[0].name), "epoch end");
+  EXPECT_EQ(d.nvtx.marks[0].count, 1u);
+  bool dropped = false;
+  for (const LossNote& n : d.losses) dropped = dropped || (n.kind == Loss::records_dropped && n.n == 5);
+  EXPECT_TRUE(dropped);
+}
+
+std::string DecodeError(const std::vector<uint8_t>& bytes) {
+  StringPool strings;
+  try {
+    DecodeSummary(bytes, &strings);
+  } catch (const SummaryError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::vector<uint8_t> SummaryBytes() {
+  TraceBuilder b(10);
+  int t = b.Thread(10);
+  b.Push(t, b.start_ns() + 10, "step");
+  b.Pop(t, b.start_ns() + 20);
+  Trace trace = TraceOf({&b});
+  return EncodeSummary(SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0])), trace.strings);
+}
+
+std::vector<uint8_t> Rewritten(const std::function<void(nlohmann::json*)>& change) {
+  const std::vector<uint8_t> bytes = SummaryBytes();
+  nlohmann::json j = nlohmann::json::from_cbor(std::vector<uint8_t>(bytes.begin() + 3, bytes.end()));
+  change(&j);
+  std::vector<uint8_t> out(bytes.begin(), bytes.begin() + 3);
+  nlohmann::json::to_cbor(j, out);
+  return out;
+}
+
+TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
+  const std::vector<uint8_t> good = SummaryBytes();
+  EXPECT_EQ(DecodeError(good), "(no error)");
+  EXPECT_EQ(DecodeError({'T', 'P', 'R', 'F'}), "not a trainprof summary (no CBOR magic 0xd9d9f7 at its start)");
+  std::vector<uint8_t> cut(good.begin(), good.end() - 9);
+  EXPECT_EQ(DecodeError(cut).rfind("not readable as CBOR (cut short or damaged): ", 0), 0u) << DecodeError(cut);
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["trainprof_summary"] = 2; })),
+            "summary format version 2; this trainprof reads version 1 (summarise the trace again with it)");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["info"].erase("pid"); })),
+            "info: field \"pid\" is missing");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["info"]["host"] = 5; })),
+            "info.host: expected a string");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["losses"] = nlohmann::json::array({nlohmann::json::array({"no_such_loss", 1, "", true})});
+            })),
+            "losses[0].kind: unknown loss \"no_such_loss\"");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["nvtx"]["ranges"][0][7][1] = 11; })),
+            "nvtx.ranges[0].durations: a duration statistic whose parts do not add up");
+}
+
+}  // namespace
+}  // namespace trainprof::collector

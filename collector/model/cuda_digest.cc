@@ -84,6 +84,37 @@ void CudaDigest::Memset(const GpuMemset& m) {
 
 void CudaDigest::Overhead(const GpuOverhead& o) { overhead_ns_ += o.end_ns - o.start_ns; }
 
+CudaDigest CudaDigest::FromRows(std::vector<CudaApiSamples> api, std::vector<KernelSamples> kernels,
+                                std::vector<MemoryOpSamples> memory, uint64_t calls, uint64_t overhead_ns) {
+  CudaDigest d;
+  StringId top = 0;
+  for (const CudaApiSamples& r : api) top = std::max(top, r.name);
+  for (const KernelSamples& r : kernels) top = std::max(top, r.name);
+  d.api_ = std::move(api);
+  d.kernels_ = std::move(kernels);
+  // Memory rows of one key merged (Remap leaves them as they are: the reader makes one a key).
+  std::sort(memory.begin(), memory.end(), [](const MemoryOpSamples& a, const MemoryOpSamples& b) {
+    return std::tie(a.memset, a.kind) < std::tie(b.memset, b.kind);
+  });
+  for (MemoryOpSamples& m : memory) {
+    if (!d.memory_.empty() && d.memory_.back().memset == m.memset && d.memory_.back().kind == m.kind) {
+      MemoryOpSamples& into = d.memory_.back();
+      into.time.Merge(m.time);
+      into.size.Merge(m.size);
+      into.pageable_count += m.pageable_count;
+      into.pageable_bytes += m.pageable_bytes;
+      continue;
+    }
+    d.memory_.push_back(std::move(m));
+  }
+  d.calls_ = calls;
+  d.overhead_ns_ = overhead_ns;
+  std::vector<StringId> identity(static_cast<size_t>(top) + 1);
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<StringId>(i);
+  d.Remap(identity);
+  return d;
+}
+
 void CudaDigest::Remap(const std::vector<StringId>& pool_of_ref) {
   auto map = [&](StringId ref) { return ref < pool_of_ref.size() ? pool_of_ref[ref] : StringId{0}; };
   for (CudaApiSamples& r : api_) r.name = map(r.name);

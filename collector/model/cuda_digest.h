@@ -69,6 +69,11 @@ class CudaDigest {
   /// depend on the order the records came in.
   void Remap(const std::vector<StringId>& pool_of_ref);
 
+  /// A digest of the given rows (a summary file's, collector/summary/): rows of equal keys merged
+  /// and sorted as Remap leaves them.
+  static CudaDigest FromRows(std::vector<CudaApiSamples> api, std::vector<KernelSamples> kernels,
+                             std::vector<MemoryOpSamples> memory, uint64_t calls, uint64_t overhead_ns);
+
   const std::vector<CudaApiSamples>& api() const { return api_; }
   const std::vector<KernelSamples>& kernels() const { return kernels_; }
   const std::vector<MemoryOpSamples>& memory() const { return memory_; }  ///< by (memset, kind)

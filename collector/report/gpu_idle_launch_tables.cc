@@ -96,17 +96,11 @@ Cells KernelLaunchCells(const KernelLaunchRow& r) {
 namespace {
 
 // The two tables from their sweeps.
-std::vector<TableRows> IdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda,
-                                        TableRows idle, KernelLaunchSweep launch_sweep) {
-  KernelLaunches launches_rows = std::move(launch_sweep).Rows(
-      [&] {
-        std::vector<const CudaDigest*> digests;  // the kernel table's, so that the names are numbered alike
-        for (const Process& p : trace.processes) {
-          for (const TraceImage& img : p.images) digests.push_back(&img.cuda_digest);
-        }
-        return digests;
-      },
-      options.full_names, options.top);
+std::vector<TableRows> IdleLaunchTables(const std::vector<const CudaDigest*>& digests, const ReportOptions& options,
+                                        bool has_cuda, TableRows idle, KernelLaunchSweep launch_sweep) {
+  // The kernel table's digests, so that the names are numbered alike.
+  KernelLaunches launches_rows =
+      std::move(launch_sweep).Rows([&] { return digests; }, options.full_names, options.top);
   TableRows launch{&KernelLaunchTable(), "Kernel launches (launch call duration; delay = GPU start - end of the call)", {}};
   for (const KernelLaunchRow& row : launches_rows.rows) launch.rows.push_back(KernelLaunchCells(row));
   launch.text = has_cuda;
@@ -146,15 +140,17 @@ void GpuIdleLaunchSweep::Add(const TimeWindow& window, const std::vector<const C
   launch_.Add(window, images, launch_of);
 }
 
-std::vector<TableRows> GpuIdleLaunchSweep::Tables(const ReportOptions& options, bool has_cuda) && {
+std::vector<TableRows> GpuIdleLaunchSweep::Tables(const std::vector<const CudaDigest*>& digests,
+                                                  const ReportOptions& options, bool has_cuda) && {
   TableRows idle = IdleTable(has_cuda);
   for (size_t p = 0; p < idle_.size(); ++p) {
     for (const StreamIdleKinds& s : std::move(idle_[p]).Rows()) idle.rows.push_back(GpuIdleKindsCells(trace_.processes[p], s));
   }
-  return IdleLaunchTables(trace_, options, has_cuda, std::move(idle), std::move(launch_));
+  return IdleLaunchTables(digests, options, has_cuda, std::move(idle), std::move(launch_));
 }
 
-std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda) {
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const std::vector<const CudaDigest*>& digests,
+                                           const ReportOptions& options, bool has_cuda) {
   TableRows idle = IdleTable(has_cuda);
   KernelLaunchSweep launch_sweep(trace.strings);
   for (const Process& p : trace.processes) {
@@ -169,7 +165,7 @@ std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptio
       launch_sweep.Add(TimeWindow{}, {&img.cuda}, {&launches});
     }
   }
-  return IdleLaunchTables(trace, options, has_cuda, std::move(idle), std::move(launch_sweep));
+  return IdleLaunchTables(digests, options, has_cuda, std::move(idle), std::move(launch_sweep));
 }
 
 }  // namespace trainprof::collector

@@ -22,8 +22,10 @@ Cells KernelLaunchCells(const KernelLaunchRow& r);
 /// Both tables, for Report::tables: idle kinds per process (tree order) and stream, launch
 /// statistics over all processes cut to --top, from the trace's records (one window). In the text
 /// report only when `has_cuda`. Reads only `trace` (Analyze runs it on another thread beside the
-/// per-process tables).
-std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const ReportOptions& options, bool has_cuda);
+/// per-process tables). `digests`: every image's CUDA digest, in process and image order (the
+/// processes' summaries'), which number the kernel names as the kernel table does.
+std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const std::vector<const CudaDigest*>& digests,
+                                           const ReportOptions& options, bool has_cuda);
 
 /// The same two tables fed window by window from windows read again (CudaWindows::Read, not
 /// whole()), each window's look-ups made from its partners (its enter times the window's own,
@@ -40,7 +42,8 @@ class GpuIdleLaunchSweep {
   /// One window; `data[p]`: its records of trace.processes[p].
   void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
   /// The tables, as GpuIdleLaunchTables gives them.
-  std::vector<TableRows> Tables(const ReportOptions& options, bool has_cuda) &&;
+  std::vector<TableRows> Tables(const std::vector<const CudaDigest*>& digests, const ReportOptions& options,
+                                bool has_cuda) &&;
 
  private:
   const Trace& trace_;

@@ -179,8 +179,8 @@ bool SummariesThroughFiles() {
 // (merged, and of each process with GPU tracing), the bottleneck analysis (its collectives and GPU
 // idle), the GPU overlap rows (over its steps) and the GPU idle-by-kind and kernel-launch tables,
 // returned for their place in Report::tables. Needs r->processes; sets r->bottleneck.
-std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOptions& options, const CudaWindows& windows,
-                                          Report* r) {
+std::vector<TableRows> OnePassOverWindows(const Trace& trace, const std::vector<const CudaDigest*>& digests,
+                                          const ReportOptions& options, const CudaWindows& windows, Report* r) {
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
@@ -219,37 +219,44 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const ReportOption
   }
   r->cuda.devices = merged ? std::move(*merged).Rows() : MergedFromProcessRows(std::move(own_rows));
   std::move(overlap).AddTo(r);
-  return std::move(idle_launch).Tables(options, r->has_cuda);
+  return std::move(idle_launch).Tables(digests, options, r->has_cuda);
 }
 
-// The report; `nvtx` are the processes' NVTX summaries (consumed), `names` the pool the range
+// What the reader summed per process that its summary takes over: copied from a const trace,
+// moved out of one the report consumes.
+struct ReadSums {
+  NvtxProcessData nvtx;
+  std::vector<CudaDigest> cuda;
+};
+
+// The report; `sums`: each process's (consumed), `names` the pool the range
 // tables use (group patterns are interned into it); the caller attaches it to the tables.
-Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<NvtxProcessData> nvtx,
+Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<ReadSums> sums,
                    StringPool* names);
 
 }  // namespace
 
 Report Analyze(const Trace& trace, const ReportOptions& options) {
-  std::vector<NvtxProcessData> nvtx;
-  for (const Process& p : trace.processes) nvtx.push_back(CollectNvtx(p));
+  std::vector<ReadSums> sums;
+  for (const Process& p : trace.processes) sums.push_back({CollectNvtx(p), CollectCudaDigests(p)});
   auto names = std::make_shared<StringPool>();
   for (size_t i = 1; i < trace.strings.size(); ++i) names->Intern(trace.strings.Get(static_cast<StringId>(i)));
-  Report r = AnalyzeWith(trace, options, std::move(nvtx), names.get());
+  Report r = AnalyzeWith(trace, options, std::move(sums), names.get());
   AttachNames(&r, names);
   return r;
 }
 
 Report Analyze(Trace&& trace, const ReportOptions& options) {
-  std::vector<NvtxProcessData> nvtx;
-  for (Process& p : trace.processes) nvtx.push_back(TakeNvtx(&p));
-  Report r = AnalyzeWith(trace, options, std::move(nvtx), &trace.strings);
+  std::vector<ReadSums> sums;
+  for (Process& p : trace.processes) sums.push_back({TakeNvtx(&p), TakeCudaDigests(&p)});
+  Report r = AnalyzeWith(trace, options, std::move(sums), &trace.strings);
   AttachNames(&r, std::make_shared<StringPool>(std::move(trace.strings)));
   return r;
 }
 
 namespace {
 
-Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<NvtxProcessData> nvtx,
+Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<ReadSums> sums,
                    StringPool* names) {
   Report r;
   r.trainprof_version = TrainprofVersion();
@@ -264,8 +271,10 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // The map step: each process's summary (summary/), of which the parts below are merged.
   std::vector<ProcessSummary> summaries;
   summaries.reserve(n);
-  for (size_t i = 0; i < n; ++i) summaries.push_back(SummarizeProcess(trace, i, std::move(nvtx[i])));
-  nvtx = {};
+  for (size_t i = 0; i < n; ++i) {
+    summaries.push_back(SummarizeProcess(trace, i, std::move(sums[i].nvtx), std::move(sums[i].cuda)));
+  }
+  sums = {};
   if (SummariesThroughFiles()) {
     for (ProcessSummary& s : summaries) s = DecodeSummary(EncodeSummary(s, *names), names);
   }
@@ -289,7 +298,13 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
                                                   ChunkIndexStartCounter());
   }
   // With windows read again, the device rows are made in the one pass over them (below).
-  if (r.has_cuda) r.cuda = BuildCudaTables(all, strings, options.full_names, options.top, /*merged=*/true, !windows);
+  std::vector<const CudaDigest*> digests;  // every image's, in process and image order
+  for (const ProcessSummary& s : summaries) {
+    for (const CudaDigest& d : s.cuda) digests.push_back(&d);
+  }
+  if (r.has_cuda) {
+    r.cuda = BuildCudaTables(digests, all, strings, options.full_names, options.top, /*merged=*/true, !windows);
+  }
   // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a
   // second thread they are made there, beside the per-process tables this thread makes next
   // (with the merged CUDA tables above, the largest parts of a CUDA report's analysis). Not
@@ -298,8 +313,8 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   std::future<std::vector<TableRows>> idle_launch;
   if (r.has_cuda && !windows && ReportThreads() > 1) {
     try {
-      idle_launch = std::async(std::launch::async, [&trace, &options] {
-        return GpuIdleLaunchTables(trace, options, true);
+      idle_launch = std::async(std::launch::async, [&trace, &digests, &options] {
+        return GpuIdleLaunchTables(trace, digests, options, true);
       });
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
@@ -322,7 +337,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       ++unbalanced_processes;
     }
     if (row.gpu.any) {
-      row.cuda = BuildCudaTables({&p}, strings, options.full_names, options.top, /*merged=*/false, !windows);
+      std::vector<const CudaDigest*> own;
+      for (const CudaDigest& d : summaries[i].cuda) own.push_back(&d);
+      row.cuda = BuildCudaTables(own, {&p}, strings, options.full_names, options.top, /*merged=*/false, !windows);
     }
     if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&p}, {walls[i]}, strings, options.top);
     const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
@@ -333,9 +350,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
   if (windows) {
-    for (TableRows& t : OnePassOverWindows(trace, options, *windows, &r)) r.tables.push_back(std::move(t));
+    for (TableRows& t : OnePassOverWindows(trace, digests, options, *windows, &r)) r.tables.push_back(std::move(t));
   } else {
-    for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, options, r.has_cuda)) {
+    for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, digests, options, r.has_cuda)) {
       r.tables.push_back(std::move(t));
     }
   }

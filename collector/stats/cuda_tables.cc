@@ -13,12 +13,8 @@ size_t Cut(std::vector<T>* rows, size_t top) {
 
 }  // namespace
 
-CudaTables BuildCudaTables(const std::vector<const Process*>& processes, const StringPool& strings, bool full_names,
-                           size_t top, bool merged, bool devices) {
-  std::vector<const CudaDigest*> images;
-  for (const Process* p : processes) {
-    for (const TraceImage& img : p->images) images.push_back(&img.cuda_digest);
-  }
+CudaTables BuildCudaTables(const std::vector<const CudaDigest*>& images, const std::vector<const Process*>& processes,
+                           const StringPool& strings, bool full_names, size_t top, bool merged, bool devices) {
   CudaTables t;
   t.api = CudaApiTable(images, strings);
   t.api_omitted = Cut(&t.api, top);

@@ -25,10 +25,11 @@ struct CudaTables {
   bool empty() const { return api.empty() && kernels.empty() && memory.empty() && devices.empty(); }
 };
 
-/// The tables over the given processes; devices per process (`merged` false: one process) or
-/// merged per host and device, from the processes' own records, or left empty without `devices`
-/// (made window by window by the caller: DeviceWindowSweep). Rows cut to `top` (0 = all).
-CudaTables BuildCudaTables(const std::vector<const Process*>& processes, const StringPool& strings, bool full_names,
-                           size_t top, bool merged, bool devices = true);
+/// The tables over the given processes: the per-name tables from `digests` (their images' CUDA
+/// digests: one process's, or every process's), devices per process (`merged` false: one process)
+/// or merged per host and device, from the processes' own records, or left empty without
+/// `devices` (made window by window by the caller: DeviceWindowSweep). Rows cut to `top` (0 = all).
+CudaTables BuildCudaTables(const std::vector<const CudaDigest*>& digests, const std::vector<const Process*>& processes,
+                           const StringPool& strings, bool full_names, size_t top, bool merged, bool devices = true);
 
 }  // namespace trainprof::collector

@@ -6,15 +6,16 @@
 
 namespace trainprof::collector {
 
-GpuTracing GpuTracingOf(const Process& process, const StringPool& strings) {
+GpuTracing GpuTracingOf(const Process& process, const StringPool& strings, const std::vector<CudaDigest>* digests) {
   GpuTracing g;
-  for (const TraceImage& img : process.images) {
+  for (size_t k = 0; k < process.images.size(); ++k) {
+    const TraceImage& img = process.images[k];
     const CudaData& c = img.cuda;
     g.any = g.any || c.any();
     g.records_dropped += c.records_dropped;
     g.invalid_timestamps += c.invalid_timestamps;
     g.unmatched_exits += c.unmatched_exits;
-    const CudaDigest& d = img.cuda_digest;
+    const CudaDigest& d = digests != nullptr && k < digests->size() ? (*digests)[k] : img.cuda_digest;
     g.calls += d.calls();
     // Names of unfinished calls in the order of their first unfinished call (ties: the digest's
     // row order, by name id).

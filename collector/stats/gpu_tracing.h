@@ -40,6 +40,9 @@ struct GpuTracing {
   bool any = false;                      ///< any CUDA record at all
 };
 
-GpuTracing GpuTracingOf(const Process& process, const StringPool& strings);
+/// `digests`: the CUDA digests of the process's images, in image order, where they were taken
+/// out of the images (the report's summaries hold them); null: the images' own.
+GpuTracing GpuTracingOf(const Process& process, const StringPool& strings,
+                        const std::vector<CudaDigest>* digests = nullptr);
 
 }  // namespace trainprof::collector

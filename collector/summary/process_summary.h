@@ -8,7 +8,7 @@
 //
 // What a summary holds so far (the rest of the report still reads the trace; docs/summary-format.md
 // lists the sections in order): the Processes row's own fields, the process's losses, its NVTX
-// range and mark statistics. Names are StringIds into the pool the summary was made with; the
+// range and mark statistics, its CUDA statistics per name. Names are StringIds into the pool the summary was made with; the
 // codec writes them as strings and interns them into the reader's pool.
 #pragma once
 
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collector/analysis/capture_note.h"
+#include "collector/model/cuda_digest.h"
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
 #include "collector/stats/gpu_tracing.h"
@@ -108,6 +109,10 @@ struct ProcessSummary {
   /// Recording limited to capture ranges or a window: the note the report's warnings give it.
   std::optional<CaptureSummary> capture;
   NvtxSummary nvtx;  ///< its ranges (durations as mergeable DurationSummary) and marks
+  /// Its CUDA calls and GPU records summed per name, one digest per image in image order
+  /// (model/cuda_digest.h): the CUDA API, kernel and memory tables, the GPU tracing counters, the
+  /// kernel-launch table's names.
+  std::vector<CudaDigest> cuda;
 };
 
 }  // namespace trainprof::collector

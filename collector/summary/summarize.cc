@@ -54,7 +54,7 @@ bool NeedsQuoting(const std::string& s) {
   return s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") != std::string::npos;
 }
 
-ProcessInfo ProcessInfoOf(const Trace& trace, const Process& p) {
+ProcessInfo ProcessInfoOf(const Trace& trace, const Process& p, const std::vector<CudaDigest>& cuda) {
   const StringPool& strings = trace.strings;
   ProcessInfo row;
   row.pid = p.pid;
@@ -105,7 +105,7 @@ ProcessInfo ProcessInfoOf(const Trace& trace, const Process& p) {
       if (t.name != 0) tr.name = std::string(strings.Get(t.name));
     }
   }
-  row.gpu = GpuTracingOf(p, strings);
+  row.gpu = GpuTracingOf(p, strings, &cuda);
   return row;
 }
 
@@ -207,10 +207,26 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
   return out;
 }
 
-ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx) {
+std::vector<CudaDigest> CollectCudaDigests(const Process& p) {
+  std::vector<CudaDigest> out;
+  for (const TraceImage& img : p.images) out.push_back(img.cuda_digest);
+  return out;
+}
+
+std::vector<CudaDigest> TakeCudaDigests(Process* p) {
+  std::vector<CudaDigest> out;
+  for (TraceImage& img : p->images) {
+    out.push_back(std::move(img.cuda_digest));
+    img.cuda_digest = CudaDigest();
+  }
+  return out;
+}
+
+ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, std::vector<CudaDigest> cuda) {
   const Process& p = trace.processes[i];
   ProcessSummary s;
-  s.info = ProcessInfoOf(trace, p);
+  s.info = ProcessInfoOf(trace, p, cuda);
+  s.cuda = std::move(cuda);
   s.info.unbalanced = nvtx.unbalanced;
   s.recorded_ns = RecordedTime(p);
   s.losses = LossesOf(trace, p, s.info);

@@ -11,8 +11,14 @@
 namespace trainprof::collector {
 
 /// The summary of trace.processes[i]; `nvtx`: its NVTX summary (stats/nvtx_stats.h CollectNvtx or
-/// TakeNvtx), moved in. Names stay StringIds of trace.strings.
-ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx);
+/// TakeNvtx), `cuda`: its images' CUDA digests (CollectCudaDigests or TakeCudaDigests), moved in.
+/// Names stay StringIds of trace.strings.
+ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, std::vector<CudaDigest> cuda);
+
+/// The CUDA digests of `p`'s images, in image order: copied, or moved out of the images (which are
+/// left with empty digests).
+std::vector<CudaDigest> CollectCudaDigests(const Process& p);
+std::vector<CudaDigest> TakeCudaDigests(Process* p);
 
 /// argv as one shell-like line: arguments with spaces or quotes are single-quoted.
 std::string JoinCommand(const std::vector<std::string>& argv);

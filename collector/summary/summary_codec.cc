@@ -1,6 +1,7 @@
 #include "collector/summary/summary_codec.h"
 
 #include <cstring>
+#include <map>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -65,6 +66,32 @@ Json NvtxJson(const NvtxSummary& n, const StringPool& strings) {
     marks.push_back(Json::array({std::string(strings.Get(m.domain)), std::string(strings.Get(m.name)), m.count}));
   }
   return Json{{"ranges", std::move(ranges)}, {"marks", std::move(marks)}, {"unbalanced", n.unbalanced}};
+}
+
+Json DimsJson(const std::map<LaunchDim, uint64_t>& dims) {
+  Json out = Json::array();
+  for (const auto& [d, n] : dims) out.push_back(Json::array({d[0], d[1], d[2], n}));
+  return out;
+}
+
+Json DigestJson(const CudaDigest& d, const StringPool& strings) {
+  Json api = Json::array();
+  for (const CudaApiSamples& r : d.api()) {
+    api.push_back(Json::array({std::string(strings.Get(r.name)), static_cast<uint32_t>(r.api), DurationsJson(r.time),
+                               r.errors, r.unfinished, r.exit_lost, r.first_unfinished_ns}));
+  }
+  Json kernels = Json::array();
+  for (const KernelSamples& r : d.kernels()) {
+    kernels.push_back(Json::array({std::string(strings.Get(r.name)), DurationsJson(r.time), DimsJson(r.grids),
+                                   DimsJson(r.blocks)}));
+  }
+  Json memory = Json::array();
+  for (const MemoryOpSamples& r : d.memory()) {
+    memory.push_back(Json::array({r.memset, static_cast<uint32_t>(r.kind), DurationsJson(r.time), DurationsJson(r.size),
+                                  r.pageable_count, r.pageable_bytes}));
+  }
+  return Json{{"api", std::move(api)}, {"kernels", std::move(kernels)}, {"memory", std::move(memory)},
+              {"calls", d.calls()}, {"overhead_ns", d.overhead_ns()}};
 }
 
 // ---- reading: each field checked, an error naming it ----
@@ -216,6 +243,61 @@ std::optional<Loss> LossByKey(std::string_view key) {
   return std::nullopt;
 }
 
+std::map<LaunchDim, uint64_t> ReadDims(const Json& v, const std::string& where) {
+  std::map<LaunchDim, uint64_t> out;
+  for (const Json& d : Array(v, where)) {
+    Array(d, where, 4);
+    out[{U32(d[0], where), U32(d[1], where), U32(d[2], where)}] += U64(d[3], where);
+  }
+  return out;
+}
+
+CudaDigest ReadDigest(const Json& j, const std::string& w, StringPool* strings) {
+  std::vector<CudaApiSamples> api;
+  const Json& api_rows = Array(Field(j, "api", w), w + ".api");
+  for (size_t i = 0; i < api_rows.size(); ++i) {
+    const std::string rw = w + ".api[" + std::to_string(i) + "]";
+    const Json& r = Array(api_rows[i], rw, 7);
+    CudaApiSamples s;
+    s.name = strings->Intern(Str(r[0], rw + ".name"));
+    s.api = static_cast<format::CudaApi>(U32(r[1], rw + ".api"));
+    s.time = ReadDurations(r[2], rw + ".time");
+    s.errors = U64(r[3], rw + ".errors");
+    s.unfinished = U64(r[4], rw + ".unfinished");
+    s.exit_lost = U64(r[5], rw + ".exit_lost");
+    s.first_unfinished_ns = U64(r[6], rw + ".first_unfinished_ns");
+    api.push_back(std::move(s));
+  }
+  std::vector<KernelSamples> kernels;
+  const Json& kernel_rows = Array(Field(j, "kernels", w), w + ".kernels");
+  for (size_t i = 0; i < kernel_rows.size(); ++i) {
+    const std::string rw = w + ".kernels[" + std::to_string(i) + "]";
+    const Json& r = Array(kernel_rows[i], rw, 4);
+    KernelSamples s;
+    s.name = strings->Intern(Str(r[0], rw + ".name"));
+    s.time = ReadDurations(r[1], rw + ".time");
+    s.grids = ReadDims(r[2], rw + ".grids");
+    s.blocks = ReadDims(r[3], rw + ".blocks");
+    kernels.push_back(std::move(s));
+  }
+  std::vector<MemoryOpSamples> memory;
+  const Json& memory_rows = Array(Field(j, "memory", w), w + ".memory");
+  for (size_t i = 0; i < memory_rows.size(); ++i) {
+    const std::string rw = w + ".memory[" + std::to_string(i) + "]";
+    const Json& r = Array(memory_rows[i], rw, 6);
+    MemoryOpSamples s;
+    s.memset = Bool(r[0], rw + ".memset");
+    s.kind = static_cast<format::MemcpyKind>(U32(r[1], rw + ".kind"));
+    s.time = ReadDurations(r[2], rw + ".time");
+    s.size = ReadDurations(r[3], rw + ".size");
+    s.pageable_count = U64(r[4], rw + ".pageable_count");
+    s.pageable_bytes = U64(r[5], rw + ".pageable_bytes");
+    memory.push_back(std::move(s));
+  }
+  return CudaDigest::FromRows(std::move(api), std::move(kernels), std::move(memory),
+                              U64(Field(j, "calls", w), w + ".calls"), U64(Field(j, "overhead_ns", w), w + ".overhead_ns"));
+}
+
 NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
   NvtxSummary n;
   n.unbalanced = U64(Field(j, "unbalanced", "nvtx"), "nvtx.unbalanced");
@@ -258,7 +340,9 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
          {"recorded_ns", s.recorded_ns},
          {"losses", std::move(losses)},
          {"capture", nullptr},
-         {"nvtx", NvtxJson(s.nvtx, strings)}};
+         {"nvtx", NvtxJson(s.nvtx, strings)},
+         {"cuda", Json::array()}};
+  for (const CudaDigest& d : s.cuda) j["cuda"].push_back(DigestJson(d, strings));
   if (s.capture) {
     Json intervals = Json::array();
     for (const CaptureInterval& i : s.capture->intervals) intervals.push_back(Json::array({i.start_ns, i.end_ns}));
@@ -314,6 +398,8 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
     s.capture = std::move(c);
   }
   s.nvtx = ReadNvtx(Field(j, "nvtx", "summary"), strings);
+  const Json& cuda = Array(Field(j, "cuda", "summary"), "cuda");
+  for (size_t i = 0; i < cuda.size(); ++i) s.cuda.push_back(ReadDigest(cuda[i], "cuda[" + std::to_string(i) + "]", strings));
   return s;
 }
 

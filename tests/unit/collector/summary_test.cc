@@ -110,10 +110,21 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   }
   b.Mark(t, 1'100'000'000, "epoch end");
   b.Misuse(t, 1'100'000'001, fmt::MisuseKind::kNullName);
+  // CUDA: launches, a kernel in two grid shapes, a copy, a call that never returned.
+  const int c = b.Thread(4243), g = b.Thread(4244);
+  for (uint64_t i = 0; i < 6; ++i) {
+    const uint64_t at = 1'010'000'000 + i * 100'000;
+    b.ApiCall(c, at, at + 5'000 + i, "cudaLaunchKernel_v7000", 10 + i);
+    TraceBuilder::KernelSpec k{.start = at + 8'000, .end = at + 40'000 + i * 10, .name = "_Z4gemmPfS_", .correlation = 10 + i};
+    k.grid[0] = i % 2 == 0 ? 64 : 128;
+    b.Kernel(g, k);
+  }
+  b.Memcpy(g, {.start = 1'020'000'000, .end = 1'020'050'000, .kind = fmt::MemcpyKind::kHtoD, .bytes = 1 << 20, .correlation = 30});
+  b.ApiEnter(c, 1'150'000'000, "cudaStreamSynchronize_v3020", 40);
   b.Capture(t, 1'200'000'000, false, fmt::CaptureReason::kNvtxRange);
   Trace trace = TraceOf({&b});
   ASSERT_EQ(trace.processes.size(), 1u);
-  const ProcessSummary s = SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]));
+  const ProcessSummary s = SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0]));
   EXPECT_EQ(s.info.pid, 4242);
   EXPECT_EQ(s.info.rank, 3);
   EXPECT_EQ(s.info.exit_text, "signal 15 (SIGTERM)");
@@ -145,6 +156,20 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   ASSERT_EQ(d.nvtx.marks.size(), 1u);
   EXPECT_EQ(other.Get(d.nvtx.marks[0].name), "epoch end");
   EXPECT_EQ(d.nvtx.marks[0].count, 1u);
+  ASSERT_EQ(d.cuda.size(), 1u);
+  const CudaDigest& dc = d.cuda[0];
+  const CudaDigest& sc = s.cuda[0];
+  ASSERT_EQ(dc.api().size(), 2u);
+  EXPECT_EQ(dc.calls(), sc.calls());
+  ASSERT_EQ(dc.kernels().size(), 1u);
+  EXPECT_EQ(other.Get(dc.kernels()[0].name), "_Z4gemmPfS_");
+  EXPECT_EQ(dc.kernels()[0].grids, sc.kernels()[0].grids);
+  EXPECT_EQ(dc.kernels()[0].grids.size(), 2u);
+  ExpectSameStats(dc.kernels()[0].time, sc.kernels()[0].time);
+  ASSERT_EQ(dc.memory().size(), 1u);
+  EXPECT_EQ(dc.memory()[0].size.total(), uint64_t{1} << 20);
+  EXPECT_EQ(d.info.gpu.unfinished_calls, 1u);
+  EXPECT_EQ(d.info.gpu.unfinished_names, std::vector<std::string>{"cudaStreamSynchronize"});
   bool dropped = false;
   for (const LossNote& n : d.losses) dropped = dropped || (n.kind == Loss::records_dropped && n.n == 5);
   EXPECT_TRUE(dropped);
@@ -166,7 +191,7 @@ std::vector<uint8_t> SummaryBytes() {
   b.Push(t, b.start_ns() + 10, "step");
   b.Pop(t, b.start_ns() + 20);
   Trace trace = TraceOf({&b});
-  return EncodeSummary(SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0])), trace.strings);
+  return EncodeSummary(SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0])), trace.strings);
 }
 
 std::vector<uint8_t> Rewritten(const std::function<void(nlohmann::json*)>& change) {

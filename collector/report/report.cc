@@ -319,7 +319,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
   }
-  r.host_ops = BuildHostOpTables(all, walls, strings, options.top);
+  std::vector<const HostOpTotals*> host_ops;
+  for (const ProcessSummary& s : summaries) host_ops.push_back(&s.host_ops);
+  r.host_ops = BuildHostOpTables(host_ops, walls, strings, options.top);
 
   SetRunSpan(summaries, &r);
 
@@ -341,7 +343,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       for (const CudaDigest& d : summaries[i].cuda) own.push_back(&d);
       row.cuda = BuildCudaTables(own, {&p}, strings, options.full_names, options.top, /*merged=*/false, !windows);
     }
-    if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&p}, {walls[i]}, strings, options.top);
+    if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&summaries[i].host_ops}, {walls[i]}, strings, options.top);
     const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
     AddProcessLosses(&losses, i, who, summaries[i], row.offset_ns);
     r.processes.push_back(std::move(row));

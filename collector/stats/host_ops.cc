@@ -146,20 +146,27 @@ HostOpTotals HostOpTotalsOf(const std::vector<HostOp>& ops) {
   return {ByName(std::move(by_kind[0])), ByName(std::move(by_kind[1]))};
 }
 
-HostOpTables BuildHostOpTables(const std::vector<const Process*>& processes, const std::vector<uint64_t>& walls,
+HostOpTotals ProcessHostOpTotals(const Process& p) {
+  Sums own[2];
+  for (const TraceImage& img : p.images) {
+    if (img.host_ops.empty()) continue;
+    HostOpTotals t = HostOpTotalsOf(img.host_ops);
+    for (const HostOpStat& s : t.operators) AddTo(&own[0], s);
+    for (const HostOpStat& s : t.python_functions) AddTo(&own[1], s);
+  }
+  return {ByName(std::move(own[0])), ByName(std::move(own[1]))};
+}
+
+HostOpTables BuildHostOpTables(const std::vector<const HostOpTotals*>& totals, const std::vector<uint64_t>& walls,
                                const StringPool& strings, size_t top) {
   Sums sums[2];
   std::unordered_map<StringId, uint64_t> having[2];  // name -> processes with it
   uint64_t wall[2] = {0, 0};
   size_t with[2] = {0, 0};
-  for (size_t i = 0; i < processes.size(); ++i) {
+  for (size_t i = 0; i < totals.size(); ++i) {
     Sums own[2];
-    for (const TraceImage& img : processes[i]->images) {
-      if (img.host_ops.empty()) continue;
-      HostOpTotals t = HostOpTotalsOf(img.host_ops);
-      for (const HostOpStat& s : t.operators) AddTo(&own[0], s);
-      for (const HostOpStat& s : t.python_functions) AddTo(&own[1], s);
-    }
+    for (const HostOpStat& s : totals[i]->operators) AddTo(&own[0], s);
+    for (const HostOpStat& s : totals[i]->python_functions) AddTo(&own[1], s);
     for (int k = 0; k < 2; ++k) {
       if (own[k].empty()) continue;
       wall[k] += i < walls.size() ? walls[i] : 0;

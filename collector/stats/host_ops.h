@@ -41,12 +41,14 @@ struct HostOpStat {
   uint64_t calls = 0;
   uint64_t self_ns = 0;
   uint64_t total_ns = 0;
+  bool operator==(const HostOpStat&) const = default;
 };
 
 /// Per kind, one HostOpStat per name (by name id), of one image's host_ops (any order).
 struct HostOpTotals {
   std::vector<HostOpStat> operators;
   std::vector<HostOpStat> python_functions;
+  bool empty() const { return operators.empty() && python_functions.empty(); }
 };
 
 /// One call of the tree after dedup: the index of its op in the input, its self and total time.
@@ -83,9 +85,13 @@ struct HostOpTables {
   bool any() const { return operators_processes + python_functions_processes > 0; }
 };
 
-/// The tables over `processes` (walls[i]: the wall time of processes[i], the percent's
-/// denominator), names from `strings`, rows cut to `top` (0 = all).
-HostOpTables BuildHostOpTables(const std::vector<const Process*>& processes, const std::vector<uint64_t>& walls,
+/// The key_averages() totals of every image of `p` together, one stat per name, by name id.
+HostOpTotals ProcessHostOpTotals(const Process& p);
+
+/// The tables over processes of these totals (ProcessHostOpTotals; walls[i]: the wall time of the
+/// process of totals[i], the percent's denominator), names from `strings`, rows cut to `top`
+/// (0 = all).
+HostOpTables BuildHostOpTables(const std::vector<const HostOpTotals*>& totals, const std::vector<uint64_t>& walls,
                                const StringPool& strings, size_t top);
 
 }  // namespace trainprof::collector

@@ -22,6 +22,7 @@
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
 #include "collector/stats/gpu_tracing.h"
+#include "collector/stats/host_ops.h"
 
 namespace trainprof::collector {
 
@@ -113,6 +114,9 @@ struct ProcessSummary {
   /// (model/cuda_digest.h): the CUDA API, kernel and memory tables, the GPU tracing counters, the
   /// kernel-launch table's names.
   std::vector<CudaDigest> cuda;
+  /// Its operators and Python functions of imported torch.profiler traces, key_averages()'s
+  /// totals per name (stats/host_ops.h).
+  HostOpTotals host_ops;
 };
 
 }  // namespace trainprof::collector

@@ -227,6 +227,7 @@ ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, 
   ProcessSummary s;
   s.info = ProcessInfoOf(trace, p, cuda);
   s.cuda = std::move(cuda);
+  s.host_ops = ProcessHostOpTotals(p);
   s.info.unbalanced = nvtx.unbalanced;
   s.recorded_ns = RecordedTime(p);
   s.losses = LossesOf(trace, p, s.info);

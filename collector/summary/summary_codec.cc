@@ -94,6 +94,12 @@ Json DigestJson(const CudaDigest& d, const StringPool& strings) {
               {"calls", d.calls()}, {"overhead_ns", d.overhead_ns()}};
 }
 
+Json HostOpsJson(const std::vector<HostOpStat>& stats, const StringPool& strings) {
+  Json out = Json::array();
+  for (const HostOpStat& s : stats) out.push_back(Json::array({std::string(strings.Get(s.name)), s.calls, s.self_ns, s.total_ns}));
+  return out;
+}
+
 // ---- reading: each field checked, an error naming it ----
 
 [[noreturn]] void Fail(const std::string& where, const std::string& what) { throw SummaryError(where + ": " + what); }
@@ -298,6 +304,19 @@ CudaDigest ReadDigest(const Json& j, const std::string& w, StringPool* strings) 
                               U64(Field(j, "calls", w), w + ".calls"), U64(Field(j, "overhead_ns", w), w + ".overhead_ns"));
 }
 
+std::vector<HostOpStat> ReadHostOps(const Json& v, const std::string& w, StringPool* strings) {
+  std::vector<HostOpStat> out;
+  for (size_t i = 0; i < Array(v, w).size(); ++i) {
+    const std::string rw = w + "[" + std::to_string(i) + "]";
+    const Json& r = Array(v[i], rw, 4);
+    HostOpStat s{strings->Intern(Str(r[0], rw + ".name")), U64(r[1], rw + ".calls"), U64(r[2], rw + ".self_ns"),
+                 U64(r[3], rw + ".total_ns")};
+    if (s.self_ns > s.total_ns) Fail(rw, "self time above total time");
+    out.push_back(s);
+  }
+  return out;
+}
+
 NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
   NvtxSummary n;
   n.unbalanced = U64(Field(j, "unbalanced", "nvtx"), "nvtx.unbalanced");
@@ -341,7 +360,9 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
          {"losses", std::move(losses)},
          {"capture", nullptr},
          {"nvtx", NvtxJson(s.nvtx, strings)},
-         {"cuda", Json::array()}};
+         {"cuda", Json::array()},
+         {"host_ops", Json{{"operators", HostOpsJson(s.host_ops.operators, strings)},
+                           {"python_functions", HostOpsJson(s.host_ops.python_functions, strings)}}}};
   for (const CudaDigest& d : s.cuda) j["cuda"].push_back(DigestJson(d, strings));
   if (s.capture) {
     Json intervals = Json::array();
@@ -400,6 +421,10 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
   s.nvtx = ReadNvtx(Field(j, "nvtx", "summary"), strings);
   const Json& cuda = Array(Field(j, "cuda", "summary"), "cuda");
   for (size_t i = 0; i < cuda.size(); ++i) s.cuda.push_back(ReadDigest(cuda[i], "cuda[" + std::to_string(i) + "]", strings));
+  const Json& host_ops = Field(j, "host_ops", "summary");
+  s.host_ops.operators = ReadHostOps(Field(host_ops, "operators", "host_ops"), "host_ops.operators", strings);
+  s.host_ops.python_functions =
+      ReadHostOps(Field(host_ops, "python_functions", "host_ops"), "host_ops.python_functions", strings);
   return s;
 }
 

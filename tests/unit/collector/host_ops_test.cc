@@ -112,7 +112,8 @@ TEST_F(HostOpsTest, TablesPerProcessAndMerged) {
   a.images[0].host_ops = Ops({{"aten::mm", 0, 300}, {"aten::add", 10, 110}, {"aten::relu", 400, 420}});
   b.images.emplace_back();
   b.images[0].host_ops = Ops({{"aten::mm", 0, 100}, {"f.py(1): f", 0, 1000, 0, HostOpKind::kPythonFunction}});
-  HostOpTables t = BuildHostOpTables({&a, &b}, {1000, 3000}, strings_, 0);
+  const HostOpTotals ta = ProcessHostOpTotals(a), tb = ProcessHostOpTotals(b);
+  HostOpTables t = BuildHostOpTables({&ta, &tb}, {1000, 3000}, strings_, 0);
   ASSERT_EQ(t.operators.size(), 3u);
   // aten::mm: self 200 + 100 of 4000 ns (both processes' walls), total 400; in two processes.
   EXPECT_EQ(t.operators[0].name, "aten::mm");
@@ -136,26 +137,29 @@ TEST_F(HostOpsTest, TablesPerProcessAndMerged) {
   EXPECT_EQ(t.python_functions_processes, 1u);
   EXPECT_TRUE(t.any());
 
-  HostOpTables top = BuildHostOpTables({&a, &b}, {1000, 3000}, strings_, 2);
+  HostOpTables top = BuildHostOpTables({&ta, &tb}, {1000, 3000}, strings_, 2);
   EXPECT_EQ(top.operators.size(), 2u);
   EXPECT_EQ(top.operators_omitted, 1u);
   EXPECT_EQ(top.python_functions_omitted, 0u);
 
-  HostOpTables only_a = BuildHostOpTables({&a}, {1000}, strings_, 0);
+  HostOpTables only_a = BuildHostOpTables({&ta}, {1000}, strings_, 0);
   EXPECT_DOUBLE_EQ(only_a.operators[0].self_percent, 20.0);  // 200 of its own 1000 ns
   EXPECT_TRUE(only_a.python_functions.empty());
   EXPECT_EQ(only_a.python_functions_processes, 0u);
 
   Process none;
   none.images.emplace_back();
-  EXPECT_FALSE(BuildHostOpTables({&none}, {1000}, strings_, 0).any());
+  const HostOpTotals tn = ProcessHostOpTotals(none);
+  EXPECT_TRUE(tn.empty());
+  EXPECT_FALSE(BuildHostOpTables({&tn}, {1000}, strings_, 0).any());
 }
 
 TEST_F(HostOpsTest, EqualSelfTimesSortByName) {
   Process a;
   a.images.emplace_back();
   a.images[0].host_ops = Ops({{"b", 0, 10}, {"a", 20, 30}, {"c", 40, 60}});
-  HostOpTables t = BuildHostOpTables({&a}, {100}, strings_, 0);
+  const HostOpTotals ta = ProcessHostOpTotals(a);
+  HostOpTables t = BuildHostOpTables({&ta}, {100}, strings_, 0);
   ASSERT_EQ(t.operators.size(), 3u);
   EXPECT_EQ(t.operators[0].name, "c");
   EXPECT_EQ(t.operators[1].name, "a");

@@ -36,9 +36,15 @@ size_t PhaseLabelRank(std::string_view label) {
 }
 
 ThreadPhases::ThreadPhases(const Trace& trace) {
+  for (size_t pi = 0; pi < trace.processes.size(); ++pi) AddProcess(trace, pi);
+}
+
+ThreadPhases::ThreadPhases(const Trace& trace, size_t process) { AddProcess(trace, process); }
+
+void ThreadPhases::AddProcess(const Trace& trace, size_t pi) {
   const StringId domain = trace.strings.Find(format::kPhaseDomain);
   if (domain == 0) return;
-  for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
+  {
     ProcessPhases phases = CollectPhases(trace.processes[pi], domain);
     for (PhaseThread& t : phases.threads) {
       std::vector<PhaseRange> ranges;

@@ -46,6 +46,8 @@ class ThreadPhases {
   /// The phase segments of every thread with phase ranges in `trace` (its NVTX events must have
   /// been kept: KeepNvtx::kPhases).
   explicit ThreadPhases(const Trace& trace);
+  /// The same for trace.processes[process] only (At answers "" for the others).
+  ThreadPhases(const Trace& trace, size_t process);
   /// The phase of process `process`, image `image`, thread index `thread` at `t_ns` (a sample's
   /// time, an operator call's start): a label of kPhaseLabels, "" outside every phase range.
   std::string_view At(size_t process, size_t image, uint32_t thread, uint64_t t_ns) const;
@@ -56,6 +58,7 @@ class ThreadPhases {
     uint64_t end_ns = 0;
     std::string_view phase;
   };
+  void AddProcess(const Trace& trace, size_t process);
   std::map<std::tuple<size_t, size_t, uint32_t>, std::vector<Segment>> threads_;
 };
 

@@ -88,10 +88,10 @@ bool InsertAfter(std::vector<std::string>* text, std::string_view marker, std::s
 
 }  // namespace
 
-void AddCallSiteClauses(const Trace& trace, Symbolizer* symbols, Bottleneck* b) {
+void AddCallSiteClauses(const std::vector<ProcessSummary>& summaries, Bottleneck* b) {
   for (TrainingProcess& t : b->processes) {
     if (t.process < 0) continue;
-    const std::vector<CallSiteRow> rows = CallSites(trace, symbols, t.process);
+    const std::vector<CallSiteRow> rows = MergeCallSites({&summaries[static_cast<size_t>(t.process)].callsites});
     if (rows.empty()) continue;
     // The largest row (rows come largest first) of `kind` with frames that `wanted` takes.
     auto top = [&](StackedKind kind, auto wanted) -> const CallSiteRow* {
@@ -121,8 +121,10 @@ void AddCallSiteClauses(const Trace& trace, Symbolizer* symbols, Bottleneck* b) 
   }
 }
 
-void AddCallSiteTable(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r) {
-  std::vector<CallSiteRow> rows = CallSites(trace, symbols);
+void AddCallSiteTable(const std::vector<ProcessSummary>& summaries, const ReportOptions& options, Report* r) {
+  std::vector<const std::vector<CallSiteGroup>*> groups;
+  for (const ProcessSummary& s : summaries) groups.push_back(&s.callsites);
+  std::vector<CallSiteRow> rows = MergeCallSites(groups);
   if (rows.empty() && !options.by_callsite) return;
   TableRows t{&CallSiteTable(), "Call sites (--backtrace): the top call sites by total time", {}};
   if (options.top > 0 && rows.size() > options.top) {

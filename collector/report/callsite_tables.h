@@ -20,15 +20,15 @@ Cells CallSiteCells(const CallSiteRow& r);
 /// "f (file:line) < g (file:line) < ...", innermost first: the CSV's frames cell.
 std::string FramesText(const std::vector<SymbolFrame>& frames);
 
-/// Symbolizes the trace's stacks and appends the call-site table to r->tables (and its rows to
-/// r->callsites), cut to --top: when the trace has stacked events or --by-callsite asked for it;
-/// in the text report only with --by-callsite.
-void AddCallSiteTable(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r);
+/// Appends the call-site table of the processes' summaries (their stacked events per call site,
+/// symbolized) to r->tables (and its rows to r->callsites), cut to --top: when the trace has
+/// stacked events or --by-callsite asked for it; in the text report only with --by-callsite.
+void AddCallSiteTable(const std::vector<ProcessSummary>& summaries, const ReportOptions& options, Report* r);
 
 /// The Bottleneck's call-site clauses (docs/analysis.md, "Call sites"): after the sentence on GPU
 /// idle time spent in a synchronising call, and after the verdict naming the largest phase, one
 /// sentence naming that call's / phase range's top call site in the process, where it has stacks.
-void AddCallSiteClauses(const Trace& trace, Symbolizer* symbols, Bottleneck* b);
+void AddCallSiteClauses(const std::vector<ProcessSummary>& summaries, Bottleneck* b);
 
 /// The training phase a range of trainprof's phase domain measures ("trainprof:Net.forward" →
 /// forward), by the shim's names (format/trainprof/phases.h); nullopt for other ranges.

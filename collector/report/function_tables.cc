@@ -2,9 +2,6 @@
 
 #include <string>
 
-#include "collector/analysis/sampling_note.h"
-#include "collector/analysis/thread_phases.h"
-#include "collector/symbols/symbolizer.h"
 
 namespace trainprof::collector {
 namespace {
@@ -84,11 +81,13 @@ std::vector<const FunctionRow*> CutPerGroup(const std::vector<FunctionRow>& rows
 
 // "; not in it: 29 threads never sampled, 150 ms of CPU time while threads blocked the sampling
 // signal (see the warnings)", or "" (analysis/sampling_note.h).
-std::string NotSampledNote(const Trace& trace) {
+std::string NotSampledNote(const std::vector<ProcessSummary>& summaries) {
   uint64_t threads = 0, blocked_ms = 0;
-  for (const Process& p : trace.processes) {
-    threads += ThreadsNotSampled(p);
-    blocked_ms += BlockedCpuMs(p);
+  for (const ProcessSummary& s : summaries) {
+    for (const LossNote& n : s.losses) {
+      if (n.kind == Loss::threads_not_sampled) threads += n.n;
+      if (n.kind == Loss::samples_blocked_cpu_ms) blocked_ms += n.n;
+    }
   }
   std::string parts;
   if (threads > 0) parts = std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " never sampled";
@@ -110,10 +109,12 @@ Cells FunctionCells(const FunctionRow& r) {
           r.self_samples, r.total_samples, r.self_share, r.total_share};
 }
 
-void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r) {
+void AddFunctionTables(const std::vector<ProcessSummary>& summaries, const ReportOptions& options, Report* r) {
   bool any = false;
-  for (const Process& p : trace.processes) {
-    for (const TraceImage& img : p.images) any = any || !img.stacks.samples.empty();
+  std::vector<const FunctionCounts*> counts;
+  for (const ProcessSummary& s : summaries) {
+    any = any || s.functions.samples > 0;
+    counts.push_back(&s.functions);
   }
   if (!any) {  // --by-phase asked for a table the trace cannot have: say why in its place
     if (options.by_phase) {
@@ -123,9 +124,7 @@ void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symboli
     }
     return;
   }
-  const ThreadPhases phases(trace);
-  const FunctionTables ft = BuildFunctionTables(
-      trace, symbols, [&](size_t p, size_t i, uint32_t t, uint64_t ns) { return phases.At(p, i, t, ns); });
+  const FunctionTables ft = MergeFunctionCounts(counts);
 
   auto table = [&](const TableDef& def, std::string title, const std::vector<FunctionRow>& rows, auto same,
                    auto prefix) {
@@ -146,7 +145,7 @@ void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symboli
   TableRows merged = table(FunctionTable(),
                            "Functions (CPU samples, --sample): " + samples +
                                ", all processes, by self samples (Python frames where the stack has them)" +
-                               NotSampledNote(trace),
+                               NotSampledNote(summaries),
                            ft.merged, all, [](const FunctionRow&) { return Cells{}; });
   if (options.top == 0) merged.text_rows = kFunctionTextRows;
   r->tables.push_back(std::move(merged));
@@ -155,7 +154,7 @@ void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symboli
       FunctionByProcessTable(), "Functions by process (CPU samples): by self samples, each process's share",
       ft.by_process, [](const FunctionRow& a, const FunctionRow& b) { return a.process == b.process; },
       [&](const FunctionRow& row) {
-        const Process& p = trace.processes[static_cast<size_t>(row.process)];
+        const ProcessInfo& p = summaries[static_cast<size_t>(row.process)].info;
         return Cells{p.host, p.pid, Cell(p.rank)};
       });
   by_process.text = options.by_process;

@@ -21,9 +21,10 @@ Cells FunctionCells(const FunctionRow& r);
 /// Rows of the text report's function table when --top is 0 (JSON and CSV have them all).
 inline constexpr size_t kFunctionTextRows = 25;
 
-/// Symbolizes the samples' stacks and appends the function tables to r->tables, each cut to --top
-/// (per process and per phase for those tables), when the trace has samples; without samples,
-/// with --by-phase, an empty functions_by_phase whose title says so.
-void AddFunctionTables(const Trace& trace, const ReportOptions& options, Symbolizer* symbols, Report* r);
+/// Appends the function tables of the processes' summaries (their samples counted per function,
+/// symbolized) to r->tables, each cut to --top (per process and per phase for those tables), when
+/// the trace has samples; without samples, with --by-phase, an empty functions_by_phase whose
+/// title says so.
+void AddFunctionTables(const std::vector<ProcessSummary>& summaries, const ReportOptions& options, Report* r);
 
 }  // namespace trainprof::collector

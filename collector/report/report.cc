@@ -271,8 +271,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // The map step: each process's summary (summary/), of which the parts below are merged.
   std::vector<ProcessSummary> summaries;
   summaries.reserve(n);
+  Symbolizer symbols(trace.strings);  // one for every process's stacks: each file opened once
   for (size_t i = 0; i < n; ++i) {
-    summaries.push_back(SummarizeProcess(trace, i, std::move(sums[i].nvtx), std::move(sums[i].cuda)));
+    summaries.push_back(SummarizeProcess(trace, i, std::move(sums[i].nvtx), std::move(sums[i].cuda), &symbols));
   }
   sums = {};
   if (SummariesThroughFiles()) {
@@ -358,16 +359,17 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       r.tables.push_back(std::move(t));
     }
   }
-  Symbolizer symbols(trace.strings);  // one for every table of stacks: each file opened once
-  AddCallSiteTable(trace, options, &symbols, &r);
-  AddFunctionTables(trace, options, &symbols, &r);
+  AddCallSiteTable(summaries, options, &r);
+  AddFunctionTables(summaries, options, &r);
   AddOperatorPhaseTable(trace, options, &r);
   if (!windows) r.bottleneck = AnalyzeBottleneck(trace);
-  AddCallSiteClauses(trace, &symbols, &r.bottleneck);
+  AddCallSiteClauses(summaries, &r.bottleneck);
   AddHostClockTable(trace, &r);
   AddRankSpreadTable(&r);
   ChooseTextRanks(trace, &r);
-  for (std::string& w : symbols.Problems()) r.warnings.push_back(std::move(w));
+  std::vector<Symbolizer::Problem> problems;
+  for (const ProcessSummary& s : summaries) problems.insert(problems.end(), s.symbol_problems.begin(), s.symbol_problems.end());
+  for (std::string& w : Symbolizer::ProblemLines(std::move(problems))) r.warnings.push_back(std::move(w));
   if (!windows) AddGpuOverlap(trace, &r);
   if (windows) {  // a file changed since it was read: what the report did not keep is missing
     for (const std::string& e : windows->Errors()) {

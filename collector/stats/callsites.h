@@ -28,6 +28,27 @@ struct CallSiteRow {
   std::string Site() const;
 };
 
+/// One process's stacked events of one (kind, name, call site): what the call-site table merges
+/// (its share of a report's summaries, collector/summary/).
+struct CallSiteGroup {
+  StackedKind kind = StackedKind::kRange;
+  std::string name;
+  bool known = false;  ///< the stack was defined and has a user frame
+  SymbolFrame site;    ///< the call site's frame (known only)
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t best = 0;  ///< calls of the one stack whose frames `frames` are (the group's most frequent)
+  std::vector<SymbolFrame> frames;  ///< that stack from the call site outward
+};
+
+/// The groups of trace.processes[process], in key order (kind, name, known, site).
+std::vector<CallSiteGroup> CallSiteGroupsOf(const Trace& trace, size_t process, Symbolizer* symbols);
+
+/// The table of the processes of these groups: groups of one key summed, their frames those of
+/// the most frequent stack (the first process's of equal counts); the largest total time first
+/// (then calls, key).
+std::vector<CallSiteRow> MergeCallSites(const std::vector<const std::vector<CallSiteGroup>*>& per_process);
+
 /// Every stacked event of `trace`, grouped per (kind, name, call site); the largest total time
 /// first (then calls, name).
 /// `process`: only that one (an index into trace.processes); -1: all.

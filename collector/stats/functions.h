@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,7 +58,47 @@ struct FunctionTables {
   bool any() const { return samples > 0; }
 };
 
-/// The function tables of every SAMPLE of `trace`; by_phase only with `phase_of`.
+/// One function's samples in one scope of one process.
+struct FunctionCount {
+  uint32_t function = 0;  ///< index into FunctionCounts::functions
+  uint64_t self = 0;
+  uint64_t total = 0;
+  std::map<uint32_t, uint64_t> lines;  ///< line (0: unknown) → samples
+  bool operator==(const FunctionCount&) const = default;
+};
+
+/// One scope's samples, and each function's in it (by function index).
+struct FunctionScope {
+  uint64_t samples = 0;
+  std::vector<FunctionCount> functions;
+  bool operator==(const FunctionScope&) const = default;
+};
+
+/// The CPU samples of one process counted per function: what the function tables merge (its share
+/// of a report's summaries, collector/summary/).
+struct FunctionCounts {
+  /// Its distinct functions: function, file, module and python set; line unset (a row's line is
+  /// the one most of its samples were at, from FunctionCount::lines).
+  std::vector<SymbolFrame> functions;
+  FunctionScope process;                        ///< every sample of the process
+  std::map<std::string, FunctionScope> phases;  ///< per phase label ("other": outside every phase)
+  uint64_t samples = 0;                         ///< SAMPLE records of the process
+  uint64_t python_missed_samples = 0;           ///< of them, with Python frames the sampler could not read
+};
+
+/// The phase a sample of one process fell in, by (image index, thread index, time ns): as SamplePhaseOf.
+using ProcessSamplePhaseOf = std::function<std::string_view(size_t, uint32_t, uint64_t)>;
+
+/// Symbolizes `p`'s sampled stacks (each distinct stack of an image once) and counts its samples per
+/// function, per phase too with `phase_of`.
+FunctionCounts CountFunctions(const Process& p, Symbolizer* symbols, const ProcessSamplePhaseOf& phase_of = {});
+
+/// The function tables of processes of these counts, in report order (`per_process[i]`: process
+/// i's, FunctionRow::process = i); by_phase where the counts have phases.
+FunctionTables MergeFunctionCounts(const std::vector<const FunctionCounts*>& per_process);
+
+/// The function tables of every SAMPLE of `trace` (CountFunctions of each process, merged); by_phase
+/// only with `phase_of`.
 FunctionTables BuildFunctionTables(const Trace& trace, Symbolizer* symbols, const SamplePhaseOf& phase_of = {});
 
 }  // namespace trainprof::collector

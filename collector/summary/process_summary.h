@@ -22,6 +22,8 @@
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
 #include "collector/stats/gpu_tracing.h"
+#include "collector/stats/callsites.h"
+#include "collector/stats/functions.h"
 #include "collector/stats/host_ops.h"
 
 namespace trainprof::collector {
@@ -117,6 +119,13 @@ struct ProcessSummary {
   /// Its operators and Python functions of imported torch.profiler traces, key_averages()'s
   /// totals per name (stats/host_ops.h).
   HostOpTotals host_ops;
+  /// Its CPU samples counted per function, in all and per phase (stats/functions.h), symbolized.
+  FunctionCounts functions;
+  /// Its stacked ranges, marks and CUDA calls per (kind, name, call site) (stats/callsites.h).
+  std::vector<CallSiteGroup> callsites;
+  /// What the symbolizer could not do for its stacks (a file missing or rebuilt): the report's
+  /// warnings, each file's once over all processes.
+  std::vector<Symbolizer::Problem> symbol_problems;
 };
 
 }  // namespace trainprof::collector

@@ -1,11 +1,13 @@
 #include "collector/summary/summarize.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
 #include "collector/analysis/capture_note.h"
 #include "collector/analysis/python_shim_note.h"
 #include "collector/analysis/sampling_note.h"
+#include "collector/analysis/thread_phases.h"
 #include "collector/base/add_fields.h"
 #include "collector/read/process_tree.h"
 #include "trainprof/trace_format.h"
@@ -222,12 +224,26 @@ std::vector<CudaDigest> TakeCudaDigests(Process* p) {
   return out;
 }
 
-ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, std::vector<CudaDigest> cuda) {
+ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, std::vector<CudaDigest> cuda,
+                                Symbolizer* symbols) {
   const Process& p = trace.processes[i];
   ProcessSummary s;
   s.info = ProcessInfoOf(trace, p, cuda);
   s.cuda = std::move(cuda);
   s.host_ops = ProcessHostOpTotals(p);
+  const std::vector<Symbolizer::Problem> known = symbols->KeyedProblems();
+  bool samples = false;
+  for (const TraceImage& img : p.images) samples = samples || !img.stacks.samples.empty();
+  if (samples) {
+    const ThreadPhases phases(trace, i);
+    s.functions = CountFunctions(p, symbols, [&](size_t image, uint32_t thread, uint64_t t) {
+      return phases.At(i, image, thread, t);
+    });
+  }
+  s.callsites = CallSiteGroupsOf(trace, i, symbols);
+  for (Symbolizer::Problem& problem : symbols->KeyedProblems()) {
+    if (std::find(known.begin(), known.end(), problem) == known.end()) s.symbol_problems.push_back(std::move(problem));
+  }
   s.info.unbalanced = nvtx.unbalanced;
   s.recorded_ns = RecordedTime(p);
   s.losses = LossesOf(trace, p, s.info);

@@ -12,8 +12,11 @@ namespace trainprof::collector {
 
 /// The summary of trace.processes[i]; `nvtx`: its NVTX summary (stats/nvtx_stats.h CollectNvtx or
 /// TakeNvtx), `cuda`: its images' CUDA digests (CollectCudaDigests or TakeCudaDigests), moved in.
-/// Names stay StringIds of trace.strings.
-ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, std::vector<CudaDigest> cuda);
+/// Names stay StringIds of trace.strings. `symbols`: the symbolizer of its stacks, shared by the
+/// processes of a report so that each file is opened once (the summary's symbol problems are
+/// those it met first for this process).
+ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, std::vector<CudaDigest> cuda,
+                                Symbolizer* symbols);
 
 /// The CUDA digests of `p`'s images, in image order: copied, or moved out of the images (which are
 /// left with empty digests).

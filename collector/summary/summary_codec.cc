@@ -100,6 +100,44 @@ Json HostOpsJson(const std::vector<HostOpStat>& stats, const StringPool& strings
   return out;
 }
 
+Json OptStr(const std::optional<std::string>& s) { return s ? Json(*s) : Json(nullptr); }
+
+Json FrameJson(const SymbolFrame& f) {
+  return Json::array({f.function, OptStr(f.file), f.line ? Json(*f.line) : Json(nullptr), OptStr(f.module), f.python});
+}
+
+Json FramesJson(const std::vector<SymbolFrame>& frames) {
+  Json out = Json::array();
+  for (const SymbolFrame& f : frames) out.push_back(FrameJson(f));
+  return out;
+}
+
+Json ScopeJson(const FunctionScope& s) {
+  Json functions = Json::array();
+  for (const FunctionCount& c : s.functions) {
+    Json lines = Json::array();
+    for (const auto& [line, n] : c.lines) lines.push_back(Json::array({line, n}));
+    functions.push_back(Json::array({c.function, c.self, c.total, std::move(lines)}));
+  }
+  return Json{{"samples", s.samples}, {"functions", std::move(functions)}};
+}
+
+Json FunctionsJson(const FunctionCounts& c) {
+  Json phases = Json::object();
+  for (const auto& [phase, scope] : c.phases) phases[phase] = ScopeJson(scope);
+  return Json{{"functions", FramesJson(c.functions)}, {"process", ScopeJson(c.process)}, {"phases", std::move(phases)},
+              {"samples", c.samples}, {"python_missed_samples", c.python_missed_samples}};
+}
+
+Json CallSitesJson(const std::vector<CallSiteGroup>& groups) {
+  Json out = Json::array();
+  for (const CallSiteGroup& g : groups) {
+    out.push_back(Json::array({static_cast<int>(g.kind), g.name, g.known, g.known ? FrameJson(g.site) : Json(nullptr),
+                               g.calls, g.total_ns, g.best, FramesJson(g.frames)}));
+  }
+  return out;
+}
+
 // ---- reading: each field checked, an error naming it ----
 
 [[noreturn]] void Fail(const std::string& where, const std::string& what) { throw SummaryError(where + ": " + what); }
@@ -317,6 +355,82 @@ std::vector<HostOpStat> ReadHostOps(const Json& v, const std::string& w, StringP
   return out;
 }
 
+std::optional<std::string> OptStr(const Json& v, const std::string& where) {
+  if (v.is_null()) return std::nullopt;
+  return Str(v, where);
+}
+
+SymbolFrame ReadFrame(const Json& v, const std::string& w) {
+  Array(v, w, 5);
+  SymbolFrame f;
+  f.function = Str(v[0], w + ".function");
+  f.file = OptStr(v[1], w + ".file");
+  if (!v[2].is_null()) f.line = U32(v[2], w + ".line");
+  f.module = OptStr(v[3], w + ".module");
+  f.python = Bool(v[4], w + ".python");
+  return f;
+}
+
+std::vector<SymbolFrame> ReadFrames(const Json& v, const std::string& w) {
+  std::vector<SymbolFrame> out;
+  for (size_t i = 0; i < Array(v, w).size(); ++i) out.push_back(ReadFrame(v[i], w + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+FunctionScope ReadScope(const Json& v, const std::string& w, size_t functions) {
+  FunctionScope s;
+  s.samples = U64(Field(v, "samples", w), w + ".samples");
+  const Json& rows = Array(Field(v, "functions", w), w + ".functions");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string rw = w + ".functions[" + std::to_string(i) + "]";
+    const Json& r = Array(rows[i], rw, 4);
+    FunctionCount c{U32(r[0], rw + ".function"), U64(r[1], rw + ".self"), U64(r[2], rw + ".total"), {}};
+    if (c.function >= functions) Fail(rw + ".function", "no such function");
+    if (c.self > c.total || c.total > s.samples) Fail(rw, "more samples than its scope has");
+    for (const Json& l : Array(r[3], rw + ".lines")) {
+      Array(l, rw + ".lines", 2);
+      c.lines[U32(l[0], rw + ".lines")] += U64(l[1], rw + ".lines");
+    }
+    s.functions.push_back(std::move(c));
+  }
+  return s;
+}
+
+FunctionCounts ReadFunctions(const Json& j) {
+  const std::string w = "functions";
+  FunctionCounts c;
+  c.functions = ReadFrames(Field(j, "functions", w), w + ".functions");
+  c.process = ReadScope(Field(j, "process", w), w + ".process", c.functions.size());
+  const Json& phases = Field(j, "phases", w);
+  if (!phases.is_object()) Fail(w + ".phases", "expected a map");
+  for (const auto& [phase, scope] : phases.items()) c.phases[phase] = ReadScope(scope, w + ".phases." + phase, c.functions.size());
+  c.samples = U64(Field(j, "samples", w), w + ".samples");
+  c.python_missed_samples = U64(Field(j, "python_missed_samples", w), w + ".python_missed_samples");
+  if (c.process.samples != c.samples || c.python_missed_samples > c.samples) Fail(w, "sample counts that do not agree");
+  return c;
+}
+
+std::vector<CallSiteGroup> ReadCallSites(const Json& v) {
+  std::vector<CallSiteGroup> out;
+  for (size_t i = 0; i < Array(v, "callsites").size(); ++i) {
+    const std::string w = "callsites[" + std::to_string(i) + "]";
+    const Json& r = Array(v[i], w, 8);
+    CallSiteGroup g;
+    const uint64_t kind = U64(r[0], w + ".kind");
+    if (kind > static_cast<uint64_t>(StackedKind::kCuda)) Fail(w + ".kind", "not a kind of stacked event");
+    g.kind = static_cast<StackedKind>(kind);
+    g.name = Str(r[1], w + ".name");
+    g.known = Bool(r[2], w + ".known");
+    if (g.known) g.site = ReadFrame(r[3], w + ".site");
+    g.calls = U64(r[4], w + ".calls");
+    g.total_ns = U64(r[5], w + ".total_ns");
+    g.best = U64(r[6], w + ".best");
+    g.frames = ReadFrames(r[7], w + ".frames");
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
   NvtxSummary n;
   n.unbalanced = U64(Field(j, "unbalanced", "nvtx"), "nvtx.unbalanced");
@@ -362,7 +476,11 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
          {"nvtx", NvtxJson(s.nvtx, strings)},
          {"cuda", Json::array()},
          {"host_ops", Json{{"operators", HostOpsJson(s.host_ops.operators, strings)},
-                           {"python_functions", HostOpsJson(s.host_ops.python_functions, strings)}}}};
+                           {"python_functions", HostOpsJson(s.host_ops.python_functions, strings)}}},
+         {"functions", FunctionsJson(s.functions)},
+         {"callsites", CallSitesJson(s.callsites)},
+         {"symbol_problems", Json::array()}};
+  for (const Symbolizer::Problem& p : s.symbol_problems) j["symbol_problems"].push_back(Json::array({p.key, p.path, p.line}));
   for (const CudaDigest& d : s.cuda) j["cuda"].push_back(DigestJson(d, strings));
   if (s.capture) {
     Json intervals = Json::array();
@@ -425,6 +543,13 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
   s.host_ops.operators = ReadHostOps(Field(host_ops, "operators", "host_ops"), "host_ops.operators", strings);
   s.host_ops.python_functions =
       ReadHostOps(Field(host_ops, "python_functions", "host_ops"), "host_ops.python_functions", strings);
+  s.functions = ReadFunctions(Field(j, "functions", "summary"));
+  s.callsites = ReadCallSites(Field(j, "callsites", "summary"));
+  const Json& problems = Array(Field(j, "symbol_problems", "summary"), "symbol_problems");
+  for (const Json& p : problems) {
+    Array(p, "symbol_problems", 3);
+    s.symbol_problems.push_back({Str(p[0], "symbol_problems"), Str(p[1], "symbol_problems"), Str(p[2], "symbol_problems")});
+  }
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -265,16 +266,33 @@ Symbolizer::ElfFile* Symbolizer::Open(const Module& m, uint64_t start_realtime_n
   return &f;
 }
 
-std::vector<std::string> Symbolizer::Problems() const {
-  std::vector<std::string> out;
-  std::set<std::string_view> said;  // one per path (several processes, spans or starts of one file)
+std::vector<Symbolizer::Problem> Symbolizer::KeyedProblems() const {
+  std::vector<Problem> out;
   for (const auto& [key, f] : files_) {
-    if (f->problem.empty() || !said.insert(f->path).second) continue;
-    out.push_back("stacks: " + f->path + " " + f->problem + ": its frames show as " + Basename(f->path) +
-                  "+0xOFFSET");
+    if (f->problem.empty()) continue;
+    out.push_back({key, f->path,
+                   "stacks: " + f->path + " " + f->problem + ": its frames show as " + Basename(f->path) + "+0xOFFSET"});
   }
   return out;
 }
+
+std::vector<std::string> Symbolizer::ProblemLines(std::vector<Problem> problems) {
+  std::sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) { return a.key < b.key; });
+  std::vector<std::string> out;
+  std::set<std::string_view> said;  // one per path (several processes, spans or starts of one file)
+  std::string_view last_key;
+  bool first = true;
+  for (const Problem& p : problems) {
+    if (!first && p.key == last_key) continue;  // one file's problem from several sources
+    first = false;
+    last_key = p.key;
+    if (!said.insert(p.path).second) continue;
+    out.push_back(p.line);
+  }
+  return out;
+}
+
+std::vector<std::string> Symbolizer::Problems() const { return ProblemLines(KeyedProblems()); }
 
 SymbolFrame Symbolizer::Native(const ImageStacks& stacks, uint64_t address) {
   const Module* m = stacks.ModuleOf(address);

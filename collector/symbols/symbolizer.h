@@ -74,6 +74,20 @@ class Symbolizer {
   /// pseudo-objects without a path (linux-vdso.so.1) are not files and never named. One per path.
   std::vector<std::string> Problems() const;
 
+  /// One problem of Problems(), with the key of the file it is about (path and identity), which
+  /// orders them, and its path, by which they are said once.
+  struct Problem {
+    std::string key;
+    std::string path;
+    std::string line;
+    bool operator==(const Problem&) const = default;
+  };
+  /// Every file's problem, by key (several keys may share a path).
+  std::vector<Problem> KeyedProblems() const;
+  /// The lines of problems gathered from several symbolizers (or summaries, each its own): as
+  /// Problems() words them, by key, one per path.
+  static std::vector<std::string> ProblemLines(std::vector<Problem> problems);
+
  private:
   struct ElfFile;
   ElfFile* Open(const Module& m, uint64_t start_realtime_ns);

@@ -124,7 +124,9 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   b.Capture(t, 1'200'000'000, false, fmt::CaptureReason::kNvtxRange);
   Trace trace = TraceOf({&b});
   ASSERT_EQ(trace.processes.size(), 1u);
-  const ProcessSummary s = SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0]));
+  Symbolizer symbols(trace.strings);
+  const ProcessSummary s =
+      SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0]), &symbols);
   EXPECT_EQ(s.info.pid, 4242);
   EXPECT_EQ(s.info.rank, 3);
   EXPECT_EQ(s.info.exit_text, "signal 15 (SIGTERM)");
@@ -191,7 +193,10 @@ std::vector<uint8_t> SummaryBytes() {
   b.Push(t, b.start_ns() + 10, "step");
   b.Pop(t, b.start_ns() + 20);
   Trace trace = TraceOf({&b});
-  return EncodeSummary(SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0])), trace.strings);
+  Symbolizer symbols(trace.strings);
+  return EncodeSummary(
+      SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0]), &symbols),
+      trace.strings);
 }
 
 std::vector<uint8_t> Rewritten(const std::function<void(nlohmann::json*)>& change) {

@@ -21,6 +21,24 @@ struct OperatorPhaseRow {
   uint64_t calls = 0, self_ns = 0, total_ns = 0;
 };
 
+/// One process's calls of one operator in one phase: what the table merges (its share of a
+/// report's summaries, collector/summary/).
+struct OperatorPhaseStat {
+  std::string phase;  ///< a label of kPhaseLabels, "" outside every phase range
+  StringId name = 0;
+  uint64_t calls = 0, self_ns = 0, total_ns = 0;
+  bool operator==(const OperatorPhaseStat&) const = default;
+};
+
+/// The trainprof-recorded operators (ImageSource::kTrainprof) of trace.processes[process] per
+/// (phase, name), by phase label then name id.
+std::vector<OperatorPhaseStat> ProcessOperatorPhases(const Trace& trace, size_t process);
+
+/// The rows of the processes of these stats (names in `strings`) when some call ran inside a
+/// phase range, as OperatorsByPhase gives them.
+std::vector<OperatorPhaseRow> MergeOperatorPhases(const std::vector<const std::vector<OperatorPhaseStat>*>& per_process,
+                                                  const StringPool& strings, size_t top, size_t* omitted);
+
 /// The rows of the trainprof-recorded operators (ImageSource::kTrainprof) of `trace` when some of
 /// them ran inside a phase range: by phase (in kPhaseLabels' order, "other" last), then self time descending, then
 /// name; at most `top` rows per phase (0: all), `*omitted` the rest. Empty otherwise.

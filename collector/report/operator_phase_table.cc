@@ -27,9 +27,12 @@ const TableDef& OperatorPhaseTable() {
   return def;
 }
 
-void AddOperatorPhaseTable(const Trace& trace, const ReportOptions& options, Report* r) {
+void AddOperatorPhaseTable(const std::vector<ProcessSummary>& summaries, const StringPool& strings,
+                           const ReportOptions& options, Report* r) {
   size_t omitted = 0;
-  const std::vector<OperatorPhaseRow> rows = OperatorsByPhase(trace, options.top, &omitted);
+  std::vector<const std::vector<OperatorPhaseStat>*> stats;
+  for (const ProcessSummary& s : summaries) stats.push_back(&s.operator_phases);
+  const std::vector<OperatorPhaseRow> rows = MergeOperatorPhases(stats, strings, options.top, &omitted);
   if (rows.empty()) return;
   TableRows t{&OperatorPhaseTable(), "Operators by phase (--trace=torch-ops; --top N rows per phase)", {}};
   if (omitted > 0) t.omitted = omitted;

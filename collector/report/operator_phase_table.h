@@ -11,6 +11,8 @@ namespace trainprof::collector {
 const TableDef& OperatorPhaseTable();  ///< operators_by_phase
 
 /// Adds the table to `r` when the trace has trainprof-recorded operators inside phase ranges.
-void AddOperatorPhaseTable(const Trace& trace, const ReportOptions& options, Report* r);
+/// From the processes' summaries (their operators per phase; names in `strings`).
+void AddOperatorPhaseTable(const std::vector<ProcessSummary>& summaries, const StringPool& strings,
+                           const ReportOptions& options, Report* r);
 
 }  // namespace trainprof::collector

@@ -361,7 +361,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   }
   AddCallSiteTable(summaries, options, &r);
   AddFunctionTables(summaries, options, &r);
-  AddOperatorPhaseTable(trace, options, &r);
+  AddOperatorPhaseTable(summaries, *names, options, &r);
   if (!windows) r.bottleneck = AnalyzeBottleneck(trace);
   AddCallSiteClauses(summaries, &r.bottleneck);
   AddHostClockTable(trace, &r);

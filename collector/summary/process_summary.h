@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collector/analysis/capture_note.h"
+#include "collector/analysis/operator_phases.h"
 #include "collector/model/cuda_digest.h"
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
@@ -126,6 +127,8 @@ struct ProcessSummary {
   /// What the symbolizer could not do for its stacks (a file missing or rebuilt): the report's
   /// warnings, each file's once over all processes.
   std::vector<Symbolizer::Problem> symbol_problems;
+  /// Its `--trace=torch-ops` operators per (phase, name) (analysis/operator_phases.h).
+  std::vector<OperatorPhaseStat> operator_phases;
 };
 
 }  // namespace trainprof::collector

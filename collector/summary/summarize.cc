@@ -241,6 +241,7 @@ ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, 
     });
   }
   s.callsites = CallSiteGroupsOf(trace, i, symbols);
+  s.operator_phases = ProcessOperatorPhases(trace, i);
   for (Symbolizer::Problem& problem : symbols->KeyedProblems()) {
     if (std::find(known.begin(), known.end(), problem) == known.end()) s.symbol_problems.push_back(std::move(problem));
   }

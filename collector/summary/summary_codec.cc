@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collector/analysis/thread_phases.h"
+
 namespace trainprof::collector {
 namespace {
 
@@ -481,6 +483,10 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
          {"callsites", CallSitesJson(s.callsites)},
          {"symbol_problems", Json::array()}};
   for (const Symbolizer::Problem& p : s.symbol_problems) j["symbol_problems"].push_back(Json::array({p.key, p.path, p.line}));
+  j["operator_phases"] = Json::array();
+  for (const OperatorPhaseStat& o : s.operator_phases) {
+    j["operator_phases"].push_back(Json::array({o.phase, std::string(strings.Get(o.name)), o.calls, o.self_ns, o.total_ns}));
+  }
   for (const CudaDigest& d : s.cuda) j["cuda"].push_back(DigestJson(d, strings));
   if (s.capture) {
     Json intervals = Json::array();
@@ -549,6 +555,16 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
   for (const Json& p : problems) {
     Array(p, "symbol_problems", 3);
     s.symbol_problems.push_back({Str(p[0], "symbol_problems"), Str(p[1], "symbol_problems"), Str(p[2], "symbol_problems")});
+  }
+  const Json& ops = Array(Field(j, "operator_phases", "summary"), "operator_phases");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string w = "operator_phases[" + std::to_string(i) + "]";
+    const Json& o = Array(ops[i], w, 5);
+    OperatorPhaseStat st{Str(o[0], w + ".phase"), strings->Intern(Str(o[1], w + ".name")), U64(o[2], w + ".calls"),
+                         U64(o[3], w + ".self_ns"), U64(o[4], w + ".total_ns")};
+    if (!st.phase.empty() && PhaseLabelRank(st.phase) == PhaseLabelRank("")) Fail(w + ".phase", "not a phase label");
+    if (st.self_ns > st.total_ns) Fail(w, "self time above total time");
+    s.operator_phases.push_back(std::move(st));
   }
   return s;
 }

@@ -1,7 +1,8 @@
 """A report from per-process summaries is the report from the traces (collector/summary/,
 docs/summary-format.md), on inputs the golden cases do not have: torch.profiler traces (operators
 and Python functions, the shared GPU traces' kernels and NCCL) and a real recording of a DataLoader
-training run with --sample (workers, stacks, samples).
+training run with --sample (workers, stacks, samples), and of a PyTorch 2.x loop with
+--trace=torch-ops --backtrace nvtx (operators by phase, call sites; .venv).
 
 Each report is made twice: as is, and with TRAINPROF_SUMMARY_ROUNDTRIP=1, which writes every
 process's summary as a summary file's bytes and reads it back before the merge. Text, JSON and CSV
@@ -14,7 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import PYTHON, SOURCE_DIR, TRAINPROF, WORKLOADS
+from common import MODERN_PYTHON, NO_VENV, PYTHON, SOURCE_DIR, TRAINPROF, WORKLOADS
 
 KINETO = os.path.join(SOURCE_DIR, "tests", "data", "kineto")
 SHARED_KINETO = os.path.join(SOURCE_DIR, "..", "shared", "data", "kineto")
@@ -64,17 +65,29 @@ class SummariesTest(unittest.TestCase):
                 out = self.assertSameReport([t])
                 self.assertIn("CUDA", out["text"])
 
-    def test_recorded_dataloader_run_with_samples(self):
+    def record(self, options, argv):
         out_dir = tempfile.mkdtemp(prefix="trainprof-summaries-")
         self.addCleanup(shutil.rmtree, out_dir, True)
-        p = subprocess.run([TRAINPROF, "run", "--follow-children", "--sample", "1000", "-o", out_dir, "--", PYTHON,
-                            os.path.join(WORKLOADS, "dataloader_train.py"), "--workers", "2", "--batches", "12"],
+        p = subprocess.run([TRAINPROF, "run", "--follow-children", *options, "-o", out_dir, "--", *argv],
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
-        traces = sorted(glob.glob(os.path.join(out_dir, "pid-*.trace")))
+        return sorted(glob.glob(os.path.join(out_dir, "pid-*.trace")))
+
+    def test_recorded_dataloader_run_with_samples(self):
+        traces = self.record(["--sample", "1000"], [PYTHON, os.path.join(WORKLOADS, "dataloader_train.py"),
+                                                    "--workers", "2", "--batches", "12"])
         self.assertGreaterEqual(len(traces), 3)  # the main process and its two workers
         out = self.assertSameReport(traces)
         self.assertIn("DataLoader worker", out["text"])
+
+    def test_recorded_torch_ops_with_backtraces(self):
+        if not os.path.exists(MODERN_PYTHON):
+            self.skipTest(NO_VENV % MODERN_PYTHON)
+        traces = self.record(["--trace=torch-ops", "--backtrace", "nvtx"],
+                             [MODERN_PYTHON, os.path.join(WORKLOADS, "torch_ops_loop.py"), "--steps", "4"])
+        out = self.assertSameReport(traces)
+        self.assertIn("operators_by_phase", out["json"])
+        self.assertIn("callsites", out["json"])
 
 
 if __name__ == "__main__":

@@ -58,10 +58,10 @@ InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t a
 // kernels start in its steps, or a collective runs inside one of its training steps. A
 // torch.profiler trace's DDP use and collectives are not read (docs/kineto.md): assumed to meet,
 // so its ranks are compared as before rather than said to train apart.
-bool MeetsOtherRanks(const TrainingProcess& t, const Process& p, const ProcessPhases& phases,
+bool MeetsOtherRanks(const TrainingProcess& t, const ProcessFacts& p, const ProcessPhases& phases,
                      const StringPool& strings) {
   if (t.collective.ddp || t.collective.nccl_kernels > 0) return true;
-  if (!p.images.empty() && p.first().source == ImageSource::kKineto) return true;
+  if (p.kineto) return true;
   for (const StepRow& s : t.step_rows) {
     if (s.eval) continue;
     if (s.parts[static_cast<size_t>(Part::kCollective)] > 0 || s.arrival == Arrival::kCollective ||
@@ -99,16 +99,17 @@ struct BottleneckSweeps::ProcessSweeps {
 namespace {
 
 // One training process's analysis but its GPU parts, which `sweeps` (filled) will make.
-TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<ProcessPhases>& phases,
-                               const std::vector<bool>& training, bool cuda, BottleneckSweeps::ProcessSweeps* sweeps) {
-  const Process& p = trace.processes[index];
+TrainingProcess AnalyzeProcess(const Trace& trace, const RunView& run, int index, const std::vector<bool>& training,
+                               bool cuda, BottleneckSweeps::ProcessSweeps* sweeps) {
+  const ProcessFacts& p = *run.facts[index];
+  const ProcessPhases& own_phases = *run.phases[index];
   TrainingProcess t;
   t.process = index;
   t.pid = p.pid;
   t.host = p.host;
   t.rank = p.rank;
   t.role = p.role;
-  StepSplit split = SplitSteps(phases[index], DdpBackend(p).has_value());
+  StepSplit split = SplitSteps(own_phases, p.ddp_backend.has_value());
   t.data_waits = split.data_waits;
   t.epoch_ends = split.epoch_ends;
   t.dropped_steps = split.dropped;
@@ -124,7 +125,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     }
   }
   t.steps = train.size();
-  t.recorded_from_delay = RecordedFromDelay(p);
+  t.recorded_from_delay = p.recorded_from_delay;
   t.warmup_skipped = train.size() >= kWarmupMinSteps && !t.recorded_from_delay;
   const Step* warmup = t.warmup_skipped ? train.front() : nullptr;
 
@@ -174,7 +175,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
     t.eval_data_wait_percent = Percent(static_cast<double>(waited), static_cast<double>(total));
     t.verdict = Verdict::kEvaluationOnly;
   }
-  t.coverage = ComputeCoverage(p, phases[index], Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
+  t.coverage = ComputeCoverage(p, own_phases, Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
   sweeps->steps = spans_counted;
   sweeps->collectives.emplace(sweeps->steps, trace.strings);
   if (t.step.count == 0) return t;
@@ -201,23 +202,23 @@ TrainingProcess AnalyzeProcess(const Trace& trace, int index, const std::vector<
 
   InputContext ctx;
   ctx.process = index;
-  ctx.phases = &phases;
   ctx.training = &training;
   ctx.waits_counted = Union(std::move(waits_counted));
   ctx.waits_all = Union(std::move(waits_all));
   ctx.steps = Union(std::move(spans));
   if (t.steps_found_by != "loop_rhythm") {  // without a DataLoader there is no input pipeline to analyse
-    t.input = AnalyzeInput(trace, ctx);
+    t.input = AnalyzeInput(run, ctx);
     t.advice = Advise(t, *t.input, all_steps_ns);
   }
   if (cuda) {
-    for (const TraceImage& img : p.images) sweeps->any_activity = sweeps->any_activity || img.cuda.any_activity();
+    const Process& process = trace.processes[index];  // its CUDA records: the GPU sweeps
+    for (const TraceImage& img : process.images) sweeps->any_activity = sweeps->any_activity || img.cuda.any_activity();
     // Each image's GPU records by correlation id, made for each window from what it is correlated
     // with (with one window: the image's records).
-    sweeps->correlated.resize(sweeps->any_activity ? p.images.size() : 0);
+    sweeps->correlated.resize(sweeps->any_activity ? process.images.size() : 0);
     std::vector<const Correlated*> correlated_of;
     for (const Correlated& c : sweeps->correlated) correlated_of.push_back(&c);
-    sweeps->idle.emplace(p, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
+    sweeps->idle.emplace(process, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
   }
   return t;
 }
@@ -252,15 +253,15 @@ namespace {
 
 // The "no_phases" message when Python processes were started with options that kept the shim
 // out (python_shim_note.h); "" when none was.
-std::string ShimKeptOutMessage(const Trace& trace) {
+std::string ShimKeptOutMessage(const RunView& run) {
   constexpr size_t kListed = 4;
   std::string listed, options;
   size_t count = 0;
-  for (const Process& p : trace.processes) {
-    const std::string off = PythonShimOff(p);
+  for (const ProcessFacts* p : run.facts) {
+    const std::string& off = p->python_shim_off;
     if (off.empty()) continue;
     if (++count > kListed) continue;
-    listed += std::string(listed.empty() ? "" : "; ") + "pid " + std::to_string(p.pid) + ": " + PythonShimOffReason(off);
+    listed += std::string(listed.empty() ? "" : "; ") + "pid " + std::to_string(p->pid) + ": " + PythonShimOffReason(off);
     for (const char* o : {"-E", "-I", "-S"}) {
       if (off.find(o) != std::string::npos && options.find(o) == std::string::npos) {
         options += std::string(options.empty() ? "" : " or ") + o;
@@ -276,25 +277,17 @@ std::string ShimKeptOutMessage(const Trace& trace) {
 }
 
 // Whether some process ran a Python interpreter (its executable is named python*).
-bool AnyPythonProcess(const Trace& trace) {
-  for (const Process& p : trace.processes) {
-    for (const TraceImage& img : p.images) {
-      std::string_view exe = img.executable;
-      if (exe.empty() && !img.argv.empty()) exe = img.argv[0];
-      exe.remove_prefix(exe.rfind('/') + 1);  // npos + 1 == 0: no folder
-      if (exe.starts_with("python")) return true;
-    }
-  }
-  return false;
+bool AnyPythonProcess(const RunView& run) {
+  return std::any_of(run.facts.begin(), run.facts.end(), [](const ProcessFacts* p) { return p->python; });
 }
 
 // The "no_steps" message when no process waited on a DataLoader or ran a backward: what was
 // recorded instead, and what that means.
-std::string NoTrainingMessage(const std::vector<ProcessPhases>& phases) {
+std::string NoTrainingMessage(const std::vector<const ProcessPhases*>& phases) {
   uint64_t forwards = 0, fetches = 0;
-  for (const ProcessPhases& p : phases) {
-    forwards += p.Count(Phase::kForward) + p.Count(Phase::kValidationStep);
-    fetches += p.Count(Phase::kFetch) + p.Count(Phase::kGetItem);
+  for (const ProcessPhases* p : phases) {
+    forwards += p->Count(Phase::kForward) + p->Count(Phase::kValidationStep);
+    fetches += p->Count(Phase::kFetch) + p->Count(Phase::kGetItem);
   }
   const std::string head =
       "Training phases were recorded, but no training step: steps are found from DataLoader waits "
@@ -319,28 +312,32 @@ std::string NoTrainingMessage(const std::vector<ProcessPhases>& phases) {
 
 }  // namespace
 
-BottleneckSweeps::BottleneckSweeps(const Trace& trace) : trace_(trace), sweeps_(trace.processes.size()) {
+BottleneckSweeps::BottleneckSweeps(const Trace& trace) : trace_(trace), own_(RunViewOf(trace)) {
+  Start(own_->view);
+}
+
+BottleneckSweeps::BottleneckSweeps(const Trace& trace, const RunView& run) : trace_(trace) { Start(run); }
+
+void BottleneckSweeps::Start(const RunView& run) {
+  run_ = run;
+  sweeps_.resize(run.size());
   Bottleneck& b = b_;
-  for (const Process& p : trace.processes) {
-    for (const TraceImage& img : p.images) b.gpu.recorded = b.gpu.recorded || img.cuda.any();
-  }
-  const size_t n = trace.processes.size();
-  const StringId domain = trace.strings.Find(format::kPhaseDomain);
-  std::vector<ProcessPhases> phases(n);
+  for (const ProcessFacts* p : run.facts) b.gpu.recorded = b.gpu.recorded || p->cuda;
+  const size_t n = run.size();
   std::vector<bool> training(n, false);
   bool any_phase = false;
   for (size_t i = 0; i < n; ++i) {
-    phases[i] = CollectPhases(trace.processes[i], domain, &trace.strings);
-    any_phase = any_phase || !phases[i].empty();
+    const ProcessPhases& phases = *run.phases[i];
+    any_phase = any_phase || !phases.empty();
     // DataLoader waits, or a backward (steps from the loop's rhythm, training_steps.h).
-    training[i] = phases[i].Count(Phase::kDataWait) > 0 || phases[i].Count(Phase::kBackward) > 0 ||
-                  phases[i].Count(Phase::kProfilerStep) > 0;  // torch.profiler's steps (imported traces)
+    training[i] = phases.Count(Phase::kDataWait) > 0 || phases.Count(Phase::kBackward) > 0 ||
+                  phases.Count(Phase::kProfilerStep) > 0;  // torch.profiler's steps (imported traces)
   }
   if (!any_phase) {
     b.status = "no_phases";
-    b.message = ShimKeptOutMessage(trace);
+    b.message = ShimKeptOutMessage(run);
     if (!b.message.empty()) return;
-    if (AnyPythonProcess(trace)) {
+    if (AnyPythonProcess(run)) {
       // The shim loaded (ShimKeptOutMessage found no process it was kept out of): no training
       // loop of PyTorch's ran, or --trace=-python turned the shim off (the trace does not say).
       b.message =
@@ -363,9 +360,8 @@ BottleneckSweeps::BottleneckSweeps(const Trace& trace) : trace_(trace), sweeps_(
   for (size_t i = 0; i < n; ++i) {
     if (!training[i]) continue;
     sweeps_[i] = std::make_unique<ProcessSweeps>();
-    b.processes.push_back(AnalyzeProcess(trace, static_cast<int>(i), phases, training, b.gpu.recorded, sweeps_[i].get()));
+    b.processes.push_back(AnalyzeProcess(trace_, run, static_cast<int>(i), training, b.gpu.recorded, sweeps_[i].get()));
   }
-  phases_ = std::move(phases);
   swept_ = true;
 }
 
@@ -422,19 +418,18 @@ Bottleneck BottleneckSweeps::Result() && {
   if (!swept_) return b;  // answered without steps (no phases)
   for (TrainingProcess& t : b.processes) {
     ProcessSweeps& s = *sweeps_[static_cast<size_t>(t.process)];
-    t.collective = std::move(*s.collectives).Result(trace_.processes[static_cast<size_t>(t.process)]);
+    t.collective = std::move(*s.collectives).Result(run_.facts[static_cast<size_t>(t.process)]->ddp_backend);
     if (s.idle) t.gpu = std::move(*s.idle).Result(s.any_activity);
   }
   sweeps_.clear();
-  const Trace& trace = trace_;
-  const std::vector<ProcessPhases>& phases = phases_;
+  const RunView& run = run_;
   // Ranks first, by rank; the others in tree order.
   std::stable_sort(b.processes.begin(), b.processes.end(), [](const TrainingProcess& x, const TrainingProcess& y) {
     return std::make_pair(!x.rank, x.rank.value_or(0)) < std::make_pair(!y.rank, y.rank.value_or(0));
   });
   if (b.processes.empty()) {
     b.status = "no_steps";
-    b.message = NoTrainingMessage(phases);
+    b.message = NoTrainingMessage(run.phases);
     return b;
   }
 
@@ -444,8 +439,8 @@ Bottleneck BottleneckSweeps::Result() && {
   std::vector<int64_t> unplaced;  // several hosts: a rank whose host has no wall clock nor shared instant
   for (const TrainingProcess& t : b.processes) {
     if (!t.rank) continue;
-    const Process& p = trace.processes[t.process];
-    if (!trace.host_clocks.empty() && p.start_realtime_ns == 0) {
+    const ProcessFacts& p = *run.facts[static_cast<size_t>(t.process)];
+    if (!run.host_clocks->empty() && p.start_realtime_ns == 0) {
       unplaced.push_back(*t.rank);
       continue;
     }
@@ -463,7 +458,7 @@ Bottleneck BottleneckSweeps::Result() && {
     r.mean_step_ns = t.step.mean;
     r.mean_compute_ns = t.compute_mean_ns;
     r.mean_data_wait_ns = t.part(Part::kDataWait).mean_ns;
-    r.synchronises = MeetsOtherRanks(t, p, phases[static_cast<size_t>(t.process)], trace.strings);
+    r.synchronises = MeetsOtherRanks(t, p, *run.phases[static_cast<size_t>(t.process)], *run.strings);
     ranks.push_back(std::move(r));
   }
   if (ranks.size() >= 2) {
@@ -471,7 +466,7 @@ Bottleneck BottleneckSweeps::Result() && {
     b.ranks->unplaced_ranks = std::move(unplaced);
     if (b.ranks->clock == "realtime") {
       // Lateness across hosts is known only as well as their clocks: no straggler below that.
-      for (const HostClock& h : trace.host_clocks) {
+      for (const HostClock& h : *run.host_clocks) {
         const bool compared = std::any_of(b.ranks->ranks.begin(), b.ranks->ranks.end(),
                                           [&](const RankRow& r) { return r.host == h.host; });
         if (compared) b.ranks->clock_uncertainty_ns = std::max(b.ranks->clock_uncertainty_ns, h.uncertainty_ns);
@@ -490,7 +485,7 @@ Bottleneck BottleneckSweeps::Result() && {
         }
       }
     }
-    b.rank_text = DescribeRanks(*b.ranks, trace.host_clocks, trace.clock_reference);
+    b.rank_text = DescribeRanks(*b.ranks, *run.host_clocks, *run.clock_reference);
     if (b.ranks->straggler) {  // the ranks that wait for it, by as much as a straggler is late
       const RankRow& late = b.ranks->ranks[static_cast<size_t>(b.ranks->latest)];
       for (const RankRow& row : b.ranks->ranks) {

@@ -22,6 +22,7 @@
 #include "collector/analysis/coverage.h"
 #include "collector/analysis/gpu_idle.h"
 #include "collector/analysis/input_pipeline.h"
+#include "collector/analysis/process_facts.h"
 #include "collector/model/model.h"
 #include "collector/analysis/rank_spread.h"
 #include "collector/analysis/rank_sync.h"
@@ -158,7 +159,11 @@ Bottleneck AnalyzeBottleneck(const Trace& trace);
 /// Holds what its sweeps point into: neither copied nor moved.
 class BottleneckSweeps {
  public:
+  /// The processes' facts and phases made from `trace`.
   explicit BottleneckSweeps(const Trace& trace);
+  /// The processes' facts and phases of `run` (a report's summaries: collector/summary/), which
+  /// must outlive the sweeps; `trace` for the CUDA records of its windows only.
+  BottleneckSweeps(const Trace& trace, const RunView& run);
   ~BottleneckSweeps();
   BottleneckSweeps(const BottleneckSweeps&) = delete;
   BottleneckSweeps& operator=(const BottleneckSweeps&) = delete;
@@ -174,9 +179,12 @@ class BottleneckSweeps {
   struct ProcessSweeps;  // bottleneck.cc
 
  private:
+  void Start(const RunView& run);
+
   const Trace& trace_;
+  std::optional<OwnedRunView> own_;  // made from trace_ (the first constructor)
+  RunView run_;
   Bottleneck b_;
-  std::vector<ProcessPhases> phases_;
   bool swept_ = false;  // the training processes were analysed (else b_ is the answer already)
   std::vector<std::unique_ptr<ProcessSweeps>> sweeps_;  // by process index; null: not a training process
 };

@@ -43,11 +43,11 @@ void CollectivesSweep::Add(const TimeWindow& w, const std::vector<const CudaData
   }
 }
 
-CollectiveInfo CollectivesSweep::Result(const Process& process) && {
+CollectiveInfo CollectivesSweep::Result(const std::optional<std::string>& ddp_backend) && {
   CollectiveInfo c;
-  if (std::optional<std::string> b = DdpBackend(process)) {
+  if (ddp_backend) {
     c.ddp = true;
-    if (!b->empty()) c.backend = std::move(*b);
+    if (!ddp_backend->empty()) c.backend = *ddp_backend;
   }
   if (any_nccl_) {
     c.source = "nccl_kernels";
@@ -70,7 +70,7 @@ CollectiveInfo AnalyzeCollectives(const Process& process, const std::vector<Inte
   for (const TraceImage& img : process.images) records.push_back(&img.cuda);
   CollectivesSweep sweep(steps, strings);
   sweep.Add(TimeWindow{}, records);
-  return std::move(sweep).Result(process);
+  return std::move(sweep).Result(DdpBackend(process));
 }
 
 }  // namespace trainprof::collector

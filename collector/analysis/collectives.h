@@ -57,8 +57,9 @@ class CollectivesSweep {
   /// One window; `records[i]`: the records of the process's image i that the window owns or overlaps.
   void Add(const TimeWindow& window, const std::vector<const CudaData*>& records);
 
-  /// The collectives of `process` (its DDP backend from its environment, the kernels from the windows).
-  CollectiveInfo Result(const Process& process) &&;
+  /// The collectives of a process whose DDP backend is `ddp_backend` (DdpBackend: from its
+  /// environment; nullopt without DDP), the kernels from the windows.
+  CollectiveInfo Result(const std::optional<std::string>& ddp_backend) &&;
 
  private:
   const std::vector<Interval>& steps_;

@@ -7,13 +7,13 @@
 
 namespace trainprof::collector {
 
-Coverage ComputeCoverage(const Process& p, const ProcessPhases& phases, const IntervalSet& train_steps,
+Coverage ComputeCoverage(const ProcessFacts& p, const ProcessPhases& phases, const IntervalSet& train_steps,
                          const IntervalSet& eval_steps) {
   Coverage c;
   IntervalSet wall;
-  if (CaptureLimited(p)) {
+  if (p.captured) {
     std::vector<Interval> v;
-    for (const CaptureInterval& i : CaptureIntervals(p)) v.push_back({i.start_ns, i.end_ns});
+    for (const CaptureInterval& i : *p.captured) v.push_back({i.start_ns, i.end_ns});
     wall = Union(std::move(v));
   } else {
     wall = Union({{p.start_ns, p.end_ns}});

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/analysis/process_facts.h"
 #include "collector/analysis/training_steps.h"
 #include "collector/base/intervals.h"
 #include "collector/model/model.h"
@@ -35,9 +36,9 @@ struct Coverage {
   std::vector<UncoveredPart> uncovered;  ///< kinds with time, largest first; they add up to wall − steps
 };
 
-/// Coverage of process `p` by `train_steps` (union of its training step spans); `eval_steps`: its
-/// evaluation steps; `phases`: its phase ranges.
-Coverage ComputeCoverage(const Process& p, const ProcessPhases& phases, const IntervalSet& train_steps,
+/// Coverage of the process of facts `p` by `train_steps` (union of its training step spans);
+/// `eval_steps`: its evaluation steps; `phases`: its phase ranges.
+Coverage ComputeCoverage(const ProcessFacts& p, const ProcessPhases& phases, const IntervalSet& train_steps,
                          const IntervalSet& eval_steps);
 
 /// The text label of an uncovered kind: "DataLoader iterator start (workers starting)", ...

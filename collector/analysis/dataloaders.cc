@@ -56,8 +56,8 @@ std::optional<LoaderDescription> ParseLoaderName(std::string_view name) {
   return d;
 }
 
-LoaderTies TieLoaders(const Trace& trace, int process, const std::vector<ProcessPhases>& phases,
-                      const std::vector<int>& workers) {
+LoaderTies TieLoaders(const RunView& run, int process, const std::vector<int>& workers) {
+  const StringPool& strings = *run.strings;
   LoaderTies out;
   out.worker_loader.assign(workers.size(), -1);
   std::map<int64_t, size_t> by_id;  // loader id → index into out.loaders
@@ -69,10 +69,10 @@ LoaderTies TieLoaders(const Trace& trace, int process, const std::vector<Process
     }
     return it->second;
   };
-  for (const PhaseThread& th : phases[process].threads) {
+  for (const PhaseThread& th : run.phases[process]->threads) {
     auto mark = th.loader_marks.begin();
     for (const LoaderMark& m : th.loader_marks) {
-      const auto d = ParseLoaderName(trace.strings.Get(m.name));
+      const auto d = ParseLoaderName(strings.Get(m.name));
       if (!d || !d->id) continue;
       const size_t l = loader_of(*d, m.time_ns);
       if (m.phase == Phase::kDataLoader) iters.push_back({m.time_ns, l});
@@ -83,7 +83,7 @@ LoaderTies TieLoaders(const Trace& trace, int process, const std::vector<Process
       while (mark != th.loader_marks.end() && mark->time_ns < r.begin_ns) ++mark;
       for (auto m = mark; m != th.loader_marks.end() && m->time_ns <= r.end_ns; ++m) {
         if (m->phase != Phase::kDataLoaderBatch) continue;
-        const auto d = ParseLoaderName(trace.strings.Get(m->name));
+        const auto d = ParseLoaderName(strings.Get(m->name));
         if (d && d->id) out.loaders[by_id.at(*d->id)].waits.push_back({r.begin_ns, r.end_ns});
         break;
       }
@@ -92,9 +92,9 @@ LoaderTies TieLoaders(const Trace& trace, int process, const std::vector<Process
   std::sort(iters.begin(), iters.end());
   for (size_t w = 0; w < workers.size(); ++w) {
     std::optional<LoaderDescription> own;
-    for (const PhaseThread& th : phases[workers[w]].threads) {
+    for (const PhaseThread& th : run.phases[workers[w]]->threads) {
       for (const LoaderMark& m : th.loader_marks) {
-        if (!own && m.phase == Phase::kDataLoader) own = ParseLoaderName(trace.strings.Get(m.name));
+        if (!own && m.phase == Phase::kDataLoader) own = ParseLoaderName(strings.Get(m.name));
       }
     }
     if (!own) continue;  // no mark: an older shim, or the worker died before its loop
@@ -104,7 +104,7 @@ LoaderTies TieLoaders(const Trace& trace, int process, const std::vector<Process
       if (it != by_id.end() && Agrees(*own, out.loaders[it->second].description)) tied = static_cast<int>(it->second);
     }
     if (tied < 0) {  // spawned: the last iter() of a matching loader before the worker started
-      const uint64_t start = trace.processes[workers[w]].start_ns;
+      const uint64_t start = run.facts[workers[w]]->start_ns;
       for (const auto& [t, l] : iters) {
         if (t > start) break;
         if (Agrees(*own, out.loaders[l].description)) tied = static_cast<int>(l);

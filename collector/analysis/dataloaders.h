@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collector/analysis/process_facts.h"
 #include "collector/analysis/training_steps.h"
 #include "collector/base/intervals.h"
 #include "collector/model/model.h"
@@ -50,7 +51,7 @@ struct LoaderTies {
 
 /// Ties the waits of `process` and the given worker processes to the DataLoaders that `process`
 /// named. Without DataLoader marks (an older shim, or a trace without Python) `loaders` is empty.
-LoaderTies TieLoaders(const Trace& trace, int process, const std::vector<ProcessPhases>& phases,
+LoaderTies TieLoaders(const RunView& run, int process,
                       const std::vector<int>& workers);
 
 }  // namespace trainprof::collector

@@ -9,19 +9,19 @@ namespace trainprof::collector {
 namespace {
 
 // Traced descendants of `root` that look like DataLoader workers.
-std::vector<int> FindWorkers(const Trace& trace, const InputContext& ctx) {
+std::vector<int> FindWorkers(const RunView& run, const InputContext& ctx) {
   std::vector<int> out;
-  std::vector<int> todo = trace.processes[ctx.process].children;
+  std::vector<int> todo = run.facts[ctx.process]->children;
   while (!todo.empty()) {
     int c = todo.back();
     todo.pop_back();
     if ((*ctx.training)[c]) continue;  // a training process of its own, with its own workers
-    const Process& p = trace.processes[c];
-    if (p.role == kWorkerRole || (*ctx.phases)[c].Count(Phase::kFetch) > 0) out.push_back(c);
+    const ProcessFacts& p = *run.facts[c];
+    if (p.role == kWorkerRole || run.phases[c]->Count(Phase::kFetch) > 0) out.push_back(c);
     todo.insert(todo.end(), p.children.begin(), p.children.end());  // forkserver: workers are grandchildren
   }
   std::sort(out.begin(), out.end(), [&](int a, int b) {
-    return std::make_pair(trace.processes[a].start_ns, a) < std::make_pair(trace.processes[b].start_ns, b);
+    return std::make_pair(run.facts[a]->start_ns, a) < std::make_pair(run.facts[b]->start_ns, b);
   });
   return out;
 }
@@ -46,7 +46,7 @@ bool LoaderFeeds(const InputContext& ctx, const LoaderIdentity& l) {
   return Length(Intersect(Union(std::vector<Interval>(l.waits)), ctx.waits_all)) > 0;
 }
 
-std::vector<LoaderStats> MeasureLoaders(const Trace& trace, const InputContext& ctx, const LoaderTies& ties) {
+std::vector<LoaderStats> MeasureLoaders(const RunView& run, const InputContext& ctx, const LoaderTies& ties) {
   std::vector<LoaderStats> out;
   for (const LoaderIdentity& l : ties.loaders) {
     LoaderStats s;
@@ -60,8 +60,8 @@ std::vector<LoaderStats> MeasureLoaders(const Trace& trace, const InputContext& 
     s.feeds_training = s.training_waits > 0;
     std::vector<WorkerStats> lives;
     for (int c : l.workers) {
-      s.fetch.Add(MeasureFetches((*ctx.phases)[c]));
-      const Process& p = trace.processes[c];
+      s.fetch.Add(MeasureFetches(*run.phases[c]));
+      const ProcessFacts& p = *run.facts[c];
       WorkerStats w;
       w.start_ns = p.start_ns;
       w.end_ns = std::max(p.end_ns, p.start_ns);
@@ -69,7 +69,7 @@ std::vector<LoaderStats> MeasureLoaders(const Trace& trace, const InputContext& 
     }
     s.worker_processes = l.workers.size();
     s.concurrent_workers = MostAlive(lives);
-    if (l.workers.empty()) s.fetch = MeasureFetches((*ctx.phases)[ctx.process], &waits);  // num_workers=0
+    if (l.workers.empty()) s.fetch = MeasureFetches(*run.phases[ctx.process], &waits);  // num_workers=0
     out.push_back(std::move(s));
   }
   // Those feeding training steps first, most training waits first; then by first use.
@@ -142,16 +142,16 @@ FetchStats MeasureFetches(const ProcessPhases& phases, const IntervalSet* within
   return s;
 }
 
-InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx) {
+InputPipeline AnalyzeInput(const RunView& run, const InputContext& ctx) {
   InputPipeline in;
   IntervalSet startups;
-  const std::vector<int> found = FindWorkers(trace, ctx);
-  const LoaderTies ties = TieLoaders(trace, ctx.process, *ctx.phases, found);
-  in.loaders = MeasureLoaders(trace, ctx, ties);
+  const std::vector<int> found = FindWorkers(run, ctx);
+  const LoaderTies ties = TieLoaders(run, ctx.process, found);
+  in.loaders = MeasureLoaders(run, ctx, ties);
   for (size_t i = 0; i < found.size(); ++i) {
     const int c = found[i];
-    const Process& p = trace.processes[c];
-    const ProcessPhases& ph = (*ctx.phases)[c];
+    const ProcessFacts& p = *run.facts[c];
+    const ProcessPhases& ph = *run.phases[c];
     const int loader = ties.worker_loader[i];
     const bool feeding = loader < 0 || LoaderFeeds(ctx, ties.loaders[loader]);
     if (!feeding || LengthWithin(ctx.steps, p.start_ns, std::max(p.end_ns, p.start_ns)) == 0) {
@@ -169,9 +169,7 @@ InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx) {
     w.startup_ns = ready - w.start_ns;
     w.init_fn_calls = ph.Count(Phase::kWorkerInit);
     w.init_fn_ns = ph.TotalNs(Phase::kWorkerInit);
-    w.spawned = std::any_of(p.images.begin(), p.images.end(), [](const TraceImage& im) {
-      return std::find(im.argv.begin(), im.argv.end(), "--multiprocessing-fork") != im.argv.end();
-    });
+    w.spawned = p.spawned;
     in.spawned_workers += w.spawned;
     if (ready > w.start_ns) startups.push_back({w.start_ns, ready});
     // Judged only once it fetches: start-up is counted on its own.
@@ -198,7 +196,7 @@ InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx) {
   if (in.fetch.fetches > 0) {
     in.loading = Loading::kWorkers;
   } else {
-    FetchStats own = MeasureFetches((*ctx.phases)[ctx.process]);
+    FetchStats own = MeasureFetches(*run.phases[ctx.process]);
     if (own.fetches > 0) {
       in.loading = Loading::kMainProcess;
       in.fetch = own;

@@ -118,7 +118,6 @@ struct InputPipeline {
 /// Inputs of one training process's input-pipeline analysis.
 struct InputContext {
   int process = -1;                          ///< the training process (index into Trace::processes)
-  const std::vector<ProcessPhases>* phases;  ///< every process's phases, by process index
   const std::vector<bool>* training;         ///< whether each process is a training process
   IntervalSet waits_counted;                 ///< data waits of the steps in the statistics
   IntervalSet waits_all;                     ///< data waits of all training steps (warm-up included)
@@ -129,6 +128,6 @@ struct InputContext {
 /// training processes) with the role kWorkerRole or kFetch ranges, alive during a training step:
 /// the workers of a validation loader (started after the epoch's last step) are left out, and when
 /// the workers are tied to DataLoaders (dataloaders.h), those of loaders feeding no training step.
-InputPipeline AnalyzeInput(const Trace& trace, const InputContext& ctx);
+InputPipeline AnalyzeInput(const RunView& run, const InputContext& ctx);
 
 }  // namespace trainprof::collector

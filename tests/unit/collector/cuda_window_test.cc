@@ -581,7 +581,7 @@ TEST(CollectivesSweep, AnyWindowsGiveWhatOneWindowGives) {
         const Windows windows = CutInto(procs, budget);
         CollectivesSweep sweep(steps, strings);
         for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], windows.Of(k)[p]);
-        const CollectiveInfo c = std::move(sweep).Result(procs[p]);
+        const CollectiveInfo c = std::move(sweep).Result(DdpBackend(procs[p]));
         EXPECT_EQ(std::tie(c.source, c.nccl_kernels, c.gpu_ns_per_step, c.gpu_percent),
                   std::tie(whole.source, whole.nccl_kernels, whole.gpu_ns_per_step, whole.gpu_percent))
             << "seed " << seed << ", budget " << budget << ", process " << p;

@@ -509,12 +509,25 @@ Bottleneck BottleneckSweeps::Result() && {
   return b;
 }
 
-Bottleneck AnalyzeBottleneck(const Trace& trace) {
-  BottleneckSweeps sweeps(trace);
+namespace {
+
+Bottleneck SweepWhole(const Trace& trace, BottleneckSweeps* sweeps) {
   const CudaWindows whole(trace.processes);  // one window over the records of the trace
   ForEachCudaWindow(whole, trace.processes, /*threads=*/0,
-                    [&](size_t, const std::vector<const CudaWindowData*>& data) { sweeps.Add(TimeWindow{}, data); });
-  return std::move(sweeps).Result();
+                    [&](size_t, const std::vector<const CudaWindowData*>& data) { sweeps->Add(TimeWindow{}, data); });
+  return std::move(*sweeps).Result();
+}
+
+}  // namespace
+
+Bottleneck AnalyzeBottleneck(const Trace& trace) {
+  BottleneckSweeps sweeps(trace);
+  return SweepWhole(trace, &sweeps);
+}
+
+Bottleneck AnalyzeBottleneck(const Trace& trace, const RunView& run) {
+  BottleneckSweeps sweeps(trace, run);
+  return SweepWhole(trace, &sweeps);
 }
 
 }  // namespace trainprof::collector

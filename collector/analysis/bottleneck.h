@@ -147,6 +147,9 @@ struct Bottleneck {
 /// The bottleneck analysis; the GPU parts (collectives, GPU idle) from the trace's records (one
 /// window).
 Bottleneck AnalyzeBottleneck(const Trace& trace);
+/// The same from `run`'s facts and phases (a report's summaries); the GPU parts from the trace's
+/// records.
+Bottleneck AnalyzeBottleneck(const Trace& trace, const RunView& run);
 
 /// The same analysis in two halves around its GPU sweeps, so that a report reading the CUDA
 /// records window by window feeds them in the one pass that feeds its other windowed analyses

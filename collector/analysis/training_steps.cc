@@ -491,21 +491,27 @@ ProcessPhases CollectPhases(const Process& process, StringId phase_domain, const
     }
   }
   for (auto& [key, t] : threads) {
-    std::stable_sort(t.ranges.begin(), t.ranges.end(),
-                     [](const PhaseRange& a, const PhaseRange& b) { return a.begin_ns < b.begin_ns; });
-    std::sort(t.data_end_marks.begin(), t.data_end_marks.end());
-    std::stable_sort(t.loader_marks.begin(), t.loader_marks.end(),
-                     [](const LoaderMark& a, const LoaderMark& b) { return a.time_ns < b.time_ns; });
-    std::array<std::vector<Interval>, kPhaseSlots> raw;
-    for (const PhaseRange& r : t.ranges) {
-      raw[Slot(r.phase)].push_back({r.begin_ns, r.end_ns});
-      ++t.count[Slot(r.phase)];
-      t.total_ns[Slot(r.phase)] += r.end_ns - r.begin_ns;
-    }
-    for (size_t p = 0; p < kPhaseSlots; ++p) t.by_phase[p] = collector::Union(std::move(raw[p]));
+    FinishPhaseThread(&t);
     out.threads.push_back(std::move(t));
   }
   return out;
+}
+
+void FinishPhaseThread(PhaseThread* t) {
+  std::stable_sort(t->ranges.begin(), t->ranges.end(),
+                   [](const PhaseRange& a, const PhaseRange& b) { return a.begin_ns < b.begin_ns; });
+  std::sort(t->data_end_marks.begin(), t->data_end_marks.end());
+  std::stable_sort(t->loader_marks.begin(), t->loader_marks.end(),
+                   [](const LoaderMark& a, const LoaderMark& b) { return a.time_ns < b.time_ns; });
+  std::array<std::vector<Interval>, kPhaseSlots> raw;
+  t->count = {};
+  t->total_ns = {};
+  for (const PhaseRange& r : t->ranges) {
+    raw[Slot(r.phase)].push_back({r.begin_ns, r.end_ns});
+    ++t->count[Slot(r.phase)];
+    t->total_ns[Slot(r.phase)] += r.end_ns - r.begin_ns;
+  }
+  for (size_t p = 0; p < kPhaseSlots; ++p) t->by_phase[p] = collector::Union(std::move(raw[p]));
 }
 
 StepSplit SplitSteps(const ProcessPhases& phases, bool ddp) {

@@ -76,6 +76,10 @@ struct ProcessPhases {
   IntervalSet Union(Phase p) const;
 };
 
+/// Sorts a thread's ranges and marks by time and makes what follows from its ranges: by_phase,
+/// count, total_ns (a thread read back from a summary has its ranges and marks only).
+void FinishPhaseThread(PhaseThread* t);
+
 /// Phase ranges of a process. `phase_domain` is the StringId of "trainprof" (0: none recorded);
 /// with `strings` (the trace's), forwards whose name ends in "[eval]" get PhaseRange::eval_tag.
 ProcessPhases CollectPhases(const Process& process, StringId phase_domain, const StringPool* strings = nullptr);

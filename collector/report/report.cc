@@ -179,8 +179,9 @@ bool SummariesThroughFiles() {
 // (merged, and of each process with GPU tracing), the bottleneck analysis (its collectives and GPU
 // idle), the GPU overlap rows (over its steps) and the GPU idle-by-kind and kernel-launch tables,
 // returned for their place in Report::tables. Needs r->processes; sets r->bottleneck.
-std::vector<TableRows> OnePassOverWindows(const Trace& trace, const std::vector<const CudaDigest*>& digests,
-                                          const ReportOptions& options, const CudaWindows& windows, Report* r) {
+std::vector<TableRows> OnePassOverWindows(const Trace& trace, const RunView& run,
+                                          const std::vector<const CudaDigest*>& digests, const ReportOptions& options,
+                                          const CudaWindows& windows, Report* r) {
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
@@ -196,7 +197,7 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const std::vector<
   std::optional<DeviceWindowSweep> merged;
   if (!from_own) merged.emplace(all, trace.strings, /*merged=*/true, /*whole=*/false);
   GpuIdleLaunchSweep idle_launch(trace);
-  BottleneckSweeps bottleneck(trace);  // the steps now, the GPU parts from the windows
+  BottleneckSweeps bottleneck(trace, run);  // the steps now, the GPU parts from the windows
   GpuOverlapWindows overlap(trace, bottleneck.partial(), /*whole=*/false);
   // The reads on every core but this one's, which visits and, while it waits, reads too
   // (docs/performance.md, "Reads shared by every core").
@@ -279,6 +280,17 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   if (SummariesThroughFiles()) {
     for (ProcessSummary& s : summaries) s = DecodeSummary(EncodeSummary(s, *names), names);
   }
+  // The merge's part of the summaries: the process tree (read/process_tree.h, made as the trace was
+  // read), and the view the bottleneck analyses read.
+  RunView run;
+  for (size_t i = 0; i < n; ++i) {
+    summaries[i].facts.children = trace.processes[i].children;
+    run.facts.push_back(&summaries[i].facts);
+    run.phases.push_back(&summaries[i].phases);
+  }
+  run.strings = names;
+  run.host_clocks = &trace.host_clocks;
+  run.clock_reference = &trace.clock_reference;
   std::vector<uint64_t> walls(n);
   for (size_t i = 0; i < n; ++i) walls[i] = summaries[i].recorded_ns;
   std::vector<RangeRows> own_ranges = BuildRangeTables(options, &summaries, names, &r);
@@ -353,7 +365,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   r.warnings = losses.Warnings();
   r.stats = losses.totals();
   if (windows) {
-    for (TableRows& t : OnePassOverWindows(trace, digests, options, *windows, &r)) r.tables.push_back(std::move(t));
+    for (TableRows& t : OnePassOverWindows(trace, run, digests, options, *windows, &r)) r.tables.push_back(std::move(t));
   } else {
     for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, digests, options, r.has_cuda)) {
       r.tables.push_back(std::move(t));
@@ -362,7 +374,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   AddCallSiteTable(summaries, options, &r);
   AddFunctionTables(summaries, options, &r);
   AddOperatorPhaseTable(summaries, *names, options, &r);
-  if (!windows) r.bottleneck = AnalyzeBottleneck(trace);
+  if (!windows) r.bottleneck = AnalyzeBottleneck(trace, run);
   AddCallSiteClauses(summaries, &r.bottleneck);
   AddHostClockTable(trace, &r);
   AddRankSpreadTable(&r);

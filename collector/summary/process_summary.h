@@ -19,6 +19,7 @@
 
 #include "collector/analysis/capture_note.h"
 #include "collector/analysis/operator_phases.h"
+#include "collector/analysis/process_facts.h"
 #include "collector/model/cuda_digest.h"
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
@@ -129,6 +130,10 @@ struct ProcessSummary {
   std::vector<Symbolizer::Problem> symbol_problems;
   /// Its `--trace=torch-ops` operators per (phase, name) (analysis/operator_phases.h).
   std::vector<OperatorPhaseStat> operator_phases;
+  /// What the bottleneck analyses read of it besides CUDA records (analysis/process_facts.h): its
+  /// facts (children: the merge's) and training phases (a few ranges per step).
+  ProcessFacts facts;
+  ProcessPhases phases;
 };
 
 }  // namespace trainprof::collector

@@ -242,6 +242,9 @@ ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, 
   }
   s.callsites = CallSiteGroupsOf(trace, i, symbols);
   s.operator_phases = ProcessOperatorPhases(trace, i);
+  s.facts = FactsOf(trace, i);
+  s.facts.children.clear();  // the tree is the merge's
+  s.phases = PhasesOf(trace, i);
   for (Symbolizer::Problem& problem : symbols->KeyedProblems()) {
     if (std::find(known.begin(), known.end(), problem) == known.end()) s.symbol_problems.push_back(std::move(problem));
   }

@@ -140,6 +140,37 @@ Json CallSitesJson(const std::vector<CallSiteGroup>& groups) {
   return out;
 }
 
+Json FactsJson(const ProcessFacts& f) {
+  Json captured = nullptr;
+  if (f.captured) {
+    captured = Json::array();
+    for (const CaptureInterval& i : *f.captured) captured.push_back(Json::array({i.start_ns, i.end_ns}));
+  }
+  return Json{{"pid", f.pid}, {"host", f.host}, {"rank", OptionalInt(f.rank)}, {"role", f.role},
+              {"start_ns", f.start_ns}, {"end_ns", f.end_ns}, {"start_realtime_ns", f.start_realtime_ns},
+              {"ddp_backend", OptStr(f.ddp_backend)}, {"recorded_from_delay", f.recorded_from_delay},
+              {"captured", std::move(captured)}, {"kineto", f.kineto}, {"spawned", f.spawned}, {"python", f.python},
+              {"python_shim_off", f.python_shim_off}, {"cuda", f.cuda}};
+}
+
+Json PhasesJson(const ProcessPhases& phases, const StringPool& strings) {
+  Json threads = Json::array();
+  for (const PhaseThread& t : phases.threads) {
+    Json ranges = Json::array();
+    for (const PhaseRange& r : t.ranges) {
+      ranges.push_back(Json::array({r.begin_ns, r.end_ns, static_cast<uint32_t>(r.phase), std::string(strings.Get(r.name)),
+                                    r.eval_tag}));
+    }
+    Json marks = Json::array();
+    for (const LoaderMark& m : t.loader_marks) {
+      marks.push_back(Json::array({m.time_ns, std::string(strings.Get(m.name)), static_cast<uint32_t>(m.phase)}));
+    }
+    threads.push_back(Json{{"image", t.image}, {"thread", t.thread}, {"tid", t.tid}, {"ranges", std::move(ranges)},
+                           {"data_end_marks", t.data_end_marks}, {"loader_marks", std::move(marks)}});
+  }
+  return threads;
+}
+
 // ---- reading: each field checked, an error naming it ----
 
 [[noreturn]] void Fail(const std::string& where, const std::string& what) { throw SummaryError(where + ": " + what); }
@@ -433,6 +464,78 @@ std::vector<CallSiteGroup> ReadCallSites(const Json& v) {
   return out;
 }
 
+ProcessFacts ReadFacts(const Json& j) {
+  const std::string w = "facts";
+  auto f = [&](const char* key) -> const Json& { return Field(j, key, w); };
+  auto at = [&](const char* key) { return w + "." + key; };
+  ProcessFacts p;
+  p.pid = I32(f("pid"), at("pid"));
+  p.host = Str(f("host"), at("host"));
+  p.rank = OptI64(f("rank"), at("rank"));
+  p.role = Str(f("role"), at("role"));
+  p.start_ns = U64(f("start_ns"), at("start_ns"));
+  p.end_ns = U64(f("end_ns"), at("end_ns"));
+  p.start_realtime_ns = U64(f("start_realtime_ns"), at("start_realtime_ns"));
+  p.ddp_backend = OptStr(f("ddp_backend"), at("ddp_backend"));
+  p.recorded_from_delay = Bool(f("recorded_from_delay"), at("recorded_from_delay"));
+  if (!f("captured").is_null()) {
+    std::vector<CaptureInterval> captured;
+    for (const Json& i : Array(f("captured"), at("captured"))) {
+      Array(i, at("captured"), 2);
+      const uint64_t a = U64(i[0], at("captured")), b = U64(i[1], at("captured"));
+      if (b < a) Fail(at("captured"), "an interval that ends before it starts");
+      captured.push_back({a, b});
+    }
+    p.captured = std::move(captured);
+  }
+  p.kineto = Bool(f("kineto"), at("kineto"));
+  p.spawned = Bool(f("spawned"), at("spawned"));
+  p.python = Bool(f("python"), at("python"));
+  p.python_shim_off = Str(f("python_shim_off"), at("python_shim_off"));
+  p.cuda = Bool(f("cuda"), at("cuda"));
+  return p;
+}
+
+Phase ReadPhase(const Json& v, const std::string& w) {
+  const uint32_t phase = U32(v, w);
+  if (phase >= kPhaseSlots) Fail(w, "not a training phase");
+  return static_cast<Phase>(phase);
+}
+
+ProcessPhases ReadPhases(const Json& v, StringPool* strings) {
+  ProcessPhases out;
+  for (size_t i = 0; i < Array(v, "phases").size(); ++i) {
+    const std::string w = "phases[" + std::to_string(i) + "]";
+    const Json& j = v[i];
+    PhaseThread t;
+    t.image = U32(Field(j, "image", w), w + ".image");
+    t.thread = U32(Field(j, "thread", w), w + ".thread");
+    t.tid = U32(Field(j, "tid", w), w + ".tid");
+    const Json& ranges = Array(Field(j, "ranges", w), w + ".ranges");
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const std::string rw = w + ".ranges[" + std::to_string(k) + "]";
+      const Json& r = Array(ranges[k], rw, 5);
+      PhaseRange range{U64(r[0], rw + ".begin_ns"), U64(r[1], rw + ".end_ns"), ReadPhase(r[2], rw + ".phase"),
+                       strings->Intern(Str(r[3], rw + ".name")), Bool(r[4], rw + ".eval_tag")};
+      if (range.end_ns < range.begin_ns) Fail(rw, "a range that ends before it begins");
+      t.ranges.push_back(range);
+    }
+    for (const Json& m : Array(Field(j, "data_end_marks", w), w + ".data_end_marks")) {
+      t.data_end_marks.push_back(U64(m, w + ".data_end_marks"));
+    }
+    const Json& marks = Array(Field(j, "loader_marks", w), w + ".loader_marks");
+    for (size_t k = 0; k < marks.size(); ++k) {
+      const std::string mw = w + ".loader_marks[" + std::to_string(k) + "]";
+      const Json& m = Array(marks[k], mw, 3);
+      t.loader_marks.push_back({U64(m[0], mw + ".time_ns"), strings->Intern(Str(m[1], mw + ".name")),
+                                ReadPhase(m[2], mw + ".phase")});
+    }
+    FinishPhaseThread(&t);
+    out.threads.push_back(std::move(t));
+  }
+  return out;
+}
+
 NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
   NvtxSummary n;
   n.unbalanced = U64(Field(j, "unbalanced", "nvtx"), "nvtx.unbalanced");
@@ -483,6 +586,8 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
          {"callsites", CallSitesJson(s.callsites)},
          {"symbol_problems", Json::array()}};
   for (const Symbolizer::Problem& p : s.symbol_problems) j["symbol_problems"].push_back(Json::array({p.key, p.path, p.line}));
+  j["facts"] = FactsJson(s.facts);
+  j["phases"] = PhasesJson(s.phases, strings);
   j["operator_phases"] = Json::array();
   for (const OperatorPhaseStat& o : s.operator_phases) {
     j["operator_phases"].push_back(Json::array({o.phase, std::string(strings.Get(o.name)), o.calls, o.self_ns, o.total_ns}));
@@ -566,6 +671,8 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
     if (st.self_ns > st.total_ns) Fail(w, "self time above total time");
     s.operator_phases.push_back(std::move(st));
   }
+  s.facts = ReadFacts(Field(j, "facts", "summary"));
+  s.phases = ReadPhases(Field(j, "phases", "summary"), strings);
   return s;
 }
 

@@ -295,11 +295,9 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   for (size_t i = 0; i < n; ++i) walls[i] = summaries[i].recorded_ns;
   std::vector<RangeRows> own_ranges = BuildRangeTables(options, &summaries, names, &r);
 
-  std::vector<const Process*> all;
-  for (const Process& p : trace.processes) {
-    all.push_back(&p);
-    for (const TraceImage& img : p.images) r.has_cuda = r.has_cuda || img.cuda.any();
-  }
+  std::vector<const Process*> all;  // their CUDA records: the GPU analyses
+  for (const Process& p : trace.processes) all.push_back(&p);
+  for (const ProcessSummary& s : summaries) r.has_cuda = r.has_cuda || s.facts.cuda;
   // The GPU analyses read the CUDA records window by window (model/cuda_window.h): one window
   // over the records kept, unless the trace was read for windows (Trace::cuda_window_records: a
   // large trace, or TRAINPROF_CUDA_WINDOW_RECORDS), read again in one pass (the same report
@@ -357,7 +355,8 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       row.cuda = BuildCudaTables(own, {&p}, strings, options.full_names, options.top, /*merged=*/false, !windows);
     }
     if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&summaries[i].host_ops}, {walls[i]}, strings, options.top);
-    const std::string who = "pid " + std::to_string(p.pid) + (p.host.empty() || r.hosts < 2 ? "" : " on " + p.host);
+    const ProcessInfo& info = summaries[i].info;
+    const std::string who = "pid " + std::to_string(info.pid) + (info.host.empty() || r.hosts < 2 ? "" : " on " + info.host);
     AddProcessLosses(&losses, i, who, summaries[i], row.offset_ns);
     r.processes.push_back(std::move(row));
   }

@@ -393,7 +393,7 @@ std::optional<RankSpread> SpreadOfRanks(const Bottleneck& b) {
     if (t.gpu && t.gpu->recorded) gpu_busy.push_back({*t.rank, t.gpu->busy_percent});
   }
   if (step.size() < 2) return std::nullopt;
-  if (b.ranks) {
+  if (b.ranks && b.ranks->synchronised) {  // ranks that train apart are never late for one another
     for (const RankRow& r : b.ranks->ranks) {
       if (r.median_lateness_ns) lateness.push_back({r.rank, *r.median_lateness_ns});
     }

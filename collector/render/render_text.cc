@@ -183,25 +183,30 @@ std::string BottleneckText(const Report& r) {
   }
   if (b.ranks) {
     out += "\n  Ranks\n";
-    Table ranks({{"Rank", true},
-                 {"PID", true},
-                 {"Steps", true},
-                 {"Mean step", true},
-                 {"Mean compute", true},
-                 {"Data wait", true},
-                 {"Late (mean)", true},
-                 {"Late (median)", true},
-                 {"Last", true},
-                 {"Waits for straggler", true}});
+    // Ranks that do not meet inside a step are never late for one another, nor wait: their table
+    // has no lateness columns (the sentence below says how far apart their steps run).
+    const bool meet = b.ranks->synchronised;
+    std::vector<Column> columns = {{"Rank", true},      {"PID", true},          {"Steps", true},
+                                          {"Mean step", true}, {"Mean compute", true}, {"Data wait", true}};
+    if (meet) {
+      for (const char* c : {"Late (mean)", "Late (median)", "Last", "Waits for straggler"}) columns.push_back({c, true});
+    }
+    Table ranks(std::move(columns));
     size_t rows_left_out = 0;
     for (const RankRow& k : b.ranks->ranks) {
       if (!ShowsRank(r, k.rank)) {
         ++rows_left_out;
         continue;
       }
-      ranks.Add({std::to_string(k.rank), std::to_string(k.pid), std::to_string(k.steps), Dur(k.mean_step_ns),
-                 Dur(k.mean_compute_ns), Dur(k.mean_data_wait_ns), OptDur(k.mean_lateness_ns),
-                 OptDur(k.median_lateness_ns), std::to_string(k.last_steps), OptDur(k.wait_ns)});
+      std::vector<std::string> row = {std::to_string(k.rank),   std::to_string(k.pid),     std::to_string(k.steps),
+                                      Dur(k.mean_step_ns),      Dur(k.mean_compute_ns),    Dur(k.mean_data_wait_ns)};
+      if (meet) {
+        for (std::string cell : {OptDur(k.mean_lateness_ns), OptDur(k.median_lateness_ns), std::to_string(k.last_steps),
+                                 OptDur(k.wait_ns)}) {
+          row.push_back(std::move(cell));
+        }
+      }
+      ranks.Add(std::move(row));
     }
     out += ranks.Render("  ");
     if (rows_left_out > 0) out += "  " + MoreRanks(rows_left_out) + "\n";

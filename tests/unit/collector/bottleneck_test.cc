@@ -544,12 +544,30 @@ TEST(Bottleneck, RanksMeetInAStepThroughDdpOrACollective) {
   EXPECT_FALSE(report.bottleneck.ranks->straggler);
   EXPECT_TRUE(Says(report.bottleneck.rank_text, "The ranks do not synchronise inside a step"));
   EXPECT_FALSE(Says(report.bottleneck.rank_text, "rank 0 waits"));
+  // Never late for one another: no lateness, last-arrival or waiting columns, nor a lateness row
+  // across ranks (JSON keeps the figures, with synchronised false).
+  const std::string text = RenderText(report);
+  const size_t table = text.find("\n  Ranks\n");
+  ASSERT_NE(table, std::string::npos) << text;
+  const std::string header = text.substr(table + 9, text.find('\n', table + 9) - table - 9);
+  EXPECT_NE(header.find("Mean step"), std::string::npos) << header;
+  EXPECT_NE(header.find("Data wait"), std::string::npos) << header;
+  EXPECT_EQ(header.find("Late"), std::string::npos) << header;
+  EXPECT_EQ(header.find("Last"), std::string::npos) << header;
+  EXPECT_EQ(header.find("Waits for straggler"), std::string::npos) << header;
+  ASSERT_TRUE(report.bottleneck.spread);
+  for (const RankSpreadRow& row : report.bottleneck.spread->rows) EXPECT_NE(row.measure, "late_median_ns");
+  EXPECT_TRUE(report.bottleneck.ranks->ranks[1].median_lateness_ns.has_value());
   // The shim's DDP variable on one rank, or a collective inside the steps, says they meet.
   TwoRanks env(40 * kMs, 6, /*ddp=*/false);
   env.r0.Env("TRAINPROF_DDP", "gloo");
   EXPECT_TRUE(env.Analyze().bottleneck.ranks->synchronised);
   TwoRanks collective(40 * kMs, 6, /*ddp=*/false, /*all_reduce=*/true);
-  EXPECT_TRUE(collective.Analyze().bottleneck.ranks->synchronised);
+  const Report met = collective.Analyze();
+  EXPECT_TRUE(met.bottleneck.ranks->synchronised);
+  const std::string met_text = RenderText(met);
+  EXPECT_NE(met_text.find("Late (median)"), std::string::npos) << met_text;
+  EXPECT_NE(met_text.find("Waits for straggler"), std::string::npos) << met_text;
 }
 
 TEST(Bottleneck, RanksOnSeveralHostsUseRealtime) {

@@ -495,6 +495,10 @@ Bottleneck BottleneckSweeps::Result() && {
           if (*row.wait_ns >= kStragglerStepPercent / 100.0 * t.step.mean) {
             t.waits_for_rank = late.rank;
             t.straggler_wait_ns = *row.wait_ns;
+            // Its steps wait for the straggler: faster input here would gain nothing, so no input
+            // cause is advised (the text gives none either).
+            t.advice.cause = InputCause::kNone;
+            t.advice.workers_needed.reset();
           }
         }
       }

@@ -447,7 +447,7 @@ struct TwoRanks {
   TraceBuilder r1{402, 1, T0};
   /// `ddp`: the forwards are DistributedDataParallel's (else "Net.forward": replicas trained apart).
   /// `all_reduce`: rank 1's backward holds a dist.all_reduce (its own gradient averaging).
-  TwoRanks(uint64_t extra, int steps = 6, bool ddp = true, bool all_reduce = false) {
+  TwoRanks(uint64_t extra, int steps = 6, bool ddp = true, bool all_reduce = false, uint64_t wait0 = kMs) {
     r0.Env("RANK", "0").Env("WORLD_SIZE", "2").HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
     r1.Env("RANK", "1").Env("WORLD_SIZE", "2").HeaderEnd(fmt::EndKind::kExit, 0, T0 + 2'000 * kMs);
     PhaseThread a(r0, 401), b(r1, 402);
@@ -456,7 +456,7 @@ struct TwoRanks {
     uint64_t t = T0 + 10 * kMs;
     for (int i = 0; i < steps; ++i) {
       // rank 0: wait 1, forward 10, backward 20 + extra (waiting), optimizer 2
-      a.Step(t, {.wait = kMs, .forward = 10 * kMs, .backward = 20 * kMs + extra, .optimizer = 2 * kMs});
+      a.Step(t, {.wait = wait0, .forward = 10 * kMs, .backward = 20 * kMs + extra - (wait0 - kMs), .optimizer = 2 * kMs});
       // rank 1: wait 1, forward 10, extra (unrecorded), backward 20, optimizer 2
       b.Range(t, t + kMs, Phase::kDataWait);
       b.Range(t + kMs, t + 11 * kMs, Phase::kForward, forward);
@@ -516,6 +516,25 @@ TEST(Bottleneck, StragglerNamedWithItsLateness) {
   std::string text = RenderText(report);
   EXPECT_NE(text.find("\n  Ranks\n"), std::string::npos) << text;
   EXPECT_NE(text.find("rank 1 is the straggler"), std::string::npos) << text;
+}
+
+// A rank bound by the straggler gets no input advice, in the text or the JSON, even where its data
+// wait alone would make it partly input-bound.
+TEST(Bottleneck, ARankBoundByTheStragglerIsAdvisedNoInputCause) {
+  Report report = TwoRanks(40 * kMs, 6, true, false, /*wait0=*/8 * kMs).Analyze();
+  const TrainingProcess& p0 = report.bottleneck.processes.at(0);
+  ASSERT_EQ(p0.rank, 0);
+  EXPECT_EQ(p0.waits_for_rank, 1);
+  EXPECT_GE(p0.part(Part::kDataWait).percent, kPartlyInputBoundPercent);
+  EXPECT_EQ(p0.advice.cause, InputCause::kNone);
+  nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_TRUE(j["bottleneck"]["processes"][0]["advice"]["cause"].is_null());
+  EXPECT_TRUE(j["bottleneck"]["processes"][0]["advice"]["workers_needed"].is_null());
+  for (const std::string& line : p0.text) EXPECT_EQ(line.find("DataLoader(num_workers"), std::string::npos) << line;
+  // Without the straggler the same wait gets its cause.
+  Report alone = TwoRanks(0, 6, true, false, /*wait0=*/8 * kMs).Analyze();
+  EXPECT_FALSE(alone.bottleneck.processes.at(0).waits_for_rank);
+  EXPECT_NE(alone.bottleneck.processes.at(0).advice.cause, InputCause::kNone);
 }
 
 TEST(Bottleneck, NoStragglerBelowTheThresholds) {

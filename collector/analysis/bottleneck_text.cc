@@ -283,12 +283,20 @@ void DescribeSteps(TrainingProcess* tp) {
                     " of each " + D(a.batch_ns) + " fetch: sampler, __getitems__, IterableDataset iteration); " +
                     WorkerEstimate(in, a, "a faster dataset") + ".");
       break;
-    case InputCause::kTransfer:
+    case InputCause::kTransfer: {
+      // Only what the trace supports: the hand-over through the workers' result queue (there are
+      // workers) and, where a feeding loader says pin_memory=True, the copy into pinned memory.
+      const bool pinned = std::any_of(in.loaders.begin(), in.loaders.end(), [](const LoaderStats& l) {
+        return l.feeds_training && l.description.pin_memory.value_or(false);
+      });
       out.push_back("The workers are fetching only " + P(*in.busy_percent) + " of the time the main process waits (" +
                     D(wait.mean_ns) + " per step, while a fetch takes " + D(a.batch_ns) +
-                    "): the cost is in transfer to the main process or in the main process itself (pin_memory, large "
-                    "batches, IPC).");
+                    "): the wait is not in fetching but in handing the batches over (the workers' result queue: "
+                    "pickling and shared memory" +
+                    (pinned ? std::string("; with pin_memory=True, the copy of each batch into pinned memory") : "") +
+                    ") or in the main process itself; trainprof does not time the hand-over.");
       break;
+    }
     case InputCause::kStartup:
       out.push_back("Most of the wait is for workers to start: " + D(static_cast<double>(in.startup_wait_counted_ns)) +
                     " of the " + D(static_cast<double>(wait.total_ns)) + " of data wait (" +

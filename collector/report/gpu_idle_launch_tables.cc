@@ -141,8 +141,13 @@ void GpuIdleLaunchSweep::Add(const TimeWindow& window, const std::vector<const C
 }
 
 std::vector<TableRows> GpuIdleLaunchSweep::Tables(const std::vector<const CudaDigest*>& digests,
-                                                  const ReportOptions& options, bool has_cuda) && {
+                                                  const ReportOptions& options, bool has_cuda,
+                                                  std::vector<UnlaunchedOps>* unlaunched) && {
   TableRows idle = IdleTable(has_cuda);
+  if (unlaunched != nullptr) {
+    unlaunched->clear();
+    for (const IdleKindsSweep& s : idle_) unlaunched->push_back(s.unlaunched());
+  }
   for (size_t p = 0; p < idle_.size(); ++p) {
     for (const StreamIdleKinds& s : std::move(idle_[p]).Rows()) idle.rows.push_back(GpuIdleKindsCells(trace_.processes[p], s));
   }
@@ -150,13 +155,20 @@ std::vector<TableRows> GpuIdleLaunchSweep::Tables(const std::vector<const CudaDi
 }
 
 std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const std::vector<const CudaDigest*>& digests,
-                                           const ReportOptions& options, bool has_cuda) {
+                                           const ReportOptions& options, bool has_cuda,
+                                           std::vector<UnlaunchedOps>* unlaunched) {
   TableRows idle = IdleTable(has_cuda);
   KernelLaunchSweep launch_sweep(trace.strings);
-  for (const Process& p : trace.processes) {
+  if (unlaunched != nullptr) unlaunched->assign(trace.processes.size(), {});
+  for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
+    const Process& p = trace.processes[pi];
     std::vector<const CudaData*> records;
     for (const TraceImage& img : p.images) records.push_back(&img.cuda);
-    for (const StreamIdleKinds& s : IdleKindsByStream(records)) idle.rows.push_back(GpuIdleKindsCells(p, s));
+    UnlaunchedOps own;
+    for (const StreamIdleKinds& s : IdleKindsByStream(records, kKernelWaitNs, &own)) {
+      idle.rows.push_back(GpuIdleKindsCells(p, s));
+    }
+    if (unlaunched != nullptr) (*unlaunched)[pi] = own;
   }
   // The launch calls by correlation id, one image's at a time.
   for (const Process& p : trace.processes) {

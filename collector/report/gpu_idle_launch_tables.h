@@ -24,8 +24,10 @@ Cells KernelLaunchCells(const KernelLaunchRow& r);
 /// report only when `has_cuda`. Reads only `trace` (Analyze runs it on another thread beside the
 /// per-process tables). `digests`: every image's CUDA digest, in process and image order (the
 /// processes' summaries'), which number the kernel names as the kernel table does.
+/// `unlaunched` (optional): set to each process's GPU ops whose launching call is not in the trace.
 std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const std::vector<const CudaDigest*>& digests,
-                                           const ReportOptions& options, bool has_cuda);
+                                           const ReportOptions& options, bool has_cuda,
+                                           std::vector<UnlaunchedOps>* unlaunched = nullptr);
 
 /// The same two tables fed window by window from windows read again (CudaWindows::Read, not
 /// whole()), each window's look-ups made from its partners (its enter times the window's own,
@@ -43,7 +45,7 @@ class GpuIdleLaunchSweep {
   void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
   /// The tables, as GpuIdleLaunchTables gives them.
   std::vector<TableRows> Tables(const std::vector<const CudaDigest*>& digests, const ReportOptions& options,
-                                bool has_cuda) &&;
+                                bool has_cuda, std::vector<UnlaunchedOps>* unlaunched = nullptr) &&;
 
  private:
   const Trace& trace_;

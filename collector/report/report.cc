@@ -181,7 +181,8 @@ bool SummariesThroughFiles() {
 // returned for their place in Report::tables. Needs r->processes; sets r->bottleneck.
 std::vector<TableRows> OnePassOverWindows(const Trace& trace, const RunView& run,
                                           const std::vector<const CudaDigest*>& digests, const ReportOptions& options,
-                                          const CudaWindows& windows, Report* r) {
+                                          const CudaWindows& windows, Report* r,
+                                          std::vector<UnlaunchedOps>* unlaunched) {
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
@@ -220,7 +221,7 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const RunView& run
   }
   r->cuda.devices = merged ? std::move(*merged).Rows() : MergedFromProcessRows(std::move(own_rows));
   std::move(overlap).AddTo(r);
-  return std::move(idle_launch).Tables(digests, options, r->has_cuda);
+  return std::move(idle_launch).Tables(digests, options, r->has_cuda, unlaunched);
 }
 
 // What the reader summed per process that its summary takes over: copied from a const trace,
@@ -321,11 +322,12 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // (with the merged CUDA tables above, the largest parts of a CUDA report's analysis). Not
   // beside the merged tables: the two working sets together raised the peak RSS by 9%
   // (docs/performance.md). Without a thread, made below in turn.
+  std::vector<UnlaunchedOps> unlaunched;  // per process, from the GPU idle-by-kind sweep
   std::future<std::vector<TableRows>> idle_launch;
   if (r.has_cuda && !windows && ReportThreads() > 1) {
     try {
-      idle_launch = std::async(std::launch::async, [&trace, &digests, &options] {
-        return GpuIdleLaunchTables(trace, digests, options, true);
+      idle_launch = std::async(std::launch::async, [&trace, &digests, &options, &unlaunched] {
+        return GpuIdleLaunchTables(trace, digests, options, true, &unlaunched);
       });
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
@@ -361,15 +363,27 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     r.processes.push_back(std::move(row));
   }
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Plural(unbalanced_processes, "process", "processes"));
-  r.warnings = losses.Warnings();
-  r.stats = losses.totals();
   if (windows) {
-    for (TableRows& t : OnePassOverWindows(trace, run, digests, options, *windows, &r)) r.tables.push_back(std::move(t));
+    for (TableRows& t : OnePassOverWindows(trace, run, digests, options, *windows, &r, &unlaunched)) {
+      r.tables.push_back(std::move(t));
+    }
   } else {
-    for (TableRows& t : idle_launch.valid() ? idle_launch.get() : GpuIdleLaunchTables(trace, digests, options, r.has_cuda)) {
+    for (TableRows& t : idle_launch.valid() ? idle_launch.get()
+                                            : GpuIdleLaunchTables(trace, digests, options, r.has_cuda, &unlaunched)) {
       r.tables.push_back(std::move(t));
     }
   }
+  // Only where the process recorded CUDA calls: without any (CUDA API tracing off, a torch.profiler
+  // trace of GPU activity alone) no op's call could be there.
+  for (size_t i = 0; i < unlaunched.size() && i < n; ++i) {
+    const ProcessInfo& info = summaries[i].info;
+    if (info.gpu.calls == 0 || unlaunched[i].ops == 0) continue;
+    const std::string who = "pid " + std::to_string(info.pid) + (info.host.empty() || r.hosts < 2 ? "" : " on " + info.host);
+    losses.Add(Loss::gpu_ops_without_launch, unlaunched[i].ops, i, who,
+               FormatDuration(static_cast<double>(unlaunched[i].ns)) + " of GPU time");
+  }
+  r.warnings = losses.Warnings();
+  r.stats = losses.totals();
   AddCallSiteTable(summaries, options, &r);
   AddFunctionTables(summaries, options, &r);
   AddOperatorPhaseTable(summaries, *names, options, &r);

@@ -48,6 +48,12 @@ void IdleKindsSweep::Add(const TimeWindow& w, const std::vector<const CudaData*>
       // op before it, the first one's from the stream's last op in an earlier window.
       SortRuns(stream_ops, [](const Op& a, const Op& b) { return a.start < b.start; });
       row.ops += stream_ops.size();
+      for (const Op& op : stream_ops) {
+        if (op.correlation == 0 || call_begin[i]->Find(op.correlation) == nullptr) {
+          ++unlaunched_.ops;
+          unlaunched_.ns += op.end - op.start;
+        }
+      }
       auto [last, first_window] = last_end_[i].try_emplace(key, 0);
       for (size_t k = first_window ? 1 : 0; k < stream_ops.size(); ++k) {
         const uint64_t prev_end = k == 0 ? last->second : stream_ops[k - 1].end;
@@ -80,7 +86,8 @@ std::vector<StreamIdleKinds> IdleKindsSweep::Rows() && {
   return out;
 }
 
-std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images, uint64_t kernel_wait_ns) {
+std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images, uint64_t kernel_wait_ns,
+                                               UnlaunchedOps* unlaunched) {
   std::vector<IdMap<uint64_t>> call_begin;
   call_begin.reserve(images.size());
   for (const CudaData* c : images) call_begin.push_back(EnterByCorrelation(*c));
@@ -88,6 +95,7 @@ std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*
   for (const IdMap<uint64_t>& m : call_begin) of.push_back(&m);
   IdleKindsSweep sweep(images.size(), kernel_wait_ns);
   sweep.Add(TimeWindow{}, images, of);
+  if (unlaunched != nullptr) *unlaunched = sweep.unlaunched();
   return std::move(sweep).Rows();
 }
 

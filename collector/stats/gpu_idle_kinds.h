@@ -42,6 +42,14 @@ struct StreamIdleKinds {
   std::optional<double> host_wait_percent, kernel_wait_percent, other_percent;  ///< of idle_ns; none when 0
 };
 
+/// GPU ops (kernels, memcpys, memsets) whose launching call is not in the trace: no CUDA call of
+/// their correlation id (launched before recording began, or the call's record was lost). They
+/// count in every GPU statistic; HTA leaves them out (docs/analysis.md).
+struct UnlaunchedOps {
+  uint64_t ops = 0;
+  uint64_t ns = 0;  ///< their summed durations
+};
+
 /// The rows of one process made window by window (model/cuda_window.h): each window's ops (those
 /// it owns) by start, the gap before a window's first op on a stream measured from the end of the
 /// stream's last op in the windows before. Any cut into windows gives the rows one window gives.
@@ -58,8 +66,11 @@ class IdleKindsSweep {
 
   /// One row per (device, stream) with GPU activity, by device then stream.
   std::vector<StreamIdleKinds> Rows() &&;
+  /// The ops added whose correlation id has no call in `call_begin`.
+  const UnlaunchedOps& unlaunched() const { return unlaunched_; }
 
  private:
+  UnlaunchedOps unlaunched_;
   using StreamKey = std::pair<uint32_t, uint32_t>;  // device, stream
   uint64_t kernel_wait_ns_;
   std::map<StreamKey, StreamIdleKinds> rows_;
@@ -68,7 +79,9 @@ class IdleKindsSweep {
 
 /// One row per (device, stream) with GPU activity, by device then stream. Images of one process
 /// (exec) are analysed apart and their rows of the same (device, stream) summed.
+/// `unlaunched` (optional): set to the ops whose launching call is not in the trace.
 std::vector<StreamIdleKinds> IdleKindsByStream(const std::vector<const CudaData*>& images,
-                                               uint64_t kernel_wait_ns = kKernelWaitNs);
+                                               uint64_t kernel_wait_ns = kKernelWaitNs,
+                                               UnlaunchedOps* unlaunched = nullptr);
 
 }  // namespace trainprof::collector

@@ -156,6 +156,41 @@ class SharedTracesTest(TraceTest):
         self.assertGreater(kernels, 79 + 500)  # alexnet's all, and those of the half of ns_resolution read
         self.assertLess(kernels, 79 + 4350)
 
+    def test_gpu_ops_launched_before_the_capture_are_counted_and_said(self):
+        # torch.profiler started after some launches: their cuda_runtime events are not in the
+        # trace, their kernels are. Made here from a real trace by dropping the launches of its
+        # first 5 GPU ops; trainprof counts them (HTA's loader leaves them out) and says so.
+        with gzip.open(os.path.join(SHARED, "nccl_rank0_of2.json.gz"), "rb") as f:
+            d = json.loads(f.read())  # floats: written back as numbers (sub-µs digits may round)
+        ev = d["traceEvents"]
+        gpu = sorted((e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")), key=lambda e: e["ts"])
+        dropped = {e["args"]["correlation"] for e in gpu[:5]}
+        d["traceEvents"] = [e for e in ev if not (e.get("cat") in ("cuda_runtime", "cuda_driver")
+                                                  and e.get("args", {}).get("correlation") in dropped)]
+        # The ops that now have no call, by the json module (one correlation may hold several ops).
+        calls = {e.get("args", {}).get("correlation") for e in d["traceEvents"]
+                 if e.get("cat") in ("cuda_runtime", "cuda_driver")}
+        missing = [e for e in gpu if e["args"].get("correlation") not in calls]
+        self.assertGreaterEqual(len(missing), 5)
+        path = os.path.join(self.out, "late_start.json")
+        with open(path, "w") as f:
+            json.dump(d, f)
+        proc = self.run_trainprof(["report", "--format", "json", path])
+        rep = json.loads(proc.stdout)
+        self.assertEqual(rep["stats"]["gpu_ops_without_launch"], len(missing))
+        total_ns = sum(e["dur"] for e in missing)
+        said = [w for w in rep["warnings"] if "launching CUDA call is not in the trace" in w]
+        self.assertEqual(len(said), 1, rep["warnings"])
+        self.assertIn("%d GPU ops (" % len(missing), said[0])
+        # The kernel table still counts them: every kernel of the file is there.
+        self.assertEqual(sum(k["instances"] for k in rep["gpu_kernels"]),
+                         sum(e.get("cat") == "kernel" for e in d["traceEvents"]))
+        self.assertGreater(total_ns, 0)
+        # The untouched trace has none.
+        clean = json.loads(self.run_trainprof(["report", "--format", "json",
+                                               os.path.join(SHARED, "nccl_rank0_of2.json.gz")]).stdout)
+        self.assertEqual(clean["stats"]["gpu_ops_without_launch"], 0)
+
 
 RECORD = r"""
 import sys, torch

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -287,6 +288,59 @@ TEST(GpuIdleLaunchTables, InTheReport) {
   EXPECT_TRUE(n["gpu_idle_by_kind"].empty());
   EXPECT_TRUE(n["kernel_launches"].empty());
   EXPECT_EQ(RenderText(none).find("GPU idle time by kind"), std::string::npos);
+}
+
+// Kernels and copies whose launching call is not in the trace (launched before recording began):
+// counted in the GPU statistics, counted in stats and said in a warning with their time; the
+// same read whole or in CUDA windows (TRAINPROF_CUDA_WINDOW_RECORDS).
+// A process with no CUDA call recorded at all is not warned about (no op's call could be there).
+TEST(GpuIdleLaunchTables, OpsWhoseLaunchIsNotInTheTraceAreCountedAndSaid) {
+  const uint64_t t0 = 1'000'000'000;
+  test::TraceBuilder b{410, 1, t0};
+  b.HeaderEnd(fmt::EndKind::kExit, 0, t0 + 10'000 * kUs);
+  int t = b.Thread(410), g = b.Thread(411);
+  b.GpuStatus(t, t0 + 50, fmt::GpuState::kOn, 0, 18, 12040);
+  // Correlations 7 and 8: launched before recording began; 9 launched in it.
+  b.Kernel(g, {.start = t0 + 20 * kUs, .end = t0 + 60 * kUs, .name = "_Z1kv", .correlation = 7});
+  b.Memcpy(g, {.start = t0 + 70 * kUs, .end = t0 + 80 * kUs, .kind = fmt::MemcpyKind::kHtoD, .bytes = 64, .correlation = 8});
+  b.ApiCall(t, t0 + 100 * kUs, t0 + 110 * kUs, "cudaLaunchKernel_v7000", 9);
+  b.Kernel(g, {.start = t0 + 120 * kUs, .end = t0 + 200 * kUs, .name = "_Z1kv", .correlation = 9});
+  Report r = Analyze(test::TraceOf({&b}), {});
+  EXPECT_EQ(r.stats[Loss::gpu_ops_without_launch], 2u);
+  std::vector<std::string> said;
+  for (const std::string& w : r.warnings) {
+    if (w.find("launching CUDA call") != std::string::npos) said.push_back(w);
+  }
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0], "pid 410: 2 GPU ops (50.0 µs of GPU time) whose launching CUDA call is not in the trace "
+                     "(launched before recording began, or the call's record lost): counted in GPU busy and the "
+                     "GPU tables, where HTA leaves them out");
+  nlohmann::json j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(j["stats"]["gpu_ops_without_launch"], 2);
+  EXPECT_EQ(j["kernel_launches"][0]["count"], 1);  // the launch table has the one it can time
+  {  // read from its file in windows of 2 record starts: the same count and warning
+    test::ScratchDir dir;
+    const std::string path = b.WriteTo(dir.path());
+    const char* saved = std::getenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+    const std::string keep = saved == nullptr ? "" : saved;
+    ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", "2", 1);
+    const Trace windowed = LoadTraceForReport({path});
+    if (saved == nullptr) {
+      ::unsetenv("TRAINPROF_CUDA_WINDOW_RECORDS");
+    } else {
+      ::setenv("TRAINPROF_CUDA_WINDOW_RECORDS", keep.c_str(), 1);
+    }
+    ASSERT_TRUE(ReadsCudaWindows(windowed));
+    const Report w = Analyze(windowed, {});
+    EXPECT_EQ(w.stats[Loss::gpu_ops_without_launch], 2u);
+    EXPECT_NE(std::find(w.warnings.begin(), w.warnings.end(), said[0]), w.warnings.end());
+  }
+
+  test::TraceBuilder quiet{420, 1, t0};  // GPU records, no CUDA call at all
+  quiet.HeaderEnd(fmt::EndKind::kExit, 0, t0 + 10'000 * kUs);
+  int qg = quiet.Thread(421);
+  quiet.Kernel(qg, {.start = t0 + 20 * kUs, .end = t0 + 60 * kUs, .name = "_Z1kv", .correlation = 7});
+  EXPECT_EQ(Analyze(test::TraceOf({&quiet}), {}).stats[Loss::gpu_ops_without_launch], 0u);
 }
 
 // With a second thread (ReportThreads() > 1) the two tables are made beside the per-process ones

@@ -60,7 +60,13 @@ struct RunView {
 struct OwnedRunView {
   std::vector<ProcessFacts> facts;
   std::vector<ProcessPhases> phases;
-  RunView view;
+  RunView view;  ///< points into facts and phases: moves keep it (vectors keep their buffers), copies would not
+
+  OwnedRunView() = default;
+  OwnedRunView(OwnedRunView&&) = default;
+  OwnedRunView& operator=(OwnedRunView&&) = default;
+  OwnedRunView(const OwnedRunView&) = delete;
+  OwnedRunView& operator=(const OwnedRunView&) = delete;
 };
 OwnedRunView RunViewOf(const Trace& trace);
 

@@ -295,6 +295,7 @@ bool DurationSummary::Load(const State& s, DurationSummary* out) {
   if (s.count <= kImplicit) {
     // The values are min, max and the rest of the total: they must be within [min, max].
     if (!s.data.empty()) return false;
+    if (s.shift != 0 || s.s2 != 0 || s.first != 0) return false;
     const bool ok = s.count == 1   ? s.min == s.max && s.total == s.min
                     : s.count == 2 ? s.total == s.min + s.max
                                    : s.total - s.min - s.max >= s.min && s.total - s.min - s.max <= s.max;
@@ -311,6 +312,7 @@ bool DurationSummary::Load(const State& s, DurationSummary* out) {
       hi = std::max(hi, v);
     }
     if (total != s.total || lo != s.min || hi != s.max) return false;
+    if (s.shift != 0 || s.s2 != 0 || s.first != 0) return false;  // what Save writes for exact values
     d.Reserve(s.count);
     std::memcpy(d.data_, s.data.data(), s.count * sizeof(uint64_t));
     *out = std::move(d);
@@ -328,9 +330,14 @@ bool DurationSummary::Load(const State& s, DurationSummary* out) {
     first_used = std::min(first_used, i);
     last_used = i;
   }
-  if (sum != s.count || DurationBucket(s.min) != s.first + first_used || DurationBucket(s.max) != s.first + last_used) {
+  // Save leaves no empty bucket at either end: the first counts min, the last max.
+  if (sum != s.count || first_used != 0 || last_used + 1 != s.data.size() || DurationBucket(s.min) != s.first ||
+      DurationBucket(s.max) != s.first + last_used) {
     return false;
   }
+  // The total of count values within [min, max] (in 128 bits: it wraps in 64 only past 584 years).
+  const unsigned __int128 n = s.count, total = s.total;
+  if (total < n * s.min || total > n * s.max) return false;
   if (!std::isfinite(s.s2) || s.s2 < 0 || s.shift < s.min || s.shift > s.max) return false;
   d.shift_ = s.shift;
   d.s2_ = s.s2;

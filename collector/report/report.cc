@@ -268,7 +268,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   LossLog losses;
   AddFileLosses(trace, &losses, &r);
 
-  const StringPool& strings = trace.strings;
+  const StringPool& strings = *names;  // the summaries' names (the trace's, or a copy with the same ids)
   const size_t n = trace.processes.size();
   // The map step: each process's summary (summary/), of which the parts below are merged.
   std::vector<ProcessSummary> summaries;

@@ -6,9 +6,12 @@
 //   Trace ─► SummarizeProcess (per process, summarize.h) ─► ProcessSummary ─► the report's merge
 //                                                            ⇅ EncodeSummary / DecodeSummary (CBOR)
 //
-// What a summary holds so far (the rest of the report still reads the trace; docs/summary-format.md
-// lists the sections in order): the Processes row's own fields, the process's losses, its NVTX
-// range and mark statistics, its CUDA statistics per name. Names are StringIds into the pool the summary was made with; the
+// What a summary holds so far (docs/summary-format.md lists its sections): the Processes row's own
+// fields, the process's losses, its NVTX, CUDA (per name), host-op, function, call-site and
+// operator-phase statistics, and the facts and phases of the bottleneck analyses. The report still
+// reads from the trace: the process tree and the hosts' clocks (made as it is read), the files'
+// losses, and the GPU analyses over CUDA records (devices, GPU idle, collectives, overlap, idle
+// kinds, launches). Names are StringIds into the pool the summary was made with; the
 // codec writes them as strings and interns them into the reader's pool.
 #pragma once
 

@@ -284,9 +284,10 @@ ProcessInfo ReadInfo(const Json& j) {
   p.nvtx_misuse = {U64(m[0], mw), U64(m[1], mw), U64(m[2], mw), U64(m[3], mw),
                    U64(m[4], mw), U64(m[5], mw), U64(m[6], mw)};
   const Json& threads = Array(f("threads"), at("threads"));
-  for (const Json& t : threads) {
-    Array(t, at("threads"), 3);
-    p.threads.push_back({U32(t[0], at("threads")), Str(t[1], at("threads")), U64(t[2], at("threads"))});
+  for (size_t i = 0; i < threads.size(); ++i) {
+    const std::string tw = at("threads") + "[" + std::to_string(i) + "]";
+    const Json& t = Array(threads[i], tw, 3);
+    p.threads.push_back({U32(t[0], tw + ".tid"), Str(t[1], tw + ".name"), U64(t[2], tw + ".events")});
   }
   const Json& g = f("gpu");
   const std::string gw = at("gpu");
@@ -436,7 +437,12 @@ FunctionCounts ReadFunctions(const Json& j) {
   c.process = ReadScope(Field(j, "process", w), w + ".process", c.functions.size());
   const Json& phases = Field(j, "phases", w);
   if (!phases.is_object()) Fail(w + ".phases", "expected a map");
-  for (const auto& [phase, scope] : phases.items()) c.phases[phase] = ReadScope(scope, w + ".phases." + phase, c.functions.size());
+  for (const auto& [phase, scope] : phases.items()) {
+    const std::string pw = w + ".phases." + phase;
+    if (phase != "other" && (phase.empty() || PhaseLabelRank(phase) == PhaseLabelRank(""))) Fail(pw, "not a phase label");
+    c.phases[phase] = ReadScope(scope, pw, c.functions.size());
+    if (c.phases[phase].samples > U64(Field(j, "samples", w), w + ".samples")) Fail(pw, "more samples than the process has");
+  }
   c.samples = U64(Field(j, "samples", w), w + ".samples");
   c.python_missed_samples = U64(Field(j, "python_missed_samples", w), w + ".python_missed_samples");
   if (c.process.samples != c.samples || c.python_missed_samples > c.samples) Fail(w, "sample counts that do not agree");
@@ -498,7 +504,7 @@ ProcessFacts ReadFacts(const Json& j) {
 
 Phase ReadPhase(const Json& v, const std::string& w) {
   const uint32_t phase = U32(v, w);
-  if (phase >= kPhaseSlots) Fail(w, "not a training phase");
+  if (phase == 0 || phase >= kPhaseSlots) Fail(w, "not a training phase");
   return static_cast<Phase>(phase);
 }
 
@@ -554,6 +560,10 @@ NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
     s.unbalanced = U64(r[5], w + ".unbalanced");
     s.wall_ns = U64(r[6], w + ".wall_ns");
     s.durations = ReadDurations(r[7], w + ".durations");
+    if (s.names == 0) Fail(w + ".names", "a row of no name");
+    for (const RangeSamples& other : n.ranges) {
+      if (other.key == s.key) Fail(w, "a second row of the same domain, name, style and orphan");
+    }
     n.ranges.push_back(std::move(s));
   }
   const Json& marks = Array(Field(j, "marks", "nvtx"), "nvtx.marks");
@@ -631,7 +641,16 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
     const std::string key = Str(l[0], w + ".kind");
     const std::optional<Loss> kind = LossByKey(key);
     if (!kind) Fail(w + ".kind", "unknown loss \"" + key + "\"");
-    s.losses.push_back({*kind, U64(l[1], w + ".n"), Str(l[2], w + ".detail"), Bool(l[3], w + ".warn")});
+    const LossInfo& info = InfoOf(*kind);
+    // A process's own losses only: its capture note is the merge's (from `capture`), and the
+    // unbalanced ranges are summed from the NVTX section.
+    if (info.scope != LossScope::kProcess || *kind == Loss::capture_limited || *kind == Loss::unbalanced_ranges) {
+      Fail(w + ".kind", "\"" + key + "\" is not a loss a process's summary holds");
+    }
+    LossNote note{*kind, U64(l[1], w + ".n"), Str(l[2], w + ".detail"), Bool(l[3], w + ".warn")};
+    if (note.n == 0) Fail(w + ".n", "a loss of 0");
+    if (note.warn != !info.warning.empty()) Fail(w + ".warn", "disagrees with the loss catalogue");
+    s.losses.push_back(std::move(note));
   }
   const Json& capture = Field(j, "capture", "summary");
   if (!capture.is_null()) {
@@ -657,9 +676,10 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
   s.functions = ReadFunctions(Field(j, "functions", "summary"));
   s.callsites = ReadCallSites(Field(j, "callsites", "summary"));
   const Json& problems = Array(Field(j, "symbol_problems", "summary"), "symbol_problems");
-  for (const Json& p : problems) {
-    Array(p, "symbol_problems", 3);
-    s.symbol_problems.push_back({Str(p[0], "symbol_problems"), Str(p[1], "symbol_problems"), Str(p[2], "symbol_problems")});
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const std::string w = "symbol_problems[" + std::to_string(i) + "]";
+    const Json& p = Array(problems[i], w, 3);
+    s.symbol_problems.push_back({Str(p[0], w + ".key"), Str(p[1], w + ".path"), Str(p[2], w + ".line")});
   }
   const Json& ops = Array(Field(j, "operator_phases", "summary"), "operator_phases");
   for (size_t i = 0; i < ops.size(); ++i) {

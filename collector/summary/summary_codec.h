@@ -2,9 +2,9 @@
 // with nlohmann/json (its to_cbor / from_cbor), the format docs/summary-format.md describes.
 //
 //   the file: 0xd9 0xd9 0xf7 (CBOR's self-described tag 55799, RFC 8949 §3.4.6: the magic)
-//             then one map: {"trainprof_summary": kSummaryFormatVersion,
-//                            "info": {...}, "recorded_ns": ..., "losses": [...], "capture": {...},
-//                            "nvtx": {...}}
+//             then one map: {"trainprof_summary": kSummaryFormatVersion, "info": {...}, "losses": [...],
+//                            "capture": {...}, "nvtx": {...}, "cuda": [...], ...} (every key:
+//                            docs/summary-format.md, "Sections")
 //
 // Names are written as strings (a summary file has no string table of its own: the names of one
 // process are few beside its statistics) and interned into the reader's pool; loss kinds by their

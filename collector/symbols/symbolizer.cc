@@ -13,6 +13,7 @@
 #include <ctime>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "trainprof/build_id_hex.h"
 
@@ -277,7 +278,8 @@ std::vector<Symbolizer::Problem> Symbolizer::KeyedProblems() const {
 }
 
 std::vector<std::string> Symbolizer::ProblemLines(std::vector<Problem> problems) {
-  std::sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) { return a.key < b.key; });
+  std::sort(problems.begin(), problems.end(),
+            [](const Problem& a, const Problem& b) { return std::tie(a.key, a.line) < std::tie(b.key, b.line); });
   std::vector<std::string> out;
   std::set<std::string_view> said;  // one per path (several processes, spans or starts of one file)
   std::string_view last_key;

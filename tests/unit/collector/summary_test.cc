@@ -90,6 +90,15 @@ TEST(DurationSummaryState, LoadRefusesStatesNoSummaryHas) {
   hist = Durations(5000, 500).Save();
   hist.first = 7424;  // past the last bucket
   EXPECT_TRUE(refused(hist));
+  hist = Durations(5000, 500).Save();
+  hist.data.push_back(0);  // an empty bucket past max's: Save writes none
+  EXPECT_TRUE(refused(hist));
+  hist = Durations(5000, 500).Save();
+  hist.total = hist.count * hist.max + 1;  // a mean above max
+  EXPECT_TRUE(refused(hist));
+  exact = Durations(100, 500).Save();
+  exact.shift = 3;  // exact values carry no shift
+  EXPECT_TRUE(refused(exact));
   EXPECT_FALSE(refused(Durations(5000, 500).Save()));
 }
 
@@ -226,6 +235,34 @@ TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
             "losses[0].kind: unknown loss \"no_such_loss\"");
   EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["nvtx"]["ranges"][0][7][1] = 11; })),
             "nvtx.ranges[0].durations: a duration statistic whose parts do not add up");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["nvtx"]["ranges"].push_back((*j)["nvtx"]["ranges"][0]);
+            })),
+            "nvtx.ranges[1]: a second row of the same domain, name, style and orphan");
+  // Losses a process's summary cannot hold: a file's, the capture note (made at the merge), none.
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["losses"] = nlohmann::json::array({nlohmann::json::array({"damaged_files", 1, "x", true})});
+            })),
+            "losses[0].kind: \"damaged_files\" is not a loss a process's summary holds");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["losses"] = nlohmann::json::array({nlohmann::json::array({"capture_limited", 1, "x", true})});
+            })),
+            "losses[0].kind: \"capture_limited\" is not a loss a process's summary holds");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["losses"] = nlohmann::json::array({nlohmann::json::array({"records_dropped", 0, "", true})});
+            })),
+            "losses[0].n: a loss of 0");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["functions"]["phases"][""] = {{"samples", 0}, {"functions", nlohmann::json::array()}};
+            })),
+            "functions.phases.: not a phase label");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["phases"] = nlohmann::json::array({{{"image", 0}, {"thread", 0}, {"tid", 1},
+                                                       {"ranges", nlohmann::json::array({nlohmann::json::array({1, 2, 0, "", false})})},
+                                                       {"data_end_marks", nlohmann::json::array()},
+                                                       {"loader_marks", nlohmann::json::array()}}});
+            })),
+            "phases[0].ranges[0].phase: not a training phase");
 }
 
 }  // namespace

@@ -291,8 +291,8 @@ void DescribeSteps(TrainingProcess* tp) {
       });
       out.push_back("The workers are fetching only " + P(*in.busy_percent) + " of the time the main process waits (" +
                     D(wait.mean_ns) + " per step, while a fetch takes " + D(a.batch_ns) +
-                    "): the wait is not in fetching but in handing the batches over (the workers' result queue: "
-                    "pickling and shared memory" +
+                    "): the workers are idle for much of the wait, so part of it is in handing the batches over (the "
+                    "workers' result queue: pickling and shared memory" +
                     (pinned ? std::string("; with pin_memory=True, the copy of each batch into pinned memory") : "") +
                     ") or in the main process itself; trainprof does not time the hand-over.");
       break;

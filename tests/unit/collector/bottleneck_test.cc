@@ -173,8 +173,8 @@ TEST(Bottleneck, IdleWorkersPointToTransfer) {
     const std::string pinned = std::string(pin) == "1" ? "; with pin_memory=True, the copy of each batch into pinned memory" : "";
     EXPECT_TRUE(Says(tp.text,
                      "The workers are fetching only 0.0% of the time the main process waits (30.0 ms per step, while "
-                     "a fetch takes 2.00 ms): the wait is not in fetching but in handing the batches over (the workers' "
-                     "result queue: pickling and shared memory" + pinned +
+                     "a fetch takes 2.00 ms): the workers are idle for much of the wait, so part of it is in handing the "
+                     "batches over (the workers' result queue: pickling and shared memory" + pinned +
                      ") or in the main process itself; trainprof does not time the hand-over."))
         << ::testing::PrintToString(tp.text);
     EXPECT_FALSE(Says(tp.text, "large batches"));

@@ -167,6 +167,11 @@ bool RangeRows::any_estimated() const {
 
 namespace {
 
+// How a process's warnings name it: "pid 123", with " on HOST" when the run has several hosts.
+std::string WarningSubject(const ProcessInfo& info, size_t hosts) {
+  return "pid " + std::to_string(info.pid) + (info.host.empty() || hosts < 2 ? "" : " on " + info.host);
+}
+
 // TRAINPROF_SUMMARY_ROUNDTRIP=1: each summary written as a summary file's bytes and read back before
 // the merge, which must give the same report (the golden test golden_summaries checks it).
 bool SummariesThroughFiles() {
@@ -358,7 +363,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     }
     if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&summaries[i].host_ops}, {walls[i]}, strings, options.top);
     const ProcessInfo& info = summaries[i].info;
-    const std::string who = "pid " + std::to_string(info.pid) + (info.host.empty() || r.hosts < 2 ? "" : " on " + info.host);
+    const std::string who = WarningSubject(info, r.hosts);
     AddProcessLosses(&losses, i, who, summaries[i], row.offset_ns);
     r.processes.push_back(std::move(row));
   }
@@ -378,7 +383,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   for (size_t i = 0; i < unlaunched.size() && i < n; ++i) {
     const ProcessInfo& info = summaries[i].info;
     if (info.gpu.calls == 0 || unlaunched[i].ops == 0) continue;
-    const std::string who = "pid " + std::to_string(info.pid) + (info.host.empty() || r.hosts < 2 ? "" : " on " + info.host);
+    const std::string who = WarningSubject(info, r.hosts);
     losses.Add(Loss::gpu_ops_without_launch, unlaunched[i].ops, i, who,
                FormatDuration(static_cast<double>(unlaunched[i].ns)) + " of GPU time");
   }

@@ -140,17 +140,11 @@ Json CallSitesJson(const std::vector<CallSiteGroup>& groups) {
   return out;
 }
 
+// Only what the other sections do not hold: the rest of the facts (identity, lifetime, capture,
+// shim, CUDA) is the info's and the capture's, made again on reading (ReadFacts).
 Json FactsJson(const ProcessFacts& f) {
-  Json captured = nullptr;
-  if (f.captured) {
-    captured = Json::array();
-    for (const CaptureInterval& i : *f.captured) captured.push_back(Json::array({i.start_ns, i.end_ns}));
-  }
-  return Json{{"pid", f.pid}, {"host", f.host}, {"rank", OptionalInt(f.rank)}, {"role", f.role},
-              {"start_ns", f.start_ns}, {"end_ns", f.end_ns}, {"start_realtime_ns", f.start_realtime_ns},
-              {"ddp_backend", OptStr(f.ddp_backend)}, {"recorded_from_delay", f.recorded_from_delay},
-              {"captured", std::move(captured)}, {"kineto", f.kineto}, {"spawned", f.spawned}, {"python", f.python},
-              {"python_shim_off", f.python_shim_off}, {"cuda", f.cuda}};
+  return Json{{"ddp_backend", OptStr(f.ddp_backend)}, {"recorded_from_delay", f.recorded_from_delay},
+              {"spawned", f.spawned}, {"python", f.python}};
 }
 
 Json PhasesJson(const ProcessPhases& phases, const StringPool& strings) {
@@ -470,35 +464,28 @@ std::vector<CallSiteGroup> ReadCallSites(const Json& v) {
   return out;
 }
 
-ProcessFacts ReadFacts(const Json& j) {
+// The facts of a summary: its own four fields, the rest from the info and the capture (as
+// FactsOf makes them from the same process).
+ProcessFacts ReadFacts(const Json& j, const ProcessInfo& info, const std::optional<CaptureSummary>& capture) {
   const std::string w = "facts";
   auto f = [&](const char* key) -> const Json& { return Field(j, key, w); };
   auto at = [&](const char* key) { return w + "." + key; };
   ProcessFacts p;
-  p.pid = I32(f("pid"), at("pid"));
-  p.host = Str(f("host"), at("host"));
-  p.rank = OptI64(f("rank"), at("rank"));
-  p.role = Str(f("role"), at("role"));
-  p.start_ns = U64(f("start_ns"), at("start_ns"));
-  p.end_ns = U64(f("end_ns"), at("end_ns"));
-  p.start_realtime_ns = U64(f("start_realtime_ns"), at("start_realtime_ns"));
+  p.pid = info.pid;
+  p.host = info.host;
+  p.rank = info.rank;
+  p.role = info.role;
+  p.start_ns = info.start_ns;
+  p.end_ns = info.end_ns;
+  p.start_realtime_ns = info.start_realtime_ns;
+  if (capture) p.captured = capture->intervals;
+  p.kineto = info.kineto;
+  p.python_shim_off = info.python_shim_off;
+  p.cuda = info.gpu.any;
   p.ddp_backend = OptStr(f("ddp_backend"), at("ddp_backend"));
   p.recorded_from_delay = Bool(f("recorded_from_delay"), at("recorded_from_delay"));
-  if (!f("captured").is_null()) {
-    std::vector<CaptureInterval> captured;
-    for (const Json& i : Array(f("captured"), at("captured"))) {
-      Array(i, at("captured"), 2);
-      const uint64_t a = U64(i[0], at("captured")), b = U64(i[1], at("captured"));
-      if (b < a) Fail(at("captured"), "an interval that ends before it starts");
-      captured.push_back({a, b});
-    }
-    p.captured = std::move(captured);
-  }
-  p.kineto = Bool(f("kineto"), at("kineto"));
   p.spawned = Bool(f("spawned"), at("spawned"));
   p.python = Bool(f("python"), at("python"));
-  p.python_shim_off = Str(f("python_shim_off"), at("python_shim_off"));
-  p.cuda = Bool(f("cuda"), at("cuda"));
   return p;
 }
 
@@ -691,7 +678,7 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
     if (st.self_ns > st.total_ns) Fail(w, "self time above total time");
     s.operator_phases.push_back(std::move(st));
   }
-  s.facts = ReadFacts(Field(j, "facts", "summary"));
+  s.facts = ReadFacts(Field(j, "facts", "summary"), s.info, s.capture);
   s.phases = ReadPhases(Field(j, "phases", "summary"), strings);
   return s;
 }

@@ -184,10 +184,28 @@ def _flag(value):
     return "1" if value else "0"
 
 
+def _pins(loader):
+    """Whether the loader's iterators pin their batches: pin_memory=True takes effect only with a
+    device to pin for (PyTorch's _BaseDataLoaderIter: a pin_memory_device named, or CUDA available;
+    on a CPU-only machine nothing is pinned). Asked only when pin_memory is set, as the iterator
+    asks right after. An accelerator other than CUDA without pin_memory_device reads as 0: the report
+    then names no pinning rather than one that may not happen."""
+    if not getattr(loader, "pin_memory", False):
+        return False
+    if getattr(loader, "pin_memory_device", ""):
+        return True
+    try:
+        import torch
+        return bool(torch.cuda.is_available())
+    except Exception:  # never break the program for a description
+        return False
+
+
 def loader_name(loader):
     """The description mark of a DataLoader, made once per loader object (docs/trace-format.md,
     "DataLoader identity"): "DataLoader#<id> dataset=<Class> batch_size=<n|none> num_workers=<n>
-    persistent_workers=<0|1> pin_memory=<0|1>"; ids count from 1 per process."""
+    persistent_workers=<0|1> pin_memory=<0|1>" (pin_memory: pinning in effect, _pins); ids count
+    from 1 per process."""
     name = loader.__dict__.get("_trainprof_name")
     if name is None:
         _loader_ids[0] += 1
@@ -195,7 +213,7 @@ def loader_name(loader):
         name = "DataLoader#%d dataset=%s batch_size=%s num_workers=%d persistent_workers=%s pin_memory=%s" % (
             _loader_ids[0], type(getattr(loader, "dataset", None)).__name__,
             "none" if batch is None else int(batch), int(getattr(loader, "num_workers", 0) or 0),
-            _flag(getattr(loader, "persistent_workers", False)), _flag(getattr(loader, "pin_memory", False)))
+            _flag(getattr(loader, "persistent_workers", False)), _flag(_pins(loader)))
         loader.__dict__["_trainprof_name"] = name
         loader.__dict__["_trainprof_id"] = _loader_ids[0]
     return name

@@ -70,6 +70,8 @@ class LoadersTest(TraceTest):
         self.assertEqual(test["dataset"], "Digits")
         self.assertEqual(test["batch_size"], 32)
         self.assertEqual(test["num_workers"], 2)
+        # Asked for, not in effect: no CUDA here, so PyTorch pins nothing and the report says so.
+        self.assertFalse(test["pin_memory"])
         self.assertFalse(test["feeds_training"])
         self.assertEqual(test["waits"], counts["test_batches"] + epochs)
         self.assertEqual(test["worker_processes"], 2 * epochs)

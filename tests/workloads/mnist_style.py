@@ -96,7 +96,8 @@ def main():
     if args.start_method:
         kwargs["multiprocessing_context"] = args.start_method
     train_loader = DataLoader(train_set, batch_size=16, shuffle=True, **kwargs)
-    test_loader = DataLoader(Digits(96), batch_size=32, **kwargs)
+    # pin_memory=True as many programs set it whatever the machine: PyTorch pins only with CUDA.
+    test_loader = DataLoader(Digits(96), batch_size=32, pin_memory=True, **kwargs)
     model = Net()
     optimizer = optim.Adadelta(model.parameters(), lr=1.0)
     for epoch in range(1, args.epochs + 1):

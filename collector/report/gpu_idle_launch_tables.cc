@@ -69,7 +69,7 @@ const TableDef& GpuIdleKindsTable() {
   static const TableDef t = MakeIdleKindsTable();
   return t;
 }
-Cells GpuIdleKindsCells(const Process& p, const StreamIdleKinds& s) {
+Cells GpuIdleKindsCells(const ProcessInfo& p, const StreamIdleKinds& s) {
   return {p.host,           p.pid,         p.rank,           s.device,
           s.stream,         s.idle_ns,     s.host_wait_ns,   s.kernel_wait_ns,
           s.other_ns,       Share(s.host_wait_percent), Share(s.kernel_wait_percent), Share(s.other_percent)};
@@ -93,91 +93,27 @@ Cells KernelLaunchCells(const KernelLaunchRow& r) {
           r.exact};
 }
 
-namespace {
-
-// The two tables from their sweeps.
-std::vector<TableRows> IdleLaunchTables(const std::vector<const CudaDigest*>& digests, const ReportOptions& options,
-                                        bool has_cuda, TableRows idle, KernelLaunchSweep launch_sweep) {
+std::vector<TableRows> GpuIdleLaunchTables(const std::vector<ProcessSummary>& summaries,
+                                           const std::vector<const CudaDigest*>& digests, const StringPool& strings,
+                                           const ReportOptions& options, bool has_cuda) {
+  TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
+  idle.text = has_cuda;
+  std::vector<const std::vector<LaunchSamples>*> launches;
+  for (const ProcessSummary& s : summaries) {
+    for (const StreamIdleKinds& k : s.gpu_ops.idle_kinds) idle.rows.push_back(GpuIdleKindsCells(s.info, k));
+    launches.push_back(&s.gpu_ops.launches);
+  }
   // The kernel table's digests, so that the names are numbered alike.
-  KernelLaunches launches_rows =
-      std::move(launch_sweep).Rows([&] { return digests; }, options.full_names, options.top);
+  const KernelLaunches rows =
+      KernelLaunchRows(launches, [&] { return digests; }, strings, options.full_names, options.top);
   TableRows launch{&KernelLaunchTable(), "Kernel launches (launch call duration; delay = GPU start - end of the call)", {}};
-  for (const KernelLaunchRow& row : launches_rows.rows) launch.rows.push_back(KernelLaunchCells(row));
+  for (const KernelLaunchRow& row : rows.rows) launch.rows.push_back(KernelLaunchCells(row));
   launch.text = has_cuda;
-  launch.omitted = launches_rows.omitted;
+  launch.omitted = rows.omitted;
   std::vector<TableRows> out;
   out.push_back(std::move(idle));
   out.push_back(std::move(launch));
   return out;
-}
-
-TableRows IdleTable(bool has_cuda) {
-  TableRows idle{&GpuIdleKindsTable(), "GPU idle time by kind, per stream (HTA's host wait / kernel wait / other)", {}};
-  idle.text = has_cuda;
-  return idle;
-}
-
-}  // namespace
-
-GpuIdleLaunchSweep::GpuIdleLaunchSweep(const Trace& trace) : trace_(trace), launch_(trace.strings) {
-  idle_.reserve(trace.processes.size());
-  for (const Process& p : trace.processes) idle_.emplace_back(p.images.size());
-}
-
-void GpuIdleLaunchSweep::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
-  std::vector<const CudaData*> images;
-  std::vector<IdMap<LaunchCall>> launches;
-  for (size_t p = 0; p < data.size(); ++p) {
-    const CudaWindowData& d = *data[p];
-    std::vector<const IdMap<uint64_t>*> call_begin;
-    for (size_t i = 0; i < d.images(); ++i) call_begin.push_back(&d.Enter(i));
-    idle_[p].Add(window, d.records(), call_begin);
-    images.insert(images.end(), d.records().begin(), d.records().end());
-    for (size_t i = 0; i < d.images(); ++i) launches.push_back(LaunchCallsOf(d.PartnerSources(i), trace_.strings));
-  }
-  std::vector<const IdMap<LaunchCall>*> launch_of;
-  for (const IdMap<LaunchCall>& l : launches) launch_of.push_back(&l);
-  launch_.Add(window, images, launch_of);
-}
-
-std::vector<TableRows> GpuIdleLaunchSweep::Tables(const std::vector<const CudaDigest*>& digests,
-                                                  const ReportOptions& options, bool has_cuda,
-                                                  std::vector<UnlaunchedOps>* unlaunched) && {
-  TableRows idle = IdleTable(has_cuda);
-  if (unlaunched != nullptr) {
-    unlaunched->clear();
-    for (const IdleKindsSweep& s : idle_) unlaunched->push_back(s.unlaunched());
-  }
-  for (size_t p = 0; p < idle_.size(); ++p) {
-    for (const StreamIdleKinds& s : std::move(idle_[p]).Rows()) idle.rows.push_back(GpuIdleKindsCells(trace_.processes[p], s));
-  }
-  return IdleLaunchTables(digests, options, has_cuda, std::move(idle), std::move(launch_));
-}
-
-std::vector<TableRows> GpuIdleLaunchTables(const Trace& trace, const std::vector<const CudaDigest*>& digests,
-                                           const ReportOptions& options, bool has_cuda,
-                                           std::vector<UnlaunchedOps>* unlaunched) {
-  TableRows idle = IdleTable(has_cuda);
-  KernelLaunchSweep launch_sweep(trace.strings);
-  if (unlaunched != nullptr) unlaunched->assign(trace.processes.size(), {});
-  for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
-    const Process& p = trace.processes[pi];
-    std::vector<const CudaData*> records;
-    for (const TraceImage& img : p.images) records.push_back(&img.cuda);
-    UnlaunchedOps own;
-    for (const StreamIdleKinds& s : IdleKindsByStream(records, kKernelWaitNs, &own)) {
-      idle.rows.push_back(GpuIdleKindsCells(p, s));
-    }
-    if (unlaunched != nullptr) (*unlaunched)[pi] = own;
-  }
-  // The launch calls by correlation id, one image's at a time.
-  for (const Process& p : trace.processes) {
-    for (const TraceImage& img : p.images) {
-      const IdMap<LaunchCall> launches = LaunchCallsOf(img.cuda, trace.strings);
-      launch_sweep.Add(TimeWindow{}, {&img.cuda}, {&launches});
-    }
-  }
-  return IdleLaunchTables(digests, options, has_cuda, std::move(idle), std::move(launch_sweep));
 }
 
 }  // namespace trainprof::collector

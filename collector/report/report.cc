@@ -30,6 +30,7 @@
 #include "collector/report/operator_phase_table.h"
 #include "collector/report/rank_tables.h"
 #include "collector/report/gpu_idle_launch_tables.h"
+#include "collector/summary/gpu_ops.h"
 #include "collector/summary/summarize.h"
 #include "collector/summary/summary_codec.h"
 #include "trainprof/trace_format.h"
@@ -182,12 +183,10 @@ bool SummariesThroughFiles() {
 // Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
 // each window of each process decoded once (on every core, ForEachCudaWindow): the device rows
 // (merged, and of each process with GPU tracing), the bottleneck analysis (its collectives and GPU
-// idle), the GPU overlap rows (over its steps) and the GPU idle-by-kind and kernel-launch tables,
-// returned for their place in Report::tables. Needs r->processes; sets r->bottleneck.
-std::vector<TableRows> OnePassOverWindows(const Trace& trace, const RunView& run,
-                                          const std::vector<const CudaDigest*>& digests, const ReportOptions& options,
-                                          const CudaWindows& windows, Report* r,
-                                          std::vector<UnlaunchedOps>* unlaunched) {
+// idle), the GPU overlap rows (over its steps) and each process's GPU ops (summary/gpu_ops.h),
+// returned for its summary. Needs r->processes; sets r->bottleneck.
+std::vector<GpuOpsSummary> OnePassOverWindows(const Trace& trace, const RunView& run, const CudaWindows& windows,
+                                              Report* r) {
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
@@ -202,7 +201,7 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const RunView& run
   for (size_t i = 0; i < n && from_own; ++i) from_own = own[i] != nullptr || DevicesUsed(*all[i]).empty();
   std::optional<DeviceWindowSweep> merged;
   if (!from_own) merged.emplace(all, trace.strings, /*merged=*/true, /*whole=*/false);
-  GpuIdleLaunchSweep idle_launch(trace);
+  GpuOpsSweep gpu_ops(trace);
   BottleneckSweeps bottleneck(trace, run);  // the steps now, the GPU parts from the windows
   GpuOverlapWindows overlap(trace, bottleneck.partial(), /*whole=*/false);
   // The reads on every core but this one's, which visits and, while it waits, reads too
@@ -213,7 +212,7 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const RunView& run
     for (size_t i = 0; i < n; ++i) {
       if (own[i]) own[i]->Add(w, {data[i]});
     }
-    idle_launch.Add(w, data);
+    gpu_ops.Add(w, data);
     bottleneck.Add(w, data);
     overlap.Add(w, data);
   });
@@ -226,7 +225,7 @@ std::vector<TableRows> OnePassOverWindows(const Trace& trace, const RunView& run
   }
   r->cuda.devices = merged ? std::move(*merged).Rows() : MergedFromProcessRows(std::move(own_rows));
   std::move(overlap).AddTo(r);
-  return std::move(idle_launch).Tables(digests, options, r->has_cuda, unlaunched);
+  return std::move(gpu_ops).Summaries();
 }
 
 // What the reader summed per process that its summary takes over: copied from a const trace,
@@ -322,18 +321,21 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   if (r.has_cuda) {
     r.cuda = BuildCudaTables(digests, all, strings, options.full_names, options.top, /*merged=*/true, !windows);
   }
-  // The GPU idle-by-kind and kernel-launch tables read only the trace: with CUDA records and a
-  // second thread they are made there, beside the per-process tables this thread makes next
-  // (with the merged CUDA tables above, the largest parts of a CUDA report's analysis). Not
-  // beside the merged tables: the two working sets together raised the peak RSS by 9%
-  // (docs/performance.md). Without a thread, made below in turn.
-  std::vector<UnlaunchedOps> unlaunched;  // per process, from the GPU idle-by-kind sweep
-  std::future<std::vector<TableRows>> idle_launch;
+  // The processes' GPU ops (summary/gpu_ops.h: the GPU idle-by-kind and kernel-launch tables'
+  // part of their summaries) read only the trace: with CUDA records and a second thread they are
+  // made there, beside the per-process tables this thread makes next (with the merged CUDA tables
+  // above, the largest parts of a CUDA report's analysis). Not beside the merged tables: the two
+  // working sets together raised the peak RSS by 9% (docs/performance.md). Without a thread, made
+  // below in turn; with windows, in the one pass over them.
+  auto summarize_gpu_ops = [&trace] {
+    std::vector<GpuOpsSummary> out;
+    for (const Process& p : trace.processes) out.push_back(SummarizeGpuOps(p, trace.strings));
+    return out;
+  };
+  std::future<std::vector<GpuOpsSummary>> gpu_ops;
   if (r.has_cuda && !windows && ReportThreads() > 1) {
     try {
-      idle_launch = std::async(std::launch::async, [&trace, &digests, &options, &unlaunched] {
-        return GpuIdleLaunchTables(trace, digests, options, true, &unlaunched);
-      });
+      gpu_ops = std::async(std::launch::async, summarize_gpu_ops);
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
   }
@@ -368,24 +370,24 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     r.processes.push_back(std::move(row));
   }
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Plural(unbalanced_processes, "process", "processes"));
-  if (windows) {
-    for (TableRows& t : OnePassOverWindows(trace, run, digests, options, *windows, &r, &unlaunched)) {
-      r.tables.push_back(std::move(t));
-    }
-  } else {
-    for (TableRows& t : idle_launch.valid() ? idle_launch.get()
-                                            : GpuIdleLaunchTables(trace, digests, options, r.has_cuda, &unlaunched)) {
-      r.tables.push_back(std::move(t));
-    }
+  std::vector<GpuOpsSummary> ops = windows        ? OnePassOverWindows(trace, run, *windows, &r)
+                                   : gpu_ops.valid() ? gpu_ops.get()
+                                                     : summarize_gpu_ops();
+  for (size_t i = 0; i < n; ++i) {
+    summaries[i].gpu_ops = std::move(ops[i]);
+    // Their summaries' other sections went through bytes above; this one, made later, now.
+    if (SummariesThroughFiles()) summaries[i].gpu_ops = DecodeSummary(EncodeSummary(summaries[i], *names), names).gpu_ops;
   }
+  for (TableRows& t : GpuIdleLaunchTables(summaries, digests, strings, options, r.has_cuda)) r.tables.push_back(std::move(t));
   // Only where the process recorded CUDA calls: without any (CUDA API tracing off, a torch.profiler
   // trace of GPU activity alone) no op's call could be there.
-  for (size_t i = 0; i < unlaunched.size() && i < n; ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const ProcessInfo& info = summaries[i].info;
-    if (info.gpu.calls == 0 || unlaunched[i].ops == 0) continue;
+    const UnlaunchedOps& unlaunched = summaries[i].gpu_ops.unlaunched;
+    if (info.gpu.calls == 0 || unlaunched.ops == 0) continue;
     const std::string who = WarningSubject(info, r.hosts);
-    losses.Add(Loss::gpu_ops_without_launch, unlaunched[i].ops, i, who,
-               FormatDuration(static_cast<double>(unlaunched[i].ns)) + " of GPU time");
+    losses.Add(Loss::gpu_ops_without_launch, unlaunched.ops, i, who,
+               FormatDuration(static_cast<double>(unlaunched.ns)) + " of GPU time");
   }
   r.warnings = losses.Warnings();
   r.stats = losses.totals();

@@ -29,6 +29,13 @@ std::optional<double> Share(uint64_t part, uint64_t idle) {
 
 }  // namespace
 
+void SetIdleTotals(StreamIdleKinds* row) {
+  row->idle_ns = row->host_wait_ns + row->kernel_wait_ns + row->other_ns;
+  row->host_wait_percent = Share(row->host_wait_ns, row->idle_ns);
+  row->kernel_wait_percent = Share(row->kernel_wait_ns, row->idle_ns);
+  row->other_percent = Share(row->other_ns, row->idle_ns);
+}
+
 IdleKindsSweep::IdleKindsSweep(size_t images, uint64_t kernel_wait_ns)
     : kernel_wait_ns_(kernel_wait_ns), last_end_(images) {}
 
@@ -77,10 +84,7 @@ std::vector<StreamIdleKinds> IdleKindsSweep::Rows() && {
   std::vector<StreamIdleKinds> out;
   out.reserve(rows_.size());
   for (auto& [key, row] : rows_) {
-    row.idle_ns = row.host_wait_ns + row.kernel_wait_ns + row.other_ns;
-    row.host_wait_percent = Share(row.host_wait_ns, row.idle_ns);
-    row.kernel_wait_percent = Share(row.kernel_wait_ns, row.idle_ns);
-    row.other_percent = Share(row.other_ns, row.idle_ns);
+    SetIdleTotals(&row);
     out.push_back(row);
   }
   return out;

@@ -42,6 +42,9 @@ struct StreamIdleKinds {
   std::optional<double> host_wait_percent, kernel_wait_percent, other_percent;  ///< of idle_ns; none when 0
 };
 
+/// Sets `row`'s idle_ns and the three shares from its three kinds' times.
+void SetIdleTotals(StreamIdleKinds* row);
+
 /// GPU ops (kernels, memcpys, memsets) whose launching call is not in the trace: no CUDA call of
 /// their correlation id (launched before recording began, or the call's record was lost). They
 /// count in every GPU statistic; HTA leaves them out (docs/analysis.md).

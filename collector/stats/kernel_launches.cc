@@ -21,9 +21,7 @@ bool IsLaunchCall(std::string_view name) {
          name == "cudaMemsetAsync";
 }
 
-using Samples = KernelLaunchSweep::Samples;
-
-void AddSample(const LaunchCall& call, uint64_t start, uint64_t end, Samples* s) {
+void AddSample(const LaunchCall& call, uint64_t start, uint64_t end, LaunchSamples* s) {
   const uint64_t cpu = call.end - call.begin;
   const uint64_t delay = start > call.end ? start - call.end : 0;
   s->cpu.Add(cpu);
@@ -33,9 +31,9 @@ void AddSample(const LaunchCall& call, uint64_t start, uint64_t end, Samples* s)
   if (delay > kLaunchDelayCutoffNs) ++s->long_delays;
 }
 
-KernelLaunchRow RowOf(Samples* s) {
+KernelLaunchRow RowOf(std::string name, const LaunchSamples* s) {
   KernelLaunchRow r;
-  r.name = std::move(s->name);
+  r.name = std::move(name);
   const SampleStats cpu = s->cpu.Stats();
   const SampleStats delay = s->delay.Stats();
   r.count = cpu.count;
@@ -82,15 +80,24 @@ IdMap<LaunchCall> LaunchCallsOf(const std::vector<const CudaData*>& sources, con
 
 KernelLaunchSweep::KernelLaunchSweep(const StringPool& strings) : strings_(strings) {}
 
-Samples& KernelLaunchSweep::RowOfKernel(StringId name) {
+LaunchSamples& KernelLaunchSweep::RowOfKernel(StringId name) {
   auto [it, fresh] = by_kernel_.try_emplace(name, nullptr);
-  if (fresh) it->second = &by_name_[{0, std::string(strings_.Get(name))}];
+  if (fresh) {
+    const std::string recorded(strings_.Get(name));
+    it->second = &by_name_[{0, recorded}];
+    it->second->name = recorded;
+  }
   return *it->second;
 }
 
-Samples& KernelLaunchSweep::RowOfCopy(format::MemcpyKind kind) {
+LaunchSamples& KernelLaunchSweep::RowOfCopy(format::MemcpyKind kind) {
   auto [it, fresh] = by_copy_.try_emplace(kind, nullptr);
-  if (fresh) it->second = &by_name_[{1, "memcpy " + MemcpyKindName(kind)}];
+  if (fresh) {
+    const std::string label = "memcpy " + MemcpyKindName(kind);
+    it->second = &by_name_[{1, label}];
+    it->second->memory = true;
+    it->second->name = label;
+  }
   return *it->second;
 }
 
@@ -111,36 +118,69 @@ void KernelLaunchSweep::Add(const TimeWindow& w, const std::vector<const CudaDat
     for (const GpuMemset& m : c.memsets) {
       const LaunchCall* call = w.Owns(m.start_ns) ? launch_of.Find(m.correlation) : nullptr;
       if (call == nullptr) continue;
-      if (memsets_ == nullptr) memsets_ = &by_name_[{1, "memset"}];
+      if (memsets_ == nullptr) {
+        memsets_ = &by_name_[{1, "memset"}];
+        memsets_->memory = true;
+        memsets_->name = "memset";
+      }
       AddSample(*call, m.start_ns, m.end_ns, memsets_);
     }
   }
 }
 
+std::vector<LaunchSamples> KernelLaunchSweep::Samples() && {
+  std::vector<LaunchSamples> out;
+  out.reserve(by_name_.size());
+  for (auto& [key, s] : by_name_) out.push_back(std::move(s));
+  return out;
+}
+
 KernelLaunches KernelLaunchSweep::Rows(const std::function<std::vector<const CudaDigest*>()>& digests, bool full_names,
                                        size_t top) && {
-  std::map<Key, Samples>& by_name = by_name_;
-  const StringPool& strings = strings_;
+  const std::vector<LaunchSamples> own = std::move(*this).Samples();
+  return KernelLaunchRows({&own}, digests, strings_, full_names, top);
+}
+
+KernelLaunches KernelLaunchRows(const std::vector<const std::vector<LaunchSamples>*>& processes,
+                                const std::function<std::vector<const CudaDigest*>()>& digests,
+                                const StringPool& strings, bool full_names, size_t top) {
+  // (0 kernel / 1 memory, recorded name or label) → the samples of every process added, and the
+  // row's name.
+  std::map<std::pair<int, std::string>, std::pair<LaunchSamples, std::string>> by_name;
+  for (const std::vector<LaunchSamples>* samples : processes) {
+    for (const LaunchSamples& s : *samples) {
+      auto [it, fresh] = by_name.try_emplace({s.memory ? 1 : 0, s.name});
+      LaunchSamples& sum = it->second.first;
+      if (fresh) {
+        sum = s;
+        continue;
+      }
+      sum.cpu.Merge(s.cpu);
+      sum.delay.Merge(s.delay);
+      sum.shorter += s.shorter;
+      sum.long_launches += s.long_launches;
+      sum.long_delays += s.long_delays;
+    }
+  }
   // Kernels by the kernel table's display names: where two shorten to one name, its numbered ones
   // ("gemm<...> #1"), so that a row here names the same kernel as the row there.
   std::unordered_map<std::string, int> display_count;
-  for (auto& [key, s] : by_name) {
+  for (auto& [key, entry] : by_name) {
     if (key.first != 0) continue;
-    s.name = key.second.empty() ? "<unnamed>" : KernelDisplayName(key.second, full_names);
-    ++display_count[s.name];
+    entry.second = key.second.empty() ? "<unnamed>" : KernelDisplayName(key.second, full_names);
+    ++display_count[entry.second];
   }
   if (std::any_of(display_count.begin(), display_count.end(), [](const auto& e) { return e.second > 1; })) {
     std::unordered_map<std::string, std::string> numbered;  // mangled → display name
     for (KernelRow& row : KernelTable(digests(), strings, full_names)) numbered[row.mangled] = std::move(row.name);
-    for (auto& [key, s] : by_name) {
-      if (key.first == 0) s.name = numbered[key.second];
+    for (auto& [key, entry] : by_name) {
+      if (key.first == 0) entry.second = numbered[key.second];
     }
   }
   KernelLaunches out;
   out.rows.reserve(by_name.size());
-  for (auto& [key, s] : by_name) {
-    if (key.first != 0) s.name = key.second;
-    out.rows.push_back(RowOf(&s));
+  for (auto& [key, entry] : by_name) {
+    out.rows.push_back(RowOf(key.first != 0 ? key.second : std::move(entry.second), &entry.first));
   }
   std::stable_sort(out.rows.begin(), out.rows.end(), [](const KernelLaunchRow& a, const KernelLaunchRow& b) {
     return a.count != b.count ? a.count > b.count : a.name < b.name;

@@ -59,6 +59,25 @@ struct KernelLaunches {
   size_t omitted = 0;                 ///< rows cut
 };
 
+/// The launches of one name: what a process's summary keeps of them (summary/process_summary.h),
+/// merged over processes by adding (KernelLaunchRows).
+struct LaunchSamples {
+  bool memory = false;  ///< a memcpy or memset (its label in `name`); false: a kernel
+  std::string name;     ///< the kernel's name as recorded (mangled), or "memcpy HtoD", ..., "memset"
+  /// The launch calls' durations and the launch delays (ns): exact up to 1024 launches, then
+  /// bounded (base/duration_summary.h).
+  DurationSummary cpu, delay;
+  uint64_t shorter = 0, long_launches = 0, long_delays = 0;
+};
+
+/// The rows of the launches of every process given (each a process's LaunchSamples, in any order),
+/// those of one name added; `digests` gives every image's per-name tables, whose kernel table
+/// numbers the kernels whose shortened names collide (called only then); `full_names` as
+/// --full-names; `top` 0: no cut.
+KernelLaunches KernelLaunchRows(const std::vector<const std::vector<LaunchSamples>*>& processes,
+                                const std::function<std::vector<const CudaDigest*>()>& digests,
+                                const StringPool& strings, bool full_names, size_t top);
+
 /// A launch call's enter and exit (CLOCK_MONOTONIC ns).
 struct LaunchCall {
   uint64_t begin = 0, end = 0;
@@ -83,30 +102,24 @@ class KernelLaunchSweep {
   void Add(const TimeWindow& window, const std::vector<const CudaData*>& images,
            const std::vector<const IdMap<LaunchCall>*>& launches);
 
-  /// The rows; `digests` gives the images' per-name tables, whose kernel table numbers the
-  /// kernels whose shortened names collide (called only then); `full_names` as --full-names;
-  /// `top` 0: no cut.
+  /// The rows (KernelLaunchRows of these samples alone).
   KernelLaunches Rows(const std::function<std::vector<const CudaDigest*>()>& digests, bool full_names, size_t top) &&;
-
-  struct Samples {
-    std::string name;
-    DurationSummary cpu, delay;  // exact up to 1024 launches, then bounded (duration_summary.h)
-    uint64_t shorter = 0, long_launches = 0, long_delays = 0;
-  };
+  /// The samples, one per name: kernels by recorded name, then memory operations by label.
+  std::vector<LaunchSamples> Samples() &&;
 
  private:
   // (0 kernel / 1 memory, recorded name or label): kernels and memory operations never share a row.
   using Key = std::pair<int, std::string>;
-  Samples& RowOfKernel(StringId name);
-  Samples& RowOfCopy(format::MemcpyKind kind);
+  LaunchSamples& RowOfKernel(StringId name);
+  LaunchSamples& RowOfCopy(format::MemcpyKind kind);
 
   const StringPool& strings_;
-  std::map<Key, Samples> by_name_;
+  std::map<Key, LaunchSamples> by_name_;
   // The rows by what a GPU record carries (a node-based map: a row never moves), so that a record
   // costs no name string and no look-up by string.
-  std::unordered_map<StringId, Samples*> by_kernel_;
-  std::map<format::MemcpyKind, Samples*> by_copy_;
-  Samples* memsets_ = nullptr;
+  std::unordered_map<StringId, LaunchSamples*> by_kernel_;
+  std::map<format::MemcpyKind, LaunchSamples*> by_copy_;
+  LaunchSamples* memsets_ = nullptr;
 };
 
 /// The launch statistics of the images' GPU ops; `full_names` as --full-names; `top` 0: no cut.

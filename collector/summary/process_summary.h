@@ -8,10 +8,10 @@
 //
 // What a summary holds so far (docs/summary-format.md lists its sections): the Processes row's own
 // fields, the process's losses, its NVTX, CUDA (per name), host-op, function, call-site and
-// operator-phase statistics, and the facts and phases of the bottleneck analyses. The report still
-// reads from the trace: the process tree and the hosts' clocks (made as it is read), the files'
-// losses, and the GPU analyses over CUDA records (devices, GPU idle, collectives, overlap, idle
-// kinds, launches). Names are StringIds into the pool the summary was made with; the
+// operator-phase statistics, the facts and phases of the bottleneck analyses, and its GPU ops' idle
+// gaps by kind and launches. The report still reads from the trace: the process tree and the
+// hosts' clocks (made as it is read), the files' losses, and the GPU analyses over CUDA records
+// (devices, GPU idle in the steps, collectives, overlap). Names are StringIds into the pool the summary was made with; the
 // codec writes them as strings and interns them into the reader's pool.
 #pragma once
 
@@ -29,7 +29,9 @@
 #include "collector/stats/gpu_tracing.h"
 #include "collector/stats/callsites.h"
 #include "collector/stats/functions.h"
+#include "collector/stats/gpu_idle_kinds.h"
 #include "collector/stats/host_ops.h"
+#include "collector/stats/kernel_launches.h"
 
 namespace trainprof::collector {
 
@@ -108,6 +110,15 @@ struct LossNote {
   bool operator==(const LossNote&) const = default;
 };
 
+/// Its GPU ops (kernels, memcpys, memsets): their idle gaps by kind per stream and their launch
+/// calls per name (HTA's idle time breakdown and kernel launch statistics: stats/gpu_idle_kinds.h,
+/// stats/kernel_launches.h). Made from its CUDA records (summary/gpu_ops.h).
+struct GpuOpsSummary {
+  std::vector<StreamIdleKinds> idle_kinds;  ///< per (device, stream) with GPU ops, by device then stream
+  UnlaunchedOps unlaunched;                 ///< its ops whose launching call is not in the trace
+  std::vector<LaunchSamples> launches;      ///< per name: kernels by recorded name, then memory operations
+};
+
 struct ProcessSummary {
   ProcessInfo info;
   /// The time the process recorded for (ns; capture_note.h RecordedTime): its NVTX tables'
@@ -137,6 +148,7 @@ struct ProcessSummary {
   /// facts (children: the merge's) and training phases (a few ranges per step).
   ProcessFacts facts;
   ProcessPhases phases;
+  GpuOpsSummary gpu_ops;
 };
 
 }  // namespace trainprof::collector

@@ -27,6 +27,20 @@ Json DurationsJson(const DurationSummary& d) {
   return Json::array({s.count, s.total, s.min, s.max, s.shift, s.s2, s.first, s.data});
 }
 
+Json GpuOpsJson(const GpuOpsSummary& g) {
+  Json idle = Json::array(), launches = Json::array();
+  for (const StreamIdleKinds& k : g.idle_kinds) {
+    idle.push_back(Json::array({k.device, k.stream, k.ops, k.host_wait_ns, k.kernel_wait_ns, k.other_ns}));
+  }
+  for (const LaunchSamples& l : g.launches) {
+    launches.push_back(Json::array({l.memory, l.name, DurationsJson(l.cpu), DurationsJson(l.delay), l.shorter,
+                                    l.long_launches, l.long_delays}));
+  }
+  return Json{{"idle_kinds", std::move(idle)},
+              {"unlaunched", Json::array({g.unlaunched.ops, g.unlaunched.ns})},
+              {"launches", std::move(launches)}};
+}
+
 Json InfoJson(const ProcessInfo& p) {
   Json threads = Json::array();
   for (const ThreadRow& t : p.threads) threads.push_back(Json::array({t.tid, t.name, t.events}));
@@ -237,6 +251,57 @@ DurationSummary ReadDurations(const Json& v, const std::string& where) {
   DurationSummary d;
   if (!DurationSummary::Load(s, &d)) Fail(where, "a duration statistic whose parts do not add up");
   return d;
+}
+
+GpuOpsSummary ReadGpuOps(const Json& j) {
+  GpuOpsSummary g;
+  const Json& idle = Array(Field(j, "idle_kinds", "gpu_ops"), "gpu_ops.idle_kinds");
+  uint64_t ops = 0;
+  for (size_t i = 0; i < idle.size(); ++i) {
+    const std::string w = "gpu_ops.idle_kinds[" + std::to_string(i) + "]";
+    const Json& r = Array(idle[i], w, 6);
+    StreamIdleKinds k;
+    k.device = U32(r[0], w + ".device");
+    k.stream = U32(r[1], w + ".stream");
+    k.ops = U64(r[2], w + ".ops");
+    k.host_wait_ns = U64(r[3], w + ".host_wait_ns");
+    k.kernel_wait_ns = U64(r[4], w + ".kernel_wait_ns");
+    k.other_ns = U64(r[5], w + ".other_ns");
+    if (k.ops == 0) Fail(w + ".ops", "a stream without GPU ops");
+    if (!g.idle_kinds.empty() && std::pair(g.idle_kinds.back().device, g.idle_kinds.back().stream) >=
+                                     std::pair(k.device, k.stream)) {
+      Fail(w, "streams not in (device, stream) order, or one twice");
+    }
+    SetIdleTotals(&k);
+    if (k.idle_ns < k.other_ns || k.idle_ns - k.other_ns < k.kernel_wait_ns) Fail(w, "idle time past 2^64 ns");
+    ops += k.ops;
+    g.idle_kinds.push_back(k);
+  }
+  const Json& unlaunched = Array(Field(j, "unlaunched", "gpu_ops"), "gpu_ops.unlaunched", 2);
+  g.unlaunched = {U64(unlaunched[0], "gpu_ops.unlaunched.ops"), U64(unlaunched[1], "gpu_ops.unlaunched.ns")};
+  if (g.unlaunched.ops > ops) Fail("gpu_ops.unlaunched.ops", "more ops than the streams have");
+  const Json& launches = Array(Field(j, "launches", "gpu_ops"), "gpu_ops.launches");
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const std::string w = "gpu_ops.launches[" + std::to_string(i) + "]";
+    const Json& r = Array(launches[i], w, 7);
+    LaunchSamples l;
+    l.memory = Bool(r[0], w + ".memory");
+    l.name = Str(r[1], w + ".name");
+    if (l.memory && l.name != "memset" && l.name.rfind("memcpy ", 0) != 0) Fail(w + ".name", "not a memcpy or memset");
+    if (!g.launches.empty() && std::pair(g.launches.back().memory, g.launches.back().name) >= std::pair(l.memory, l.name)) {
+      Fail(w, "names not in order (kernels, then memory operations), or one twice");
+    }
+    l.cpu = ReadDurations(r[2], w + ".cpu");
+    l.delay = ReadDurations(r[3], w + ".delay");
+    l.shorter = U64(r[4], w + ".shorter");
+    l.long_launches = U64(r[5], w + ".long_launches");
+    l.long_delays = U64(r[6], w + ".long_delays");
+    const uint64_t n = l.cpu.count();
+    if (n == 0 || l.delay.count() != n) Fail(w, "launch calls and delays disagree, or none");
+    if (l.shorter > n || l.long_launches > n || l.long_delays > n) Fail(w, "more outliers than launches");
+    g.launches.push_back(std::move(l));
+  }
+  return g;
 }
 
 ProcessInfo ReadInfo(const Json& j) {
@@ -585,6 +650,7 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
   for (const Symbolizer::Problem& p : s.symbol_problems) j["symbol_problems"].push_back(Json::array({p.key, p.path, p.line}));
   j["facts"] = FactsJson(s.facts);
   j["phases"] = PhasesJson(s.phases, strings);
+  j["gpu_ops"] = GpuOpsJson(s.gpu_ops);
   j["operator_phases"] = Json::array();
   for (const OperatorPhaseStat& o : s.operator_phases) {
     j["operator_phases"].push_back(Json::array({o.phase, std::string(strings.Get(o.name)), o.calls, o.self_ns, o.total_ns}));
@@ -680,6 +746,7 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
   }
   s.facts = ReadFacts(Field(j, "facts", "summary"), s.info, s.capture);
   s.phases = ReadPhases(Field(j, "phases", "summary"), strings);
+  s.gpu_ops = ReadGpuOps(Field(j, "gpu_ops", "summary"));
   return s;
 }
 

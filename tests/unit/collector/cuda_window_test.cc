@@ -451,6 +451,46 @@ TEST(KernelLaunchSweep, AnyWindowsGiveTheRowsOfOneWindow) {
   }
 }
 
+
+// Each process's launches swept on their own (a summary's part, GpuOpsSummary) and merged by name
+// give the rows of one sweep over every image, past the exact samples too (histograms added).
+TEST(KernelLaunchSweep, PerProcessSamplesMergedGiveTheRowsOfOneSweep) {
+  for (uint64_t calls : {400, 3'000}) {
+    StringPool strings;
+    const std::vector<Process> procs = RandomProcesses(9, &strings, calls);
+    ASSERT_GE(procs.size(), 2u);
+    std::vector<const CudaData*> all;
+    std::vector<std::vector<LaunchSamples>> per_process;
+    for (const Process& p : procs) {
+      KernelLaunchSweep own(strings);
+      for (const TraceImage& img : p.images) {
+        all.push_back(&img.cuda);
+        const IdMap<LaunchCall> launches = LaunchCallsOf(img.cuda, strings);
+        own.Add(TimeWindow{}, {&img.cuda}, {&launches});
+      }
+      per_process.push_back(std::move(own).Samples());
+    }
+    const KernelLaunches whole = AnalyzeKernelLaunches(all, strings, false, 0);
+    std::vector<const std::vector<LaunchSamples>*> of;
+    for (const std::vector<LaunchSamples>& s : per_process) of.push_back(&s);
+    const KernelLaunches merged =
+        KernelLaunchRows(of, [] { return std::vector<const CudaDigest*>{}; }, strings, false, 0);
+    ASSERT_EQ(merged.rows.size(), whole.rows.size());
+    bool estimated = false;
+    for (size_t i = 0; i < merged.rows.size(); ++i) {
+      const KernelLaunchRow &a = merged.rows[i], &b = whole.rows[i];
+      EXPECT_EQ(std::tie(a.name, a.count, a.shorter_than_launch, a.long_launches, a.long_delays, a.exact),
+                std::tie(b.name, b.count, b.shorter_than_launch, b.long_launches, b.long_delays, b.exact));
+      EXPECT_EQ(std::tie(a.cpu_launch_median_ns, a.launch_delay_median_ns, a.launch_delay_p95_ns),
+                std::tie(b.cpu_launch_median_ns, b.launch_delay_median_ns, b.launch_delay_p95_ns))
+          << a.name;
+      EXPECT_NEAR(a.cpu_launch_mean_ns, b.cpu_launch_mean_ns, 1e-9 * b.cpu_launch_mean_ns) << a.name;
+      EXPECT_NEAR(a.launch_delay_mean_ns, b.launch_delay_mean_ns, 1e-9 * b.launch_delay_mean_ns + 1e-9) << a.name;
+      estimated = estimated || !a.exact;
+    }
+    EXPECT_EQ(estimated, calls > 1'000) << calls;
+  }
+}
 TEST(GpuOverlapSweep, AnyWindowsGiveWhatOneWindowGives) {
   for (uint64_t seed : {8, 9}) {
     StringPool strings;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "collector/base/duration_summary.h"
 #include "collector/stats/nvtx_stats.h"
 #include "collector/summary/summarize.h"
+#include "collector/summary/gpu_ops.h"
 #include "collector/summary/summary_codec.h"
 #include "test_util.h"
 
@@ -134,9 +136,17 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   Trace trace = TraceOf({&b});
   ASSERT_EQ(trace.processes.size(), 1u);
   Symbolizer symbols(trace.strings);
-  const ProcessSummary s =
+  ProcessSummary s =
       SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0]), &symbols);
+  s.gpu_ops = SummarizeGpuOps(trace.processes[0], trace.strings);
   EXPECT_EQ(s.info.pid, 4242);
+  // Six kernels and a copy on one stream; the copy's launching call is not in the trace.
+  ASSERT_EQ(s.gpu_ops.idle_kinds.size(), 1u);
+  EXPECT_EQ(s.gpu_ops.idle_kinds[0].ops, 7u);
+  EXPECT_EQ(s.gpu_ops.unlaunched.ops, 1u);
+  EXPECT_EQ(s.gpu_ops.unlaunched.ns, 50'000u);
+  ASSERT_EQ(s.gpu_ops.launches.size(), 1u);
+  EXPECT_EQ(s.gpu_ops.launches[0].cpu.count(), 6u);
   EXPECT_EQ(s.info.rank, 3);
   EXPECT_EQ(s.info.exit_text, "signal 15 (SIGTERM)");
   EXPECT_EQ(s.info.command, "/usr/bin/python3 train.py --lr '0.1 0.2'");
@@ -181,6 +191,20 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   EXPECT_EQ(dc.memory()[0].size.total(), uint64_t{1} << 20);
   EXPECT_EQ(d.info.gpu.unfinished_calls, 1u);
   EXPECT_EQ(d.info.gpu.unfinished_names, std::vector<std::string>{"cudaStreamSynchronize"});
+  ASSERT_EQ(d.gpu_ops.idle_kinds.size(), 1u);
+  const StreamIdleKinds& di = d.gpu_ops.idle_kinds[0];
+  const StreamIdleKinds& si = s.gpu_ops.idle_kinds[0];
+  EXPECT_EQ(std::tuple(di.device, di.stream, di.ops, di.idle_ns, di.host_wait_ns, di.kernel_wait_ns, di.other_ns),
+            std::tuple(si.device, si.stream, si.ops, si.idle_ns, si.host_wait_ns, si.kernel_wait_ns, si.other_ns));
+  EXPECT_EQ(di.host_wait_percent, si.host_wait_percent);
+  EXPECT_EQ(di.other_percent, si.other_percent);
+  EXPECT_EQ(d.gpu_ops.unlaunched.ops, 1u);
+  EXPECT_EQ(d.gpu_ops.unlaunched.ns, 50'000u);
+  ASSERT_EQ(d.gpu_ops.launches.size(), 1u);
+  EXPECT_EQ(d.gpu_ops.launches[0].name, "_Z4gemmPfS_");
+  EXPECT_FALSE(d.gpu_ops.launches[0].memory);
+  ExpectSameStats(d.gpu_ops.launches[0].cpu, s.gpu_ops.launches[0].cpu);
+  ExpectSameStats(d.gpu_ops.launches[0].delay, s.gpu_ops.launches[0].delay);
   bool dropped = false;
   for (const LossNote& n : d.losses) dropped = dropped || (n.kind == Loss::records_dropped && n.n == 5);
   EXPECT_TRUE(dropped);
@@ -263,6 +287,29 @@ TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
                                                        {"loader_marks", nlohmann::json::array()}}});
             })),
             "phases[0].ranges[0].phase: not a training phase");
+  const nlohmann::json stream = nlohmann::json::array({0, 7, 2, 10, 0, 0});
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["gpu_ops"]["idle_kinds"] = nlohmann::json::array({stream, stream});
+            })),
+            "gpu_ops.idle_kinds[1]: streams not in (device, stream) order, or one twice");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["gpu_ops"]["idle_kinds"] = nlohmann::json::array({stream});
+              (*j)["gpu_ops"]["unlaunched"] = nlohmann::json::array({3, 100});
+            })),
+            "gpu_ops.unlaunched.ops: more ops than the streams have");
+  const nlohmann::json durations = nlohmann::json::array({2, 30, 10, 20, 0, 0.0, 0, nlohmann::json::array()});
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["gpu_ops"]["launches"] = nlohmann::json::array({nlohmann::json::array({true, "_Z1kv", durations, durations, 0, 0, 0})});
+            })),
+            "gpu_ops.launches[0].name: not a memcpy or memset");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["gpu_ops"]["launches"] = nlohmann::json::array({nlohmann::json::array({false, "_Z1kv", durations, durations, 3, 0, 0})});
+            })),
+            "gpu_ops.launches[0]: more outliers than launches");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["gpu_ops"]["launches"] = nlohmann::json::array({nlohmann::json::array({false, "_Z1kv", durations, durations, 0, 0, 0})});
+            })),
+            "(no error)");
 }
 
 }  // namespace

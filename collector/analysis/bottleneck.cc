@@ -87,20 +87,11 @@ bool MeetsOtherRanks(const TrainingProcess& t, const ProcessFacts& p, const Proc
 
 }  // namespace
 
-// The GPU parts of one training process's analysis, fed window by window (BottleneckSweeps::Add).
-struct BottleneckSweeps::ProcessSweeps {
-  std::vector<Interval> steps;  // the steps of the statistics (the collectives sweep keeps a reference)
-  std::optional<CollectivesSweep> collectives;
-  bool any_activity = false;           // a kernel, memcpy or memset with valid times
-  std::vector<Correlated> correlated;  // each image's GPU records by correlation id, this window's
-  std::optional<GpuIdleSweep> idle;    // with CUDA records and counted steps
-};
-
 namespace {
 
-// One training process's analysis but its GPU parts, which `sweeps` (filled) will make.
-TrainingProcess AnalyzeProcess(const Trace& trace, const RunView& run, int index, const std::vector<bool>& training,
-                               bool cuda, BottleneckSweeps::ProcessSweeps* sweeps) {
+// One training process's analysis, its GPU parts from its StepsGpu (run.gpu) where `cuda` (some
+// process of the run has CUDA records); no ranks or sentences yet.
+TrainingProcess AnalyzeProcess(const RunView& run, int index, const std::vector<bool>& training, bool cuda) {
   const ProcessFacts& p = *run.facts[index];
   const ProcessPhases& own_phases = *run.phases[index];
   TrainingProcess t;
@@ -109,7 +100,9 @@ TrainingProcess AnalyzeProcess(const Trace& trace, const RunView& run, int index
   t.host = p.host;
   t.rank = p.rank;
   t.role = p.role;
-  StepSplit split = SplitSteps(own_phases, p.ddp_backend.has_value());
+  StepSplit own_split;
+  if (run.splits.empty()) own_split = SplitSteps(own_phases, p.ddp_backend.has_value());
+  const StepSplit& split = run.splits.empty() ? own_split : *run.splits[static_cast<size_t>(index)];
   t.data_waits = split.data_waits;
   t.epoch_ends = split.epoch_ends;
   t.dropped_steps = split.dropped;
@@ -126,8 +119,8 @@ TrainingProcess AnalyzeProcess(const Trace& trace, const RunView& run, int index
   }
   t.steps = train.size();
   t.recorded_from_delay = p.recorded_from_delay;
-  t.warmup_skipped = train.size() >= kWarmupMinSteps && !t.recorded_from_delay;
-  const Step* warmup = t.warmup_skipped ? train.front() : nullptr;
+  const Step* warmup = WarmupStep(split, t.recorded_from_delay);
+  t.warmup_skipped = warmup != nullptr;
 
   std::vector<uint64_t> durations;
   std::vector<Interval> waits_counted, waits_all, spans, spans_counted, eval_spans;
@@ -176,8 +169,8 @@ TrainingProcess AnalyzeProcess(const Trace& trace, const RunView& run, int index
     t.verdict = Verdict::kEvaluationOnly;
   }
   t.coverage = ComputeCoverage(p, own_phases, Union(std::vector<Interval>(spans)), Union(std::move(eval_spans)));
-  sweeps->steps = spans_counted;
-  sweeps->collectives.emplace(sweeps->steps, trace.strings);
+  const StepsGpu* gpu = run.gpu.empty() ? nullptr : run.gpu[static_cast<size_t>(index)];
+  t.collective = CollectiveInfoOf(gpu != nullptr ? gpu->nccl : NcclInSteps{}, spans_counted, p.ddp_backend);
   if (t.step.count == 0) return t;
   std::vector<StepDuration> counted;
   for (const StepRow& r : t.step_rows) {
@@ -210,16 +203,7 @@ TrainingProcess AnalyzeProcess(const Trace& trace, const RunView& run, int index
     t.input = AnalyzeInput(run, ctx);
     t.advice = Advise(t, *t.input, all_steps_ns);
   }
-  if (cuda) {
-    const Process& process = trace.processes[index];  // its CUDA records: the GPU sweeps
-    for (const TraceImage& img : process.images) sweeps->any_activity = sweeps->any_activity || img.cuda.any_activity();
-    // Each image's GPU records by correlation id, made for each window from what it is correlated
-    // with (with one window: the image's records).
-    sweeps->correlated.resize(sweeps->any_activity ? process.images.size() : 0);
-    std::vector<const Correlated*> correlated_of;
-    for (const Correlated& c : sweeps->correlated) correlated_of.push_back(&c);
-    sweeps->idle.emplace(process, spans_counted, ctx.waits_counted, trace.strings, std::move(correlated_of));
-  }
+  if (cuda && gpu != nullptr && gpu->idle) t.gpu = *gpu->idle;
   return t;
 }
 }  // namespace
@@ -312,74 +296,6 @@ std::string NoTrainingMessage(const std::vector<const ProcessPhases*>& phases) {
 
 }  // namespace
 
-BottleneckSweeps::BottleneckSweeps(const Trace& trace) : trace_(trace), own_(RunViewOf(trace)) {
-  Start(own_->view);
-}
-
-BottleneckSweeps::BottleneckSweeps(const Trace& trace, const RunView& run) : trace_(trace) { Start(run); }
-
-void BottleneckSweeps::Start(const RunView& run) {
-  run_ = run;
-  sweeps_.resize(run.size());
-  Bottleneck& b = b_;
-  for (const ProcessFacts* p : run.facts) b.gpu.recorded = b.gpu.recorded || p->cuda;
-  const size_t n = run.size();
-  std::vector<bool> training(n, false);
-  bool any_phase = false;
-  for (size_t i = 0; i < n; ++i) {
-    const ProcessPhases& phases = *run.phases[i];
-    any_phase = any_phase || !phases.empty();
-    // DataLoader waits, or a backward (steps from the loop's rhythm, training_steps.h).
-    training[i] = phases.Count(Phase::kDataWait) > 0 || phases.Count(Phase::kBackward) > 0 ||
-                  phases.Count(Phase::kProfilerStep) > 0;  // torch.profiler's steps (imported traces)
-  }
-  if (!any_phase) {
-    b.status = "no_phases";
-    b.message = ShimKeptOutMessage(run);
-    if (!b.message.empty()) return;
-    if (AnyPythonProcess(run)) {
-      // The shim loaded (ShimKeptOutMessage found no process it was kept out of): no training
-      // loop of PyTorch's ran, or --trace=-python turned the shim off (the trace does not say).
-      b.message =
-          "No training phases recorded: the Python processes of this run recorded no DataLoader wait, forward, "
-          "backward or optimizer step, which trainprof's Python shim records once the program imports torch: the "
-          "program did not import torch or ran no training loop (or it was run with --trace=-python, which turns the "
-          "shim off). Other loops can record the same phases as NVTX push/pop ranges in domain \"trainprof\" with "
-          "the categories of docs/trace-format.md (\"Training phases\"); meanwhile the NVTX range statistics and CPU "
-          "samples (--sample) show where the time goes.";
-      return;
-    }
-    b.message =
-        "No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs "
-        "using PyTorch (DataLoader waits, forward, backward, optimizer), so run the script as `trainprof run "
-        "--follow-children -- python train.py` without --trace=-python. Other programs can record the same phases as "
-        "NVTX push/pop ranges in domain \"trainprof\" with the categories of docs/trace-format.md (\"Training "
-        "phases\"); meanwhile the NVTX range statistics show where the time goes by name.";
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (!training[i]) continue;
-    sweeps_[i] = std::make_unique<ProcessSweeps>();
-    b.processes.push_back(AnalyzeProcess(trace_, run, static_cast<int>(i), training, b.gpu.recorded, sweeps_[i].get()));
-  }
-  swept_ = true;
-}
-
-BottleneckSweeps::~BottleneckSweeps() = default;
-
-void BottleneckSweeps::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
-  for (size_t p = 0; p < sweeps_.size(); ++p) {
-    ProcessSweeps* s = sweeps_[p].get();
-    if (s == nullptr) continue;
-    const CudaWindowData& d = *data[p];
-    s->collectives->Add(window, d.records());
-    if (!s->idle || !s->any_activity) continue;
-    for (size_t i = 0; i < s->correlated.size(); ++i) s->correlated[i] = CorrelateGpuRecords(d.PartnerSources(i));
-    s->idle->Add(window, d.records());
-    for (Correlated& c : s->correlated) c = {};  // the sweep reads them in Add only
-  }
-}
-
 namespace {
 
 // The spread of the ranked training processes' figures; none below two ranks with steps.
@@ -413,16 +329,10 @@ std::optional<RankSpread> SpreadOfRanks(const Bottleneck& b) {
 
 }  // namespace
 
-Bottleneck BottleneckSweeps::Result() && {
-  Bottleneck b = std::move(b_);
-  if (!swept_) return b;  // answered without steps (no phases)
-  for (TrainingProcess& t : b.processes) {
-    ProcessSweeps& s = *sweeps_[static_cast<size_t>(t.process)];
-    t.collective = std::move(*s.collectives).Result(run_.facts[static_cast<size_t>(t.process)]->ddp_backend);
-    if (s.idle) t.gpu = std::move(*s.idle).Result(s.any_activity);
-  }
-  sweeps_.clear();
-  const RunView& run = run_;
+namespace {
+
+// The analysis once its training processes are analysed: ranks, spread, sentences, status.
+Bottleneck FinishBottleneck(const RunView& run, Bottleneck b) {
   // Ranks first, by rank; the others in tree order.
   std::stable_sort(b.processes.begin(), b.processes.end(), [](const TrainingProcess& x, const TrainingProcess& y) {
     return std::make_pair(!x.rank, x.rank.value_or(0)) < std::make_pair(!y.rank, y.rank.value_or(0));
@@ -513,25 +423,47 @@ Bottleneck BottleneckSweeps::Result() && {
   return b;
 }
 
-namespace {
-
-Bottleneck SweepWhole(const Trace& trace, BottleneckSweeps* sweeps) {
-  const CudaWindows whole(trace.processes);  // one window over the records of the trace
-  ForEachCudaWindow(whole, trace.processes, /*threads=*/0,
-                    [&](size_t, const std::vector<const CudaWindowData*>& data) { sweeps->Add(TimeWindow{}, data); });
-  return std::move(*sweeps).Result();
-}
-
 }  // namespace
 
-Bottleneck AnalyzeBottleneck(const Trace& trace) {
-  BottleneckSweeps sweeps(trace);
-  return SweepWhole(trace, &sweeps);
-}
-
-Bottleneck AnalyzeBottleneck(const Trace& trace, const RunView& run) {
-  BottleneckSweeps sweeps(trace, run);
-  return SweepWhole(trace, &sweeps);
+Bottleneck AnalyzeBottleneck(const RunView& run) {
+  Bottleneck b;
+  for (const ProcessFacts* p : run.facts) b.gpu.recorded = b.gpu.recorded || p->cuda;
+  const size_t n = run.size();
+  std::vector<bool> training(n, false);
+  bool any_phase = false;
+  for (size_t i = 0; i < n; ++i) {
+    const ProcessPhases& phases = *run.phases[i];
+    any_phase = any_phase || !phases.empty();
+    training[i] = IsTrainingProcess(phases);
+  }
+  if (!any_phase) {
+    b.status = "no_phases";
+    b.message = ShimKeptOutMessage(run);
+    if (!b.message.empty()) return b;
+    if (AnyPythonProcess(run)) {
+      // The shim loaded (ShimKeptOutMessage found no process it was kept out of): no training
+      // loop of PyTorch's ran, or --trace=-python turned the shim off (the trace does not say).
+      b.message =
+          "No training phases recorded: the Python processes of this run recorded no DataLoader wait, forward, "
+          "backward or optimizer step, which trainprof's Python shim records once the program imports torch: the "
+          "program did not import torch or ran no training loop (or it was run with --trace=-python, which turns the "
+          "shim off). Other loops can record the same phases as NVTX push/pop ranges in domain \"trainprof\" with "
+          "the categories of docs/trace-format.md (\"Training phases\"); meanwhile the NVTX range statistics and CPU "
+          "samples (--sample) show where the time goes.";
+      return b;
+    }
+    b.message =
+        "No training phases recorded: the verdict needs the phases that `trainprof run` records in Python programs "
+        "using PyTorch (DataLoader waits, forward, backward, optimizer), so run the script as `trainprof run "
+        "--follow-children -- python train.py` without --trace=-python. Other programs can record the same phases as "
+        "NVTX push/pop ranges in domain \"trainprof\" with the categories of docs/trace-format.md (\"Training "
+        "phases\"); meanwhile the NVTX range statistics show where the time goes by name.";
+    return b;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (training[i]) b.processes.push_back(AnalyzeProcess(run, static_cast<int>(i), training, b.gpu.recorded));
+  }
+  return FinishBottleneck(run, std::move(b));
 }
 
 }  // namespace trainprof::collector

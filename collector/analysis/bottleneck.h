@@ -4,10 +4,12 @@
 // several ranks, the straggler. Every sentence carries the numbers behind it.
 // Definitions, thresholds and their reasons: docs/analysis.md.
 //
-//   Trace ─► CollectPhases (per process) ─► SplitSteps ─► step statistics, parts, verdict
+//   RunView (per process: facts, phases, StepsGpu) ─► SplitSteps ─► step statistics, parts, verdict
 //                                                      ─► AnalyzeInput (workers)  ─► cause, advice
 //                                                      ─► AnalyzeRanks (ranks)    ─► straggler
-//                                                      ─► AnalyzeGpuIdle (CUDA)   ─► GPU busy, idle by host activity
+//                                                      ─► StepsGpu (per process: steps_gpu.h,
+//                                                         made where it is summarised) ─► collectives,
+//                                                         GPU busy, idle by host activity
 //         ─► DescribeProcess / DescribeRanks (bottleneck_text.cc) ─► sentences with their numbers
 #pragma once
 
@@ -27,6 +29,7 @@
 #include "collector/analysis/rank_spread.h"
 #include "collector/analysis/rank_sync.h"
 #include "collector/analysis/slow_steps.h"
+#include "collector/analysis/steps_gpu.h"
 #include "collector/analysis/training_steps.h"
 #include "collector/base/sample_stats.h"
 
@@ -144,53 +147,9 @@ struct Bottleneck {
   GpuActivity gpu;
 };
 
-/// The bottleneck analysis; the GPU parts (collectives, GPU idle) from the trace's records (one
-/// window).
-Bottleneck AnalyzeBottleneck(const Trace& trace);
-/// The same from `run`'s facts and phases (a report's summaries); the GPU parts from the trace's
-/// records.
-Bottleneck AnalyzeBottleneck(const Trace& trace, const RunView& run);
-
-/// The same analysis in two halves around its GPU sweeps, so that a report reading the CUDA
-/// records window by window feeds them in the one pass that feeds its other windowed analyses
-/// (report.cc):
-///
-///   BottleneckSweeps sweeps(trace);       // steps, parts, input pipeline: all but the GPU parts
-///   for (size_t k = 0; k < windows.size(); ++k) sweeps.Add(windows.window(k), data_of_k);
-///   Bottleneck b = std::move(sweeps).Result();  // collectives, GPU idle, ranks, sentences
-///
-/// Holds what its sweeps point into: neither copied nor moved.
-class BottleneckSweeps {
- public:
-  /// The processes' facts and phases made from `trace`.
-  explicit BottleneckSweeps(const Trace& trace);
-  /// The processes' facts and phases of `run` (a report's summaries: collector/summary/), which
-  /// must outlive the sweeps; `trace` for the CUDA records of its windows only.
-  BottleneckSweeps(const Trace& trace, const RunView& run);
-  ~BottleneckSweeps();
-  BottleneckSweeps(const BottleneckSweeps&) = delete;
-  BottleneckSweeps& operator=(const BottleneckSweeps&) = delete;
-
-  /// The analysis before the GPU parts: the training processes in tree order with their steps
-  /// (step_rows), no collectives, GPU idle, ranks or sentences yet.
-  const Bottleneck& partial() const { return b_; }
-  /// One window; `data[p]`: its records of trace.processes[p].
-  void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
-  /// The whole analysis, as AnalyzeBottleneck gives it.
-  Bottleneck Result() &&;
-
-  struct ProcessSweeps;  // bottleneck.cc
-
- private:
-  void Start(const RunView& run);
-
-  const Trace& trace_;
-  std::optional<OwnedRunView> own_;  // made from trace_ (the first constructor)
-  RunView run_;
-  Bottleneck b_;
-  bool swept_ = false;  // the training processes were analysed (else b_ is the answer already)
-  std::vector<std::unique_ptr<ProcessSweeps>> sweeps_;  // by process index; null: not a training process
-};
+/// The bottleneck analysis of `run`'s processes (a report's summaries: collector/summary/), its
+/// GPU parts (collectives, GPU idle) from each process's StepsGpu (run.gpu, steps_gpu.h).
+Bottleneck AnalyzeBottleneck(const RunView& run);
 
 // The sentences (bottleneck_text.cc), from the numbers above.
 /// Fills t->text: the steps, the verdict, the input pipeline and its advice, worker start-up.

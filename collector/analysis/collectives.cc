@@ -27,7 +27,7 @@ void CollectivesSweep::Add(const TimeWindow& w, const std::vector<const CudaData
       if (inserted) it->second = IsNcclKernel(strings_.Get(k.name));
       if (!it->second) continue;
       const bool owned = w.Owns(k.start_ns);
-      any_nccl_ = any_nccl_ || owned;
+      nccl_in_steps_.any = nccl_in_steps_.any || owned;
       if (k.end_ns <= k.start_ns) continue;
       kernels.push_back(w.Clip(k.start_ns, k.end_ns));
       if (owned) starts.push_back(k.start_ns);
@@ -37,26 +37,31 @@ void CollectivesSweep::Add(const TimeWindow& w, const std::vector<const CudaData
   std::sort(starts.begin(), starts.end());
   const IntervalSet all = Union(std::move(kernels));
   for (const Interval& s : steps_) {
-    in_steps_ns_ += LengthWithin(all, s.begin, s.end);
-    nccl_kernels_ += static_cast<uint64_t>(std::lower_bound(starts.begin(), starts.end(), s.end) -
+    nccl_in_steps_.in_steps_ns += LengthWithin(all, s.begin, s.end);
+    nccl_in_steps_.kernels += static_cast<uint64_t>(std::lower_bound(starts.begin(), starts.end(), s.end) -
                                            std::lower_bound(starts.begin(), starts.end(), s.begin));
   }
 }
 
 CollectiveInfo CollectivesSweep::Result(const std::optional<std::string>& ddp_backend) && {
+  return CollectiveInfoOf(nccl_in_steps_, steps_, ddp_backend);
+}
+
+CollectiveInfo CollectiveInfoOf(const NcclInSteps& nccl, const std::vector<Interval>& steps,
+                                const std::optional<std::string>& ddp_backend) {
   CollectiveInfo c;
   if (ddp_backend) {
     c.ddp = true;
     if (!ddp_backend->empty()) c.backend = *ddp_backend;
   }
-  if (any_nccl_) {
+  if (nccl.any) {
     c.source = "nccl_kernels";
-    c.nccl_kernels = nccl_kernels_;
+    c.nccl_kernels = nccl.kernels;
     uint64_t step_total = 0;
-    for (const Interval& s : steps_) step_total += s.end - s.begin;
-    if (!steps_.empty()) {
-      c.gpu_ns_per_step = static_cast<double>(in_steps_ns_) / static_cast<double>(steps_.size());
-      c.gpu_percent = Percent(static_cast<double>(in_steps_ns_), static_cast<double>(step_total));
+    for (const Interval& s : steps) step_total += s.end - s.begin;
+    if (!steps.empty()) {
+      c.gpu_ns_per_step = static_cast<double>(nccl.in_steps_ns) / static_cast<double>(steps.size());
+      c.gpu_percent = Percent(static_cast<double>(nccl.in_steps_ns), static_cast<double>(step_total));
     }
   } else if (c.ddp) {
     c.source = "unknown";

@@ -45,6 +45,20 @@ struct CollectiveInfo {
   bool known() const { return source != "unknown"; }
 };
 
+/// The NCCL kernels of a process over its steps in the statistics (CollectivesSweep): what its
+/// summary keeps of them.
+struct NcclInSteps {
+  bool any = false;          ///< some NCCL kernel at all (in the steps or not)
+  uint64_t kernels = 0;      ///< NCCL kernels that begin in the steps
+  uint64_t in_steps_ns = 0;  ///< |union of NCCL kernels ∩ the steps|
+};
+
+/// The collective source of a process whose DDP backend is `ddp_backend` (DdpBackend: from its
+/// environment; nullopt without DDP), from its NCCL kernels over `steps` (the steps in the
+/// statistics).
+CollectiveInfo CollectiveInfoOf(const NcclInSteps& nccl, const std::vector<Interval>& steps,
+                                const std::optional<std::string>& ddp_backend);
+
 /// The collective source of `process`; `steps`: the steps in the statistics (disjoint, by begin).
 /// AnalyzeCollectives made window by window (model/cuda_window.h): each window's NCCL kernels
 /// clipped to it (their union inside the steps adds up), those it owns counted by the steps their
@@ -60,13 +74,14 @@ class CollectivesSweep {
   /// The collectives of a process whose DDP backend is `ddp_backend` (DdpBackend: from its
   /// environment; nullopt without DDP), the kernels from the windows.
   CollectiveInfo Result(const std::optional<std::string>& ddp_backend) &&;
+  /// What the windows held of NCCL kernels.
+  const NcclInSteps& nccl() const { return nccl_in_steps_; }
 
  private:
   const std::vector<Interval>& steps_;
   const StringPool& strings_;
   std::unordered_map<StringId, bool> nccl_;  // kernel name → IsNcclKernel (demangling is slow)
-  bool any_nccl_ = false;
-  uint64_t in_steps_ns_ = 0, nccl_kernels_ = 0;
+  NcclInSteps nccl_in_steps_;
 };
 
 CollectiveInfo AnalyzeCollectives(const Process& process, const std::vector<Interval>& steps,

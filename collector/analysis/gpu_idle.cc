@@ -133,13 +133,6 @@ GpuIdle GpuIdleSweep::Result(bool any_activity) && {
     return none;
   }
   g.recorded = true;
-  g.busy_percent = Percent(g.busy_ns, g.step_ns);
-  g.idle_percent = Percent(g.idle_ns, g.step_ns);
-  g.cause = IdleCause::kDataWait;  // the largest; ties go to the earlier cause
-  for (size_t c = 1; c < kIdleCauses; ++c) {
-    if (g.idle_by_cause[c] > g.idle(g.cause)) g.cause = static_cast<IdleCause>(c);
-  }
-  g.gpu_bound = g.idle_percent < kGpuIdlePercent;
 
   // The synchronising call behind most of the sync idle time.
   Label* top = nullptr;
@@ -152,7 +145,6 @@ GpuIdle GpuIdleSweep::Result(bool any_activity) && {
   }
   if (top != nullptr) {
     g.sync_calls = top->calls;
-    g.sync_calls_per_step = g.steps > 0 ? static_cast<double>(g.sync_calls) / static_cast<double>(g.steps) : 0;
     std::vector<uint64_t>& bytes = top->dtoh_bytes;
     g.sync_after_dtoh = !bytes.empty() && 2 * bytes.size() >= top->calls;
     if (g.sync_after_dtoh) g.sync_copy_bytes = static_cast<uint64_t>(SummarizeSample(&bytes).median);
@@ -160,17 +152,31 @@ GpuIdle GpuIdleSweep::Result(bool any_activity) && {
 
   // Kernels and launches in the steps.
   g.kernels = kernel_durations_.count();
-  g.kernels_per_step = g.steps > 0 ? static_cast<double>(g.kernels) / static_cast<double>(g.steps) : 0;
   const SampleStats kernel = kernel_durations_.Stats(), launch = launch_durations_.Stats();
   g.kernel_median_ns = kernel.median;
   g.launch_calls = launch.count;
   g.launch_median_ns = launch.median;
   g.medians_exact = kernel.exact && launch.exact;
-  g.launch_bound = g.cause == IdleCause::kLaunch && g.idle_share(IdleCause::kLaunch) >= kLaunchBoundIdlePercent &&
-                   g.kernels > 0 &&
-                   (g.kernel_median_ns < static_cast<double>(kShortKernelNs) ||
-                    (g.launch_calls > 0 && g.kernel_median_ns < g.launch_median_ns));
+  FinishGpuIdle(&g);
   return g;
+}
+
+void FinishGpuIdle(GpuIdle* g) {
+  g->recorded = true;
+  g->busy_percent = Percent(g->busy_ns, g->step_ns);
+  g->idle_percent = Percent(g->idle_ns, g->step_ns);
+  g->cause = IdleCause::kDataWait;  // the largest; ties go to the earlier cause
+  for (size_t c = 1; c < kIdleCauses; ++c) {
+    if (g->idle_by_cause[c] > g->idle(g->cause)) g->cause = static_cast<IdleCause>(c);
+  }
+  g->gpu_bound = g->idle_percent < kGpuIdlePercent;
+  const double steps = static_cast<double>(g->steps);
+  g->sync_calls_per_step = g->steps > 0 ? static_cast<double>(g->sync_calls) / steps : 0;
+  g->kernels_per_step = g->steps > 0 ? static_cast<double>(g->kernels) / steps : 0;
+  g->launch_bound = g->cause == IdleCause::kLaunch && g->idle_share(IdleCause::kLaunch) >= kLaunchBoundIdlePercent &&
+                    g->kernels > 0 &&
+                    (g->kernel_median_ns < static_cast<double>(kShortKernelNs) ||
+                     (g->launch_calls > 0 && g->kernel_median_ns < g->launch_median_ns));
 }
 
 GpuIdle AnalyzeGpuIdle(const Process& p, const std::vector<Interval>& step_list, const IntervalSet& waits,

@@ -75,6 +75,10 @@ struct GpuIdle {
   double idle_share(IdleCause c) const;  ///< percent of idle_ns
 };
 
+/// Sets `g`'s figures made from its measured ones (recorded true): busy and idle shares, the
+/// largest cause, GPU-bound, per-step counts, launch-bound (the rules above).
+void FinishGpuIdle(GpuIdle* g);
+
 /// The GPU idle analysis of one process made window by window (model/cuda_window.h): each
 /// window's activity, call spans, steps and waits clipped to it (the interval algebra acts point by
 /// point, so the lengths add up to the whole's), the calls and kernels it owns counted, each

@@ -40,23 +40,4 @@ ProcessPhases PhasesOf(const Trace& trace, size_t i) {
   return CollectPhases(trace.processes[i], trace.strings.Find(format::kPhaseDomain), &trace.strings);
 }
 
-OwnedRunView RunViewOf(const Trace& trace) {
-  OwnedRunView out;
-  const size_t n = trace.processes.size();
-  out.facts.reserve(n);
-  out.phases.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    out.facts.push_back(FactsOf(trace, i));
-    out.phases.push_back(PhasesOf(trace, i));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    out.view.facts.push_back(&out.facts[i]);
-    out.view.phases.push_back(&out.phases[i]);
-  }
-  out.view.strings = &trace.strings;
-  out.view.host_clocks = &trace.host_clocks;
-  out.view.clock_reference = &trace.clock_reference;
-  return out;
-}
-
 }  // namespace trainprof::collector

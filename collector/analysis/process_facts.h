@@ -1,7 +1,7 @@
 // What the bottleneck analyses read of a run besides its CUDA records, process by process: each
 // process's facts (identity, place in the tree, lifetime, settings) and training phases
 // (training_steps.h). A report makes them once per process into its summary (collector/summary/)
-// and runs the analyses on the summaries; RunViewOf makes them from a trace (tests, `export`).
+// and runs the analyses on the summaries.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,8 @@
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
+
+struct StepsGpu;  // steps_gpu.h
 
 struct ProcessFacts {
   int32_t pid = 0;
@@ -50,24 +52,16 @@ ProcessPhases PhasesOf(const Trace& trace, size_t i);
 struct RunView {
   std::vector<const ProcessFacts*> facts;
   std::vector<const ProcessPhases*> phases;
+  /// What each process's CUDA records give over its steps (steps_gpu.h: its collectives, GPU idle);
+  /// empty: none made (the analysis then has no GPU parts).
+  std::vector<const StepsGpu*> gpu;
+  /// Each process's SplitSteps of its phases where already made (StepsGpuSweep::Results); empty:
+  /// the analysis splits them.
+  std::vector<const StepSplit*> splits;
   const StringPool* strings = nullptr;
   const std::vector<HostClock>* host_clocks = nullptr;
   const std::string* clock_reference = nullptr;
   size_t size() const { return facts.size(); }
 };
-
-/// Facts and phases made from a trace, and the view of them.
-struct OwnedRunView {
-  std::vector<ProcessFacts> facts;
-  std::vector<ProcessPhases> phases;
-  RunView view;  ///< points into facts and phases: moves keep it (vectors keep their buffers), copies would not
-
-  OwnedRunView() = default;
-  OwnedRunView(OwnedRunView&&) = default;
-  OwnedRunView& operator=(OwnedRunView&&) = default;
-  OwnedRunView(const OwnedRunView&) = delete;
-  OwnedRunView& operator=(const OwnedRunView&) = delete;
-};
-OwnedRunView RunViewOf(const Trace& trace);
 
 }  // namespace trainprof::collector

@@ -180,13 +180,23 @@ bool SummariesThroughFiles() {
   return env != nullptr && std::strcmp(env, "1") == 0;
 }
 
+// The parts of each process's summary made from its CUDA records after the rest: its GPU ops
+// (summary/gpu_ops.h) and what they give over its steps (analysis/steps_gpu.h).
+struct PerProcessGpu {
+  std::vector<GpuOpsSummary> ops;
+  std::vector<StepsGpu> steps;
+  // Each process's steps as split for the sweeps, kept for the bottleneck analysis
+  // (RunView::splits) where the CUDA records are kept too: without windows. About 170 bytes a step
+  // (measured: 256 ranks × 200 steps, +9 MB) against 12% of that report's time to split again;
+  // with windows (a large trace) memory comes first and the analysis splits again.
+  std::vector<StepSplit> splits;
+};
+
 // Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
 // each window of each process decoded once (on every core, ForEachCudaWindow): the device rows
-// (merged, and of each process with GPU tracing), the bottleneck analysis (its collectives and GPU
-// idle), the GPU overlap rows (over its steps) and each process's GPU ops (summary/gpu_ops.h),
-// returned for its summary. Needs r->processes; sets r->bottleneck.
-std::vector<GpuOpsSummary> OnePassOverWindows(const Trace& trace, const RunView& run, const CudaWindows& windows,
-                                              Report* r) {
+// (merged, and of each process with GPU tracing) into r, and each process's GPU parts, returned for
+// its summary. Needs r->processes and run's facts and phases.
+PerProcessGpu OnePassOverWindows(const Trace& trace, const RunView& run, const CudaWindows& windows, Report* r) {
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
@@ -202,8 +212,7 @@ std::vector<GpuOpsSummary> OnePassOverWindows(const Trace& trace, const RunView&
   std::optional<DeviceWindowSweep> merged;
   if (!from_own) merged.emplace(all, trace.strings, /*merged=*/true, /*whole=*/false);
   GpuOpsSweep gpu_ops(trace);
-  BottleneckSweeps bottleneck(trace, run);  // the steps now, the GPU parts from the windows
-  GpuOverlapWindows overlap(trace, bottleneck.partial(), /*whole=*/false);
+  StepsGpuSweep steps_gpu(trace, run, /*whole=*/false);
   // The reads on every core but this one's, which visits and, while it waits, reads too
   // (docs/performance.md, "Reads shared by every core").
   ForEachCudaWindow(windows, all, ReportThreads() - 1, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
@@ -213,10 +222,8 @@ std::vector<GpuOpsSummary> OnePassOverWindows(const Trace& trace, const RunView&
       if (own[i]) own[i]->Add(w, {data[i]});
     }
     gpu_ops.Add(w, data);
-    bottleneck.Add(w, data);
-    overlap.Add(w, data);
+    steps_gpu.Add(w, data);
   });
-  r->bottleneck = std::move(bottleneck).Result();
   std::vector<DeviceRow> own_rows;
   for (size_t i = 0; i < n; ++i) {
     if (!own[i]) continue;
@@ -224,8 +231,10 @@ std::vector<GpuOpsSummary> OnePassOverWindows(const Trace& trace, const RunView&
     own_rows.insert(own_rows.end(), r->processes[i].cuda.devices.begin(), r->processes[i].cuda.devices.end());
   }
   r->cuda.devices = merged ? std::move(*merged).Rows() : MergedFromProcessRows(std::move(own_rows));
-  std::move(overlap).AddTo(r);
-  return std::move(gpu_ops).Summaries();
+  PerProcessGpu out;
+  out.ops = std::move(gpu_ops).Summaries();
+  out.steps = std::move(steps_gpu).Results();
+  return out;
 }
 
 // What the reader summed per process that its summary takes over: copied from a const trace,
@@ -370,13 +379,24 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     r.processes.push_back(std::move(row));
   }
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Plural(unbalanced_processes, "process", "processes"));
-  std::vector<GpuOpsSummary> ops = windows        ? OnePassOverWindows(trace, run, *windows, &r)
-                                   : gpu_ops.valid() ? gpu_ops.get()
-                                                     : summarize_gpu_ops();
+  PerProcessGpu gpu;
+  if (windows) {
+    gpu = OnePassOverWindows(trace, run, *windows, &r);
+  } else {
+    gpu.ops = gpu_ops.valid() ? gpu_ops.get() : summarize_gpu_ops();
+    gpu.steps = SweepStepsGpu(trace, run, &gpu.splits);
+  }
   for (size_t i = 0; i < n; ++i) {
-    summaries[i].gpu_ops = std::move(ops[i]);
-    // Their summaries' other sections went through bytes above; this one, made later, now.
-    if (SummariesThroughFiles()) summaries[i].gpu_ops = DecodeSummary(EncodeSummary(summaries[i], *names), names).gpu_ops;
+    summaries[i].gpu_ops = std::move(gpu.ops[i]);
+    summaries[i].steps_gpu = std::move(gpu.steps[i]);
+    // Their summaries' other sections went through bytes above; these, made later, now.
+    if (SummariesThroughFiles()) {
+      ProcessSummary read = DecodeSummary(EncodeSummary(summaries[i], *names), names);
+      summaries[i].gpu_ops = std::move(read.gpu_ops);
+      summaries[i].steps_gpu = std::move(read.steps_gpu);
+    }
+    run.gpu.push_back(&summaries[i].steps_gpu);
+    if (!gpu.splits.empty()) run.splits.push_back(&gpu.splits[i]);
   }
   for (TableRows& t : GpuIdleLaunchTables(summaries, digests, strings, options, r.has_cuda)) r.tables.push_back(std::move(t));
   // Only where the process recorded CUDA calls: without any (CUDA API tracing off, a torch.profiler
@@ -394,7 +414,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   AddCallSiteTable(summaries, options, &r);
   AddFunctionTables(summaries, options, &r);
   AddOperatorPhaseTable(summaries, *names, options, &r);
-  if (!windows) r.bottleneck = AnalyzeBottleneck(trace, run);
+  r.bottleneck = AnalyzeBottleneck(run);
   AddCallSiteClauses(summaries, &r.bottleneck);
   AddHostClockTable(trace, &r);
   AddRankSpreadTable(&r);
@@ -402,7 +422,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   std::vector<Symbolizer::Problem> problems;
   for (const ProcessSummary& s : summaries) problems.insert(problems.end(), s.symbol_problems.begin(), s.symbol_problems.end());
   for (std::string& w : Symbolizer::ProblemLines(std::move(problems))) r.warnings.push_back(std::move(w));
-  if (!windows) AddGpuOverlap(trace, &r);
+  AddGpuOverlap(summaries, &r);
   if (windows) {  // a file changed since it was read: what the report did not keep is missing
     for (const std::string& e : windows->Errors()) {
       r.warnings.push_back(e + " (the GPU analyses leave out its CUDA records that the report did not keep)");

@@ -16,6 +16,21 @@ std::optional<double> Share(uint64_t part, uint64_t whole) {
 
 }  // namespace
 
+void SetShares(TemporalBreakdown* t) {
+  t->idle_percent = t->compute_percent = t->non_compute_percent = std::nullopt;
+  if (t->active_span_ns == 0) return;
+  const double span = static_cast<double>(t->active_span_ns);
+  t->idle_percent = Percent(static_cast<double>(t->idle_ns), span);
+  t->compute_percent = Percent(static_cast<double>(t->compute_ns), span);
+  t->non_compute_percent = Percent(static_cast<double>(t->non_compute_ns), span);
+}
+
+void SetShares(KernelCategoryBreakdown* c) {
+  c->communication_hidden_percent = Share(c->communication_hidden_ns, c->communication_total_ns);
+}
+
+void SetShares(StepCommunication* s) { s->hidden_percent = Share(s->hidden_ns, s->communication_ns); }
+
 GpuOverlapSweep::GpuOverlapSweep(std::vector<StepWindow> steps) : steps_(std::move(steps)) {
   for (const StepWindow& s : steps_) per_step_.push_back({.step = s.step});
 }
@@ -47,26 +62,26 @@ TemporalBreakdown GpuOverlapSweep::Temporal() const {
   t.idle_ns = t.active_span_ns - busy_ns_;
   t.compute_ns = compute_ns_;
   t.non_compute_ns = busy_ns_ - compute_ns_;
-  if (t.active_span_ns > 0) {
-    const double span = static_cast<double>(t.active_span_ns);
-    t.idle_percent = Percent(static_cast<double>(t.idle_ns), span);
-    t.compute_percent = Percent(static_cast<double>(t.compute_ns), span);
-    t.non_compute_percent = Percent(static_cast<double>(t.non_compute_ns), span);
-  }
+  SetShares(&t);
   return t;
 }
 
 KernelCategoryBreakdown GpuOverlapSweep::Categories() const {
   KernelCategoryBreakdown c = categories_;
-  c.communication_hidden_percent = Share(c.communication_hidden_ns, c.communication_total_ns);
+  SetShares(&c);
   return c;
 }
 
 std::vector<StepCommunication> GpuOverlapSweep::Steps() const {
   if (categories_.communication_total_ns == 0) return {};
   std::vector<StepCommunication> out = per_step_;
-  for (StepCommunication& s : out) s.hidden_percent = Share(s.hidden_ns, s.communication_ns);
+  for (StepCommunication& s : out) SetShares(&s);
   return out;
+}
+
+std::optional<GpuOverlap> GpuOverlapSweep::Result() const {
+  if (empty()) return std::nullopt;
+  return GpuOverlap{Temporal(), Categories(), Steps()};
 }
 
 }  // namespace trainprof::collector

@@ -10,12 +10,27 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "collector/stats/kernel_categories.h"
 #include "collector/stats/temporal_breakdown.h"
 
 namespace trainprof::collector {
+
+/// What the sweep gives of a process with GPU activity: its temporal breakdown, its kernel-category
+/// table and, with communication, each step's.
+struct GpuOverlap {
+  TemporalBreakdown temporal;
+  KernelCategoryBreakdown categories;
+  std::vector<StepCommunication> steps;  ///< one per step; empty without communication
+};
+
+/// The shares from the ns they are shares of: the temporal breakdown's of its active span, the
+/// hidden communication's of the communication (none where that is 0).
+void SetShares(TemporalBreakdown* t);
+void SetShares(KernelCategoryBreakdown* c);
+void SetShares(StepCommunication* s);
 
 class GpuOverlapSweep {
  public:
@@ -32,6 +47,8 @@ class GpuOverlapSweep {
   KernelCategoryBreakdown Categories() const;
   /// One entry per step; empty when the process has no communication.
   std::vector<StepCommunication> Steps() const;
+  /// The three; none when empty().
+  std::optional<GpuOverlap> Result() const;
 
  private:
   std::vector<StepWindow> steps_;

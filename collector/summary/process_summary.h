@@ -8,10 +8,10 @@
 //
 // What a summary holds so far (docs/summary-format.md lists its sections): the Processes row's own
 // fields, the process's losses, its NVTX, CUDA (per name), host-op, function, call-site and
-// operator-phase statistics, the facts and phases of the bottleneck analyses, and its GPU ops' idle
-// gaps by kind and launches. The report still reads from the trace: the process tree and the
-// hosts' clocks (made as it is read), the files' losses, and the GPU analyses over CUDA records
-// (devices, GPU idle in the steps, collectives, overlap). Names are StringIds into the pool the summary was made with; the
+// operator-phase statistics, the facts and phases of the bottleneck analyses, its GPU ops' idle
+// gaps by kind and launches, and what its CUDA records give over its steps (collectives, GPU idle,
+// overlap). The report still reads from the trace: the process tree and the hosts' clocks (made
+// as it is read), the files' losses, and the device rows. Names are StringIds into the pool the summary was made with; the
 // codec writes them as strings and interns them into the reader's pool.
 #pragma once
 
@@ -23,6 +23,7 @@
 #include "collector/analysis/capture_note.h"
 #include "collector/analysis/operator_phases.h"
 #include "collector/analysis/process_facts.h"
+#include "collector/analysis/steps_gpu.h"
 #include "collector/model/cuda_digest.h"
 #include "collector/model/losses.h"
 #include "collector/model/nvtx_summary.h"
@@ -149,6 +150,9 @@ struct ProcessSummary {
   ProcessFacts facts;
   ProcessPhases phases;
   GpuOpsSummary gpu_ops;
+  /// What its CUDA records give over its own steps (analysis/steps_gpu.h): its NCCL kernels and GPU
+  /// idle over its steps in the statistics, its temporal breakdown and kernel categories.
+  StepsGpu steps_gpu;
 };
 
 }  // namespace trainprof::collector

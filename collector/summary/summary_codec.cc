@@ -41,6 +41,45 @@ Json GpuOpsJson(const GpuOpsSummary& g) {
               {"launches", std::move(launches)}};
 }
 
+Json StepsGpuJson(const StepsGpu& g) {
+  Json j{{"nccl", Json::array({g.nccl.any, g.nccl.kernels, g.nccl.in_steps_ns})}, {"idle", nullptr}, {"overlap", nullptr}};
+  if (g.idle) {
+    const GpuIdle& i = *g.idle;
+    j["idle"] = Json{{"recorded", i.recorded},
+                     {"why_not", i.why_not},
+                     {"steps", i.steps},
+                     {"step_ns", i.step_ns},
+                     {"busy_ns", i.busy_ns},
+                     {"idle_ns", i.idle_ns},
+                     {"idle_by_cause", i.idle_by_cause},
+                     {"sync_call", i.sync_call},
+                     {"sync_call_idle_ns", i.sync_call_idle_ns},
+                     {"sync_calls", i.sync_calls},
+                     {"sync_after_dtoh", i.sync_after_dtoh},
+                     {"sync_copy_bytes", i.sync_copy_bytes},
+                     {"kernels", i.kernels},
+                     {"kernel_median_ns", i.kernel_median_ns},
+                     {"launch_calls", i.launch_calls},
+                     {"launch_median_ns", i.launch_median_ns},
+                     {"medians_exact", i.medians_exact}};
+  }
+  if (g.overlap) {
+    const TemporalBreakdown& t = g.overlap->temporal;
+    const KernelCategoryBreakdown& c = g.overlap->categories;
+    Json steps = Json::array();
+    for (const StepCommunication& s : g.overlap->steps) steps.push_back(Json::array({s.step, s.communication_ns, s.hidden_ns}));
+    j["overlap"] = Json{
+        {"temporal", Json::array({t.active_span_ns, t.idle_ns, t.compute_ns, t.non_compute_ns})},
+        {"categories", Json::array({c.computation_ns, c.communication_ns, c.memory_ns,
+                                    c.computation_overlapping_communication_ns, c.communication_overlapping_memory_ns,
+                                    c.computation_overlapping_memory_ns,
+                                    c.computation_overlapping_communication_overlapping_memory_ns,
+                                    c.communication_total_ns, c.communication_hidden_ns})},
+        {"steps", std::move(steps)}};
+  }
+  return j;
+}
+
 Json InfoJson(const ProcessInfo& p) {
   Json threads = Json::array();
   for (const ThreadRow& t : p.threads) threads.push_back(Json::array({t.tid, t.name, t.events}));
@@ -300,6 +339,91 @@ GpuOpsSummary ReadGpuOps(const Json& j) {
     if (n == 0 || l.delay.count() != n) Fail(w, "launch calls and delays disagree, or none");
     if (l.shorter > n || l.long_launches > n || l.long_delays > n) Fail(w, "more outliers than launches");
     g.launches.push_back(std::move(l));
+  }
+  return g;
+}
+
+StepsGpu ReadStepsGpu(const Json& j) {
+  const std::string w = "steps_gpu";
+  StepsGpu g;
+  const Json& nccl = Array(Field(j, "nccl", w), w + ".nccl", 3);
+  g.nccl = {Bool(nccl[0], w + ".nccl.any"), U64(nccl[1], w + ".nccl.kernels"), U64(nccl[2], w + ".nccl.in_steps_ns")};
+  if (!g.nccl.any && (g.nccl.kernels > 0 || g.nccl.in_steps_ns > 0)) Fail(w + ".nccl", "NCCL kernels counted without any");
+  const Json& idle = Field(j, "idle", w);
+  if (!idle.is_null()) {
+    const std::string iw = w + ".idle";
+    auto f = [&](const char* key) -> const Json& { return Field(idle, key, iw); };
+    auto at = [&](const char* key) { return iw + "." + key; };
+    GpuIdle i;
+    i.recorded = Bool(f("recorded"), at("recorded"));
+    i.why_not = Str(f("why_not"), at("why_not"));
+    i.steps = U64(f("steps"), at("steps"));
+    i.step_ns = U64(f("step_ns"), at("step_ns"));
+    i.busy_ns = U64(f("busy_ns"), at("busy_ns"));
+    i.idle_ns = U64(f("idle_ns"), at("idle_ns"));
+    const Json& causes = Array(f("idle_by_cause"), at("idle_by_cause"), kIdleCauses);
+    uint64_t caused = 0;
+    for (size_t c = 0; c < kIdleCauses; ++c) {
+      i.idle_by_cause[c] = U64(causes[c], at("idle_by_cause"));
+      caused += i.idle_by_cause[c];
+    }
+    i.sync_call = Str(f("sync_call"), at("sync_call"));
+    i.sync_call_idle_ns = U64(f("sync_call_idle_ns"), at("sync_call_idle_ns"));
+    i.sync_calls = U64(f("sync_calls"), at("sync_calls"));
+    i.sync_after_dtoh = Bool(f("sync_after_dtoh"), at("sync_after_dtoh"));
+    i.sync_copy_bytes = U64(f("sync_copy_bytes"), at("sync_copy_bytes"));
+    i.kernels = U64(f("kernels"), at("kernels"));
+    i.kernel_median_ns = F64(f("kernel_median_ns"), at("kernel_median_ns"));
+    i.launch_calls = U64(f("launch_calls"), at("launch_calls"));
+    i.launch_median_ns = F64(f("launch_median_ns"), at("launch_median_ns"));
+    i.medians_exact = Bool(f("medians_exact"), at("medians_exact"));
+    if (i.recorded) {
+      if (!i.why_not.empty()) Fail(at("why_not"), "a reason for no GPU records where there are some");
+      if (i.busy_ns > i.step_ns || i.idle_ns != i.step_ns - i.busy_ns) Fail(iw, "busy and idle time do not make the steps' time");
+      if (caused != i.idle_ns) Fail(at("idle_by_cause"), "the causes do not add up to the idle time");
+      if (i.sync_call_idle_ns > i.idle(IdleCause::kSync)) Fail(at("sync_call_idle_ns"), "above the sync idle time");
+      FinishGpuIdle(&i);
+    } else if (i.busy_ns > 0 || i.idle_ns > 0 || caused > 0 || i.kernels > 0 || i.launch_calls > 0 || !i.sync_call.empty()) {
+      Fail(iw, "GPU figures where no GPU activity was recorded");
+    }
+    g.idle = std::move(i);
+  }
+  const Json& overlap = Field(j, "overlap", w);
+  if (!overlap.is_null()) {
+    const std::string ow = w + ".overlap";
+    GpuOverlap o;
+    const Json& t = Array(Field(overlap, "temporal", ow), ow + ".temporal", 4);
+    o.temporal.active_span_ns = U64(t[0], ow + ".temporal");
+    o.temporal.idle_ns = U64(t[1], ow + ".temporal");
+    o.temporal.compute_ns = U64(t[2], ow + ".temporal");
+    o.temporal.non_compute_ns = U64(t[3], ow + ".temporal");
+    const TemporalBreakdown& tb = o.temporal;
+    if (tb.idle_ns > tb.active_span_ns || tb.compute_ns > tb.active_span_ns - tb.idle_ns ||
+        tb.non_compute_ns != tb.active_span_ns - tb.idle_ns - tb.compute_ns) {
+      Fail(ow + ".temporal", "idle, compute and non-compute time do not make the active span");
+    }
+    SetShares(&o.temporal);
+    const Json& c = Array(Field(overlap, "categories", ow), ow + ".categories", 9);
+    KernelCategoryBreakdown& k = o.categories;
+    uint64_t* parts[] = {&k.computation_ns, &k.communication_ns, &k.memory_ns,
+                         &k.computation_overlapping_communication_ns, &k.communication_overlapping_memory_ns,
+                         &k.computation_overlapping_memory_ns,
+                         &k.computation_overlapping_communication_overlapping_memory_ns, &k.communication_total_ns,
+                         &k.communication_hidden_ns};
+    for (size_t i = 0; i < 9; ++i) *parts[i] = U64(c[i], ow + ".categories");
+    if (k.communication_hidden_ns > k.communication_total_ns) Fail(ow + ".categories", "more communication hidden than run");
+    SetShares(&k);
+    const Json& steps = Array(Field(overlap, "steps", ow), ow + ".steps");
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string sw = ow + ".steps[" + std::to_string(i) + "]";
+      const Json& s = Array(steps[i], sw, 3);
+      StepCommunication st{.step = U64(s[0], sw + ".step"), .communication_ns = U64(s[1], sw + ".communication_ns"),
+                           .hidden_ns = U64(s[2], sw + ".hidden_ns")};
+      if (st.hidden_ns > st.communication_ns) Fail(sw, "more communication hidden than run");
+      SetShares(&st);
+      o.steps.push_back(st);
+    }
+    g.overlap = std::move(o);
   }
   return g;
 }
@@ -651,6 +775,7 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
   j["facts"] = FactsJson(s.facts);
   j["phases"] = PhasesJson(s.phases, strings);
   j["gpu_ops"] = GpuOpsJson(s.gpu_ops);
+  j["steps_gpu"] = StepsGpuJson(s.steps_gpu);
   j["operator_phases"] = Json::array();
   for (const OperatorPhaseStat& o : s.operator_phases) {
     j["operator_phases"].push_back(Json::array({o.phase, std::string(strings.Get(o.name)), o.calls, o.self_ns, o.total_ns}));
@@ -747,6 +872,7 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
   s.facts = ReadFacts(Field(j, "facts", "summary"), s.info, s.capture);
   s.phases = ReadPhases(Field(j, "phases", "summary"), strings);
   s.gpu_ops = ReadGpuOps(Field(j, "gpu_ops", "summary"));
+  s.steps_gpu = ReadStepsGpu(Field(j, "steps_gpu", "summary"));
   return s;
 }
 

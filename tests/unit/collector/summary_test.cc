@@ -139,6 +139,13 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   ProcessSummary s =
       SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0]), &symbols);
   s.gpu_ops = SummarizeGpuOps(trace.processes[0], trace.strings);
+  RunView run;
+  run.facts = {&s.facts};
+  run.phases = {&s.phases};
+  s.steps_gpu = SweepStepsGpu(trace, run).at(0);
+  ASSERT_TRUE(s.steps_gpu.overlap.has_value());  // GPU activity, no steps: no training process
+  EXPECT_FALSE(s.steps_gpu.idle.has_value());
+  EXPECT_EQ(s.steps_gpu.overlap->temporal.compute_ns, 6 * 32'000u + 150u);  // the six gemm kernels
   EXPECT_EQ(s.info.pid, 4242);
   // Six kernels and a copy on one stream; the copy's launching call is not in the trace.
   ASSERT_EQ(s.gpu_ops.idle_kinds.size(), 1u);
@@ -191,6 +198,12 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   EXPECT_EQ(dc.memory()[0].size.total(), uint64_t{1} << 20);
   EXPECT_EQ(d.info.gpu.unfinished_calls, 1u);
   EXPECT_EQ(d.info.gpu.unfinished_names, std::vector<std::string>{"cudaStreamSynchronize"});
+  ASSERT_TRUE(d.steps_gpu.overlap.has_value());
+  EXPECT_EQ(d.steps_gpu.overlap->temporal.active_span_ns, s.steps_gpu.overlap->temporal.active_span_ns);
+  EXPECT_EQ(d.steps_gpu.overlap->temporal.compute_ns, s.steps_gpu.overlap->temporal.compute_ns);
+  EXPECT_EQ(d.steps_gpu.overlap->temporal.idle_percent, s.steps_gpu.overlap->temporal.idle_percent);
+  EXPECT_EQ(d.steps_gpu.overlap->categories.computation_ns, s.steps_gpu.overlap->categories.computation_ns);
+  EXPECT_EQ(d.steps_gpu.overlap->categories.memory_ns, 50'000u);
   ASSERT_EQ(d.gpu_ops.idle_kinds.size(), 1u);
   const StreamIdleKinds& di = d.gpu_ops.idle_kinds[0];
   const StreamIdleKinds& si = s.gpu_ops.idle_kinds[0];
@@ -287,6 +300,33 @@ TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
                                                        {"loader_marks", nlohmann::json::array()}}});
             })),
             "phases[0].ranges[0].phase: not a training phase");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["steps_gpu"]["nccl"] = nlohmann::json::array({false, 3, 0});
+            })),
+            "steps_gpu.nccl: NCCL kernels counted without any");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["steps_gpu"]["overlap"] = {{"temporal", nlohmann::json::array({100, 10, 50, 30})},
+                                              {"categories", nlohmann::json::array({0, 0, 0, 0, 0, 0, 0, 0, 0})},
+                                              {"steps", nlohmann::json::array()}};
+            })),
+            "steps_gpu.overlap.temporal: idle, compute and non-compute time do not make the active span");
+  const nlohmann::json idle = {{"recorded", true}, {"why_not", ""}, {"steps", 4}, {"step_ns", 1000}, {"busy_ns", 600},
+                               {"idle_ns", 400}, {"idle_by_cause", nlohmann::json::array({100, 100, 100, 100})},
+                               {"sync_call", ""}, {"sync_call_idle_ns", 0}, {"sync_calls", 0},
+                               {"sync_after_dtoh", false}, {"sync_copy_bytes", 0}, {"kernels", 8},
+                               {"kernel_median_ns", 50.0}, {"launch_calls", 8}, {"launch_median_ns", 5.0},
+                               {"medians_exact", true}};
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) { (*j)["steps_gpu"]["idle"] = idle; })), "(no error)");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["steps_gpu"]["idle"] = idle;
+              (*j)["steps_gpu"]["idle"]["busy_ns"] = 700;
+            })),
+            "steps_gpu.idle: busy and idle time do not make the steps' time");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["steps_gpu"]["idle"] = idle;
+              (*j)["steps_gpu"]["idle"]["idle_by_cause"][3] = 0;
+            })),
+            "steps_gpu.idle.idle_by_cause: the causes do not add up to the idle time");
   const nlohmann::json stream = nlohmann::json::array({0, 7, 2, 10, 0, 0});
   EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
               (*j)["gpu_ops"]["idle_kinds"] = nlohmann::json::array({stream, stream});

@@ -18,6 +18,7 @@ struct Interval {
   uint64_t begin = 0;
   uint64_t end = 0;
   uint64_t length() const { return end > begin ? end - begin : 0; }
+  bool operator==(const Interval&) const = default;
 };
 
 using IntervalSet = std::vector<Interval>;

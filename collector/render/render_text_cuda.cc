@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "collector/base/units.h"
 #include "collector/render/table_render.h"
 #include "collector/report/rank_tables.h"
 #include "collector/report/report_tables.h"
@@ -45,9 +46,13 @@ std::string MemoryTableText(const std::vector<MemoryOpRow>& rows, size_t omitted
 
 std::string DevicesText(const Report& r) {
   std::vector<Cells> rows;
+  bool latency_estimated = false;
+  uint64_t busy_error_ns = 0;  // the largest of the rows shown
   for (const DeviceRow& d : r.cuda.devices) {
     if (d.processes < 2) continue;  // one process: its own row says it all
     rows.push_back(DeviceCells(d, r.hosts > 1 ? "all@" + d.host : "all"));
+    latency_estimated = latency_estimated || (d.latency_count > 0 && !d.latency_exact);
+    busy_error_ns = std::max(busy_error_ns, d.busy_error_ns);
   }
   size_t left_out = 0;
   for (const ProcessRow& p : r.processes) {
@@ -55,7 +60,10 @@ std::string DevicesText(const Report& r) {
       left_out += p.cuda.devices.size();
       continue;
     }
-    for (const DeviceRow& d : p.cuda.devices) rows.push_back(DeviceCells(d, std::to_string(p.pid)));
+    for (const DeviceRow& d : p.cuda.devices) {
+      rows.push_back(DeviceCells(d, std::to_string(p.pid)));
+      latency_estimated = latency_estimated || (d.latency_count > 0 && !d.latency_exact);
+    }
   }
   if (rows.empty() && left_out == 0) return "  no GPU activity recorded\n";
   return TextTable(DeviceTable(), RowsOf(rows, [](const Cells& c) { return c; }), "  ") +
@@ -65,7 +73,13 @@ std::string DevicesText(const Report& r) {
                               "them)\n") +
          "  Busy = time the device ran a kernel, memcpy or memset (their union) / the process's wall time; (active) =\n"
          "  / the time from its first to its last GPU activity; \"all\" = every process on that device. Launch =\n"
-         "  kernel start - enter of the API call that launched it.\n" + EstimatedQuantilesNote(rows, "kernels");
+         "  kernel start - enter of the API call that launched it.\n" +
+         EstimatedQuantilesNote(latency_estimated, "kernels") +
+         (busy_error_ns == 0
+              ? std::string()
+              : "  ~ Busy of a device processes shared: each process's activity was kept to " +
+                    std::to_string(kMaxActivityIntervals) + " intervals, its shortest gaps counted busy: at most " +
+                    FormatDuration(static_cast<double>(busy_error_ns)) + " too much\n");
 }
 
 }  // namespace

@@ -164,9 +164,13 @@ std::string EstimatedMedianNote(bool any, const char* what) {
 }
 
 std::string EstimatedQuantilesNote(const std::vector<Cells>& rows, const char* what) {
-  const bool any = std::any_of(rows.begin(), rows.end(), [](const Cells& row) {
-    return std::any_of(row.begin(), row.end(), [](const Cell& c) { return c.estimated; });
-  });
+  return EstimatedQuantilesNote(std::any_of(rows.begin(), rows.end(), [](const Cells& row) {
+                                  return std::any_of(row.begin(), row.end(), [](const Cell& c) { return c.estimated; });
+                                }),
+                                what);
+}
+
+std::string EstimatedQuantilesNote(bool any, const char* what) {
   if (!any) return "";
   char note[192];
   std::snprintf(note, sizeof note, "  ~ median or p95 of a row of more than %zu %s: estimated within %.2f%% of the exact value\n",

@@ -50,5 +50,7 @@ std::string EstimatedMedianNote(bool any, const char* what);
 /// The same note under a table of cells, when one of `rows` is marked estimated (Cell::estimated):
 /// its medians and p95 (DurationSummary::Quantile) past kExactSamples `what`.
 std::string EstimatedQuantilesNote(const std::vector<Cells>& rows, const char* what);
+/// The same where `any` says whether some median or p95 shown is estimated.
+std::string EstimatedQuantilesNote(bool any, const char* what);
 
 }  // namespace trainprof::collector

@@ -183,57 +183,47 @@ bool SummariesThroughFiles() {
 // The parts of each process's summary made from its CUDA records after the rest: its GPU ops
 // (summary/gpu_ops.h) and what they give over its steps (analysis/steps_gpu.h).
 struct PerProcessGpu {
+  std::vector<std::vector<DeviceUse>> devices;
   std::vector<GpuOpsSummary> ops;
   std::vector<StepsGpu> steps;
   // Each process's steps as split for the sweeps, kept for the bottleneck analysis
-  // (RunView::splits) where the CUDA records are kept too: without windows. About 170 bytes a step
-  // (measured: 256 ranks × 200 steps, +9 MB) against 12% of that report's time to split again;
-  // with windows (a large trace) memory comes first and the analysis splits again.
+  // (RunView::splits) rather than split again from the phases: about 170 bytes a step, beside the
+  // phases' ~240 the report holds anyway, against 12% of the time (256 ranks × 200 steps,
+  // windowed: 0.43 s and 90 MiB kept, 0.49 s and 85 MiB split again).
   std::vector<StepSplit> splits;
 };
 
 // Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
-// each window of each process decoded once (on every core, ForEachCudaWindow): the device rows
-// (merged, and of each process with GPU tracing) into r, and each process's GPU parts, returned for
-// its summary. Needs r->processes and run's facts and phases.
-PerProcessGpu OnePassOverWindows(const Trace& trace, const RunView& run, const CudaWindows& windows, Report* r) {
+// each window of each process decoded once (on every core, ForEachCudaWindow): each process's GPU
+// parts, returned for its summary. Needs run's facts and phases.
+PerProcessGpu OnePassOverWindows(const Trace& trace, const RunView& run, const CudaWindows& windows) {
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
-  std::vector<std::unique_ptr<DeviceWindowSweep>> own(n);  // of each process with GPU tracing
+  // Each process's own, its activity kept on the devices it shares (SharedDevices): the other
+  // processes are in this report.
+  const std::vector<std::set<uint32_t>> shared = SharedDevices(all);
+  std::vector<std::vector<std::set<uint32_t>>> kept;
+  for (size_t i = 0; i < n; ++i) kept.push_back({shared[i]});
+  std::vector<DeviceWindowSweep> devices;
+  devices.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (r->processes[i].gpu.any) own[i] = std::make_unique<DeviceWindowSweep>(std::vector{all[i]}, trace.strings,
-                                                                             /*merged=*/false, /*whole=*/false);
+    devices.emplace_back(std::vector{all[i]}, trace.strings, /*merged=*/false, /*whole=*/false, &kept[i]);
   }
-  // The merged rows: those of the processes' own sweeps where no device is shared (one process per
-  // GPU) and every process with a device has one; else a sweep of their own.
-  bool from_own = !DevicesShared(all);
-  for (size_t i = 0; i < n && from_own; ++i) from_own = own[i] != nullptr || DevicesUsed(*all[i]).empty();
-  std::optional<DeviceWindowSweep> merged;
-  if (!from_own) merged.emplace(all, trace.strings, /*merged=*/true, /*whole=*/false);
   GpuOpsSweep gpu_ops(trace);
   StepsGpuSweep steps_gpu(trace, run, /*whole=*/false);
   // The reads on every core but this one's, which visits and, while it waits, reads too
   // (docs/performance.md, "Reads shared by every core").
   ForEachCudaWindow(windows, all, ReportThreads() - 1, [&](size_t k, const std::vector<const CudaWindowData*>& data) {
     const TimeWindow& w = windows.window(k);
-    if (merged) merged->Add(w, data);
-    for (size_t i = 0; i < n; ++i) {
-      if (own[i]) own[i]->Add(w, {data[i]});
-    }
+    for (size_t i = 0; i < n; ++i) devices[i].Add(w, {data[i]});
     gpu_ops.Add(w, data);
     steps_gpu.Add(w, data);
   });
-  std::vector<DeviceRow> own_rows;
-  for (size_t i = 0; i < n; ++i) {
-    if (!own[i]) continue;
-    r->processes[i].cuda.devices = std::move(*own[i]).Rows();
-    own_rows.insert(own_rows.end(), r->processes[i].cuda.devices.begin(), r->processes[i].cuda.devices.end());
-  }
-  r->cuda.devices = merged ? std::move(*merged).Rows() : MergedFromProcessRows(std::move(own_rows));
   PerProcessGpu out;
+  for (DeviceWindowSweep& d : devices) out.devices.push_back(std::move(d).Uses());
   out.ops = std::move(gpu_ops).Summaries();
-  out.steps = std::move(steps_gpu).Results();
+  out.steps = std::move(steps_gpu).Results(&out.splits);
   return out;
 }
 
@@ -322,29 +312,35 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     windows = std::make_unique<const CudaWindows>(trace.processes, trace.cuda_window_records, ChunkIndexWindowReader(),
                                                   ChunkIndexStartCounter());
   }
-  // With windows read again, the device rows are made in the one pass over them (below).
   std::vector<const CudaDigest*> digests;  // every image's, in process and image order
   for (const ProcessSummary& s : summaries) {
     for (const CudaDigest& d : s.cuda) digests.push_back(&d);
   }
   if (r.has_cuda) {
-    r.cuda = BuildCudaTables(digests, all, strings, options.full_names, options.top, /*merged=*/true, !windows);
+    r.cuda = BuildCudaTables(digests, {}, strings, options.full_names, options.top, /*merged=*/true, /*devices=*/false);
   }
-  // The processes' GPU ops (summary/gpu_ops.h: the GPU idle-by-kind and kernel-launch tables'
-  // part of their summaries) read only the trace: with CUDA records and a second thread they are
-  // made there, beside the per-process tables this thread makes next (with the merged CUDA tables
-  // above, the largest parts of a CUDA report's analysis). Not beside the merged tables: the two
-  // working sets together raised the peak RSS by 9% (docs/performance.md). Without a thread, made
-  // below in turn; with windows, in the one pass over them.
-  auto summarize_gpu_ops = [&trace] {
-    std::vector<GpuOpsSummary> out;
-    for (const Process& p : trace.processes) out.push_back(SummarizeGpuOps(p, trace.strings));
+  // The processes' device uses and GPU ops (stats/gpu_devices.h, summary/gpu_ops.h: the device,
+  // GPU idle-by-kind and kernel-launch tables' parts of their summaries) read only the trace: with
+  // CUDA records and a second thread they are made there, beside the per-process tables this
+  // thread makes next (with the merged CUDA tables above, the largest parts of a CUDA report's
+  // analysis). Not beside the merged tables: the two working sets together raised the peak RSS by
+  // 9% (docs/performance.md). Without a thread, made below in turn; with windows, in the one pass
+  // over them.
+  // Each process's device uses keep its activity on the devices it shares (SharedDevices): the
+  // other processes are in this report; elsewhere only the span a merge needs.
+  auto summarize_gpu = [&trace, &all] {
+    PerProcessGpu out;
+    const std::vector<std::set<uint32_t>> shared = SharedDevices(all);
+    for (size_t i = 0; i < trace.processes.size(); ++i) {
+      out.devices.push_back(DeviceUsesOf(trace.processes[i], trace.strings, &shared[i]));
+      out.ops.push_back(SummarizeGpuOps(trace.processes[i], trace.strings));
+    }
     return out;
   };
-  std::future<std::vector<GpuOpsSummary>> gpu_ops;
+  std::future<PerProcessGpu> gpu_made;
   if (r.has_cuda && !windows && ReportThreads() > 1) {
     try {
-      gpu_ops = std::async(std::launch::async, summarize_gpu_ops);
+      gpu_made = std::async(std::launch::async, summarize_gpu);
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
   }
@@ -357,7 +353,6 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   uint64_t unbalanced_total = 0;
   size_t unbalanced_processes = 0;
   for (size_t i = 0; i < n; ++i) {
-    const Process& p = trace.processes[i];
     ProcessRow row = ProcessRowOf(trace, i, summaries[i].info, r);
     r.nvtx_misuse += row.nvtx_misuse;
     row.nvtx_ranges = std::move(own_ranges[i]);
@@ -370,7 +365,7 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     if (row.gpu.any) {
       std::vector<const CudaDigest*> own;
       for (const CudaDigest& d : summaries[i].cuda) own.push_back(&d);
-      row.cuda = BuildCudaTables(own, {&p}, strings, options.full_names, options.top, /*merged=*/false, !windows);
+      row.cuda = BuildCudaTables(own, {}, strings, options.full_names, options.top, /*merged=*/false, /*devices=*/false);
     }
     if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&summaries[i].host_ops}, {walls[i]}, strings, options.top);
     const ProcessInfo& info = summaries[i].info;
@@ -381,23 +376,30 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Plural(unbalanced_processes, "process", "processes"));
   PerProcessGpu gpu;
   if (windows) {
-    gpu = OnePassOverWindows(trace, run, *windows, &r);
+    gpu = OnePassOverWindows(trace, run, *windows);
   } else {
-    gpu.ops = gpu_ops.valid() ? gpu_ops.get() : summarize_gpu_ops();
+    gpu = gpu_made.valid() ? gpu_made.get() : summarize_gpu();
     gpu.steps = SweepStepsGpu(trace, run, &gpu.splits);
   }
+  std::vector<ProcessDeviceUses> device_uses;
   for (size_t i = 0; i < n; ++i) {
+    summaries[i].devices = std::move(gpu.devices[i]);
     summaries[i].gpu_ops = std::move(gpu.ops[i]);
     summaries[i].steps_gpu = std::move(gpu.steps[i]);
     // Their summaries' other sections went through bytes above; these, made later, now.
     if (SummariesThroughFiles()) {
       ProcessSummary read = DecodeSummary(EncodeSummary(summaries[i], *names), names);
+      summaries[i].devices = std::move(read.devices);
       summaries[i].gpu_ops = std::move(read.gpu_ops);
       summaries[i].steps_gpu = std::move(read.steps_gpu);
     }
     run.gpu.push_back(&summaries[i].steps_gpu);
     if (!gpu.splits.empty()) run.splits.push_back(&gpu.splits[i]);
+    const ProcessInfo& info = summaries[i].info;
+    device_uses.push_back({info.host, info.pid, {info.start_ns, info.end_ns}, &summaries[i].devices});
+    if (r.processes[i].gpu.any) r.processes[i].cuda.devices = ProcessDeviceRows(device_uses.back());
   }
+  r.cuda.devices = MergedDeviceRows(device_uses);
   for (TableRows& t : GpuIdleLaunchTables(summaries, digests, strings, options, r.has_cuda)) r.tables.push_back(std::move(t));
   // Only where the process recorded CUDA calls: without any (CUDA API tracing off, a torch.profiler
   // trace of GPU activity alone) no op's call could be there.

@@ -11,7 +11,7 @@
 namespace trainprof::collector {
 
 DeviceSweep::DeviceSweep(std::vector<const Process*> processes, const StringPool& strings, bool merged,
-                         const std::vector<std::set<uint32_t>>& devices)
+                         const std::vector<std::set<uint32_t>>& devices, const std::vector<std::set<uint32_t>>* kept)
     : processes_(std::move(processes)), merged_(merged), target_(processes_.size()) {
   std::map<std::pair<std::string, uint32_t>, size_t> merged_index;  // (host, device) → index into rows_
   for (size_t p = 0; p < processes_.size(); ++p) {
@@ -33,11 +33,13 @@ DeviceSweep::DeviceSweep(std::vector<const Process*> processes, const StringPool
       }
       target_[p][device] = index;
       Device& d = rows_[index];
+      d.use.device = device;
+      d.keep_activity = !merged && (kept == nullptr || (*kept)[p].count(device) > 0);
       ++d.processes;
       d.life.push_back({proc.start_ns, proc.end_ns});
       for (const TraceImage& img : proc.images) {
         for (const GpuDevice& dev : img.cuda.devices) {
-          if (dev.id == device && d.name.empty()) d.name = std::string(strings.Get(dev.name));
+          if (dev.id == device && d.use.name.empty()) d.use.name = std::string(strings.Get(dev.name));
         }
       }
     }
@@ -77,37 +79,80 @@ void DeviceSweep::Add(const TimeWindow& w, const std::vector<std::vector<const C
         if (d == nullptr) continue;
         if (w.Overlaps(k.start_ns, k.end_ns)) d->window.push_back(w.Clip(k.start_ns, k.end_ns));
         if (!w.Owns(k.start_ns)) continue;
-        ++d->kernels;
-        d->kernel_ns += k.duration();
+        ++d->use.kernels;
+        d->use.kernel_ns += k.duration();
         const uint64_t* enter = enter_of.Find(k.correlation);
-        if (enter != nullptr && k.start_ns >= *enter) d->latency.Add(k.start_ns - *enter);
+        if (enter != nullptr && k.start_ns >= *enter) d->use.latency.Add(k.start_ns - *enter);
       }
-      auto memory = [&](const auto& records, uint64_t Device::*count) {
+      auto memory = [&](const auto& records, uint64_t DeviceUse::*count) {
         for (const auto& m : records) {
           Device* d = row(m.device);
           if (d == nullptr) continue;
           if (w.Overlaps(m.start_ns, m.end_ns)) d->window.push_back(w.Clip(m.start_ns, m.end_ns));
           if (!w.Owns(m.start_ns)) continue;
-          ++(d->*count);
-          d->memory_ns += m.duration();
+          ++(d->use.*count);
+          d->use.memory_ns += m.duration();
         }
       };
-      memory(c.memcpys, &Device::memcpys);
-      memory(c.memsets, &Device::memsets);
+      memory(c.memcpys, &DeviceUse::memcpys);
+      memory(c.memsets, &DeviceUse::memsets);
     }
   }
   for (Device& d : rows_) {
     if (d.window.empty()) continue;
-    const IntervalSet busy = Union(std::move(d.window));
+    IntervalSet busy = Union(std::move(d.window));
     d.window = {};
-    d.busy_ns += Length(Intersect(busy, d.life));
-    d.active_ns += Length(busy);
+    DeviceUse& u = d.use;
+    u.busy_ns += Length(Intersect(busy, d.life));
+    u.active_ns += Length(busy);
     if (!busy.empty()) {
-      d.active_begin = std::min(d.active_begin, busy.front().begin);
-      d.active_end = std::max(d.active_end, busy.back().end);
+      u.active_begin = std::min(u.active_begin, busy.front().begin);
+      u.active_end = std::max(u.active_end, busy.back().end);
     }
+    if (!d.keep_activity) continue;
+    // Windows come in time order: this one's activity goes after the last one's, bounded at twice
+    // the bound meanwhile (then to it), so that a long run holds at most that.
+    u.activity.insert(u.activity.end(), busy.begin(), busy.end());
+    if (u.activity.size() > 2 * kMaxActivityIntervals) BoundActivity(&u.activity, kMaxActivityIntervals, &u.filled_ns);
   }
 }
+
+namespace {
+
+// The row of `u` over `processes` processes whose lifetimes (union) last `lifetime_ns`.
+DeviceRow RowOf(const DeviceUse& u, std::optional<int32_t> pid, const std::string& host, uint32_t processes,
+                uint64_t lifetime_ns) {
+  DeviceRow row;
+  row.pid = pid;
+  row.host = host;
+  row.device = u.device;
+  row.name = u.name;
+  row.processes = processes;
+  row.kernels = u.kernels;
+  row.kernel_ns = u.kernel_ns;
+  row.memcpys = u.memcpys;
+  row.memsets = u.memsets;
+  row.memory_ns = u.memory_ns;
+  row.lifetime_ns = lifetime_ns;
+  row.busy_ns = u.busy_ns;
+  if (row.lifetime_ns > 0) row.busy_percent = Percent(row.busy_ns, row.lifetime_ns);
+  if (u.active_begin != UINT64_MAX) {
+    row.active_begin_ns = u.active_begin;
+    row.active_end_ns = u.active_end;
+    if (row.active_end_ns > row.active_begin_ns) {
+      row.active_busy_percent = Percent(u.active_ns, row.active_end_ns - row.active_begin_ns);
+    }
+  }
+  const SampleStats lat = u.latency.Stats();
+  row.latency_count = lat.count;
+  row.latency_mean_ns = lat.mean;
+  row.latency_median_ns = lat.median;
+  row.latency_p95_ns = u.latency.Quantile(0.95);
+  row.latency_exact = lat.exact;
+  return row;
+}
+
+}  // namespace
 
 std::vector<DeviceRow> DeviceSweep::Rows() && {
   std::vector<size_t> order(rows_.size());
@@ -118,34 +163,115 @@ std::vector<DeviceRow> DeviceSweep::Rows() && {
   std::vector<DeviceRow> out;
   out.reserve(rows_.size());
   for (size_t i : order) {
-    Device& d = rows_[i];
-    DeviceRow row;
-    row.pid = pids_[i];
-    row.host = keys_[i].first;
-    row.device = keys_[i].second;
-    row.name = std::move(d.name);
-    row.processes = d.processes;
-    row.kernels = d.kernels;
-    row.kernel_ns = d.kernel_ns;
-    row.memcpys = d.memcpys;
-    row.memsets = d.memsets;
-    row.memory_ns = d.memory_ns;
-    row.lifetime_ns = Length(d.life);
-    row.busy_ns = d.busy_ns;
-    if (row.lifetime_ns > 0) row.busy_percent = Percent(row.busy_ns, row.lifetime_ns);
-    if (d.active_begin != UINT64_MAX) {
-      row.active_begin_ns = d.active_begin;
-      row.active_end_ns = d.active_end;
-      if (row.active_end_ns > row.active_begin_ns) {
-        row.active_busy_percent = Percent(d.active_ns, row.active_end_ns - row.active_begin_ns);
+    const Device& d = rows_[i];
+    out.push_back(RowOf(d.use, pids_[i], keys_[i].first, d.processes, Length(d.life)));
+  }
+  return out;
+}
+
+std::vector<DeviceUse> DeviceSweep::Uses() && {
+  std::vector<DeviceUse> out;
+  out.reserve(rows_.size());
+  for (Device& d : rows_) {
+    DeviceUse& u = d.use;
+    if (d.keep_activity) {
+      BoundActivity(&u.activity, kMaxActivityIntervals, &u.filled_ns);
+    } else if (u.active_begin != UINT64_MAX) {  // its span: the bound at one interval
+      u.activity = {{u.active_begin, u.active_end}};
+      u.filled_ns = (u.active_end - u.active_begin) - u.active_ns;
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+void BoundActivity(IntervalSet* activity, size_t max, uint64_t* filled) {
+  IntervalSet& a = *activity;
+  // Join the intervals that touch (a window's cut) or overlap.
+  size_t kept = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (kept > 0 && a[i].begin <= a[kept - 1].end) {
+      a[kept - 1].end = std::max(a[kept - 1].end, a[i].end);
+    } else {
+      a[kept++] = a[i];
+    }
+  }
+  a.resize(kept);
+  if (max == 0 || a.size() <= max) return;
+  // The gaps to fill: all those shorter than the (size - max)-th shortest, and of that length as
+  // many as needed, the earliest first.
+  std::vector<uint64_t> gaps;
+  gaps.reserve(a.size() - 1);
+  for (size_t i = 1; i < a.size(); ++i) gaps.push_back(a[i].begin - a[i - 1].end);
+  const size_t fill = a.size() - max;
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(fill - 1), gaps.end());
+  const uint64_t threshold = gaps[fill - 1];
+  size_t below = 0;
+  for (size_t g = 0; g < gaps.size(); ++g) below += gaps[g] < threshold ? 1 : 0;
+  size_t at_threshold = fill - below;  // gaps of the threshold's length to fill, the earliest first
+  kept = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (kept > 0) {
+      const uint64_t gap = a[i].begin - a[kept - 1].end;
+      const bool close = gap < threshold || (gap == threshold && at_threshold > 0);
+      if (close) {
+        if (gap == threshold) --at_threshold;
+        *filled += gap;
+        a[kept - 1].end = a[i].end;
+        continue;
       }
     }
-    const SampleStats lat = d.latency.Stats();
-    row.latency_count = lat.count;
-    row.latency_mean_ns = lat.mean;
-    row.latency_median_ns = lat.median;
-    row.latency_p95_ns = d.latency.Quantile(0.95);
-    row.latency_exact = lat.exact;
+    a[kept++] = a[i];
+  }
+  a.resize(kept);
+}
+
+std::vector<DeviceRow> ProcessDeviceRows(const ProcessDeviceUses& p) {
+  std::vector<DeviceRow> out;
+  const uint64_t life = p.life.end > p.life.begin ? p.life.end - p.life.begin : 0;
+  for (const DeviceUse& u : *p.uses) out.push_back(RowOf(u, p.pid, p.host, 1, life));
+  return out;
+}
+
+std::vector<DeviceRow> MergedDeviceRows(const std::vector<ProcessDeviceUses>& processes) {
+  struct Shared {
+    std::vector<std::pair<const ProcessDeviceUses*, const DeviceUse*>> uses;  // in process order
+  };
+  std::map<std::pair<std::string, uint32_t>, Shared> by_device;  // (host, device): by host, then device
+  for (const ProcessDeviceUses& p : processes) {
+    for (const DeviceUse& u : *p.uses) by_device[{p.host, u.device}].uses.push_back({&p, &u});
+  }
+  std::vector<DeviceRow> out;
+  out.reserve(by_device.size());
+  for (const auto& [key, shared] : by_device) {
+    if (shared.uses.size() == 1) {
+      const auto [p, u] = shared.uses.front();
+      out.push_back(RowOf(*u, std::nullopt, p->host, 1, p->life.end > p->life.begin ? p->life.end - p->life.begin : 0));
+      continue;
+    }
+    DeviceUse sum;
+    sum.device = key.second;
+    std::vector<Interval> lives, activity;
+    for (const auto& [p, u] : shared.uses) {
+      if (sum.name.empty()) sum.name = u->name;
+      sum.kernels += u->kernels;
+      sum.kernel_ns += u->kernel_ns;
+      sum.memcpys += u->memcpys;
+      sum.memsets += u->memsets;
+      sum.memory_ns += u->memory_ns;
+      sum.latency.Merge(u->latency);
+      sum.active_begin = std::min(sum.active_begin, u->active_begin);
+      sum.active_end = std::max(sum.active_end, u->active_end);
+      sum.filled_ns += u->filled_ns;
+      lives.push_back(p->life);
+      activity.insert(activity.end(), u->activity.begin(), u->activity.end());
+    }
+    const IntervalSet life = Union(std::move(lives));
+    const IntervalSet busy = Union(std::move(activity));
+    sum.busy_ns = Length(Intersect(busy, life));
+    sum.active_ns = Length(busy);
+    DeviceRow row = RowOf(sum, std::nullopt, key.first, static_cast<uint32_t>(shared.uses.size()), Length(life));
+    row.busy_error_ns = sum.filled_ns;
     out.push_back(std::move(row));
   }
   return out;
@@ -162,29 +288,28 @@ std::set<uint32_t> DevicesUsed(const Process& process) {
   return out;
 }
 
-bool DevicesShared(const std::vector<const Process*>& processes) {
-  std::set<std::pair<std::string, uint32_t>> used;
+std::vector<std::set<uint32_t>> SharedDevices(const std::vector<const Process*>& processes) {
+  std::vector<std::set<uint32_t>> used;
+  std::map<std::pair<std::string, uint32_t>, size_t> users;  // (host, device) → processes
   for (const Process* p : processes) {
-    for (uint32_t device : DevicesUsed(*p)) {
-      if (!used.emplace(p->host, device).second) return true;
+    used.push_back(DevicesUsed(*p));
+    for (uint32_t d : used.back()) ++users[{p->host, d}];
+  }
+  std::vector<std::set<uint32_t>> out(processes.size());
+  for (size_t i = 0; i < processes.size(); ++i) {
+    for (uint32_t d : used[i]) {
+      if (users[{processes[i]->host, d}] > 1) out[i].insert(d);
     }
   }
-  return false;
-}
-
-std::vector<DeviceRow> MergedFromProcessRows(std::vector<DeviceRow> rows) {
-  for (DeviceRow& row : rows) row.pid = std::nullopt;
-  std::sort(rows.begin(), rows.end(),
-            [](const DeviceRow& a, const DeviceRow& b) { return std::tie(a.host, a.device) < std::tie(b.host, b.device); });
-  return rows;
+  return out;
 }
 
 DeviceWindowSweep::DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings,
-                                     bool merged, bool whole)
+                                     bool merged, bool whole, const std::vector<std::set<uint32_t>>* kept)
     : whole_(whole) {
   std::vector<std::set<uint32_t>> devices;
   for (const Process* p : processes) devices.push_back(DevicesUsed(*p));
-  sweep_.emplace(processes, strings, merged, devices);
+  sweep_.emplace(processes, strings, merged, devices, kept);
 }
 
 void DeviceWindowSweep::Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data) {
@@ -201,12 +326,14 @@ void DeviceWindowSweep::Add(const TimeWindow& window, const std::vector<const Cu
 }
 
 std::vector<DeviceRow> DeviceWindowSweep::Rows() && { return std::move(*sweep_).Rows(); }
+std::vector<DeviceUse> DeviceWindowSweep::Uses() && { return std::move(*sweep_).Uses(); }
 
 namespace {
 
-// The rows of `processes` from their whole records, as one window.
-std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged) {
-  DeviceWindowSweep sweep(processes, strings, merged, /*whole=*/true);
+// The sweep of `processes` fed their whole records, as one window.
+DeviceWindowSweep OneWindow(const std::vector<const Process*>& processes, const StringPool& strings, bool merged,
+                            const std::vector<std::set<uint32_t>>* kept = nullptr) {
+  DeviceWindowSweep sweep(processes, strings, merged, /*whole=*/true, kept);
   std::vector<CudaWindowData> data;
   for (const Process* p : processes) {
     std::vector<const CudaData*> records;
@@ -216,17 +343,23 @@ std::vector<DeviceRow> OneWindow(const std::vector<const Process*>& processes, c
   std::vector<const CudaWindowData*> of;
   for (const CudaWindowData& d : data) of.push_back(&d);
   sweep.Add(TimeWindow{}, of);
-  return std::move(sweep).Rows();
+  return sweep;
 }
 
 }  // namespace
 
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings) {
-  return OneWindow({&process}, strings, /*merged=*/false);
+  return OneWindow({&process}, strings, /*merged=*/false).Rows();
+}
+
+std::vector<DeviceUse> DeviceUsesOf(const Process& process, const StringPool& strings, const std::set<uint32_t>* kept) {
+  if (kept == nullptr) return OneWindow({&process}, strings, /*merged=*/false).Uses();
+  const std::vector<std::set<uint32_t>> of{*kept};
+  return OneWindow({&process}, strings, /*merged=*/false, &of).Uses();
 }
 
 std::vector<DeviceRow> MergedDevices(const std::vector<const Process*>& processes, const StringPool& strings) {
-  return OneWindow(processes, strings, /*merged=*/true);
+  return OneWindow(processes, strings, /*merged=*/true).Rows();
 }
 
 IntervalSet ProcessGpuActivity(const Process& process) {

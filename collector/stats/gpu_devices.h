@@ -17,7 +17,11 @@
 //
 // Merging: by (host, device id). The trace format has no device UUID, so processes that see
 // different GPUs under one id (CUDA_VISIBLE_DEVICES set per process) are merged; per-process rows
-// are always exact.
+// are always exact. A merged row is made from each process's DeviceUse (its summary's part): the
+// row of the one process that used the device, or, for a device processes share, the union of
+// their activities, each kept to kMaxActivityIntervals intervals (past that its shortest gaps are
+// filled, and the merged busy time may exceed the true one by at most what was filled:
+// busy_error_ns).
 #pragma once
 
 #include <map>
@@ -44,6 +48,9 @@ struct DeviceRow {
   uint64_t kernels = 0, kernel_ns = 0;
   uint64_t memcpys = 0, memsets = 0, memory_ns = 0;
   uint64_t busy_ns = 0;
+  /// busy_ns may exceed the true busy time by up to this: a merged row of a device processes shared
+  /// whose activity a process's summary kept bounded (DeviceUse::filled_ns); 0: exact.
+  uint64_t busy_error_ns = 0;
   uint64_t lifetime_ns = 0;
   std::optional<double> busy_percent;  ///< none for a zero lifetime
   uint64_t active_begin_ns = 0, active_end_ns = 0;
@@ -52,6 +59,51 @@ struct DeviceRow {
   double latency_mean_ns = 0, latency_median_ns = 0, latency_p95_ns = 0;
   bool latency_exact = true;  ///< false: median and p95 estimated (past DurationSummary::kExactSamples kernels)
 };
+
+/// At most this many intervals of a process's activity on a device are kept for the merge (16
+/// bytes each in memory; delta-coded in a summary file).
+inline constexpr size_t kMaxActivityIntervals = 4096;
+
+/// One process's use of one device: what its summary keeps (summary/process_summary.h), from which
+/// its own row (ProcessDeviceRows) and the merged rows (MergedDeviceRows) are made.
+struct DeviceUse {
+  uint32_t device = 0;
+  std::string name;  ///< from GPU_DEVICE ("" when not recorded)
+  uint64_t kernels = 0, kernel_ns = 0, memcpys = 0, memsets = 0, memory_ns = 0;
+  uint64_t busy_ns = 0;    ///< |activity ∩ the process's lifetime|
+  uint64_t active_ns = 0;  ///< |activity|
+  uint64_t active_begin = UINT64_MAX, active_end = 0;  ///< first start, last end (UINT64_MAX, 0: none)
+  DurationSummary latency;  ///< launch latencies: exact up to 1024 kernels, then bounded
+  /// The union of the activity, at most kMaxActivityIntervals intervals (BoundActivity).
+  IntervalSet activity;
+  uint64_t filled_ns = 0;  ///< the gaps filled to keep `activity` within the bound (counted busy)
+};
+
+/// Fills the shortest gaps of `activity` until it has at most `max` intervals (max ≥ 1), adding
+/// what it filled to `*filled`. Intervals that touch are joined first (windows cut them).
+void BoundActivity(IntervalSet* activity, size_t max, uint64_t* filled);
+
+/// A process's uses of its devices (DeviceSweep::Uses), with what its rows need of the process.
+struct ProcessDeviceUses {
+  std::string host;
+  int32_t pid = 0;
+  Interval life;  ///< its lifetime (start_ns, end_ns: CLOCK_MONOTONIC)
+  const std::vector<DeviceUse>* uses = nullptr;  ///< by device id
+};
+
+/// `process`'s uses of its devices from the CUDA records its images keep (one window), by device
+/// id; `kept` (optional): the devices whose activity to keep (DeviceSweep), null: all.
+std::vector<DeviceUse> DeviceUsesOf(const Process& process, const StringPool& strings,
+                                    const std::set<uint32_t>* kept = nullptr);
+
+/// The rows of one process, by device id: exact.
+std::vector<DeviceRow> ProcessDeviceRows(const ProcessDeviceUses& p);
+
+/// One row per (host, device) over the processes, by host then device: the row of a device one
+/// process used, without its pid; for a device processes share, counts and sums added, latencies
+/// merged, the lifetime the union of theirs, busy and active time from the union of their
+/// activities (busy_error_ns: the gaps their bounds filled).
+std::vector<DeviceRow> MergedDeviceRows(const std::vector<ProcessDeviceUses>& processes);
 
 /// The device rows made window by window (model/cuda_window.h): counts, sums and latency samples
 /// of the records each window owns, busy and active time from each window's activity clipped to
@@ -65,8 +117,12 @@ class DeviceSweep {
   /// `devices[p]`: the devices processes[p] has GPU records on (DevicesUsed). Device names come
   /// from the images' GPU_DEVICE definitions. `merged`: rows per (host, device) over all
   /// processes, else per process and device, in process order.
+  /// `kept` (not merged; optional): per process, the devices whose activity its uses keep
+  /// (bounded: BoundActivity); of the others only their span, as one interval (what a merge needs
+  /// of a device no other process uses: the bound at 1). Null: every device's.
   DeviceSweep(std::vector<const Process*> processes, const StringPool& strings, bool merged,
-              const std::vector<std::set<uint32_t>>& devices);
+              const std::vector<std::set<uint32_t>>& devices,
+              const std::vector<std::set<uint32_t>>* kept = nullptr);
 
   /// One window; `records[p][i]`: the records of processes[p]->images[i] that the window owns or
   /// overlaps (SliceWindow, or the whole CudaData for a single window); `enter[p][i]`: the enter
@@ -78,17 +134,16 @@ class DeviceSweep {
 
   /// The rows, by host and device (merged) or by process and device.
   std::vector<DeviceRow> Rows() &&;
+  /// Not merged: each row's use of its device (its activity bounded: BoundActivity), in Rows'
+  /// order.
+  std::vector<DeviceUse> Uses() &&;
 
  private:
   struct Device {  // one row's sums so far
-    std::string name;
+    DeviceUse use;  // its activity kept only when not merged
+    bool keep_activity = false;  // in full (bounded), else its span made at the end
     uint32_t processes = 0;
-    uint64_t kernels = 0, kernel_ns = 0, memcpys = 0, memsets = 0, memory_ns = 0;
-    IntervalSet life;        // the lifetimes of the processes that use the device
-    uint64_t busy_ns = 0;    // Σ over windows |activity ∩ life|
-    uint64_t active_ns = 0;  // Σ over windows |activity|
-    uint64_t active_begin = UINT64_MAX, active_end = 0;
-    DurationSummary latency;  // exact up to 1024 kernels, then bounded (duration_summary.h)
+    IntervalSet life;              // the lifetimes of the processes that use the device
     std::vector<Interval> window;  // this window's activity, clipped to it
   };
   std::vector<const Process*> processes_;
@@ -108,12 +163,15 @@ class DeviceSweep {
 ///   std::vector<DeviceRow> rows = std::move(sweep).Rows();
 class DeviceWindowSweep {
  public:
-  DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged, bool whole);
+  DeviceWindowSweep(const std::vector<const Process*>& processes, const StringPool& strings, bool merged, bool whole,
+                    const std::vector<std::set<uint32_t>>* kept = nullptr);
 
   /// One window; `data[p]`: its records of processes[p].
   void Add(const TimeWindow& window, const std::vector<const CudaWindowData*>& data);
   /// The rows, as DeviceSweep::Rows.
   std::vector<DeviceRow> Rows() &&;
+  /// The uses, as DeviceSweep::Uses.
+  std::vector<DeviceUse> Uses() &&;
 
  private:
   bool whole_;
@@ -123,15 +181,9 @@ class DeviceWindowSweep {
 /// The devices a process has a kernel, copy or memset on.
 std::set<uint32_t> DevicesUsed(const Process& process);
 
-/// Whether two of `processes` on one host use one device (DevicesUsed). Where none do (one process
-/// per GPU, as DDP runs), each merged row is the row of the one process that used the device:
-/// MergedFromProcessRows gives the merged rows without a merged sweep.
-bool DevicesShared(const std::vector<const Process*>& processes);
-
-/// The merged rows (DeviceSweep, merged) of processes that share no device (!DevicesShared), made
-/// from the rows of every process that used a device (DeviceSweep, not merged; any order): each
-/// without its pid, by host then device.
-std::vector<DeviceRow> MergedFromProcessRows(std::vector<DeviceRow> rows);
+/// Per process, the devices another of `processes` on its host uses too (DevicesUsed): those whose
+/// activity a report keeps for the merged rows (DeviceSweep's `kept`).
+std::vector<std::set<uint32_t>> SharedDevices(const std::vector<const Process*>& processes);
 
 /// One row per device the process used (by device id).
 std::vector<DeviceRow> ProcessDevices(const Process& process, const StringPool& strings);

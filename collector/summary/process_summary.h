@@ -8,10 +8,10 @@
 //
 // What a summary holds so far (docs/summary-format.md lists its sections): the Processes row's own
 // fields, the process's losses, its NVTX, CUDA (per name), host-op, function, call-site and
-// operator-phase statistics, the facts and phases of the bottleneck analyses, its GPU ops' idle
-// gaps by kind and launches, and what its CUDA records give over its steps (collectives, GPU idle,
-// overlap). The report still reads from the trace: the process tree and the hosts' clocks (made
-// as it is read), the files' losses, and the device rows. Names are StringIds into the pool the summary was made with; the
+// operator-phase statistics, the facts and phases of the bottleneck analyses, its device uses,
+// its GPU ops' idle gaps by kind and launches, and what its CUDA records give over its steps
+// (collectives, GPU idle, overlap). The report still reads from the trace: the process tree and
+// the hosts' clocks (made as it is read) and the files' losses. Names are StringIds into the pool the summary was made with; the
 // codec writes them as strings and interns them into the reader's pool.
 #pragma once
 
@@ -30,6 +30,7 @@
 #include "collector/stats/gpu_tracing.h"
 #include "collector/stats/callsites.h"
 #include "collector/stats/functions.h"
+#include "collector/stats/gpu_devices.h"
 #include "collector/stats/gpu_idle_kinds.h"
 #include "collector/stats/host_ops.h"
 #include "collector/stats/kernel_launches.h"
@@ -149,6 +150,9 @@ struct ProcessSummary {
   /// facts (children: the merge's) and training phases (a few ranges per step).
   ProcessFacts facts;
   ProcessPhases phases;
+  /// Its use of each device it has GPU records on, by device id (stats/gpu_devices.h): its device
+  /// rows, and its share of the merged rows.
+  std::vector<DeviceUse> devices;
   GpuOpsSummary gpu_ops;
   /// What its CUDA records give over its own steps (analysis/steps_gpu.h): its NCCL kernels and GPU
   /// idle over its steps in the statistics, its temporal breakdown and kernel categories.

@@ -41,6 +41,26 @@ Json GpuOpsJson(const GpuOpsSummary& g) {
               {"launches", std::move(launches)}};
 }
 
+Json DevicesJson(const std::vector<DeviceUse>& uses) {
+  Json out = Json::array();
+  for (const DeviceUse& u : uses) {
+    // The activity as [begin, length, gap, length, ...]: small numbers after the first.
+    Json activity = Json::array();
+    uint64_t last_end = 0;
+    for (const Interval& i : u.activity) {
+      activity.push_back(activity.empty() ? i.begin : i.begin - last_end);
+      activity.push_back(i.end - i.begin);
+      last_end = i.end;
+    }
+    const bool active = u.active_begin != UINT64_MAX;
+    out.push_back(Json::array({u.device, u.name, u.kernels, u.kernel_ns, u.memcpys, u.memsets, u.memory_ns, u.busy_ns,
+                               u.active_ns, active ? Json(u.active_begin) : Json(nullptr),
+                               active ? Json(u.active_end) : Json(nullptr), DurationsJson(u.latency),
+                               std::move(activity), u.filled_ns}));
+  }
+  return out;
+}
+
 Json StepsGpuJson(const StepsGpu& g) {
   Json j{{"nccl", Json::array({g.nccl.any, g.nccl.kernels, g.nccl.in_steps_ns})}, {"idle", nullptr}, {"overlap", nullptr}};
   if (g.idle) {
@@ -341,6 +361,57 @@ GpuOpsSummary ReadGpuOps(const Json& j) {
     g.launches.push_back(std::move(l));
   }
   return g;
+}
+
+std::vector<DeviceUse> ReadDevices(const Json& j) {
+  std::vector<DeviceUse> out;
+  Array(j, "devices");
+  for (size_t k = 0; k < j.size(); ++k) {
+    const std::string w = "devices[" + std::to_string(k) + "]";
+    const Json& r = Array(j[k], w, 14);
+    DeviceUse u;
+    u.device = U32(r[0], w + ".device");
+    if (!out.empty() && out.back().device >= u.device) Fail(w + ".device", "devices not in order, or one twice");
+    u.name = Str(r[1], w + ".name");
+    u.kernels = U64(r[2], w + ".kernels");
+    u.kernel_ns = U64(r[3], w + ".kernel_ns");
+    u.memcpys = U64(r[4], w + ".memcpys");
+    u.memsets = U64(r[5], w + ".memsets");
+    u.memory_ns = U64(r[6], w + ".memory_ns");
+    u.busy_ns = U64(r[7], w + ".busy_ns");
+    u.active_ns = U64(r[8], w + ".active_ns");
+    if (!r[9].is_null() || !r[10].is_null()) {
+      u.active_begin = U64(r[9], w + ".active_begin");
+      u.active_end = U64(r[10], w + ".active_end");
+    }
+    u.latency = ReadDurations(r[11], w + ".latency");
+    const Json& activity = Array(r[12], w + ".activity");
+    if (activity.size() % 2 != 0) Fail(w + ".activity", "expected pairs");
+    if (activity.size() / 2 > kMaxActivityIntervals) Fail(w + ".activity", "more intervals than a summary keeps");
+    uint64_t at = 0, length = 0;
+    for (size_t i = 0; i < activity.size(); i += 2) {
+      const uint64_t gap = U64(activity[i], w + ".activity"), len = U64(activity[i + 1], w + ".activity");
+      if ((i > 0 && gap == 0) || len == 0 || gap > UINT64_MAX - at || len > UINT64_MAX - at - gap) {
+        Fail(w + ".activity", "intervals that are empty, touch or pass 2^64 ns");
+      }
+      u.activity.push_back({at + gap, at + gap + len});
+      at += gap + len;
+      length += len;
+    }
+    u.filled_ns = U64(r[13], w + ".filled_ns");
+    if (u.filled_ns > length || length - u.filled_ns != u.active_ns) {
+      Fail(w + ".activity", "its length is not the active time and what was filled");
+    }
+    const bool active = u.active_begin != UINT64_MAX;
+    if (active != !u.activity.empty() ||
+        (active && (u.active_begin != u.activity.front().begin || u.active_end != u.activity.back().end))) {
+      Fail(w, "the active window is not the activity's span");
+    }
+    if (u.busy_ns > u.active_ns) Fail(w + ".busy_ns", "above the active time");
+    if (u.latency.count() > u.kernels) Fail(w + ".latency", "more launch latencies than kernels");
+    out.push_back(std::move(u));
+  }
+  return out;
 }
 
 StepsGpu ReadStepsGpu(const Json& j) {
@@ -774,6 +845,7 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
   for (const Symbolizer::Problem& p : s.symbol_problems) j["symbol_problems"].push_back(Json::array({p.key, p.path, p.line}));
   j["facts"] = FactsJson(s.facts);
   j["phases"] = PhasesJson(s.phases, strings);
+  j["devices"] = DevicesJson(s.devices);
   j["gpu_ops"] = GpuOpsJson(s.gpu_ops);
   j["steps_gpu"] = StepsGpuJson(s.steps_gpu);
   j["operator_phases"] = Json::array();
@@ -871,6 +943,7 @@ ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings
   }
   s.facts = ReadFacts(Field(j, "facts", "summary"), s.info, s.capture);
   s.phases = ReadPhases(Field(j, "phases", "summary"), strings);
+  s.devices = ReadDevices(Field(j, "devices", "summary"));
   s.gpu_ops = ReadGpuOps(Field(j, "gpu_ops", "summary"));
   s.steps_gpu = ReadStepsGpu(Field(j, "steps_gpu", "summary"));
   return s;

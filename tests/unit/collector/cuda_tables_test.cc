@@ -247,6 +247,58 @@ TEST(CudaTables, DevicesBusyAndLaunchLatency) {
   EXPECT_TRUE(ProcessOf(r, 600).cuda.devices.empty());
 }
 
+// Two processes on one device, each with more kernels apart than a summary keeps intervals of:
+// the merged row's busy time is over by at most what the bounds filled, said in busy_error_ns and
+// marked in the text; the processes' own rows stay exact.
+TEST(CudaTables, ASharedDevicePastTheActivityBoundIsEstimatedAndSaidSo) {
+  const uint64_t t0 = 1'000'000'000;
+  const uint64_t kernels = kMaxActivityIntervals + 500;
+  std::vector<test::TraceBuilder> builders;
+  builders.reserve(2);
+  for (int pid : {800, 801}) {
+    test::TraceBuilder& b = builders.emplace_back(pid, pid == 800 ? 0 : 800, t0);
+    b.HeaderEnd(fmt::EndKind::kExit, 0, t0 + 300'000 * kUs);  // after the last kernel (~202 ms)
+    const int g = b.Thread(pid + 1000);
+    for (uint64_t i = 0; i < kernels; ++i) {
+      // 10 µs kernels every 40 µs, the two processes 15 µs apart; gaps of 30 µs and, every
+      // eighth, 60 µs.
+      const uint64_t at = t0 + (pid == 800 ? 0 : 15) * kUs + i * 40 * kUs + (i / 8) * 30 * kUs;
+      b.Kernel(g, {.start = at, .end = at + 10 * kUs, .name = "_Z1kv"});
+    }
+  }
+  std::vector<const test::TraceBuilder*> of;
+  for (const test::TraceBuilder& b : builders) of.push_back(&b);
+  const Trace trace = test::TraceOf(of);
+  std::vector<const Process*> ptrs;
+  for (const Process& p : trace.processes) ptrs.push_back(&p);
+  const std::vector<DeviceRow> exact = MergedDevices(ptrs, trace.strings);
+  ASSERT_EQ(exact.size(), 1u);
+  EXPECT_EQ(exact[0].busy_ns, 2 * kernels * 10 * kUs);  // never overlapping
+  const Report r = Analyze(trace, {});
+  ASSERT_EQ(r.cuda.devices.size(), 1u);
+  const DeviceRow& m = r.cuda.devices[0];
+  EXPECT_EQ(m.processes, 2u);
+  EXPECT_EQ(m.kernels, 2 * kernels);
+  EXPECT_GT(m.busy_error_ns, 0u);
+  EXPECT_GE(m.busy_ns, exact[0].busy_ns);
+  EXPECT_LE(m.busy_ns, exact[0].busy_ns + m.busy_error_ns);
+  // Each bound filled the 500 shortest of its 30 µs gaps: 2 × 500 × 30 µs, all of it counted busy
+  // in the union (the other process's kernels sit inside those gaps).
+  EXPECT_EQ(m.busy_error_ns, 2 * 500 * 30 * kUs);
+  for (const ProcessRow& p : r.processes) {
+    ASSERT_EQ(p.cuda.devices.size(), 1u);
+    EXPECT_EQ(p.cuda.devices[0].busy_ns, kernels * 10 * kUs);  // its own row: exact
+    EXPECT_EQ(p.cuda.devices[0].busy_error_ns, 0u);
+  }
+  const std::string text = RenderText(r);
+  EXPECT_NE(text.find("~ Busy of a device processes shared: each process's activity was kept to 4096 intervals, "
+                      "its shortest gaps counted busy: at most 30.0 ms too much"),
+            std::string::npos)
+      << text;
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(j["devices"][0]["busy_error_ns"], 2 * 500 * 30 * kUs);
+}
+
 TEST(CudaTables, GpuTracingPerProcessAndWarnings) {
   Report r = GpuRun().Analyze();
   const GpuTracing& g = ProcessOf(r, 400).gpu;
@@ -475,9 +527,9 @@ TEST(CudaTables, Csv) {
   EXPECT_TRUE(test::Contains(memory, "\r\nmemcpy_dtoh,memcpy DtoH,1,2000,"));
   EXPECT_TRUE(test::Contains(memory, ",4,4,4,4,true,4,0.002,1,4\r\n"));
   const std::string& devices = csv["gpu_devices.csv"];
-  EXPECT_TRUE(test::Contains(devices, "\r\n,node0,0,NVIDIA H100 80GB HBM3,2,5,1050000,3,1,113000,1163000,15000000,"));
+  EXPECT_TRUE(test::Contains(devices, "\r\n,node0,0,NVIDIA H100 80GB HBM3,2,5,1050000,3,1,113000,1163000,0,15000000,"));
   EXPECT_TRUE(test::Contains(devices,
-      "\r\n400,node0,0,NVIDIA H100 80GB HBM3,1,4,650000,3,1,113000,763000,10000000,7.63,"));
+      "\r\n400,node0,0,NVIDIA H100 80GB HBM3,1,4,650000,3,1,113000,763000,0,10000000,7.63,"));
   EXPECT_TRUE(test::Contains(csv["processes.csv"], ",on,,,7,1,11,1,false,yes\r\n"));
   EXPECT_NE(csv["processes.csv"].find(
                 ",unavailable,39,CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another profiler holds CUPTI,0,0,0,0,false,yes\r\n"),

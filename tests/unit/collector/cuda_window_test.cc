@@ -337,35 +337,131 @@ TEST(DeviceSweep, AnyWindowsGiveTheRowsOfOneWindow) {
   }
 }
 
-TEST(DeviceSweep, WithoutASharedDeviceTheMergedRowsAreTheProcessesOwn) {
-  StringPool strings;
-  std::vector<Process> procs = RandomProcesses(2, &strings);
-  std::vector<const Process*> ptrs;
-  for (const Process& p : procs) ptrs.push_back(&p);
-  EXPECT_TRUE(DevicesShared(ptrs));  // processes on one host use both devices
-  // One process per GPU: process p's devices d renumbered 2p + d; the last process on a host of
-  // its own keeps device 0 (another host's device 0 is not shared).
-  for (size_t p = 0; p < procs.size(); ++p) {
-    const bool own_host = p + 1 == procs.size();
-    if (own_host) procs[p].host = "elsewhere";
-    auto renumber = [&](uint32_t d) { return own_host ? d : static_cast<uint32_t>(2 * p) + d; };
-    for (TraceImage& img : procs[p].images) {
-      for (GpuDevice& d : img.cuda.devices) d.id = renumber(d.id);
-      for (GpuKernel& k : img.cuda.kernels) k.device = renumber(k.device);
-      for (GpuMemcpy& m : img.cuda.memcpys) m.device = renumber(m.device);
-      for (GpuMemset& m : img.cuda.memsets) m.device = renumber(m.device);
+// Each process's device uses (its summary's part), made whole or window by window, give its own
+// rows and, merged, the rows of one merged sweep: devices shared by the processes of a host and
+// devices one process used (renumbered so), exact while the activity is within the bound.
+TEST(DeviceSweep, RowsMadeFromEachProcesssUsesAreTheSweepsRows) {
+  for (bool shared : {true, false}) {
+    StringPool strings;
+    std::vector<Process> procs = RandomProcesses(2, &strings);
+    if (!shared) {  // one process per GPU: process p's devices d renumbered 2p + d
+      for (size_t p = 0; p < procs.size(); ++p) {
+        auto renumber = [&](uint32_t d) { return static_cast<uint32_t>(2 * p) + d; };
+        for (TraceImage& img : procs[p].images) {
+          for (GpuDevice& d : img.cuda.devices) d.id = renumber(d.id);
+          for (GpuKernel& k : img.cuda.kernels) k.device = renumber(k.device);
+          for (GpuMemcpy& m : img.cuda.memcpys) m.device = renumber(m.device);
+          for (GpuMemset& m : img.cuda.memsets) m.device = renumber(m.device);
+        }
+      }
+    }
+    std::vector<const Process*> ptrs;
+    for (const Process& p : procs) ptrs.push_back(&p);
+    const std::vector<DeviceRow> merged = MergedDevices(ptrs, strings);
+    const Windows windows = CutInto(procs, 7);
+    for (bool windowed : {false, true}) {
+      const std::string where = std::string(shared ? "shared" : "one process a device") + (windowed ? ", windows" : "");
+      std::vector<std::vector<DeviceUse>> uses;
+      // Whole: the activity kept on shared devices only (a report's choice), the others' span.
+      const std::vector<std::set<uint32_t>> kept = SharedDevices(ptrs);
+      EXPECT_EQ(kept[0].empty(), !shared) << where;
+      for (size_t p = 0; p < procs.size(); ++p) {
+        if (!windowed) {
+          uses.push_back(DeviceUsesOf(procs[p], strings, &kept[p]));
+          continue;
+        }
+        std::vector<IdMap<uint64_t>> enter;
+        std::vector<const IdMap<uint64_t>*> enter_of;
+        for (const TraceImage& img : procs[p].images) enter.push_back(EnterByCorrelation(img.cuda));
+        for (const IdMap<uint64_t>& e : enter) enter_of.push_back(&e);
+        DeviceSweep sweep({&procs[p]}, strings, /*merged=*/false, {DevicesUsed(procs[p])});
+        for (size_t k = 0; k < windows.cut.size(); ++k) sweep.Add(windows.cut[k], {windows.Of(k)[p]}, {enter_of});
+        uses.push_back(std::move(sweep).Uses());
+      }
+      std::vector<ProcessDeviceUses> of;
+      for (size_t p = 0; p < procs.size(); ++p) {
+        of.push_back({procs[p].host, procs[p].pid, {procs[p].start_ns, procs[p].end_ns}, &uses[p]});
+        const std::vector<DeviceRow> own = ProcessDeviceRows(of.back());
+        const std::vector<DeviceRow> swept = ProcessDevices(procs[p], strings);
+        ASSERT_EQ(own.size(), swept.size()) << where;
+        for (size_t i = 0; i < own.size(); ++i) ExpectSame(own[i], swept[i], where + ", own row " + std::to_string(i));
+        for (const DeviceUse& u : uses[p]) {
+          EXPECT_EQ(Length(u.activity), u.active_ns + u.filled_ns) << where;
+          if (windowed || kept[p].count(u.device) > 0) {
+            EXPECT_EQ(u.filled_ns, 0u) << where;  // kept whole: within the bound
+          } else {
+            EXPECT_EQ(u.activity.size(), 1u) << where;  // its span alone
+          }
+        }
+      }
+      const std::vector<DeviceRow> from_uses = MergedDeviceRows(of);
+      ASSERT_EQ(from_uses.size(), merged.size()) << where;
+      ASSERT_GE(merged.size(), 4u);
+      for (size_t i = 0; i < merged.size(); ++i) {
+        ExpectSame(from_uses[i], merged[i], where + ", merged row " + std::to_string(i));
+        EXPECT_EQ(from_uses[i].busy_error_ns, 0u) << where;
+        EXPECT_EQ(from_uses[i].processes, merged[i].processes) << where;
+      }
+      if (shared) EXPECT_GT(merged[0].processes, 1u);
     }
   }
-  ASSERT_FALSE(DevicesShared(ptrs));
-  const std::vector<DeviceRow> merged = MergedDevices(ptrs, strings);
-  std::vector<DeviceRow> own;
-  for (auto it = procs.rbegin(); it != procs.rend(); ++it) {  // any order of processes
-    for (DeviceRow& r : ProcessDevices(*it, strings)) own.push_back(std::move(r));
+}
+
+// Bounded to a few intervals, a process's activity fills its shortest gaps: a shared device's
+// merged busy time is then over by at most what was filled, and said (busy_error_ns).
+TEST(DeviceSweep, BoundedActivityOverstatesASharedDevicesBusyTimeByAtMostWhatItFilled) {
+  StringPool strings;
+  const std::vector<Process> procs = RandomProcesses(3, &strings);
+  std::vector<const Process*> ptrs;
+  for (const Process& p : procs) ptrs.push_back(&p);
+  const std::vector<DeviceRow> exact = MergedDevices(ptrs, strings);
+  std::vector<std::vector<DeviceUse>> uses;
+  std::vector<ProcessDeviceUses> of;
+  for (const Process& p : procs) {
+    uses.push_back(DeviceUsesOf(p, strings));
+    for (DeviceUse& u : uses.back()) {
+      ASSERT_GT(u.activity.size(), 3u);
+      BoundActivity(&u.activity, 3, &u.filled_ns);
+      EXPECT_EQ(u.activity.size(), 3u);
+      EXPECT_EQ(Length(u.activity), u.active_ns + u.filled_ns);
+    }
   }
-  const std::vector<DeviceRow> from_own = MergedFromProcessRows(own);
-  ASSERT_EQ(from_own.size(), merged.size());
-  ASSERT_GE(merged.size(), 4u);
-  for (size_t i = 0; i < merged.size(); ++i) ExpectSame(from_own[i], merged[i], "row " + std::to_string(i));
+  for (size_t p = 0; p < procs.size(); ++p) {
+    of.push_back({procs[p].host, procs[p].pid, {procs[p].start_ns, procs[p].end_ns}, &uses[p]});
+  }
+  const std::vector<DeviceRow> bounded = MergedDeviceRows(of);
+  ASSERT_EQ(bounded.size(), exact.size());
+  bool some_shared = false;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    if (exact[i].processes < 2) continue;
+    some_shared = true;
+    EXPECT_GT(bounded[i].busy_error_ns, 0u) << i;
+    EXPECT_GE(bounded[i].busy_ns, exact[i].busy_ns) << i;
+    EXPECT_LE(bounded[i].busy_ns, exact[i].busy_ns + bounded[i].busy_error_ns) << i;
+    EXPECT_EQ(bounded[i].kernels, exact[i].kernels) << i;
+    EXPECT_EQ(bounded[i].active_begin_ns, exact[i].active_begin_ns) << i;
+    EXPECT_EQ(bounded[i].active_end_ns, exact[i].active_end_ns) << i;
+  }
+  EXPECT_TRUE(some_shared);
+}
+
+TEST(BoundActivity, JoinsWhatTouchesThenFillsTheShortestGapsEarliestFirst) {
+  IntervalSet a = {{0, 10}, {12, 20}, {20, 25}, {30, 40}, {41, 50}, {60, 70}};
+  uint64_t filled = 0;
+  BoundActivity(&a, 10, &filled);  // within the bound: only [12, 20) and [20, 25) joined
+  EXPECT_EQ(a, (IntervalSet{{0, 10}, {12, 25}, {30, 40}, {41, 50}, {60, 70}}));
+  EXPECT_EQ(filled, 0u);
+  BoundActivity(&a, 3, &filled);  // gaps 2, 5, 1, 10: the 1 and the 2 filled
+  EXPECT_EQ(a, (IntervalSet{{0, 25}, {30, 50}, {60, 70}}));
+  EXPECT_EQ(filled, 3u);
+  IntervalSet ties = {{0, 1}, {6, 7}, {12, 13}, {18, 19}};  // three gaps of 5: two filled, the earliest
+  filled = 0;
+  BoundActivity(&ties, 2, &filled);
+  EXPECT_EQ(ties, (IntervalSet{{0, 13}, {18, 19}}));
+  EXPECT_EQ(filled, 10u);
+  BoundActivity(&ties, 1, &filled);
+  EXPECT_EQ(ties, (IntervalSet{{0, 19}}));
+  EXPECT_EQ(filled, 15u);
 }
 
 TEST(IdleKindsSweep, AnyWindowsGiveTheRowsOfOneWindow) {

@@ -139,6 +139,9 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   ProcessSummary s =
       SummarizeProcess(trace, 0, CollectNvtx(trace.processes[0]), CollectCudaDigests(trace.processes[0]), &symbols);
   s.gpu_ops = SummarizeGpuOps(trace.processes[0], trace.strings);
+  s.devices = DeviceUsesOf(trace.processes[0], trace.strings);
+  ASSERT_EQ(s.devices.size(), 1u);
+  EXPECT_EQ(s.devices[0].activity.size(), 7u);  // six kernels and a copy, apart
   RunView run;
   run.facts = {&s.facts};
   run.phases = {&s.phases};
@@ -198,6 +201,11 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   EXPECT_EQ(dc.memory()[0].size.total(), uint64_t{1} << 20);
   EXPECT_EQ(d.info.gpu.unfinished_calls, 1u);
   EXPECT_EQ(d.info.gpu.unfinished_names, std::vector<std::string>{"cudaStreamSynchronize"});
+  ASSERT_EQ(d.devices.size(), 1u);
+  EXPECT_EQ(d.devices[0].activity, s.devices[0].activity);
+  EXPECT_EQ(std::tie(d.devices[0].kernels, d.devices[0].busy_ns, d.devices[0].active_ns, d.devices[0].active_begin),
+            std::tie(s.devices[0].kernels, s.devices[0].busy_ns, s.devices[0].active_ns, s.devices[0].active_begin));
+  ExpectSameStats(d.devices[0].latency, s.devices[0].latency);
   ASSERT_TRUE(d.steps_gpu.overlap.has_value());
   EXPECT_EQ(d.steps_gpu.overlap->temporal.active_span_ns, s.steps_gpu.overlap->temporal.active_span_ns);
   EXPECT_EQ(d.steps_gpu.overlap->temporal.compute_ns, s.steps_gpu.overlap->temporal.compute_ns);
@@ -327,6 +335,27 @@ TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
               (*j)["steps_gpu"]["idle"]["idle_by_cause"][3] = 0;
             })),
             "steps_gpu.idle.idle_by_cause: the causes do not add up to the idle time");
+  auto device = [](nlohmann::json activity, uint64_t active_ns, uint64_t filled) {
+    const nlohmann::json none = nlohmann::json::array({0, 0, 0, 0, 0, 0.0, 0, nlohmann::json::array()});
+    return nlohmann::json::array({nlohmann::json::array(
+        {0, "", 1, 10, 0, 0, 0, 10, active_ns, 100, 130, none, std::move(activity), filled})});
+  };
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["devices"] = device(nlohmann::json::array({100, 10, 5, 15}), 25, 0);
+            })),
+            "(no error)");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["devices"] = device(nlohmann::json::array({100, 10, 5, 15}), 20, 0);
+            })),
+            "devices[0].activity: its length is not the active time and what was filled");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["devices"] = device(nlohmann::json::array({100, 10, 0, 20}), 30, 0);
+            })),
+            "devices[0].activity: intervals that are empty, touch or pass 2^64 ns");
+  EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
+              (*j)["devices"] = device(nlohmann::json::array({100, 10, 5, 10}), 20, 0);
+            })),
+            "devices[0]: the active window is not the activity's span");
   const nlohmann::json stream = nlohmann::json::array({0, 7, 2, 10, 0, 0});
   EXPECT_EQ(DecodeError(Rewritten([&](nlohmann::json* j) {
               (*j)["gpu_ops"]["idle_kinds"] = nlohmann::json::array({stream, stream});

@@ -180,8 +180,9 @@ bool SummariesThroughFiles() {
   return env != nullptr && std::strcmp(env, "1") == 0;
 }
 
-// The parts of each process's summary made from its CUDA records after the rest: its GPU ops
-// (summary/gpu_ops.h) and what they give over its steps (analysis/steps_gpu.h).
+// The parts of each process's summary made from its CUDA records after the rest: its device uses
+// (stats/gpu_devices.h), its GPU ops (summary/gpu_ops.h) and what they give over its steps
+// (analysis/steps_gpu.h).
 struct PerProcessGpu {
   std::vector<std::vector<DeviceUse>> devices;
   std::vector<GpuOpsSummary> ops;
@@ -325,9 +326,8 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
   // thread makes next (with the merged CUDA tables above, the largest parts of a CUDA report's
   // analysis). Not beside the merged tables: the two working sets together raised the peak RSS by
   // 9% (docs/performance.md). Without a thread, made below in turn; with windows, in the one pass
-  // over them.
-  // Each process's device uses keep its activity on the devices it shares (SharedDevices): the
-  // other processes are in this report; elsewhere only the span a merge needs.
+  // over them. A process's device uses keep its activity on the devices it shares (SharedDevices:
+  // the other processes are in this report), elsewhere only the span a merge needs.
   auto summarize_gpu = [&trace, &all] {
     PerProcessGpu out;
     const std::vector<std::set<uint32_t>> shared = SharedDevices(all);

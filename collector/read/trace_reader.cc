@@ -180,8 +180,11 @@ std::string DescribeDamage(const FileStatus& status) {
   }
   if (status.errors.size() > shown) out += "; +" + std::to_string(status.errors.size() - shown) + " more";
   // How much of it was usable (the bytes decoded, the damaged and cut ones not), where that says
-  // something: not of an empty file or one not opened.
-  if (status.bytes > 0) {
+  // something: not of an empty file or one not opened. A file cut where a chunk ends has every byte
+  // it holds usable: "N of N" would read as nothing lost, when what is lost is what it lacks.
+  if (status.bytes > 0 && status.truncated && status.bytes_read == status.bytes) {
+    out += " (all " + std::to_string(status.bytes) + (status.bytes == 1 ? " byte" : " bytes") + " it has usable)";
+  } else if (status.bytes > 0) {
     out += " (" + std::to_string(status.bytes_read) + " of " + std::to_string(status.bytes) +
            (status.bytes == 1 ? " byte usable)" : " bytes usable)");
   }

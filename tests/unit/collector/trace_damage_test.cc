@@ -274,7 +274,9 @@ TEST(TraceDamage, TruncatedChunkIsNamed) {
   EXPECT_EQ(r.status.errors[0].rfind("chunk 1 truncated at byte " + std::to_string(cut) + " (its records end at byte ", 0), 0u)
       << r.status.errors[0];
   EXPECT_TRUE(r.status.truncated);
-  EXPECT_NE(DescribeDamage(r.status).find(" bytes usable)"), std::string::npos);
+  // Cut between whole records: every byte it has is usable.
+  EXPECT_NE(DescribeDamage(r.status).find(" (all " + std::to_string(cut) + " bytes it has usable)"), std::string::npos)
+      << DescribeDamage(r.status);
 }
 
 TEST(TraceDamage, MissingClaimedChunks) {
@@ -288,6 +290,9 @@ TEST(TraceDamage, MissingClaimedChunks) {
   EXPECT_TRUE(r.status.truncated);
   EXPECT_EQ(r.status.errors[0], "file truncated at byte 1536 (" + std::to_string(b.chunks()) +
                                     " chunks claimed end at byte " + std::to_string(full.size()) + ")");
+  // Every byte it has is usable: said so, not "1536 of 1536 bytes usable", which reads as no loss.
+  const std::string said = DescribeDamage(r.status);
+  EXPECT_EQ(said.substr(said.find(" (all ")), " (all 1536 bytes it has usable)") << said;
 }
 
 TEST(TraceDamage, OneMissingClaimedChunkIsSingular) {

@@ -3,8 +3,10 @@ such as `torchrun --nnodes 2 --node-rank N` starts it: node N starts ranks 2N an
 machine, each node in a UTS namespace of its own named like a host (tests/e2e/test_hosts.py:
 `unshare --uts sh -c 'hostname node-b && exec trainprof run ... -- python3 two_nodes.py --node 1'`),
 its ranks record that host. Like a multi-node script, the ranks meet at a dist.barrier() after
-init_process_group and twice at the end; rank 3 (--slow-rank) computes ~30 ms more before each
-backward, where DDP all-reduces the gradients, so the other ranks wait for it.
+init_process_group and twice at the end; rank 3 (--slow-rank) computes ~150 ms more before each
+backward, where DDP all-reduces the gradients, so the other ranks wait for it: far above what a
+loaded machine's scheduling adds to a rank (30 ms was not: CI under load found no straggler, one
+run in a few).
 
     two_nodes.py --node N [--steps N] [--slow-rank R] [--port P]    starts node N's two ranks
 """
@@ -34,7 +36,7 @@ def run(rank, world, steps, slow_rank, port):
         opt.zero_grad()
         out = model(x)
         if rank == slow_rank:
-            busy(0.030)
+            busy(0.150)
         F.cross_entropy(out, y).backward()
         opt.step()
     dist.barrier()

@@ -2,6 +2,8 @@
 //
 //   trainprof run    [OPTIONS] [--] COMMAND [ARGS...]   run_command.h
 //   trainprof report [OPTIONS] DIR|FILE...              report_command.h (collector/)
+//   trainprof summarize [-o DIR] DIR|FILE...            summarize_command.h
+//   trainprof export [OPTIONS] DIR|FILE...              export_command.h
 //
 // Exit status 2 for usage errors; otherwise the subcommand's. docs/cli.md is the reference.
 #include <CLI/CLI.hpp>
@@ -12,6 +14,7 @@
 #include "export_command.h"
 #include "report_command.h"
 #include "run_command.h"
+#include "summarize_command.h"
 
 #ifndef TRAINPROF_VERSION
 #error "TRAINPROF_VERSION must be defined by the build (launcher/CMakeLists.txt)"
@@ -58,6 +61,11 @@ int main(int argc, char** argv) {
   CLI::App* report = app.add_subcommand("report", "Print statistics and the bottleneck of recorded traces");
   AddReportOptions(report, &report_args);
 
+  SummarizeArgs summarize_args;
+  CLI::App* summarize = app.add_subcommand(
+      "summarize", "Summarise traces into one summary file per trace file, for trainprof report to merge (one task per node)");
+  AddSummarizeOptions(summarize, &summarize_args);
+
   ExportArgs export_args;
   CLI::App* exporter = app.add_subcommand("export", "Write recorded traces for another tool (Perfetto, chrome://tracing; Holistic Trace Analysis, TensorBoard)");
   AddExportOptions(exporter, &export_args);
@@ -68,11 +76,11 @@ int main(int argc, char** argv) {
   }
   // The first argument must be a subcommand or one of trainprof's own options (--help, -h,
   // --version): CLI11 alone says only "A subcommand is required" for an unknown option there.
-  if (const std::string first = argv[1]; first != "run" && first != "report" && first != "export" &&
+  if (const std::string first = argv[1]; first != "run" && first != "report" && first != "export" && first != "summarize" &&
                                          first != "--help" && first != "-h" && first != "--version" && first != "-") {
     std::cerr << "trainprof: "
-              << (first[0] == '-' ? "unknown option " + first + " (options come after the subcommand: run, report or export)"
-                                  : "unknown subcommand '" + first + "' (run, report or export)")
+              << (first[0] == '-' ? "unknown option " + first + " (options come after the subcommand: run, report, summarize or export)"
+                                  : "unknown subcommand '" + first + "' (run, report, summarize or export)")
               << "\nRun with --help for more information.\n";
     return kUsageError;
   }
@@ -81,7 +89,11 @@ int main(int argc, char** argv) {
   // `=VALUE` needs a non-empty one. The scan stops where the launched command begins (`--`, or
   // run's first positional argument): its arguments are its own.
   const std::string command = argv[1];
-  if (const CLI::App* sub = command == "run" ? run : command == "report" ? report : command == "export" ? exporter : nullptr;
+  if (const CLI::App* sub = command == "run"         ? run
+                            : command == "report"    ? report
+                            : command == "summarize" ? summarize
+                            : command == "export"    ? exporter
+                                                     : nullptr;
       sub != nullptr) {
     bool value_next = false;
     for (int i = 2; i < argc; ++i) {
@@ -118,6 +130,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return RunRun(run_args);
     if (report->parsed()) return RunReport(report_args);
     if (exporter->parsed()) return RunExport(export_args);
+    if (summarize->parsed()) return RunSummarize(summarize_args);
   } catch (const std::bad_alloc&) {
     std::cerr << "trainprof: error: out of memory\n";
     return 1;

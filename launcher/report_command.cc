@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <system_error>
+#include <stdexcept>
 #include <thread>
 
 #include "collector/analysis/host_clocks.h"
@@ -333,35 +334,42 @@ int RunReport(const ReportArgs& args) {
   // from the files (report.h, CudaWindowRecords).
   // On a terminal, a read that takes more than 2 s (1024 rank files: ~10 s) shows a progress bar,
   // then what it does next.
+  // Summary files (`trainprof summarize`) are told from traces by their content, whatever their name.
+  std::vector<std::string> trace_paths, summary_paths;
+  for (const std::string& f : list->files) (collector::IsSummaryFile(f) ? summary_paths : trace_paths).push_back(f);
   std::atomic<uint64_t> files_done{0};
   ProgressBar bar = ProgressBar::ForStderr(list->files.size(), 2'000'000'000, "reading", "files");
   collector::Trace trace;
+  std::vector<collector::SummaryFile> summaries;
   {
     EveryTenthOfASecond ticker([&] { bar.Update(files_done.load(std::memory_order_relaxed)); });
-    trace = collector::LoadTraceForReport(list->files, &files_done);
+    if (!trace_paths.empty()) trace = collector::LoadTraceForReport(trace_paths, &files_done);
+    // Their names go into the trace's pool, which the report's names become.
+    for (const std::string& path : summary_paths) {
+      summaries.push_back(collector::ReadSummaryFile(path, &trace.strings));
+      files_done.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   const bool progress_shown = bar.drawn();
   bar.Finish();
-  collector::AlignHostClocks(&trace);  // ranks on several hosts: one clock (host_clocks.h), from every rank
-  collector::OrderByAlignedStarts(&trace);  // the Processes table in start order on that clock
-  std::vector<int64_t> ranks;
-  for (const std::string& v : args.ranks) collector::ParseIdList(v, 0, &ranks);
-  if (std::string wrong = collector::KeepRanks(&trace, ranks); !wrong.empty()) {
-    Error(wrong);
-    return kInputError;
-  }
+  // Ranks on several hosts are put on one clock (host_clocks.h), from every rank, and --rank cuts
+  // the processes after that: both in the merge (MergeSummaries).
   KeepFreedMemoryForWindows(trace);
+  std::vector<collector::FileStatus> all_files = trace.files;
+  for (const collector::SummaryFile& f : summaries) all_files.insert(all_files.end(), f.files.begin(), f.files.end());
   size_t damaged = 0, usable = 0;
-  for (const collector::FileStatus& f : trace.files) {
+  for (const collector::FileStatus& f : all_files) {
     if (f.usable) ++usable;
     if (!f.damaged()) continue;
     ++damaged;
     std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
   }
   if (usable == 0) {
-    Error(NoReadableTrace(trace.files, JoinPaths(args.paths)));
+    Error(NoReadableTrace(all_files, JoinPaths(args.paths)));
     return kInputError;
   }
+  size_t processes = trace.processes.size();
+  for (const collector::SummaryFile& f : summaries) processes += f.processes.size();
 
   collector::ReportOptions options;
   options.by_process = args.by_process;
@@ -373,12 +381,20 @@ int RunReport(const ReportArgs& args) {
   options.full_names = args.full_names;
   options.group_names = !args.no_group_names;
   // The analysis (a windowed CUDA pass reads the files again) says so once the report has taken 2 s.
-  const std::string doing = "analysing " + std::to_string(trace.processes.size()) + " processes";
+  const std::string doing = "analysing " + std::to_string(processes) + " processes";
   if (progress_shown) bar.Note(doing);
   Report report;
   {
     EveryTenthOfASecond ticker([&] { bar.NoteOnceLate(doing); });
-    report = collector::Analyze(std::move(trace), options);
+    try {
+      collector::RunSummaries run = collector::SummarizeForReport(std::move(trace));
+      for (collector::SummaryFile& f : summaries) collector::AddSummaryFile(&run, std::move(f));
+      report = collector::MergeSummaries(std::move(run), options);
+    } catch (const std::invalid_argument& e) {  // a --rank no process has
+      bar.Finish();
+      Error(e.what());
+      return kInputError;
+    }
   }
   bar.Finish();
   report.warnings.insert(report.warnings.begin(), list->warnings.begin(), list->warnings.end());

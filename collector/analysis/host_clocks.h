@@ -30,9 +30,52 @@
 // (source "wall_clock"), and the report says so.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/training_steps.h"
 #include "collector/model/model.h"
 
 namespace trainprof::collector {
+
+/// One instant a ranked process shares with the ranks of other hosts (see the file comment).
+struct SharedInstant {
+  enum class Kind : uint8_t { kBarrier, kCollective, kNcclKernel, kInitProcessGroup };
+  uint64_t end_ns = 0;  ///< CLOCK_MONOTONIC of the process
+  Kind kind = Kind::kBarrier;
+  StringId name = 0;  ///< the collective's or NCCL kernel's name (0 for init_process_group)
+  bool operator==(const SharedInstant&) const = default;
+};
+inline constexpr size_t kSharedInstantKinds = 4;
+/// "barrier", "collective", "nccl_kernel", "init_process_group".
+const char* SharedInstantKindName(SharedInstant::Kind kind);
+
+/// The shared instants of `p` (its phases `phases`; names in `strings`), in time order: the ends of
+/// its barriers, of its blocking collectives where it has no GPU activity (gloo), of its NCCL
+/// kernels and of its init_process_group. Empty for a process without a rank. What a summary
+/// keeps of it for the merge (summary/process_summary.h ProcessPlace).
+std::vector<SharedInstant> SharedInstantsOf(const Process& p, const ProcessPhases& phases, const StringPool& strings);
+
+/// One process as the estimate reads it.
+struct ClockInput {
+  std::string_view host;
+  std::optional<int64_t> rank;
+  uint64_t start_realtime_ns = 0;  ///< its file's wall-clock start (0: unknown), not yet aligned
+  uint64_t start_ns = 0;           ///< CLOCK_MONOTONIC
+  const std::vector<SharedInstant>* instants = nullptr;
+};
+
+/// The hosts' clocks and every process's wall-clock start on the reference's clock.
+struct HostClockEstimate {
+  std::vector<HostClock> clocks;  ///< by host name; empty unless ranks ran on two or more hosts
+  std::string reference;          ///< the host of the lowest rank ("" without clocks)
+  std::vector<uint64_t> start_realtime_ns;  ///< per input process: its start, aligned where its host was
+};
+
+/// Estimates the hosts' clocks from the processes' shared instants (see the file comment); the
+/// names of their instants are ids of one pool. The same estimate whatever the processes' order.
+HostClockEstimate EstimateHostClocks(const std::vector<ClockInput>& processes);
 
 /// Estimates the hosts' clocks of `trace` (see the file comment), puts them in trace->host_clocks
 /// and trace->clock_reference, and moves the wall-clock start (Process::start_realtime_ns) of each

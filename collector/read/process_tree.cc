@@ -216,47 +216,56 @@ void FillUnknownRealtime(std::vector<Process>& procs) {
 
 }  // namespace
 
-std::vector<Process> OrderedAsATree(std::vector<Process> procs) {
+TreeOrderResult TreeOrder(const std::vector<TreeNode>& nodes) {
   // parent is the only link read: children and depth are made here.
-  std::vector<std::vector<int>> kids(procs.size());
+  TreeOrderResult out;
+  out.children.resize(nodes.size());
+  out.depth.assign(nodes.size(), 0);
   std::vector<int> roots;
-  for (size_t i = 0; i < procs.size(); ++i) {
-    if (procs[i].parent >= 0) {
-      kids[procs[i].parent].push_back(static_cast<int>(i));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].parent >= 0) {
+      out.children[static_cast<size_t>(nodes[i].parent)].push_back(static_cast<int>(i));
     } else {
       roots.push_back(static_cast<int>(i));
     }
   }
   auto by_start = [&](int a, int b) {
-    return std::tie(procs[a].start_ns, procs[a].pid) < std::tie(procs[b].start_ns, procs[b].pid);
+    return std::tie(nodes[a].start_ns, nodes[a].pid) < std::tie(nodes[b].start_ns, nodes[b].pid);
   };
-  for (auto& k : kids) std::sort(k.begin(), k.end(), by_start);
+  for (auto& k : out.children) std::sort(k.begin(), k.end(), by_start);
   std::sort(roots.begin(), roots.end(), [&](int a, int b) {
-    return std::tie(procs[a].start_realtime_ns, procs[a].host, procs[a].pid) <
-           std::tie(procs[b].start_realtime_ns, procs[b].host, procs[b].pid);
+    return std::tie(nodes[a].start_realtime_ns, nodes[a].host, nodes[a].pid) <
+           std::tie(nodes[b].start_realtime_ns, nodes[b].host, nodes[b].pid);
   });
-  std::vector<int> order;
-  std::vector<int> depth(procs.size(), 0);
   std::vector<int> stack(roots.rbegin(), roots.rend());
   while (!stack.empty()) {
     int i = stack.back();
     stack.pop_back();
-    order.push_back(i);
-    for (auto k = kids[i].rbegin(); k != kids[i].rend(); ++k) {
-      depth[*k] = depth[i] + 1;
+    out.order.push_back(i);
+    const std::vector<int>& kids = out.children[static_cast<size_t>(i)];
+    for (auto k = kids.rbegin(); k != kids.rend(); ++k) {
+      out.depth[static_cast<size_t>(*k)] = out.depth[static_cast<size_t>(i)] + 1;
       stack.push_back(*k);
     }
   }
+  return out;
+}
+
+std::vector<Process> OrderedAsATree(std::vector<Process> procs) {
+  std::vector<TreeNode> nodes;
+  nodes.reserve(procs.size());
+  for (const Process& p : procs) nodes.push_back({p.parent, p.start_ns, p.pid, p.start_realtime_ns, p.host});
+  const TreeOrderResult tree = TreeOrder(nodes);
   std::vector<int> new_index(procs.size());
-  for (size_t n = 0; n < order.size(); ++n) new_index[order[n]] = static_cast<int>(n);
+  for (size_t n = 0; n < tree.order.size(); ++n) new_index[tree.order[n]] = static_cast<int>(n);
   std::vector<Process> out;
   out.reserve(procs.size());
-  for (int i : order) {
+  for (int i : tree.order) {
     Process& p = procs[i];
-    p.depth = depth[i];
+    p.depth = tree.depth[i];
     p.parent = p.parent >= 0 ? new_index[p.parent] : -1;
     p.children.clear();
-    for (int k : kids[i]) p.children.push_back(new_index[k]);
+    for (int k : tree.children[i]) p.children.push_back(new_index[k]);
     out.push_back(std::move(p));
   }
   return out;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collector/model/model.h"
@@ -40,6 +41,24 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
 /// `parent` is read. BuildProcesses' order; again after AlignHostClocks moved hosts' starts
 /// (OrderByAlignedStarts).
 std::vector<Process> OrderedAsATree(std::vector<Process> procs);
+
+/// A process as the tree order reads it: `parent` an index into the nodes (-1: a root).
+struct TreeNode {
+  int parent = -1;
+  uint64_t start_ns = 0;
+  int32_t pid = 0;
+  uint64_t start_realtime_ns = 0;
+  std::string_view host;
+};
+/// OrderedAsATree's order of `nodes`: `order` their indices in tree order; per node (by input
+/// index) its depth and its children (input indices, by start time). What the report's merge orders
+/// the processes of summaries by.
+struct TreeOrderResult {
+  std::vector<int> order;
+  std::vector<int> depth;
+  std::vector<std::vector<int>> children;
+};
+TreeOrderResult TreeOrder(const std::vector<TreeNode>& nodes);
 /// Puts trace->processes in tree order again once their wall-clock starts changed (hosts aligned
 /// on one clock, analysis/host_clocks.h): a host whose clock ran ahead no longer lists its
 /// processes after those that started later. Nothing moves unless some host was aligned.

@@ -6,12 +6,7 @@
 
 namespace trainprof::collector {
 
-std::string KeepRanks(Trace* trace, const std::vector<int64_t>& ranks) {
-  if (ranks.empty()) return "";
-  std::set<int64_t> present;
-  for (const Process& p : trace->processes) {
-    if (p.rank) present.insert(*p.rank);
-  }
+std::string MissingRank(const std::set<int64_t>& present, const std::vector<int64_t>& ranks) {
   for (int64_t r : ranks) {
     if (present.count(r) > 0) continue;
     std::string have;  // "0-1023", "0, 2, 5-7": runs of consecutive ranks as ranges
@@ -25,6 +20,16 @@ std::string KeepRanks(Trace* trace, const std::vector<int64_t>& ranks) {
     return "--rank " + std::to_string(r) + ": no process has rank " + std::to_string(r) +
            (present.empty() ? " (no process has a rank)" : " (ranks: " + have + ")");
   }
+  return "";
+}
+
+std::string KeepRanks(Trace* trace, const std::vector<int64_t>& ranks) {
+  if (ranks.empty()) return "";
+  std::set<int64_t> present;
+  for (const Process& p : trace->processes) {
+    if (p.rank) present.insert(*p.rank);
+  }
+  if (std::string missing = MissingRank(present, ranks); !missing.empty()) return missing;
   const std::set<int64_t> wanted(ranks.begin(), ranks.end());
 
   // Processes, in tree order (each parent before its children), with their links remapped.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,5 +19,8 @@ namespace trainprof::collector {
 /// the trace as it was, what is wrong: "--rank 9: no process has rank 9 (ranks: 0-7)" (every
 /// rank asked for must exist; runs of ranks as ranges; "(no process has a rank)" when none has one).
 std::string KeepRanks(Trace* trace, const std::vector<int64_t>& ranks);
+
+/// KeepRanks' error for the first of `ranks` that is not among the ranks `present`; "" if all are.
+std::string MissingRank(const std::set<int64_t>& present, const std::vector<int64_t>& ranks);
 
 }  // namespace trainprof::collector

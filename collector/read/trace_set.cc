@@ -37,10 +37,11 @@ const char* KindOf(fs::file_type type) {
 
 bool IsLoop(const std::error_code& ec) { return ec == std::errc::too_many_symbolic_link_levels; }
 
-// A name a directory search takes: trainprof's *.trace, and tensorboard_trace_handler's
-// *.pt.trace.json / *.pt.trace.json.gz (Kineto traces; their content is checked when read).
+// A name a directory search takes: trainprof's *.trace and *.summary (`trainprof summarize`), and
+// tensorboard_trace_handler's *.pt.trace.json / *.pt.trace.json.gz (Kineto traces; their content
+// is checked when read).
 bool IsTraceName(const fs::path& p) {
-  if (p.extension() == ".trace") return true;
+  if (p.extension() == ".trace" || p.extension() == ".summary") return true;
   const std::string name = p.filename().string();
   auto ends = [&](std::string_view s) { return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
   return ends(".pt.trace.json") || ends(".pt.trace.json.gz");

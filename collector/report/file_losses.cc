@@ -8,9 +8,11 @@
 #include "collector/read/trace_reader.h"
 
 namespace trainprof::collector {
-void AddFileLosses(const Trace& trace, LossLog* log, Report* r) {
-  for (size_t i = 0; i < trace.files.size(); ++i) {
-    const FileStatus& f = trace.files[i];
+void AddFileLosses(const std::vector<FileStatus>& files,
+                   const std::vector<std::pair<std::string, std::string>>& file_runs, size_t not_recorded_omitted,
+                   LossLog* log, Report* r) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileStatus& f = files[i];
     if (f.usable) ++r->usable_files;
     if (f.damaged()) ++r->damaged_files;
     log->Add(Loss::damaged_files, f.damaged() ? 1 : 0, i, f.path, f.damaged() ? DescribeDamage(f) : "");
@@ -22,13 +24,10 @@ void AddFileLosses(const Trace& trace, LossLog* log, Report* r) {
   // A directory with the files of several `trainprof run`s (one -o directory used twice, or by two
   // runs at once): say so, per directory (runs on several hosts are reported together on purpose).
   std::map<std::string, std::map<std::string, size_t>> runs;  // directory → run id → files
-  for (const Process& p : trace.processes) {
-    for (const TraceImage& img : p.images) {
-      if (img.file == kNoFile || img.run_id.empty()) continue;
-      const std::string& path = trace.files[img.file].path;
-      size_t slash = path.rfind('/');
-      ++runs[slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash)][img.run_id];
-    }
+  for (const auto& [path, run_id] : file_runs) {
+    if (run_id.empty()) continue;
+    size_t slash = path.rfind('/');
+    ++runs[slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash)][run_id];
   }
   for (const auto& [dir, ids] : runs) {
     if (ids.size() < 2) continue;
@@ -39,7 +38,7 @@ void AddFileLosses(const Trace& trace, LossLog* log, Report* r) {
                    list + ")");
   }
 
-  log->Add(Loss::children_not_shown, trace.not_recorded_omitted, 0, "", std::to_string(kMaxNotRecorded));
+  log->Add(Loss::children_not_shown, not_recorded_omitted, 0, "", std::to_string(kMaxNotRecorded));
 }
 
 }  // namespace trainprof::collector

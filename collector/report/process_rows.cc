@@ -36,12 +36,11 @@ void SetRunSpan(const std::vector<ProcessSummary>& summaries, Report* r) {
   }
 }
 
-ProcessRow ProcessRowOf(const Trace& trace, size_t i, ProcessInfo info, const Report& r) {
-  const Process& p = trace.processes[i];
+ProcessRow ProcessRowOf(ProcessInfo info, int parent, int depth, const Report& r) {
   ProcessRow row;
   static_cast<ProcessInfo&>(row) = std::move(info);
-  row.parent = p.parent;
-  row.depth = p.depth;
+  row.parent = parent;
+  row.depth = depth;
   row.offset_ns = row.start_realtime_ns > r.start_realtime_ns ? row.start_realtime_ns - r.start_realtime_ns : 0;
   return row;
 }

@@ -16,10 +16,10 @@ namespace trainprof::collector {
 /// none, on CLOCK_MONOTONIC.
 void SetRunSpan(const std::vector<ProcessSummary>& summaries, Report* r);
 
-/// Process `i`'s row of the Processes table: its own fields (`info`, of its summary), its place in
-/// the tree and its offset from r.start_realtime_ns (SetRunSpan first). Its tables (NVTX ranges,
+/// A process's row of the Processes table: its own fields (`info`, of its summary), its place in
+/// the tree (`parent`: its index in the report, -1 for a root; `depth`) and its offset from r.start_realtime_ns (SetRunSpan first). Its tables (NVTX ranges,
 /// CUDA, host operators) are the caller's.
-ProcessRow ProcessRowOf(const Trace& trace, size_t i, ProcessInfo info, const Report& r);
+ProcessRow ProcessRowOf(ProcessInfo info, int parent, int depth, const Report& r);
 
 /// The losses of the process of summary `s` (`index` in the report, `who` its name in warnings,
 /// `offset_ns` its start from the run's): its summary's, and its capture note.

@@ -83,11 +83,11 @@ const TableDef& HostClockTable() {
   return def;
 }
 
-void AddHostClockTable(const Trace& trace, Report* r) {
-  if (trace.host_clocks.empty()) return;
+void AddHostClockTable(const std::vector<HostClock>& clocks, Report* r) {
+  if (clocks.empty()) return;
   TableRows t{&HostClockTable(), "Hosts", {}};
   t.text = false;  // after the Processes table
-  for (const HostClock& h : trace.host_clocks) {
+  for (const HostClock& h : clocks) {
     const bool estimated = h.source != "reference" && h.source != "wall_clock";
     t.rows.push_back({h.host, h.ranks, h.wall_clock ? Cell(h.offset_ns) : Cell(nullptr),
                       estimated ? Cell(h.uncertainty_ns) : Cell(nullptr), h.source, h.instants, h.wall_clock});
@@ -124,9 +124,9 @@ std::set<std::string> ShownHosts(const std::vector<HostClock>& clocks) {
 
 }  // namespace
 
-void ChooseTextRanks(const Trace& trace, Report* r) {
+void ChooseTextRanks(const std::vector<HostClock>& clocks, Report* r) {
   r->text_hosts.reset();
-  if (trace.host_clocks.size() > kHostsInFull && !r->options.by_rank) r->text_hosts = ShownHosts(trace.host_clocks);
+  if (clocks.size() > kHostsInFull && !r->options.by_rank) r->text_hosts = ShownHosts(clocks);
   std::set<int64_t> ranks;
   for (const ProcessRow& p : r->processes) {
     if (p.rank) ranks.insert(*p.rank);

@@ -25,18 +25,18 @@ inline constexpr size_t kRanksListedWithoutSteps = 5;
 const TableDef& RankSpreadTable();  ///< rank_spread
 const TableDef& HostClockTable();   ///< host_clocks
 
-/// Puts the host_clocks table (Trace::host_clocks: each host's wall clock against the reference's,
+/// Puts the host_clocks table (`clocks`: each host's wall clock against the reference's,
 /// analysis/host_clocks.h) into r->tables when ranks ran on two or more hosts; the text report
 /// shows it as "Hosts" after the Processes table.
-void AddHostClockTable(const Trace& trace, Report* r);
+void AddHostClockTable(const std::vector<HostClock>& clocks, Report* r);
 
 /// Puts the rank_spread table into r->tables (not a text section of its own: the Bottleneck
 /// section shows it) when the bottleneck has a spread.
 void AddRankSpreadTable(Report* r);
 
 /// Sets r->ranks, r->text_ranks and r->text_hosts (report.h) from r->processes, r->bottleneck,
-/// trace.host_clocks and r->options.
-void ChooseTextRanks(const Trace& trace, Report* r);
+/// the hosts' `clocks` and r->options.
+void ChooseTextRanks(const std::vector<HostClock>& clocks, Report* r);
 
 /// Whether the text report shows the row of a process with `rank` (a process without one: always).
 bool ShowsRank(const Report& r, const std::optional<int64_t>& rank);

@@ -9,6 +9,11 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <stdexcept>
+#include <string_view>
+#include <tuple>
+#include <set>
+#include <map>
 #include <span>
 #include <system_error>
 
@@ -18,6 +23,8 @@
 #include "collector/stats/nvtx_stats.h"
 #include "collector/read/cuda_chunk_index.h"
 #include "collector/read/process_tree.h"
+#include "collector/read/rank_filter.h"
+#include "collector/analysis/host_clocks.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
 #include "collector/report/warnings.h"
@@ -32,7 +39,7 @@
 #include "collector/report/gpu_idle_launch_tables.h"
 #include "collector/summary/gpu_ops.h"
 #include "collector/summary/summarize.h"
-#include "collector/summary/summary_codec.h"
+#include "collector/summary/summary_file.h"
 #include "trainprof/trace_format.h"
 
 #ifndef TRAINPROF_VERSION
@@ -196,14 +203,14 @@ struct PerProcessGpu {
 
 // Windows read again (not whole()): every windowed analysis fed in one pass over the windows,
 // each window of each process decoded once (on every core, ForEachCudaWindow): each process's GPU
-// parts, returned for its summary. Needs run's facts and phases.
-PerProcessGpu OnePassOverWindows(const Trace& trace, const RunView& run, const CudaWindows& windows) {
+// parts, returned for its summary. Needs run's facts and phases; `shared`: per process, the devices
+// it keeps its activity on (else only its span).
+PerProcessGpu OnePassOverWindows(const Trace& trace, const RunView& run, const CudaWindows& windows,
+                                 const std::vector<std::set<uint32_t>>& shared) {
   const size_t n = trace.processes.size();
   std::vector<const Process*> all;
   for (const Process& p : trace.processes) all.push_back(&p);
-  // Each process's own, its activity kept on the devices it shares (SharedDevices): the other
-  // processes are in this report.
-  const std::vector<std::set<uint32_t>> shared = SharedDevices(all);
+  // Each process's own, its activity kept on the devices in `shared`.
   std::vector<std::vector<std::set<uint32_t>>> kept;
   for (size_t i = 0; i < n; ++i) kept.push_back({shared[i]});
   std::vector<DeviceWindowSweep> devices;
@@ -235,102 +242,84 @@ struct ReadSums {
   std::vector<CudaDigest> cuda;
 };
 
-// The report; `sums`: each process's (consumed), `names` the pool the range
-// tables use (group patterns are interned into it); the caller attaches it to the tables.
-Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<ReadSums> sums,
-                   StringPool* names);
+// The summaries of `trace`'s processes; `sums`: each process's (consumed); `names`: the pool
+// their names are ids of (the trace's, or a copy with the same ids), into which a summary read
+// back (TRAINPROF_SUMMARY_ROUNDTRIP) interns its names.
+RunSummaries SummarizeRun(const Trace& trace, std::vector<ReadSums> sums, StringPool* names, bool all_device_activity);
 
 }  // namespace
+
+RunSummaries SummarizeForReport(Trace&& trace, bool all_device_activity) {
+  std::vector<ReadSums> sums;
+  for (Process& p : trace.processes) sums.push_back({TakeNvtx(&p), TakeCudaDigests(&p)});
+  // The names stay where they are until the summaries are made (the trace reads them), then move.
+  RunSummaries run = SummarizeRun(trace, std::move(sums), &trace.strings, all_device_activity);
+  *run.names = std::move(trace.strings);
+  return run;
+}
 
 Report Analyze(const Trace& trace, const ReportOptions& options) {
   std::vector<ReadSums> sums;
   for (const Process& p : trace.processes) sums.push_back({CollectNvtx(p), CollectCudaDigests(p)});
   auto names = std::make_shared<StringPool>();
   for (size_t i = 1; i < trace.strings.size(); ++i) names->Intern(trace.strings.Get(static_cast<StringId>(i)));
-  Report r = AnalyzeWith(trace, options, std::move(sums), names.get());
-  AttachNames(&r, names);
-  return r;
+  RunSummaries run = SummarizeRun(trace, std::move(sums), names.get(), false);
+  run.names = std::move(names);
+  return MergeSummaries(std::move(run), options);
 }
 
 Report Analyze(Trace&& trace, const ReportOptions& options) {
-  std::vector<ReadSums> sums;
-  for (Process& p : trace.processes) sums.push_back({TakeNvtx(&p), TakeCudaDigests(&p)});
-  Report r = AnalyzeWith(trace, options, std::move(sums), &trace.strings);
-  AttachNames(&r, std::make_shared<StringPool>(std::move(trace.strings)));
-  return r;
+  return MergeSummaries(SummarizeForReport(std::move(trace)), options);
+}
+
+void AddSummaryFile(RunSummaries* run, SummaryFile file) {
+  for (FileStatus& f : file.files) run->files.push_back(std::move(f));
+  run->not_recorded_omitted += file.not_recorded_omitted;
+  for (ProcessSummary& s : file.processes) run->processes.push_back(std::move(s));
+  run->splits.clear();  // not made for these: the analysis splits every process's steps
 }
 
 namespace {
 
-Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector<ReadSums> sums,
-                   StringPool* names) {
-  Report r;
-  r.trainprof_version = TrainprofVersion();
-  r.format_version = format::kFormatVersion;
-  r.options = options;
-  r.files = trace.files;
-  LossLog losses;
-  AddFileLosses(trace, &losses, &r);
-
-  const StringPool& strings = *names;  // the summaries' names (the trace's, or a copy with the same ids)
+RunSummaries SummarizeRun(const Trace& trace, std::vector<ReadSums> sums, StringPool* names_ptr,
+                          bool all_device_activity) {
+  RunSummaries run;
+  run.files = trace.files;
+  run.not_recorded_omitted = trace.not_recorded_omitted;
   const size_t n = trace.processes.size();
-  // The map step: each process's summary (summary/), of which the parts below are merged.
-  std::vector<ProcessSummary> summaries;
-  summaries.reserve(n);
-  Symbolizer symbols(trace.strings);  // one for every process's stacks: each file opened once
-  for (size_t i = 0; i < n; ++i) {
-    summaries.push_back(SummarizeProcess(trace, i, std::move(sums[i].nvtx), std::move(sums[i].cuda), &symbols));
+  const StringPool& names = *names_ptr;
+  bool has_cuda = false;  // as the processes' facts say (ProcessFacts::cuda)
+  for (const Process& p : trace.processes) {
+    for (const TraceImage& img : p.images) has_cuda = has_cuda || img.cuda.any();
   }
-  sums = {};
-  if (SummariesThroughFiles()) {
-    for (ProcessSummary& s : summaries) s = DecodeSummary(EncodeSummary(s, *names), names);
-  }
-  // The merge's part of the summaries: the process tree (read/process_tree.h, made as the trace was
-  // read), and the view the bottleneck analyses read.
-  RunView run;
-  for (size_t i = 0; i < n; ++i) {
-    summaries[i].facts.children = trace.processes[i].children;
-    run.facts.push_back(&summaries[i].facts);
-    run.phases.push_back(&summaries[i].phases);
-  }
-  run.strings = names;
-  run.host_clocks = &trace.host_clocks;
-  run.clock_reference = &trace.clock_reference;
-  std::vector<uint64_t> walls(n);
-  for (size_t i = 0; i < n; ++i) walls[i] = summaries[i].recorded_ns;
-  std::vector<RangeRows> own_ranges = BuildRangeTables(options, &summaries, names, &r);
-
-  std::vector<const Process*> all;  // their CUDA records: the GPU analyses
+  std::vector<const Process*> all;  // their CUDA records: the GPU parts
   for (const Process& p : trace.processes) all.push_back(&p);
-  for (const ProcessSummary& s : summaries) r.has_cuda = r.has_cuda || s.facts.cuda;
-  // The GPU analyses read the CUDA records window by window (model/cuda_window.h): one window
-  // over the records kept, unless the trace was read for windows (Trace::cuda_window_records: a
-  // large trace, or TRAINPROF_CUDA_WINDOW_RECORDS), read again in one pass (the same report
-  // either way).
+  // The GPU parts read the CUDA records window by window (model/cuda_window.h): one window over
+  // the records kept, unless the trace was read for windows (Trace::cuda_window_records: a large
+  // trace, or TRAINPROF_CUDA_WINDOW_RECORDS), read again in one pass (the same summaries either way).
   std::unique_ptr<const CudaWindows> windows;
   // Where a file got no chunk index, the reader kept every record (LoadTraceForReport): one window.
   if (ReadsCudaWindows(trace)) {
     windows = std::make_unique<const CudaWindows>(trace.processes, trace.cuda_window_records, ChunkIndexWindowReader(),
                                                   ChunkIndexStartCounter());
   }
-  std::vector<const CudaDigest*> digests;  // every image's, in process and image order
-  for (const ProcessSummary& s : summaries) {
-    for (const CudaDigest& d : s.cuda) digests.push_back(&d);
+  // A process keeps its activity on the devices it shares with another process of this trace
+  // (SharedDevices), or on all of them for a summary file merged later with others.
+  std::vector<std::set<uint32_t>> shared = SharedDevices(all);
+  if (all_device_activity) {
+    for (size_t i = 0; i < n; ++i) {
+      for (const TraceImage& img : trace.processes[i].images) {
+        for (const GpuKernel& k : img.cuda.kernels) shared[i].insert(k.device);
+        for (const GpuMemcpy& m : img.cuda.memcpys) shared[i].insert(m.device);
+        for (const GpuMemset& m : img.cuda.memsets) shared[i].insert(m.device);
+      }
+    }
   }
-  if (r.has_cuda) {
-    r.cuda = BuildCudaTables(digests, {}, strings, options.full_names, options.top, /*merged=*/true, /*devices=*/false);
-  }
-  // The processes' device uses and GPU ops (stats/gpu_devices.h, summary/gpu_ops.h: the device,
-  // GPU idle-by-kind and kernel-launch tables' parts of their summaries) read only the trace: with
-  // CUDA records and a second thread they are made there, beside the per-process tables this
-  // thread makes next (with the merged CUDA tables above, the largest parts of a CUDA report's
-  // analysis). Not beside the merged tables: the two working sets together raised the peak RSS by
-  // 9% (docs/performance.md). Without a thread, made below in turn; with windows, in the one pass
-  // over them. A process's device uses keep its activity on the devices it shares (SharedDevices:
-  // the other processes are in this report), elsewhere only the span a merge needs.
-  auto summarize_gpu = [&trace, &all] {
+  // The processes' device uses and GPU ops (stats/gpu_devices.h, summary/gpu_ops.h) read only the
+  // trace: with CUDA records and a second thread they are made there, beside the rest of the
+  // summaries this thread makes next. With windows, in the one pass over them after.
+  auto summarize_gpu = [&trace, &shared] {
     PerProcessGpu out;
-    const std::vector<std::set<uint32_t>> shared = SharedDevices(all);
     for (size_t i = 0; i < trace.processes.size(); ++i) {
       out.devices.push_back(DeviceUsesOf(trace.processes[i], trace.strings, &shared[i]));
       out.ops.push_back(SummarizeGpuOps(trace.processes[i], trace.strings));
@@ -338,11 +327,296 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
     return out;
   };
   std::future<PerProcessGpu> gpu_made;
-  if (r.has_cuda && !windows && ReportThreads() > 1) {
+  if (has_cuda && !windows && ReportThreads() > 1) {
     try {
       gpu_made = std::async(std::launch::async, summarize_gpu);
     } catch (const std::system_error&) {  // no thread to be had: made below
     }
+  }
+  // The map step: each process's summary (summary/).
+  run.processes.reserve(n);
+  Symbolizer symbols(trace.strings);  // one for every process's stacks: each file opened once
+  for (size_t i = 0; i < n; ++i) {
+    run.processes.push_back(SummarizeProcess(trace, i, std::move(sums[i].nvtx), std::move(sums[i].cuda), &symbols));
+  }
+  sums = {};
+  // What the GPU sweeps over the steps read of the processes: their facts (with the tree, which
+  // the merge sets again) and phases.
+  RunView view;
+  for (size_t i = 0; i < n; ++i) {
+    run.processes[i].facts.children = trace.processes[i].children;
+    view.facts.push_back(&run.processes[i].facts);
+    view.phases.push_back(&run.processes[i].phases);
+  }
+  view.strings = &names;
+  PerProcessGpu gpu;
+  if (windows) {
+    gpu = OnePassOverWindows(trace, view, *windows, shared);
+  } else {
+    gpu = gpu_made.valid() ? gpu_made.get() : summarize_gpu();
+    gpu.steps = SweepStepsGpu(trace, view, &gpu.splits);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ProcessSummary& s = run.processes[i];
+    s.facts.children.clear();  // the merge's
+    s.devices = std::move(gpu.devices[i]);
+    s.gpu_ops = std::move(gpu.ops[i]);
+    s.steps_gpu = std::move(gpu.steps[i]);
+    if (SummariesThroughFiles()) s = DecodeSummary(EncodeSummary(s, names), names_ptr);
+  }
+  run.splits = std::move(gpu.splits);
+  if (windows) {  // a file changed since it was read: what the report did not keep is missing
+    for (const std::string& e : windows->Errors()) {
+      run.read_warnings.push_back(e + " (the GPU analyses leave out its CUDA records that the report did not keep)");
+    }
+  }
+  return run;
+}
+
+// Where the processes of `run` go in the report: parent links from their places' keys (a process's
+// identity: host, boot, pid namespace, pid and start, whichever summary holds it), in tree order
+// (read/process_tree.h TreeOrder) on the hosts' aligned clocks.
+struct Placement {
+  std::vector<size_t> order;       // run indices in report order
+  std::vector<int> parent, depth;  // per report index
+  std::vector<std::vector<int>> children;
+};
+
+// Each process's parent (an index into run.processes, -1: a root): the process its place names,
+// else, for a process summarised apart from its parent (one trace file at a time), the process of
+// its host, boot and pid namespace whose pid is its ppid and whose lifetime holds its start (the
+// rule of read/process_tree.h).
+std::vector<int> ParentsOf(const std::vector<ProcessSummary>& processes) {
+  const size_t n = processes.size();
+  std::map<ProcessKey, int> by_key;
+  std::map<std::tuple<std::string_view, std::string_view, uint64_t, int32_t>, std::vector<int>> by_pid;
+  for (size_t i = 0; i < n; ++i) {
+    const ProcessKey& k = processes[i].place.key;
+    by_key.emplace(k, static_cast<int>(i));
+    if (processes[i].info.recorded != "no") by_pid[{k.host, k.boot_id, k.pid_namespace, k.pid}].push_back(static_cast<int>(i));
+  }
+  std::vector<int> parents(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const ProcessSummary& s = processes[i];
+    if (s.place.parent) {
+      auto it = by_key.find(*s.place.parent);
+      if (it != by_key.end() && it->second != static_cast<int>(i)) parents[i] = it->second;
+      continue;
+    }
+    const ProcessKey& k = s.place.key;
+    auto it = by_pid.find({k.host, k.boot_id, k.pid_namespace, s.info.ppid});
+    if (it == by_pid.end() || s.info.ppid <= 0) continue;
+    for (int c : it->second) {
+      const ProcessInfo& p = processes[static_cast<size_t>(c)].info;
+      if (c == static_cast<int>(i) || p.start_ns > s.info.start_ns || (p.end_ns != 0 && p.end_ns < s.info.start_ns)) continue;
+      if (parents[i] < 0 || processes[static_cast<size_t>(parents[i])].info.start_ns < p.start_ns) parents[i] = c;
+    }
+  }
+  return parents;
+}
+
+Placement PlaceProcesses(const RunSummaries& run, const std::vector<uint64_t>& starts, const std::vector<int>& parents) {
+  const size_t n = run.processes.size();
+  std::vector<TreeNode> nodes(n);
+  for (size_t i = 0; i < n; ++i) {
+    const ProcessSummary& s = run.processes[i];
+    nodes[i] = {parents[i], s.info.start_ns, s.info.pid, starts[i], s.info.host};
+  }
+  const TreeOrderResult tree = TreeOrder(nodes);
+  Placement out;
+  std::vector<int> at(n, -1);
+  for (size_t k = 0; k < tree.order.size(); ++k) at[static_cast<size_t>(tree.order[k])] = static_cast<int>(k);
+  for (int i : tree.order) {
+    out.order.push_back(static_cast<size_t>(i));
+    out.parent.push_back(nodes[i].parent >= 0 ? at[static_cast<size_t>(nodes[i].parent)] : -1);
+    out.depth.push_back(tree.depth[i]);
+    std::vector<int> kids;
+    for (int c : tree.children[i]) kids.push_back(at[static_cast<size_t>(c)]);
+    out.children.push_back(std::move(kids));
+  }
+  return out;
+}
+
+// Cuts `p` to the processes whose rank is one of `ranks` (in their order; a process whose parent
+// is left out becomes a root), as read/rank_filter.h KeepRanks cuts a trace.
+void KeepRanksOf(const RunSummaries& run, const std::vector<int64_t>& ranks, Placement* p) {
+  const std::set<int64_t> wanted(ranks.begin(), ranks.end());
+  std::vector<int> new_index(p->order.size(), -1);
+  Placement kept;
+  for (size_t k = 0; k < p->order.size(); ++k) {
+    const ProcessInfo& info = run.processes[p->order[k]].info;
+    if (!info.rank || wanted.count(*info.rank) == 0) continue;
+    new_index[k] = static_cast<int>(kept.order.size());
+    kept.order.push_back(p->order[k]);
+    kept.parent.push_back(p->parent[k]);
+    kept.children.push_back(p->children[k]);
+  }
+  for (size_t k = 0; k < kept.order.size(); ++k) {
+    int& parent = kept.parent[k];
+    parent = parent >= 0 ? new_index[static_cast<size_t>(parent)] : -1;
+    std::vector<int> kids;
+    for (int c : kept.children[k]) {
+      if (new_index[static_cast<size_t>(c)] >= 0) kids.push_back(new_index[static_cast<size_t>(c)]);
+    }
+    kept.children[k] = std::move(kids);
+    kept.depth.push_back(parent >= 0 ? kept.depth[static_cast<size_t>(parent)] + 1 : 0);
+  }
+  *p = std::move(kept);
+}
+
+}  // namespace
+
+Report MergeSummaries(RunSummaries in, const ReportOptions& options) {
+  StringPool* names = in.names.get();
+  const StringPool& strings = *names;
+  // A process summarised twice (a trace and its summary file, or two summary files of one trace):
+  // the first is kept, and the report says so.
+  std::vector<std::string> twice;
+  {
+    std::set<ProcessKey> seen;
+    std::vector<ProcessSummary> once;
+    std::vector<StepSplit> once_splits;
+    const bool splits = in.splits.size() == in.processes.size();
+    for (size_t i = 0; i < in.processes.size(); ++i) {
+      if (!seen.insert(in.processes[i].place.key).second) {
+        const ProcessInfo& info = in.processes[i].info;
+        twice.push_back("pid " + std::to_string(info.pid) + (info.host.empty() ? "" : " on " + info.host) +
+                        " is in two of the inputs (a trace and its summary, or one trace summarised twice): the second is left out");
+        continue;
+      }
+      once.push_back(std::move(in.processes[i]));
+      if (splits) once_splits.push_back(std::move(in.splits[i]));
+    }
+    in.processes = std::move(once);
+    in.splits = splits ? std::move(once_splits) : std::vector<StepSplit>{};
+  }
+  // A child summarised apart from its parent (one trace file at a time) was made up there from
+  // its parent's fork and wait records ("not recorded"): that made-up one goes where the child's
+  // own summary is here.
+  std::vector<int> parents = ParentsOf(in.processes);
+  {
+    std::set<std::pair<int, int32_t>> recorded_children;  // (parent, pid)
+    for (size_t i = 0; i < in.processes.size(); ++i) {
+      if (parents[i] >= 0 && in.processes[i].info.recorded != "no") recorded_children.insert({parents[i], in.processes[i].info.pid});
+    }
+    std::vector<int> new_index(in.processes.size(), -1);
+    std::vector<ProcessSummary> kept;
+    std::vector<StepSplit> kept_splits;
+    const bool splits = in.splits.size() == in.processes.size();
+    for (size_t i = 0; i < in.processes.size(); ++i) {
+      if (parents[i] >= 0 && in.processes[i].info.recorded == "no" &&
+          recorded_children.count({parents[i], in.processes[i].info.pid}) > 0) {
+        continue;
+      }
+      new_index[i] = static_cast<int>(kept.size());
+      kept.push_back(std::move(in.processes[i]));
+      if (splits) kept_splits.push_back(std::move(in.splits[i]));
+    }
+    if (kept.size() != in.processes.size()) {
+      std::vector<int> kept_parents;
+      for (size_t i = 0; i < parents.size(); ++i) {
+        if (new_index[i] >= 0) kept_parents.push_back(parents[i] >= 0 ? new_index[static_cast<size_t>(parents[i])] : -1);
+      }
+      parents = std::move(kept_parents);
+      in.processes = std::move(kept);
+      in.splits = splits ? std::move(kept_splits) : std::vector<StepSplit>{};
+    } else {
+      in.processes = std::move(kept);
+      in.splits = splits ? std::move(kept_splits) : std::vector<StepSplit>{};
+    }
+  }
+  // A launcher summarised apart from its ranks was a "main" there: read/process_tree.h names a
+  // process without a rank whose children have one "launcher".
+  for (size_t i = 0; i < in.processes.size(); ++i) {
+    if (parents[i] < 0) continue;
+    ProcessSummary& parent = in.processes[static_cast<size_t>(parents[i])];
+    if (in.processes[i].info.rank && !parent.info.rank && parent.info.role == "main") {
+      parent.info.role = parent.facts.role = "launcher";
+    }
+  }
+  // Every host on one clock, from every process's shared instants (before any is cut by --rank).
+  std::vector<ClockInput> clock_inputs;
+  for (const ProcessSummary& s : in.processes) {
+    clock_inputs.push_back({s.info.host, s.info.rank, s.place.file_start_realtime_ns, s.info.start_ns, &s.place.instants});
+  }
+  HostClockEstimate clocks = EstimateHostClocks(clock_inputs);
+  for (size_t i = 0; i < in.processes.size(); ++i) {
+    in.processes[i].info.start_realtime_ns = clocks.start_realtime_ns[i];
+    in.processes[i].facts.start_realtime_ns = clocks.start_realtime_ns[i];
+  }
+  Placement place = PlaceProcesses(in, clocks.start_realtime_ns, parents);
+  std::vector<FileStatus> files = std::move(in.files);
+  if (!options.ranks.empty()) {
+    std::set<int64_t> present;
+    for (const ProcessSummary& s : in.processes) {
+      if (s.info.rank) present.insert(*s.info.rank);
+    }
+    if (std::string missing = MissingRank(present, options.ranks); !missing.empty()) throw std::invalid_argument(missing);
+    KeepRanksOf(in, options.ranks, &place);
+    // The files of left-out processes go; a file no process names (no usable image) stays.
+    std::set<std::string> named, kept_named;
+    for (const ProcessSummary& s : in.processes) named.insert(s.info.files.begin(), s.info.files.end());
+    for (size_t i : place.order) kept_named.insert(in.processes[i].info.files.begin(), in.processes[i].info.files.end());
+    std::vector<FileStatus> kept_files;
+    for (FileStatus& f : files) {
+      if (named.count(f.path) == 0 || kept_named.count(f.path) > 0) kept_files.push_back(std::move(f));
+    }
+    files = std::move(kept_files);
+    std::set<std::string> hosts;
+    for (size_t i : place.order) hosts.insert(in.processes[i].info.host);
+    std::vector<HostClock> kept_clocks;
+    for (HostClock& h : clocks.clocks) {
+      if (hosts.count(h.host) > 0 || h.host == clocks.reference) kept_clocks.push_back(std::move(h));
+    }
+    clocks.clocks = std::move(kept_clocks);
+  }
+  const size_t n = place.order.size();
+  std::vector<ProcessSummary> summaries;  // in report order
+  summaries.reserve(n);
+  std::vector<StepSplit> splits;
+  const bool have_splits = in.splits.size() == in.processes.size();
+  for (size_t k = 0; k < n; ++k) {
+    summaries.push_back(std::move(in.processes[place.order[k]]));
+    summaries.back().facts.children = place.children[k];
+    if (have_splits) splits.push_back(std::move(in.splits[place.order[k]]));
+  }
+  in.processes = {};
+  in.splits = {};
+
+  Report r;
+  r.trainprof_version = TrainprofVersion();
+  r.format_version = format::kFormatVersion;
+  r.options = options;
+  r.files = files;
+  LossLog losses;
+  std::vector<std::pair<std::string, std::string>> file_runs;
+  for (const ProcessSummary& s : summaries) {
+    for (size_t f = 0; f < s.info.files.size() && f < s.place.run_ids.size(); ++f) file_runs.push_back({s.info.files[f], s.place.run_ids[f]});
+  }
+  AddFileLosses(files, file_runs, in.not_recorded_omitted, &losses, &r);
+
+  // The view the bottleneck analyses read.
+  RunView run;
+  for (size_t i = 0; i < n; ++i) {
+    run.facts.push_back(&summaries[i].facts);
+    run.phases.push_back(&summaries[i].phases);
+    run.gpu.push_back(&summaries[i].steps_gpu);
+    if (have_splits) run.splits.push_back(&splits[i]);
+  }
+  run.strings = names;
+  run.host_clocks = &clocks.clocks;
+  run.clock_reference = &clocks.reference;
+  std::vector<uint64_t> walls(n);
+  for (size_t i = 0; i < n; ++i) walls[i] = summaries[i].recorded_ns;
+  std::vector<RangeRows> own_ranges = BuildRangeTables(options, &summaries, names, &r);
+
+  for (const ProcessSummary& s : summaries) r.has_cuda = r.has_cuda || s.facts.cuda;
+  std::vector<const CudaDigest*> digests;  // every image's, in process and image order
+  for (const ProcessSummary& s : summaries) {
+    for (const CudaDigest& d : s.cuda) digests.push_back(&d);
+  }
+  if (r.has_cuda) {
+    r.cuda = BuildCudaTables(digests, {}, strings, options.full_names, options.top, /*merged=*/true, /*devices=*/false);
   }
   std::vector<const HostOpTotals*> host_ops;
   for (const ProcessSummary& s : summaries) host_ops.push_back(&s.host_ops);
@@ -352,8 +626,10 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
 
   uint64_t unbalanced_total = 0;
   size_t unbalanced_processes = 0;
+  std::vector<ProcessDeviceUses> device_uses;
   for (size_t i = 0; i < n; ++i) {
-    ProcessRow row = ProcessRowOf(trace, i, summaries[i].info, r);
+    const ProcessSummary& s = summaries[i];
+    ProcessRow row = ProcessRowOf(s.info, place.parent[i], place.depth[i], r);
     r.nvtx_misuse += row.nvtx_misuse;
     row.nvtx_ranges = std::move(own_ranges[i]);
     row.nvtx_ranges_omitted = row.nvtx_ranges.CutTo(options.top);
@@ -362,43 +638,19 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
       unbalanced_total += row.unbalanced;
       ++unbalanced_processes;
     }
+    device_uses.push_back({s.info.host, s.info.pid, {s.info.start_ns, s.info.end_ns}, &s.devices});
     if (row.gpu.any) {
       std::vector<const CudaDigest*> own;
-      for (const CudaDigest& d : summaries[i].cuda) own.push_back(&d);
+      for (const CudaDigest& d : s.cuda) own.push_back(&d);
       row.cuda = BuildCudaTables(own, {}, strings, options.full_names, options.top, /*merged=*/false, /*devices=*/false);
+      row.cuda.devices = ProcessDeviceRows(device_uses.back());
     }
-    if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&summaries[i].host_ops}, {walls[i]}, strings, options.top);
-    const ProcessInfo& info = summaries[i].info;
-    const std::string who = WarningSubject(info, r.hosts);
-    AddProcessLosses(&losses, i, who, summaries[i], row.offset_ns);
+    if (r.host_ops.any()) row.host_ops = BuildHostOpTables({&s.host_ops}, {walls[i]}, strings, options.top);
+    const std::string who = WarningSubject(s.info, r.hosts);
+    AddProcessLosses(&losses, i, who, s, row.offset_ns);
     r.processes.push_back(std::move(row));
   }
   losses.Add(Loss::unbalanced_ranges, unbalanced_total, 0, "", Plural(unbalanced_processes, "process", "processes"));
-  PerProcessGpu gpu;
-  if (windows) {
-    gpu = OnePassOverWindows(trace, run, *windows);
-  } else {
-    gpu = gpu_made.valid() ? gpu_made.get() : summarize_gpu();
-    gpu.steps = SweepStepsGpu(trace, run, &gpu.splits);
-  }
-  std::vector<ProcessDeviceUses> device_uses;
-  for (size_t i = 0; i < n; ++i) {
-    summaries[i].devices = std::move(gpu.devices[i]);
-    summaries[i].gpu_ops = std::move(gpu.ops[i]);
-    summaries[i].steps_gpu = std::move(gpu.steps[i]);
-    // Their summaries' other sections went through bytes above; these, made later, now.
-    if (SummariesThroughFiles()) {
-      ProcessSummary read = DecodeSummary(EncodeSummary(summaries[i], *names), names);
-      summaries[i].devices = std::move(read.devices);
-      summaries[i].gpu_ops = std::move(read.gpu_ops);
-      summaries[i].steps_gpu = std::move(read.steps_gpu);
-    }
-    run.gpu.push_back(&summaries[i].steps_gpu);
-    if (!gpu.splits.empty()) run.splits.push_back(&gpu.splits[i]);
-    const ProcessInfo& info = summaries[i].info;
-    device_uses.push_back({info.host, info.pid, {info.start_ns, info.end_ns}, &summaries[i].devices});
-    if (r.processes[i].gpu.any) r.processes[i].cuda.devices = ProcessDeviceRows(device_uses.back());
-  }
   r.cuda.devices = MergedDeviceRows(device_uses);
   for (TableRows& t : GpuIdleLaunchTables(summaries, digests, strings, options, r.has_cuda)) r.tables.push_back(std::move(t));
   // Only where the process recorded CUDA calls: without any (CUDA API tracing off, a torch.profiler
@@ -412,27 +664,23 @@ Report AnalyzeWith(const Trace& trace, const ReportOptions& options, std::vector
                FormatDuration(static_cast<double>(unlaunched.ns)) + " of GPU time");
   }
   r.warnings = losses.Warnings();
+  r.warnings.insert(r.warnings.begin(), twice.begin(), twice.end());
   r.stats = losses.totals();
   AddCallSiteTable(summaries, options, &r);
   AddFunctionTables(summaries, options, &r);
   AddOperatorPhaseTable(summaries, *names, options, &r);
   r.bottleneck = AnalyzeBottleneck(run);
   AddCallSiteClauses(summaries, &r.bottleneck);
-  AddHostClockTable(trace, &r);
+  AddHostClockTable(clocks.clocks, &r);
   AddRankSpreadTable(&r);
-  ChooseTextRanks(trace, &r);
+  ChooseTextRanks(clocks.clocks, &r);
   std::vector<Symbolizer::Problem> problems;
   for (const ProcessSummary& s : summaries) problems.insert(problems.end(), s.symbol_problems.begin(), s.symbol_problems.end());
   for (std::string& w : Symbolizer::ProblemLines(std::move(problems))) r.warnings.push_back(std::move(w));
   AddGpuOverlap(summaries, &r);
-  if (windows) {  // a file changed since it was read: what the report did not keep is missing
-    for (const std::string& e : windows->Errors()) {
-      r.warnings.push_back(e + " (the GPU analyses leave out its CUDA records that the report did not keep)");
-    }
-  }
+  for (std::string& w : in.read_warnings) r.warnings.push_back(std::move(w));
+  AttachNames(&r, in.names);
   return r;
 }
-
-}  // namespace
 
 }  // namespace trainprof::collector

@@ -1,6 +1,9 @@
-// The report: everything the renderers print, computed once from a Trace.
+// The report: everything the renderers print, computed once from the processes' summaries.
 //
-//   Trace ──Analyze()──► Report ──► RenderText / RenderJson / RenderCsv (render.h)
+//   Trace ──SummarizeForReport()──► RunSummaries ──MergeSummaries()──► Report ──► RenderText /
+//   summary files ──AddSummaryFile()──┘                                  RenderJson / RenderCsv (render.h)
+//
+// Analyze() is the two steps on a Trace.
 //
 // The Report holds display-ready values (strings for names, integers in ns and bytes) so the three
 // renderers agree by construction. Each analysis (NVTX statistics, CUDA API calls, GPU kernels,
@@ -29,6 +32,7 @@
 #include "collector/read/trace_set.h"
 #include "collector/stats/nvtx_stats.h"
 #include "collector/summary/process_summary.h"
+#include "collector/summary/summary_file.h"
 
 namespace trainprof::collector {
 
@@ -219,8 +223,39 @@ struct Report {
   uint64_t span_ns = 0;            ///< earliest start to latest end
 };
 
-/// The report of `trace`. The rvalue form moves the NVTX summaries and the names out of the trace
-/// (no copy: what `trainprof report` uses); the other copies them.
+/// Every process of a run summarised (summary/process_summary.h): what the report merges. Made from
+/// traces (SummarizeForReport) and summary files (AddSummaryFile), in any mix.
+struct RunSummaries {
+  std::shared_ptr<StringPool> names = std::make_shared<StringPool>();  ///< every summary's names
+  std::vector<FileStatus> files;  ///< the trace files, as read (in the order given)
+  size_t not_recorded_omitted = 0;
+  std::vector<ProcessSummary> processes;
+  /// Made with a trace, not kept in summary files: each process's steps as split for the GPU sweeps
+  /// (RunView::splits; empty: the analysis splits them again, the same), and what the CUDA windows
+  /// read again found changed (warnings, last).
+  std::vector<StepSplit> splits;
+  std::vector<std::string> read_warnings;
+};
+
+/// The summaries of `trace`'s processes (its NVTX summaries, CUDA digests and names moved out).
+/// `all_device_activity`: each process keeps its activity on every device (a summary file, merged
+/// with processes not in this trace); else only on the devices it shares with another process of
+/// the trace (stats/gpu_devices.h SharedDevices), the span elsewhere. Hosts' clocks need not be
+/// aligned (the merge aligns them).
+RunSummaries SummarizeForReport(Trace&& trace, bool all_device_activity = false);
+
+/// Adds a summary file's files and processes (its names already interned into run->names).
+void AddSummaryFile(RunSummaries* run, SummaryFile file);
+
+/// The report merged from `run`: the processes linked into one tree (by their places' parent
+/// keys), the hosts' clocks estimated from their shared instants (analysis/host_clocks.h), then cut
+/// to options.ranks (read/rank_filter.h's rule) and every table merged. Throws
+/// std::invalid_argument where a rank of options.ranks has no process (MissingRank's message).
+Report MergeSummaries(RunSummaries run, const ReportOptions& options);
+
+/// The report of `trace` (SummarizeForReport, then MergeSummaries). The rvalue form moves the NVTX
+/// summaries and the names out of the trace (no copy: what `trainprof report` uses); the other
+/// copies them.
 Report Analyze(const Trace& trace, const ReportOptions& options);
 Report Analyze(Trace&& trace, const ReportOptions& options);
 

@@ -10,9 +10,11 @@
 // fields, the process's losses, its NVTX, CUDA (per name), host-op, function, call-site and
 // operator-phase statistics, the facts and phases of the bottleneck analyses, its device uses,
 // its GPU ops' idle gaps by kind and launches, and what its CUDA records give over its steps
-// (collectives, GPU idle, overlap). The report still reads from the trace: the process tree and
-// the hosts' clocks (made as it is read) and the files' losses. Names are StringIds into the pool the summary was made with; the
-// codec writes them as strings and interns them into the reader's pool.
+// (collectives, GPU idle, overlap), and its place in the run (its parent, its shared instants for
+// the hosts' clocks). A summary file (summary_file.h) holds the summaries of one trace file's
+// processes with its status: the report's merge needs nothing else. Names are StringIds into the
+// pool the summary was made with; the codec writes them as strings and interns them into the
+// reader's pool.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "collector/analysis/capture_note.h"
+#include "collector/analysis/host_clocks.h"
 #include "collector/analysis/operator_phases.h"
 #include "collector/analysis/process_facts.h"
 #include "collector/analysis/steps_gpu.h"
@@ -121,8 +124,39 @@ struct GpuOpsSummary {
   std::vector<LaunchSamples> launches;      ///< per name: kernels by recorded name, then memory operations
 };
 
+/// Who a process is, as the merge links the process tree across summaries: its host, the boot and
+/// pid namespace its pid is numbered in, its pid and start (CLOCK_MONOTONIC ns). A process not
+/// recorded that a parent forked: the fork's time (read/process_tree.h).
+struct ProcessKey {
+  std::string host;
+  std::string boot_id;  ///< "" where the file does not say (older files, Kineto traces)
+  uint64_t pid_namespace = 0;
+  int32_t pid = 0;
+  uint64_t start_ns = 0;
+  auto operator<=>(const ProcessKey&) const = default;
+};
+
+/// A process's place in the run, what the merge needs of it beside its statistics: its parent, its
+/// clock and its files' runs (summarize.h SummarizeProcess).
+struct ProcessPlace {
+  ProcessKey key;
+  /// Its parent in the process tree that was summarised with it (nullopt: a root there; the merge
+  /// looks for the parent, ProcessInfo::ppid, among the other summaries).
+  std::optional<ProcessKey> parent;
+  /// Its wall-clock start as its files give it (ProcessInfo::start_realtime_ns is the one aligned
+  /// on the reference host's clock at the merge, analysis/host_clocks.h), 0: unknown.
+  uint64_t file_start_realtime_ns = 0;
+  /// What the hosts' clocks are estimated from: its shared instants (ranked processes only).
+  std::vector<SharedInstant> instants;
+  /// The run id of each of its files (ProcessInfo::files; "" where the file has none): a directory
+  /// with the files of several `trainprof run`s is said.
+  std::vector<std::string> run_ids;
+  bool operator==(const ProcessPlace&) const = default;
+};
+
 struct ProcessSummary {
   ProcessInfo info;
+  ProcessPlace place;
   /// The time the process recorded for (ns; capture_note.h RecordedTime): its NVTX tables'
   /// denominator.
   uint64_t recorded_ns = 0;

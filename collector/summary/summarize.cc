@@ -224,6 +224,27 @@ std::vector<CudaDigest> TakeCudaDigests(Process* p) {
   return out;
 }
 
+namespace {
+
+ProcessKey KeyOf(const Process& p) {
+  return {p.host, p.first().boot_id, p.first().pid_namespace, p.pid, p.start_ns};
+}
+
+ProcessPlace PlaceOf(const Trace& trace, size_t i, const ProcessPhases& phases) {
+  const Process& p = trace.processes[i];
+  ProcessPlace place;
+  place.key = KeyOf(p);
+  if (p.parent >= 0) place.parent = KeyOf(trace.processes[static_cast<size_t>(p.parent)]);
+  place.file_start_realtime_ns = p.first().start_realtime_ns;
+  place.instants = SharedInstantsOf(p, phases, trace.strings);
+  for (const TraceImage& img : p.images) {
+    if (img.file != kNoFile) place.run_ids.push_back(img.run_id);
+  }
+  return place;
+}
+
+}  // namespace
+
 ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, std::vector<CudaDigest> cuda,
                                 Symbolizer* symbols) {
   const Process& p = trace.processes[i];
@@ -245,6 +266,7 @@ ProcessSummary SummarizeProcess(const Trace& trace, size_t i, NvtxSummary nvtx, 
   s.facts = FactsOf(trace, i);
   s.facts.children.clear();  // the tree is the merge's
   s.phases = PhasesOf(trace, i);
+  s.place = PlaceOf(trace, i, s.phases);
   for (Symbolizer::Problem& problem : symbols->KeyedProblems()) {
     if (std::find(known.begin(), known.end(), problem) == known.end()) s.symbol_problems.push_back(std::move(problem));
   }

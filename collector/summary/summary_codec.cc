@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/analysis/thread_phases.h"
+#include "collector/summary/summary_fields.h"
 
 namespace trainprof::collector {
-namespace {
 
 using Json = nlohmann::json;
 
-constexpr uint8_t kMagic[] = {0xd9, 0xd9, 0xf7};  // CBOR tag 55799, "self-described CBOR"
+namespace {
 
 // ---- writing ----
 
@@ -175,10 +175,10 @@ Json HostOpsJson(const std::vector<HostOpStat>& stats, const StringPool& strings
   return out;
 }
 
-Json OptStr(const std::optional<std::string>& s) { return s ? Json(*s) : Json(nullptr); }
+Json OptStrJson(const std::optional<std::string>& s) { return s ? Json(*s) : Json(nullptr); }
 
 Json FrameJson(const SymbolFrame& f) {
-  return Json::array({f.function, OptStr(f.file), f.line ? Json(*f.line) : Json(nullptr), OptStr(f.module), f.python});
+  return Json::array({f.function, OptStrJson(f.file), f.line ? Json(*f.line) : Json(nullptr), OptStrJson(f.module), f.python});
 }
 
 Json FramesJson(const std::vector<SymbolFrame>& frames) {
@@ -216,7 +216,7 @@ Json CallSitesJson(const std::vector<CallSiteGroup>& groups) {
 // Only what the other sections do not hold: the rest of the facts (identity, lifetime, capture,
 // shim, CUDA) is the info's and the capture's, made again on reading (ReadFacts).
 Json FactsJson(const ProcessFacts& f) {
-  return Json{{"ddp_backend", OptStr(f.ddp_backend)}, {"recorded_from_delay", f.recorded_from_delay},
+  return Json{{"ddp_backend", OptStrJson(f.ddp_backend)}, {"recorded_from_delay", f.recorded_from_delay},
               {"spawned", f.spawned}, {"python", f.python}};
 }
 
@@ -240,63 +240,6 @@ Json PhasesJson(const ProcessPhases& phases, const StringPool& strings) {
 
 // ---- reading: each field checked, an error naming it ----
 
-[[noreturn]] void Fail(const std::string& where, const std::string& what) { throw SummaryError(where + ": " + what); }
-
-const Json& Field(const Json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object()) Fail(where, "expected a map");
-  auto it = obj.find(key);
-  if (it == obj.end()) Fail(where, std::string("field \"") + key + "\" is missing");
-  return *it;
-}
-
-uint64_t U64(const Json& v, const std::string& where) {
-  if (!v.is_number_unsigned()) Fail(where, "expected an unsigned integer");
-  return v.get<uint64_t>();
-}
-uint32_t U32(const Json& v, const std::string& where) {
-  const uint64_t x = U64(v, where);
-  if (x > std::numeric_limits<uint32_t>::max()) Fail(where, "out of range");
-  return static_cast<uint32_t>(x);
-}
-int64_t I64(const Json& v, const std::string& where) {
-  if (v.is_number_unsigned()) {
-    if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) Fail(where, "out of range");
-    return static_cast<int64_t>(v.get<uint64_t>());
-  }
-  if (!v.is_number_integer()) Fail(where, "expected an integer");
-  return v.get<int64_t>();
-}
-int32_t I32(const Json& v, const std::string& where) {
-  const int64_t x = I64(v, where);
-  if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) Fail(where, "out of range");
-  return static_cast<int32_t>(x);
-}
-double F64(const Json& v, const std::string& where) {
-  if (!v.is_number()) Fail(where, "expected a number");
-  return v.get<double>();
-}
-bool Bool(const Json& v, const std::string& where) {
-  if (!v.is_boolean()) Fail(where, "expected true or false");
-  return v.get<bool>();
-}
-std::string Str(const Json& v, const std::string& where) {
-  if (!v.is_string()) Fail(where, "expected a string");
-  return v.get<std::string>();
-}
-std::optional<int64_t> OptI64(const Json& v, const std::string& where) {
-  if (v.is_null()) return std::nullopt;
-  return I64(v, where);
-}
-const Json& Array(const Json& v, const std::string& where, size_t size = SIZE_MAX) {
-  if (!v.is_array()) Fail(where, "expected an array");
-  if (size != SIZE_MAX && v.size() != size) Fail(where, "expected " + std::to_string(size) + " items");
-  return v;
-}
-std::vector<std::string> Strings(const Json& v, const std::string& where) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < Array(v, where).size(); ++i) out.push_back(Str(v[i], where + "[" + std::to_string(i) + "]"));
-  return out;
-}
 
 DurationSummary ReadDurations(const Json& v, const std::string& where) {
   Array(v, where, 8);
@@ -643,10 +586,6 @@ std::vector<HostOpStat> ReadHostOps(const Json& v, const std::string& w, StringP
   return out;
 }
 
-std::optional<std::string> OptStr(const Json& v, const std::string& where) {
-  if (v.is_null()) return std::nullopt;
-  return Str(v, where);
-}
 
 SymbolFrame ReadFrame(const Json& v, const std::string& w) {
   Array(v, w, 5);
@@ -823,15 +762,60 @@ NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
   return n;
 }
 
+
+Json KeyJson(const ProcessKey& k) { return Json::array({k.host, k.boot_id, k.pid_namespace, k.pid, k.start_ns}); }
+
+Json PlaceJson(const ProcessPlace& p, const StringPool& strings) {
+  Json instants = Json::array();
+  for (const SharedInstant& i : p.instants) {
+    instants.push_back(Json::array({i.end_ns, static_cast<uint8_t>(i.kind), std::string(strings.Get(i.name))}));
+  }
+  return Json{{"key", KeyJson(p.key)},
+              {"parent", p.parent ? KeyJson(*p.parent) : Json(nullptr)},
+              {"file_start_realtime_ns", p.file_start_realtime_ns},
+              {"instants", std::move(instants)},
+              {"run_ids", p.run_ids}};
+}
+
+ProcessKey ReadKey(const Json& v, const std::string& w) {
+  const Json& k = Array(v, w, 5);
+  return {Str(k[0], w + ".host"), Str(k[1], w + ".boot_id"), U64(k[2], w + ".pid_namespace"), I32(k[3], w + ".pid"),
+          U64(k[4], w + ".start_ns")};
+}
+
+ProcessPlace ReadPlace(const Json& j, const ProcessInfo& info, StringPool* strings) {
+  ProcessPlace p;
+  p.key = ReadKey(Field(j, "key", "place"), "place.key");
+  if (p.key.host != info.host || p.key.pid != info.pid) Fail("place.key", "not the process of `info`");
+  const Json& parent = Field(j, "parent", "place");
+  if (!parent.is_null()) p.parent = ReadKey(parent, "place.parent");
+  p.file_start_realtime_ns = U64(Field(j, "file_start_realtime_ns", "place"), "place.file_start_realtime_ns");
+  const Json& instants = Array(Field(j, "instants", "place"), "place.instants");
+  for (size_t i = 0; i < instants.size(); ++i) {
+    const std::string w = "place.instants[" + std::to_string(i) + "]";
+    const Json& v = Array(instants[i], w, 3);
+    const uint32_t kind = U32(v[1], w + ".kind");
+    if (kind >= kSharedInstantKinds) Fail(w + ".kind", "not a kind of shared instant");
+    const std::string name = Str(v[2], w + ".name");
+    SharedInstant s{U64(v[0], w + ".end_ns"), static_cast<SharedInstant::Kind>(kind), name.empty() ? 0 : strings->Intern(name)};
+    if (!p.instants.empty() && s.end_ns < p.instants.back().end_ns) Fail(w, "out of time order");
+    p.instants.push_back(s);
+  }
+  if (!p.instants.empty() && !info.rank) Fail("place.instants", "shared instants of a process without a rank");
+  p.run_ids = Strings(Field(j, "run_ids", "place"), "place.run_ids");
+  if (p.run_ids.size() != info.files.size()) Fail("place.run_ids", "not one per file of `info`");
+  return p;
+}
+
 }  // namespace
 
-std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& strings) {
+Json SummaryJson(const ProcessSummary& s, const StringPool& strings) {
   Json losses = Json::array();
   for (const LossNote& n : s.losses) {
     losses.push_back(Json::array({std::string(InfoOf(n.kind).key), n.n, n.detail, n.warn}));
   }
-  Json j{{"trainprof_summary", kSummaryFormatVersion},
-         {"info", InfoJson(s.info)},
+  Json j{{"info", InfoJson(s.info)},
+         {"place", PlaceJson(s.place, strings)},
          {"recorded_ns", s.recorded_ns},
          {"losses", std::move(losses)},
          {"capture", nullptr},
@@ -859,30 +843,13 @@ std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& st
     j["capture"] = Json{{"settings", s.capture->settings}, {"start_ns", s.capture->start_ns},
                         {"intervals", std::move(intervals)}};
   }
-  std::vector<uint8_t> out(std::begin(kMagic), std::end(kMagic));
-  Json::to_cbor(j, out);
-  return out;
+  return j;
 }
 
-bool LooksLikeSummary(std::span<const uint8_t> head) {
-  return head.size() >= sizeof kMagic && std::memcmp(head.data(), kMagic, sizeof kMagic) == 0;
-}
-
-ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings) {
-  if (!LooksLikeSummary(bytes)) throw SummaryError("not a trainprof summary (no CBOR magic 0xd9d9f7 at its start)");
-  Json j;
-  try {
-    j = Json::from_cbor(bytes.subspan(sizeof kMagic), /*strict=*/true, /*allow_exceptions=*/true);
-  } catch (const Json::exception& e) {
-    throw SummaryError(std::string("not readable as CBOR (cut short or damaged): ") + e.what());
-  }
-  const uint64_t version = U64(Field(j, "trainprof_summary", "summary"), "trainprof_summary");
-  if (version != kSummaryFormatVersion) {
-    throw SummaryError("summary format version " + std::to_string(version) + "; this trainprof reads version " +
-                       std::to_string(kSummaryFormatVersion) + " (summarise the trace again with it)");
-  }
+ProcessSummary ReadSummary(const Json& j, StringPool* strings) {
   ProcessSummary s;
   s.info = ReadInfo(Field(j, "info", "summary"));
+  s.place = ReadPlace(Field(j, "place", "summary"), s.info, strings);
   s.recorded_ns = U64(Field(j, "recorded_ns", "summary"), "recorded_ns");
   const Json& losses = Array(Field(j, "losses", "summary"), "losses");
   for (size_t i = 0; i < losses.size(); ++i) {

@@ -1,10 +1,6 @@
-// A summary file: one process's summary (process_summary.h) as CBOR (RFC 8949), written and read
-// with nlohmann/json (its to_cbor / from_cbor), the format docs/summary-format.md describes.
-//
-//   the file: 0xd9 0xd9 0xf7 (CBOR's self-described tag 55799, RFC 8949 §3.4.6: the magic)
-//             then one map: {"trainprof_summary": kSummaryFormatVersion, "info": {...}, "losses": [...],
-//                            "capture": {...}, "nvtx": {...}, "cuda": [...], ...} (every key:
-//                            docs/summary-format.md, "Sections")
+// One process's summary (process_summary.h) as the JSON data model a summary file (summary_file.h)
+// holds in CBOR: {"info": {...}, "place": {...}, "losses": [...], "capture": {...}, "nvtx": {...},
+// "cuda": [...], ...} (every key: docs/summary-format.md, "Sections").
 //
 // Names are written as strings (a summary file has no string table of its own: the names of one
 // process are few beside its statistics) and interned into the reader's pool; loss kinds by their
@@ -12,35 +8,23 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "collector/base/string_pool.h"
+#include "collector/summary/summary_fields.h"
+#include "collector/summary/summary_file.h"
 #include "collector/summary/process_summary.h"
 
 namespace trainprof::collector {
 
-/// The version of the summary encoding; a reader takes its own version only (a summary is made
-/// again from its trace, cheaply, by the trainprof that reads it).
-inline constexpr uint32_t kSummaryFormatVersion = 1;
+/// One process's summary as a JSON value (the map a summary file's `processes` holds; its
+/// sections: docs/summary-format.md), its names (ids of `strings`) as strings.
+nlohmann::json SummaryJson(const ProcessSummary& s, const StringPool& strings);
 
-/// What is wrong with a summary file's bytes (what(): one line, without the file's name).
-struct SummaryError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// The bytes of a summary file of `s`, whose names are in `strings`.
-std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& strings);
-
-/// The summary in `bytes`, its names interned into `strings`. Throws SummaryError where the bytes
-/// are not a summary file (no magic, not CBOR, cut short), are of another version, or hold a field
-/// of the wrong type or a value no summary can have (a duration statistic that does not add up,
-/// an unknown loss key).
-ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings);
-
-/// Whether `head` (the file's first bytes, 3 or more) starts as a summary file does.
-bool LooksLikeSummary(std::span<const uint8_t> head);
+/// The summary in `j` (a map SummaryJson writes), its names interned into `strings`. Throws
+/// SummaryError, naming the field, where a field is missing, of the wrong type, or holds a value no
+/// summary can have (a duration statistic that does not add up, an unknown loss key).
+ProcessSummary ReadSummary(const nlohmann::json& j, StringPool* strings);
 
 }  // namespace trainprof::collector

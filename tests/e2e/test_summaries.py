@@ -4,9 +4,12 @@ and Python functions, the shared GPU traces' kernels and NCCL) and a real record
 training run with --sample (workers, stacks, samples), and of a PyTorch 2.x loop with
 --trace=torch-ops --backtrace nvtx (operators by phase, call sites; .venv).
 
-Each report is made twice: as is, and with TRAINPROF_SUMMARY_ROUNDTRIP=1, which writes every
-process's summary as a summary file's bytes and reads it back before the merge. Text, JSON and CSV
-must be the same, byte for byte. (`golden_summaries` does the same on every golden case.)"""
+Each report is made three times: as is; with TRAINPROF_SUMMARY_ROUNDTRIP=1, which writes every
+process's summary as a summary file's bytes and reads it back before the merge; and from the files
+`trainprof summarize` writes. Text, JSON and CSV must be the same, byte for byte.
+(`golden_summaries` and `golden_summary_files` do the same on every golden case.) Then the summary
+files as users meet them: one task per node (the srun recipe), mixed with traces, given twice, and
+damaged."""
 
 import glob
 import os
@@ -22,11 +25,18 @@ SHARED_KINETO = os.path.join(SOURCE_DIR, "..", "shared", "data", "kineto")
 
 
 class SummariesTest(unittest.TestCase):
-    def outputs(self, paths, roundtrip):
+    def outputs(self, paths, roundtrip, summarize=False):
         env = dict(os.environ)
         env.pop("TRAINPROF_SUMMARY_ROUNDTRIP", None)
         if roundtrip:
             env["TRAINPROF_SUMMARY_ROUNDTRIP"] = "1"
+        if summarize:
+            tmp = tempfile.mkdtemp(prefix="trainprof-summaries-")
+            self.addCleanup(shutil.rmtree, tmp, True)
+            p = subprocess.run([TRAINPROF, "summarize", "-o", tmp, *paths], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("summary file", p.stderr)
+            paths = [tmp]
         out = {}
         for fmt in ("text", "json"):
             p = subprocess.run([TRAINPROF, "report", "--format", fmt, *paths], capture_output=True, text=True, env=env)
@@ -43,10 +53,10 @@ class SummariesTest(unittest.TestCase):
 
     def assertSameReport(self, paths):
         plain = self.outputs(paths, False)
-        through_files = self.outputs(paths, True)
-        self.assertEqual(sorted(plain), sorted(through_files))
-        for name in plain:
-            self.assertEqual(plain[name], through_files[name], "%s differs for %s" % (name, paths))
+        for other in (self.outputs(paths, True), self.outputs(paths, False, summarize=True)):
+            self.assertEqual(sorted(plain), sorted(other))
+            for name in plain:
+                self.assertEqual(plain[name], other[name], "%s differs for %s" % (name, paths))
         return plain
 
     def test_torch_profiler_cpu_traces_with_operators(self):
@@ -88,6 +98,68 @@ class SummariesTest(unittest.TestCase):
         out = self.assertSameReport(traces)
         self.assertIn("operators_by_phase", out["json"])
         self.assertIn("callsites", out["json"])
+
+
+class SummaryFilesTest(unittest.TestCase):
+    """`trainprof summarize` as a map step: the golden two-host run (make_golden_traces two_hosts)."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="trainprof-summarize-")
+        self.addCleanup(shutil.rmtree, self.work, True)
+        self.traces = os.path.join(self.work, "traces")
+        binary = os.path.realpath(shutil.which(TRAINPROF) or TRAINPROF)  # build/launcher/trainprof
+        make = os.path.join(os.path.dirname(binary), "..", "tests", "golden", "make_golden_traces")
+        subprocess.run([make, "two_hosts", self.traces], check=True)
+
+    def run_tp(self, *argv, cwd=None):
+        return subprocess.run([TRAINPROF, *argv], capture_output=True, text=True, cwd=cwd or self.traces)
+
+    def test_one_task_per_node_then_one_report(self):
+        report = self.run_tp("report", "--format", "json", ".")
+        self.assertEqual(report.returncode, 0, report.stderr)
+        # node-a's files (7200, 7210, 7211) and node-b's (7300, ...) summarised apart, as srun would.
+        out = os.path.join(self.work, "summaries")
+        for node in ("72", "73"):
+            files = sorted("./" + f for f in os.listdir(self.traces) if f.startswith("pid-" + node))
+            p = self.run_tp("summarize", "-o", out, *files)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("3 summary files written to " + out, p.stderr)
+        self.assertEqual(sorted(os.listdir(out)), sorted(f.replace(".trace", ".summary") for f in os.listdir(self.traces)))
+        merged = self.run_tp("report", "--format", "json", out)
+        self.assertEqual(merged.returncode, 0, merged.stderr)
+        self.assertEqual(merged.stdout, report.stdout)  # node-b's clock moved back onto node-a's at the merge
+        # One file at a time (xargs -P): ranks are linked to their launchers at the merge.
+        each = os.path.join(self.work, "each")
+        for f in sorted(os.listdir(self.traces)):
+            self.assertEqual(self.run_tp("summarize", "-o", each, "./" + f).returncode, 0)
+        self.assertEqual(self.run_tp("report", "--format", "json", each).stdout, report.stdout)
+
+    def test_mixed_twice_and_damaged_inputs(self):
+        out = os.path.join(self.work, "s")
+        self.assertEqual(self.run_tp("summarize", "-o", out, "./pid-7300.trace").returncode, 0)
+        rest = sorted("./" + f for f in os.listdir(self.traces) if f != "pid-7300.trace")
+        whole = self.run_tp("report", ".")
+        mixed = self.run_tp("report", os.path.join(out, "pid-7300.summary"), *rest)
+        self.assertEqual(mixed.returncode, 0, mixed.stderr)
+        self.assertEqual(mixed.stdout, whole.stdout)  # the text names no file
+        twice = self.run_tp("report", os.path.join(out, "pid-7300.summary"), ".")
+        self.assertEqual(twice.returncode, 0, twice.stderr)
+        self.assertIn("pid 7300 on node-b is in two of the inputs", twice.stdout)
+        self.assertEqual(twice.stdout.count("python3 /usr/local/bin/torchrun"), 2)  # 7200 and 7300 once each
+        bad = os.path.join(out, "pid-7300.summary")
+        with open(bad, "r+b") as f:
+            data = f.read()
+            f.seek(0)
+            f.truncate()
+            f.write(data[: len(data) // 2])
+        damaged = self.run_tp("report", bad, *rest)
+        self.assertEqual(damaged.returncode, 0, damaged.stderr)
+        self.assertIn(bad + ": not a usable summary file: not readable as CBOR (cut short or damaged)", damaged.stderr)
+        self.assertIn("5 processes", damaged.stdout.splitlines()[0])
+        self.assertEqual(self.run_tp("report", "--strict", bad, *rest).returncode, 2)
+        alone = self.run_tp("report", bad)
+        self.assertEqual(alone.returncode, 2)
+        self.assertIn(bad, alone.stderr)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,10 @@ def commands(case):
 
 # NAME=VALUE settings given with --env: the same outputs are expected with them.
 EXTRA_ENV = {}
+# --through-summaries together|each: every report is made from the summary files `trainprof
+# summarize` wrote of the case's traces (all in one run, or one run per trace file), and must be the
+# report of the traces, byte for byte.
+THROUGH_SUMMARIES = None
 
 
 def environment():
@@ -81,10 +85,19 @@ def produce(case, trainprof, make_traces, work):
     out = os.path.join(work, "out")
     os.makedirs(out)
     subprocess.run([make_traces, case, traces], check=True)
+    summaries = os.path.join(work, "summaries")
+    if THROUGH_SUMMARIES == "together":  # the reports from summary files, written as a map step would
+        subprocess.run([trainprof, "summarize", "-o", summaries, "."], cwd=traces, env=environment(), check=True,
+                       stderr=subprocess.DEVNULL)
+    elif THROUGH_SUMMARIES == "each":  # one trace file at a time (xargs -P, a task per file)
+        for name in sorted(os.listdir(traces)):
+            subprocess.run([trainprof, "summarize", "-o", summaries, os.path.join(".", name)], cwd=traces,
+                           env=environment(), check=True, stderr=subprocess.DEVNULL)
     outputs = {}
     status = []
     for argv, stdout_name in commands(case):
-        p = subprocess.run([trainprof] + argv, cwd=traces, env=environment(), stdout=subprocess.PIPE,
+        cwd = summaries if THROUGH_SUMMARIES and argv[0] == "report" else traces
+        p = subprocess.run([trainprof] + argv, cwd=cwd, env=environment(), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
         status.append(("$ trainprof %s\nexit %d\n" % (" ".join(argv), p.returncode)).encode() + p.stderr)
         if stdout_name:
@@ -151,14 +164,19 @@ def main():
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="run trainprof with this setting too: the outputs must stay the same "
                          "(e.g. TRAINPROF_CUDA_WINDOW_RECORDS=2)")
+    ap.add_argument("--through-summaries", choices=["together", "each"],
+                    help="report from `trainprof summarize`'s files of the traces, summarised in one run or one "
+                         "run per file: the outputs must stay the same")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
+    global THROUGH_SUMMARIES
+    THROUGH_SUMMARIES = args.through_summaries
     for setting in args.env:
         name, eq, value = setting.partition("=")
         if not eq or not name:
             ap.error("--env takes NAME=VALUE, not %r" % setting)
         EXTRA_ENV[name] = value
-    if args.update and EXTRA_ENV:
+    if args.update and (EXTRA_ENV or THROUGH_SUMMARIES):
         ap.error("--update writes the outputs of the plain environment: no --env with it")
     args.trainprof = os.path.abspath(args.trainprof)  # the commands run in the trace directory
     args.make_traces = os.path.abspath(args.make_traces)

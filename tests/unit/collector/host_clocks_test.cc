@@ -457,7 +457,7 @@ TEST(HostClocks, ALongHostsTableListsTheReferenceTheWallClocksAndTheExtremesInTe
     t.host_clocks.push_back(c);
   }
   Report r;
-  ChooseTextRanks(t, &r);
+  ChooseTextRanks(t.host_clocks, &r);
   ASSERT_TRUE(r.text_hosts.has_value());
   // The reference, the wall-clock host, offsets of 29, 28, 27, 26, 25 ms, and uncertainties of
   // 28 µs (h 18: 666 % 29), 26 (h 25), 25 (h 14), 24 (h 3), 23 (h 21).
@@ -465,11 +465,11 @@ TEST(HostClocks, ALongHostsTableListsTheReferenceTheWallClocksAndTheExtremesInTe
                                                    "node-126", "node-125", "node-118", "node-114", "node-103",
                                                    "node-121"}));
   r.options.by_rank = true;
-  ChooseTextRanks(t, &r);
+  ChooseTextRanks(t.host_clocks, &r);
   EXPECT_FALSE(r.text_hosts.has_value());
   t.host_clocks.resize(kHostsInFull);
   r.options.by_rank = false;
-  ChooseTextRanks(t, &r);
+  ChooseTextRanks(t.host_clocks, &r);
   EXPECT_FALSE(r.text_hosts.has_value());
 }
 

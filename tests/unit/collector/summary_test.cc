@@ -15,7 +15,7 @@
 #include "collector/stats/nvtx_stats.h"
 #include "collector/summary/summarize.h"
 #include "collector/summary/gpu_ops.h"
-#include "collector/summary/summary_codec.h"
+#include "collector/summary/summary_file.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
@@ -231,12 +231,15 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   EXPECT_TRUE(dropped);
 }
 
+// The error of reading `bytes`, a file of one process's summary; an error in that process's map
+// without its "processes[0]." (the file-level test below checks it is there).
 std::string DecodeError(const std::vector<uint8_t>& bytes) {
   StringPool strings;
   try {
     DecodeSummary(bytes, &strings);
   } catch (const SummaryError& e) {
-    return e.what();
+    std::string what = e.what();
+    return what.rfind("processes[0].", 0) == 0 ? what.substr(13) : what;
   }
   return "(no error)";
 }
@@ -253,10 +256,11 @@ std::vector<uint8_t> SummaryBytes() {
       trace.strings);
 }
 
-std::vector<uint8_t> Rewritten(const std::function<void(nlohmann::json*)>& change) {
+// The summary file's bytes with `change` made to its map (`file`) or to its process's.
+std::vector<uint8_t> Rewritten(const std::function<void(nlohmann::json*)>& change, bool file = false) {
   const std::vector<uint8_t> bytes = SummaryBytes();
   nlohmann::json j = nlohmann::json::from_cbor(std::vector<uint8_t>(bytes.begin() + 3, bytes.end()));
-  change(&j);
+  change(file ? &j : &j["processes"][0]);
   std::vector<uint8_t> out(bytes.begin(), bytes.begin() + 3);
   nlohmann::json::to_cbor(j, out);
   return out;
@@ -268,8 +272,29 @@ TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
   EXPECT_EQ(DecodeError({'T', 'P', 'R', 'F'}), "not a trainprof summary (no CBOR magic 0xd9d9f7 at its start)");
   std::vector<uint8_t> cut(good.begin(), good.end() - 9);
   EXPECT_EQ(DecodeError(cut).rfind("not readable as CBOR (cut short or damaged): ", 0), 0u) << DecodeError(cut);
-  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["trainprof_summary"] = 2; })),
-            "summary format version 2; this trainprof reads version 1 (summarise the trace again with it)");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["trainprof_summary"] = 1; }, true)),
+            "summary format version 1; this trainprof reads version 2 (summarise the trace again with it)");
+  {
+    StringPool strings;
+    try {
+      DecodeSummary(Rewritten([](nlohmann::json* j) { (*j)["info"].erase("pid"); }), &strings);
+      ADD_FAILURE() << "read";
+    } catch (const SummaryError& e) {
+      EXPECT_STREQ(e.what(), "processes[0].info: field \"pid\" is missing");
+    }
+  }
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["processes"].push_back((*j)["processes"][0]); }, true)),
+            "processes: 2 summaries where one was expected");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) {
+              (*j)["files"] = nlohmann::json::array({{{"path", "pid-1.trace"}, {"pid", 1}, {"bytes", 10}, {"bytes_read", 11},
+                                                      {"truncated", false}, {"usable", true}, {"format", "trainprof"},
+                                                      {"errors", nlohmann::json::array()}, {"losses", nlohmann::json::object()}}});
+            }, true)),
+            "files[0].bytes_read: more bytes read than the file has");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["place"]["run_ids"].push_back("x"); })),
+            "place.run_ids: not one per file of `info`");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["place"]["key"][3] = 999999; })),
+            "place.key: not the process of `info`");
   EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["info"].erase("pid"); })),
             "info: field \"pid\" is missing");
   EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["info"]["host"] = 5; })),

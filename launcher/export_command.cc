@@ -17,6 +17,7 @@
 #include "collector/export/selection.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
+#include "collector/summary/summary_file.h"
 #include "export_steps.h"
 #include "input_files.h"
 #include "output_file.h"
@@ -160,6 +161,17 @@ int RunExport(const ExportArgs& args) {
 
   std::optional<collector::TraceFileList> list = FindTraceFilesOrSay(args.paths);
   if (!list) return kInputError;
+  // A summary file (`trainprof summarize`) holds statistics, not the events a timeline needs.
+  std::erase_if(list->files, [](const std::string& f) {
+    if (!collector::IsSummaryFile(f)) return false;
+    std::cerr << "trainprof: warning: " << f << ": a summary file (trainprof summarize) has no events to export: skipped "
+              << "(export reads the trace files; trainprof report takes summaries)\n";
+    return true;
+  });
+  if (list->files.empty()) {
+    Error("no trace files to export in " + JoinPaths(args.paths) + " (summary files hold no events)");
+    return kInputError;
+  }
   // An output that is one of the inputs: refused now, before the reading (and again when opened;
   // the Kineto files once their names are known, before the first is written).
   const InputFiles inputs(list->files);

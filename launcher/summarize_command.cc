@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -58,6 +59,35 @@ std::string WriteWhole(const std::string& path, const std::vector<uint8_t>& byte
   return "";
 }
 
+// The other files of `path`'s process name in its directory: for .../pid-<PID>.trace or
+// .../pid-<PID>.<N>.trace, every pid-<PID>.trace and pid-<PID>.<M>.trace there (docs/trace-format.md,
+// "Files"), as `path` is spelled (same directory prefix).
+std::vector<std::string> ImageSiblings(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string name = path.substr(dir.size());
+  auto pid_of = [](const std::string& n) -> std::string {  // "4109" of pid-4109.trace / pid-4109.1.trace
+    if (n.rfind("pid-", 0) != 0 || n.size() < 11 || n.compare(n.size() - 6, 6, ".trace") != 0) return "";
+    const std::string mid = n.substr(4, n.size() - 10);
+    const size_t dot = mid.find('.');
+    const std::string pid = mid.substr(0, dot);
+    const std::string index = dot == std::string::npos ? "" : mid.substr(dot + 1);
+    auto digits = [](const std::string& d) { return !d.empty() && d.find_first_not_of("0123456789") == std::string::npos; };
+    if (!digits(pid) || (dot != std::string::npos && !digits(index))) return "";
+    return pid;
+  };
+  const std::string pid = pid_of(name);
+  std::vector<std::string> out;
+  if (pid.empty()) return out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n != name && pid_of(n) == pid && e.is_regular_file(ec)) out.push_back(dir + n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 void AddSummarizeOptions(CLI::App* sub, SummarizeArgs* args) {
@@ -84,9 +114,20 @@ int RunSummarize(const SummarizeArgs& args) {
     Error("no trace files to summarise in " + JoinPaths(args.paths));
     return kInputError;
   }
-  collector::Trace trace = collector::LoadTraceForReport(traces);
+  // A program that exec'd has an image per file, pid-<PID>.trace then pid-<PID>.<N>.trace: given one
+  // of them, its siblings in that directory are read too (the process is one), and its summary goes
+  // with the file of its first image when that is given.
+  const std::set<std::string> given(traces.begin(), traces.end());
+  std::vector<std::string> read = traces;
+  for (const std::string& t : traces) {
+    for (const std::string& sibling : ImageSiblings(t)) {
+      if (given.count(sibling) == 0 && std::find(read.begin(), read.end(), sibling) == read.end()) read.push_back(sibling);
+    }
+  }
+  collector::Trace trace = collector::LoadTraceForReport(read);
   size_t usable = 0;
   for (const collector::FileStatus& f : trace.files) {
+    if (given.count(f.path) == 0) continue;
     if (f.usable) ++usable;
     if (f.damaged()) std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
   }
@@ -116,22 +157,24 @@ int RunSummarize(const SummarizeArgs& args) {
     return kOutputError;
   }
   std::set<std::string> names;
-  size_t written = 0;
+  size_t written = 0, processes = 0;
   for (size_t i = 0; i < run.files.size(); ++i) {
     const collector::FileStatus& f = run.files[i];
+    if (given.count(f.path) == 0) continue;  // a sibling image's file: summarised when it is given
     std::string name = SummaryName(f.path);  // pid-7.summary; of a second pid-7.trace: pid-7.2.summary
     const std::string stem = name.substr(0, name.size() - sizeof(".summary") + 1);
     for (int k = 2; !names.insert(name).second; ++k) name = stem + "." + std::to_string(k) + ".summary";
     const std::vector<uint8_t> bytes =
-        collector::EncodeSummaryFile({f}, i == 0 ? run.not_recorded_omitted : 0, by_file[f.path], *run.names);
+        collector::EncodeSummaryFile({f}, written == 0 ? run.not_recorded_omitted : 0, by_file[f.path], *run.names);
     if (std::string wrong = WriteWhole((std::filesystem::path(args.output) / name).string(), bytes); !wrong.empty()) {
       Error(wrong);
       return kOutputError;
     }
     ++written;
+    processes += by_file[f.path].size();
   }
   std::cerr << "trainprof: " << written << " summary file" << (written == 1 ? "" : "s") << " written to " << args.output
-            << " (" << run.processes.size() << " process" << (run.processes.size() == 1 ? "" : "es")
+            << " (" << processes << " process" << (processes == 1 ? "" : "es")
             << "); merge them with: trainprof report " << args.output << "\n";
   return kOk;
 }

@@ -244,6 +244,10 @@ struct Process {
   int depth = 0;
   // Derived.
   std::optional<int64_t> rank, local_rank, world_size;
+  /// How strongly its variable names its rank (2: RANK, OMPI_COMM_WORLD_RANK, PMI_RANK; 1:
+  /// SLURM_PROCID, which srun gives a launcher too; 0: none): a launcher's children have stronger
+  /// ones (process_tree.h RoleOf).
+  int rank_strength = 0;
   std::string role;
   /// CLOCK_REALTIME at start_ns: the first image's, or, with Trace::host_clocks, on the reference
   /// host's clock (AlignHostClocks); 0: unknown.

@@ -458,6 +458,7 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
   }
   std::vector<int> child_strength(procs.size(), 0);
   for (size_t i = 0; i < procs.size(); ++i) {
+    procs[i].rank_strength = strength[i];
     if (procs[i].parent >= 0) child_strength[procs[i].parent] = std::max(child_strength[procs[i].parent], strength[i]);
   }
   for (size_t i = 0; i < procs.size(); ++i) {
@@ -467,23 +468,20 @@ std::vector<Process> BuildProcesses(std::vector<TraceImage> images, const String
       if (img.role != 0) role = img.role;
     // A rank's DataLoader workers inherit its RANK: a rank variable names a rank only where
     // the parent does not have the same one.
-    bool inherited = p.parent >= 0 && procs[p.parent].rank == p.rank && strength[p.parent] == strength[i];
-    if (role != 0) {
-      p.role = std::string(strings.Get(role));
-    } else if (child_strength[i] > strength[i]) {
-      p.role = "launcher";
-    } else if (p.rank && !inherited) {
-      p.role = "rank " + std::to_string(*p.rank);
-    } else if (p.parent < 0) {
-      p.role = "main";
-    } else if (p.last().flags & format::kFlagForkedChild) {
-      p.role = "forked child";
-    } else {
-      p.role = "child";
-    }
+    const bool inherited = p.parent >= 0 && procs[p.parent].rank == p.rank && strength[p.parent] == strength[i];
+    p.role = RoleOf({role != 0 ? std::string(strings.Get(role)) : std::string(), strength[i], child_strength[i], p.rank,
+                     inherited, p.parent < 0, (p.last().flags & format::kFlagForkedChild) != 0});
   }
 
   return OrderedAsATree(std::move(procs));
+}
+
+std::string RoleOf(const RoleInputs& in) {
+  if (!in.recorded.empty()) return in.recorded;
+  if (in.child_strength > in.strength) return "launcher";
+  if (in.rank && !in.inherited) return "rank " + std::to_string(*in.rank);
+  if (in.root) return "main";
+  return in.forked ? "forked child" : "child";
 }
 
 void OrderByAlignedStarts(Trace* trace) {

@@ -19,6 +19,7 @@
 //                     ─► rank (RANK / OMPI / PMI / SLURM variables) and role
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,22 @@ TreeOrderResult TreeOrder(const std::vector<TreeNode>& nodes);
 /// on one clock, analysis/host_clocks.h): a host whose clock ran ahead no longer lists its
 /// processes after those that started later. Nothing moves unless some host was aligned.
 void OrderByAlignedStarts(Trace* trace);
+
+/// What a process's role follows from.
+struct RoleInputs {
+  std::string recorded;    ///< its last image's kRole record ("DataLoader worker", ...; "" none)
+  int strength = 0;        ///< the rank variable it has (Process::rank_strength)
+  int child_strength = 0;  ///< the strongest of its children's
+  std::optional<int64_t> rank;
+  bool inherited = false;  ///< its parent has the same rank from a variable of the same strength
+  bool root = false;
+  bool forked = false;     ///< forked and not exec'd (format::kFlagForkedChild)
+};
+/// Its role: the recorded one; "launcher" where a child has a stronger rank variable (torchrun,
+/// mpirun); "rank N" where its rank is its own (not a DataLoader worker's inherited RANK); "main"
+/// for a root; "forked child" or "child". BuildProcesses' rule, which the report's merge applies
+/// again once processes summarised apart are linked.
+std::string RoleOf(const RoleInputs& in);
 
 /// "exit 0", "exit 3", "signal 9 (SIGKILL)", "exec'd", "returned", "unknown".
 std::string DescribeExit(const ExitInfo& exit);

@@ -382,6 +382,25 @@ struct Placement {
   std::vector<std::vector<int>> children;
 };
 
+// A child summarised apart from its parent has the exit status its own file gives, or none; its
+// parent's wait saw it (`made_up`: the child its parent's file alone made up, "not recorded"). As
+// read/process_tree.h takes it: where the child's file has no status (or "returned"), with the end
+// where it has none.
+void TakeExitSeenByParent(const ProcessInfo& made_up, ProcessSummary* child) {
+  ProcessInfo& info = child->info;
+  if (made_up.exit_source != "parent_wait" || (info.exit_kind != "unknown" && info.exit_kind != "returned")) return;
+  const bool end_known = info.exit_kind != "unknown";
+  info.exit_kind = made_up.exit_kind;
+  info.exit_code = made_up.exit_code;
+  info.exit_text = made_up.exit_text;
+  info.exit_source = made_up.exit_source;
+  std::erase_if(child->losses, [](const LossNote& n) { return n.kind == Loss::no_exit_record; });
+  if (!end_known && made_up.end_ns > info.end_ns) {
+    info.end_ns = child->facts.end_ns = made_up.end_ns;
+    info.wall_ns = info.end_ns > info.start_ns ? info.end_ns - info.start_ns : 0;
+  }
+}
+
 // Each process's parent (an index into run.processes, -1: a root): the process its place names,
 // else, for a process summarised apart from its parent (one trace file at a time), the process of
 // its host, boot and pid namespace whose pid is its ppid and whose lifetime holds its start (the
@@ -495,17 +514,21 @@ Report MergeSummaries(RunSummaries in, const ReportOptions& options) {
   // own summary is here.
   std::vector<int> parents = ParentsOf(in.processes);
   {
-    std::set<std::pair<int, int32_t>> recorded_children;  // (parent, pid)
+    std::map<std::pair<int, int32_t>, size_t> recorded_children;  // (parent, pid) → index
     for (size_t i = 0; i < in.processes.size(); ++i) {
-      if (parents[i] >= 0 && in.processes[i].info.recorded != "no") recorded_children.insert({parents[i], in.processes[i].info.pid});
+      if (parents[i] >= 0 && in.processes[i].info.recorded != "no") recorded_children[{parents[i], in.processes[i].info.pid}] = i;
     }
     std::vector<int> new_index(in.processes.size(), -1);
     std::vector<ProcessSummary> kept;
     std::vector<StepSplit> kept_splits;
     const bool splits = in.splits.size() == in.processes.size();
     for (size_t i = 0; i < in.processes.size(); ++i) {
-      if (parents[i] >= 0 && in.processes[i].info.recorded == "no" &&
-          recorded_children.count({parents[i], in.processes[i].info.pid}) > 0) {
+      auto child = parents[i] >= 0 && in.processes[i].info.recorded == "no"
+                       ? recorded_children.find({parents[i], in.processes[i].info.pid})
+                       : recorded_children.end();
+      if (child != recorded_children.end()) {
+        // What only the parent saw: the child's exit status from its wait (read/process_tree.h).
+        TakeExitSeenByParent(in.processes[i].info, &in.processes[child->second]);
         continue;
       }
       new_index[i] = static_cast<int>(kept.size());
@@ -525,13 +548,24 @@ Report MergeSummaries(RunSummaries in, const ReportOptions& options) {
       in.splits = splits ? std::move(kept_splits) : std::vector<StepSplit>{};
     }
   }
-  // A launcher summarised apart from its ranks was a "main" there: read/process_tree.h names a
-  // process without a rank whose children have one "launcher".
-  for (size_t i = 0; i < in.processes.size(); ++i) {
-    if (parents[i] < 0) continue;
-    ProcessSummary& parent = in.processes[static_cast<size_t>(parents[i])];
-    if (in.processes[i].info.rank && !parent.info.rank && parent.info.role == "main") {
-      parent.info.role = parent.facts.role = "launcher";
+  // Roles from the linked tree (read/process_tree.h RoleOf): a launcher summarised apart from its
+  // ranks, a child apart from its parent, are named as in one run over all the files.
+  {
+    std::vector<int> child_strength(in.processes.size(), 0);
+    for (size_t i = 0; i < in.processes.size(); ++i) {
+      if (parents[i] >= 0) {
+        int& c = child_strength[static_cast<size_t>(parents[i])];
+        c = std::max(c, in.processes[i].place.rank_strength);
+      }
+    }
+    for (size_t i = 0; i < in.processes.size(); ++i) {
+      ProcessSummary& s = in.processes[i];
+      if (s.info.recorded == "no") continue;  // made up from a parent's records: a child, as it was made
+      const ProcessSummary* parent = parents[i] >= 0 ? &in.processes[static_cast<size_t>(parents[i])] : nullptr;
+      const bool inherited = parent != nullptr && parent->info.rank == s.info.rank &&
+                             parent->place.rank_strength == s.place.rank_strength;
+      s.info.role = s.facts.role = RoleOf({s.place.recorded_role, s.place.rank_strength, child_strength[i], s.info.rank,
+                                           inherited, parent == nullptr, s.place.forked_child});
     }
   }
   // Every host on one clock, from every process's shared instants (before any is cut by --rank).

@@ -151,6 +151,12 @@ struct ProcessPlace {
   /// The run id of each of its files (ProcessInfo::files; "" where the file has none): a directory
   /// with the files of several `trainprof run`s is said.
   std::vector<std::string> run_ids;
+  /// What its role follows from besides the tree (read/process_tree.h RoleOf): its recorded role
+  /// ("" none), its rank variable's strength, forked and not exec'd. The merge names the role again
+  /// once the tree is linked.
+  std::string recorded_role;
+  int rank_strength = 0;
+  bool forked_child = false;
   bool operator==(const ProcessPlace&) const = default;
 };
 

@@ -239,7 +239,10 @@ ProcessPlace PlaceOf(const Trace& trace, size_t i, const ProcessPhases& phases) 
   place.instants = SharedInstantsOf(p, phases, trace.strings);
   for (const TraceImage& img : p.images) {
     if (img.file != kNoFile) place.run_ids.push_back(img.run_id);
+    if (img.role != 0) place.recorded_role = std::string(trace.strings.Get(img.role));
   }
+  place.rank_strength = p.rank_strength;
+  place.forked_child = (p.last().flags & format::kFlagForkedChild) != 0;
   return place;
 }
 

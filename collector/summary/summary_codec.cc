@@ -774,7 +774,10 @@ Json PlaceJson(const ProcessPlace& p, const StringPool& strings) {
               {"parent", p.parent ? KeyJson(*p.parent) : Json(nullptr)},
               {"file_start_realtime_ns", p.file_start_realtime_ns},
               {"instants", std::move(instants)},
-              {"run_ids", p.run_ids}};
+              {"run_ids", p.run_ids},
+              {"recorded_role", p.recorded_role},
+              {"rank_strength", p.rank_strength},
+              {"forked_child", p.forked_child}};
 }
 
 ProcessKey ReadKey(const Json& v, const std::string& w) {
@@ -804,6 +807,12 @@ ProcessPlace ReadPlace(const Json& j, const ProcessInfo& info, StringPool* strin
   if (!p.instants.empty() && !info.rank) Fail("place.instants", "shared instants of a process without a rank");
   p.run_ids = Strings(Field(j, "run_ids", "place"), "place.run_ids");
   if (p.run_ids.size() != info.files.size()) Fail("place.run_ids", "not one per file of `info`");
+  p.recorded_role = Str(Field(j, "recorded_role", "place"), "place.recorded_role");
+  p.rank_strength = static_cast<int>(U32(Field(j, "rank_strength", "place"), "place.rank_strength"));
+  if (p.rank_strength > 2 || (p.rank_strength > 0 && !info.rank)) {
+    Fail("place.rank_strength", "not the strength of a rank variable it has");
+  }
+  p.forked_child = Bool(Field(j, "forked_child", "place"), "place.forked_child");
   return p;
 }
 

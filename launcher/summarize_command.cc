@@ -36,26 +36,59 @@ std::string SummaryName(const std::string& path) {
   return name + ".summary";
 }
 
-// Writes `bytes` to `path` through a temporary file renamed into place: a reader never sees half a
-// summary. Returns "" or what went wrong.
-std::string WriteWhole(const std::string& path, const std::vector<uint8_t>& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+// Whether the summary file at `path` stands for the trace file `trace` of host `host` (a summary
+// of it written before, which a new one replaces): the same file's status, the same host.
+bool SameTraceAs(const std::string& path, const std::string& trace, const std::string& host) {
+  collector::StringPool names;
+  const collector::SummaryFile old = collector::ReadSummaryFile(path, &names);
+  if (old.files.size() != 1 || old.files.front().path != trace) return false;
+  const std::string old_host = old.processes.empty() ? std::string() : old.processes.front().info.host;
+  return old_host == host;
+}
+
+// Writes `bytes` to DIR/NAME through a temporary file: NAME (pid-7.summary) when it is free or holds
+// the summary of the same trace file and host, else the next of NAME.2.summary, NAME.3.summary, ...
+// (the summaries of several nodes written into one directory at once: another's file is never
+// replaced, link(2) claims a name atomically). Returns the name written, or "" with *error set.
+std::string WriteSummary(const std::string& dir, const std::string& name, const std::vector<uint8_t>& bytes,
+                         const std::string& trace, const std::string& host, std::string* error) {
+  const std::string tmp = (std::filesystem::path(dir) / (".tmp." + name + "." + std::to_string(::getpid()))).string();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) {
-      const std::string why = std::strerror(errno);
+      *error = "cannot write " + tmp + ": " + std::strerror(errno);
       std::filesystem::remove(tmp);
-      return "cannot write " + path + ": " + why;
+      return "";
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    return "cannot write " + path + ": " + ec.message();
+  const std::string stem = name.substr(0, name.size() - sizeof(".summary") + 1);
+  for (int k = 1; k < 100000; ++k) {
+    const std::string candidate = k == 1 ? name : stem + "." + std::to_string(k) + ".summary";
+    const std::string target = (std::filesystem::path(dir) / candidate).string();
+    if (::link(tmp.c_str(), target.c_str()) == 0) {
+      std::filesystem::remove(tmp);
+      return candidate;
+    }
+    if (errno != EEXIST) {
+      *error = "cannot write " + target + ": " + std::strerror(errno);
+      std::filesystem::remove(tmp);
+      return "";
+    }
+    if (SameTraceAs(target, trace, host)) {
+      std::error_code ec;
+      std::filesystem::rename(tmp, target, ec);
+      if (ec) {
+        *error = "cannot write " + target + ": " + ec.message();
+        std::filesystem::remove(tmp);
+        return "";
+      }
+      return candidate;
+    }
   }
+  std::filesystem::remove(tmp);
+  *error = "cannot write " + name + " in " + dir + ": every name taken";
   return "";
 }
 
@@ -156,22 +189,26 @@ int RunSummarize(const SummarizeArgs& args) {
     Error("-o " + args.output + ": " + ec.message());
     return kOutputError;
   }
-  std::set<std::string> names;
+  std::set<std::string> names;  // written by this run: a second pid-7.trace of another directory is pid-7.2.summary
   size_t written = 0, processes = 0;
   for (size_t i = 0; i < run.files.size(); ++i) {
     const collector::FileStatus& f = run.files[i];
     if (given.count(f.path) == 0) continue;  // a sibling image's file: summarised when it is given
-    std::string name = SummaryName(f.path);  // pid-7.summary; of a second pid-7.trace: pid-7.2.summary
-    const std::string stem = name.substr(0, name.size() - sizeof(".summary") + 1);
-    for (int k = 2; !names.insert(name).second; ++k) name = stem + "." + std::to_string(k) + ".summary";
+    const std::vector<const collector::ProcessSummary*>& own = by_file[f.path];
     const std::vector<uint8_t> bytes =
-        collector::EncodeSummaryFile({f}, written == 0 ? run.not_recorded_omitted : 0, by_file[f.path], *run.names);
-    if (std::string wrong = WriteWhole((std::filesystem::path(args.output) / name).string(), bytes); !wrong.empty()) {
-      Error(wrong);
+        collector::EncodeSummaryFile({f}, written == 0 ? run.not_recorded_omitted : 0, own, *run.names);
+    std::string name = SummaryName(f.path);
+    const std::string stem = name.substr(0, name.size() - sizeof(".summary") + 1);
+    for (int k = 2; names.count(name) > 0; ++k) name = stem + "." + std::to_string(k) + ".summary";
+    std::string error;
+    const std::string wrote = WriteSummary(args.output, name, bytes, f.path, own.empty() ? "" : own.front()->info.host, &error);
+    if (wrote.empty()) {
+      Error(error);
       return kOutputError;
     }
+    names.insert(wrote);
     ++written;
-    processes += by_file[f.path].size();
+    processes += own.size();
   }
   std::cerr << "trainprof: " << written << " summary file" << (written == 1 ? "" : "s") << " written to " << args.output
             << " (" << processes << " process" << (processes == 1 ? "" : "es")

@@ -12,6 +12,7 @@ files as users meet them: one task per node (the srun recipe), mixed with traces
 damaged."""
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -160,6 +161,35 @@ class SummaryFilesTest(unittest.TestCase):
         alone = self.run_tp("report", bad)
         self.assertEqual(alone.returncode, 2)
         self.assertIn(bad, alone.stderr)
+
+    def test_the_recipes_of_docs_scaling(self):
+        """docs/scaling.md's plain-shell recipes, as written there: srun's one task per node (here a
+        loop over two node-local directories) and xargs -P over the files."""
+        report = self.run_tp("report", "--format", "json", ".").stdout
+        nodes = os.path.join(self.work, "nodes")
+        for f in os.listdir(self.traces):  # node-a: 72xx, node-b: 73xx, as on two nodes' local disks
+            node = os.path.join(nodes, "node-a" if f.startswith("pid-72") else "node-b")
+            os.makedirs(node, exist_ok=True)
+            shutil.copy(os.path.join(self.traces, f), node)
+        env = dict(os.environ, PATH=os.path.dirname(os.path.realpath(shutil.which(TRAINPROF) or TRAINPROF)) + ":" +
+                   os.environ.get("PATH", ""))
+        srun = ("for node in node-a node-b; do (cd $node && trainprof summarize -o ../../run1-summaries .); done && "
+                "trainprof report --format json ../run1-summaries")
+        p = subprocess.run(["bash", "-c", srun], cwd=nodes, env=env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.work, "run1-summaries"))),
+                         sorted(f.replace(".trace", ".summary") for f in os.listdir(self.traces)))
+        xargs = ("find traces -name '*.trace' | xargs -P 2 -n 2 trainprof summarize -o xargs-summaries && "
+                 "trainprof report --format json xargs-summaries")
+        q = subprocess.run(["bash", "-c", xargs], cwd=self.work, env=env, capture_output=True, text=True)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        for out in (p.stdout, q.stdout):
+            got, want = json.loads(out), json.loads(report)
+            for doc in (got, want):  # the files' paths are as each recipe gave them
+                doc["files"] = [os.path.basename(f["path"]) for f in doc["files"]]
+                for proc in doc["processes"]:
+                    proc["files"] = [os.path.basename(f) for f in proc["files"]]
+            self.assertEqual(got, want)
 
 
 if __name__ == "__main__":

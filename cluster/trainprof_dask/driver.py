@@ -1,0 +1,167 @@
+"""trainprof-dask: `trainprof summarize` mapped over a Dask cluster, then one `trainprof report`.
+
+    trainprof-dask (--scheduler ADDRESS | --scheduler-file FILE | --local N) [--node-local]
+                   [--trainprof PATH] [--summaries DIR] [--chunk N] PATH... [-- REPORT-OPTIONS...]
+
+PATH...: trace files or directories of them, as `trainprof report` takes them. On a shared file
+system the client lists the files and each task summarises --chunk of them on a worker. With
+--node-local each path is a directory on every node (the -o of `trainprof run` on node-local
+disks): one task per host summarises that host's files there. The summaries come back to the
+client, are written to --summaries (default: a temporary directory) and merged by
+`trainprof report [REPORT-OPTIONS] DIR`, whose output and exit status are the driver's.
+"""
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+TRACE_SUFFIXES = (".trace", ".pt.trace.json", ".pt.trace.json.gz")
+
+
+def find_traces(paths):
+    """The trace files of `paths` (a file as given; a directory searched as `trainprof report` searches one)."""
+    found = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _dirs, files in os.walk(p):
+                found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(TRACE_SUFFIXES))
+        else:
+            found.append(p)
+    return sorted(set(found))
+
+
+def summarize(trainprof, paths):
+    """Runs `trainprof summarize` on `paths` here (a Dask task): ({summary name: bytes}, its stderr)."""
+    out = tempfile.mkdtemp(prefix="trainprof-dask-")
+    try:
+        p = subprocess.run([trainprof, "summarize", "-o", out, *paths], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            raise RuntimeError("trainprof summarize on %s failed (exit %d): %s" % (socket.gethostname(), p.returncode,
+                                                                                 p.stderr.strip()))
+        summaries = {}
+        for name in sorted(os.listdir(out)):
+            with open(os.path.join(out, name), "rb") as f:
+                summaries[name] = f.read()
+        return summaries, p.stderr
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def default_trainprof():
+    """The `trainprof` next to this driver's launcher (bin/), else the one on PATH."""
+    here = os.environ.get("TRAINPROF_DASK_BIN_DIR", "")
+    candidate = os.path.join(here, "trainprof") if here else ""
+    return candidate if candidate and os.access(candidate, os.X_OK) else (shutil.which("trainprof") or "trainprof")
+
+
+def summarize_on_cluster(client, paths, trainprof, node_local=False, chunk=8, progress=False):
+    """Maps `trainprof summarize` over `paths` on the cluster of `client`; returns the summaries as
+    {name: bytes} and the tasks' warnings (lines). A name two tasks both wrote (pid-7.summary of two
+    hosts) is kept apart as pid-7.2.summary, as `trainprof summarize` names a second file."""
+    from dask.distributed import progress as dask_progress  # noqa: WPS433 (imported with Dask only)
+
+    if node_local:
+        # One task per host, pinned to one of its workers: each summarises that host's files.
+        hosts = {}
+        for address, info in sorted(client.scheduler_info()["workers"].items()):
+            hosts.setdefault(info.get("host", address), address)
+        futures = [client.submit(summarize, trainprof, list(paths), workers=[address], allow_other_workers=False,
+                                 pure=False, key="trainprof-summarize-%s" % host)
+                   for host, address in sorted(hosts.items())]
+    else:
+        files = find_traces(paths)
+        if not files:
+            raise SystemExit("trainprof-dask: no trace files in %s" % ", ".join(paths))
+        groups = [files[i:i + chunk] for i in range(0, len(files), chunk)]
+        futures = [client.submit(summarize, trainprof, g, pure=False, key="trainprof-summarize-%d" % i)
+                   for i, g in enumerate(groups)]
+    if progress:
+        dask_progress(futures, notebook=False)
+        sys.stderr.write("\n")
+    summaries, warnings = {}, []
+    for summaries_here, stderr in client.gather(futures):
+        for line in stderr.splitlines():
+            if line.startswith("trainprof: warning:"):
+                warnings.append(line)
+        for name, data in summaries_here.items():
+            unique, k = name, 2
+            while unique in summaries:
+                unique = "%s.%d.summary" % (name[: -len(".summary")], k)
+                k += 1
+            summaries[unique] = data
+    return summaries, warnings
+
+
+def parse(argv):
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, report_options = argv[:cut], argv[cut + 1:]
+    else:
+        report_options = []
+    ap = argparse.ArgumentParser(prog="trainprof-dask", description=__doc__.splitlines()[0])
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)")
+    where.add_argument("--scheduler-file", metavar="FILE", help="the scheduler file a Dask cluster wrote "
+                       "(dask-jobqueue, `dask scheduler --scheduler-file`)")
+    where.add_argument("--local", metavar="N", type=int, help="a LocalCluster of N worker processes on this machine")
+    ap.add_argument("--node-local", action="store_true",
+                    help="each PATH is a directory on every node: one task per host summarises its files there")
+    ap.add_argument("--trainprof", default=default_trainprof(), help="the trainprof binary on the workers "
+                    "(default: the one next to this driver)")
+    ap.add_argument("--summaries", metavar="DIR", help="keep the summary files here (default: a temporary directory)")
+    ap.add_argument("--chunk", type=int, default=8, metavar="N", help="trace files per task on a shared file system")
+    ap.add_argument("paths", nargs="+", metavar="PATH")
+    args = ap.parse_args(argv)
+    if args.chunk < 1:
+        ap.error("--chunk must be 1 or more")
+    if args.local is not None and args.local < 1:
+        ap.error("--local must be 1 or more workers")
+    return args, report_options
+
+
+def main(argv=None):
+    args, report_options = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        sys.stderr.write("trainprof-dask: needs dask.distributed (pip install 'dask[distributed]')\n")
+        return 2
+    show_progress = sys.stderr.isatty()
+    cluster = None
+    if args.local is not None:
+        cluster = LocalCluster(n_workers=args.local, threads_per_worker=1, processes=True, dashboard_address=":0")
+        client = Client(cluster)
+    elif args.scheduler_file:
+        client = Client(scheduler_file=args.scheduler_file)
+    else:
+        client = Client(args.scheduler)
+    keep = args.summaries
+    out = keep or tempfile.mkdtemp(prefix="trainprof-summaries-")
+    try:
+        paths = [os.path.abspath(p) for p in args.paths]
+        try:
+            summaries, warnings = summarize_on_cluster(client, paths, args.trainprof, args.node_local, args.chunk,
+                                                       show_progress)
+        except RuntimeError as e:  # a task's trainprof summarize failed: its own message says why
+            sys.stderr.write("trainprof-dask: error: %s\n" % e)
+            return 2
+        os.makedirs(out, exist_ok=True)
+        for name, data in summaries.items():
+            with open(os.path.join(out, name), "wb") as f:
+                f.write(data)
+        for line in warnings:
+            sys.stderr.write(line + "\n")
+        sys.stderr.write("trainprof-dask: %d summary files from %d workers in %s\n"
+                         % (len(summaries), len(client.scheduler_info()["workers"]), out))
+        return subprocess.run([args.trainprof, "report", *report_options, out]).returncode
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        if not keep:
+            shutil.rmtree(out, ignore_errors=True)

@@ -194,38 +194,6 @@ int WriteCsv(const Report& report, const std::string& output, const InputFiles& 
   return kOk;
 }
 
-// Calls `tick` every 100 ms on a thread of its own until destroyed (a progress bar's redraws while
-// the calling thread works).
-class EveryTenthOfASecond {
- public:
-  explicit EveryTenthOfASecond(std::function<void()> tick) : tick_(std::move(tick)) {
-    try {
-      thread_ = std::thread([this] {
-        std::unique_lock<std::mutex> lock(mu_);
-        while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; })) tick_();
-      });
-    } catch (const std::system_error&) {
-      // no thread: no progress bar, the work goes on
-    }
-  }
-  ~EveryTenthOfASecond() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    if (thread_.joinable()) thread_.join();
-  }
-  EveryTenthOfASecond(const EveryTenthOfASecond&) = delete;
-  EveryTenthOfASecond& operator=(const EveryTenthOfASecond&) = delete;
-
- private:
-  std::function<void()> tick_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
-};
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "collector/read/trace_reader.h"
 #include "collector/report/report.h"
 #include "collector/summary/summary_file.h"
+#include "progress_bar.h"
 #include "trace_inputs.h"
 
 namespace trainprof::launcher {
@@ -157,7 +159,16 @@ int RunSummarize(const SummarizeArgs& args) {
       if (given.count(sibling) == 0 && std::find(read.begin(), read.end(), sibling) == read.end()) read.push_back(sibling);
     }
   }
-  collector::Trace trace = collector::LoadTraceForReport(read);
+  // On a terminal, a run of more than 2 s shows a progress bar (reading, then summarising).
+  std::atomic<uint64_t> files_done{0};
+  ProgressBar bar = ProgressBar::ForStderr(read.size(), 2'000'000'000, "reading", "files");
+  collector::Trace trace;
+  {
+    EveryTenthOfASecond ticker([&] { bar.Update(files_done.load(std::memory_order_relaxed)); });
+    trace = collector::LoadTraceForReport(read, &files_done);
+  }
+  const bool progress_shown = bar.drawn();
+  bar.Finish();
   size_t usable = 0;
   for (const collector::FileStatus& f : trace.files) {
     if (given.count(f.path) == 0) continue;
@@ -169,7 +180,14 @@ int RunSummarize(const SummarizeArgs& args) {
     return kInputError;
   }
   // Every device's activity is kept: the report may merge these with processes of other files.
-  collector::RunSummaries run = collector::SummarizeForReport(std::move(trace), /*all_device_activity=*/true);
+  const std::string doing = "summarising " + std::to_string(trace.processes.size()) + " processes";
+  if (progress_shown) bar.Note(doing);
+  collector::RunSummaries run;
+  {
+    EveryTenthOfASecond ticker([&] { bar.NoteOnceLate(doing); });
+    run = collector::SummarizeForReport(std::move(trace), /*all_device_activity=*/true);
+  }
+  bar.Finish();
   // Each process goes with the file of its first image; one not recorded (no file) with its parent's.
   std::map<std::string, std::vector<const collector::ProcessSummary*>> by_file;
   std::map<collector::ProcessKey, const collector::ProcessSummary*> by_key;

@@ -9,11 +9,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
-#include <stdexcept>
-#include <string_view>
-#include <tuple>
 #include <set>
-#include <map>
 #include <span>
 #include <system_error>
 
@@ -23,7 +19,6 @@
 #include "collector/stats/nvtx_stats.h"
 #include "collector/read/cuda_chunk_index.h"
 #include "collector/read/process_tree.h"
-#include "collector/read/rank_filter.h"
 #include "collector/analysis/host_clocks.h"
 #include "collector/read/trace_reader.h"
 #include "collector/read/trace_set.h"
@@ -36,6 +31,7 @@
 #include "collector/report/function_tables.h"
 #include "collector/report/operator_phase_table.h"
 #include "collector/report/rank_tables.h"
+#include "collector/report/run_places.h"
 #include "collector/report/gpu_idle_launch_tables.h"
 #include "collector/summary/gpu_ops.h"
 #include "collector/summary/summarize.h"
@@ -373,249 +369,20 @@ RunSummaries SummarizeRun(const Trace& trace, std::vector<ReadSums> sums, String
   return run;
 }
 
-// Where the processes of `run` go in the report: parent links from their places' keys (a process's
-// identity: host, boot, pid namespace, pid and start, whichever summary holds it), in tree order
-// (read/process_tree.h TreeOrder) on the hosts' aligned clocks.
-struct Placement {
-  std::vector<size_t> order;       // run indices in report order
-  std::vector<int> parent, depth;  // per report index
-  std::vector<std::vector<int>> children;
-};
-
-// A child summarised apart from its parent has the exit status its own file gives, or none; its
-// parent's wait saw it (`made_up`: the child its parent's file alone made up, "not recorded"). As
-// read/process_tree.h takes it: where the child's file has no status (or "returned"), with the end
-// where it has none.
-void TakeExitSeenByParent(const ProcessInfo& made_up, ProcessSummary* child) {
-  ProcessInfo& info = child->info;
-  if (made_up.exit_source != "parent_wait" || (info.exit_kind != "unknown" && info.exit_kind != "returned")) return;
-  const bool end_known = info.exit_kind != "unknown";
-  info.exit_kind = made_up.exit_kind;
-  info.exit_code = made_up.exit_code;
-  info.exit_text = made_up.exit_text;
-  info.exit_source = made_up.exit_source;
-  std::erase_if(child->losses, [](const LossNote& n) { return n.kind == Loss::no_exit_record; });
-  if (!end_known && made_up.end_ns > info.end_ns) {
-    info.end_ns = child->facts.end_ns = made_up.end_ns;
-    info.wall_ns = info.end_ns > info.start_ns ? info.end_ns - info.start_ns : 0;
-  }
-}
-
-// Each process's parent (an index into run.processes, -1: a root): the process its place names,
-// else, for a process summarised apart from its parent (one trace file at a time), the process of
-// its host, boot and pid namespace whose pid is its ppid and whose lifetime holds its start (the
-// rule of read/process_tree.h).
-std::vector<int> ParentsOf(const std::vector<ProcessSummary>& processes) {
-  const size_t n = processes.size();
-  std::map<ProcessKey, int> by_key;
-  std::map<std::tuple<std::string_view, std::string_view, uint64_t, int32_t>, std::vector<int>> by_pid;
-  for (size_t i = 0; i < n; ++i) {
-    const ProcessKey& k = processes[i].place.key;
-    by_key.emplace(k, static_cast<int>(i));
-    if (processes[i].info.recorded != "no") by_pid[{k.host, k.boot_id, k.pid_namespace, k.pid}].push_back(static_cast<int>(i));
-  }
-  std::vector<int> parents(n, -1);
-  for (size_t i = 0; i < n; ++i) {
-    const ProcessSummary& s = processes[i];
-    if (s.place.parent) {
-      auto it = by_key.find(*s.place.parent);
-      if (it != by_key.end() && it->second != static_cast<int>(i)) parents[i] = it->second;
-      continue;
-    }
-    const ProcessKey& k = s.place.key;
-    auto it = by_pid.find({k.host, k.boot_id, k.pid_namespace, s.info.ppid});
-    if (it == by_pid.end() || s.info.ppid <= 0) continue;
-    for (int c : it->second) {
-      const ProcessInfo& p = processes[static_cast<size_t>(c)].info;
-      if (c == static_cast<int>(i) || p.start_ns > s.info.start_ns || (p.end_ns != 0 && p.end_ns < s.info.start_ns)) continue;
-      if (parents[i] < 0 || processes[static_cast<size_t>(parents[i])].info.start_ns < p.start_ns) parents[i] = c;
-    }
-  }
-  return parents;
-}
-
-Placement PlaceProcesses(const RunSummaries& run, const std::vector<uint64_t>& starts, const std::vector<int>& parents) {
-  const size_t n = run.processes.size();
-  std::vector<TreeNode> nodes(n);
-  for (size_t i = 0; i < n; ++i) {
-    const ProcessSummary& s = run.processes[i];
-    nodes[i] = {parents[i], s.info.start_ns, s.info.pid, starts[i], s.info.host};
-  }
-  const TreeOrderResult tree = TreeOrder(nodes);
-  Placement out;
-  std::vector<int> at(n, -1);
-  for (size_t k = 0; k < tree.order.size(); ++k) at[static_cast<size_t>(tree.order[k])] = static_cast<int>(k);
-  for (int i : tree.order) {
-    out.order.push_back(static_cast<size_t>(i));
-    out.parent.push_back(nodes[i].parent >= 0 ? at[static_cast<size_t>(nodes[i].parent)] : -1);
-    out.depth.push_back(tree.depth[i]);
-    std::vector<int> kids;
-    for (int c : tree.children[i]) kids.push_back(at[static_cast<size_t>(c)]);
-    out.children.push_back(std::move(kids));
-  }
-  return out;
-}
-
-// Cuts `p` to the processes whose rank is one of `ranks` (in their order; a process whose parent
-// is left out becomes a root), as read/rank_filter.h KeepRanks cuts a trace.
-void KeepRanksOf(const RunSummaries& run, const std::vector<int64_t>& ranks, Placement* p) {
-  const std::set<int64_t> wanted(ranks.begin(), ranks.end());
-  std::vector<int> new_index(p->order.size(), -1);
-  Placement kept;
-  for (size_t k = 0; k < p->order.size(); ++k) {
-    const ProcessInfo& info = run.processes[p->order[k]].info;
-    if (!info.rank || wanted.count(*info.rank) == 0) continue;
-    new_index[k] = static_cast<int>(kept.order.size());
-    kept.order.push_back(p->order[k]);
-    kept.parent.push_back(p->parent[k]);
-    kept.children.push_back(p->children[k]);
-  }
-  for (size_t k = 0; k < kept.order.size(); ++k) {
-    int& parent = kept.parent[k];
-    parent = parent >= 0 ? new_index[static_cast<size_t>(parent)] : -1;
-    std::vector<int> kids;
-    for (int c : kept.children[k]) {
-      if (new_index[static_cast<size_t>(c)] >= 0) kids.push_back(new_index[static_cast<size_t>(c)]);
-    }
-    kept.children[k] = std::move(kids);
-    kept.depth.push_back(parent >= 0 ? kept.depth[static_cast<size_t>(parent)] + 1 : 0);
-  }
-  *p = std::move(kept);
-}
-
 }  // namespace
 
 Report MergeSummaries(RunSummaries in, const ReportOptions& options) {
   StringPool* names = in.names.get();
   const StringPool& strings = *names;
-  // A process summarised twice (a trace and its summary file, or two summary files of one trace):
-  // the first is kept, and the report says so.
-  std::vector<std::string> twice;
-  {
-    std::set<ProcessKey> seen;
-    std::vector<ProcessSummary> once;
-    std::vector<StepSplit> once_splits;
-    const bool splits = in.splits.size() == in.processes.size();
-    for (size_t i = 0; i < in.processes.size(); ++i) {
-      if (!seen.insert(in.processes[i].place.key).second) {
-        const ProcessInfo& info = in.processes[i].info;
-        twice.push_back("pid " + std::to_string(info.pid) + (info.host.empty() ? "" : " on " + info.host) +
-                        " is in two of the inputs (a trace and its summary, or one trace summarised twice): the second is left out");
-        continue;
-      }
-      once.push_back(std::move(in.processes[i]));
-      if (splits) once_splits.push_back(std::move(in.splits[i]));
-    }
-    in.processes = std::move(once);
-    in.splits = splits ? std::move(once_splits) : std::vector<StepSplit>{};
-  }
-  // A child summarised apart from its parent (one trace file at a time) was made up there from
-  // its parent's fork and wait records ("not recorded"): that made-up one goes where the child's
-  // own summary is here.
-  std::vector<int> parents = ParentsOf(in.processes);
-  {
-    std::map<std::pair<int, int32_t>, size_t> recorded_children;  // (parent, pid) → index
-    for (size_t i = 0; i < in.processes.size(); ++i) {
-      if (parents[i] >= 0 && in.processes[i].info.recorded != "no") recorded_children[{parents[i], in.processes[i].info.pid}] = i;
-    }
-    std::vector<int> new_index(in.processes.size(), -1);
-    std::vector<ProcessSummary> kept;
-    std::vector<StepSplit> kept_splits;
-    const bool splits = in.splits.size() == in.processes.size();
-    for (size_t i = 0; i < in.processes.size(); ++i) {
-      auto child = parents[i] >= 0 && in.processes[i].info.recorded == "no"
-                       ? recorded_children.find({parents[i], in.processes[i].info.pid})
-                       : recorded_children.end();
-      if (child != recorded_children.end()) {
-        // What only the parent saw: the child's exit status from its wait (read/process_tree.h).
-        TakeExitSeenByParent(in.processes[i].info, &in.processes[child->second]);
-        continue;
-      }
-      new_index[i] = static_cast<int>(kept.size());
-      kept.push_back(std::move(in.processes[i]));
-      if (splits) kept_splits.push_back(std::move(in.splits[i]));
-    }
-    if (kept.size() != in.processes.size()) {
-      std::vector<int> kept_parents;
-      for (size_t i = 0; i < parents.size(); ++i) {
-        if (new_index[i] >= 0) kept_parents.push_back(parents[i] >= 0 ? new_index[static_cast<size_t>(parents[i])] : -1);
-      }
-      parents = std::move(kept_parents);
-      in.processes = std::move(kept);
-      in.splits = splits ? std::move(kept_splits) : std::vector<StepSplit>{};
-    } else {
-      in.processes = std::move(kept);
-      in.splits = splits ? std::move(kept_splits) : std::vector<StepSplit>{};
-    }
-  }
-  // Roles from the linked tree (read/process_tree.h RoleOf): a launcher summarised apart from its
-  // ranks, a child apart from its parent, are named as in one run over all the files.
-  {
-    std::vector<int> child_strength(in.processes.size(), 0);
-    for (size_t i = 0; i < in.processes.size(); ++i) {
-      if (parents[i] >= 0) {
-        int& c = child_strength[static_cast<size_t>(parents[i])];
-        c = std::max(c, in.processes[i].place.rank_strength);
-      }
-    }
-    for (size_t i = 0; i < in.processes.size(); ++i) {
-      ProcessSummary& s = in.processes[i];
-      if (s.info.recorded == "no") continue;  // made up from a parent's records: a child, as it was made
-      const ProcessSummary* parent = parents[i] >= 0 ? &in.processes[static_cast<size_t>(parents[i])] : nullptr;
-      const bool inherited = parent != nullptr && parent->info.rank == s.info.rank &&
-                             parent->place.rank_strength == s.place.rank_strength;
-      s.info.role = s.facts.role = RoleOf({s.place.recorded_role, s.place.rank_strength, child_strength[i], s.info.rank,
-                                           inherited, parent == nullptr, s.place.forked_child});
-    }
-  }
-  // Every host on one clock, from every process's shared instants (before any is cut by --rank).
-  std::vector<ClockInput> clock_inputs;
-  for (const ProcessSummary& s : in.processes) {
-    clock_inputs.push_back({s.info.host, s.info.rank, s.place.file_start_realtime_ns, s.info.start_ns, &s.place.instants});
-  }
-  HostClockEstimate clocks = EstimateHostClocks(clock_inputs);
-  for (size_t i = 0; i < in.processes.size(); ++i) {
-    in.processes[i].info.start_realtime_ns = clocks.start_realtime_ns[i];
-    in.processes[i].facts.start_realtime_ns = clocks.start_realtime_ns[i];
-  }
-  Placement place = PlaceProcesses(in, clocks.start_realtime_ns, parents);
-  std::vector<FileStatus> files = std::move(in.files);
-  if (!options.ranks.empty()) {
-    std::set<int64_t> present;
-    for (const ProcessSummary& s : in.processes) {
-      if (s.info.rank) present.insert(*s.info.rank);
-    }
-    if (std::string missing = MissingRank(present, options.ranks); !missing.empty()) throw std::invalid_argument(missing);
-    KeepRanksOf(in, options.ranks, &place);
-    // The files of left-out processes go; a file no process names (no usable image) stays.
-    std::set<std::string> named, kept_named;
-    for (const ProcessSummary& s : in.processes) named.insert(s.info.files.begin(), s.info.files.end());
-    for (size_t i : place.order) kept_named.insert(in.processes[i].info.files.begin(), in.processes[i].info.files.end());
-    std::vector<FileStatus> kept_files;
-    for (FileStatus& f : files) {
-      if (named.count(f.path) == 0 || kept_named.count(f.path) > 0) kept_files.push_back(std::move(f));
-    }
-    files = std::move(kept_files);
-    std::set<std::string> hosts;
-    for (size_t i : place.order) hosts.insert(in.processes[i].info.host);
-    std::vector<HostClock> kept_clocks;
-    for (HostClock& h : clocks.clocks) {
-      if (hosts.count(h.host) > 0 || h.host == clocks.reference) kept_clocks.push_back(std::move(h));
-    }
-    clocks.clocks = std::move(kept_clocks);
-  }
-  const size_t n = place.order.size();
-  std::vector<ProcessSummary> summaries;  // in report order
-  summaries.reserve(n);
-  std::vector<StepSplit> splits;
-  const bool have_splits = in.splits.size() == in.processes.size();
-  for (size_t k = 0; k < n; ++k) {
-    summaries.push_back(std::move(in.processes[place.order[k]]));
-    summaries.back().facts.children = place.children[k];
-    if (have_splits) splits.push_back(std::move(in.splits[place.order[k]]));
-  }
-  in.processes = {};
-  in.splits = {};
+  // The processes in their places: linked into one tree, on one clock, cut to --rank.
+  RunPlaces placed = PlaceRun(&in, options.ranks);
+  std::vector<ProcessSummary>& summaries = placed.summaries;  // in report order
+  const std::vector<StepSplit>& splits = placed.splits;
+  const bool have_splits = !splits.empty();
+  const std::vector<FileStatus>& files = placed.files;
+  HostClockEstimate& clocks = placed.clocks;
+  const std::vector<std::string>& twice = placed.warnings;
+  const size_t n = summaries.size();
 
   Report r;
   r.trainprof_version = TrainprofVersion();
@@ -663,7 +430,7 @@ Report MergeSummaries(RunSummaries in, const ReportOptions& options) {
   std::vector<ProcessDeviceUses> device_uses;
   for (size_t i = 0; i < n; ++i) {
     const ProcessSummary& s = summaries[i];
-    ProcessRow row = ProcessRowOf(s.info, place.parent[i], place.depth[i], r);
+    ProcessRow row = ProcessRowOf(s.info, placed.parent[i], placed.depth[i], r);
     r.nvtx_misuse += row.nvtx_misuse;
     row.nvtx_ranges = std::move(own_ranges[i]);
     row.nvtx_ranges_omitted = row.nvtx_ranges.CutTo(options.top);

@@ -118,6 +118,45 @@ TEST(HostClocks, BarriersGiveTheOffsetAndTheEndSkewItsUncertainty) {
   EXPECT_EQ(StartOf(t, 0), kRealtime);
 }
 
+// The estimate from the processes' shared instants alone (what the report's merge of summaries
+// does) is the one AlignHostClocks makes from the trace, whatever order the processes come in.
+TEST(HostClocks, EstimateFromSharedInstantsIsTheTracesWhateverTheOrder) {
+  Job j = TwoHosts();
+  const uint64_t skew[4] = {100'000, 300'000, 0, 200'000};
+  for (uint64_t k = 0; k < 3; ++k) {
+    for (size_t i = 0; i < 4; ++i) j.Collective(i, T0 + (100 + 100 * k) * kMs + skew[i], "barrier");
+  }
+  Trace t = j.Load();
+  std::vector<std::vector<SharedInstant>> instants;
+  std::vector<ClockInput> in;
+  for (const Process& p : t.processes) {
+    instants.push_back(SharedInstantsOf(p, CollectPhases(p, t.strings.Find("trainprof")), t.strings));
+  }
+  for (size_t i = 0; i < t.processes.size(); ++i) {
+    const Process& p = t.processes[i];
+    in.push_back({p.host, p.rank, p.start_realtime_ns, p.start_ns, &instants[i]});
+  }
+  EXPECT_EQ(instants[0].size(), 3u);
+  const HostClockEstimate forward = EstimateHostClocks(in);
+  std::vector<ClockInput> reversed(in.rbegin(), in.rend());
+  const HostClockEstimate backward = EstimateHostClocks(reversed);
+  AlignHostClocks(&t);
+  ASSERT_EQ(forward.clocks.size(), 2u);
+  EXPECT_EQ(forward.reference, "node-a");
+  EXPECT_EQ(backward.reference, "node-a");
+  for (size_t h = 0; h < 2; ++h) {
+    EXPECT_EQ(forward.clocks[h].offset_ns, t.host_clocks[h].offset_ns);
+    EXPECT_EQ(backward.clocks[h].offset_ns, t.host_clocks[h].offset_ns);
+    EXPECT_EQ(backward.clocks[h].uncertainty_ns, t.host_clocks[h].uncertainty_ns);
+    EXPECT_EQ(backward.clocks[h].source, t.host_clocks[h].source);
+  }
+  for (size_t i = 0; i < t.processes.size(); ++i) {
+    EXPECT_EQ(forward.start_realtime_ns[i], t.processes[i].start_realtime_ns);
+    EXPECT_EQ(backward.start_realtime_ns[t.processes.size() - 1 - i], t.processes[i].start_realtime_ns);
+  }
+  EXPECT_NE(forward.start_realtime_ns[2], in[2].start_realtime_ns);  // node-b's moved
+}
+
 TEST(HostClocks, BarriersComeBeforeCollectivesAndInitProcessGroup) {
   Job j = TwoHosts();
   for (size_t i = 0; i < 4; ++i) {

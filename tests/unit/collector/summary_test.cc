@@ -231,6 +231,65 @@ TEST(SummaryCodec, RoundTripKeepsEveryField) {
   EXPECT_TRUE(dropped);
 }
 
+TEST(SummaryFile, HoldsTheTraceFilesStatusesAndTheirProcesses) {
+  TraceBuilder a(10), b(11);
+  a.Push(a.Thread(10), a.start_ns() + 10, "step");
+  b.Push(b.Thread(11), b.start_ns() + 10, "step");
+  Trace trace = TraceOf({&a, &b});
+  Symbolizer symbols(trace.strings);
+  std::vector<ProcessSummary> made;
+  for (size_t i = 0; i < trace.processes.size(); ++i) {
+    made.push_back(SummarizeProcess(trace, i, CollectNvtx(trace.processes[i]), CollectCudaDigests(trace.processes[i]),
+                                    &symbols));
+  }
+  FileStatus damaged;
+  damaged.path = "run/pid-10.trace";
+  damaged.pid = 10;
+  damaged.bytes = 4096;
+  damaged.bytes_read = 4000;
+  damaged.truncated = damaged.usable = true;
+  damaged.errors = {"file truncated at byte 4000"};
+  damaged.losses[Loss::chunk_errors] = 2;
+  FileStatus kineto;
+  kineto.path = "run/h_11.1.pt.trace.json";
+  kineto.format = ImageSource::kKineto;
+  const std::vector<uint8_t> bytes = EncodeSummaryFile({damaged, kineto}, 7, {&made[0], &made[1]}, trace.strings);
+  StringPool names;
+  const SummaryFile read = DecodeSummaryFile(bytes, &names);
+  ASSERT_EQ(read.files.size(), 2u);
+  EXPECT_EQ(read.files[0].path, damaged.path);
+  EXPECT_EQ(read.files[0].pid, 10);
+  EXPECT_EQ(read.files[0].bytes_read, 4000u);
+  EXPECT_TRUE(read.files[0].truncated);
+  EXPECT_EQ(read.files[0].errors, damaged.errors);
+  EXPECT_EQ(read.files[0].losses, damaged.losses);
+  EXPECT_EQ(read.files[1].format, ImageSource::kKineto);
+  EXPECT_FALSE(read.files[1].pid.has_value());
+  EXPECT_EQ(read.not_recorded_omitted, 7u);
+  ASSERT_EQ(read.processes.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(read.processes[i].info.pid, made[i].info.pid);
+    EXPECT_EQ(read.processes[i].place, made[i].place);
+  }
+  EXPECT_EQ(read.processes[0].place.key.pid, 10);
+  // A file-scope loss only; an unreadable file comes back as one unusable file naming why.
+  StringPool more;
+  nlohmann::json j = nlohmann::json::from_cbor(std::vector<uint8_t>(bytes.begin() + 3, bytes.end()));
+  j["files"][0]["losses"] = {{"records_dropped", 1}};
+  std::vector<uint8_t> wrong(bytes.begin(), bytes.begin() + 3);
+  nlohmann::json::to_cbor(j, wrong);
+  try {
+    DecodeSummaryFile(wrong, &more);
+    ADD_FAILURE() << "read";
+  } catch (const SummaryError& e) {
+    EXPECT_STREQ(e.what(), "files[0].losses.records_dropped: not a loss of a file");
+  }
+  const SummaryFile missing = ReadSummaryFile("/nonexistent/pid-1.summary", &more);
+  ASSERT_EQ(missing.files.size(), 1u);
+  EXPECT_FALSE(missing.files[0].usable);
+  EXPECT_EQ(missing.files[0].errors, std::vector<std::string>{"cannot read the summary file: No such file or directory"});
+}
+
 // The error of reading `bytes`, a file of one process's summary; an error in that process's map
 // without its "processes[0]." (the file-level test below checks it is there).
 std::string DecodeError(const std::vector<uint8_t>& bytes) {

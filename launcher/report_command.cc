@@ -304,7 +304,10 @@ int RunReport(const ReportArgs& args) {
   // then what it does next.
   // Summary files (`trainprof summarize`) are told from traces by their content, whatever their name.
   std::vector<std::string> trace_paths, summary_paths;
-  for (const std::string& f : list->files) (collector::IsSummaryFile(f) ? summary_paths : trace_paths).push_back(f);
+  // A file named *.summary that is none is read as one, and said as such ("not a trainprof summary").
+  for (const std::string& f : list->files) {
+    (collector::IsSummaryFile(f) || f.ends_with(".summary") ? summary_paths : trace_paths).push_back(f);
+  }
   std::atomic<uint64_t> files_done{0};
   ProgressBar bar = ProgressBar::ForStderr(list->files.size(), 2'000'000'000, "reading", "files");
   collector::Trace trace;
@@ -356,7 +359,7 @@ int RunReport(const ReportArgs& args) {
     EveryTenthOfASecond ticker([&] { bar.NoteOnceLate(doing); });
     try {
       collector::RunSummaries run = collector::SummarizeForReport(std::move(trace));
-      for (collector::SummaryFile& f : summaries) collector::AddSummaryFile(&run, std::move(f));
+      for (size_t i = 0; i < summaries.size(); ++i) collector::AddSummaryFile(&run, std::move(summaries[i]), summary_paths[i]);
       report = collector::MergeSummaries(std::move(run), options);
     } catch (const std::invalid_argument& e) {  // a --rank no process has
       bar.Finish();

@@ -1,16 +1,21 @@
 #include "summarize_command.h"
 
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "collector/read/trace_reader.h"
 #include "collector/report/report.h"
@@ -28,7 +33,7 @@ constexpr int kInputError = 2;
 // NAME.summary for NAME.trace; NAME.pt.summary for NAME.pt.trace.json(.gz); else NAME.summary.
 std::string SummaryName(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
-  for (const char* ext : {".trace.json.gz", ".trace.json", ".trace"}) {
+  for (const char* ext : {".trace.json.gz", ".trace.json", ".trace", ".summary"}) {
     const std::string e = ext;
     if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
       name.resize(name.size() - e.size());
@@ -38,58 +43,117 @@ std::string SummaryName(const std::string& path) {
   return name + ".summary";
 }
 
-// Whether the summary file at `path` stands for the trace file `trace` of host `host` (a summary
-// of it written before, which a new one replaces): the same file's status, the same host.
-bool SameTraceAs(const std::string& path, const std::string& trace, const std::string& host) {
+// Whether the summary file `name` in the directory `dir_fd` stands for the same trace file as the one
+// of `status` whose first process is `first` (null: none): of the same process (its first process's identity: host, boot, pid
+// namespace, pid, start), or, for a file without a process (unusable), of the same path, pid and
+// size. That one is a summary written before, which the new one replaces.
+bool SameTraceAs(int dir_fd, const std::string& name, const collector::FileStatus& status,
+                 const collector::ProcessKey* first) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  std::vector<uint8_t> bytes;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= collector::kMaxSummaryBytes) {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    bytes.resize(got);
+  }
+  ::close(fd);
   collector::StringPool names;
-  const collector::SummaryFile old = collector::ReadSummaryFile(path, &names);
-  if (old.files.size() != 1 || old.files.front().path != trace) return false;
-  const std::string old_host = old.processes.empty() ? std::string() : old.processes.front().info.host;
-  return old_host == host;
+  collector::SummaryFile old;
+  try {
+    old = collector::DecodeSummaryFile(bytes, &names);
+  } catch (const collector::SummaryError&) {
+    return false;  // not a summary: never replaced
+  }
+  if (old.files.size() != 1) return false;
+  if (!old.processes.empty() || first != nullptr) {
+    return !old.processes.empty() && first != nullptr && old.processes.front().place.key == *first;
+  }
+  const collector::FileStatus& a = old.files.front();
+  return a.path == status.path && a.pid == status.pid && a.bytes == status.bytes;
 }
 
-// Writes `bytes` to DIR/NAME through a temporary file: NAME (pid-7.summary) when it is free or holds
-// the summary of the same trace file and host, else the next of NAME.2.summary, NAME.3.summary, ...
-// (the summaries of several nodes written into one directory at once: another's file is never
-// replaced, link(2) claims a name atomically). Returns the name written, or "" with *error set.
-std::string WriteSummary(const std::string& dir, const std::string& name, const std::vector<uint8_t>& bytes,
-                         const std::string& trace, const std::string& host, std::string* error) {
-  const std::string tmp = (std::filesystem::path(dir) / (".tmp." + name + "." + std::to_string(::getpid()))).string();
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      *error = "cannot write " + tmp + ": " + std::strerror(errno);
-      std::filesystem::remove(tmp);
-      return "";
-    }
+// Makes `dir` and the folders above it that are missing, 0700 (summaries hold command lines and
+// host names, as traces do). Returns "" or what went wrong.
+std::string MakeDirectory(const std::string& dir) {
+  std::string at;
+  std::stringstream parts(dir);
+  if (!dir.empty() && dir[0] == '/') at = "/";
+  for (std::string part; std::getline(parts, part, '/');) {
+    if (part.empty()) continue;
+    at += (at.empty() || at.back() == '/' ? "" : "/") + part;
+    if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST) return at + ": " + std::strerror(errno);
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return dir + ": not a directory";
+  return "";
+}
+
+// Writes `bytes` (the summary of the trace file `status`, whose first process is `first`, null for
+// none) as NAME in the directory `dir_fd` through a new file of
+// a random name (O_CREAT|O_EXCL|O_NOFOLLOW, 0600: nothing planted there is written through): NAME
+// (pid-7.summary) when it is free or holds a summary of the same trace file, else the first free
+// NAME.2.summary, NAME.3.summary, ... (the nodes of a job writing into one directory at once:
+// link(2) claims a name atomically, and another's summary is never replaced). Returns the name
+// written, or "" with *error set.
+std::string WriteSummary(int dir_fd, const std::string& dir, const std::string& name, const std::vector<uint8_t>& bytes,
+                         const collector::FileStatus& status, const collector::ProcessKey* first, std::string* error) {
+  std::string tmp;
+  int fd = -1;
+  for (int tries = 0; fd < 0 && tries < 16; ++tries) {
+    uint64_t r = 0;
+    if (::getrandom(&r, sizeof r, 0) != sizeof r) r = static_cast<uint64_t>(::getpid()) * 2654435761u + tries;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
+    tmp = std::string(".trainprof-") + hex;
+    fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    *error = "cannot write into " + dir + ": " + std::strerror(errno);
+    return "";
+  }
+  size_t put = 0;
+  while (put < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + put, bytes.size() - put);
+    if (n <= 0) break;
+    put += static_cast<size_t>(n);
+  }
+  const int saved = errno;
+  if (::close(fd) != 0 || put != bytes.size()) {
+    *error = "cannot write " + dir + "/" + tmp + ": " + std::strerror(put != bytes.size() ? saved : errno);
+    ::unlinkat(dir_fd, tmp.c_str(), 0);
+    return "";
   }
   const std::string stem = name.substr(0, name.size() - sizeof(".summary") + 1);
   for (int k = 1; k < 100000; ++k) {
     const std::string candidate = k == 1 ? name : stem + "." + std::to_string(k) + ".summary";
-    const std::string target = (std::filesystem::path(dir) / candidate).string();
-    if (::link(tmp.c_str(), target.c_str()) == 0) {
-      std::filesystem::remove(tmp);
+    if (::linkat(dir_fd, tmp.c_str(), dir_fd, candidate.c_str(), 0) == 0) {
+      ::unlinkat(dir_fd, tmp.c_str(), 0);
       return candidate;
     }
     if (errno != EEXIST) {
-      *error = "cannot write " + target + ": " + std::strerror(errno);
-      std::filesystem::remove(tmp);
+      *error = "cannot write " + dir + "/" + candidate + ": " + std::strerror(errno);
+      ::unlinkat(dir_fd, tmp.c_str(), 0);
       return "";
     }
-    if (SameTraceAs(target, trace, host)) {
-      std::error_code ec;
-      std::filesystem::rename(tmp, target, ec);
-      if (ec) {
-        *error = "cannot write " + target + ": " + ec.message();
-        std::filesystem::remove(tmp);
+    if (SameTraceAs(dir_fd, candidate, status, first)) {
+      if (::renameat(dir_fd, tmp.c_str(), dir_fd, candidate.c_str()) != 0) {  // a link there is replaced, never followed
+        *error = "cannot write " + dir + "/" + candidate + ": " + std::strerror(errno);
+        ::unlinkat(dir_fd, tmp.c_str(), 0);
         return "";
       }
       return candidate;
     }
   }
-  std::filesystem::remove(tmp);
+  ::unlinkat(dir_fd, tmp.c_str(), 0);
   *error = "cannot write " + name + " in " + dir + ": every name taken";
   return "";
 }
@@ -128,8 +192,13 @@ std::vector<std::string> ImageSiblings(const std::string& path) {
 void AddSummarizeOptions(CLI::App* sub, SummarizeArgs* args) {
   AddTracePathsArgument(sub, &args->paths);
   sub->add_option("-o,--output", args->output,
-                  "The directory to write the summary files to (made if missing; default: the current directory)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty path") : std::string(); })
+                  "The directory to write the summary files to (made if missing, 0700; default: summaries). Not a "
+                  "directory of the traces: trainprof report DIR would read both")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("an empty path")
+               : v == "-" ? std::string("summarize writes files into a directory, not to stdout")
+                          : std::string();
+      })
       ->type_name("DIR");
 }
 
@@ -148,6 +217,22 @@ int RunSummarize(const SummarizeArgs& args) {
   if (traces.empty()) {
     Error("no trace files to summarise in " + JoinPaths(args.paths));
     return kInputError;
+  }
+  // The summaries beside their traces would be read twice by `trainprof report DIR`: refused.
+  {
+    std::error_code ec;
+    const std::filesystem::path out = std::filesystem::weakly_canonical(args.output, ec);
+    for (const std::string& t : traces) {
+      std::error_code ec2;
+      if (!ec && std::filesystem::weakly_canonical(std::filesystem::path(t).parent_path().empty()
+                                                       ? std::filesystem::path(".")
+                                                       : std::filesystem::path(t).parent_path(),
+                                                   ec2) == out && !ec2) {
+        Error("-o " + args.output + ": a directory of the traces (" + t +
+              "): `trainprof report` of it would read each process twice; give another directory");
+        return kInputError;
+      }
+    }
   }
   // A program that exec'd has an image per file, pid-<PID>.trace then pid-<PID>.<N>.trace: given one
   // of them, its siblings in that directory are read too (the process is one), and its summary goes
@@ -175,9 +260,9 @@ int RunSummarize(const SummarizeArgs& args) {
     if (f.usable) ++usable;
     if (f.damaged()) std::cerr << "trainprof: warning: " << f.path << ": " << collector::DescribeDamage(f) << "\n";
   }
-  if (usable == 0) {
-    Error(NoReadableTrace(trace.files, JoinPaths(args.paths)));
-    return kInputError;
+  if (usable == 0) {  // still summarised: their summaries say why, as the report of the traces does
+    std::cerr << "trainprof: warning: no usable trace file in " << JoinPaths(args.paths)
+              << ": their summaries hold only what is wrong with them\n";
   }
   // Every device's activity is kept: the report may merge these with processes of other files.
   const std::string doing = "summarising " + std::to_string(trace.processes.size()) + " processes";
@@ -201,12 +286,19 @@ int RunSummarize(const SummarizeArgs& args) {
     }
     if (!owner->info.files.empty()) by_file[owner->info.files.front()].push_back(&s);
   }
-  std::error_code ec;
-  std::filesystem::create_directories(args.output, ec);
-  if (ec) {
-    Error("-o " + args.output + ": " + ec.message());
+  if (std::string wrong = MakeDirectory(args.output); !wrong.empty()) {
+    Error("-o " + wrong);
     return kOutputError;
   }
+  const int dir_fd = ::open(args.output.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) {
+    Error("-o " + args.output + ": " + std::strerror(errno));
+    return kOutputError;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{dir_fd};
   std::set<std::string> names;  // written by this run: a second pid-7.trace of another directory is pid-7.2.summary
   size_t written = 0, processes = 0;
   for (size_t i = 0; i < run.files.size(); ++i) {
@@ -219,7 +311,8 @@ int RunSummarize(const SummarizeArgs& args) {
     const std::string stem = name.substr(0, name.size() - sizeof(".summary") + 1);
     for (int k = 2; names.count(name) > 0; ++k) name = stem + "." + std::to_string(k) + ".summary";
     std::string error;
-    const std::string wrote = WriteSummary(args.output, name, bytes, f.path, own.empty() ? "" : own.front()->info.host, &error);
+    const std::string wrote =
+        WriteSummary(dir_fd, args.output, name, bytes, f, own.empty() ? nullptr : &own.front()->place.key, &error);
     if (wrote.empty()) {
       Error(error);
       return kOutputError;

@@ -3,9 +3,9 @@
 // traces. The map step of a report that a scheduler spreads: one task per node, each summarising
 // the files of its node (docs/scaling.md). docs/cli.md is the reference.
 //
-// Exit status: 0 summaries written (damaged files are warnings on stderr, their summaries say what
-// was lost); 1 a summary could not be written; 2 no trace found, a PATH cannot be read, or no trace
-// file is usable.
+// Exit status: 0 summaries written (damaged and unusable files are warnings on stderr, their
+// summaries say what was lost); 1 a summary could not be written; 2 no trace found, a PATH cannot
+// be read, or -o is a directory of the traces.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,7 +16,7 @@ namespace trainprof::launcher {
 
 struct SummarizeArgs {
   std::vector<std::string> paths;  ///< trace files or directories searched for them
-  std::string output = ".";        ///< the directory the summary files go to (made if missing)
+  std::string output = "summaries";  ///< the directory the summary files go to (made if missing, 0700)
 };
 
 /// Adds summarize's options and positionals to `sub`, storing into *args.

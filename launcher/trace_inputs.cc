@@ -10,13 +10,14 @@ namespace trainprof::launcher {
 void Error(const std::string& what) { std::cerr << "trainprof: error: " << what << "\n"; }
 
 std::string NoReadableTrace(const std::vector<collector::FileStatus>& files, const std::string& from) {
-  if (files.size() == 1) return "the trace file " + files[0].path + " could not be read";
-  return "none of the " + std::to_string(files.size()) + " trace files" + (from.empty() ? "" : " (from " + from + ")") +
-         " could be read";
+  const bool summary = files.size() == 1 && files[0].path.ends_with(".summary");
+  if (files.size() == 1) return std::string(summary ? "the summary file " : "the trace file ") + files[0].path + " could not be read";
+  return "none of the " + std::to_string(files.size()) + " trace and summary files" +
+         (from.empty() ? "" : " (from " + from + ")") + " could be read";
 }
 
 void AddTracePathsArgument(CLI::App* sub, std::vector<std::string>* paths) {
-  sub->add_option("PATH", *paths, "Trace files (pid-*.trace, or torch.profiler/Kineto JSON traces, .json or .json.gz) or directories of them (searched recursively for *.trace, *.pt.trace.json, *.pt.trace.json.gz)")
+  sub->add_option("PATH", *paths, "Trace files (pid-*.trace, or torch.profiler/Kineto JSON traces, .json or .json.gz), summary files (trainprof summarize) or directories of them (searched recursively for *.trace, *.pt.trace.json, *.pt.trace.json.gz, *.summary)")
       ->required()
       ->type_name("");
 }
@@ -34,7 +35,7 @@ std::optional<collector::TraceFileList> FindTraceFilesOrSay(const std::vector<st
   for (const std::string& w : list.warnings) std::cerr << "trainprof: warning: " << w << "\n";
   if (!list.errors.empty()) return std::nullopt;
   if (list.files.empty()) {
-    Error("no trace files (*.trace, *.pt.trace.json[.gz]) found in " + JoinPaths(paths));
+    Error("no trace files (*.trace, *.pt.trace.json[.gz], *.summary) found in " + JoinPaths(paths));
     return std::nullopt;
   }
   return list;

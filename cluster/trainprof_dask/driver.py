@@ -12,6 +12,7 @@ client, are written to --summaries (default: a temporary directory) and merged b
 """
 
 import argparse
+import logging
 import os
 import shutil
 import socket
@@ -103,7 +104,11 @@ def parse(argv):
         argv, report_options = argv[:cut], argv[cut + 1:]
     else:
         report_options = []
-    ap = argparse.ArgumentParser(prog="trainprof-dask", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="trainprof-dask", description=__doc__.splitlines()[0],
+        usage="trainprof-dask (--scheduler ADDRESS | --scheduler-file FILE | --local N) [--node-local] "
+              "[--trainprof PATH] [--summaries DIR] [--chunk N] PATH... [-- REPORT-OPTIONS...]",
+        epilog="REPORT-OPTIONS after -- go to `trainprof report` (--format json, -o FILE, --rank R, ...).")
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)")
     where.add_argument("--scheduler-file", metavar="FILE", help="the scheduler file a Dask cluster wrote "
@@ -117,6 +122,16 @@ def parse(argv):
     ap.add_argument("--chunk", type=int, default=8, metavar="N", help="trace files per task on a shared file system")
     ap.add_argument("paths", nargs="+", metavar="PATH")
     args = ap.parse_args(argv)
+    if not (os.path.isfile(args.trainprof) and os.access(args.trainprof, os.X_OK)):
+        found = shutil.which(args.trainprof)
+        if not found:
+            ap.error("--trainprof %s: no such executable" % args.trainprof)
+        args.trainprof = found
+    if args.summaries and os.path.exists(args.summaries) and (not os.path.isdir(args.summaries) or os.listdir(args.summaries)):
+        ap.error("--summaries %s: %s (its summaries would be merged with this run's)"
+                 % (args.summaries, "not a directory" if not os.path.isdir(args.summaries) else "not empty"))
+    if args.scheduler_file and not os.path.isfile(args.scheduler_file):
+        ap.error("--scheduler-file %s: no such file (the cluster writes it when its scheduler starts)" % args.scheduler_file)
     if args.chunk < 1:
         ap.error("--chunk must be 1 or more")
     if args.local is not None and args.local < 1:
@@ -133,13 +148,22 @@ def main(argv=None):
         return 2
     show_progress = sys.stderr.isatty()
     cluster = None
-    if args.local is not None:
-        cluster = LocalCluster(n_workers=args.local, threads_per_worker=1, processes=True, dashboard_address=":0")
-        client = Client(cluster)
-    elif args.scheduler_file:
-        client = Client(scheduler_file=args.scheduler_file)
-    else:
-        client = Client(args.scheduler)
+    try:
+        if args.local is not None:
+            # Its workers' logs stay quiet: a failing task is said once, below.
+            cluster = LocalCluster(n_workers=args.local, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                   silence_logs=logging.CRITICAL)
+            client = Client(cluster)
+        elif args.scheduler_file:
+            client = Client(scheduler_file=args.scheduler_file, timeout="30s")
+        else:
+            client = Client(args.scheduler, timeout="30s")
+    except (OSError, TimeoutError) as e:
+        sys.stderr.write("trainprof-dask: error: cannot reach the Dask cluster (%s): %s\n"
+                         % (args.scheduler or args.scheduler_file or "LocalCluster", e))
+        if cluster is not None:
+            cluster.close()
+        return 2
     keep = args.summaries
     out = keep or tempfile.mkdtemp(prefix="trainprof-summaries-")
     try:
@@ -150,15 +174,21 @@ def main(argv=None):
         except RuntimeError as e:  # a task's trainprof summarize failed: its own message says why
             sys.stderr.write("trainprof-dask: error: %s\n" % e)
             return 2
-        os.makedirs(out, exist_ok=True)
+        os.makedirs(out, mode=0o700, exist_ok=True)
         for name, data in summaries.items():
-            with open(os.path.join(out, name), "wb") as f:
+            fd = os.open(os.path.join(out, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
                 f.write(data)
+        sys.stderr.write("trainprof-dask: %d summary files from %d workers%s\n"
+                         % (len(summaries), len(client.scheduler_info()["workers"]),
+                            " kept in %s" % out if keep else ""))
+        report = subprocess.run([args.trainprof, "report", *report_options, out], stderr=subprocess.PIPE, text=True)
+        # The tasks' warnings the report does not say again (a damaged file's it does), then its own.
         for line in warnings:
-            sys.stderr.write(line + "\n")
-        sys.stderr.write("trainprof-dask: %d summary files from %d workers in %s\n"
-                         % (len(summaries), len(client.scheduler_info()["workers"]), out))
-        return subprocess.run([args.trainprof, "report", *report_options, out]).returncode
+            if line not in report.stderr:
+                sys.stderr.write(line + "\n")
+        sys.stderr.write(report.stderr)
+        return report.returncode
     finally:
         client.close()
         if cluster is not None:

@@ -268,10 +268,14 @@ Report Analyze(Trace&& trace, const ReportOptions& options) {
   return MergeSummaries(SummarizeForReport(std::move(trace)), options);
 }
 
-void AddSummaryFile(RunSummaries* run, SummaryFile file) {
+void AddSummaryFile(RunSummaries* run, SummaryFile file, const std::string& path) {
+  run->sources.resize(run->processes.size());
   for (FileStatus& f : file.files) run->files.push_back(std::move(f));
   run->not_recorded_omitted += file.not_recorded_omitted;
-  for (ProcessSummary& s : file.processes) run->processes.push_back(std::move(s));
+  for (ProcessSummary& s : file.processes) {
+    run->processes.push_back(std::move(s));
+    run->sources.push_back(path);
+  }
   run->splits.clear();  // not made for these: the analysis splits every process's steps
 }
 

@@ -235,6 +235,8 @@ struct RunSummaries {
   /// read again found changed (warnings, last).
   std::vector<StepSplit> splits;
   std::vector<std::string> read_warnings;
+  /// Per process: the summary file it was read from, "" for one summarised from a trace here.
+  std::vector<std::string> sources;
 };
 
 /// The summaries of `trace`'s processes (its NVTX summaries, CUDA digests and names moved out).
@@ -244,8 +246,9 @@ struct RunSummaries {
 /// aligned (the merge aligns them).
 RunSummaries SummarizeForReport(Trace&& trace, bool all_device_activity = false);
 
-/// Adds a summary file's files and processes (its names already interned into run->names).
-void AddSummaryFile(RunSummaries* run, SummaryFile file);
+/// Adds a summary file's files and processes (its names already interned into run->names); `path`:
+/// the summary file's, which the report names where a process is in two inputs.
+void AddSummaryFile(RunSummaries* run, SummaryFile file, const std::string& path = "");
 
 /// The report merged from `run`: the processes linked into one tree (by their places' parent
 /// keys), the hosts' clocks estimated from their shared instants (analysis/host_clocks.h), then cut

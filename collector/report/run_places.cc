@@ -73,6 +73,21 @@ std::vector<int> ParentsOf(const std::vector<ProcessSummary>& processes) {
       if (parents[i] < 0 || processes[static_cast<size_t>(parents[i])].info.start_ns < p.start_ns) parents[i] = c;
     }
   }
+  // Summaries that name each other as parents (forged: a process is its ancestor's ancestor) would
+  // leave the cycle out of the tree: its first process met becomes a root.
+  std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the walk, 2 done
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<size_t> walk;
+    size_t at = i;
+    while (state[at] == 0) {
+      state[at] = 1;
+      walk.push_back(at);
+      if (parents[at] < 0) break;
+      at = static_cast<size_t>(parents[at]);
+    }
+    if (state[at] == 1 && parents[at] >= 0) parents[at] = -1;  // the walk came back to itself
+    for (size_t w : walk) state[w] = 2;
+  }
   return parents;
 }
 
@@ -129,17 +144,21 @@ void KeepRanksOf(const RunSummaries& run, const std::vector<int64_t>& ranks, Pla
 // (-1: left out).
 std::vector<int> KeepProcesses(RunSummaries* run, const std::vector<bool>& keep) {
   const bool splits = run->splits.size() == run->processes.size();
+  run->sources.resize(run->processes.size());
   std::vector<int> new_index(run->processes.size(), -1);
   std::vector<ProcessSummary> kept;
   std::vector<StepSplit> kept_splits;
+  std::vector<std::string> kept_sources;
   for (size_t i = 0; i < run->processes.size(); ++i) {
     if (!keep[i]) continue;
     new_index[i] = static_cast<int>(kept.size());
     kept.push_back(std::move(run->processes[i]));
+    kept_sources.push_back(std::move(run->sources[i]));
     if (splits) kept_splits.push_back(std::move(run->splits[i]));
   }
   run->processes = std::move(kept);
   run->splits = std::move(kept_splits);
+  run->sources = std::move(kept_sources);
   return new_index;
 }
 
@@ -151,16 +170,29 @@ RunPlaces PlaceRun(RunSummaries* run, const std::vector<int64_t>& ranks) {
   // the first is kept, and the report says so.
   std::vector<std::string> twice;
   {
-    std::set<ProcessKey> seen;
+    std::map<ProcessKey, size_t> seen;
     std::vector<bool> keep(run->processes.size(), true);
     for (size_t i = 0; i < run->processes.size(); ++i) {
-      if (seen.insert(run->processes[i].place.key).second) continue;
+      auto [first, inserted] = seen.emplace(run->processes[i].place.key, i);
+      if (inserted) continue;
       const ProcessInfo& info = run->processes[i].info;
+      run->sources.resize(run->processes.size());
+      auto from = [&](size_t k) {
+        const std::string& source = run->sources[k];
+        const std::vector<std::string>& files = run->processes[k].info.files;
+        return source.empty() ? (files.empty() ? std::string("its parent's trace") : files.front()) : source;
+      };
       twice.push_back("pid " + std::to_string(info.pid) + (info.host.empty() ? "" : " on " + info.host) +
-                      " is in two of the inputs (a trace and its summary, or one trace summarised twice): the second is left out");
+                      " is in two of the inputs (a trace and its summary, or one trace summarised twice): from " +
+                      from(first->second) + " it is kept, from " + from(i) + " left out");
       keep[i] = false;
     }
     KeepProcesses(run, keep);
+  }
+  // A trace file in two inputs (a trace and its summary) is one file.
+  {
+    std::set<std::string> paths;
+    std::erase_if(run->files, [&](const FileStatus& f) { return !paths.insert(f.path).second; });
   }
   // A child summarised apart from its parent (one trace file at a time) was made up there from
   // its parent's fork and wait records ("not recorded"): that made-up one goes where the child's

@@ -452,6 +452,7 @@ ProcessInfo ReadInfo(const Json& j) {
   p.host = Str(f("host"), at("host"));
   p.rank = OptI64(f("rank"), at("rank"));
   p.local_rank = OptI64(f("local_rank"), at("local_rank"));
+  if ((p.rank && *p.rank < 0) || (p.local_rank && *p.local_rank < 0)) Fail("info.rank", "a negative rank");
   p.world_size = OptI64(f("world_size"), at("world_size"));
   p.role = Str(f("role"), at("role"));
   p.command = Str(f("command"), at("command"));
@@ -763,6 +764,9 @@ NvtxSummary ReadNvtx(const Json& j, StringPool* strings) {
 }
 
 
+// A clock reading no trace holds (read/trace_decoder.h kMaxClockNs: a header's is refused past it).
+constexpr uint64_t kMaxSummaryClockNs = uint64_t{1} << 62;
+
 Json KeyJson(const ProcessKey& k) { return Json::array({k.host, k.boot_id, k.pid_namespace, k.pid, k.start_ns}); }
 
 Json PlaceJson(const ProcessPlace& p, const StringPool& strings) {
@@ -793,6 +797,7 @@ ProcessPlace ReadPlace(const Json& j, const ProcessInfo& info, StringPool* strin
   const Json& parent = Field(j, "parent", "place");
   if (!parent.is_null()) p.parent = ReadKey(parent, "place.parent");
   p.file_start_realtime_ns = U64(Field(j, "file_start_realtime_ns", "place"), "place.file_start_realtime_ns");
+  if (p.file_start_realtime_ns >= kMaxSummaryClockNs) Fail("place.file_start_realtime_ns", "past any clock (2^62 ns)");
   const Json& instants = Array(Field(j, "instants", "place"), "place.instants");
   for (size_t i = 0; i < instants.size(); ++i) {
     const std::string w = "place.instants[" + std::to_string(i) + "]";

@@ -2,6 +2,7 @@
 #include "collector/summary/summary_file.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include <zlib.h>
+
 #include "collector/model/losses.h"
 #include "collector/summary/summary_codec.h"
 
@@ -17,6 +20,61 @@ namespace trainprof::collector {
 namespace {
 
 using Json = nlohmann::json;
+
+uint32_t Crc32(std::span<const uint8_t> bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t at = 0; at < bytes.size();) {  // zlib takes a uInt length
+    const uInt n = static_cast<uInt>(std::min<size_t>(bytes.size() - at, 1u << 30));
+    crc = crc32(crc, bytes.data() + at, n);
+    at += n;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+// nlohmann/json's DOM builder with the limits a forged file needs, checked as the CBOR is read: its
+// nesting (the reader recurses once a level: 100,000 nested arrays would overflow the stack) and its
+// arrays and maps (each costs about 70 bytes once built, whatever its one byte in the file).
+class BoundedCborSax {
+ public:
+  BoundedCborSax(Json* out, size_t max_containers) : dom_(*out, false), max_containers_(max_containers) {}
+  bool null() { return dom_.null(); }
+  bool boolean(bool v) { return dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const std::string& s) { return dom_.number_float(v, s); }
+  bool string(Json::string_t& v) { return dom_.string(v); }
+  bool binary(Json::binary_t& v) { return dom_.binary(v); }
+  bool key(Json::string_t& v) { return dom_.key(v); }
+  bool start_object(std::size_t n) { return Enter() && dom_.start_object(n); }
+  bool end_object() { return --depth_, dom_.end_object(); }
+  bool start_array(std::size_t n) { return Enter() && dom_.start_array(n); }
+  bool end_array() { return --depth_, dom_.end_array(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = e.what();
+    // "[json.exception.parse_error.110] parse error at byte 9: ...": the part after the bracket
+    if (const size_t b = error_.find("] "); error_.rfind("[json.exception.", 0) == 0 && b != std::string::npos) error_.erase(0, b + 2);
+    return false;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool Enter() {
+    if (++depth_ > kMaxSummaryDepth) {
+      error_ = "nested more than " + std::to_string(kMaxSummaryDepth) + " levels deep (no summary is)";
+      return false;
+    }
+    if (++containers_ > max_containers_) {
+      error_ = "more arrays and maps than its size allows (" + std::to_string(max_containers_) + ")";
+      return false;
+    }
+    return true;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  size_t depth_ = 0, containers_ = 0;
+  const size_t max_containers_;
+  std::string error_;
+};
 
 Json StatusJson(const FileStatus& f) {
   Json losses = Json::object();
@@ -83,8 +141,14 @@ std::vector<uint8_t> EncodeSummaryFile(const std::vector<FileStatus>& files, siz
          {"processes", Json::array()}};
   for (const FileStatus& f : files) j["files"].push_back(StatusJson(f));
   for (const ProcessSummary* s : processes) j["processes"].push_back(SummaryJson(*s, strings));
+  return SealSummary(Json::to_cbor(j));
+}
+
+std::vector<uint8_t> SealSummary(std::span<const uint8_t> cbor) {
   std::vector<uint8_t> out(std::begin(kSummaryMagic), std::end(kSummaryMagic));
-  Json::to_cbor(j, out);
+  out.insert(out.end(), cbor.begin(), cbor.end());
+  const uint32_t crc = Crc32(cbor);
+  for (int k = 0; k < 4; ++k) out.push_back(static_cast<uint8_t>(crc >> (8 * k)));
   return out;
 }
 
@@ -94,16 +158,26 @@ bool LooksLikeSummary(std::span<const uint8_t> head) {
 
 SummaryFile DecodeSummaryFile(std::span<const uint8_t> bytes, StringPool* strings) {
   if (!LooksLikeSummary(bytes)) throw SummaryError("not a trainprof summary (no CBOR magic 0xd9d9f7 at its start)");
+  if (bytes.size() > kMaxSummaryBytes) {
+    throw SummaryError(std::to_string(bytes.size()) + " bytes: more than a summary has (" +
+                       std::to_string(kMaxSummaryBytes) + " at most)");
+  }
+  if (bytes.size() < sizeof kSummaryMagic + 5) throw SummaryError("cut short (" + std::to_string(bytes.size()) + " bytes)");
+  const std::span<const uint8_t> cbor = bytes.subspan(sizeof kSummaryMagic, bytes.size() - sizeof kSummaryMagic - 4);
+  uint32_t crc = 0;
+  for (int k = 0; k < 4; ++k) crc |= static_cast<uint32_t>(bytes[bytes.size() - 4 + static_cast<size_t>(k)]) << (8 * k);
+  if (Crc32(cbor) != crc) throw SummaryError("damaged or cut short: its CRC-32 does not match its bytes");
   Json j;
-  try {
-    j = Json::from_cbor(bytes.subspan(sizeof kSummaryMagic), /*strict=*/true, /*allow_exceptions=*/true);
-  } catch (const Json::exception& e) {
-    throw SummaryError(std::string("not readable as CBOR (cut short or damaged): ") + e.what());
+  BoundedCborSax sax(&j, cbor.size() / 8 + 64);
+  if (!Json::sax_parse(cbor.begin(), cbor.end(), &sax, Json::input_format_t::cbor, /*strict=*/true)) {
+    throw SummaryError("not readable as CBOR: " + (sax.error().empty() ? std::string("damaged") : sax.error()));
   }
   const uint64_t version = U64(Field(j, "trainprof_summary", "summary"), "trainprof_summary");
   if (version != kSummaryFormatVersion) {
     throw SummaryError("summary format version " + std::to_string(version) + "; this trainprof reads version " +
-                       std::to_string(kSummaryFormatVersion) + " (summarise the trace again with it)");
+                       std::to_string(kSummaryFormatVersion) +
+                       (version < kSummaryFormatVersion ? " (summarise the trace again with it)"
+                                                        : " (written by a newer trainprof: report it with that one)"));
   }
   SummaryFile out;
   const Json& files = Array(Field(j, "files", "summary"), "files");
@@ -141,7 +215,12 @@ SummaryFile ReadSummaryFile(const std::string& path, StringPool* strings) {
     return {{std::move(status)}, 0, {}};
   }
   try {
-    return DecodeSummaryFile(bytes, strings);
+    SummaryFile f = DecodeSummaryFile(bytes, strings);
+    if (f.files.size() != 1) {
+      throw SummaryError("files: " + std::to_string(f.files.size()) +
+                         " trace files' statuses where `trainprof summarize` writes one");
+    }
+    return f;
   } catch (const SummaryError& e) {
     status.errors.push_back(std::string("not a usable summary file: ") + e.what());
     return {{std::move(status)}, 0, {}};

@@ -7,6 +7,8 @@
 //             then one map: {"trainprof_summary": kSummaryFormatVersion,
 //                            "files": [status, ...], "not_recorded_omitted": n,
 //                            "processes": [summary, ...]}
+//             then the CRC-32 (zlib's, little-endian) of that map's bytes: a flipped bit is
+//             found, not read as another number
 #pragma once
 
 #include <cstddef>
@@ -29,6 +31,11 @@ struct SummaryError : std::runtime_error {
 
 /// The magic of a summary file: CBOR's self-described tag 55799 (RFC 8949 §3.4.6).
 inline constexpr uint8_t kSummaryMagic[] = {0xd9, 0xd9, 0xf7};
+
+/// A summary file's largest size and nesting: a forged file past either is refused before it costs
+/// memory (reading one costs up to about 32 bytes per byte of it, nlohmann/json's values).
+inline constexpr size_t kMaxSummaryBytes = size_t{256} << 20;
+inline constexpr size_t kMaxSummaryDepth = 32;
 
 /// The version of the summary encoding; a reader takes its own version only (a summary is made
 /// again from its trace, cheaply, by the trainprof that reads it).
@@ -63,6 +70,9 @@ SummaryFile DecodeSummaryFile(std::span<const uint8_t> bytes, StringPool* string
 /// process): what the report's own check (TRAINPROF_SUMMARY_ROUNDTRIP) and the tests write.
 std::vector<uint8_t> EncodeSummary(const ProcessSummary& s, const StringPool& strings);
 ProcessSummary DecodeSummary(std::span<const uint8_t> bytes, StringPool* strings);
+
+/// A summary file's bytes around `cbor`, the CBOR of its map: the magic before, the CRC-32 after.
+std::vector<uint8_t> SealSummary(std::span<const uint8_t> cbor);
 
 /// Whether `head` (the file's first bytes, 3 or more) starts as a summary file does.
 bool LooksLikeSummary(std::span<const uint8_t> head);

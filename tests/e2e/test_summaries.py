@@ -146,6 +146,9 @@ class SummaryFilesTest(unittest.TestCase):
         twice = self.run_tp("report", os.path.join(out, "pid-7300.summary"), ".")
         self.assertEqual(twice.returncode, 0, twice.stderr)
         self.assertIn("pid 7300 on node-b is in two of the inputs", twice.stdout)
+        self.assertIn("from pid-7300.trace it is kept, from %s left out" % os.path.join(out, "pid-7300.summary"),
+                      twice.stdout)
+        self.assertTrue(twice.stdout.startswith("trainprof report: 6 trace files, 6 processes"), twice.stdout[:80])
         self.assertEqual(twice.stdout.count("python3 /usr/local/bin/torchrun"), 2)  # 7200 and 7300 once each
         bad = os.path.join(out, "pid-7300.summary")
         with open(bad, "r+b") as f:
@@ -155,7 +158,8 @@ class SummaryFilesTest(unittest.TestCase):
             f.write(data[: len(data) // 2])
         damaged = self.run_tp("report", bad, *rest)
         self.assertEqual(damaged.returncode, 0, damaged.stderr)
-        self.assertIn(bad + ": not a usable summary file: not readable as CBOR (cut short or damaged)", damaged.stderr)
+        self.assertIn(bad + ": not a usable summary file: damaged or cut short: its CRC-32 does not match its bytes",
+                      damaged.stderr)
         self.assertIn("5 processes", damaged.stdout.splitlines()[0])
         self.assertEqual(self.run_tp("report", "--strict", bad, *rest).returncode, 2)
         alone = self.run_tp("report", bad)

@@ -126,9 +126,13 @@ class TorchOpsTest(TraceTest):
         self.assertEqual(sorted(ops), ["aten::inner", "aten::outer"])
         self.assertEqual(ops["aten::outer"]["calls"], 15)  # 10 in the parent, 5 in its fork child
         self.assertEqual(ops["aten::inner"]["calls"], 15)
-        # Each spins 20 us; outer's self is its own spin, not inner's.
-        self.assertGreater(ops["aten::outer"]["self_ns"], 15 * 20000)
-        self.assertLess(ops["aten::outer"]["self_ns"], 0.75 * ops["aten::outer"]["total_ns"])
+        # Each spins 20 us; outer's self is its own spin, not inner's: its total less every inner
+        # call's, nested in it (an identity of the accounting, whatever the load: a bound on the
+        # share failed under a TSan suite on a busy machine, its own spins preempted).
+        outer, inner = ops["aten::outer"], ops["aten::inner"]
+        self.assertGreater(outer["self_ns"], 15 * 20000)
+        self.assertGreater(inner["total_ns"], 15 * 20000)
+        self.assertLessEqual(abs(outer["self_ns"] - (outer["total_ns"] - inner["total_ns"])), 15 * 1000)
         procs = rep["processes"]
         self.assertEqual(sorted(sum(r["calls"] for r in p["operators"]) for p in procs), [10, 20])
         self.assertEqual(rep["nvtx_ranges"], [])

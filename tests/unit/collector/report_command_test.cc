@@ -56,7 +56,7 @@ TEST(ReportCommand, NoTracesIsExit2) {
   test::ScratchDir dir;
   Outcome o = RunCaptured({.paths = {dir.path()}});
   EXPECT_EQ(o.status, 2);
-  EXPECT_EQ(o.err, "trainprof: error: no trace files (*.trace, *.pt.trace.json[.gz]) found in " + dir.path() + "\n");
+  EXPECT_EQ(o.err, "trainprof: error: no trace files (*.trace, *.pt.trace.json[.gz], *.summary) found in " + dir.path() + "\n");
   EXPECT_EQ(o.out, "");
 }
 

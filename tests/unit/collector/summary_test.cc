@@ -16,6 +16,7 @@
 #include "collector/summary/summarize.h"
 #include "collector/summary/gpu_ops.h"
 #include "collector/summary/summary_file.h"
+#include "collector/report/run_places.h"
 #include "test_util.h"
 
 namespace trainprof::collector {
@@ -274,10 +275,9 @@ TEST(SummaryFile, HoldsTheTraceFilesStatusesAndTheirProcesses) {
   EXPECT_EQ(read.processes[0].place.key.pid, 10);
   // A file-scope loss only; an unreadable file comes back as one unusable file naming why.
   StringPool more;
-  nlohmann::json j = nlohmann::json::from_cbor(std::vector<uint8_t>(bytes.begin() + 3, bytes.end()));
+  nlohmann::json j = nlohmann::json::from_cbor(std::vector<uint8_t>(bytes.begin() + 3, bytes.end() - 4));
   j["files"][0]["losses"] = {{"records_dropped", 1}};
-  std::vector<uint8_t> wrong(bytes.begin(), bytes.begin() + 3);
-  nlohmann::json::to_cbor(j, wrong);
+  const std::vector<uint8_t> wrong = SealSummary(nlohmann::json::to_cbor(j));
   try {
     DecodeSummaryFile(wrong, &more);
     ADD_FAILURE() << "read";
@@ -288,6 +288,28 @@ TEST(SummaryFile, HoldsTheTraceFilesStatusesAndTheirProcesses) {
   ASSERT_EQ(missing.files.size(), 1u);
   EXPECT_FALSE(missing.files[0].usable);
   EXPECT_EQ(missing.files[0].errors, std::vector<std::string>{"cannot read the summary file: No such file or directory"});
+}
+
+// Summaries that name each other as parents (forged) still give every process, one of them a root.
+TEST(PlaceRun, ParentsThatNameEachOtherLeaveNoProcessOut) {
+  TraceBuilder a(10), b(11);
+  a.Push(a.Thread(10), a.start_ns() + 10, "step");
+  b.Push(b.Thread(11), b.start_ns() + 10, "step");
+  Trace trace = TraceOf({&a, &b});
+  RunSummaries run;
+  Symbolizer symbols(trace.strings);
+  for (size_t i = 0; i < trace.processes.size(); ++i) {
+    run.processes.push_back(SummarizeProcess(trace, i, CollectNvtx(trace.processes[i]),
+                                             CollectCudaDigests(trace.processes[i]), &symbols));
+  }
+  run.processes[0].place.parent = run.processes[1].place.key;
+  run.processes[1].place.parent = run.processes[0].place.key;
+  const RunPlaces placed = PlaceRun(&run, {});
+  ASSERT_EQ(placed.summaries.size(), 2u);
+  EXPECT_EQ(placed.parent[0], -1);
+  EXPECT_EQ(placed.parent[1], 0);
+  EXPECT_EQ(placed.depth[1], 1);
+  EXPECT_EQ(placed.summaries[0].facts.children, std::vector<int>{1});
 }
 
 // The error of reading `bytes`, a file of one process's summary; an error in that process's map
@@ -318,11 +340,9 @@ std::vector<uint8_t> SummaryBytes() {
 // The summary file's bytes with `change` made to its map (`file`) or to its process's.
 std::vector<uint8_t> Rewritten(const std::function<void(nlohmann::json*)>& change, bool file = false) {
   const std::vector<uint8_t> bytes = SummaryBytes();
-  nlohmann::json j = nlohmann::json::from_cbor(std::vector<uint8_t>(bytes.begin() + 3, bytes.end()));
+  nlohmann::json j = nlohmann::json::from_cbor(std::vector<uint8_t>(bytes.begin() + 3, bytes.end() - 4));
   change(file ? &j : &j["processes"][0]);
-  std::vector<uint8_t> out(bytes.begin(), bytes.begin() + 3);
-  nlohmann::json::to_cbor(j, out);
-  return out;
+  return SealSummary(nlohmann::json::to_cbor(j));
 }
 
 TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
@@ -330,9 +350,25 @@ TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
   EXPECT_EQ(DecodeError(good), "(no error)");
   EXPECT_EQ(DecodeError({'T', 'P', 'R', 'F'}), "not a trainprof summary (no CBOR magic 0xd9d9f7 at its start)");
   std::vector<uint8_t> cut(good.begin(), good.end() - 9);
-  EXPECT_EQ(DecodeError(cut).rfind("not readable as CBOR (cut short or damaged): ", 0), 0u) << DecodeError(cut);
+  EXPECT_EQ(DecodeError(cut), "damaged or cut short: its CRC-32 does not match its bytes");
+  std::vector<uint8_t> flipped = good;
+  flipped[flipped.size() / 2] ^= 0x04;  // one bit of a value: found, not read as another number
+  EXPECT_EQ(DecodeError(flipped), "damaged or cut short: its CRC-32 does not match its bytes");
+  const std::vector<uint8_t> sealed_cut = SealSummary(std::span<const uint8_t>(good).subspan(3, good.size() - 3 - 4 - 9));
+  EXPECT_EQ(DecodeError(sealed_cut).rfind("not readable as CBOR: ", 0), 0u) << DecodeError(sealed_cut);
+  EXPECT_EQ(DecodeError(sealed_cut).find("json.exception"), std::string::npos) << DecodeError(sealed_cut);
+  // Forged: nested past any summary (the reader recurses a level at a time), and more arrays than
+  // the bytes allow (each costs ~70 bytes once read).
+  std::vector<uint8_t> deep(100000, 0x81);
+  deep.push_back(0x00);
+  EXPECT_EQ(DecodeError(SealSummary(deep)), "not readable as CBOR: nested more than 32 levels deep (no summary is)");
+  std::vector<uint8_t> wide = {0x9a, 0x00, 0x0f, 0x42, 0x40};  // an array of 1,000,000 empty arrays
+  wide.insert(wide.end(), 1000000, 0x80);
+  EXPECT_EQ(DecodeError(SealSummary(wide)), "not readable as CBOR: more arrays and maps than its size allows (125064)");
   EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["trainprof_summary"] = 1; }, true)),
             "summary format version 1; this trainprof reads version 2 (summarise the trace again with it)");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["trainprof_summary"] = 3; }, true)),
+            "summary format version 3; this trainprof reads version 2 (written by a newer trainprof: report it with that one)");
   {
     StringPool strings;
     try {
@@ -350,6 +386,9 @@ TEST(SummaryCodec, BytesThatAreNoSummaryAreRefusedWithWhatIsWrong) {
                                                       {"errors", nlohmann::json::array()}, {"losses", nlohmann::json::object()}}});
             }, true)),
             "files[0].bytes_read: more bytes read than the file has");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["info"]["rank"] = -5; })), "info.rank: a negative rank");
+  EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["place"]["file_start_realtime_ns"] = uint64_t{1} << 63; })),
+            "place.file_start_realtime_ns: past any clock (2^62 ns)");
   EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["place"]["run_ids"].push_back("x"); })),
             "place.run_ids: not one per file of `info`");
   EXPECT_EQ(DecodeError(Rewritten([](nlohmann::json* j) { (*j)["place"]["key"][3] = 999999; })),

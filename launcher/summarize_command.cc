@@ -187,6 +187,23 @@ std::vector<std::string> ImageSiblings(const std::string& path) {
   return out;
 }
 
+// The folder of `file` under the directory of `paths` it was found in ("node-003" for
+// run/node-003/pid-7.trace found in run), "" for a file given itself or found at the top.
+std::string FolderUnder(const std::string& file, const std::vector<std::string>& paths) {
+  for (std::string dir : paths) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (file.size() <= dir.size() + 1 || file.compare(0, dir.size(), dir) != 0 || file[dir.size()] != '/') continue;
+    const std::string rest = file.substr(dir.size() + 1);
+    const size_t slash = rest.rfind('/');
+    if (slash == std::string::npos) return "";
+    std::string folder = rest.substr(0, slash);
+    // Never above DIR: a folder with ".." or "." parts (given so) is flattened.
+    if (("/" + folder + "/").find("/../") != std::string::npos || ("/" + folder + "/").find("/./") != std::string::npos) return "";
+    return folder;
+  }
+  return "";
+}
+
 }  // namespace
 
 void AddSummarizeOptions(CLI::App* sub, SummarizeArgs* args) {
@@ -299,7 +316,7 @@ int RunSummarize(const SummarizeArgs& args) {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{dir_fd};
-  std::set<std::string> names;  // written by this run: a second pid-7.trace of another directory is pid-7.2.summary
+  std::set<std::string> names;  // written by this run: a second pid-7.trace given apart is pid-7.2.summary
   size_t written = 0, processes = 0;
   for (size_t i = 0; i < run.files.size(); ++i) {
     const collector::FileStatus& f = run.files[i];
@@ -307,17 +324,33 @@ int RunSummarize(const SummarizeArgs& args) {
     const std::vector<const collector::ProcessSummary*>& own = by_file[f.path];
     const std::vector<uint8_t> bytes =
         collector::EncodeSummaryFile({f}, written == 0 ? run.not_recorded_omitted : 0, own, *run.names);
+    // Under the directory given, as the trace is under its own (node-003/pid-7.summary): names
+    // stay apart, and `trainprof report DIR` finds the summaries in the traces' order.
+    const std::string folder = FolderUnder(f.path, args.paths);
+    const std::string dir = folder.empty() ? args.output : args.output + "/" + folder;
     std::string name = SummaryName(f.path);
     const std::string stem = name.substr(0, name.size() - sizeof(".summary") + 1);
-    for (int k = 2; names.count(name) > 0; ++k) name = stem + "." + std::to_string(k) + ".summary";
+    for (int k = 2; names.count(folder + "/" + name) > 0; ++k) name = stem + "." + std::to_string(k) + ".summary";
+    int fd = dir_fd;
+    if (!folder.empty()) {
+      if (std::string wrong = MakeDirectory(dir); !wrong.empty()) {
+        Error("-o " + wrong);
+        return kOutputError;
+      }
+      fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) {
+        Error(dir + ": " + std::strerror(errno));
+        return kOutputError;
+      }
+    }
     std::string error;
-    const std::string wrote =
-        WriteSummary(dir_fd, args.output, name, bytes, f, own.empty() ? nullptr : &own.front()->place.key, &error);
+    const std::string wrote = WriteSummary(fd, dir, name, bytes, f, own.empty() ? nullptr : &own.front()->place.key, &error);
+    if (fd != dir_fd) ::close(fd);
     if (wrote.empty()) {
       Error(error);
       return kOutputError;
     }
-    names.insert(wrote);
+    names.insert(folder + "/" + wrote);
     ++written;
     processes += own.size();
   }

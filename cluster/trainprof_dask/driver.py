@@ -24,19 +24,23 @@ TRACE_SUFFIXES = (".trace", ".pt.trace.json", ".pt.trace.json.gz")
 
 
 def find_traces(paths):
-    """The trace files of `paths` (a file as given; a directory searched as `trainprof report` searches one)."""
-    found = []
+    """The trace files of `paths` (a file as given; a directory searched as `trainprof report` searches
+    one), each with its folder under the directory it was found in ("" at the top or given itself)."""
+    found = {}
     for p in paths:
         if os.path.isdir(p):
             for root, _dirs, files in os.walk(p):
-                found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(TRACE_SUFFIXES))
+                for f in files:
+                    if f.endswith(TRACE_SUFFIXES):
+                        found.setdefault(os.path.join(root, f), os.path.relpath(root, p) if root != p else "")
         else:
-            found.append(p)
-    return sorted(set(found))
+            found.setdefault(p, "")
+    return sorted(found.items())
 
 
 def summarize(trainprof, paths):
-    """Runs `trainprof summarize` on `paths` here (a Dask task): ({summary name: bytes}, its stderr)."""
+    """Runs `trainprof summarize` on `paths` here (a Dask task): ({summary path under the output, as
+    summarize laid it out: bytes}, its stderr)."""
     out = tempfile.mkdtemp(prefix="trainprof-dask-")
     try:
         p = subprocess.run([trainprof, "summarize", "-o", out, *paths], stdout=subprocess.DEVNULL,
@@ -45,9 +49,10 @@ def summarize(trainprof, paths):
             raise RuntimeError("trainprof summarize on %s failed (exit %d): %s" % (socket.gethostname(), p.returncode,
                                                                                  p.stderr.strip()))
         summaries = {}
-        for name in sorted(os.listdir(out)):
-            with open(os.path.join(out, name), "rb") as f:
-                summaries[name] = f.read()
+        for root, _dirs, files in os.walk(out):
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    summaries[os.path.relpath(os.path.join(root, name), out)] = f.read()
         return summaries, p.stderr
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -78,18 +83,26 @@ def summarize_on_cluster(client, paths, trainprof, node_local=False, chunk=8, pr
         files = find_traces(paths)
         if not files:
             raise SystemExit("trainprof-dask: no trace files in %s" % ", ".join(paths))
-        groups = [files[i:i + chunk] for i in range(0, len(files), chunk)]
+        # Chunks of one folder each, its summaries put under that folder: the report then finds them in
+        # the order of the traces (and names two folders' pid-7.summary apart).
+        by_folder = {}
+        for path, folder in files:
+            by_folder.setdefault(folder, []).append(path)
+        groups = [(folder, paths_here[i:i + chunk]) for folder, paths_here in sorted(by_folder.items())
+                  for i in range(0, len(paths_here), chunk)]
         futures = [client.submit(summarize, trainprof, g, pure=False, key="trainprof-summarize-%d" % i)
-                   for i, g in enumerate(groups)]
+                   for i, (_folder, g) in enumerate(groups)]
     if progress:
         dask_progress(futures, notebook=False)
         sys.stderr.write("\n")
+    folders = [folder for folder, _g in groups] if not node_local else [""] * len(futures)
     summaries, warnings = {}, []
-    for summaries_here, stderr in client.gather(futures):
+    for folder, (summaries_here, stderr) in zip(folders, client.gather(futures)):
         for line in stderr.splitlines():
             if line.startswith("trainprof: warning:"):
                 warnings.append(line)
         for name, data in summaries_here.items():
+            name = os.path.join(folder, name) if folder else name
             unique, k = name, 2
             while unique in summaries:
                 unique = "%s.%d.summary" % (name[: -len(".summary")], k)
@@ -176,6 +189,7 @@ def main(argv=None):
             return 2
         os.makedirs(out, mode=0o700, exist_ok=True)
         for name, data in summaries.items():
+            os.makedirs(os.path.dirname(os.path.join(out, name)), mode=0o700, exist_ok=True)
             fd = os.open(os.path.join(out, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)

@@ -183,6 +183,13 @@ class SummaryFilesTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(sorted(os.listdir(os.path.join(self.work, "run1-summaries"))),
                          sorted(f.replace(".trace", ".summary") for f in os.listdir(self.traces)))
+        # The nodes' folders summarised in one run: the summaries keep the folders, and the report of
+        # them is the report of the traces, files in the same order.
+        tree = self.run_tp("summarize", "-o", os.path.join(self.work, "tree-summaries"), nodes)
+        self.assertEqual(tree.returncode, 0, tree.stderr)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.work, "tree-summaries"))), ["node-a", "node-b"])
+        self.assertEqual(self.run_tp("report", "--format", "json", os.path.join(self.work, "tree-summaries")).stdout,
+                         self.run_tp("report", "--format", "json", nodes).stdout)
         xargs = ("find traces -name '*.trace' | xargs -P 2 -n 2 trainprof summarize -o xargs-summaries && "
                  "trainprof report --format json xargs-summaries")
         q = subprocess.run(["bash", "-c", xargs], cwd=self.work, env=env, capture_output=True, text=True)

@@ -305,15 +305,10 @@ RunSummaries SummarizeRun(const Trace& trace, std::vector<ReadSums> sums, String
   }
   // A process keeps its activity on the devices it shares with another process of this trace
   // (SharedDevices), or on all of them for a summary file merged later with others.
+  // (DevicesUsed reads the reader's notes: the records themselves are not kept when windowed.)
   std::vector<std::set<uint32_t>> shared = SharedDevices(all);
   if (all_device_activity) {
-    for (size_t i = 0; i < n; ++i) {
-      for (const TraceImage& img : trace.processes[i].images) {
-        for (const GpuKernel& k : img.cuda.kernels) shared[i].insert(k.device);
-        for (const GpuMemcpy& m : img.cuda.memcpys) shared[i].insert(m.device);
-        for (const GpuMemset& m : img.cuda.memsets) shared[i].insert(m.device);
-      }
-    }
+    for (size_t i = 0; i < n; ++i) shared[i] = DevicesUsed(trace.processes[i]);
   }
   // The processes' device uses and GPU ops (stats/gpu_devices.h, summary/gpu_ops.h) read only the
   // trace: with CUDA records and a second thread they are made there, beside the rest of the

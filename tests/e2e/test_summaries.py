@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import MODERN_PYTHON, NO_VENV, PYTHON, SOURCE_DIR, TRAINPROF, WORKLOADS
+from common import MODERN_PYTHON, NO_VENV, PROGRAMS, PYTHON, SOURCE_DIR, TRAINPROF, WORKLOADS
 
 KINETO = os.path.join(SOURCE_DIR, "tests", "data", "kineto")
 SHARED_KINETO = os.path.join(SOURCE_DIR, "..", "shared", "data", "kineto")
@@ -201,6 +201,43 @@ class SummaryFilesTest(unittest.TestCase):
                 for proc in doc["processes"]:
                     proc["files"] = [os.path.basename(f) for f in proc["files"]]
             self.assertEqual(got, want)
+
+
+class SharedDeviceTest(unittest.TestCase):
+    """Two processes on one GPU (the stand-in CUPTI, tests/programs/fake_cupti.cc), read in CUDA
+    windows, each summarised by a `trainprof summarize` of its own: the merged device row is the one
+    of the report of the traces (a summary keeps its activity on every device: the other process
+    is in another summary; a windowed read keeps no record to find the devices from)."""
+
+    def test_a_device_shared_by_processes_summarised_apart(self):
+        fake = os.path.join(PROGRAMS, "libfake_cupti.so")
+        workload = os.path.join(PROGRAMS, "tp_cupti_fake_workload")
+        if not os.path.exists(fake) or not os.access(workload, os.X_OK):
+            self.skipTest("the fake CUPTI was not built (no CUPTI headers)")
+        work = tempfile.mkdtemp(prefix="trainprof-shared-device-")
+        self.addCleanup(shutil.rmtree, work, True)
+        env = dict(os.environ, TRAINPROF_CUPTI_PATH=fake, TRAINPROF_CUDA_QUIET="1")
+        for run in ("a", "b"):
+            p = subprocess.run([TRAINPROF, "run", "-o", os.path.join(work, "traces", run), "--", workload, "mix", "4000"],
+                               env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        windows = dict(os.environ, TRAINPROF_CUDA_WINDOW_RECORDS="500")
+        for run in ("a", "b"):
+            p = subprocess.run([TRAINPROF, "summarize", "-o", os.path.join(work, "summaries", run),
+                                os.path.join(work, "traces", run)], env=windows, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+        def devices(path):
+            p = subprocess.run([TRAINPROF, "report", "--format", "json", path], env=windows, capture_output=True,
+                               text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return json.loads(p.stdout)["devices"]
+
+        from_traces = devices(os.path.join(work, "traces"))
+        self.assertEqual(len(from_traces), 1)
+        self.assertEqual(from_traces[0]["processes"], 2)
+        self.assertGreater(from_traces[0]["busy_ns"], 0)
+        self.assertEqual(devices(os.path.join(work, "summaries")), from_traces)
 
 
 if __name__ == "__main__":

@@ -145,10 +145,11 @@ std::vector<uint8_t> EncodeSummaryFile(const std::vector<FileStatus>& files, siz
 }
 
 std::vector<uint8_t> SealSummary(std::span<const uint8_t> cbor) {
-  std::vector<uint8_t> out(std::begin(kSummaryMagic), std::end(kSummaryMagic));
-  out.insert(out.end(), cbor.begin(), cbor.end());
   const uint32_t crc = Crc32(cbor);
-  for (int k = 0; k < 4; ++k) out.push_back(static_cast<uint8_t>(crc >> (8 * k)));
+  std::vector<uint8_t> out(sizeof kSummaryMagic + cbor.size() + 4);
+  std::copy(std::begin(kSummaryMagic), std::end(kSummaryMagic), out.begin());
+  std::copy(cbor.begin(), cbor.end(), out.begin() + sizeof kSummaryMagic);
+  for (size_t k = 0; k < 4; ++k) out[out.size() - 4 + k] = static_cast<uint8_t>(crc >> (8 * k));
   return out;
 }
 

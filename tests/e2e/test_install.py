@@ -100,14 +100,20 @@ class InstallTest(TraceTest):
         self.assertIn("share/trainprof/python/_trainprof/torch_phases.py", files)
         self.assertIn("share/doc/trainprof/README.md", files)
         self.assertIn("share/doc/trainprof/docs/cli.md", files)
-        # Nothing else: no tests, no GoogleTest, no benchmarks.
-        pieces = ("bin/trainprof", os.path.dirname(libs[0]) + "/", "share/trainprof/python/", "share/doc/trainprof/")
+        self.assertIn("bin/trainprof-dask", files)  # the Dask driver (cluster/) next to trainprof
+        self.assertIn("share/trainprof/cluster/trainprof_dask/driver.py", files)
+        # Nothing else: no tests, no GoogleTest, no benchmarks. (bin/trainprof covers bin/trainprof-dask.)
+        pieces = ("bin/trainprof", os.path.dirname(libs[0]) + "/", "share/trainprof/python/", "share/doc/trainprof/",
+                  "share/trainprof/cluster/trainprof_dask/")
         self.assertEqual([f for f in files if not f.startswith(pieces)], [])
 
         moved = os.path.join(self.tmp, "moved", "elsewhere")
         os.makedirs(os.path.dirname(moved))
         self.check(run(["mv", first, moved]), "mv")
         trainprof = os.path.join(moved, "bin", "trainprof")
+        # The moved driver finds its package beside it (its help needs no Dask).
+        dask_help = self.check(run([PYTHON, os.path.join(moved, "bin", "trainprof-dask"), "--help"]), "trainprof-dask --help")
+        self.assertIn("--scheduler-file", dask_help.stdout)
         work = os.path.join(self.tmp, "work")
         os.makedirs(work)
         with open(os.path.join(work, "prog.py"), "w") as f:

@@ -70,4 +70,23 @@ std::optional<std::string> OptStr(const Json& v, const std::string& where) {
   return Str(v, where);
 }
 
+Json DurationsJson(const DurationSummary& d) {
+  const DurationSummary::State s = d.Save();
+  return Json::array({s.count, s.total, s.min, s.max, s.shift, s.s2, s.first, s.data});
+}
+
+DurationSummary ReadDurations(const Json& v, const std::string& where) {
+  Array(v, where, 8);
+  DurationSummary::State s{.count = U64(v[0], where + ".count"), .total = U64(v[1], where + ".total"),
+                           .min = U64(v[2], where + ".min"), .max = U64(v[3], where + ".max"),
+                           .shift = U64(v[4], where + ".shift"), .s2 = F64(v[5], where + ".s2"),
+                           .first = U32(v[6], where + ".first"), .data = {}};
+  const Json& data = Array(v[7], where + ".data");
+  s.data.reserve(data.size());
+  for (const Json& x : data) s.data.push_back(U64(x, where + ".data"));
+  DurationSummary d;
+  if (!DurationSummary::Load(s, &d)) Fail(where, "a duration statistic whose parts do not add up");
+  return d;
+}
+
 }  // namespace trainprof::collector

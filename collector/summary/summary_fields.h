@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collector/base/duration_summary.h"
 #include "collector/summary/summary_file.h"
 
 namespace trainprof::collector {
@@ -34,5 +35,11 @@ std::optional<std::string> OptStr(const nlohmann::json& v, const std::string& wh
 /// v, an array (of `size` items unless SIZE_MAX).
 const nlohmann::json& Array(const nlohmann::json& v, const std::string& where, size_t size = SIZE_MAX);
 std::vector<std::string> Strings(const nlohmann::json& v, const std::string& where);
+
+/// A mergeable duration statistic (base/duration_summary.h) as `[count, total, min, max, shift, s2,
+/// first, data]` (its Save state), and back: one Load accepts (else "a duration statistic whose
+/// parts do not add up").
+nlohmann::json DurationsJson(const DurationSummary& d);
+DurationSummary ReadDurations(const nlohmann::json& v, const std::string& where);
 
 }  // namespace trainprof::collector

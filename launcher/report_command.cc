@@ -355,19 +355,23 @@ int RunReport(const ReportArgs& args) {
   const std::string doing = "analysing " + std::to_string(processes) + " processes";
   if (progress_shown) bar.Note(doing);
   Report report;
+  std::string rank_error;  // a --rank no process has
   {
+    // The ticker's thread draws on `bar`: nothing else touches it until the ticker is gone.
     EveryTenthOfASecond ticker([&] { bar.NoteOnceLate(doing); });
     try {
       collector::RunSummaries run = collector::SummarizeForReport(std::move(trace));
       for (size_t i = 0; i < summaries.size(); ++i) collector::AddSummaryFile(&run, std::move(summaries[i]), summary_paths[i]);
       report = collector::MergeSummaries(std::move(run), options);
-    } catch (const std::invalid_argument& e) {  // a --rank no process has
-      bar.Finish();
-      Error(e.what());
-      return kInputError;
+    } catch (const std::invalid_argument& e) {
+      rank_error = e.what();
     }
   }
   bar.Finish();
+  if (!rank_error.empty()) {
+    Error(rank_error);
+    return kInputError;
+  }
   report.warnings.insert(report.warnings.begin(), list->warnings.begin(), list->warnings.end());
   report.stats += list->losses;
 

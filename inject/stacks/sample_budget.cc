@@ -58,15 +58,15 @@ uint64_t SignalQueueLimitNow() {
 
 void NoteSignalQueueLimit() { g_limit.store(SignalQueueLimitNow(), std::memory_order_relaxed); }
 
-bool MayHoldAnotherQueuedSignal(uint64_t own, uint64_t* queued_out) {
+bool MayHoldAnotherQueuedSignal(uint64_t own, uint64_t arming, uint64_t* queued_out) {
   *queued_out = 0;
   const uint64_t limit = g_limit.load(std::memory_order_relaxed);
-  if (limit == 0 || own < limit / 16) return true;
+  if (limit == 0 || own + arming <= limit / 16) return true;
   const int saved = errno;
   uint64_t queued = 0;
   const bool known = ReadQueuedSignals(&queued);
   errno = saved;
-  if (!known || queued + 1 <= limit / 2) return true;
+  if (!known || queued + arming <= limit / 2) return true;
   *queued_out = queued;
   return false;
 }

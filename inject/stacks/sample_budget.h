@@ -4,8 +4,10 @@
 // has RLIMIT_SIGPENDING of them: with `ulimit -i 16` the timers of 16 threads left the program
 // none. The sampler keeps to half of the limit:
 //
-//   a new timer ─► this process's timers < limit/16 ─► made (no check: far from the limit)
-//                  else the user's queued signals now (SigQ, /proc/self/status) + 1 ≤ limit/2
+//   a new timer ─► this process's timers + those being made ≤ limit/16 ─► made (no check: far
+//                  from the limit)
+//                  else the user's queued signals now (SigQ, /proc/self/status) + the timers
+//                  being made (this one included) ≤ limit/2
 //                  ─► made; else the thread runs unsampled (sample_losses.h counts and
 //                     records it)
 // The default limit (tens of thousands) never reads /proc; a low one reads it once per new
@@ -23,8 +25,11 @@ void NoteSignalQueueLimit();
 /// Async-signal-safe; errno kept.
 uint64_t SignalQueueLimitNow();
 
-/// Whether the calling thread may make one more timer, `own` being this process's live timers.
-/// When not, `*queued` is the user's queued signals read (else 0). Async-signal-safe; errno kept.
-bool MayHoldAnotherQueuedSignal(uint64_t own, uint64_t* queued);
+/// Whether the calling thread may make one more timer, `own` being this process's live timers and
+/// `arming` the threads (the caller included, so ≥ 1) between this check and their timer_create:
+/// threads started together would otherwise each read the same count and all make one (9 timers
+/// under `ulimit -i 16`). When not, `*queued` is the user's queued signals read (else 0).
+/// Async-signal-safe; errno kept.
+bool MayHoldAnotherQueuedSignal(uint64_t own, uint64_t arming, uint64_t* queued);
 
 }  // namespace trainprof::inject

@@ -40,6 +40,7 @@ int g_signo = 0;
 pthread_key_t g_key;
 bool g_have_key = false;
 std::atomic<uint64_t> g_live_timers{0};  // this process's: RLIMIT_SIGPENDING's share (sample_budget.h)
+std::atomic<uint64_t> g_arming_timers{0};  // threads between the budget check and their timer_create
 
 // Initial-exec TLS (no __tls_get_addr in the handler): the calling thread's timer.
 thread_local bool tls_armed __attribute__((tls_model("initial-exec"))) = false;
@@ -217,6 +218,7 @@ void ForgetSamplingInForkChild() {
   StopSampling();
   tls_armed = tls_running = tls_paused = false;
   g_live_timers.store(0, std::memory_order_relaxed);
+  g_arming_timers.store(0, std::memory_order_relaxed);  // threads of the parent that were arming are not here
   ForgetSampleLossesInForkChild();
 }
 
@@ -243,7 +245,10 @@ void ArmThreadSampler() {
   tls_armed = true;  // first: a sample arriving meanwhile must not arm a second timer
   NoteThreadTried();
   uint64_t queued = 0;
-  if (!MayHoldAnotherQueuedSignal(g_live_timers.load(std::memory_order_relaxed), &queued)) {
+  // Counted as being made from before the check until it is live (or failed): see the budget.
+  const uint64_t arming = g_arming_timers.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (!MayHoldAnotherQueuedSignal(g_live_timers.load(std::memory_order_acquire), arming, &queued)) {
+    g_arming_timers.fetch_sub(1, std::memory_order_acq_rel);
     NoteThreadNotSampled(ThreadLost::kSignalQueueShare, 0, queued);
     return;
   }
@@ -256,11 +261,13 @@ void ArmThreadSampler() {
   sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
   timer_t id;
   if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0) {
+    g_arming_timers.fetch_sub(1, std::memory_order_acq_rel);
     NoteThreadNotSampled(ThreadLost::kTimerCreate, errno, 0);
     errno = saved;
     return;  // tls_armed stays set: not tried again on this thread
   }
-  g_live_timers.fetch_add(1, std::memory_order_relaxed);
+  g_live_timers.fetch_add(1, std::memory_order_acq_rel);
+  g_arming_timers.fetch_sub(1, std::memory_order_acq_rel);
   // A thread that blocks the signal already (the mask its creator had at pthread_create, or an
   // exec'd image's inherited mask): its timer waits, stopped, until the thread unblocks it.
   if (kMaskCallsInterposed && SampleSignalBlockedHere(g_signo)) {

@@ -136,6 +136,8 @@ TrainingProcess AnalyzeProcess(const RunView& run, int index, const std::vector<
     row.epoch = s.epoch;
     row.tid = s.tid;
     row.data_waits = s.data_waits;
+    row.micro_batches = s.micro_batches;
+    row.passes = s.passes;
     row.start_ns = s.begin_ns;
     row.end_ns = s.end_ns;
     row.parts = s.parts;
@@ -147,6 +149,10 @@ TrainingProcess AnalyzeProcess(const RunView& run, int index, const std::vector<
       continue;
     }
     all_steps_ns += s.duration();
+    t.micro_batches_min = t.micro_batches_max == 0 ? s.micro_batches : std::min(t.micro_batches_min, s.micro_batches);
+    t.micro_batches_max = std::max(t.micro_batches_max, s.micro_batches);
+    t.passes += s.passes;
+    t.passes_in_optimizer += s.passes_in_optimizer;
     spans.push_back({s.begin_ns, s.end_ns});
     waits_all.insert(waits_all.end(), s.waits.begin(), s.waits.end());
     if (!row.in_statistics) continue;

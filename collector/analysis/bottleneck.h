@@ -60,6 +60,8 @@ struct StepRow {
   uint32_t epoch = 0;
   uint32_t tid = 0;
   uint32_t data_waits = 1;
+  uint32_t micro_batches = 1;  ///< Step::micro_batches
+  uint32_t passes = 0;         ///< Step::passes (forward/backward passes)
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   std::array<uint64_t, kPartCount> parts{};
@@ -100,6 +102,11 @@ struct TrainingProcess {
   uint64_t dropped_steps = 0;  ///< last data waits with no phase after them
   uint64_t data_waits = 0;
   uint64_t epoch_ends = 0;  ///< StopIteration calls (kDataEnd)
+  /// Over the training steps (each an optimizer step where the process records them): the fewest
+  /// and most micro-batches of one, their forward/backward passes, and of those the passes inside
+  /// an optimizer step (optimizer.step(closure)). docs/analysis.md, "Steps".
+  uint32_t micro_batches_min = 0, micro_batches_max = 0;
+  uint64_t passes = 0, passes_in_optimizer = 0;
   /// How the steps were found: "dataloader" (DataLoader waits) or "loop_rhythm" (no DataLoader wait:
   /// the forward → backward → optimizer cycle; "data wait" is then the time between cycles).
   std::string steps_found_by = "dataloader";

@@ -157,8 +157,29 @@ void DescribeSteps(TrainingProcess* tp) {
   std::set<uint32_t> epochs;
   for (const StepRow& r : t.step_rows) epochs.insert(r.epoch);
   const bool rhythm = t.steps_found_by == "loop_rhythm";
-  std::string s = who + ": " + Plural(t.steps, "training step", "training steps") +
-                  (rhythm ? " (found from the loop's rhythm: forward → backward → optimizer step; no DataLoader)" : "");
+  std::string s = who + ": " + Plural(t.steps, "training step", "training steps");
+  std::string how = rhythm ? "found from the loop's rhythm: forward → backward → optimizer step; no DataLoader" : "";
+  // The step is the optimizer step: said where one holds several micro-batches or passes.
+  const bool accumulates = t.micro_batches_max > 1;
+  const bool closure = t.passes_in_optimizer > t.steps;  // more than a pass per step inside optimizer.step
+  if (accumulates || closure) {
+    s += " (" + (how.empty() ? "" : how + "; ") + "optimizer steps";
+    if (accumulates) {
+      s += t.micro_batches_min == t.micro_batches_max
+               ? " of " + std::to_string(t.micro_batches_max) + " micro-batches each"
+               : " of " + std::to_string(t.micro_batches_min) + " to " + std::to_string(t.micro_batches_max) +
+                     " micro-batches";
+    }
+    s += ": " + Plural(t.passes, "forward/backward pass", "forward/backward passes");
+    if (closure) {
+      s += t.passes_in_optimizer == t.passes ? ", all run by optimizer.step(closure)"
+                                             : ", " + std::to_string(t.passes_in_optimizer) +
+                                                   " of them run by optimizer.step(closure)";
+    }
+    s += ")";
+  } else if (!how.empty()) {
+    s += " (" + how + ")";
+  }
   if (epochs.size() > 1) s += " in " + std::to_string(epochs.size()) + " epochs";
   if (t.eval_steps > 0) s += " and " + Plural(t.eval_steps, "evaluation step", "evaluation steps") + " (left out)";
   s += ": mean " + D(t.step.mean) + ", median " + D(t.step.median) + ", p90 " + D(t.step.p90) + ", std dev " +

@@ -133,6 +133,8 @@ void FillParts(const PartContext& ctx, IntervalSet waits, bool ddp, Step* sp) {
   }
 }
 
+void IntoOptimizerSteps(const PhaseThread& t, const PartContext& ctx, bool ddp, std::vector<Step>* steps);
+
 // Steps from the loop's rhythm, on a thread without data waits (docs/analysis.md, "Steps"):
 // the top-level phase ranges (inside no other compute range) are cut into cycles at each forward
 // that follows a backward or optimizer step. Within a cycle, a forward of the same module as the
@@ -144,7 +146,8 @@ void FillParts(const PartContext& ctx, IntervalSet waits, bool ddp, Step* sp) {
 // iterator start, checkpoint or init_process_group range that ends before its first forward (the
 // time between epochs is in no step) — and the thread's first step starts at its first forward. A step's data wait is the time before its first
 // forward that no compute phase covers: the loop's own batch preparation (get_batch), and whatever
-// else the loop does there.
+// else the loop does there. An optimizer step that runs forward or backward itself
+// (optimizer.step(closure)) starts a cycle, whatever came before it: a training cycle by itself.
 void RhythmThread(const PhaseThread& t, bool ddp, StepSplit* out) {
   if (t.by_phase[Slot(Phase::kBackward)].empty()) return;  // no training on this thread
   std::vector<const PhaseRange*> all;
@@ -166,8 +169,19 @@ void RhythmThread(const PhaseThread& t, bool ddp, StepSplit* out) {
   std::vector<size_t> starts;
   const PhaseRange* first = nullptr;  // the current cycle's first forward
   bool after_training = false, prev_tagged = false;
+  const IntervalSet passes = UnionOf(t, {Phase::kForward, Phase::kBackward});
+  auto closure = [&](const PhaseRange* r) {
+    return r->phase == Phase::kOptimizerStep && LengthWithin(passes, r->begin_ns, r->end_ns) > 0;
+  };
   for (size_t i = 0; i < top.size(); ++i) {
     const PhaseRange* r = top[i];
+    if (closure(r)) {  // a cycle of its own: forwards before it are another cycle's
+      starts.push_back(i);
+      first = r;
+      after_training = true;
+      prev_tagged = false;
+      continue;
+    }
     if (trains(r)) {
       after_training = true;
       continue;
@@ -196,7 +210,7 @@ void RhythmThread(const PhaseThread& t, bool ddp, StepSplit* out) {
     s.tid = t.tid;
     s.by_rhythm = true;
     s.data_waits = 0;
-    const uint64_t forward_begin = top[from]->begin_ns;
+    const uint64_t forward_begin = top[from]->begin_ns;  // the cycle's first forward (or closure step)
     uint64_t last_forward = forward_begin, last_training = 0;
     for (size_t i = from; i < to; ++i) {
       if (trains(top[i])) last_training = std::max(last_training, top[i]->end_ns);
@@ -216,11 +230,19 @@ void RhythmThread(const PhaseThread& t, bool ddp, StepSplit* out) {
   }
   // No StopIteration marks epochs here: a new epoch starts with the first training step after
   // evaluation steps (the evaluation at the end of each epoch).
+  // An evaluation after every training step or two is a per-step check (time_sequence_prediction's
+  // prediction after each LBFGS step), not an epoch's end: then no epochs are told apart.
   uint32_t epoch = 0;
+  size_t training = 0;
   for (size_t k = 0; k < steps.size(); ++k) {
     if (k > 0 && !steps[k].eval && steps[k - 1].eval) ++epoch;
     steps[k].epoch = epoch;
+    training += !steps[k].eval;
   }
+  if (2 * (static_cast<size_t>(epoch) + 1) > training) {
+    for (Step& s : steps) s.epoch = 0;
+  }
+  IntoOptimizerSteps(t, ctx, ddp, &steps);
   out->rhythm_steps += steps.size();
   out->steps.insert(out->steps.end(), steps.begin(), steps.end());
 }
@@ -239,6 +261,72 @@ std::vector<Interval> Outermost(const PhaseThread& t, Phase phase) {
     out.push_back(w);
   }
   return out;
+}
+
+// Counts a step's forward/backward passes (its outermost backward ranges, by begin) and those inside
+// an optimizer step (a closure's).
+void CountPasses(const std::vector<Interval>& backwards, const IntervalSet& optimizer, Step* s) {
+  s->passes = s->passes_in_optimizer = 0;
+  auto it = std::lower_bound(backwards.begin(), backwards.end(), s->begin_ns,
+                             [](const Interval& w, uint64_t x) { return w.begin < x; });
+  for (; it != backwards.end() && it->begin < s->end_ns; ++it) {
+    ++s->passes;
+    if (LengthWithin(optimizer, it->begin, it->begin + 1) > 0) ++s->passes_in_optimizer;
+  }
+}
+
+// The step is the optimizer step (docs/analysis.md, "Steps"). On a thread that records optimizer
+// steps (Optimizer.step, GradScaler.step: a step skipped on overflow is still one), consecutive
+// training steps of one epoch that run none are the micro-batches of the next one that does
+// (gradient accumulation: forward, backward, forward, backward, optimizer step), and become one
+// step with it; a run that no optimizer step ends (an evaluation or the epoch's end comes first)
+// becomes one step of its own. Waits taken together before the compute (data_waits ≥ 2) count as
+// micro-batches when the step runs at least as many backward passes outside its optimizer steps (a
+// loop that fetches every micro-batch first, as Hugging Face's Trainer does); else they are one
+// batch from several loaders (zip). A merged step's arrival is its last micro-batch's: the
+// gradient synchronisation of accumulation happens there (DDP's no_sync before it).
+void IntoOptimizerSteps(const PhaseThread& t, const PartContext& ctx, bool ddp, std::vector<Step>* steps) {
+  const IntervalSet& optimizer = t.by_phase[Slot(Phase::kOptimizerStep)];
+  const std::vector<Interval> backwards = Outermost(t, Phase::kBackward);
+  for (Step& s : *steps) {
+    CountPasses(backwards, optimizer, &s);
+    const uint32_t outside = s.passes - s.passes_in_optimizer;
+    s.micro_batches = s.data_waits >= 2 && outside >= s.data_waits ? s.data_waits : 1;
+  }
+  if (optimizer.empty()) return;
+  auto steps_optimizer = [&](const Step& s) { return LengthWithin(optimizer, s.begin_ns, s.end_ns) > 0; };
+  std::vector<Step> out;
+  out.reserve(steps->size());
+  std::vector<Step>& in = *steps;
+  for (size_t i = 0; i < in.size();) {
+    if (in[i].eval || steps_optimizer(in[i])) {
+      out.push_back(std::move(in[i++]));
+      continue;
+    }
+    size_t j = i;  // [i, j): micro-batches without an optimizer step
+    while (j < in.size() && !in[j].eval && !steps_optimizer(in[j]) && in[j].epoch == in[i].epoch) ++j;
+    const size_t last = j < in.size() && !in[j].eval && in[j].epoch == in[i].epoch ? j : j - 1;
+    if (last == i) {
+      out.push_back(std::move(in[i++]));
+      continue;
+    }
+    Step m = in[last];
+    m.begin_ns = in[i].begin_ns;
+    m.data_waits = m.micro_batches = 0;
+    std::vector<Interval> waits;
+    for (size_t k = i; k <= last; ++k) {
+      m.data_waits += in[k].data_waits;
+      m.micro_batches += in[k].micro_batches;
+      waits.insert(waits.end(), in[k].waits.begin(), in[k].waits.end());
+    }
+    FillParts(ctx, Union(std::move(waits)), ddp, &m);
+    m.arrival = in[last].arrival;
+    m.arrival_ns = in[last].arrival_ns;
+    CountPasses(backwards, optimizer, &m);
+    out.push_back(std::move(m));
+    i = last + 1;
+  }
+  *steps = std::move(out);
 }
 
 // Steps from torch.profiler's ProfilerStep#N spans (`prof.step()` to `prof.step()`), on a thread
@@ -273,6 +361,8 @@ bool ProfilerStepThread(const PhaseThread& t, const std::vector<Interval>& waits
   if (std::none_of(steps.begin(), steps.end(), [](const Step& s) { return !s.eval; })) {
     for (Step& s : steps) s.eval = false;  // a thread that never trains has only steps
   }
+  const std::vector<Interval> backwards = Outermost(t, Phase::kBackward);
+  for (Step& s : steps) CountPasses(backwards, t.by_phase[Slot(Phase::kOptimizerStep)], &s);
   out->profiler_steps += steps.size();
   out->steps.insert(out->steps.end(), steps.begin(), steps.end());
   return true;
@@ -392,6 +482,7 @@ void SplitThread(const PhaseThread& t, bool ddp, StepSplit* out) {
     steps[k].epoch = epoch;
     if (!steps[k].eval && before_epoch_end[k]) pending = true;
   }
+  IntoOptimizerSteps(t, ctx, ddp, &steps);
   out->steps.insert(out->steps.end(), steps.begin(), steps.end());
 }
 

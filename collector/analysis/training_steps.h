@@ -8,6 +8,10 @@
 //   thread: |wait|fwd|bwd|opt|   |wait|fwd|bwd|opt|   |wait| + kDataEnd mark   (validation)   |wait|...
 //           ^ step 0             ^ step 1             ^ epoch end: ends step 1, starts none ^ step 2
 //
+// On a thread that records optimizer steps, the step is the optimizer step: training steps that
+// run none are micro-batches of the next one that does (gradient accumulation), and an optimizer
+// step that runs forward and backward itself (optimizer.step(closure)) holds them.
+//
 // A thread with no data wait (batches sliced from a tensor) gets its steps from the loop's rhythm
 // (LoopRhythm below): a step starts at each top-level forward that follows a backward or optimizer
 // step, and its "data wait" is the unrecorded time between its last backward/optimizer step and
@@ -106,6 +110,12 @@ struct Step {
   bool by_rhythm = false;                    ///< found from the loop's rhythm (no DataLoader wait)
   bool profiler_step = false;                ///< a torch.profiler ProfilerStep#N span (imported traces)
   uint32_t data_waits = 1;                   ///< DataLoader waits merged into this step (zip of loaders)
+  /// Micro-batches of this optimizer step: the steps a thread that records optimizer steps merged
+  /// into it because they ran none (gradient accumulation), or its waits taken together before a
+  /// backward each (a loop that fetches every micro-batch first). 1 for an ordinary step.
+  uint32_t micro_batches = 1;
+  uint32_t passes = 0;               ///< outermost backward ranges in the step (forward/backward passes)
+  uint32_t passes_in_optimizer = 0;  ///< of them, inside an optimizer step (optimizer.step(closure))
   std::array<uint64_t, kPartCount> parts{};  ///< ns; they add up to the duration
   IntervalSet waits;                         ///< the data-wait time of this step
   Arrival arrival = Arrival::kNone;

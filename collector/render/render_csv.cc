@@ -216,7 +216,7 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
 
   Csv steps(open, "steps.csv");
   header = {"pid", "host", "rank", "step", "train_step", "kind", "in_statistics", "epoch", "tid", "data_waits",
-            "start_ns", "end_ns", "duration_ns"};
+            "micro_batches", "passes", "start_ns", "end_ns", "duration_ns"};
   for (size_t i = 0; i < kPartCount; ++i) header.push_back(std::string(PartName(static_cast<Part>(i))) + "_ns");
   for (const char* h : {"arrival", "arrival_ns", "lateness_ns"}) header.push_back(h);
   steps.Row(header);
@@ -225,7 +225,7 @@ void RenderCsv(const Report& r, const std::function<OutputSink*(const std::strin
     for (const StepRow& s : t.step_rows) {
       std::vector<std::string> row = {Num(t.pid), t.host, Opt(t.rank), Num(s.step), Opt(s.train_step),
                                       s.eval ? "eval" : "train", s.in_statistics ? "true" : "false", Num(s.epoch),
-                                      Num(s.tid), Num(s.data_waits), Num(s.start_ns), Num(s.end_ns),
+                                      Num(s.tid), Num(s.data_waits), Num(s.micro_batches), Num(s.passes), Num(s.start_ns), Num(s.end_ns),
                                       Num(s.end_ns - s.start_ns)};
       for (uint64_t v : s.parts) row.push_back(Num(v));
       row.push_back(s.arrival == Arrival::kNone ? "" : ArrivalName(s.arrival));

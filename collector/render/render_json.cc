@@ -368,6 +368,10 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"dropped_steps", t.dropped_steps},
                      {"data_waits", t.data_waits},
                      {"epoch_ends", t.epoch_ends},
+                     {"micro_batches", t.steps == 0 ? Json(nullptr)
+                                                    : Json{{"min", t.micro_batches_min}, {"max", t.micro_batches_max}}},
+                     {"passes", t.passes},
+                     {"passes_in_optimizer_step", t.passes_in_optimizer},
                      {"steps_found_by", t.steps_found_by},
                      {"coverage", CoverageJson(t.coverage)},
                      {"step", StepStatsJson(t.step)},

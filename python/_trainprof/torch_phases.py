@@ -425,6 +425,21 @@ def _patch_optimizer(torch):
     optimizer_cls.__init__ = __init__
 
 
+def _patch_grad_scaler(torch):
+    """GradScaler.step(optimizer) is the optimizer step of a mixed-precision loop: it skips
+    optimizer.step() when the gradients overflowed, and that step must stay an optimizer step,
+    not become a micro-batch of the next one (docs/analysis.md, "Steps")."""
+    name_of = _cached_name("GradScaler.step#%s.step")
+    for owner in (getattr(getattr(torch, "amp", None), "GradScaler", None),
+                  getattr(getattr(getattr(torch, "cuda", None), "amp", None), "GradScaler", None)):
+        if isinstance(owner, type):
+            for cls in owner.__mro__:
+                if cls is object:
+                    break
+                if "step" in cls.__dict__:
+                    _wrap_attr(cls, "step", N.OPTIMIZER_STEP, name_of)
+
+
 _COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
                 "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all", "all_to_all_single",
                 "barrier", "gather", "scatter")
@@ -488,7 +503,8 @@ def _patch_ddp(torch):
 
 
 PATCHES = (_patch_dataloader_iter, _patch_dataloader_iter_init, _patch_dataloader, _patch_fetchers,
-           _patch_worker_loop, _patch_module_call, _patch_backward, _patch_optimizer, _patch_collectives,
+           _patch_worker_loop, _patch_module_call, _patch_backward, _patch_optimizer, _patch_grad_scaler,
+           _patch_collectives,
            _patch_checkpoint, _patch_init_process_group, _patch_ddp)
 
 

@@ -266,6 +266,40 @@ class HogwildTest(CorpusTest):
                 procs[pid]["verdict"], ("compute_bound", "partly_input_bound", "input_bound")))
 
 
+class TimeSequencePredictionTest(CorpusTest):
+    def test_closure_optimizer_steps_are_the_steps(self):
+        """LBFGS's optimizer.step(closure) runs every forward and backward of training: each
+        optimizer step is a step, holding the closure's passes; the predictions after each step are
+        evaluation steps (issue 37, class 1)."""
+        rep, own = self.run_corpus("time_sequence_prediction", [PYTHON, script("time_sequence_prediction")])
+        p = self.the_process(rep, own)
+        mine = next(iter(own.values()))
+        self.check("steps_found_by", lambda: self.assertEqual(p["steps_found_by"], "loop_rhythm"))
+        self.check("passes", lambda: self.assertEqual(p["passes"], mine["closure_calls"]))
+        self.check("passes_in_optimizer_step",
+                   lambda: self.assertEqual(p["passes_in_optimizer_step"], mine["closure_calls"]))
+        self.check("eval_steps", lambda: self.assertEqual(p["eval_steps"], mine["steps"]))
+        self.check("text", lambda: self.assertTrue(any(
+            "%d forward/backward passes, all run by optimizer.step(closure)" % mine["closure_calls"] in t
+            for t in p["text"]), p["text"]))
+        self.check("text no epochs", lambda: self.assertFalse(any(" epochs" in t for t in p["text"]), p["text"]))
+
+
+class GradAccumulationTest(CorpusTest):
+    def test_accumulated_micro_batches_are_one_optimizer_step(self):
+        """An accumulation loop (4 DataLoader batches, then GradScaler.step): one step per optimizer
+        step, of 4 micro-batches (issue 37, class 6)."""
+        rep, own = self.run_corpus("grad_accumulation", [PYTHON, script("grad_accumulation")])
+        p = self.the_process(rep, own)
+        mine = next(iter(own.values()))
+        per_step = mine["micro_batches"] // mine["steps"]
+        self.check("micro_batches", lambda: self.assertEqual(p["micro_batches"], {"min": per_step, "max": per_step}))
+        self.check("passes", lambda: self.assertEqual(p["passes"], mine["passes"]))
+        self.check("text", lambda: self.assertTrue(any(
+            "optimizer steps of %d micro-batches each: %d forward/backward passes" % (per_step, mine["passes"]) in t
+            for t in p["text"]), p["text"]))
+
+
 class DdpAllReduceTest(CorpusTest, DdpStragglerChecks):
     def test_logging_all_reduce_rank1_straggler(self):
         rep, own = self.run_corpus("ddp_allreduce", [PYTHON, script("ddp_allreduce"), "--port", str(free_port())],

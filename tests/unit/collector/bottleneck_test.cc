@@ -246,6 +246,56 @@ TEST(Bottleneck, PartlyInputBound) {
   EXPECT_TRUE(Says(tp.text, "Data loading is partly limiting: waiting for data is 9.1% of the step"));
 }
 
+// The step is the optimizer step, and the text says what one holds (issue 37, classes 1 and 6):
+// 6 steps of 2 micro-batches (wait, forward, backward; wait, forward, backward, optimizer step),
+// then 6 LBFGS steps whose closure runs 3 passes.
+TEST(Bottleneck, AnOptimizerStepSaysItsMicroBatchesAndPasses) {
+  {
+    TrainRun r;
+    uint64_t t = T0 + 10 * kMs;
+    for (int i = 0; i < 6; ++i) {
+      t = r.m.Step(t, {.wait = 2 * kMs, .forward = 4 * kMs, .backward = 5 * kMs});
+      t = r.m.Step(t, WithWait(kCompute10, 2 * kMs));
+    }
+    Report report = r.Analyze();
+    const TrainingProcess& tp = report.bottleneck.processes.at(0);
+    EXPECT_EQ(tp.steps, 6u);
+    EXPECT_EQ(tp.micro_batches_min, 2u);
+    EXPECT_EQ(tp.micro_batches_max, 2u);
+    EXPECT_EQ(tp.passes, 12u);
+    EXPECT_DOUBLE_EQ(tp.step.mean, 23.0 * kMs);
+    EXPECT_TRUE(Says(tp.text, "pid 200: 6 training steps (optimizer steps of 2 micro-batches each: 12 "
+                              "forward/backward passes): mean 23.0 ms")) << Join(tp.text);
+  }
+  {
+    TrainRun r;
+    uint64_t t = T0 + 10 * kMs;
+    for (int i = 0; i < 6; ++i) {
+      r.m.Range(t, t + 2 * kMs, Phase::kDataWait);
+      t += 2 * kMs;
+      r.m.Push(t, Phase::kOptimizerStep, "Optimizer.step#LBFGS.step");
+      for (int pass = 0; pass < 3; ++pass, t += 4 * kMs) {
+        r.m.Range(t, t + 2 * kMs, Phase::kForward);
+        r.m.Range(t + 2 * kMs, t + 4 * kMs, Phase::kBackward);
+      }
+      r.m.Pop(t);
+    }
+    Report report = r.Analyze();
+    const TrainingProcess& tp = report.bottleneck.processes.at(0);
+    EXPECT_EQ(tp.steps, 6u);
+    EXPECT_EQ(tp.passes_in_optimizer, 18u);
+    EXPECT_TRUE(Says(tp.text, "pid 200: 6 training steps (optimizer steps: 18 forward/backward passes, all run by "
+                              "optimizer.step(closure)): mean 14.0 ms")) << Join(tp.text);
+  }
+  {  // one pass per step, as Lightning's closure runs: nothing to say
+    TrainRun r;
+    uint64_t t = T0 + 10 * kMs;
+    for (int i = 0; i < 6; ++i) t = r.m.Step(t, WithWait(kCompute10, 2 * kMs));
+    Report report = r.Analyze();
+    EXPECT_FALSE(Says(report.bottleneck.processes.at(0).text, "optimizer steps"));
+  }
+}
+
 TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
   for (int steps : {4, 6}) {
     TrainRun r;
@@ -277,9 +327,10 @@ TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
     auto it = std::find_if(tables.begin(), tables.end(), [](const CsvTable& c) { return c.name == "steps.csv"; });
     ASSERT_NE(it, tables.end());
     EXPECT_EQ(it->text.substr(0, it->text.find("\r\n")),
-              "pid,host,rank,step,train_step,kind,in_statistics,epoch,tid,data_waits,start_ns,end_ns,duration_ns,"
+              "pid,host,rank,step,train_step,kind,in_statistics,epoch,tid,data_waits,micro_batches,passes,start_ns,end_ns,"
+              "duration_ns,"
               "data_wait_ns,forward_ns,backward_ns,optimizer_ns,collective_ns,other_ns,arrival,arrival_ns,lateness_ns");
-    EXPECT_NE(it->text.find("\r\n200,node0,,0,0,train,false,0,200,1,1010000000,1120000000,110000000,100000000,4000000,"
+    EXPECT_NE(it->text.find("\r\n200,node0,,0,0,train,false,0,200,1,1,1,1010000000,1120000000,110000000,100000000,4000000,"
                             "5000000,1000000,0,0,backward,1114000000,\r\n"),
               std::string::npos)
         << it->text;

@@ -459,6 +459,229 @@ TEST(TrainingSteps, InnermostPhaseWinsInsideAnOptimizerStepClosure) {
   EXPECT_EQ(st.part(Part::kOther), 5 * kMs);       // [3, 4) + [25, 26) + [27, 30)
 }
 
+// The step is the optimizer step (docs/analysis.md, "Steps"), issue 37 classes 1 and 6.
+
+// pytorch/examples time_sequence_prediction: LBFGS, `optimizer.step(closure)` runs zero_grad,
+// forward, loss and backward 4 times; then a prediction under no_grad (two [eval] forwards). No
+// DataLoader: the loop's rhythm. Each optimizer step is a training step holding its 4 passes; the
+// predictions are evaluation steps, and evaluating after every step makes no epochs.
+TEST(OptimizerStep, ClosureStepsAreTheStepsOfTheLoopRhythm) {
+  TraceBuilder b(320);
+  PhaseThread m(b, 320);
+  uint64_t t = b.start_ns() + 10 * kMs;
+  std::vector<uint64_t> step_begin, step_end, eval_end;
+  for (int i = 0; i < 6; ++i) {
+    t += kMs;  // the loop's own code before the step (closure made, a print)
+    step_begin.push_back(t);
+    m.Push(t, Phase::kOptimizerStep, "Optimizer.step#LBFGS.step");
+    t += kMs;
+    for (int pass = 0; pass < 4; ++pass) {
+      m.Range(t, t + kMs, Phase::kZeroGrad);
+      m.Range(t + kMs, t + 4 * kMs, Phase::kForward, "Sequence.forward");
+      m.Range(t + 4 * kMs, t + 5 * kMs, Phase::kForward, "MSELoss.forward");
+      m.Range(t + 5 * kMs, t + 9 * kMs, Phase::kBackward);
+      t += 10 * kMs;
+    }
+    m.Pop(t);
+    step_end.push_back(t);
+    m.Range(t + kMs, t + 6 * kMs, Phase::kForward, "Sequence.forward [eval]");
+    m.Range(t + 6 * kMs, t + 7 * kMs, Phase::kForward, "MSELoss.forward [eval]");
+    t += 7 * kMs;
+    eval_end.push_back(t);
+  }
+  Split s;
+  s.trace = TraceOf({&b});
+  s.phases = CollectPhases(s.trace.processes.at(0), s.trace.strings.Find(format::kPhaseDomain), &s.trace.strings);
+  s.split = SplitSteps(s.phases);
+  std::vector<const Step*> train;
+  for (const Step& st : s.split.steps) {
+    if (!st.eval) train.push_back(&st);
+  }
+  ASSERT_EQ(train.size(), 6u);
+  EXPECT_EQ(s.split.steps.size(), 12u);  // and 6 predictions
+  for (size_t k = 0; k < 6; ++k) {
+    SCOPED_TRACE(k);
+    const Step& st = *train[k];
+    EXPECT_EQ(st.begin_ns, k == 0 ? step_begin[0] : eval_end[k - 1]);
+    EXPECT_EQ(st.end_ns, step_end[k]);
+    EXPECT_EQ(st.passes, 4u);
+    EXPECT_EQ(st.passes_in_optimizer, 4u);
+    EXPECT_EQ(st.micro_batches, 1u);
+    EXPECT_EQ(st.epoch, 0u);
+    EXPECT_EQ(st.part(Part::kBackward), 16 * kMs);
+    EXPECT_EQ(st.part(Part::kForward), 16 * kMs);
+    EXPECT_EQ(st.part(Part::kOptimizer), 5 * kMs + 4 * kMs);  // the step's own time, and zero_grad
+    EXPECT_EQ(st.part(Part::kDataWait), k == 0 ? 0 : kMs);
+  }
+}
+
+// The same closure steps in a DataLoader loop: one step per batch, its passes inside the optimizer
+// step.
+TEST(OptimizerStep, ClosureStepsInADataLoaderLoop) {
+  TraceBuilder b(321);
+  PhaseThread m(b, 321);
+  uint64_t t = b.start_ns() + 10 * kMs;
+  for (int i = 0; i < 3; ++i) {
+    m.Range(t, t + 2 * kMs, Phase::kDataWait);
+    t += 2 * kMs;
+    m.Push(t, Phase::kOptimizerStep, "Optimizer.step#LBFGS.step");
+    for (int pass = 0; pass < 3; ++pass) {
+      m.Range(t + kMs, t + 3 * kMs, Phase::kForward);
+      m.Range(t + 3 * kMs, t + 5 * kMs, Phase::kBackward);
+      t += 5 * kMs;
+    }
+    m.Pop(t + kMs);
+    t += kMs;
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 3u);
+  for (const Step& st : s.split.steps) {
+    EXPECT_FALSE(st.eval);
+    EXPECT_EQ(st.passes, 3u);
+    EXPECT_EQ(st.passes_in_optimizer, 3u);
+    EXPECT_EQ(st.micro_batches, 1u);
+  }
+}
+
+// Gradient accumulation over 3 micro-batches, each its own DataLoader wait: forward, backward,
+// forward, backward, forward, backward, optimizer step. 4 optimizer steps, then the epoch ends
+// after 2 micro-batches without an optimizer step (`break` mid-accumulation): they stay a step of
+// their own. Each optimizer step's parts are the sums over its micro-batches.
+TEST(OptimizerStep, AccumulatedMicroBatchesAreOneStep) {
+  TraceBuilder b(322);
+  PhaseThread m(b, 322);
+  uint64_t t = b.start_ns() + 10 * kMs;
+  std::vector<uint64_t> begins;
+  for (int i = 0; i < 4; ++i) {
+    begins.push_back(t);
+    for (int micro = 0; micro < 3; ++micro) {
+      t = m.Step(t, StepPlan{.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs, .other = kMs});
+    }
+    m.Range(t, t + 2 * kMs, Phase::kOptimizerStep);
+    t += 3 * kMs;
+  }
+  begins.push_back(t);
+  for (int micro = 0; micro < 2; ++micro) {
+    t = m.Step(t, StepPlan{.wait = 2 * kMs, .forward = 3 * kMs, .backward = 4 * kMs});
+  }
+  t = m.EpochEnd(t, kMs);
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 5u);
+  EXPECT_EQ(s.split.data_waits, 4u * 3 + 2 + 1);
+  for (size_t k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    const Step& st = s.split.steps[k];
+    EXPECT_EQ(st.begin_ns, begins[k]);
+    EXPECT_EQ(st.end_ns, begins[k + 1]);
+    EXPECT_EQ(st.duration(), 3 * 10 * kMs + 3 * kMs);
+    EXPECT_EQ(st.micro_batches, 3u);
+    EXPECT_EQ(st.data_waits, 3u);
+    EXPECT_EQ(st.passes, 3u);
+    EXPECT_EQ(st.passes_in_optimizer, 0u);
+    EXPECT_EQ(st.part(Part::kDataWait), 6 * kMs);
+    EXPECT_EQ(st.part(Part::kForward), 9 * kMs);
+    EXPECT_EQ(st.part(Part::kBackward), 12 * kMs);
+    EXPECT_EQ(st.part(Part::kOptimizer), 2 * kMs);
+    EXPECT_EQ(st.part(Part::kOther), 4 * kMs);
+    EXPECT_EQ(st.arrival, Arrival::kBackward);
+    EXPECT_EQ(st.arrival_ns, begins[k] + 2 * 10 * kMs + 5 * kMs);  // the last micro-batch's backward
+  }
+  const Step& rest = s.split.steps[4];
+  EXPECT_FALSE(rest.eval);
+  EXPECT_EQ(rest.micro_batches, 2u);
+  EXPECT_EQ(rest.begin_ns, begins[4]);
+  EXPECT_EQ(rest.duration(), 18 * kMs);  // ended by the StopIteration wait
+}
+
+// Accumulation in a loop without DataLoader (batches sliced from a tensor): forward, backward,
+// forward, backward, optimizer step cycles become one step each.
+TEST(OptimizerStep, AccumulationInTheLoopRhythm) {
+  TraceBuilder b(323);
+  PhaseThread m(b, 323);
+  uint64_t t = b.start_ns() + 10 * kMs;
+  std::vector<uint64_t> ends;
+  for (int i = 0; i < 5; ++i) {
+    for (int micro = 0; micro < 2; ++micro) {
+      t += kMs;  // get_batch
+      m.Range(t, t + 3 * kMs, Phase::kForward);
+      m.Range(t + 3 * kMs, t + 7 * kMs, Phase::kBackward);
+      t += 7 * kMs;
+    }
+    m.Range(t, t + kMs, Phase::kOptimizerStep);
+    t += kMs;
+    ends.push_back(t);
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 5u);
+  for (size_t k = 0; k < 5; ++k) {
+    SCOPED_TRACE(k);
+    const Step& st = s.split.steps[k];
+    EXPECT_TRUE(st.by_rhythm);
+    EXPECT_EQ(st.end_ns, ends[k]);
+    EXPECT_EQ(st.micro_batches, 2u);
+    EXPECT_EQ(st.passes, 2u);
+    EXPECT_EQ(st.part(Part::kDataWait), k == 0 ? kMs : 2 * kMs);  // step 0 starts at its first forward
+  }
+}
+
+// A loop that takes every micro-batch of an optimizer step first (Hugging Face's Trainer with
+// gradient_accumulation_steps=2): two waits, then forward, backward, forward, backward, optimizer
+// step: 2 micro-batches. Two waits before one forward and backward (zip of two loaders) are one
+// batch; so are a GAN's three backward passes after one wait.
+TEST(OptimizerStep, WaitsTakenTogetherAreMicroBatchesOnlyWithAPassEach) {
+  for (int shape = 0; shape < 3; ++shape) {
+    SCOPED_TRACE(shape);
+    TraceBuilder b(324);
+    PhaseThread m(b, 324);
+    uint64_t t = b.start_ns() + 10 * kMs;
+    for (int i = 0; i < 4; ++i) {
+      const int waits = shape == 2 ? 1 : 2;
+      for (int w = 0; w < waits; ++w) {
+        m.Range(t, t + kMs, Phase::kDataWait);
+        t += kMs;
+      }
+      const int passes = shape == 0 ? 2 : shape == 1 ? 1 : 3;
+      for (int p = 0; p < passes; ++p) {
+        m.Range(t, t + 2 * kMs, Phase::kForward);
+        m.Range(t + 2 * kMs, t + 4 * kMs, Phase::kBackward);
+        t += 4 * kMs;
+        if (shape == 2 && p != 1) {
+          m.Range(t, t + kMs, Phase::kOptimizerStep);  // the discriminator's, then the generator's
+          t += kMs;
+        }
+      }
+      if (shape != 2) {
+        m.Range(t, t + kMs, Phase::kOptimizerStep);
+        t += kMs;
+      }
+    }
+    Split s = SplitOf(b);
+    ASSERT_EQ(s.split.steps.size(), 4u);
+    for (const Step& st : s.split.steps) {
+      EXPECT_EQ(st.micro_batches, shape == 0 ? 2u : 1u);
+      EXPECT_EQ(st.passes, shape == 0 ? 2u : shape == 1 ? 1u : 3u);
+    }
+  }
+}
+
+// A mixed-precision loop whose GradScaler skips optimizer.step() on overflow: GradScaler.step is
+// the optimizer step (the shim records it), so the skipped step stays a step.
+TEST(OptimizerStep, AStepWhoseScalerSkippedTheUpdateStaysAStep) {
+  TraceBuilder b(325);
+  PhaseThread m(b, 325);
+  uint64_t t = b.start_ns() + 10 * kMs;
+  for (int i = 0; i < 6; ++i) {
+    t = m.Step(t, StepPlan{.wait = kMs, .forward = 2 * kMs, .backward = 2 * kMs});
+    m.Push(t, Phase::kOptimizerStep, "GradScaler.step#GradScaler.step");
+    if (i >= 2) m.Range(t + kMs, t + 2 * kMs, Phase::kOptimizerStep, "Optimizer.step#SGD.step");
+    m.Pop(t + 3 * kMs);
+    t += 3 * kMs;
+  }
+  Split s = SplitOf(b);
+  ASSERT_EQ(s.split.steps.size(), 6u);
+  for (const Step& st : s.split.steps) EXPECT_EQ(st.micro_batches, 1u);
+}
+
 // Random nesting, categories and gaps: never a crash, and the parts always add up to the step.
 TEST(TrainingSteps, RandomPhasesKeepTheInvariants) {
   std::mt19937_64 rng(12345);

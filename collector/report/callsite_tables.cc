@@ -17,11 +17,18 @@ TableDef MakeCallSiteTable() {
            {"name", "Name", Unit::kText, L, "the range or mark name (domain:name outside the default domain), or the CUDA API", Show::kBoth, 60},
            {"calls", "Calls", Unit::kCount, R, "events of that name with this call site"},
            {"total_ns", "Total", Unit::kNs, R, "their summed durations (0 for marks)"},
-           {"call_site", "Call Site", Unit::kText, L, "the first user frame: \"function at file:line\" (file basename)", Show::kBoth, 80},
+           {"call_site", "Call Site", Unit::kText, L,
+            "the first user frame: \"function at file:line\" (file basename); where its callers differ, one row per caller: "
+            "\"..., from caller at file:line\"",
+            Show::kBoth, 120},
            {"function", nullptr, Unit::kText, L, "the call site's function (demangled; module+0xOFFSET without symbols)", Show::kData},
            {"file", nullptr, Unit::kText, L, "its source file; null without debug information", Show::kData},
            {"line", nullptr, Unit::kCount, R, "its line; null without debug information", Show::kData},
            {"module", nullptr, Unit::kText, L, "the module (basename) of a native call site; null for Python", Show::kData},
+           {"caller", nullptr, Unit::kText, L,
+            "the first user frame outward of the call site where the callers' stacks differ, \"function at file:line\": "
+            "the row holds that caller's events; null: the row holds every caller's",
+            Show::kData},
            {"frames", nullptr, Unit::kText, L,
             "the stack from the call site outward, innermost first; JSON: [{function, file, line, module}], CSV: \"f (file:line) < g ...\"",
             Show::kData}},
@@ -49,11 +56,13 @@ std::string FramesText(const std::vector<SymbolFrame>& frames) {
 Cells CallSiteCells(const CallSiteRow& r) {
   Cells c{StackedKindName(r.kind), r.name, r.calls, r.total_ns, r.Site()};
   if (r.frames.empty()) {
-    c.insert(c.end(), {nullptr, nullptr, nullptr, nullptr, FramesText(r.frames)});
+    c.insert(c.end(), {nullptr, nullptr, nullptr, nullptr, nullptr, FramesText(r.frames)});
     return c;
   }
   const SymbolFrame& f = r.frames.front();
-  c.insert(c.end(), {f.function, Cell(f.file), Cell(f.line), Cell(f.module), FramesText(r.frames)});
+  Cell caller = nullptr;
+  if (r.caller) caller = FrameSiteText(*r.caller);
+  c.insert(c.end(), {f.function, Cell(f.file), Cell(f.line), Cell(f.module), caller, FramesText(r.frames)});
   return c;
 }
 

@@ -8,14 +8,102 @@
 
 namespace trainprof::collector {
 
-std::string CallSiteRow::Site() const {
-  if (frames.empty()) return "<unknown stack>";
-  const SymbolFrame& f = frames.front();
+std::string FrameSiteText(const SymbolFrame& f) {
   if (!f.file) return f.function;
   return f.function + " at " + SourceLocation(*f.file, f.line.has_value(), f.line.value_or(0));
 }
 
+std::string CallSiteRow::Site() const {
+  if (frames.empty()) return "<unknown stack>";
+  return FrameSiteText(frames.front()) + (caller ? ", from " + FrameSiteText(*caller) : "");
+}
+
 namespace {
+
+// Adds `n` events of one stack (frames outward of the call site) to a group's callers.
+void AddCaller(std::vector<SymbolFrame> frames, uint64_t calls, uint64_t total_ns, CallSiteGroup* g) {
+  if (frames.size() > kCallerFrames) frames.resize(kCallerFrames);
+  for (CallerStack& c : g->callers) {
+    if (std::equal(c.frames.begin(), c.frames.end(), frames.begin(), frames.end(),
+                   [](const SymbolFrame& a, const SymbolFrame& b) { return a.Key() == b.Key(); })) {
+      c.calls += calls;
+      c.total_ns += total_ns;
+      return;
+    }
+  }
+  if (g->callers.size() >= kCallerStacks) {
+    g->callers_cut = true;
+    return;
+  }
+  g->callers.push_back({std::move(frames), calls, total_ns});
+}
+
+// The user frames of a caller stack, outward, at most kCallerDepth.
+std::vector<const SymbolFrame*> UserChain(const CallerStack& c) {
+  std::vector<const SymbolFrame*> out;
+  for (const SymbolFrame& f : c.frames) {
+    if (out.size() == kCallerDepth) break;
+    if (IsUserFrame(f)) out.push_back(&f);
+  }
+  return out;
+}
+
+using FrameKey = decltype(std::declval<const SymbolFrame&>().Key());
+
+// The rows of one group split by caller: per distinct user frame at the first depth where the
+// callers' user frames differ; {} when they do not (or the callers were cut).
+std::vector<CallSiteRow> SplitByCaller(const CallSiteRow& whole, const std::vector<CallerStack>& callers, bool cut) {
+  if (cut || callers.size() < 2 || whole.frames.empty()) return {};
+  std::vector<std::vector<const SymbolFrame*>> chains;
+  for (const CallerStack& c : callers) chains.push_back(UserChain(c));
+  auto at = [](const std::vector<const SymbolFrame*>& chain, size_t d) {
+    return d < chain.size() ? std::optional<FrameKey>(chain[d]->Key()) : std::nullopt;
+  };
+  // Two frames present at a depth differ; a stack without a frame there (a shorter or cut one)
+  // differs from none. Its events go to a row without a caller when the others split.
+  for (size_t d = 0; d < kCallerDepth; ++d) {
+    const SymbolFrame* first = nullptr;
+    bool differ = false;
+    for (const auto& chain : chains) {
+      if (d >= chain.size()) continue;
+      if (first == nullptr) first = chain[d];
+      differ = differ || chain[d]->Key() != first->Key();
+    }
+    const bool any = first != nullptr;
+    if (!any) return {};
+    if (!differ) continue;
+    struct Part {
+      CallSiteRow row;
+      uint64_t best = 0;
+    };
+    std::vector<Part> parts;  // by first caller
+    for (size_t i = 0; i < callers.size(); ++i) {
+      const std::optional<FrameKey> key = at(chains[i], d);
+      auto it = std::find_if(parts.begin(), parts.end(), [&](const Part& p) {
+        return (p.row.caller ? std::optional<FrameKey>(p.row.caller->Key()) : std::nullopt) == key;
+      });
+      if (it == parts.end()) {
+        Part p;
+        p.row.kind = whole.kind;
+        p.row.name = whole.name;
+        if (key) p.row.caller = *chains[i][d];
+        parts.push_back(std::move(p));
+        it = parts.end() - 1;
+      }
+      it->row.calls += callers[i].calls;
+      it->row.total_ns += callers[i].total_ns;
+      if (callers[i].calls > it->best) {
+        it->best = callers[i].calls;
+        it->row.frames.assign(1, whole.frames.front());
+        it->row.frames.insert(it->row.frames.end(), callers[i].frames.begin(), callers[i].frames.end());
+      }
+    }
+    std::vector<CallSiteRow> out;
+    for (Part& p : parts) out.push_back(std::move(p.row));
+    return out;
+  }
+  return {};
+}
 
 using SiteKey = std::tuple<std::string, std::optional<std::string>, std::optional<uint32_t>, std::optional<std::string>,
                            bool>;
@@ -47,10 +135,14 @@ std::vector<CallSiteGroup> CallSiteGroupsOf(const Trace& trace, size_t process, 
       if (fresh) g = std::move(key);
       g.calls += u.count;
       g.total_ns += u.total_ns;
-      if (g.known && u.count > g.best) {
+      if (!g.known) continue;
+      if (u.count > g.best) {
         g.best = u.count;
         g.frames.assign(shown.frames.begin() + static_cast<ptrdiff_t>(shown.call_site), shown.frames.end());
       }
+      AddCaller(std::vector<SymbolFrame>(shown.frames.begin() + static_cast<ptrdiff_t>(shown.call_site) + 1,
+                                         shown.frames.end()),
+                u.count, u.total_ns, &g);
     }
   }
   std::vector<CallSiteGroup> out;
@@ -63,6 +155,7 @@ std::vector<CallSiteRow> MergeCallSites(const std::vector<const std::vector<Call
   struct Group {
     CallSiteRow row;
     uint64_t best = 0;  // calls of the stack whose frames the row shows
+    CallSiteGroup callers;  // its callers, over the processes
   };
   std::map<GroupKey, Group> groups;
   for (const std::vector<CallSiteGroup>* process : per_process) {
@@ -76,11 +169,20 @@ std::vector<CallSiteRow> MergeCallSites(const std::vector<const std::vector<Call
         g.best = p.best;
         g.row.frames = p.frames;
       }
+      g.callers.callers_cut = g.callers.callers_cut || p.callers_cut;
+      for (const CallerStack& c : p.callers) AddCaller(c.frames, c.calls, c.total_ns, &g.callers);
     }
   }
   std::vector<CallSiteRow> out;
   out.reserve(groups.size());
-  for (auto& [key, g] : groups) out.push_back(std::move(g.row));
+  for (auto& [key, g] : groups) {
+    std::vector<CallSiteRow> split = SplitByCaller(g.row, g.callers.callers, g.callers.callers_cut);
+    if (split.empty()) {
+      out.push_back(std::move(g.row));
+    } else {
+      for (CallSiteRow& r : split) out.push_back(std::move(r));
+    }
+  }
   std::stable_sort(out.begin(), out.end(), [](const CallSiteRow& a, const CallSiteRow& b) {
     return std::tie(b.total_ns, b.calls) < std::tie(a.total_ns, a.calls);
   });

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,28 @@ struct CallSiteRow {
   /// From the call site outward (innermost first): the stack of the group's most frequent one.
   /// Empty: the stack id was not defined (damage).
   std::vector<SymbolFrame> frames;
-  /// "load_batch at callsites.cc:20" (ShortSourcePath of the file), "load_batch", "<unknown stack>".
+  /// Where the callers of one call site differ (a helper of the user's own that opens the range
+  /// for several callers: an RAII scope class, a context manager, a decorator), the row is one
+  /// caller's: the first user frame outward of the call site at which the callers' stacks differ.
+  std::optional<SymbolFrame> caller;
+  /// "load_batch at callsites.cc:20" (ShortSourcePath of the file), "load_batch", "<unknown stack>";
+  /// with a caller: "ScopedRange at helpers.h:12, from train_step at train.cc:40".
   std::string Site() const;
 };
+
+/// "function at file:line" (ShortSourcePath of the file), or "function" without a file.
+std::string FrameSiteText(const SymbolFrame& f);
+
+/// One distinct stack of a call-site group: its frames outward of the call site (the call site
+/// left out; at most kCallerFrames), and its events.
+struct CallerStack {
+  std::vector<SymbolFrame> frames;
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+};
+inline constexpr size_t kCallerFrames = 48;   ///< frames kept of each caller stack
+inline constexpr size_t kCallerStacks = 64;   ///< distinct caller stacks kept per group
+inline constexpr size_t kCallerDepth = 8;     ///< user frames outward compared for a difference
 
 /// One process's stacked events of one (kind, name, call site): what the call-site table merges
 /// (its share of a report's summaries, collector/summary/).
@@ -39,6 +59,10 @@ struct CallSiteGroup {
   uint64_t total_ns = 0;
   uint64_t best = 0;  ///< calls of the one stack whose frames `frames` are (the group's most frequent)
   std::vector<SymbolFrame> frames;  ///< that stack from the call site outward
+  /// Its distinct stacks outward of the call site (known only), by first use; none kept past
+  /// kCallerStacks (`callers_cut`: the group is then never split by caller).
+  std::vector<CallerStack> callers;
+  bool callers_cut = false;
 };
 
 /// The groups of trace.processes[process], in key order (kind, name, known, site).
@@ -46,7 +70,9 @@ std::vector<CallSiteGroup> CallSiteGroupsOf(const Trace& trace, size_t process, 
 
 /// The table of the processes of these groups: groups of one key summed, their frames those of
 /// the most frequent stack (the first process's of equal counts); the largest total time first
-/// (then calls, key).
+/// (then calls, key). A group whose callers differ (their stacks' user frames outward of the call
+/// site, compared up to kCallerDepth of them) becomes a row per caller: per distinct user frame at
+/// the first depth where they differ (CallSiteRow::caller), with that caller's most frequent stack.
 std::vector<CallSiteRow> MergeCallSites(const std::vector<const std::vector<CallSiteGroup>*>& per_process);
 
 /// Every stacked event of `trace`, grouped per (kind, name, call site); the largest total time

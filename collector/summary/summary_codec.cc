@@ -131,8 +131,10 @@ Json FunctionsJson(const FunctionCounts& c) {
 Json CallSitesJson(const std::vector<CallSiteGroup>& groups) {
   Json out = Json::array();
   for (const CallSiteGroup& g : groups) {
+    Json callers = Json::array();
+    for (const CallerStack& c : g.callers) callers.push_back(Json::array({FramesJson(c.frames), c.calls, c.total_ns}));
     out.push_back(Json::array({static_cast<int>(g.kind), g.name, g.known, g.known ? FrameJson(g.site) : Json(nullptr),
-                               g.calls, g.total_ns, g.best, FramesJson(g.frames)}));
+                               g.calls, g.total_ns, g.best, FramesJson(g.frames), std::move(callers), g.callers_cut}));
   }
   return out;
 }
@@ -371,7 +373,7 @@ std::vector<CallSiteGroup> ReadCallSites(const Json& v) {
   std::vector<CallSiteGroup> out;
   for (size_t i = 0; i < Array(v, "callsites").size(); ++i) {
     const std::string w = "callsites[" + std::to_string(i) + "]";
-    const Json& r = Array(v[i], w, 8);
+    const Json& r = Array(v[i], w, 10);
     CallSiteGroup g;
     const uint64_t kind = U64(r[0], w + ".kind");
     if (kind > static_cast<uint64_t>(StackedKind::kCuda)) Fail(w + ".kind", "not a kind of stacked event");
@@ -383,6 +385,13 @@ std::vector<CallSiteGroup> ReadCallSites(const Json& v) {
     g.total_ns = U64(r[5], w + ".total_ns");
     g.best = U64(r[6], w + ".best");
     g.frames = ReadFrames(r[7], w + ".frames");
+    for (size_t k = 0; k < Array(r[8], w + ".callers").size(); ++k) {
+      const std::string wc = w + ".callers[" + std::to_string(k) + "]";
+      const Json& c = Array(r[8][k], wc, 3);
+      g.callers.push_back({ReadFrames(c[0], wc + ".frames"), U64(c[1], wc + ".calls"), U64(c[2], wc + ".total_ns")});
+    }
+    if (g.callers.size() > kCallerStacks) Fail(w + ".callers", "more than " + std::to_string(kCallerStacks));
+    g.callers_cut = Bool(r[9], w + ".callers_cut");
     out.push_back(std::move(g));
   }
   return out;

@@ -386,4 +386,10 @@ ShownStack Symbolizer::Show(const ImageStacks& stacks, uint64_t id) {
   return out;
 }
 
+bool IsUserFrame(const SymbolFrame& f) {
+  if (!f.file) return false;  // no source line, or the cut mark
+  if (f.python) return !IsTrainprofPython(*f.file) && !IsPythonLibrary(*f.file);
+  return !IsNativeWrapper(f);
+}
+
 }  // namespace trainprof::collector

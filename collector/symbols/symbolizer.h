@@ -44,6 +44,11 @@ struct SymbolFrame {
   auto Key() const { return std::tie(function, file, line, module, python); }
 };
 
+/// Whether a frame (of ShownStack::frames) is the user's code: a Python frame outside trainprof's
+/// shim, torch, the nvtx package, Lightning and the standard library; a native frame with a source
+/// line (debug information) outside the NVTX/CUDA entry points. The cut mark is none.
+bool IsUserFrame(const SymbolFrame& f);
+
 /// A stack ready to show: frames innermost first without trainprof's own, and the call site.
 struct ShownStack {
   std::vector<SymbolFrame> frames;

@@ -12,6 +12,7 @@ from common import PROGRAMS, PYTHON, WORKLOADS, TraceTest
 from trace_decode import of, read_trace, stacks, string
 
 CALLSITES = os.path.join(WORKLOADS, "python_callsites.py")
+HELPERS = os.path.join(WORKLOADS, "python_range_helpers.py")
 MNIST = os.path.join(WORKLOADS, "mnist_style.py")
 PYNVTX = os.path.join(PROGRAMS, "libtp_pynvtx.so")
 
@@ -115,6 +116,27 @@ class PythonStacksTest(TraceTest):
         if subprocess.run([PYTHON, "-c", "import nvtx"], capture_output=True).returncode != 0:
             self.skipTest("no nvtx package for %s (the venv has it: e2e_python_stacks_torch2)" % PYTHON)
         self.check_callsites("nvtx")
+
+    @unittest.skipUnless(os.path.exists(PYNVTX), "no tests/programs (built only with the NVTX headers)")
+    def test_range_helpers_of_the_program_are_split_by_their_callers(self):
+        """A context manager and a decorator of the script's own open "io" and "step" for train()
+        (30 each) and evaluate() (10 each): the report's call-site rows name the helper's line and,
+        a row per caller, the caller's line (issue 37, class 7)."""
+        proc = self.profile([PYTHON, HELPERS, PYNVTX], follow=False, extra=["--backtrace=nvtx"])
+        self.assertIn("helpers done", proc.stdout)
+        rows = [r for r in self.report(extra=["--by-callsite"])["callsites"] if r["name"] in ("io", "step")]
+        # The function's last name: Python 3.11 on name it by its qualified name (traced.<locals>...).
+        got = {(r["name"], r["function"].split(".")[-1], r["line"], r["caller"]): r["calls"] for r in rows}
+        name = os.path.basename(HELPERS)
+
+        def caller(fn, site_name):
+            return "%s at %s:%d" % (fn, name, site(HELPERS, site_name))
+
+        self.assertEqual(got, {
+            ("io", "annotate", site(HELPERS, "annotate"), caller("train", "train->annotate")): 30,
+            ("io", "annotate", site(HELPERS, "annotate"), caller("evaluate", "evaluate->annotate")): 10,
+            ("step", "wrapper", site(HELPERS, "traced"), caller("train", "train->train_step")): 30,
+            ("step", "wrapper", site(HELPERS, "traced"), caller("evaluate", "evaluate->eval_step")): 10})
 
     def test_phase_ranges_carry_the_line_of_the_users_loop(self):
         self.profile([PYTHON, MNIST, "--epochs", "1"], extra=["--backtrace=nvtx"])

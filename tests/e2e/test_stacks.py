@@ -111,17 +111,48 @@ class NvtxStacksTest(TraceTest):
             start = next(i for i, l in enumerate(source) if (" %s(" % function) in l and l.endswith("{"))
             return next(i for i in range(start, len(source)) if text in source[i]) + 1
 
-        rows = {(r["kind"], r["name"], r["function"]): r for r in self.report(extra=["--by-callsite"])["callsites"]}
-        for kind, name, function, calls, call in (("range", "work", "load_batch(int)", 30, 'nvtxRangePushA("work")'),
-                                                  ("range", "work", "save_checkpoint(int)", 17, 'nvtxRangePushA("work")'),
-                                                  ("mark", "batch_ready", "load_batch(int)", 30, "nvtxMarkA")):
-            r = rows[(kind, name, function)]
+        # save_checkpoint is called from main (10) and from the second thread's lambda (7): a row
+        # per caller, each naming it.
+        rows = {(r["kind"], r["name"], r["function"], (r["caller"] or "").split(" at ")[0]): r
+                for r in self.report(extra=["--by-callsite"])["callsites"]}
+        lambda_caller = [k[3] for k in rows if k[2] == "save_checkpoint(int)" and k[3] != "main"]
+        self.assertEqual(len(lambda_caller), 1, sorted(rows))
+        self.assertIn("lambda", lambda_caller[0])
+        for kind, name, function, caller, calls, call in (
+                ("range", "work", "load_batch(int)", "", 30, 'nvtxRangePushA("work")'),
+                ("range", "work", "save_checkpoint(int)", "main", 10, 'nvtxRangePushA("work")'),
+                ("range", "work", "save_checkpoint(int)", lambda_caller[0], 7, 'nvtxRangePushA("work")'),
+                ("mark", "batch_ready", "load_batch(int)", "", 30, "nvtxMarkA")):
+            r = rows[(kind, name, function, caller)]
             self.assertEqual(r["calls"], calls, r)
             self.assertEqual(os.path.basename(r["file"]), "callsites.cc", r)
             self.assertEqual(r["line"], line_in(function.split("(")[0], call), r)
-            self.assertEqual(r["frames"][1]["function"], "main", r)  # the caller, then the rest of the stack
+            self.assertEqual(r["frames"][1]["function"], caller or "main", r)  # the caller, then the rest
         text = self.run_trainprof(["report", "--by-callsite", self.out]).stdout
         self.assertIn("load_batch(int) at callsites.cc:%d" % line_in("load_batch", 'nvtxRangePushA("work")'), text)
+
+    def test_a_range_helper_of_the_program_is_split_by_its_callers(self):
+        """An RAII scope class opens "io" for read_shard (30 calls) and write_log (10): one call
+        site, the helper's constructor; a row per caller, each naming the caller's line (issue 37,
+        class 7: it was one row of 40 calls naming the helper's line)."""
+        proc = self.profile([program("callsites_wrapper")], follow=False, extra=["--backtrace=nvtx"])
+        self.assertIn("callsites done", proc.stdout)
+        with open(os.path.join(SOURCE_DIR, "tests", "programs", "callsites_wrapper.cc")) as f:
+            source = f.read().splitlines()
+
+        def line_of(function, text):
+            start = next(i for i, l in enumerate(source) if (" %s(" % function) in l and l.endswith("{"))
+            return next(i for i in range(start, len(source)) if text in source[i]) + 1
+
+        rows = [r for r in self.report(extra=["--by-callsite"])["callsites"] if r["name"] == "io"]
+        got = {(r["function"], r["line"], r["caller"]): r["calls"] for r in rows}
+        helper = ("ScopedRange::ScopedRange(char const*)", line_of("ScopedRange", "nvtxRangePushA(name)"))
+        self.assertEqual(got, {
+            helper + ("read_shard(int) at callsites_wrapper.cc:%d" % line_of("read_shard", 'range("io")'),): 30,
+            helper + ("write_log(int) at callsites_wrapper.cc:%d" % line_of("write_log", 'range("io")'),): 10})
+        text = self.run_trainprof(["report", "--by-callsite", self.out]).stdout
+        self.assertIn("ScopedRange::ScopedRange(char const*) at callsites_wrapper.cc:%d, from read_shard(int) at "
+                      "callsites_wrapper.cc:%d" % (helper[1], line_of("read_shard", 'range("io")')), text)
 
     def test_range_stacks_name_the_function_that_opened_each_range(self):
         trace = self.run_callsites("nvtx", PLUGIN)

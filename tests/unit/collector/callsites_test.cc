@@ -378,7 +378,7 @@ TEST(Stacks, ByCallsiteInTextJsonAndCsv) {
   EXPECT_EQ(row["frames"][0]["module"], Base(p.module.path));
 
   const std::string callsites = test::CsvByName(report)["callsites.csv"];
-  EXPECT_EQ(test::FirstLine(callsites), "kind,name,calls,total_ns,call_site,function,file,line,module,frames");
+  EXPECT_EQ(test::FirstLine(callsites), "kind,name,calls,total_ns,call_site,function,file,line,module,caller,frames");
   EXPECT_TRUE(test::Contains(callsites, "range,io,30,3000,"));
 
   // Without --by-callsite: JSON and CSV still have the rows, the text report not.
@@ -580,6 +580,72 @@ TEST(Stacks, TimelineEventsCarryTheirStack) {
   EXPECT_EQ(io_save, 10u);
   EXPECT_EQ(sync, 1u);
   EXPECT_EQ(mark, 1u);
+}
+
+// A call site whose callers differ is split per caller, decided over every process's stacks: two
+// processes each calling a helper from one function, a third from both (issue 37, class 7).
+// Library frames between are skipped; callers that agree on the first user frame and differ on
+// the second split there; identical callers and a cut caller list keep one row.
+TEST(CallSites, RowsOfAHelperAreSplitWhereItsCallersDiffer) {
+  auto py = [](std::string fn, uint32_t line, std::string file = "/w/train.py") {
+    SymbolFrame f;
+    f.function = std::move(fn);
+    f.file = std::move(file);
+    f.line = line;
+    f.python = true;
+    return f;
+  };
+  const SymbolFrame site = py("annotate", 12, "/w/helpers.py");
+  const SymbolFrame enter = py("__enter__", 137, "/usr/lib/python3.11/contextlib.py");  // library
+  auto group = [&](std::vector<std::pair<std::vector<SymbolFrame>, uint64_t>> callers) {
+    CallSiteGroup g{.kind = StackedKind::kRange, .name = "io", .known = true, .site = site};
+    for (auto& [frames, calls] : callers) {
+      g.calls += calls;
+      g.total_ns += calls * 1000;
+      if (calls > g.best) {
+        g.best = calls;
+        g.frames.assign(1, site);
+        g.frames.insert(g.frames.end(), frames.begin(), frames.end());
+      }
+      g.callers.push_back({frames, calls, calls * 1000});
+    }
+    return std::vector<CallSiteGroup>{g};
+  };
+  const SymbolFrame main_frame = py("main", 90);
+  const auto a = group({{{enter, py("train", 40), main_frame}, 30}});
+  const auto b = group({{{enter, py("evaluate", 60), main_frame}, 10}});
+  const auto c = group({{{enter, py("train", 40), main_frame}, 5}, {{enter, py("evaluate", 60), main_frame}, 2}});
+  std::vector<CallSiteRow> rows = MergeCallSites({&a, &b, &c});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].Site(), "annotate at helpers.py:12, from train at train.py:40");
+  EXPECT_EQ(rows[0].calls, 35u);
+  EXPECT_EQ(rows[0].total_ns, 35000u);
+  EXPECT_EQ(rows[1].Site(), "annotate at helpers.py:12, from evaluate at train.py:60");
+  EXPECT_EQ(rows[1].calls, 12u);
+  ASSERT_EQ(rows[1].frames.size(), 4u);
+  EXPECT_EQ(rows[1].frames[2].function, "evaluate");
+
+  // Both through load() at one line, from two lines of main: split at main's line.
+  const auto d = group({{{py("load", 20), py("main", 91)}, 3}, {{py("load", 20), py("main", 95)}, 4}});
+  rows = MergeCallSites({&d});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].Site(), "annotate at helpers.py:12, from main at train.py:95");
+  EXPECT_EQ(rows[1].Site(), "annotate at helpers.py:12, from main at train.py:91");
+
+  // One caller only, or callers that differ only in library frames: one row, no caller.
+  // (a shorter stack, its outer frames not recorded, differs from none)
+  const auto e = group({{{enter, py("train", 40)}, 3}, {{py("__exit__", 9, "/usr/lib/python3.11/x.py"), py("train", 40)}, 4}});
+  rows = MergeCallSites({&a, &e});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].caller.has_value());
+  EXPECT_EQ(rows[0].calls, 37u);
+
+  // A group whose callers were cut is never split.
+  auto f = c;
+  f[0].callers_cut = true;
+  rows = MergeCallSites({&f});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].calls, 7u);
 }
 
 TEST(Stacks, NoStacksNoCallsiteMember) {

@@ -20,7 +20,8 @@ SampleStats Stats(std::vector<uint64_t> d) { return SummarizeSample(&d); }
 InputAdvice Advise(const TrainingProcess& t, const InputPipeline& in, uint64_t all_steps_ns) {
   InputAdvice a;
   a.batch_ns = in.fetch_mean_ns();
-  a.compute_ns = std::max(0.0, t.step.mean - t.part(Part::kDataWait).mean_ns);
+  a.batches_per_step = std::max(1.0, t.micro_batches_mean);
+  a.compute_ns = std::max(0.0, t.step.mean - t.part(Part::kDataWait).mean_ns) / a.batches_per_step;
   a.startup_step_percent = Percent(static_cast<double>(in.startup_wait_ns), static_cast<double>(all_steps_ns));
   a.startup_significant = in.startup_wait_ns > 0 && a.startup_step_percent >= kStartupStepPercent;
   if (in.loading == Loading::kWorkers && in.concurrent_workers > 0) a.delivery_ns = a.batch_ns / in.concurrent_workers;
@@ -151,6 +152,8 @@ TrainingProcess AnalyzeProcess(const RunView& run, int index, const std::vector<
     all_steps_ns += s.duration();
     t.micro_batches_min = t.micro_batches_max == 0 ? s.micro_batches : std::min(t.micro_batches_min, s.micro_batches);
     t.micro_batches_max = std::max(t.micro_batches_max, s.micro_batches);
+    t.passes_min = t.passes == 0 && t.passes_max == 0 ? s.passes : std::min(t.passes_min, s.passes);
+    t.passes_max = std::max(t.passes_max, s.passes);
     t.passes += s.passes;
     t.passes_in_optimizer += s.passes_in_optimizer;
     spans.push_back({s.begin_ns, s.end_ns});
@@ -162,6 +165,15 @@ TrainingProcess AnalyzeProcess(const RunView& run, int index, const std::vector<
     for (size_t part = 0; part < kPartCount; ++part) t.parts[part].total_ns += s.parts[part];
   }
   t.step = Stats(durations);
+  {
+    uint64_t micro = 0, counted = 0;
+    for (const Step& s : split.steps) {
+      if (s.eval) continue;
+      micro += s.micro_batches;
+      ++counted;
+    }
+    if (counted > 0) t.micro_batches_mean = static_cast<double>(micro) / static_cast<double>(counted);
+  }
   if (t.steps == 0 && t.eval_steps > 0) {  // evaluates only: described, no training verdict
     std::vector<uint64_t> eval;
     uint64_t waited = 0, total = 0;

@@ -84,7 +84,10 @@ const char* InputCauseName(InputCause c);  ///< "", "not_traced", "main_process"
 struct InputAdvice {
   InputCause cause = InputCause::kNone;
   double batch_ns = 0;                     ///< X: mean fetch time of one batch (per worker)
-  double compute_ns = 0;                   ///< Y: mean step time minus data wait
+  /// Y: mean step time minus data wait, per batch: divided by the steps' mean micro-batches
+  /// (gradient accumulation: a step consumes that many batches of the loader).
+  double compute_ns = 0;
+  double batches_per_step = 1;  ///< the training steps' mean micro-batches (1 without accumulation)
   std::optional<double> delivery_ns;       ///< X / N: a batch every ... from N workers
   std::optional<uint64_t> workers_needed;  ///< ceil(X / Y)
   bool startup_significant = false;        ///< start-up wait ≥ kStartupStepPercent of all step time
@@ -106,7 +109,9 @@ struct TrainingProcess {
   /// and most micro-batches of one, their forward/backward passes, and of those the passes inside
   /// an optimizer step (optimizer.step(closure)). docs/analysis.md, "Steps".
   uint32_t micro_batches_min = 0, micro_batches_max = 0;
+  double micro_batches_mean = 1;
   uint64_t passes = 0, passes_in_optimizer = 0;
+  uint32_t passes_min = 0, passes_max = 0;  ///< the fewest and most passes of one training step
   /// How the steps were found: "dataloader" (DataLoader waits) or "loop_rhythm" (no DataLoader wait:
   /// the forward → backward → optimizer cycle; "data wait" is then the time between cycles).
   std::string steps_found_by = "dataloader";

@@ -30,10 +30,19 @@ std::string FetchBreakdown(const InputPipeline& in) {
   return s;
 }
 
+// "a step computes in Y", or with gradient accumulation "a micro-batch computes in Y (4 per step)":
+// the loader is compared with the compute of one of its batches.
+std::string ComputesIn(const InputAdvice& a) {
+  if (a.batches_per_step <= 1) return "a step computes in " + D(a.compute_ns);
+  char n[32];
+  std::snprintf(n, sizeof n, "%.3g", a.batches_per_step);
+  return "a micro-batch computes in " + D(a.compute_ns) + " (" + n + " per step)";
+}
+
 std::string WorkerEstimate(const InputPipeline& in, const InputAdvice& a, const std::string& faster) {
   const size_t n = in.concurrent_workers;
   std::string s = "with " + Plural(n, "worker", "workers") + " the loader delivers a batch every " +
-                  D(a.delivery_ns.value_or(a.batch_ns)) + " while a step computes in " + D(a.compute_ns) + ": ";
+                  D(a.delivery_ns.value_or(a.batch_ns)) + " while " + ComputesIn(a) + ": ";
   if (!a.workers_needed) return s + faster;
   const std::string k = std::to_string(*a.workers_needed);
   const std::string formula = "ceil(" + D(a.batch_ns) + " / " + D(a.compute_ns) + ")";
@@ -158,28 +167,36 @@ void DescribeSteps(TrainingProcess* tp) {
   for (const StepRow& r : t.step_rows) epochs.insert(r.epoch);
   const bool rhythm = t.steps_found_by == "loop_rhythm";
   std::string s = who + ": " + Plural(t.steps, "training step", "training steps");
-  std::string how = rhythm ? "found from the loop's rhythm: forward → backward → optimizer step; no DataLoader" : "";
-  // The step is the optimizer step: said where one holds several micro-batches or passes.
+  // The step is the optimizer step: said where one holds several micro-batches or passes
+  // (docs/analysis.md, "The step is the optimizer step").
   const bool accumulates = t.micro_batches_max > 1;
-  const bool closure = t.passes_in_optimizer > t.steps;  // more than a pass per step inside optimizer.step
-  if (accumulates || closure) {
-    s += " (" + (how.empty() ? "" : how + "; ") + "optimizer steps";
-    if (accumulates) {
-      s += t.micro_batches_min == t.micro_batches_max
-               ? " of " + std::to_string(t.micro_batches_max) + " micro-batches each"
-               : " of " + std::to_string(t.micro_batches_min) + " to " + std::to_string(t.micro_batches_max) +
-                     " micro-batches";
-    }
-    s += ": " + Plural(t.passes, "forward/backward pass", "forward/backward passes");
-    if (closure) {
-      s += t.passes_in_optimizer == t.passes ? ", all run by optimizer.step(closure)"
-                                             : ", " + std::to_string(t.passes_in_optimizer) +
-                                                   " of them run by optimizer.step(closure)";
-    }
-    s += ")";
-  } else if (!how.empty()) {
-    s += " (" + how + ")";
+  if (accumulates) {
+    s += t.micro_batches_min == t.micro_batches_max
+             ? " of " + std::to_string(t.micro_batches_max) + " micro-batches each"
+             : " of " + std::to_string(t.micro_batches_min) + " to " + std::to_string(t.micro_batches_max) +
+                   " micro-batches";
   }
+  std::vector<std::string> notes;
+  if (rhythm) notes.push_back("found from the loop's rhythm: forward → backward → optimizer step; no DataLoader");
+  if (t.passes > 0 && t.passes != t.steps) {  // not one forward/backward pass per step
+    std::string p = Plural(t.passes, "forward/backward pass", "forward/backward passes");
+    const bool per_micro_batch = accumulates && t.passes_min == t.micro_batches_min &&
+                                 t.passes_max == t.micro_batches_max && t.micro_batches_min == t.micro_batches_max;
+    if (!per_micro_batch) {
+      p += ", " + (t.passes_min == t.passes_max ? std::to_string(t.passes_max)
+                                                : std::to_string(t.passes_min) + " to " + std::to_string(t.passes_max)) +
+           " per step";
+    }
+    if (t.passes_in_optimizer > 0) {
+      p += t.passes_in_optimizer == t.passes
+               ? ", all run by optimizer.step(closure)"
+               : ", " + std::to_string(t.passes_in_optimizer) + " of them run by optimizer.step(closure)";
+    }
+    notes.push_back(std::move(p));
+  }
+  if (accumulates) notes.insert(notes.begin() + (rhythm ? 1 : 0), "an optimizer step each");
+  for (size_t i = 0; i < notes.size(); ++i) s += (i == 0 ? " (" : "; ") + notes[i];
+  if (!notes.empty()) s += ")";
   if (epochs.size() > 1) s += " in " + std::to_string(epochs.size()) + " epochs";
   if (t.eval_steps > 0) s += " and " + Plural(t.eval_steps, "evaluation step", "evaluation steps") + " (left out)";
   s += ": mean " + D(t.step.mean) + ", median " + D(t.step.median) + ", p90 " + D(t.step.p90) + ", std dev " +
@@ -281,7 +298,7 @@ void DescribeSteps(TrainingProcess* tp) {
       break;
     case InputCause::kMainProcess:
       out.push_back("Data loading runs in the main process (num_workers=0): each batch takes " + D(a.batch_ns) +
-                    " to fetch while a step computes in " + D(a.compute_ns) + ": use DataLoader(num_workers=" +
+                    " to fetch while " + ComputesIn(a) + ": use DataLoader(num_workers=" +
                     (a.workers_needed ? std::to_string(*a.workers_needed) : std::string("N")) + ") (about ceil(" +
                     D(a.batch_ns) + " / " + D(a.compute_ns) +
                     ")) so that batches are prepared while the model computes.");
@@ -311,7 +328,9 @@ void DescribeSteps(TrainingProcess* tp) {
         return l.feeds_training && l.description.pin_memory.value_or(false);
       });
       out.push_back("The workers are fetching only " + P(*in.busy_percent) + " of the time the main process waits (" +
-                    D(wait.mean_ns) + " per step, while a fetch takes " + D(a.batch_ns) +
+                    (a.batches_per_step > 1 ? D(wait.mean_ns / a.batches_per_step) + " per batch"
+                                            : D(wait.mean_ns) + " per step") +
+                    ", while a fetch takes " + D(a.batch_ns) +
                     "): the workers are idle for much of the wait, so part of it is in handing the batches over (the "
                     "workers' result queue: pickling and shared memory" +
                     (pinned ? std::string("; with pin_memory=True, the copy of each batch into pinned memory") : "") +

@@ -221,6 +221,7 @@ Json AdviceJson(const InputAdvice& a) {
   return {{"cause", a.cause == InputCause::kNone ? Json(nullptr) : Json(InputCauseName(a.cause))},
           {"batch_ns", a.batch_ns},
           {"compute_ns", a.compute_ns},
+          {"batches_per_step", a.batches_per_step},
           {"delivery_ns", OrNull(a.delivery_ns)},
           {"workers_needed", OrNull(a.workers_needed)},
           {"startup_significant", a.startup_significant},

@@ -167,10 +167,16 @@ std::string BottleneckText(const Report& r) {
   if (ranks_left_out > 0) out += "  " + MoreRanks(ranks_left_out) + "\n";
   const bool rhythm = std::any_of(b.processes.begin(), b.processes.end(),
                                   [](const TrainingProcess& t) { return t.steps_found_by == "loop_rhythm"; });
-  out += rhythm ? "  Steps run from one wait for a DataLoader batch to the next, or without a DataLoader, from one backward or "
-                  "optimizer step to the next (data wait: the time between them before the forward); the parts are "
-                  "shares of the step time.\n"
-                : "  Steps run from one wait for a DataLoader batch to the next; the parts are shares of the step time.\n";
+  const bool accumulates = std::any_of(b.processes.begin(), b.processes.end(),
+                                       [](const TrainingProcess& t) { return t.micro_batches_max > 1; });
+  // With gradient accumulation a step holds several waits: it is the optimizer step.
+  const std::string from_waits = accumulates ? "Steps run from the first wait for a DataLoader batch of an optimizer step "
+                                               "to the next optimizer step's (gradient accumulation: its micro-batches "
+                                               "together)"
+                                             : "Steps run from one wait for a DataLoader batch to the next";
+  out += rhythm ? "  " + from_waits + ", or without a DataLoader, from one backward or optimizer step to the next (data "
+                  "wait: the time between them before the forward); the parts are shares of the step time.\n"
+                : "  " + from_waits + "; the parts are shares of the step time.\n";
   if (std::any_of(b.processes.begin(), b.processes.end(),
                   [](const TrainingProcess& t) { return t.steps_found_by == "profiler_step"; }))
     out += "  In torch.profiler traces, steps are its ProfilerStep#N spans (prof.step() to prof.step()).\n";

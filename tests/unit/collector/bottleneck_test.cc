@@ -264,7 +264,7 @@ TEST(Bottleneck, AnOptimizerStepSaysItsMicroBatchesAndPasses) {
     EXPECT_EQ(tp.micro_batches_max, 2u);
     EXPECT_EQ(tp.passes, 12u);
     EXPECT_DOUBLE_EQ(tp.step.mean, 23.0 * kMs);
-    EXPECT_TRUE(Says(tp.text, "pid 200: 6 training steps (optimizer steps of 2 micro-batches each: 12 "
+    EXPECT_TRUE(Says(tp.text, "pid 200: 6 training steps of 2 micro-batches each (an optimizer step each; 12 "
                               "forward/backward passes): mean 23.0 ms")) << Join(tp.text);
   }
   {
@@ -284,15 +284,50 @@ TEST(Bottleneck, AnOptimizerStepSaysItsMicroBatchesAndPasses) {
     const TrainingProcess& tp = report.bottleneck.processes.at(0);
     EXPECT_EQ(tp.steps, 6u);
     EXPECT_EQ(tp.passes_in_optimizer, 18u);
-    EXPECT_TRUE(Says(tp.text, "pid 200: 6 training steps (optimizer steps: 18 forward/backward passes, all run by "
+    EXPECT_TRUE(Says(tp.text, "pid 200: 6 training steps (18 forward/backward passes, 3 per step, all run by "
                               "optimizer.step(closure)): mean 14.0 ms")) << Join(tp.text);
+  }
+  {  // loading in the main process with accumulation: the advice compares a batch with a micro-batch
+    TrainRun r;
+    uint64_t t = T0 + 10 * kMs;
+    for (int i = 0; i < 6; ++i) {
+      for (int micro = 0; micro < 2; ++micro) {
+        r.m.Push(t, Phase::kDataWait);
+        t = r.m.Fetch(t, 4, kMs, 0);
+        r.m.Pop(t);
+        t = r.m.Step(t, {.forward = 4 * kMs, .backward = 5 * kMs, .optimizer = micro == 1 ? kMs : 0});
+      }
+    }
+    Report report = r.Analyze();
+    const TrainingProcess& tp = report.bottleneck.processes.at(0);
+    EXPECT_EQ(tp.advice.cause, InputCause::kMainProcess);
+    EXPECT_DOUBLE_EQ(tp.advice.batches_per_step, 2.0);
+    EXPECT_DOUBLE_EQ(tp.advice.compute_ns, 9.5 * kMs);
+    EXPECT_TRUE(Says(tp.text, "each batch takes 4.00 ms to fetch while a micro-batch computes in 9.50 ms (2 per "
+                              "step): use DataLoader(num_workers=1)")) << Join(tp.text);
   }
   {  // one pass per step, as Lightning's closure runs: nothing to say
     TrainRun r;
     uint64_t t = T0 + 10 * kMs;
     for (int i = 0; i < 6; ++i) t = r.m.Step(t, WithWait(kCompute10, 2 * kMs));
     Report report = r.Analyze();
-    EXPECT_FALSE(Says(report.bottleneck.processes.at(0).text, "optimizer steps"));
+    EXPECT_FALSE(Says(report.bottleneck.processes.at(0).text, "passes"));
+  }
+  {  // sharpness-aware minimisation with its first pass outside the step: 2 passes a step
+    TrainRun r;
+    uint64_t t = T0 + 10 * kMs;
+    for (int i = 0; i < 6; ++i) {
+      t = r.m.Step(t, {.wait = 2 * kMs, .forward = 2 * kMs, .backward = 2 * kMs});
+      r.m.Push(t, Phase::kOptimizerStep, "Optimizer.step#SAM.step");
+      r.m.Range(t + kMs, t + 3 * kMs, Phase::kForward);
+      r.m.Range(t + 3 * kMs, t + 5 * kMs, Phase::kBackward);
+      r.m.Pop(t + 6 * kMs);
+      t += 6 * kMs;
+    }
+    Report report = r.Analyze();
+    EXPECT_TRUE(Says(report.bottleneck.processes.at(0).text,
+                     "pid 200: 6 training steps (12 forward/backward passes, 2 per step, 6 of them run by "
+                     "optimizer.step(closure)): mean 12.0 ms")) << Join(report.bottleneck.processes.at(0).text);
   }
 }
 

@@ -138,6 +138,9 @@ struct TrainingProcess {
   double straggler_wait_ns = 0;
   std::vector<StepRow> step_rows;
   std::vector<std::string> text;  ///< the verdict sentences, each with its numbers
+  /// Its trace files that are damaged (cut, records lost): its steps and verdict are of what was
+  /// read from them only (said in `text`).
+  std::vector<std::string> damaged_files;
 
   const PartShare& part(Part p) const { return parts[static_cast<size_t>(p)]; }
 };

@@ -372,6 +372,7 @@ Json BottleneckJson(const Bottleneck& b) {
                      {"micro_batches", t.steps == 0 ? Json(nullptr)
                                                     : Json{{"min", t.micro_batches_min}, {"max", t.micro_batches_max}}},
                      {"passes", t.passes},
+                     {"damaged_files", t.damaged_files},
                      {"passes_in_optimizer_step", t.passes_in_optimizer},
                      {"steps_found_by", t.steps_found_by},
                      {"coverage", CoverageJson(t.coverage)},

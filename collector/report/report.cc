@@ -368,6 +368,29 @@ RunSummaries SummarizeRun(const Trace& trace, std::vector<ReadSums> sums, String
   return run;
 }
 
+// A training process whose trace file is damaged (cut, or records lost) has steps and a verdict
+// of what could be read only: said right after its steps' sentence, with the file
+// (TrainingProcess::damaged_files), so no verdict reads as the whole run's when it is not.
+void AddDamageCaveats(const std::vector<FileStatus>& files, const std::vector<ProcessSummary>& summaries,
+                      Bottleneck* b) {
+  for (TrainingProcess& t : b->processes) {
+    if (t.process < 0 || static_cast<size_t>(t.process) >= summaries.size()) continue;
+    for (const std::string& path : summaries[static_cast<size_t>(t.process)].info.files) {
+      auto f = std::find_if(files.begin(), files.end(), [&](const FileStatus& s) { return s.path == path; });
+      if (f == files.end() || !f->damaged()) continue;
+      t.damaged_files.push_back(path);
+      const std::string sentence =
+          f->truncated ? "Its trace file " + path + " is cut (" + DescribeDamage(*f) +
+                             "): the steps above and the verdict are of what was recorded before the cut; the steps "
+                             "after it are not in them."
+                       : "Its trace file " + path + " is damaged (" + DescribeDamage(*f) +
+                             "): the steps above and the verdict count only the records read from it; steps in what "
+                             "was lost are not in them.";
+      t.text.insert(t.text.begin() + (t.text.empty() ? 0 : 1), sentence);
+    }
+  }
+}
+
 }  // namespace
 
 Report MergeSummaries(RunSummaries in, const ReportOptions& options) {
@@ -471,6 +494,7 @@ Report MergeSummaries(RunSummaries in, const ReportOptions& options) {
   AddOperatorPhaseTable(summaries, *names, options, &r);
   r.bottleneck = AnalyzeBottleneck(run);
   AddCallSiteClauses(summaries, &r.bottleneck);
+  AddDamageCaveats(files, summaries, &r.bottleneck);
   AddHostClockTable(clocks.clocks, &r);
   AddRankSpreadTable(&r);
   ChooseTextRanks(clocks.clocks, &r);

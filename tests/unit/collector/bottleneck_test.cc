@@ -331,6 +331,31 @@ TEST(Bottleneck, AnOptimizerStepSaysItsMicroBatchesAndPasses) {
   }
 }
 
+// A training process whose trace file was cut: its verdict says it is of what was recorded before
+// the cut (issue 37: a main trace cut to 20 kB got "41 training steps" of 60 run, said only in the
+// warnings).
+TEST(Bottleneck, AVerdictFromACutFileSaysSo) {
+  TrainRun r;
+  uint64_t t = T0 + 10 * kMs;
+  for (int i = 0; i < 6; ++i) t = r.m.Step(t, WithWait(kCompute10, 2 * kMs));
+  Trace trace = r.Load();
+  ASSERT_FALSE(trace.files.empty());
+  FileStatus& f = trace.files.at(trace.processes.at(0).images.at(0).file);
+  f.truncated = true;
+  f.bytes = f.bytes_read = 40960;
+  f.errors.push_back("file truncated at byte 40960: chunk 3 announced but missing");
+  Report report = collector::Analyze(std::move(trace), {});
+  const TrainingProcess& tp = report.bottleneck.processes.at(0);
+  ASSERT_EQ(tp.damaged_files.size(), 1u);
+  ASSERT_GE(tp.text.size(), 2u);
+  EXPECT_EQ(tp.text[1], "Its trace file " + tp.damaged_files[0] +
+                            " is cut (file truncated at byte 40960: chunk 3 announced but missing (all 40960 bytes it "
+                            "has usable)): the steps above and the verdict are of what was recorded before the cut; the "
+                            "steps after it are not in them.");
+  const nlohmann::json j = nlohmann::json::parse(RenderJson(report));
+  EXPECT_EQ(j["bottleneck"]["processes"][0]["damaged_files"], nlohmann::json::array({tp.damaged_files[0]}));
+}
+
 TEST(Bottleneck, WarmUpStepLeftOutOfTheMeans) {
   for (int steps : {4, 6}) {
     TrainRun r;

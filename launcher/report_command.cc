@@ -265,6 +265,37 @@ void KeepFreedMemoryForWindows(const collector::Trace& trace) {
 
 }  // namespace
 
+namespace {
+
+// Children shown "(not recorded)" whose own trace file lies beside their parent's but was not
+// given (`trainprof report DIR/pid-1.trace` of a run with DataLoader workers): one warning naming
+// them (the first 3), since the report cannot tell that from a child that left no trace. "" if none.
+std::string ChildrenNotGiven(const Report& report, const std::vector<std::string>& given) {
+  namespace fs = std::filesystem;
+  auto is_given = [&](const fs::path& p) {
+    std::error_code ec;
+    return std::any_of(given.begin(), given.end(), [&](const std::string& g) { return fs::equivalent(p, g, ec); });
+  };
+  std::vector<fs::path> found;
+  for (const collector::ProcessRow& p : report.processes) {
+    if (p.recorded != "no" || p.parent < 0 || static_cast<size_t>(p.parent) >= report.processes.size()) continue;
+    const collector::ProcessRow& parent = report.processes[static_cast<size_t>(p.parent)];
+    if (parent.files.empty()) continue;
+    const fs::path candidate = fs::path(parent.files.front()).parent_path() / ("pid-" + std::to_string(p.pid) + ".trace");
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && !is_given(candidate)) found.push_back(candidate);
+  }
+  if (found.empty()) return "";
+  std::string files;
+  for (size_t i = 0; i < found.size() && i < 3; ++i) files += (i == 0 ? "" : ", ") + found[i].string();
+  if (found.size() > 3) files += ", +" + std::to_string(found.size() - 3) + " more";
+  return std::to_string(found.size()) + (found.size() == 1 ? " process" : " processes") +
+         " shown as (not recorded) left trace files that were not given (" + files +
+         "): give their directory (trainprof report " + found.front().parent_path().string() + ") to report them";
+}
+
+}  // namespace
+
 int RunReport(const ReportArgs& args) {
   // Under a file size limit (ulimit -f, a batch system's cap) a write past it raises SIGXFSZ,
   // which would kill trainprof and leave a temporary file behind. Ignored, the write fails with
@@ -373,6 +404,7 @@ int RunReport(const ReportArgs& args) {
     return kInputError;
   }
   report.warnings.insert(report.warnings.begin(), list->warnings.begin(), list->warnings.end());
+  if (std::string w = ChildrenNotGiven(report, list->files); !w.empty()) report.warnings.push_back(std::move(w));
   report.stats += list->losses;
 
   int status = kOk;

@@ -317,7 +317,8 @@ void RenderText(const Report& r, OutputSink* sink) {
     if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return p.recorded != "yes"; })) {
       out += "  \"(not recorded)\": no trace of the process (or of the program it exec'd): a setuid, setgid or\n"
              "  file-capability program (the loader drops LD_PRELOAD), statically linked, its exec failed, or\n"
-             "  LD_PRELOAD or its environment cleared; known from its parent's fork and wait records.\n";
+             "  LD_PRELOAD or its environment cleared; or its trace file was not given to the report (the Warnings\n"
+             "  say so where it lies beside its parent's); known from its parent's fork and wait records.\n";
       if (std::any_of(r.processes.begin(), r.processes.end(), [](const ProcessRow& p) { return !p.start_known; })) {
         out += "  Start and Wall \"-\": a child started by vfork or clone (Python's subprocess, system()),\n"
                "  known from its parent's wait alone.\n";

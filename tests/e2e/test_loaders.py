@@ -5,6 +5,7 @@ test loaders with 2 workers each, model.eval() + torch.no_grad() in test()), run
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import unittest
@@ -85,6 +86,25 @@ class LoadersTest(TraceTest):
         self.assertEqual(p["input"]["worker_processes"], 2 * epochs)
         self.assertEqual(p["input"]["concurrent_workers"], 2)
         self.assertEqual(p["input"]["fetch"]["count"], counts["train_batches"])
+
+    def test_workers_whose_files_were_not_given_are_said_so(self):
+        """The report of the main process's file alone: its DataLoader workers are shown as not
+        recorded, and one warning says their files lie beside it, not given (issue 37, from a
+        new-user trial: the legend's reasons did not include it). With the directory, none."""
+        rep, main, procs, counts = self.run_mnist(1)
+        workers = [q for q in procs.values() if q["role"] == "DataLoader worker"]
+        self.assertEqual(len(workers), 4)
+        alone = self.report(os.path.join(self.out, "pid-%d.trace" % main["pid"]))
+        shown = [q for q in alone["processes"] if q["recorded"] == "no"]
+        self.assertEqual(len(shown), 4, [q["pid"] for q in shown])
+        said = [w for w in alone["warnings"] if "left trace files that were not given" in w]
+        self.assertEqual(len(said), 1, alone["warnings"])
+        self.assertTrue(said[0].startswith("4 processes shown as (not recorded)"), said[0])
+        named = {int(x) for x in re.findall(r"pid-(\d+)\.trace", said[0])}
+        self.assertEqual(len(named), 3, said[0])  # the first 3, then "+1 more"
+        self.assertLessEqual(named, {q["pid"] for q in workers})
+        self.assertIn("+1 more", said[0])
+        self.assertFalse([w for w in rep["warnings"] if "not given" in w], rep["warnings"])
 
     def test_spawned_workers_are_tied_to_their_loader(self):
         # Spawned workers cannot inherit the loader id: tied by start time, dataset and num_workers.

@@ -15,17 +15,28 @@ std::string FrameSiteText(const SymbolFrame& f) {
 
 std::string CallSiteRow::Site() const {
   if (frames.empty()) return "<unknown stack>";
-  return FrameSiteText(frames.front()) + (caller ? ", from " + FrameSiteText(*caller) : "");
+  std::string s = FrameSiteText(frames.front());
+  if (via) s += ", via " + FrameSiteText(*via);
+  if (caller) s += ", from " + FrameSiteText(*caller);
+  if (callers_cut) s += ", from more than " + std::to_string(kCallerStacks) + " call paths (not split)";
+  return s;
 }
 
 namespace {
 
-// Adds `n` events of one stack (frames outward of the call site) to a group's callers.
+std::vector<const SymbolFrame*> UserChain(const std::vector<SymbolFrame>& frames);
+
+// Adds the events of one stack (frames outward of the call site) to a group's callers: to the one
+// of the same user frames (UserChain), else a new one.
 void AddCaller(std::vector<SymbolFrame> frames, uint64_t calls, uint64_t total_ns, CallSiteGroup* g) {
   if (frames.size() > kCallerFrames) frames.resize(kCallerFrames);
+  const std::vector<const SymbolFrame*> chain = UserChain(frames);
+  auto same = [&](const std::vector<const SymbolFrame*>& other) {
+    return std::equal(chain.begin(), chain.end(), other.begin(), other.end(),
+                      [](const SymbolFrame* a, const SymbolFrame* b) { return a->Key() == b->Key(); });
+  };
   for (CallerStack& c : g->callers) {
-    if (std::equal(c.frames.begin(), c.frames.end(), frames.begin(), frames.end(),
-                   [](const SymbolFrame& a, const SymbolFrame& b) { return a.Key() == b.Key(); })) {
+    if (same(UserChain(c.frames))) {
       c.calls += calls;
       c.total_ns += total_ns;
       return;
@@ -39,9 +50,9 @@ void AddCaller(std::vector<SymbolFrame> frames, uint64_t calls, uint64_t total_n
 }
 
 // The user frames of a caller stack, outward, at most kCallerDepth.
-std::vector<const SymbolFrame*> UserChain(const CallerStack& c) {
+std::vector<const SymbolFrame*> UserChain(const std::vector<SymbolFrame>& frames) {
   std::vector<const SymbolFrame*> out;
-  for (const SymbolFrame& f : c.frames) {
+  for (const SymbolFrame& f : frames) {
     if (out.size() == kCallerDepth) break;
     if (IsUserFrame(f)) out.push_back(&f);
   }
@@ -55,7 +66,7 @@ using FrameKey = decltype(std::declval<const SymbolFrame&>().Key());
 std::vector<CallSiteRow> SplitByCaller(const CallSiteRow& whole, const std::vector<CallerStack>& callers, bool cut) {
   if (cut || callers.size() < 2 || whole.frames.empty()) return {};
   std::vector<std::vector<const SymbolFrame*>> chains;
-  for (const CallerStack& c : callers) chains.push_back(UserChain(c));
+  for (const CallerStack& c : callers) chains.push_back(UserChain(c.frames));
   auto at = [](const std::vector<const SymbolFrame*>& chain, size_t d) {
     return d < chain.size() ? std::optional<FrameKey>(chain[d]->Key()) : std::nullopt;
   };
@@ -87,6 +98,7 @@ std::vector<CallSiteRow> SplitByCaller(const CallSiteRow& whole, const std::vect
         p.row.kind = whole.kind;
         p.row.name = whole.name;
         if (key) p.row.caller = *chains[i][d];
+        if (key && d > 0) p.row.via = *chains[i][0];  // shared by all: they differ first at d
         parts.push_back(std::move(p));
         it = parts.end() - 1;
       }
@@ -178,6 +190,7 @@ std::vector<CallSiteRow> MergeCallSites(const std::vector<const std::vector<Call
   for (auto& [key, g] : groups) {
     std::vector<CallSiteRow> split = SplitByCaller(g.row, g.callers.callers, g.callers.callers_cut);
     if (split.empty()) {
+      g.row.callers_cut = g.callers.callers_cut && !g.row.frames.empty();
       out.push_back(std::move(g.row));
     } else {
       for (CallSiteRow& r : split) out.push_back(std::move(r));

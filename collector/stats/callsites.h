@@ -29,23 +29,32 @@ struct CallSiteRow {
   /// for several callers: an RAII scope class, a context manager, a decorator), the row is one
   /// caller's: the first user frame outward of the call site at which the callers' stacks differ.
   std::optional<SymbolFrame> caller;
+  /// With a caller found past the call site's own caller, that one (shared by the split rows):
+  /// the user frame that called the call site.
+  std::optional<SymbolFrame> via;
+  /// The call site was reached by more distinct call paths than a summary keeps (kCallerStacks):
+  /// the row holds them all, not split.
+  bool callers_cut = false;
   /// "load_batch at callsites.cc:20" (ShortSourcePath of the file), "load_batch", "<unknown stack>";
-  /// with a caller: "ScopedRange at helpers.h:12, from train_step at train.cc:40".
+  /// with a caller: "ScopedRange at helpers.h:12, from train_step at train.cc:40" ("timed at
+  /// helpers.py:10, via fetch at io.py:31, from loop_a at io.py:37" where the split is past the
+  /// call site's own caller); cut: "..., from more than 64 call paths (not split)".
   std::string Site() const;
 };
 
 /// "function at file:line" (ShortSourcePath of the file), or "function" without a file.
 std::string FrameSiteText(const SymbolFrame& f);
 
-/// One distinct stack of a call-site group: its frames outward of the call site (the call site
-/// left out; at most kCallerFrames), and its events.
+/// One caller of a call-site group: the stacks whose user frames outward of the call site (up to
+/// kCallerDepth of them) are the same; `frames` is the first such stack outward of the call site
+/// (the call site left out; at most kCallerFrames), and the events are all of theirs.
 struct CallerStack {
   std::vector<SymbolFrame> frames;
   uint64_t calls = 0;
   uint64_t total_ns = 0;
 };
 inline constexpr size_t kCallerFrames = 48;   ///< frames kept of each caller stack
-inline constexpr size_t kCallerStacks = 64;   ///< distinct caller stacks kept per group
+inline constexpr size_t kCallerStacks = 64;   ///< distinct callers (user frame paths) kept per group
 inline constexpr size_t kCallerDepth = 8;     ///< user frames outward compared for a difference
 
 /// One process's stacked events of one (kind, name, call site): what the call-site table merges

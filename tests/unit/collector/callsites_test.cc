@@ -629,8 +629,8 @@ TEST(CallSites, RowsOfAHelperAreSplitWhereItsCallersDiffer) {
   const auto d = group({{{py("load", 20), py("main", 91)}, 3}, {{py("load", 20), py("main", 95)}, 4}});
   rows = MergeCallSites({&d});
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].Site(), "annotate at helpers.py:12, from main at train.py:95");
-  EXPECT_EQ(rows[1].Site(), "annotate at helpers.py:12, from main at train.py:91");
+  EXPECT_EQ(rows[0].Site(), "annotate at helpers.py:12, via load at train.py:20, from main at train.py:95");
+  EXPECT_EQ(rows[1].Site(), "annotate at helpers.py:12, via load at train.py:20, from main at train.py:91");
 
   // One caller only, or callers that differ only in library frames: one row, no caller.
   // (a shorter stack, its outer frames not recorded, differs from none)
@@ -640,12 +640,49 @@ TEST(CallSites, RowsOfAHelperAreSplitWhereItsCallersDiffer) {
   EXPECT_FALSE(rows[0].caller.has_value());
   EXPECT_EQ(rows[0].calls, 37u);
 
-  // A group whose callers were cut is never split.
+  // A group whose callers were cut is never split, and says so.
   auto f = c;
   f[0].callers_cut = true;
   rows = MergeCallSites({&f});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].calls, 7u);
+  EXPECT_EQ(rows[0].Site(), "annotate at helpers.py:12, from more than 64 call paths (not split)");
+
+  // Callers are told apart by their user frames (8 deep): 100 recursion depths under load and
+  // store are 2 x 8 callers, well under the 64 kept, and split at the first frame.
+  std::vector<CallSiteGroup> deep(1);
+  deep[0] = CallSiteGroup{.kind = StackedKind::kRange, .name = "io", .known = true, .site = site};
+  for (int depth = 0; depth < 100; ++depth) {
+    for (const char* top : {"load", "store"}) {
+      std::vector<SymbolFrame> frames;
+      for (int k = 0; k < depth; ++k) frames.push_back(py("recurse", 30));
+      frames.push_back(py(top, std::string(top) == "load" ? 26 : 31));
+      frames.push_back(main_frame);
+      CallSiteGroup one{.kind = StackedKind::kRange, .name = "io", .known = true, .site = site};
+      one.calls = 1;
+      one.best = 1;
+      one.frames.assign(1, site);
+      one.frames.insert(one.frames.end(), frames.begin(), frames.end());
+      one.callers.push_back({frames, 1, 1000});
+      std::vector<CallSiteGroup> v{one};
+      // Each as its own process: the merge adds them up.
+      rows = MergeCallSites({&v});
+      ASSERT_EQ(rows.size(), 1u);
+      deep.push_back(std::move(v[0]));
+    }
+  }
+  std::vector<const std::vector<CallSiteGroup>*> all;
+  std::vector<std::vector<CallSiteGroup>> each;
+  for (size_t i = 1; i < deep.size(); ++i) each.push_back({deep[i]});
+  for (const auto& e : each) all.push_back(&e);
+  rows = MergeCallSites(all);
+  uint64_t total = 0;
+  for (const CallSiteRow& r : rows) {
+    EXPECT_FALSE(r.callers_cut);
+    total += r.calls;
+  }
+  EXPECT_EQ(total, 200u);
+  ASSERT_EQ(rows.size(), 3u);  // from load (depth 0), from store (depth 0), from recurse (deeper)
 }
 
 TEST(Stacks, NoStacksNoCallsiteMember) {

@@ -150,9 +150,10 @@ TrainingProcess AnalyzeProcess(const RunView& run, int index, const std::vector<
       continue;
     }
     all_steps_ns += s.duration();
-    t.micro_batches_min = t.micro_batches_max == 0 ? s.micro_batches : std::min(t.micro_batches_min, s.micro_batches);
+    const bool first_training = t.micro_batches_max == 0;  // micro_batches is at least 1
+    t.micro_batches_min = first_training ? s.micro_batches : std::min(t.micro_batches_min, s.micro_batches);
     t.micro_batches_max = std::max(t.micro_batches_max, s.micro_batches);
-    t.passes_min = t.passes == 0 && t.passes_max == 0 ? s.passes : std::min(t.passes_min, s.passes);
+    t.passes_min = first_training ? s.passes : std::min(t.passes_min, s.passes);
     t.passes_max = std::max(t.passes_max, s.passes);
     t.passes += s.passes;
     t.passes_in_optimizer += s.passes_in_optimizer;

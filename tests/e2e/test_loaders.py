@@ -95,15 +95,17 @@ class LoadersTest(TraceTest):
         workers = [q for q in procs.values() if q["role"] == "DataLoader worker"]
         self.assertEqual(len(workers), 4)
         alone = self.report(os.path.join(self.out, "pid-%d.trace" % main["pid"]))
-        shown = [q for q in alone["processes"] if q["recorded"] == "no"]
-        self.assertEqual(len(shown), 4, [q["pid"] for q in shown])
+        shown = {q["pid"] for q in alone["processes"] if q["recorded"] == "no"}
+        # The workers, and any other child that left a file (PyTorch 2.x's own helpers do).
+        with_files = {pid for pid in shown if os.path.exists(os.path.join(self.out, "pid-%d.trace" % pid))}
+        self.assertLessEqual({q["pid"] for q in workers}, with_files)
         said = [w for w in alone["warnings"] if "left trace files that were not given" in w]
         self.assertEqual(len(said), 1, alone["warnings"])
-        self.assertTrue(said[0].startswith("4 processes shown as (not recorded)"), said[0])
+        self.assertTrue(said[0].startswith("%d processes shown as (not recorded)" % len(with_files)), said[0])
         named = {int(x) for x in re.findall(r"pid-(\d+)\.trace", said[0])}
-        self.assertEqual(len(named), 3, said[0])  # the first 3, then "+1 more"
-        self.assertLessEqual(named, {q["pid"] for q in workers})
-        self.assertIn("+1 more", said[0])
+        self.assertEqual(len(named), 3, said[0])  # the first 3, then "+N more"
+        self.assertLessEqual(named, with_files)
+        self.assertIn("+%d more" % (len(with_files) - 3), said[0])
         self.assertFalse([w for w in rep["warnings"] if "not given" in w], rep["warnings"])
 
     def test_spawned_workers_are_tied_to_their_loader(self):

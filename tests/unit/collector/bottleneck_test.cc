@@ -306,6 +306,20 @@ TEST(Bottleneck, AnOptimizerStepSaysItsMicroBatchesAndPasses) {
     EXPECT_TRUE(Says(tp.text, "each batch takes 4.00 ms to fetch while a micro-batch computes in 9.50 ms (2 per "
                               "step): use DataLoader(num_workers=1)")) << Join(tp.text);
   }
+  {  // a first step without a backward recorded: the fewest passes of a step is 0
+    TrainRun r;
+    uint64_t t = T0 + 10 * kMs;
+    t = r.m.Step(t, {.wait = 2 * kMs, .forward = 4 * kMs, .optimizer = kMs});
+    for (int i = 0; i < 5; ++i) {
+      t = r.m.Step(t, {.wait = 2 * kMs, .forward = 2 * kMs, .backward = 2 * kMs});
+      t = r.m.Step(t, {.forward = 2 * kMs, .backward = 2 * kMs, .optimizer = kMs});
+    }
+    Report report = r.Analyze();
+    const TrainingProcess& tp = report.bottleneck.processes.at(0);
+    EXPECT_EQ(tp.passes_min, 0u);
+    EXPECT_EQ(tp.passes_max, 2u);
+    EXPECT_TRUE(Says(tp.text, "(10 forward/backward passes, 0 to 2 per step)")) << Join(tp.text);
+  }
   {  // one pass per step, as Lightning's closure runs: nothing to say
     TrainRun r;
     uint64_t t = T0 + 10 * kMs;
